@@ -1,0 +1,3 @@
+from dlsched.cli import main
+
+raise SystemExit(main())

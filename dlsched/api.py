@@ -1,0 +1,75 @@
+"""The library API other schedulers call: ``load``, ``save``, ``solve``, ``check`` (docs/api.md)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from dlsched.check import CheckReport, check as _check
+from dlsched.errors import InputError
+from dlsched.instance import jsonio, orlib
+from dlsched.result import Result
+from dlsched.solvers import registry
+from dlsched.solvers.options import SolveOptions
+
+FORMATS = ("auto", "json", "mkp", "gap")
+
+
+def load(path: str | os.PathLike, format: str = "auto", *, problem: int | None = None, sense: str | None = None):
+    """Load an instance: a dlsched/1 JSON file or an OR-Library MKP/GAP file.
+
+    ``problem`` picks the K-th (0-based) problem of a multi-problem MKP file; ``sense`` the
+    GAP objective sense (default ``min``). A GAP file's reference value is taken from a
+    ``bounds.txt`` beside it when its lower and upper bounds agree.
+    """
+    if format not in FORMATS:
+        raise InputError("<argument>", "format", f"one of {', '.join(FORMATS)}", format)
+    fmt = orlib.detect_format(path) if format == "auto" else format
+    if fmt == "json":
+        if problem not in (None, 0):
+            raise InputError(str(path), "--problem", "no problem index for a JSON file (it holds one instance)", problem)
+        return jsonio.load_json(path)
+    if fmt == "mkp":
+        return orlib.read_mkp(path, problem)
+    sense = sense or "min"
+    bounds_file = Path(path).with_name("bounds.txt")
+    ref = None
+    if bounds_file.is_file():
+        lb_ub = orlib.gap_bounds(bounds_file).get((Path(path).name, sense))
+        if lb_ub and lb_ub[0] == lb_ub[1]:
+            ref = lb_ub[0]
+    return orlib.read_gap(path, sense, ref)
+
+
+def save(instance, path: str | os.PathLike) -> None:
+    """Write ``instance`` as a dlsched/1 JSON file (atomically)."""
+    jsonio.save_json(instance, path)
+
+
+def solve(instance, method: str = "exact", *, time_limit: float | None = None, gap: float = 0.0,
+          threads: int | None = None, seed: int = 0, log: bool = False, warm_start=None,
+          raw: dict[str, Any] | None = None, on_incumbent=None, **params) -> Result:
+    """Solve ``instance`` with a registered method (``dlsched.methods()`` lists them).
+
+    Method parameters (e.g. ``backend="pyomo"``) are passed as keywords.
+    """
+    import dlsched.solvers  # noqa: F401  (registers the methods)
+
+    opts = SolveOptions(time_limit=time_limit, mip_rel_gap=gap, threads=threads, seed=seed, log=log,
+                        warm_start=warm_start, raw=dict(raw or {}), on_incumbent=on_incumbent)
+    res = registry.call(instance, method, opts, **params)
+    return res
+
+
+def check(instance, solution, claimed_objective: float | None = None) -> CheckReport:
+    """Independent check of a solution (or a :class:`Result`) against the instance."""
+    if isinstance(solution, Result):
+        return _check(instance, solution.solution, solution.objective)
+    return _check(instance, solution, claimed_objective)
+
+
+def methods(family: str | None = None) -> list[str]:
+    import dlsched.solvers  # noqa: F401
+
+    return registry.available(family)

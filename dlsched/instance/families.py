@@ -1,0 +1,29 @@
+"""Instance families: how a ``"family"`` in a dlsched/1 file becomes a Python object and back.
+
+A family supplies its JSON Schema file (in ``dlsched/instance/schema/``), ``parse(doc, source)``
+(called after schema validation, for checks a schema cannot state) and ``dump(instance)``;
+solutions likewise (``parse_solution``, ``dump_solution``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    schema: str
+    parse: Callable[[dict, str], Any]
+    dump: Callable[[Any], dict]
+    parse_solution: Callable[[Any, Any, str], Any]
+    dump_solution: Callable[[Any], Any]
+
+
+FAMILIES: dict[str, Family] = {}
+
+
+def register_family(family: Family) -> Family:
+    FAMILIES[family.name] = family
+    return family

@@ -1,0 +1,1 @@
+"""Declarative formulations, one module per family: Pyomo, CVXPY and matrix builders."""

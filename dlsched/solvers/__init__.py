@@ -1,0 +1,3 @@
+"""Algorithms acting on models. Importing this package registers every method."""
+
+from dlsched.solvers import exact  # noqa: F401
