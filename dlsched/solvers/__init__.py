@@ -1,3 +1,4 @@
 """Algorithms acting on models. Importing this package registers every method."""
 
 from dlsched.solvers import exact  # noqa: F401
+from dlsched.solvers import baselines_smd, smd, smd_time_indexed  # noqa: F401  (family smd, MODELS.md §2)
