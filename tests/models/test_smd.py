@@ -115,7 +115,8 @@ def test_job_that_cannot_fit_alone_is_flagged_not_dropped():
     core = inst.to_core()
     assert core.n_configs[0] == 1 and core.config_labels[0] == "defer"
     res = dlsched.solve(inst, "exact")
-    assert res.solution[0] == 0 and dlsched.check(inst, res).feasible
+    assert res.solution["allocation"][0].tolist() == [0, 0] and "cannot be scheduled" in res.message
+    assert dlsched.check(inst, res).feasible
 
 
 @pytest.mark.parametrize("mutate, where", [

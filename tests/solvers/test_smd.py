@@ -140,3 +140,28 @@ def test_bad_method_parameters():
         dlsched.solve(inst, "smd", mode="forever")
     with pytest.raises(dlsched.InputError, match="wait_slots"):
         dlsched.solve(inst, "smd", wait_slots=0)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(1, 60), st.integers(1, 6), st.integers(0, 10_000))
+def test_outer_selection_fits_and_is_maximal(n, servers, seed):
+    from dlsched.solvers.smd import select_jobs
+
+    inst = generate(n, servers, seed=seed, arrival_rate=None)
+    active = np.arange(n)
+    cand = select_jobs(inst, active)
+    use = (inst.d[cand] + inst.e[cand]).sum(axis=0)
+    assert cand.size >= 1
+    if cand.size > 1:
+        assert np.all(use <= inst.capacity + 1e-9)
+    for j in np.setdiff1d(active, cand):
+        assert not np.all(use + inst.d[j] + inst.e[j] <= inst.capacity + 1e-9)
+
+
+def test_iterations_are_bounded_by_the_columns_and_init_choices_agree():
+    inst = generate(30, 6, seed=9, arrival_rate=None)
+    core = epoch_core(inst, np.arange(inst.n_jobs))
+    a = parametric(core, OPTS, init="ends")
+    b = parametric(core, OPTS, init="fastest")
+    assert a.optimal and b.optimal and a.objective == pytest.approx(b.objective, rel=1e-9)
+    assert a.iterations <= core.n_cols and b.iterations <= core.n_cols
