@@ -109,7 +109,7 @@ def exactness(sizes: list[int], seed: int, threads: int, repeats: int = 1) -> li
 def decision_time(repeats: int, seed: int, threads: int) -> dict:
     from dlsched.instance.smd_gen import generate
     from dlsched.solvers.options import SolveOptions
-    from dlsched.solvers.smd import decide
+    from dlsched.solvers.smd import TIE_BREAK, decide
 
     inst = generate(500, 100, seed=seed, arrival_rate=None)
     opts = SolveOptions(threads=threads)
@@ -117,7 +117,7 @@ def decision_time(repeats: int, seed: int, threads: int) -> dict:
     times, iters = [], []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        alloc, out, core = decide(inst, active, opts, slot_aware=True, wait_slots=1.0)
+        alloc, out, core = decide(inst, active, opts, slot_aware=True, wait_slots=1.0, tie_break=TIE_BREAK)
         times.append(time.perf_counter() - t0)
         iters.append(out.iterations)
     from dlsched.check import check_smd

@@ -55,6 +55,9 @@ from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.registry import register
 
 SELECT = ("score", "all")
+#: slot-aware costs: among configurations that finish in the same slot prefer the slowest one
+#: (the one the Pareto set pairs with the fewest resources), by 0.1% of its continuous run time
+TIE_BREAK = -1e-3
 
 
 @dataclass
@@ -203,8 +206,8 @@ def select_jobs(inst: SMDInstance, active: np.ndarray, slack: float = 1.0, skip:
 
 
 def decide(inst: SMDInstance, active: np.ndarray, opts: SolveOptions | None = None, *, select: str = "score",
-           slack: float = 1.0, memory: bool = True, slot_aware: bool = False, wait_slots: float | None = None
-           ) -> tuple[np.ndarray, ParametricOutcome, MCMDK]:
+           slack: float = 1.0, memory: bool = True, slot_aware: bool = False, wait_slots: float | None = None,
+           tie_break: float = 0.0, init: str = "ends") -> tuple[np.ndarray, ParametricOutcome, MCMDK]:
     """One SMD decision: outer selection + inner parametric iteration -> (n, 2) allocation.
 
     ``slot_aware`` and ``wait_slots`` adapt the §2.2 costs to the slotted simulation (docs/smd.md):
@@ -213,13 +216,14 @@ def decide(inst: SMDInstance, active: np.ndarray, opts: SolveOptions | None = No
     """
     active = np.asarray(active, dtype=np.int64)
     cand = select_jobs(inst, active, slack) if select == "score" else active
-    core = epoch_core(inst, cand, slot_aware=slot_aware, wait_slots=wait_slots)
-    out = parametric(core, opts, memory=memory)
+    core = epoch_core(inst, cand, slot_aware=slot_aware, wait_slots=wait_slots, tie_break=tie_break)
+    out = parametric(core, opts, memory=memory, init=init)
     alloc = inst.allocation_from_core(core, out.choice)[:, :2]
     return alloc, out, core
 
 
-def epoch_core(inst: SMDInstance, jobs: np.ndarray, *, slot_aware: bool = False, wait_slots: float | None = None) -> MCMDK:
+def epoch_core(inst: SMDInstance, jobs: np.ndarray, *, slot_aware: bool = False, wait_slots: float | None = None,
+               tie_break: float = 0.0) -> MCMDK:
     """``inst.to_core(jobs)`` with N_j = ω_j R_j recorded for the ratio view (and the policy's cost
     adaptations: every column's value stays N_j / g for some g > 0, so the ratio view holds)."""
     core = inst.to_core(jobs)
@@ -236,6 +240,11 @@ def epoch_core(inst: SMDInstance, jobs: np.ndarray, *, slot_aware: bool = False,
         # ω R τ -> ω Δ ⌈R τ / Δ⌉: equal to N / g_eff with g_eff the throughput that just fills the slots
         t = value[run] / inst.weight[jobs][jj[run]]
         value[run] = inst.weight[jobs][jj[run]] * delta * np.ceil(t / delta - 1e-9)
+        if tie_break:
+            # configurations that finish in the same slot tie; |tie_break| x the continuous run
+            # time decides (negative: the slower, cheaper one). It stays below one slot's cost
+            # for runs under 1000 slots, so it never reorders different completion slots.
+            value[run] += tie_break * inst.weight[jobs][jj[run]] * t
     if wait_slots is not None or slot_aware:
         wait_slots = 1.0 if wait_slots is None else wait_slots
         defer = np.flatnonzero(~run)
@@ -313,7 +322,7 @@ def smd(instance: SMDInstance, opts: SolveOptions, mode: str = "schedule", selec
                       {"allocation": alloc}, {"iterations": out.iterations, "candidates": int(core.n_jobs)},
                       highs.version(), opts.as_dict())
     kw = dict(slot_aware=True if slot_aware is None else _flag(slot_aware),
-              wait_slots=1.0 if wait_slots is None else float(wait_slots))
+              wait_slots=1.0 if wait_slots is None else float(wait_slots), tie_break=TIE_BREAK)
     sched = simulate(instance, smd_policy(opts, select=select, slack=float(slack), memory=memory, **kw), replan=replan)
     return schedule_result("smd", instance, sched, time.perf_counter() - t0, opts)
 
