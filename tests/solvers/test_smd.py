@@ -27,6 +27,8 @@ def test_parametric_reaches_the_exact_optimum(seed):
     # the lower bounds never decrease and the upper bounds never increase
     lbs, ubs = zip(*out.history)
     assert all(b >= a - 1e-9 for a, b in zip(lbs, lbs[1:])) and all(b <= a + 1e-9 for a, b in zip(ubs, ubs[1:]))
+    alloc = inst.allocation_from_core(core, out.choice)[:, :2]
+    assert dlsched.check(inst, {"allocation": alloc}, out.objective).feasible
 
 
 @settings(max_examples=15, deadline=None)
@@ -165,3 +167,6 @@ def test_iterations_are_bounded_by_the_columns_and_init_choices_agree():
     b = parametric(core, OPTS, init="fastest")
     assert a.optimal and b.optimal and a.objective == pytest.approx(b.objective, rel=1e-9)
     assert a.iterations <= core.n_cols and b.iterations <= core.n_cols
+    for out in (a, b):
+        alloc = inst.allocation_from_core(core, out.choice)[:, :2]
+        assert dlsched.check(inst, {"allocation": alloc}, out.objective).feasible
