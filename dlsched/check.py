@@ -77,7 +77,151 @@ def check_mcmdk(inst, choice, claimed_objective: float | None = None) -> CheckRe
     return CheckReport(not bad, total, bad)
 
 
-CHECKERS: dict[str, Callable[..., CheckReport]] = {"mcmdk": check_mcmdk}
+# ------------------------------------------------------------------------------ smd (MODELS.md §2)
+
+def _smd_tau(inst, j: int, w: int, p: int) -> float:
+    """τ_j(w, p) recomputed layer by layer from the profile's fields (MODELS.md §2.1)."""
+    prof = inst.profiles[inst.job_type[j]]
+    B = float(inst.batch[j])
+    per = B / w
+    s = 2.0 * max(1.0 / prof.beta_w, w / (p * prof.beta_p))
+    if np.isfinite(prof.mu_p):
+        s += 1.0 / (p * prof.mu_p)
+    phi, psi, m = (np.asarray(a, dtype=float).tolist() for a in (prof.phi, prof.psi, prof.m))
+    if inst.options.overlap == "none":
+        return prof.delta + per * sum(phi) + per * sum(psi) + s * sum(m)
+    C, G = 0.0, 0.0
+    for ell in range(len(m) - 1, -1, -1):
+        G += per * psi[ell]
+        C = max(G, C) + m[ell] * s
+    return prof.delta + per * sum(phi) + C
+
+
+def _smd_alloc_violations(inst, j: int, w: int, p: int, where: str) -> list[str]:
+    name = inst.job_names[j]
+    if w < 0 or p < 0 or (w == 0) != (p == 0):
+        return [f"{where}: job '{name}' has w={w}, p={p} (both 0 or both >= 1)"]
+    bad = []
+    if w > inst.max_workers[j] or p > inst.max_ps[j]:
+        bad.append(f"{where}: job '{name}' has w={w}, p={p} above its limits {int(inst.max_workers[j])}, {int(inst.max_ps[j])}")
+    if inst.options.ps_le_workers and p > w:
+        bad.append(f"{where}: job '{name}' has more PSs ({p}) than workers ({w})")
+    return bad
+
+
+def check_smd(inst, solution, claimed_objective: float | None = None) -> CheckReport:
+    """Verify an SMD solution (MODELS.md §2) from the instance alone.
+
+    * ``{"allocation": (n, 2|3) ints}`` -- one decision epoch (§2.2): limits, capacities
+      (aggregate, or per server when the instance asks for it, the third column is the
+      server), objective Σ ω R τ(w, p) over running jobs + Σ ω·factor·R·τ(1, 1) over waiting
+      ones with R > 0;
+    * ``{"schedule": (T, n, 2) ints}`` -- slots 1..T (§2.4): per-slot limits and aggregate
+      capacities, nothing before arrival or after completion, every schedulable job completes;
+      objective Σ ω_j C_j (completion slot). Jobs whose (1, 1) does not fit are "cannot be
+      scheduled": they must never run and are left out of the objective;
+    * a core choice (numpy int array over the jobs of ``inst.to_core()``) is translated through
+      the core's configuration labels, then checked as an allocation.
+    """
+    bad: list[str] = []
+    n = len(inst.job_names)
+    cap = np.asarray(inst.server_cap, dtype=float).sum(axis=0)
+    d, e = np.asarray(inst.d, dtype=float), np.asarray(inst.e, dtype=float)
+    if not isinstance(solution, dict):
+        core = inst.to_core()
+        base = check_mcmdk(core, solution)
+        if not base.feasible:
+            return base
+        alloc = np.zeros((n, 3), dtype=np.int64)
+        alloc[:, 2] = -1
+        names = list(inst.job_names)
+        for jj, o in enumerate(np.asarray(solution).tolist()):
+            label = core.config_labels[int(core.job_ptr[jj]) + int(o)]
+            if label != "defer":
+                kv = dict(item.split("=") for item in label.split(","))
+                alloc[names.index(core.job_names[jj])] = [int(kv["w"]), int(kv["p"]), int(kv.get("s", -1))]
+        solution = {"allocation": alloc}
+    if "allocation" in solution:
+        alloc = np.asarray(solution["allocation"], dtype=np.int64)
+        if alloc.ndim != 2 or alloc.shape[0] != n or alloc.shape[1] not in (2, 3):
+            return CheckReport(False, None, [f"allocation has shape {alloc.shape}, expected ({n}, 2)"])
+        per_server = inst.options.capacity == "per_server"
+        used = np.zeros((len(inst.server_cap), len(cap))) if per_server else np.zeros(len(cap))
+        total = 0.0
+        for j in range(n):
+            w, p = int(alloc[j, 0]), int(alloc[j, 1])
+            bad += _smd_alloc_violations(inst, j, w, p, "allocation")
+            R = float(inst.iterations[j])
+            if w <= 0 or p <= 0:
+                if R > 0:
+                    total += float(inst.weight[j]) * inst.options.deferral_factor * R * _smd_tau(inst, j, 1, 1)
+                continue
+            use = w * d[j] + p * e[j]
+            if per_server:
+                s = int(alloc[j, 2]) if alloc.shape[1] == 3 else -1
+                if not 0 <= s < len(inst.server_cap):
+                    bad.append(f"job '{inst.job_names[j]}' runs but names no server (per-server capacity)")
+                    continue
+                used[s] += use
+            else:
+                used += use
+            total += float(inst.weight[j]) * R * _smd_tau(inst, j, w, p)
+        caps = np.asarray(inst.server_cap, dtype=float) if per_server else cap
+        for idx in np.argwhere(used > caps + ABS_TOL + REL_TOL * np.abs(caps)):
+            idx = tuple(idx)
+            r = inst.resources[idx[-1]]
+            where = f"{r}@{inst.server_names[idx[0]]}" if per_server else r
+            bad.append(f"capacity '{where}' uses {used[idx]:g} > {caps[idx]:g}")
+    elif "schedule" in solution:
+        sch = np.asarray(solution["schedule"], dtype=np.int64)
+        if sch.ndim != 3 or sch.shape[1:] != (n, 2):
+            return CheckReport(False, None, [f"schedule has shape {sch.shape}, expected (T, {n}, 2)"])
+        T = sch.shape[0]
+        delta = float(inst.slot_seconds)
+        progress = np.zeros(n)
+        done = np.full(n, -1)
+        total = 0.0
+        fits11 = [bool(np.all(d[j] + e[j] <= cap + ABS_TOL)) for j in range(n)]
+        for k in range(T):
+            used = np.zeros(len(cap))
+            for j in range(n):
+                w, p = int(sch[k, j, 0]), int(sch[k, j, 1])
+                if w == 0 and p == 0:
+                    continue
+                name = inst.job_names[j]
+                bad += _smd_alloc_violations(inst, j, w, p, f"slot {k + 1}")
+                if w <= 0 or p <= 0:
+                    continue
+                if k < np.ceil(float(inst.arrival[j]) - 1e-9):
+                    bad.append(f"slot {k + 1}: job '{name}' runs before its arrival {float(inst.arrival[j]):g}")
+                if done[j] >= 0:
+                    bad.append(f"slot {k + 1}: job '{name}' runs after completing in slot {done[j]}")
+                used += w * d[j] + p * e[j]
+                progress[j] += delta / _smd_tau(inst, j, w, p)
+                if done[j] < 0 and progress[j] >= float(inst.iterations[j]) * (1 - 1e-9):
+                    done[j] = k + 1
+            for r in np.flatnonzero(used > cap + ABS_TOL + REL_TOL * cap):
+                bad.append(f"slot {k + 1}: capacity '{inst.resources[r]}' uses {used[r]:g} > {cap[r]:g}")
+        for j in range(n):
+            R = float(inst.iterations[j])
+            if R <= 0:
+                continue
+            if not fits11[j]:
+                if progress[j] > 0:
+                    bad.append(f"job '{inst.job_names[j]}' cannot be scheduled (does not fit alone) but runs")
+                continue
+            if done[j] < 0:
+                bad.append(f"job '{inst.job_names[j]}' is not complete after {T} slots ({progress[j]:.6g} of {R:g} iterations)")
+            else:
+                total += float(inst.weight[j]) * done[j]
+    else:
+        return CheckReport(False, None, ["an SMD solution is {'allocation': ...} or {'schedule': ...}"])
+    if claimed_objective is not None and abs(claimed_objective - total) > 1e-6 * max(1.0, abs(total)):
+        bad.append(f"claimed objective {claimed_objective:g} but the solution's objective is {total:g}")
+    return CheckReport(not bad, total, bad)
+
+
+CHECKERS: dict[str, Callable[..., CheckReport]] = {"mcmdk": check_mcmdk, "smd": check_smd}
 
 
 def check(instance: Any, solution: Any, claimed_objective: float | None = None) -> CheckReport:

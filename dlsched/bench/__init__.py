@@ -18,6 +18,7 @@ SUITES: dict[str, Callable[[list[str]], int]] = {}
 SUITE_MODULES = {
     "quick": "dlsched.bench.quick",
     "mkp": "dlsched.bench.mkp",
+    "smd": "dlsched.bench.smd",
 }
 
 
