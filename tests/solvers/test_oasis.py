@@ -148,3 +148,45 @@ def test_too_big_job_rejected_with_reason():
     assert not res.solution.admitted[4]
     assert "exceeds every worker server" in res.solution.reasons[4]
     assert check_oasis(inst, res.solution, res.objective).feasible
+
+
+@pytest.mark.parametrize("method", ["fifo", "drf"])
+@pytest.mark.parametrize("seed", range(4))
+def test_baselines_feasible_small(method, seed):
+    inst = small(seed)
+    res = dlsched.solve(inst, method)
+    rep = check_oasis(inst, res.solution, res.objective)
+    assert rep.feasible, rep.violations
+    assert res.objective == pytest.approx(rep.objective)
+
+
+@pytest.mark.parametrize("method", ["fifo", "drf"])
+def test_baselines_feasible_paper_setting(method):
+    inst = generate(80, seed=4)
+    res = dlsched.solve(inst, method)
+    assert check_oasis(inst, res.solution, res.objective).feasible
+    assert res.stats["admitted"] > 0
+
+
+def test_fifo_fixed_count_and_order():
+    inst = small(1)
+    res = dlsched.solve(inst, "fifo", workers=1)
+    W = res.solution.workers
+    for i in np.flatnonzero(res.solution.admitted):
+        per_slot = np.bincount(W[W[:, 0] == i, 1])
+        assert set(per_slot[per_slot > 0].tolist()) == {1}    # exactly one worker in every slot it runs
+    starts = {i: W[W[:, 0] == i, 1].min() for i in np.flatnonzero(res.solution.admitted)}
+    by_arrival = sorted(starts, key=lambda i: (inst.arrival[i], i))
+    assert [starts[i] for i in by_arrival] == sorted(starts[i] for i in by_arrival)   # FIFO start order
+
+
+def test_drf_equalises_dominant_shares():
+    # two identical jobs arriving together on a cluster that holds 4 workers: 2 each
+    inst = OasisInstance(("gpu", "cpu"), 6, [[4, 8]], [[0, 8]], [1, 1], [4, 4], [1, 1], [1, 1], [2.0, 2.0], [0, 0],
+                         [1, 1], [4, 4], [[1, 1], [1, 1]], [[0, 1], [0, 1]],
+                         (Utility("linear", {"value": 10, "slope": 1}),) * 2)
+    res = dlsched.solve(inst, "drf")
+    W = res.solution.workers
+    first = W[W[:, 1] == 1]
+    assert sorted(np.bincount(first[:, 0], weights=first[:, 3]).tolist()) == [2, 2]
+    assert check_oasis(inst, res.solution, res.objective).feasible
