@@ -329,3 +329,290 @@ def schedule_utility(inst: OasisInstance, sched: OasisSchedule) -> float:
     for i in np.flatnonzero(sched.admitted):
         tot += float(inst.utility_of(int(i), sched.completion[i] - inst.arrival[i] + 1))
     return tot
+
+
+# ----------------------------------------------------------------------------- offline MILP
+
+@dataclass(frozen=True)
+class OasisIndex:
+    """The column and row map of the matrix form (STYLE.md practice 2).
+
+    Columns: completion indicators ``c`` (job, slot), then workers ``y`` (job, slot, server),
+    then PSs ``z`` (job, slot, server); ``c_*``, ``y_*``, ``z_*`` hold those coordinates in
+    column order and ``c0``, ``y0``, ``z0`` the first column of each block. Slots are 1-based.
+    """
+
+    c_job: np.ndarray
+    c_t: np.ndarray
+    y_job: np.ndarray
+    y_t: np.ndarray
+    y_h: np.ndarray
+    z_job: np.ndarray
+    z_t: np.ndarray
+    z_k: np.ndarray
+    row_names: tuple[str, ...]
+
+    @property
+    def c0(self) -> int:
+        return 0
+
+    @property
+    def y0(self) -> int:
+        return len(self.c_job)
+
+    @property
+    def z0(self) -> int:
+        return len(self.c_job) + len(self.y_job)
+
+    @property
+    def n_cols(self) -> int:
+        return self.z0 + len(self.z_job)
+
+
+def _windows(inst: OasisInstance):
+    """Per job: arrival a, earliest completion t_min (T + 1 when it cannot run), horizon."""
+    a = inst.arrival
+    ok = np.array([inst.infeasible_reason(i) is None for i in range(inst.n_jobs)])
+    tmin = np.where(ok, a + inst.min_duration() - 1, inst.horizon + 1)
+    return a, tmin, ok
+
+
+def _grid(jobs: np.ndarray, lo: np.ndarray, T: int, fit: np.ndarray | None = None):
+    """Coordinates (job, slot[, server]) for slots lo_i..T (and servers with fit > 0), vectorised."""
+    counts = np.maximum(T - lo + 1, 0)
+    job = np.repeat(jobs, counts)
+    start = np.repeat(np.cumsum(counts) - counts, counts)
+    t = np.repeat(lo, counts) + np.arange(counts.sum()) - start
+    if fit is None:
+        return job, t
+    S = fit.shape[1]
+    job3 = np.repeat(job, S)
+    t3 = np.repeat(t, S)
+    s3 = np.tile(np.arange(S), len(job))
+    keep = fit[job3, s3] > 0
+    return job3[keep], t3[keep], s3[keep]
+
+
+def build_index(inst: OasisInstance) -> OasisIndex:
+    a, tmin, ok = _windows(inst)
+    jobs = np.flatnonzero(ok)
+    T = inst.horizon
+    c_job, c_t = _grid(jobs, tmin[jobs], T)
+    y_job, y_t, y_h = _grid(jobs, a[jobs], T, inst.worker_fit())
+    z_job, z_t, z_k = _grid(jobs, a[jobs], T, inst.ps_fit())
+    return OasisIndex(c_job, c_t, y_job, y_t, y_h, z_job, z_t, z_k, ())
+
+
+def build_matrix(inst: OasisInstance, *, symmetry: bool = True, relax: bool = False):
+    """Matrix form of the offline MILP (module docstring), tightened; returns (MatrixForm, OasisIndex).
+
+    Row families, in order: work (job), link (job, slot), one completion (job), worker capacity
+    (server, slot, resource), PS capacity, bandwidth (job, slot), PSs <= workers (job, slot),
+    symmetry (server, slot) between consecutive identical servers.
+    """
+    from dlsched.models.mcmdk import MatrixForm
+
+    idx = build_index(inst)
+    n, T, H, K, Rn = inst.n_jobs, inst.horizon, inst.n_worker_servers, inst.n_ps_servers, len(inst.resources)
+    a = inst.arrival
+    work = inst.work().astype(float)
+    N = inst.chunks.astype(float)
+    y0, z0 = idx.y0, idx.z0
+    cy = np.arange(len(idx.y_job)) + y0
+    cz = np.arange(len(idx.z_job)) + z0
+    cc = np.arange(len(idx.c_job))
+    # per (job, slot) row offsets: slot t of job i -> jt_off[i] + t - a_i  (slots a_i..T)
+    span = T - a + 1
+    jt_off = np.cumsum(span) - span
+    n_jt = int(span.sum())
+    rows, cols, vals, lo, hi, names = [], [], [], [], [], []
+    base = 0
+
+    def add(r, c, v):
+        rows.append(np.asarray(r, dtype=np.int64))
+        cols.append(np.asarray(c, dtype=np.int64))
+        vals.append(np.broadcast_to(np.asarray(v, dtype=float), np.shape(r)).copy())
+
+    def block(count, lower, upper, label):
+        nonlocal base
+        lo.append(np.broadcast_to(np.asarray(lower, float), (count,)).copy())
+        hi.append(np.broadcast_to(np.asarray(upper, float), (count,)).copy())
+        names.append((label, base, count))
+        start = base
+        base += count
+        return start
+
+    # work: sum y - R_i sum_t c_i(t) >= 0
+    r0 = block(n, 0.0, np.inf, "work")
+    add(r0 + idx.y_job, cy, 1.0)
+    add(r0 + idx.c_job, cc, -work[idx.c_job])
+    # link: sum_h y_ih(t) - N_i sum_{t' >= t} c_i(t') <= 0, for t = a_i..T
+    r0 = block(n_jt, -np.inf, 0.0, "link")
+    add(r0 + jt_off[idx.y_job] + idx.y_t - a[idx.y_job], cy, 1.0)
+    # c_i(t') appears in the link rows of slots a_i..t'
+    reps = idx.c_t - a[idx.c_job] + 1
+    cj = np.repeat(idx.c_job, reps)
+    tt = np.repeat(a[idx.c_job], reps) + np.arange(reps.sum()) - np.repeat(np.cumsum(reps) - reps, reps)
+    add(r0 + jt_off[cj] + tt - a[cj], np.repeat(cc, reps), -N[cj])
+    # at most one completion slot per job (x_i = sum_t c_i(t))
+    r0 = block(n, -np.inf, 1.0, "one_completion")
+    add(r0 + idx.c_job, cc, 1.0)
+    # capacities (server, slot, resource): row index ((s * T) + t - 1) * R + r
+    for (job, t, s, cols_, dem, cap, S, label) in (
+            (idx.y_job, idx.y_t, idx.y_h, cy, inst.worker_demand, inst.worker_cap, H, "worker_capacity"),
+            (idx.z_job, idx.z_t, idx.z_k, cz, inst.ps_demand, inst.ps_cap, K, "ps_capacity")):
+        r0 = block(S * T * Rn, -np.inf, np.repeat(cap, T, axis=0).reshape(-1), label)
+        d = dem[job]                                                   # (nnz, R)
+        nz = np.argwhere(d > 0)
+        add(r0 + ((s[nz[:, 0]] * T) + t[nz[:, 0]] - 1) * Rn + nz[:, 1], cols_[nz[:, 0]], d[nz[:, 0], nz[:, 1]])
+    # bandwidth: b_i sum_h y - B_i sum_k z <= 0
+    r0 = block(n_jt, -np.inf, 0.0, "bandwidth")
+    add(r0 + jt_off[idx.y_job] + idx.y_t - a[idx.y_job], cy, inst.worker_gbps[idx.y_job])
+    add(r0 + jt_off[idx.z_job] + idx.z_t - a[idx.z_job], cz, -inst.ps_gbps[idx.z_job])
+    # PSs <= workers
+    r0 = block(n_jt, -np.inf, 0.0, "ps_le_workers")
+    add(r0 + jt_off[idx.z_job] + idx.z_t - a[idx.z_job], cz, 1.0)
+    add(r0 + jt_off[idx.y_job] + idx.y_t - a[idx.y_job], cy, -1.0)
+    if symmetry:
+        # identical servers s < s' (consecutive in their class): load_s(t) >= load_s'(t)
+        for (job, t, s, cols_, dem, cap, cls, label) in (
+                (idx.y_job, idx.y_t, idx.y_h, cy, inst.worker_demand, inst.worker_cap, inst.worker_class, "worker_symmetry"),
+                (idx.z_job, idx.z_t, idx.z_k, cz, inst.ps_demand, inst.ps_cap, inst.ps_class, "ps_symmetry")):
+            S = len(cls)
+            nxt = np.full(S, -1)
+            for c in np.unique(cls):
+                members = np.flatnonzero(cls == c)
+                nxt[members[:-1]] = members[1:]
+            prev = np.full(S, -1)
+            prev[nxt[nxt >= 0]] = np.flatnonzero(nxt >= 0)
+            pair_row = np.cumsum(nxt >= 0) - (nxt >= 0)          # row of pair (s, nxt[s]) per slot
+            r0 = block(int((nxt >= 0).sum()) * T, 0.0, np.inf, label)
+            top = cap.max(axis=0)
+            key = (dem / np.where(top > 0, top, 1.0)).sum(axis=1)           # load of one unit
+            first = nxt[s] >= 0
+            add(r0 + pair_row[s[first]] * T + t[first] - 1, cols_[first], key[job[first]])
+            second = prev[s] >= 0
+            add(r0 + pair_row[prev[s[second]]] * T + t[second] - 1, cols_[second], -key[job[second]])
+    M = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(base, idx.n_cols))
+    M.sum_duplicates()
+    M.eliminate_zeros()
+    # objective and bounds
+    c = np.zeros(idx.n_cols)
+    c[cc] = [float(inst.utility_of(int(i), t - a[i] + 1)) for i, t in zip(idx.c_job, idx.c_t)]
+    ub = np.ones(idx.n_cols)
+    ub[cy] = np.minimum(inst.worker_fit()[idx.y_job, idx.y_h], inst.chunks[idx.y_job])
+    zmax = np.array([int(inst.ps_needed(i, int(inst.chunks[i]))) for i in range(n)], dtype=np.int64)
+    ub[cz] = np.minimum(inst.ps_fit()[idx.z_job, idx.z_k], zmax[idx.z_job])
+    integrality = np.zeros(idx.n_cols, np.int32) if relax else np.ones(idx.n_cols, np.int32)
+    mf = MatrixForm(c, M, np.concatenate(lo), np.concatenate(hi), np.zeros(idx.n_cols), ub.astype(float),
+                    integrality, "max", 0)
+    idx = OasisIndex(*[getattr(idx, f) for f in ("c_job", "c_t", "y_job", "y_t", "y_h", "z_job", "z_t", "z_k")],
+                     tuple(f"{label}[{start}:{start + count}]" for label, start, count in names))
+    return mf, idx
+
+
+def schedule_from_columns(inst: OasisInstance, idx: OasisIndex, x: np.ndarray) -> OasisSchedule:
+    """The schedule of a column vector (rounded); completion = the last slot with workers."""
+    x = np.rint(np.asarray(x, dtype=float)).astype(np.int64)
+    y = np.zeros((inst.n_jobs, inst.horizon, inst.n_worker_servers), np.int64)
+    z = np.zeros((inst.n_jobs, inst.horizon, inst.n_ps_servers), np.int64)
+    y[idx.y_job, idx.y_t - 1, idx.y_h] = x[idx.y0:idx.z0]
+    z[idx.z_job, idx.z_t - 1, idx.z_k] = x[idx.z0:]
+    return schedule_from_dense(inst, y, z)
+
+
+def columns_from_schedule(inst: OasisInstance, idx: OasisIndex, sched: OasisSchedule) -> np.ndarray:
+    """A column vector for a schedule (a warm start for the MILP); entries off the index are dropped."""
+    x = np.zeros(idx.n_cols)
+    pos = {(int(i), int(t)): k for k, (i, t) in enumerate(zip(idx.c_job, idx.c_t))}
+    for i in np.flatnonzero(sched.admitted):
+        k = pos.get((int(i), int(sched.completion[i])))
+        if k is not None:
+            x[idx.c0 + k] = 1.0
+    for rows, job, t, s, off in ((sched.workers, idx.y_job, idx.y_t, idx.y_h, idx.y0),
+                                 (sched.ps, idx.z_job, idx.z_t, idx.z_k, idx.z0)):
+        where = {(int(i), int(tt), int(ss)): k for k, (i, tt, ss) in enumerate(zip(job, t, s))}
+        for i, tt, ss, cnt in rows.tolist():
+            k = where.get((i, tt, ss))
+            if k is not None:
+                x[off + k] = cnt
+    return x
+
+
+def build_pyomo(inst: OasisInstance):
+    """Pyomo model of the offline MILP (no symmetry rows), with variables ``C[i,t]``, ``Y[i,t,h]``, ``Z[i,t,k]``."""
+    import pyomo.environ as pyo
+
+    a, tmin, ok = _windows(inst)
+    T, H, K = inst.horizon, inst.n_worker_servers, inst.n_ps_servers
+    fw, fp = inst.worker_fit(), inst.ps_fit()
+    work, N = inst.work(), inst.chunks
+    zmax = [int(inst.ps_needed(i, int(N[i]))) for i in range(inst.n_jobs)]
+    m = pyo.ConcreteModel(name=inst.name or "oasis")
+    jobs = [int(i) for i in np.flatnonzero(ok)]
+    m.JT = pyo.Set(dimen=2, initialize=[(i, t) for i in jobs for t in range(int(a[i]), T + 1)])
+    m.CT = pyo.Set(dimen=2, initialize=[(i, t) for i in jobs for t in range(int(tmin[i]), T + 1)])
+    m.YI = pyo.Set(dimen=3, initialize=[(i, t, h) for (i, t) in m.JT for h in range(H) if fw[i, h] > 0])
+    m.ZI = pyo.Set(dimen=3, initialize=[(i, t, k) for (i, t) in m.JT for k in range(K) if fp[i, k] > 0])
+    m.C = pyo.Var(m.CT, domain=pyo.Binary)
+    m.Y = pyo.Var(m.YI, domain=pyo.NonNegativeIntegers, bounds=lambda m, i, t, h: (0, min(int(fw[i, h]), int(N[i]))))
+    m.Z = pyo.Var(m.ZI, domain=pyo.NonNegativeIntegers, bounds=lambda m, i, t, k: (0, min(int(fp[i, k]), zmax[i])))
+    f = {(i, t): float(inst.utility_of(i, t - a[i] + 1)) for (i, t) in m.CT}
+    m.objective = pyo.Objective(expr=sum(f[it] * m.C[it] for it in m.CT), sense=pyo.maximize)
+    Ysum = {(i, t): sum(m.Y[i, t, h] for h in range(H) if (i, t, h) in m.YI) for (i, t) in m.JT}
+    Zsum = {(i, t): sum(m.Z[i, t, k] for k in range(K) if (i, t, k) in m.ZI) for (i, t) in m.JT}
+    m.work = pyo.Constraint(jobs, rule=lambda m, i: sum(Ysum[i, t] for t in range(int(a[i]), T + 1))
+                            >= int(work[i]) * sum(m.C[i, t] for t in range(int(tmin[i]), T + 1)))
+    m.one = pyo.Constraint(jobs, rule=lambda m, i: sum(m.C[i, t] for t in range(int(tmin[i]), T + 1)) <= 1)
+    m.link = pyo.Constraint(m.JT, rule=lambda m, i, t: Ysum[i, t] <= int(N[i]) * sum(
+        m.C[i, u] for u in range(max(t, int(tmin[i])), T + 1)))
+    m.bandwidth = pyo.Constraint(m.JT, rule=lambda m, i, t: float(inst.worker_gbps[i]) * Ysum[i, t] <= float(inst.ps_gbps[i]) * Zsum[i, t])
+    m.ps_le_workers = pyo.Constraint(m.JT, rule=lambda m, i, t: Zsum[i, t] <= Ysum[i, t])
+    R = range(len(inst.resources))
+
+    def cap_rule(vars_, index, dem, cap):
+        def rule(m, s, t, r):
+            terms = [float(dem[i, r]) * vars_[i, t, s] for i in jobs if (i, t, s) in index and dem[i, r] > 0]
+            return sum(terms) <= float(cap[s, r]) if terms else pyo.Constraint.Skip
+        return rule
+
+    m.worker_capacity = pyo.Constraint(range(H), range(1, T + 1), R, rule=cap_rule(m.Y, m.YI, inst.worker_demand, inst.worker_cap))
+    m.ps_capacity = pyo.Constraint(range(K), range(1, T + 1), R, rule=cap_rule(m.Z, m.ZI, inst.ps_demand, inst.ps_cap))
+    return m
+
+
+def build_cvxpy(inst: OasisInstance):
+    """CVXPY problem of the offline MILP over dense tensors (no symmetry rows).
+
+    Returns (problem, C (n, T) boolean, Y list over slots of (n, H) integer, Z list of (n, K)).
+    Slots and servers a job may not use are fixed to 0 by its upper bounds.
+    """
+    import cvxpy as cp
+
+    a, tmin, ok = _windows(inst)
+    n, T, H, K = inst.n_jobs, inst.horizon, inst.n_worker_servers, inst.n_ps_servers
+    N = inst.chunks.astype(float)
+    zmax = np.array([float(inst.ps_needed(i, int(N[i]))) for i in range(n)])
+    t_idx = np.arange(1, T + 1)
+    c_mask = (t_idx[None, :] >= tmin[:, None]) & ok[:, None]
+    F = np.array([[float(inst.utility_of(i, t - a[i] + 1)) if c_mask[i, t - 1] else 0.0 for t in t_idx] for i in range(n)])
+    C = cp.Variable((n, T), boolean=True, name="C")
+    Y = [cp.Variable((n, H), integer=True, name=f"Y{t}") for t in t_idx]
+    Z = [cp.Variable((n, K), integer=True, name=f"Z{t}") for t in t_idx]
+    yub = np.minimum(inst.worker_fit(), N[:, None])
+    zub = np.minimum(inst.ps_fit(), zmax[:, None])
+    cons = [C <= c_mask.astype(float), cp.sum(C, axis=1) <= 1]
+    total_y = 0
+    for k, t in enumerate(t_idx):
+        live = ((t >= a) & ok).astype(float)[:, None]
+        cons += [Y[k] >= 0, Y[k] <= yub * live, Z[k] >= 0, Z[k] <= zub * live]
+        ys, zs = cp.sum(Y[k], axis=1), cp.sum(Z[k], axis=1)
+        later = cp.sum(C[:, k:], axis=1)
+        cons += [ys <= cp.multiply(N, later),
+                 cp.multiply(inst.worker_gbps, ys) <= cp.multiply(inst.ps_gbps, zs),
+                 zs <= ys,
+                 inst.worker_demand.T @ Y[k] <= inst.worker_cap.T,
+                 inst.ps_demand.T @ Z[k] <= inst.ps_cap.T]
+        total_y = total_y + ys
+    cons.append(total_y >= cp.multiply(inst.work().astype(float), cp.sum(C, axis=1)))
+    return cp.Problem(cp.Maximize(cp.sum(cp.multiply(F, C))), cons), C, Y, Z

@@ -170,3 +170,52 @@ def test_solution_json_roundtrip():
     with pytest.raises(InputError) as err:
         parse_solution(inst, {"jobs": [{"job": 0, "admitted": True, "workers": [[1, 0]]}]}, "s.json")
     assert err.value.where == "$.solution.jobs[0].workers[0]"
+
+
+# ----------------------------------------------------------------------------- offline MILP
+
+from dlsched.models.oasis import build_matrix  # noqa: E402
+from dlsched.solvers.oasis_offline import solve_offline  # noqa: E402
+from dlsched.solvers.options import SolveOptions  # noqa: E402
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_three_front_ends_agree(seed):
+    inst = small(seed, n_jobs=5, horizon=6)
+    vals = {}
+    for backend in ("highs", "pyomo", "cvxpy"):
+        res = solve_offline(inst, SolveOptions(threads=1), backend)
+        assert res.status.value == "optimal"
+        rep = check_oasis(inst, res.solution, res.objective)
+        assert rep.feasible, (backend, rep.violations)
+        vals[backend] = res.objective
+    assert vals["pyomo"] == pytest.approx(vals["highs"], rel=1e-6)
+    assert vals["cvxpy"] == pytest.approx(vals["highs"], rel=1e-6)
+
+
+def test_tightening_keeps_the_optimum_and_lp_bounds_it():
+    from dlsched.solvers.highs import solve_matrix
+
+    inst = small(4, n_jobs=6, horizon=8)
+    opt = solve_offline(inst, SolveOptions(threads=1), warm=False).objective
+    plain = solve_offline(inst, SolveOptions(threads=1), warm=False, symmetry=False).objective
+    assert plain == pytest.approx(opt, rel=1e-7)
+    lp = solve_matrix(build_matrix(inst, relax=True)[0])
+    assert lp.objective >= opt - 1e-6
+
+
+def test_offline_on_a_hand_solved_instance():
+    # one worker server with 2 GPUs; job a needs 2 worker-slots (N=2), job b 2 worker-slots (N=1)
+    # and a deadline of 2 slots: the optimum runs b in slots 2-3 and a beside it -> 10/(1+e^-1) + 5.
+    inst = jsonio.parse_document(tiny_doc())
+    res = solve_offline(inst, SolveOptions(threads=1))
+    assert res.objective == pytest.approx(10 / (1 + np.exp(-1)) + 5.0, rel=1e-9)
+    assert check_oasis(inst, res.solution, res.objective).feasible
+
+
+def test_offline_rejects_a_job_that_fits_nowhere():
+    doc = tiny_doc()
+    doc["jobs"][1]["worker_demand"]["gpu"] = 3
+    inst = jsonio.parse_document(doc)
+    res = solve_offline(inst, SolveOptions(threads=1))
+    assert not res.solution.admitted[1] and "exceeds every worker server" in res.solution.reasons[1]

@@ -190,3 +190,17 @@ def test_drf_equalises_dominant_shares():
     first = W[W[:, 1] == 1]
     assert sorted(np.bincount(first[:, 0], weights=first[:, 3]).tolist()) == [2, 2]
     assert check_oasis(inst, res.solution, res.objective).feasible
+
+
+@pytest.mark.parametrize("seed", [1, 4, 8])
+def test_offline_dominates_online_within_two_alpha(seed):
+    inst = small(seed, n_jobs=8, horizon=8)
+    opt = dlsched.solve(inst, "offline", threads=1)
+    assert opt.status.value == "optimal"
+    assert check_oasis(inst, opt.solution, opt.objective).feasible
+    alpha = price_params(inst).alpha
+    for m in ("oasis", "fifo", "drf"):
+        r = dlsched.solve(inst, m)
+        assert r.objective <= opt.bound + 1e-6
+        if m == "oasis":
+            assert opt.objective <= 2 * alpha * r.objective
