@@ -156,3 +156,177 @@ def solve_drf(inst: OasisInstance, opts: SolveOptions) -> Result:
     t0 = time.perf_counter()
     sched, info = simulate(inst, DrfPolicy(inst))
     return _result("drf", inst, sched, info, time.perf_counter() - t0)
+
+
+# ----------------------------------------------------------------------------- shared helpers
+
+def _largest_bundle(sim: SlotSim, i: int, upto: int):
+    """The largest worker count <= ``upto`` (with its PSs) that fits now, placed first fit."""
+    inst = sim.inst
+    y_cap = int(units_on(sim.free_w, inst.worker_demand[i]).sum())
+    for w in range(min(upto, y_cap), 0, -1):
+        b = sim.try_bundle(i, w)
+        if b is not None:
+            return b
+    return None
+
+
+class _EventPolicy:
+    """Keeps the active set; reallocates at arrivals and completions via ``allocate``."""
+
+    name = "event"
+
+    def __init__(self, inst: OasisInstance):
+        self.inst = inst
+        self.active: list[int] = []
+
+    def decide(self, t, sim: SlotSim, arrived, completed):
+        for i in arrived:
+            if sim.can_finish(i, t):
+                self.active.append(i)
+            else:
+                sim.reasons[i] = "cannot finish by T even with N workers"
+        if not arrived and not completed:
+            return
+        self.active = [i for i in self.active if not sim.done[i]]
+        for i in self.active:
+            sim.release(i)
+        self.allocate(t, sim)
+
+    def allocate(self, t, sim):  # pragma: no cover - overridden
+        raise NotImplementedError
+
+
+# ----------------------------------------------------------------------------- risk-reward
+
+class RiskRewardPolicy(_EventPolicy):
+    """Reward per resource with a risk cut-off (docs/oasis.md).
+
+    ``preempt=False`` (default, like the non-preemptive task service the heuristic comes from):
+    a started job keeps its workers until it finishes; at each event the waiting jobs are ranked
+    and started while they fit. ``preempt=True``: every active job is re-ranked and re-allocated
+    at every event (elastic), a stronger policy than the paper's baselines.
+    """
+
+    name = "risk_reward"
+
+    def __init__(self, inst: OasisInstance, risk: float = 0.05, preempt: bool = False):
+        super().__init__(inst)
+        self.risk = float(risk)
+        self.preempt = bool(preempt)
+        self.ws, self.ps = _dominant(inst)
+        self.best = np.array([float(inst.utility_of(i, d)) for i, d in enumerate(inst.min_duration())])
+
+    def decide(self, t, sim: SlotSim, arrived, completed):
+        if self.preempt:
+            return super().decide(t, sim, arrived, completed)
+        for i in arrived:
+            self.active.append(i)
+        if arrived or completed:
+            self.active = [i for i in self.active if not sim.done[i]]
+            self.allocate(t, sim, [i for i in self.active if i not in sim.alloc])
+
+    def _reward(self, sim, i, t, workers):
+        d = t - int(self.inst.arrival[i]) + -(-int(sim.remaining[i]) // max(workers, 1))
+        return float(self.inst.utility_of(i, d)), t + -(-int(sim.remaining[i]) // max(workers, 1)) - 1 <= self.inst.horizon
+
+    def allocate(self, t, sim, waiting=None):
+        inst = self.inst
+        waiting = list(self.active) if waiting is None else waiting
+        scores = {}
+        for i in waiting:
+            reward, fits = self._reward(sim, i, t, int(inst.chunks[i]))
+            if not fits or reward <= 0 or reward < self.risk * self.best[i]:
+                self.active.remove(i)
+                sim.reasons[i] = f"dropped at slot {t}: best reward {reward:.3g} below {self.risk:g} x its best utility"
+                continue
+            bundle = self.ws[i] + self.ps[i] * float(inst.worker_gbps[i] / inst.ps_gbps[i])
+            scores[i] = reward / (max(int(sim.remaining[i]), 1) * max(bundle, 1e-12))
+        for i in sorted(scores, key=lambda j: -scores[j]):
+            b = _largest_bundle(sim, i, int(inst.chunks[i]))
+            if b is None:
+                continue
+            reward, fits = self._reward(sim, i, t, int(b[0].sum()))
+            if fits and reward > 0 and reward >= self.risk * self.best[i]:
+                sim.assign(i, *b)
+
+
+@register("risk_reward", families=("oasis",), params=("risk", "preempt"),
+          description="risk-reward heuristic: reward per resource, drop jobs whose utility is gone (OASiS baseline)")
+def solve_risk_reward(inst: OasisInstance, opts: SolveOptions, risk: float = 0.05, preempt: bool = False) -> Result:
+    t0 = time.perf_counter()
+    preempt = preempt.lower() in ("1", "true", "yes") if isinstance(preempt, str) else bool(preempt)
+    sched, info = simulate(inst, RiskRewardPolicy(inst, float(risk), preempt))
+    return _result("risk_reward", inst, sched, {**info, "preempt": preempt}, time.perf_counter() - t0)
+
+
+# ----------------------------------------------------------------------------- Dorm-like
+
+class DormPolicy(_EventPolicy):
+    r"""At every event: max utilisation + fairness over integer totals (y_i, z_i), then first-fit.
+
+    .. math::
+
+        \max \sum_i \sum_r \frac{w_i^r y_i + s_i^r z_i}{C^r} + \lambda\,|J|\,u
+        \quad\text{s.t.}\quad \sum_i w_i^r y_i \le \sum_h c_h^r,\;
+        \sum_i s_i^r z_i \le \sum_k c_k^r,\; b_i y_i \le B_i z_i,\; z_i \le y_i \le N_i,\;
+        u \le \sigma_i y_i
+
+    with :math:`\sigma_i` the dominant share of one worker of job i and :math:`C^r` the
+    cluster's total capacity (``lam`` = :math:`\lambda`, default 1).
+    """
+
+    name = "dorm"
+
+    def __init__(self, inst: OasisInstance, lam: float = 1.0, time_limit: float = 1.0):
+        super().__init__(inst)
+        self.lam = float(lam)
+        self.time_limit = float(time_limit)
+        self.ws, _ = _dominant(inst)
+        total = inst.worker_cap.sum(axis=0) + inst.ps_cap.sum(axis=0)
+        self.total = np.where(total > 0, total, 1.0)
+        self.solves = 0
+
+    def allocate(self, t, sim):
+        from scipy.optimize import Bounds, LinearConstraint, milp
+
+        inst = self.inst
+        J = list(self.active)
+        if not J:
+            return
+        n = len(J)
+        w, s = inst.worker_demand[J], inst.ps_demand[J]
+        Rn = w.shape[1]
+        # columns: y (n), z (n), u
+        c = np.concatenate([(w / self.total).sum(axis=1), (s / self.total).sum(axis=1), [self.lam * n]])
+        A_cap = np.zeros((2 * Rn, 2 * n + 1))
+        A_cap[:Rn, :n] = w.T
+        A_cap[Rn:, n:2 * n] = s.T
+        cap = np.concatenate([inst.worker_cap.sum(axis=0), inst.ps_cap.sum(axis=0)])
+        eye = np.eye(n)
+        A_bw = np.hstack([eye * inst.worker_gbps[J], -eye * inst.ps_gbps[J], np.zeros((n, 1))])
+        A_zy = np.hstack([-eye, eye, np.zeros((n, 1))])
+        A_u = np.hstack([-eye * self.ws[J], np.zeros((n, n)), np.ones((n, 1))])
+        A = np.vstack([A_cap, A_bw, A_zy, A_u])
+        ub_rows = np.concatenate([cap, np.zeros(3 * n)])
+        ub = np.concatenate([inst.chunks[J], [int(inst.ps_needed(i, int(inst.chunks[i]))) for i in J], [1.0]])
+        integ = np.concatenate([np.ones(2 * n), [0]])
+        res = milp(-c, constraints=LinearConstraint(A, -np.inf, ub_rows), bounds=Bounds(0, ub),
+                   integrality=integ, options={"time_limit": self.time_limit, "mip_rel_gap": 1e-3})
+        self.solves += 1
+        y = np.zeros(n, np.int64) if res.x is None else np.rint(res.x[:n]).astype(np.int64)
+        # place the counts first fit, largest first; what does not pack is trimmed
+        for k in np.argsort(-y, kind="stable"):
+            if y[k] > 0:
+                b = _largest_bundle(sim, J[k], int(y[k]))
+                if b is not None:
+                    sim.assign(J[k], *b)
+
+
+@register("dorm", families=("oasis",), params=("lam",),
+          description="Dorm-like utilisation-maximising MILP with a fairness term, re-solved at events (OASiS baseline)")
+def solve_dorm(inst: OasisInstance, opts: SolveOptions, lam: float = 1.0) -> Result:
+    t0 = time.perf_counter()
+    pol = DormPolicy(inst, float(lam))
+    sched, info = simulate(inst, pol)
+    return _result("dorm", inst, sched, {**info, "milp_solves": pol.solves}, time.perf_counter() - t0)

@@ -204,3 +204,33 @@ def test_offline_dominates_online_within_two_alpha(seed):
         assert r.objective <= opt.bound + 1e-6
         if m == "oasis":
             assert opt.objective <= 2 * alpha * r.objective
+
+
+@pytest.mark.parametrize("method, params", [("risk_reward", {}), ("risk_reward", {"preempt": True}), ("dorm", {})])
+@pytest.mark.parametrize("seed", range(3))
+def test_more_baselines_feasible(method, params, seed):
+    inst = small(seed)
+    res = dlsched.solve(inst, method, **params)
+    rep = check_oasis(inst, res.solution, res.objective)
+    assert rep.feasible, rep.violations
+
+
+def test_risk_reward_drops_jobs_whose_utility_is_gone():
+    # a step utility with deadline 1 that the job cannot meet: dropped, never run
+    inst = small(2)
+    inst.utilities = inst.utilities[:3] + (Utility("step", {"value": 50, "deadline": 0.5}),) + inst.utilities[4:]
+    res = dlsched.solve(inst, "risk_reward")
+    assert not res.solution.admitted[3] and "dropped" in res.solution.reasons[3]
+
+
+def test_bench_quick_json(capsys):
+    import json
+
+    from dlsched.bench import get_suite
+
+    assert get_suite("oasis")(["--json", "--seeds", "2", "--jobs", "25", "--quick"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for key in ("ratio_mean", "ratio_max", "alpha_bound_violations", "utility_vs_best_baseline", "decision_seconds_p50"):
+        assert key in out
+    assert out["alpha_bound_violations"] == 0 and out["ratio_mean"] >= 1.0 - 1e-9
+    assert "environment" in out
