@@ -15,6 +15,7 @@ import numpy as np
 
 from dlsched.errors import InputError
 from dlsched.instance.families import Family, register_family
+from dlsched.instance.mcmdk_json import dump_reference, parse_reference
 from dlsched.models.oasis import OasisInstance, OasisSchedule, Utility
 
 JOB_FIELDS = ("chunks", "minibatches", "epochs", "tau", "grad_mb", "worker_gbps", "ps_gbps")
@@ -63,7 +64,8 @@ def parse(doc: dict, source: str) -> OasisInstance:
         ps_demand=np.array([_demand(j, "ps_demand", resources, source, f"$.jobs[{i}]") for i, j in enumerate(jobs)]).reshape(n, len(resources)),
         utilities=tuple(utils), slot_seconds=float(doc.get("slot_seconds", 60.0)), name=doc.get("name", ""),
         job_names=tuple(j["name"] for j in jobs), worker_names=wnames, ps_names=pnames,
-        job_classes=tuple(j.get("class", "") for j in jobs), meta=doc.get("meta", {}), source=source)
+        job_classes=tuple(j.get("class", "") for j in jobs), meta=doc.get("meta", {}), source=source,
+        reference=parse_reference(doc))
 
 
 def _num(x):
@@ -88,7 +90,7 @@ def dump(inst: OasisInstance) -> dict:
         job["ps_demand"] = {r: _num(inst.ps_demand[i, k]) for k, r in enumerate(inst.resources) if inst.ps_demand[i, k]}
         job["utility"] = inst.utilities[i].to_dict()
         jobs.append(job)
-    doc = {"name": inst.name, "horizon": int(inst.horizon), "slot_seconds": _num(inst.slot_seconds),
+    doc = {"name": inst.name, **dump_reference(inst.reference), "horizon": int(inst.horizon), "slot_seconds": _num(inst.slot_seconds),
            "resources": list(inst.resources), "worker_servers": servers(inst.worker_cap, inst.worker_names),
            "ps_servers": servers(inst.ps_cap, inst.ps_names), "jobs": jobs}
     if inst.meta:

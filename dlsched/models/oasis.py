@@ -153,6 +153,7 @@ class OasisInstance:
     job_classes: tuple[str, ...] = ()
     meta: dict[str, Any] = field(default_factory=dict)
     source: str = "<memory>"
+    reference: Any = None           # dlsched.instance.core.Reference: a known optimum, if any
 
     family = "oasis"
 

@@ -219,3 +219,19 @@ def test_offline_rejects_a_job_that_fits_nowhere():
     inst = jsonio.parse_document(doc)
     res = solve_offline(inst, SolveOptions(threads=1))
     assert not res.solution.admitted[1] and "exceeds every worker server" in res.solution.reasons[1]
+
+
+def test_bundled_instance_reaches_its_reference():
+    from pathlib import Path
+
+    import dlsched
+
+    path = Path(__file__).resolve().parents[2] / "instances" / "oasis-tiny.json"
+    inst = dlsched.api.load(path)
+    assert inst.family == "oasis" and inst.reference is not None
+    for backend in ("highs", "pyomo", "cvxpy"):
+        res = dlsched.solve(inst, "offline", backend=backend, threads=1)
+        assert res.objective == pytest.approx(inst.reference.objective, rel=1e-9), backend
+        assert dlsched.check(inst, res).feasible
+    online = dlsched.solve(inst, "oasis")
+    assert online.objective <= inst.reference.objective + 1e-9 and dlsched.check(inst, online).feasible
