@@ -19,6 +19,7 @@ SUITE_MODULES = {
     "quick": "dlsched.bench.quick",
     "mkp": "dlsched.bench.mkp",
     "smd": "dlsched.bench.smd",
+    "oasis": "dlsched.bench.oasis",
 }
 
 
