@@ -120,6 +120,10 @@ def alone_jct(inst: PlacementInstance, workload: str | None = None) -> np.ndarra
     Over :math:`n \le M_i`: the n GPUs of largest :math:`\rho_{i,\cdot}` anywhere (valued as
     spanning servers), or n GPUs of one server's type on a server that holds them (intra).
     """
+    key = workload or inst.workload
+    cache = getattr(inst, "_alone_cache", {})
+    if key in cache:
+        return cache[key]
     K, G = inst.n_gpus, inst.n_types
     N = inst.type_counts
     out = np.full(inst.n_jobs, np.inf)
@@ -145,6 +149,7 @@ def alone_jct(inst: PlacementInstance, workload: str | None = None) -> np.ndarra
                 c[:, g] = m
                 best = min(best, jct_counts(inst, i, c, np.zeros(m.size, bool), workload).min())
         out[i] = best
+    inst._alone_cache = {**cache, key: out}
     return out
 
 
