@@ -17,6 +17,7 @@ SUITES: dict[str, Callable[[list[str]], int]] = {}
 #: suite name -> module that registers it (imported on demand so the CLI starts fast)
 SUITE_MODULES = {
     "quick": "dlsched.bench.quick",
+    "hetplace": "dlsched.bench.hetplace",
 }
 
 

@@ -496,7 +496,7 @@ def greedy(instance, opts: SolveOptions) -> Result:
 
 DEFAULT_SAMPLES = 8
 #: the pairwise re-choice costs O(n^2) per pass: used up to this many jobs
-PAIR_POLISH_MAX_JOBS = 32
+PAIR_POLISH_MAX_JOBS = 16
 
 
 def evaluate_category(inst: PlacementInstance, sizes: np.ndarray, valuation="tangent", polish: bool = True,
