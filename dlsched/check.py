@@ -311,7 +311,70 @@ def check_oasis(inst, sched, claimed_objective: float | None = None) -> CheckRep
     return CheckReport(not bad, total, bad)
 
 
-CHECKERS: dict[str, Callable[..., CheckReport]] = {"mcmdk": check_mcmdk, "smd": check_smd, "oasis": check_oasis}
+def placement_jcts(inst, gpu_job, workload) -> tuple[list[float], list[str]]:
+    """JCT of every job from the GPUs and per-GPU samples a placement gives it (MODELS.md §4.1).
+
+    The iteration's compute time is the slowest worker's ``samples / rho`` (so any split can be
+    judged); communication is the ring (``2 (n-1)/n D / r``) or PS (``2 (n-1) D / r``) volume over
+    the intra-server bandwidth when every worker shares a server, else the inter-server one.
+    """
+    bad: list[str] = []
+    servers = [s for s, c in enumerate(inst.server_gpus.tolist()) for _ in range(c)]
+    jcts = []
+    for i, name in enumerate(inst.job_names):
+        gpus = [k for k in range(len(gpu_job)) if int(gpu_job[k]) == i]
+        if not gpus:
+            bad.append(f"job '{name}' has no GPU")
+            jcts.append(float("inf"))
+            continue
+        if len(gpus) > int(inst.max_workers[i]):
+            bad.append(f"job '{name}' has {len(gpus)} GPUs, more than its maximum {int(inst.max_workers[i])}")
+        P = float(inst.global_batch[i])
+        rhos = [float(inst.rho[i, int(inst.server_type[servers[k]])]) for k in gpus]
+        loads = [float(workload[k]) for k in gpus]
+        if any(x < -ABS_TOL for x in loads) or abs(sum(loads) - P) > 1e-6 * P:
+            bad.append(f"job '{name}': per-GPU samples sum to {sum(loads):g}, its global batch is {P:g}")
+        n = len(gpus)
+        want = [P * r / sum(rhos) for r in rhos] if inst.workload == "proportional" else [P / n] * n
+        if any(abs(a - b) > 1e-6 * P for a, b in zip(loads, want)):
+            bad.append(f"job '{name}': samples {loads[:4]} differ from the {inst.workload} split {want[:4]}")
+        compute = max(w / r for w, r in zip(loads, rhos))
+        one_server = len({servers[k] for k in gpus}) == 1
+        r = inst.intra_gbps if one_server else inst.inter_gbps
+        volume = 2.0 * (n - 1) / n if inst.communication == "ring" else 2.0 * (n - 1)
+        comm = volume * float(inst.model_size_mb[i]) * 8.0 / 1000.0 / r
+        jcts.append(float(inst.iterations[i]) * (compute + comm))
+    return jcts, bad
+
+
+def check_placement(inst, placement, claimed_objective: float | None = None) -> CheckReport:
+    """Verify a placement (MODELS.md §4.1) and recompute the average JCT from the instance alone.
+
+    Checks: one job index (or -1) per GPU, so each GPU serves at most one job; every job gets
+    between 1 and ``max_workers`` GPUs; per-GPU samples are the instance's split of the global
+    batch; the claimed objective equals the recomputed average JCT.
+    """
+    K = int(sum(int(c) for c in inst.server_gpus))
+    gpu_job = np.asarray(getattr(placement, "gpu_job", []))
+    workload = np.asarray(getattr(placement, "workload", []), dtype=float)
+    if gpu_job.shape != (K,) or workload.shape != (K,):
+        return CheckReport(False, None, [f"placement covers {gpu_job.shape} GPUs / {workload.shape} loads, the cluster has {K}"])
+    n = len(inst.job_names)
+    out = [int(x) for x in gpu_job if not -1 <= int(x) < n]
+    if out:
+        return CheckReport(False, None, [f"GPU assigned to job index {out[0]}, jobs are 0..{n - 1} (or -1 idle)"])
+    idle = np.flatnonzero((gpu_job < 0) & (np.abs(workload) > ABS_TOL))
+    bad = [f"idle GPU {int(k)} has a workload {workload[k]:g}" for k in idle[:3]]
+    jcts, more = placement_jcts(inst, gpu_job, workload)
+    bad += more
+    total = float(np.mean(jcts))
+    if claimed_objective is not None and np.isfinite(total) and abs(claimed_objective - total) > 1e-6 * max(1.0, abs(total)):
+        bad.append(f"claimed average JCT {claimed_objective:g} but the placement gives {total:g}")
+    return CheckReport(not bad, total, bad)
+
+
+CHECKERS: dict[str, Callable[..., CheckReport]] = {
+    "mcmdk": check_mcmdk, "smd": check_smd, "oasis": check_oasis, "placement": check_placement}
 
 
 def check(instance: Any, solution: Any, claimed_objective: float | None = None) -> CheckReport:

@@ -20,6 +20,7 @@ SUITE_MODULES = {
     "mkp": "dlsched.bench.mkp",
     "smd": "dlsched.bench.smd",
     "oasis": "dlsched.bench.oasis",
+    "hetplace": "dlsched.bench.hetplace",
 }
 
 
