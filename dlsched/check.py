@@ -221,7 +221,160 @@ def check_smd(inst, solution, claimed_objective: float | None = None) -> CheckRe
     return CheckReport(not bad, total, bad)
 
 
-CHECKERS: dict[str, Callable[..., CheckReport]] = {"mcmdk": check_mcmdk, "smd": check_smd}
+# ------------------------------------------------------------------------------ oasis (MODELS.md §3.1)
+
+def _oasis_utility(u, d: float) -> float:
+    """f(d) recomputed here from the utility's data (not the model's own evaluation)."""
+    p = u.params
+    if u.kind == "sigmoid":
+        x = p["gamma2"] * (d - p["gamma3"])
+        return 0.0 if x > 700 else p["gamma1"] / (1.0 + np.exp(x))
+    if u.kind == "step":
+        return p["value"] if d <= p["deadline"] else p.get("after", 0.0)
+    if u.kind == "linear":
+        return max(p.get("floor", 0.0), p["value"] - p["slope"] * (d - 1.0))
+    raise ValueError(f"unknown utility kind {u.kind}")
+
+
+def check_oasis(inst, sched, claimed_objective: float | None = None) -> CheckReport:
+    """Verify an oasis schedule against every constraint of MODELS.md §3.1; recompute its utility.
+
+    Slot convention (docs/oasis.md): slots 1..T, a job runs from its arrival slot, its completion
+    is the last slot with workers, and its utility is f(completion - arrival + 1).
+    Checks: rows well formed; servers and slots in range; nothing before arrival; only admitted
+    jobs hold resources; work E N M (tau + 2e/b) done; at most N workers per slot; worker and PS
+    capacities per server, slot and resource; b * workers <= B * PSs; PSs <= workers; the claimed
+    completion equals the last active slot; the claimed total utility.
+    """
+    bad: list[str] = []
+    n, T = inst.n_jobs, int(inst.horizon)
+    H, K = inst.worker_cap.shape[0], inst.ps_cap.shape[0]
+    W = np.asarray(sched.workers, dtype=np.int64).reshape(-1, 4)
+    P = np.asarray(sched.ps, dtype=np.int64).reshape(-1, 4)
+    admitted = np.asarray(sched.admitted, dtype=bool)
+    if admitted.shape != (n,) or np.asarray(sched.completion).shape != (n,):
+        return CheckReport(False, None, [f"schedule describes {admitted.shape} jobs, the instance has {n}"])
+    for name, rows, S in (("workers", W, H), ("ps", P, K)):
+        if len(rows) == 0:
+            continue
+        if (rows[:, 0] < 0).any() or (rows[:, 0] >= n).any():
+            return CheckReport(False, None, [f"{name}: job index out of range"])
+        if (rows[:, 1] < 1).any() or (rows[:, 1] > T).any():
+            return CheckReport(False, None, [f"{name}: slot outside 1..{T}"])
+        if (rows[:, 2] < 0).any() or (rows[:, 2] >= S).any():
+            return CheckReport(False, None, [f"{name}: server index outside 0..{S - 1}"])
+        if (rows[:, 3] < 0).any():
+            bad.append(f"{name}: negative count")
+    # dense per-job totals per slot, and per-server usage per slot
+    Y = np.zeros((n, T + 1))
+    Z = np.zeros((n, T + 1))
+    np.add.at(Y, (W[:, 0], W[:, 1]), W[:, 3])
+    np.add.at(Z, (P[:, 0], P[:, 1]), P[:, 3])
+    used_w = np.zeros((H, T + 1, len(inst.resources)))
+    used_p = np.zeros((K, T + 1, len(inst.resources)))
+    np.add.at(used_w, (W[:, 2], W[:, 1]), W[:, 3:4] * inst.worker_demand[W[:, 0]])
+    np.add.at(used_p, (P[:, 2], P[:, 1]), P[:, 3:4] * inst.ps_demand[P[:, 0]])
+    for srv, used, cap, kind in ((H, used_w, inst.worker_cap, "worker"), (K, used_p, inst.ps_cap, "PS")):
+        over = used > cap[:, None, :] + ABS_TOL + REL_TOL * np.abs(cap[:, None, :])
+        for s, t, r in np.argwhere(over)[:10]:
+            bad.append(f"{kind} server {s} slot {t}: {inst.resources[r]} used {used[s, t, r]:g} > capacity {cap[s, r]:g}")
+    comm = 2.0 * inst.grad_mb * 8e-3 / inst.worker_gbps / inst.slot_seconds
+    work = np.ceil(inst.epochs * inst.chunks * inst.minibatches * (inst.tau + comm) - 1e-9)
+    total = 0.0
+    for i in range(n):
+        a = int(inst.arrival[i])
+        name = inst.job_names[i] if inst.job_names else f"job{i}"
+        y, z = Y[i], Z[i]
+        if not admitted[i]:
+            if y.any() or z.any():
+                bad.append(f"job '{name}' is not admitted but holds workers or PSs")
+            continue
+        if y[:a].any() or z[:a].any():
+            bad.append(f"job '{name}' runs before its arrival slot {a}")
+        if y.sum() < work[i] - 1e-9:
+            bad.append(f"job '{name}' gets {y.sum():g} worker-slots, needs {work[i]:g}")
+        if (y > inst.chunks[i]).any():
+            bad.append(f"job '{name}' has more than N={int(inst.chunks[i])} workers in slot {int(np.argmax(y > inst.chunks[i]))}")
+        if (inst.worker_gbps[i] * y > inst.ps_gbps[i] * z + 1e-9).any():
+            t = int(np.argmax(inst.worker_gbps[i] * y > inst.ps_gbps[i] * z + 1e-9))
+            bad.append(f"job '{name}' slot {t}: {y[t]:g} workers need more PS bandwidth than {z[t]:g} PSs give")
+        if (z > y).any():
+            bad.append(f"job '{name}' has more PSs than workers in slot {int(np.argmax(z > y))}")
+        active = np.flatnonzero(y > 0)
+        last = int(active[-1]) if len(active) else 0
+        if int(sched.completion[i]) != last:
+            bad.append(f"job '{name}' claims completion slot {int(sched.completion[i])}, its last slot with workers is {last}")
+        if len(active):
+            total += float(_oasis_utility(inst.utilities[i], last - a + 1))
+    if claimed_objective is not None and abs(claimed_objective - total) > 1e-6 * max(1.0, abs(total)):
+        bad.append(f"claimed total utility {claimed_objective:g} but the schedule's utilities sum to {total:g}")
+    return CheckReport(not bad, total, bad)
+
+
+def placement_jcts(inst, gpu_job, workload) -> tuple[list[float], list[str]]:
+    """JCT of every job from the GPUs and per-GPU samples a placement gives it (MODELS.md §4.1).
+
+    The iteration's compute time is the slowest worker's ``samples / rho`` (so any split can be
+    judged); communication is the ring (``2 (n-1)/n D / r``) or PS (``2 (n-1) D / r``) volume over
+    the intra-server bandwidth when every worker shares a server, else the inter-server one.
+    """
+    bad: list[str] = []
+    servers = [s for s, c in enumerate(inst.server_gpus.tolist()) for _ in range(c)]
+    jcts = []
+    for i, name in enumerate(inst.job_names):
+        gpus = [k for k in range(len(gpu_job)) if int(gpu_job[k]) == i]
+        if not gpus:
+            bad.append(f"job '{name}' has no GPU")
+            jcts.append(float("inf"))
+            continue
+        if len(gpus) > int(inst.max_workers[i]):
+            bad.append(f"job '{name}' has {len(gpus)} GPUs, more than its maximum {int(inst.max_workers[i])}")
+        P = float(inst.global_batch[i])
+        rhos = [float(inst.rho[i, int(inst.server_type[servers[k]])]) for k in gpus]
+        loads = [float(workload[k]) for k in gpus]
+        if any(x < -ABS_TOL for x in loads) or abs(sum(loads) - P) > 1e-6 * P:
+            bad.append(f"job '{name}': per-GPU samples sum to {sum(loads):g}, its global batch is {P:g}")
+        n = len(gpus)
+        want = [P * r / sum(rhos) for r in rhos] if inst.workload == "proportional" else [P / n] * n
+        if any(abs(a - b) > 1e-6 * P for a, b in zip(loads, want)):
+            bad.append(f"job '{name}': samples {loads[:4]} differ from the {inst.workload} split {want[:4]}")
+        compute = max(w / r for w, r in zip(loads, rhos))
+        one_server = len({servers[k] for k in gpus}) == 1
+        r = inst.intra_gbps if one_server else inst.inter_gbps
+        volume = 2.0 * (n - 1) / n if inst.communication == "ring" else 2.0 * (n - 1)
+        comm = volume * float(inst.model_size_mb[i]) * 8.0 / 1000.0 / r
+        jcts.append(float(inst.iterations[i]) * (compute + comm))
+    return jcts, bad
+
+
+def check_placement(inst, placement, claimed_objective: float | None = None) -> CheckReport:
+    """Verify a placement (MODELS.md §4.1) and recompute the average JCT from the instance alone.
+
+    Checks: one job index (or -1) per GPU, so each GPU serves at most one job; every job gets
+    between 1 and ``max_workers`` GPUs; per-GPU samples are the instance's split of the global
+    batch; the claimed objective equals the recomputed average JCT.
+    """
+    K = int(sum(int(c) for c in inst.server_gpus))
+    gpu_job = np.asarray(getattr(placement, "gpu_job", []))
+    workload = np.asarray(getattr(placement, "workload", []), dtype=float)
+    if gpu_job.shape != (K,) or workload.shape != (K,):
+        return CheckReport(False, None, [f"placement covers {gpu_job.shape} GPUs / {workload.shape} loads, the cluster has {K}"])
+    n = len(inst.job_names)
+    out = [int(x) for x in gpu_job if not -1 <= int(x) < n]
+    if out:
+        return CheckReport(False, None, [f"GPU assigned to job index {out[0]}, jobs are 0..{n - 1} (or -1 idle)"])
+    idle = np.flatnonzero((gpu_job < 0) & (np.abs(workload) > ABS_TOL))
+    bad = [f"idle GPU {int(k)} has a workload {workload[k]:g}" for k in idle[:3]]
+    jcts, more = placement_jcts(inst, gpu_job, workload)
+    bad += more
+    total = float(np.mean(jcts))
+    if claimed_objective is not None and np.isfinite(total) and abs(claimed_objective - total) > 1e-6 * max(1.0, abs(total)):
+        bad.append(f"claimed average JCT {claimed_objective:g} but the placement gives {total:g}")
+    return CheckReport(not bad, total, bad)
+
+
+CHECKERS: dict[str, Callable[..., CheckReport]] = {
+    "mcmdk": check_mcmdk, "smd": check_smd, "oasis": check_oasis, "placement": check_placement}
 
 
 def check(instance: Any, solution: Any, claimed_objective: float | None = None) -> CheckReport:

@@ -20,12 +20,10 @@ def instance_files(folder: Path) -> list[Path]:
 
 
 def run(folder: Path, backends: tuple[str, ...], time_limit: float | None, threads: int | None, progress: bool) -> list[dict]:
+    """Solve every instance with each family's ``exact`` method on each backend, and check it."""
     import dlsched
     from dlsched.result import gap_to_reference
-    from dlsched.solvers.exact import solve_core
-    from dlsched.solvers.options import SolveOptions
 
-    opts = SolveOptions(time_limit=time_limit, threads=threads)
     files = instance_files(folder)
     rows = []
     from rich.progress import Progress
@@ -34,16 +32,15 @@ def run(folder: Path, backends: tuple[str, ...], time_limit: float | None, threa
         task = bar.add_task("bench quick", total=len(files) * len(backends))
         for path in files:
             inst = dlsched.load(path)
-            core = inst.to_core()
-            ref = getattr(inst, "reference", None) or core.reference
+            ref = getattr(inst, "reference", None)
             for backend in backends:
                 bar.update(task, description=f"{path.name} / {backend}")
-                res = solve_core(core, opts, backend)
-                report = dlsched.check(core, res.solution, res.objective) if res.status.has_solution() else None
+                res = dlsched.solve(inst, "exact", backend=backend, time_limit=time_limit, threads=threads)
+                report = dlsched.check(inst, res) if res.status.has_solution() else None
                 rows.append({
                     "instance": path.name, "family": inst.family, "backend": backend, "status": res.status.value,
                     "objective": res.objective, "reference": ref.objective if ref else None,
-                    "gap_to_reference": gap_to_reference(res.objective, ref.objective, core.sense) if ref else None,
+                    "gap_to_reference": gap_to_reference(res.objective, ref.objective, res.sense) if ref else None,
                     "build_seconds": res.build_seconds, "solve_seconds": res.solve_seconds,
                     "checked": None if report is None else report.feasible,
                 })

@@ -1,0 +1,210 @@
+"""``dlsched bench oasis``: the OASiS acceptance study (MODELS.md §3.3, docs/oasis.md).
+
+Sections:
+
+1. **competitive ratio** on seeded small instances (10 jobs, T = 10, 3–12 servers): the offline
+   optimum (HiGHS, proven optimal) over OASiS's total utility, its mean and max, the per-instance
+   2α bound and how often it is violated, and the offline solve seconds (median, max);
+2. **paper setting** (T = 300, 50 worker + 50 PS servers) at each job count: total utility of
+   OASiS and every baseline on the same instances in the same run, every schedule checked;
+   OASiS's per-job decision seconds (median, 99th percentile);
+3. **sensitivity** (not in ``--quick``): OASiS utility when U or L is estimated at 20%–1000% of its
+   true value, plotted to ``--out``/oasis_sensitivity.png.
+
+``--quick``: 10 small instances and one 100-job instance. ``utility_vs_best_baseline`` is
+OASiS's total over the paper-setting instances of the largest job count divided by the best
+baseline's total over the same instances. ``--json`` prints exactly one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from dlsched.bench import environment, register_suite
+
+BASELINES = ("fifo", "drf", "risk_reward", "dorm")
+SCALES = (0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
+#: beyond the paper's range: L raised by powers of ten (the exact L is tiny, see docs/oasis.md)
+L_FAR = (1e2, 1e4, 1e6, 1e8, 1e10, 1e12, 1e13, 1e14)
+
+
+def ratio_study(seeds: int, time_limit: float | None, threads: int = 1) -> dict:
+    import dlsched
+    from dlsched.check import check_oasis
+    from dlsched.instance.oasis_gen import small
+    from dlsched.solvers.oasis import price_params
+
+    rows = []
+    for s in range(seeds):
+        inst = small(s)
+        t0 = time.perf_counter()
+        opt = dlsched.solve(inst, "offline", threads=threads, time_limit=time_limit)
+        secs = time.perf_counter() - t0
+        onl = dlsched.solve(inst, "oasis")
+        for r in (opt, onl):
+            rep = check_oasis(inst, r.solution, r.objective)
+            if not rep.feasible:
+                raise AssertionError(f"seed {s} {r.method}: {rep.violations[:3]}")
+        alpha = price_params(inst).alpha
+        ratio = opt.objective / onl.objective if onl.objective > 0 else float("inf")
+        # the guarantee is OPT <= 2 alpha ALG; with a time-limited MILP use its bound
+        upper = opt.bound if opt.bound is not None else opt.objective
+        rows.append({"seed": s, "servers": inst.n_worker_servers + inst.n_ps_servers, "optimal": opt.status.value == "optimal",
+                     "offline": opt.objective, "offline_bound": upper, "oasis": onl.objective, "ratio": ratio,
+                     "alpha": alpha, "bound_2alpha": 2 * alpha, "violated": bool(upper > 2 * alpha * onl.objective + 1e-9),
+                     "offline_seconds": secs, "nodes": opt.stats.get("nodes")})
+    ratios = np.array([r["ratio"] for r in rows])
+    secs = np.array([r["offline_seconds"] for r in rows])
+    return {"instances": rows, "ratio_mean": float(ratios.mean()), "ratio_max": float(ratios.max()),
+            "ratio_median": float(np.median(ratios)),
+            "alpha_bound_violations": int(sum(r["violated"] for r in rows)),
+            "alpha_min": float(min(r["alpha"] for r in rows)),
+            "all_optimal": bool(all(r["optimal"] for r in rows)),
+            "offline_seconds_median": float(np.median(secs)), "offline_seconds_max": float(secs.max())}
+
+
+def paper_setting(n_jobs: int, seed: int, baselines=BASELINES) -> dict:
+    import dlsched
+    from dlsched.check import check_oasis
+    from dlsched.instance.oasis_gen import generate
+
+    inst = generate(n_jobs, seed=seed)
+    out = {"jobs": n_jobs, "seed": seed, "fit_alone": int(sum(inst.infeasible_reason(i) is None for i in range(n_jobs)))}
+    methods = [("oasis", {}), *[(b, {}) for b in baselines], ("risk_reward_preemptive", {"preempt": True})]
+    for name, params in methods:
+        method = "risk_reward" if name.startswith("risk_reward") else name
+        t0 = time.perf_counter()
+        r = dlsched.solve(inst, method, **params)
+        secs = time.perf_counter() - t0
+        rep = check_oasis(inst, r.solution, r.objective)
+        if not rep.feasible:
+            raise AssertionError(f"{name} at {n_jobs} jobs: {rep.violations[:3]}")
+        out[name] = {"utility": r.objective, "admitted": r.stats["admitted"], "seconds": secs}
+        if name == "oasis":
+            out["decision_seconds_p50"] = r.stats["decision_seconds_p50"]
+            out["decision_seconds_p99"] = r.stats["decision_seconds_p99"]
+            out["decision_seconds_max"] = r.stats["decision_seconds_max"]
+            out["alpha"] = r.stats["alpha"]
+    best = max(baselines, key=lambda b: out[b]["utility"])
+    out["best_baseline"] = best
+    out["utility_vs_best_baseline"] = out["oasis"]["utility"] / max(out[best]["utility"], 1e-12)
+    return out
+
+
+def sensitivity(n_jobs: int, seed: int, out_dir: Path | None) -> dict:
+    from dlsched.instance.oasis_gen import generate
+    from dlsched.models.oasis import schedule_utility
+    from dlsched.solvers.oasis import run_oasis
+
+    inst = generate(n_jobs, seed=seed)
+    exact = schedule_utility(inst, run_oasis(inst)[0])
+    res = {"jobs": n_jobs, "seed": seed, "exact_utility": exact, "scales": list(SCALES), "U": [], "L": [],
+           "l_far_scales": list(L_FAR), "L_far": []}
+    for s in SCALES:
+        res["U"].append(schedule_utility(inst, run_oasis(inst, u_scale=s)[0]))
+        res["L"].append(schedule_utility(inst, run_oasis(inst, l_scale=s)[0]))
+    for s in L_FAR:
+        res["L_far"].append(schedule_utility(inst, run_oasis(inst, l_scale=s)[0]))
+    if out_dir is not None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        out_dir.mkdir(parents=True, exist_ok=True)
+        fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10, 3.8))
+        pct = [100 * s for s in SCALES]
+        ax.plot(pct, [u / exact for u in res["U"]], "o-", label="U estimated (L exact)")
+        ax.plot(pct, [u / exact for u in res["L"]], "s--", label="L estimated (U exact)")
+        ax.axhline(1.0, color="grey", lw=0.8)
+        ax.set_xscale("log")
+        ax.set_xlabel("estimate, % of the true value")
+        ax.set_ylabel("OASiS utility / utility with exact U, L")
+        ax.set_title(f"OASiS sensitivity, {n_jobs} jobs, T = 300, seed {seed}")
+        ax.legend()
+        ax2.plot([1.0, *L_FAR], [1.0, *[u / exact for u in res["L_far"]]], "s-", color="C1")
+        ax2.axhline(1.0, color="grey", lw=0.8)
+        ax2.set_xscale("log")
+        ax2.set_xlabel("L estimate / true L (beyond the paper's range)")
+        ax2.set_ylabel("OASiS utility / utility with exact U, L")
+        ax2.set_title("raising L: fewer low-value admissions")
+        fig.tight_layout()
+        path = out_dir / "oasis_sensitivity.png"
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+        res["figure"] = str(path)
+    return res
+
+
+@register_suite("oasis")
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="dlsched bench oasis", description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="10 small instances, 100 jobs, no sensitivity")
+    ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument("--seeds", type=int, default=None, help="small instances for the ratio study (default 30; quick 10)")
+    ap.add_argument("--jobs", type=int, nargs="+", default=None, help="paper-setting job counts (default 100 400)")
+    ap.add_argument("--seed", type=int, default=1, help="seed of the (first) paper-setting instance")
+    ap.add_argument("--paper-seeds", type=int, default=None, help="paper-setting instances per job count (default 3; quick 1)")
+    ap.add_argument("--time-limit", type=float, default=60.0, help="seconds per offline MILP")
+    ap.add_argument("--sensitivity-jobs", type=int, default=400)
+    ap.add_argument("--out", type=Path, default=Path("results/oasis"))
+    args = ap.parse_args(argv)
+    seeds = args.seeds or (10 if args.quick else 30)
+    jobs = args.jobs or ([100] if args.quick else [100, 400])
+    t0 = time.perf_counter()
+    ratio = ratio_study(seeds, args.time_limit)
+    pseeds = args.paper_seeds or (1 if args.quick else 3)
+    paper = [paper_setting(n, args.seed + k) for n in jobs for k in range(pseeds)]
+    sens = None if args.quick else sensitivity(args.sensitivity_jobs, args.seed, args.out)
+    last = [p for p in paper if p["jobs"] == jobs[-1]]
+    names = ["oasis", *BASELINES, "risk_reward_preemptive"]
+    totals = {m: float(sum(p[m]["utility"] for p in last)) for m in names}
+    best = max(BASELINES, key=lambda b: totals[b])
+    dec = [p for p in paper if p["jobs"] == jobs[-1]]
+    summary = {
+        "suite": "oasis",
+        "ratio_mean": ratio["ratio_mean"], "ratio_max": ratio["ratio_max"], "ratio_median": ratio["ratio_median"],
+        "alpha_bound_violations": ratio["alpha_bound_violations"], "ratio_instances": seeds,
+        "offline_all_optimal": ratio["all_optimal"],
+        "offline_seconds_median": ratio["offline_seconds_median"], "offline_seconds_max": ratio["offline_seconds_max"],
+        "utility_vs_best_baseline": totals["oasis"] / max(totals[best], 1e-12), "best_baseline": best,
+        "utility_totals_at_max_jobs": totals, "paper_seeds": pseeds,
+        "decision_seconds_p50": float(np.median([p["decision_seconds_p50"] for p in dec])),
+        "decision_seconds_p99": float(max(p["decision_seconds_p99"] for p in dec)),
+        "paper_setting": paper, "ratio_study": ratio, "sensitivity": sens,
+        "seconds": time.perf_counter() - t0,
+        "environment": environment(seed=args.seed, time_limit=args.time_limit, threads=1),
+    }
+    if args.json:
+        print(json.dumps(summary, default=float))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console()
+    t = Table(title=f"OASiS competitive ratio, {seeds} small instances (10 jobs, T = 10)")
+    for col in ("ratio mean", "ratio max", "2α violations", "min 2α", "offline s median", "offline s max", "all optimal"):
+        t.add_column(col)
+    t.add_row(f"{ratio['ratio_mean']:.3f}", f"{ratio['ratio_max']:.3f}", str(ratio["alpha_bound_violations"]),
+              f"{2 * ratio['alpha_min']:.1f}", f"{ratio['offline_seconds_median']:.2f}", f"{ratio['offline_seconds_max']:.2f}",
+              str(ratio["all_optimal"]))
+    con.print(t)
+    t = Table(title="Paper setting (T = 300, 50 + 50 servers): total utility")
+    t.add_column("jobs")
+    t.add_column("seed")
+    for nme in names:
+        t.add_column(nme)
+    t.add_column("oasis / best baseline")
+    t.add_column("decision s p50 / p99")
+    for p in paper:
+        t.add_row(str(p["jobs"]), str(p["seed"]), *[f"{p[nme]['utility']:.1f}" for nme in names], f"{p['utility_vs_best_baseline']:.2f}",
+                  f"{p['decision_seconds_p50']:.4f} / {p['decision_seconds_p99']:.3f}")
+    con.print(t)
+    if sens:
+        con.print(f"sensitivity figure: {sens.get('figure')}")
+    return 0

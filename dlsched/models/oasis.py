@@ -1,0 +1,619 @@
+r"""OASiS family (MODELS.md §3.1): instance, utilities, schedules, and the offline time-indexed MILP.
+
+Slot convention (MODELS.md §3.1 asks for it): slots are ``t = 1..T``. A job with arrival
+:math:`a_i` may run from slot :math:`a_i` on; its completion slot :math:`\hat t_i` is the last
+slot in which it has workers; its duration is :math:`\hat t_i - a_i + 1` slots (a job that
+finishes inside its arrival slot took one slot), and its utility is
+:math:`f_i(\hat t_i - a_i + 1)`.
+
+Offline optimum (MODELS.md §3.1, one-hot completion linearisation), written in worker-slots:
+
+.. math::
+
+    \max \sum_i \sum_{t \ge t^{min}_i} f_i(t - a_i + 1)\, c_i(t)
+
+    \text{s.t.}\;
+    \sum_t \sum_h y_{ih}(t) \ge R_i\, x_i,\qquad
+    \sum_h y_{ih}(t) \le N_i \sum_{t' \ge t} c_i(t'),\qquad
+    \sum_t c_i(t) = x_i,
+
+    \sum_i w_i^r y_{ih}(t) \le c_h^r,\qquad \sum_i s_i^r z_{ik}(t) \le c_k^r,\qquad
+    b_i \sum_h y_{ih}(t) \le B_i \sum_k z_{ik}(t),\qquad \sum_k z_{ik}(t) \le \sum_h y_{ih}(t)
+
+with :math:`R_i = \lceil E_i N_i M_i (\tau_i + 2 e_i / b_i) \rceil` worker-slots (the work),
+:math:`t^{min}_i = a_i + \lceil R_i / N_i \rceil - 1` the earliest completion slot.
+
+=======================  ==============================================================
+symbol                   field
+=======================  ==============================================================
+:math:`T`                ``OasisInstance.horizon``
+:math:`c_h^r, c_k^r`     ``worker_cap[h, r]``, ``ps_cap[k, r]``
+:math:`a_i`              ``arrival[i]`` (slot, 1-based)
+:math:`N_i, M_i, E_i`    ``chunks``, ``minibatches``, ``epochs``
+:math:`\tau_i`           ``tau`` (slots per mini-batch of compute)
+:math:`e_i, b_i, B_i`    ``grad_mb`` (MB), ``worker_gbps``, ``ps_gbps``
+:math:`w_i^r, s_i^r`     ``worker_demand[i, r]``, ``ps_demand[i, r]``
+:math:`f_i`              ``utilities[i]`` (:class:`Utility`)
+:math:`R_i`              ``work()`` (worker-slots), :math:`D^{min}_i` = ``min_duration()``
+=======================  ==============================================================
+
+Tightening used by the matrix builder (docs/oasis.md): variables before :math:`a_i` and
+completion indicators before :math:`t^{min}_i` are not created; every y/z has the upper bound
+its server's capacity allows; identical servers are ordered per slot by a load key (valid
+because a slot's assignment to identical servers can be permuted independently of other slots);
+jobs that fit on no server are fixed to :math:`x_i = 0`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from dlsched.errors import InputError
+
+UTILITY_KINDS = ("sigmoid", "step", "linear")
+
+
+# ----------------------------------------------------------------------------- utilities
+
+@dataclass(frozen=True)
+class Utility:
+    r"""A non-increasing utility of the duration d (slots, d >= 1), stored as data.
+
+    * ``sigmoid``: :math:`\gamma_1 / (1 + e^{\gamma_2 (d - \gamma_3)})` (params gamma1, gamma2, gamma3);
+    * ``step``: ``value`` if :math:`d \le` ``deadline`` else ``after`` (default 0);
+    * ``linear``: :math:`\max(\text{floor}, \text{value} - \text{slope}\,(d - 1))` (floor default 0).
+    """
+
+    kind: str
+    params: dict[str, float]
+
+    def __call__(self, d):
+        d = np.asarray(d, dtype=float)
+        p = self.params
+        if self.kind == "sigmoid":
+            # exp overflow gives inf, 1/inf = 0: the right limit
+            with np.errstate(over="ignore"):
+                return p["gamma1"] / (1.0 + np.exp(p["gamma2"] * (d - p["gamma3"])))
+        if self.kind == "step":
+            return np.where(d <= p["deadline"], p["value"], p.get("after", 0.0))
+        if self.kind == "linear":
+            return np.maximum(p.get("floor", 0.0), p["value"] - p["slope"] * (d - 1.0))
+        raise ValueError(self.kind)
+
+    def validate(self, source: str, where: str) -> None:
+        """Raise :class:`InputError` unless the utility is non-negative and non-increasing."""
+        p = self.params
+        need = {"sigmoid": ("gamma1", "gamma2", "gamma3"), "step": ("value", "deadline"),
+                "linear": ("value", "slope")}
+        if self.kind not in need:
+            raise InputError(source, where + ".kind", f"one of {', '.join(UTILITY_KINDS)}", self.kind)
+        for k in need[self.kind]:
+            if k not in p:
+                raise InputError(source, f"{where}.{k}", f"the parameter '{k}' of a {self.kind} utility", "no such field")
+        for k, v in p.items():
+            if not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise InputError(source, f"{where}.{k}", "a finite number", v)
+        if self.kind == "sigmoid":
+            if p["gamma2"] < 0:
+                raise InputError(source, f"{where}.gamma2", "gamma2 >= 0 (a utility that does not increase with time)", p["gamma2"])
+            if p["gamma1"] < 0:
+                raise InputError(source, f"{where}.gamma1", "gamma1 >= 0", p["gamma1"])
+        elif self.kind == "step":
+            if p.get("after", 0.0) > p["value"]:
+                raise InputError(source, f"{where}.after", f"at most value={p['value']} (a utility that does not increase with time)", p["after"])
+            if min(p["value"], p.get("after", 0.0)) < 0:
+                raise InputError(source, f"{where}.value", "a non-negative value", p["value"])
+        else:
+            if p["slope"] < 0:
+                raise InputError(source, f"{where}.slope", "slope >= 0 (a utility that does not increase with time)", p["slope"])
+            if p["value"] < 0 or p.get("floor", 0.0) < 0:
+                raise InputError(source, f"{where}.value", "non-negative value and floor", p["value"])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, **self.params}
+
+
+# ----------------------------------------------------------------------------- instance
+
+@dataclass(eq=False)
+class OasisInstance:
+    """An OASiS instance (MODELS.md §3.1); symbols in the module docstring.
+
+    Servers are listed one per row (a file's ``count`` is expanded); ``worker_class`` /
+    ``ps_class`` give each server the index of its group of identical servers.
+    """
+
+    resources: tuple[str, ...]
+    horizon: int
+    worker_cap: np.ndarray          # (H, R)
+    ps_cap: np.ndarray              # (K, R)
+    arrival: np.ndarray             # (n,) int, 1..T
+    chunks: np.ndarray              # N_i
+    minibatches: np.ndarray         # M_i
+    epochs: np.ndarray              # E_i
+    tau: np.ndarray                 # slots per mini-batch of compute
+    grad_mb: np.ndarray             # e_i, MB
+    worker_gbps: np.ndarray         # b_i
+    ps_gbps: np.ndarray             # B_i
+    worker_demand: np.ndarray       # (n, R)
+    ps_demand: np.ndarray           # (n, R)
+    utilities: tuple[Utility, ...]
+    slot_seconds: float = 60.0
+    name: str = ""
+    job_names: tuple[str, ...] = ()
+    worker_names: tuple[str, ...] = ()
+    ps_names: tuple[str, ...] = ()
+    worker_class: np.ndarray | None = None
+    ps_class: np.ndarray | None = None
+    job_classes: tuple[str, ...] = ()
+    meta: dict[str, Any] = field(default_factory=dict)
+    source: str = "<memory>"
+    reference: Any = None           # dlsched.instance.core.Reference: a known optimum, if any
+
+    family = "oasis"
+
+    def __post_init__(self) -> None:
+        self.arrival = np.asarray(self.arrival, dtype=np.int64)
+        for name in ("chunks", "minibatches", "epochs"):
+            setattr(self, name, np.asarray(getattr(self, name), dtype=np.int64))
+        for name in ("tau", "grad_mb", "worker_gbps", "ps_gbps"):
+            setattr(self, name, np.asarray(getattr(self, name), dtype=float))
+        for name in ("worker_cap", "ps_cap", "worker_demand", "ps_demand"):
+            setattr(self, name, np.asarray(getattr(self, name), dtype=float).reshape(-1, len(self.resources)))
+        n = self.n_jobs
+        if not self.job_names:
+            self.job_names = tuple(f"job{i}" for i in range(n))
+        if not self.worker_names:
+            self.worker_names = tuple(f"w{h}" for h in range(self.n_worker_servers))
+        if not self.ps_names:
+            self.ps_names = tuple(f"ps{k}" for k in range(self.n_ps_servers))
+        if self.worker_class is None:
+            self.worker_class = _classes(self.worker_cap)
+        if self.ps_class is None:
+            self.ps_class = _classes(self.ps_cap)
+        self.validate()
+
+    # sizes
+    @property
+    def n_jobs(self) -> int:
+        return int(self.arrival.shape[0])
+
+    @property
+    def n_worker_servers(self) -> int:
+        return int(self.worker_cap.shape[0])
+
+    @property
+    def n_ps_servers(self) -> int:
+        return int(self.ps_cap.shape[0])
+
+    # derived quantities (MODELS.md §3.1)
+    def minibatch_slots(self) -> np.ndarray:
+        r"""Time per mini-batch in slots: :math:`\tau_i + 2 e_i / b_i` (MB over Gbps, converted)."""
+        comm_seconds = 2.0 * self.grad_mb * 8e-3 / self.worker_gbps
+        return self.tau + comm_seconds / self.slot_seconds
+
+    def work(self) -> np.ndarray:
+        r""":math:`R_i = \lceil E_i N_i M_i (\tau_i + 2e_i/b_i) \rceil` worker-slots (integer)."""
+        w = self.epochs * self.chunks * self.minibatches * self.minibatch_slots()
+        return np.ceil(w - 1e-9).astype(np.int64)
+
+    def min_duration(self) -> np.ndarray:
+        r""":math:`D^{min}_i = \lceil R_i / N_i \rceil` slots (N_i workers every slot)."""
+        return -(-self.work() // self.chunks)
+
+    def ps_needed(self, i: int, y) -> np.ndarray:
+        r"""Fewest PSs serving y workers: :math:`\lceil b_i y / B_i \rceil` (one at least when y > 0)."""
+        y = np.asarray(y)
+        return np.ceil(self.worker_gbps[i] * y / self.ps_gbps[i] - 1e-9).astype(np.int64)
+
+    def worker_fit(self) -> np.ndarray:
+        """(n, H) workers of job i that fit on an empty worker server h."""
+        return _fit(self.worker_cap, self.worker_demand)
+
+    def ps_fit(self) -> np.ndarray:
+        """(n, K) PSs of job i that fit on an empty PS server k."""
+        return _fit(self.ps_cap, self.ps_demand)
+
+    def infeasible_reason(self, i: int) -> str | None:
+        """Why job i can never run (a rejection reason), or None."""
+        if not self.worker_fit()[i].any():
+            return "one worker exceeds every worker server's capacity"
+        if not self.ps_fit()[i].any():
+            return "one parameter server exceeds every PS server's capacity"
+        if self.worker_gbps[i] > self.ps_gbps[i] and self.ps_needed(i, 1)[()] > 1:
+            return "worker bandwidth b exceeds PS bandwidth B: more PSs than workers needed"
+        if self.arrival[i] + self.min_duration()[i] - 1 > self.horizon:
+            return f"needs at least {int(self.min_duration()[i])} slots but only {self.horizon - int(self.arrival[i]) + 1} remain before T"
+        return None
+
+    def utility_of(self, i: int, duration) -> np.ndarray:
+        return self.utilities[i](duration)
+
+    def validate(self) -> None:
+        src = self.source
+        R = len(self.resources)
+        if self.horizon < 1:
+            raise InputError(src, "$.horizon", "a positive number of slots", self.horizon)
+        if self.worker_cap.shape[0] == 0 or self.ps_cap.shape[0] == 0:
+            raise InputError(src, "$.worker_servers" if self.worker_cap.shape[0] == 0 else "$.ps_servers", "at least one server", "none")
+        if (self.worker_cap < 0).any() or (self.ps_cap < 0).any():
+            raise InputError(src, "$.worker_servers", "non-negative capacities", "a negative capacity")
+        total = self.worker_cap.sum(axis=0) + self.ps_cap.sum(axis=0)
+        for r in range(R):
+            if total[r] <= 0:
+                raise InputError(src, f"$.resources[{r}]", f"a resource with positive capacity on some server ('{self.resources[r]}' has zero everywhere)", 0)
+        n = self.n_jobs
+        for name in ("chunks", "minibatches", "epochs", "tau", "grad_mb", "worker_gbps", "ps_gbps", "worker_demand", "ps_demand"):
+            if getattr(self, name).shape[0] != n:
+                raise InputError(src, f"$.jobs.{name}", f"{n} entries", getattr(self, name).shape[0])
+        for i in range(n):
+            where = f"$.jobs[{i}]"
+            if not 1 <= self.arrival[i] <= self.horizon:
+                raise InputError(src, where + ".arrival", f"a slot in 1..{self.horizon} (the horizon)", int(self.arrival[i]))
+            for name in ("chunks", "minibatches", "epochs"):
+                if getattr(self, name)[i] < 1:
+                    raise InputError(src, f"{where}.{name}", "a positive integer", int(getattr(self, name)[i]))
+            if self.tau[i] < 0 or self.grad_mb[i] < 0:
+                raise InputError(src, where + ".tau", "non-negative tau and grad_mb", float(self.tau[i]))
+            if self.worker_gbps[i] <= 0 or self.ps_gbps[i] <= 0:
+                raise InputError(src, where + ".worker_gbps", "positive bandwidths", float(self.worker_gbps[i]))
+            if self.minibatch_slots()[i] <= 0:
+                raise InputError(src, where + ".tau", "a positive time per mini-batch (tau + 2e/b)", 0)
+            if (self.worker_demand[i] < 0).any() or (self.ps_demand[i] < 0).any():
+                raise InputError(src, where + ".worker_demand", "non-negative demands", self.worker_demand[i].tolist())
+            if not (self.worker_demand[i] > 0).any():
+                raise InputError(src, where + ".worker_demand", "a positive demand of some resource", "all zero")
+            if not (self.ps_demand[i] > 0).any():
+                raise InputError(src, where + ".ps_demand", "a positive demand of some resource", "all zero")
+            self.utilities[i].validate(src, where + ".utility")
+
+
+def _classes(cap: np.ndarray) -> np.ndarray:
+    """Index of the group of identical servers (equal capacity rows) of each server."""
+    _, inv = np.unique(cap, axis=0, return_inverse=True)
+    return inv.reshape(-1).astype(np.int64)
+
+
+def _fit(cap: np.ndarray, demand: np.ndarray) -> np.ndarray:
+    """(n, S) how many units of demand row i fit in capacity row s (resources with zero demand ignored)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = np.where(demand[:, None, :] > 0, cap[None, :, :] / demand[:, None, :], np.inf)
+    out = np.floor(q.min(axis=2) + 1e-9)
+    return np.where(np.isfinite(out), out, 0).astype(np.int64)
+
+
+# ----------------------------------------------------------------------------- schedules
+
+@dataclass
+class OasisSchedule:
+    """A solution of the oasis family: admitted jobs, worker/PS placements per slot, completions.
+
+    ``workers`` and ``ps`` are integer arrays of rows ``(job, slot, server, count)`` with
+    ``count > 0``; ``completion[i]`` is the completion slot (0 for a job not admitted);
+    ``reasons`` maps a rejected job to why (online methods record it).
+    """
+
+    admitted: np.ndarray
+    workers: np.ndarray
+    ps: np.ndarray
+    completion: np.ndarray
+    reasons: dict[int, str] = field(default_factory=dict)
+
+    @staticmethod
+    def empty(n: int) -> "OasisSchedule":
+        return OasisSchedule(np.zeros(n, bool), np.zeros((0, 4), np.int64), np.zeros((0, 4), np.int64),
+                             np.zeros(n, np.int64))
+
+
+def schedule_from_dense(inst: OasisInstance, y: np.ndarray, z: np.ndarray, reasons=None) -> OasisSchedule:
+    """Build a schedule from dense ``y[i, t, h]`` and ``z[i, t, k]`` (t index 0 = slot 1)."""
+    y = np.rint(y).astype(np.int64)
+    z = np.rint(z).astype(np.int64)
+    wi = np.argwhere(y > 0)
+    pi = np.argwhere(z > 0)
+    workers = np.column_stack([wi[:, 0], wi[:, 1] + 1, wi[:, 2], y[tuple(wi.T)]]) if len(wi) else np.zeros((0, 4), np.int64)
+    ps = np.column_stack([pi[:, 0], pi[:, 1] + 1, pi[:, 2], z[tuple(pi.T)]]) if len(pi) else np.zeros((0, 4), np.int64)
+    active = y.sum(axis=2) > 0
+    admitted = active.any(axis=1)
+    last = np.where(admitted, y.shape[1] - np.argmax(active[:, ::-1], axis=1), 0)
+    return OasisSchedule(admitted, workers.astype(np.int64), ps.astype(np.int64), last.astype(np.int64), dict(reasons or {}))
+
+
+def schedule_utility(inst: OasisInstance, sched: OasisSchedule) -> float:
+    """Total utility of a schedule, from its completion slots."""
+    tot = 0.0
+    for i in np.flatnonzero(sched.admitted):
+        tot += float(inst.utility_of(int(i), sched.completion[i] - inst.arrival[i] + 1))
+    return tot
+
+
+# ----------------------------------------------------------------------------- offline MILP
+
+@dataclass(frozen=True)
+class OasisIndex:
+    """The column and row map of the matrix form (STYLE.md practice 2).
+
+    Columns: completion indicators ``c`` (job, slot), then workers ``y`` (job, slot, server),
+    then PSs ``z`` (job, slot, server); ``c_*``, ``y_*``, ``z_*`` hold those coordinates in
+    column order and ``c0``, ``y0``, ``z0`` the first column of each block. Slots are 1-based.
+    """
+
+    c_job: np.ndarray
+    c_t: np.ndarray
+    y_job: np.ndarray
+    y_t: np.ndarray
+    y_h: np.ndarray
+    z_job: np.ndarray
+    z_t: np.ndarray
+    z_k: np.ndarray
+    row_names: tuple[str, ...]
+
+    @property
+    def c0(self) -> int:
+        return 0
+
+    @property
+    def y0(self) -> int:
+        return len(self.c_job)
+
+    @property
+    def z0(self) -> int:
+        return len(self.c_job) + len(self.y_job)
+
+    @property
+    def n_cols(self) -> int:
+        return self.z0 + len(self.z_job)
+
+
+def _windows(inst: OasisInstance):
+    """Per job: arrival a, earliest completion t_min (T + 1 when it cannot run), horizon."""
+    a = inst.arrival
+    ok = np.array([inst.infeasible_reason(i) is None for i in range(inst.n_jobs)])
+    tmin = np.where(ok, a + inst.min_duration() - 1, inst.horizon + 1)
+    return a, tmin, ok
+
+
+def _grid(jobs: np.ndarray, lo: np.ndarray, T: int, fit: np.ndarray | None = None):
+    """Coordinates (job, slot[, server]) for slots lo_i..T (and servers with fit > 0), vectorised."""
+    counts = np.maximum(T - lo + 1, 0)
+    job = np.repeat(jobs, counts)
+    start = np.repeat(np.cumsum(counts) - counts, counts)
+    t = np.repeat(lo, counts) + np.arange(counts.sum()) - start
+    if fit is None:
+        return job, t
+    S = fit.shape[1]
+    job3 = np.repeat(job, S)
+    t3 = np.repeat(t, S)
+    s3 = np.tile(np.arange(S), len(job))
+    keep = fit[job3, s3] > 0
+    return job3[keep], t3[keep], s3[keep]
+
+
+def build_index(inst: OasisInstance) -> OasisIndex:
+    a, tmin, ok = _windows(inst)
+    jobs = np.flatnonzero(ok)
+    T = inst.horizon
+    c_job, c_t = _grid(jobs, tmin[jobs], T)
+    y_job, y_t, y_h = _grid(jobs, a[jobs], T, inst.worker_fit())
+    z_job, z_t, z_k = _grid(jobs, a[jobs], T, inst.ps_fit())
+    return OasisIndex(c_job, c_t, y_job, y_t, y_h, z_job, z_t, z_k, ())
+
+
+def build_matrix(inst: OasisInstance, *, symmetry: bool = True, relax: bool = False):
+    """Matrix form of the offline MILP (module docstring), tightened; returns (MatrixForm, OasisIndex).
+
+    Row families, in order: work (job), link (job, slot), one completion (job), worker capacity
+    (server, slot, resource), PS capacity, bandwidth (job, slot), PSs <= workers (job, slot),
+    symmetry (server, slot) between consecutive identical servers.
+    """
+    from dlsched.models.mcmdk import MatrixForm
+
+    idx = build_index(inst)
+    n, T, H, K, Rn = inst.n_jobs, inst.horizon, inst.n_worker_servers, inst.n_ps_servers, len(inst.resources)
+    a = inst.arrival
+    work = inst.work().astype(float)
+    N = inst.chunks.astype(float)
+    y0, z0 = idx.y0, idx.z0
+    cy = np.arange(len(idx.y_job)) + y0
+    cz = np.arange(len(idx.z_job)) + z0
+    cc = np.arange(len(idx.c_job))
+    # per (job, slot) row offsets: slot t of job i -> jt_off[i] + t - a_i  (slots a_i..T)
+    span = T - a + 1
+    jt_off = np.cumsum(span) - span
+    n_jt = int(span.sum())
+    rows, cols, vals, lo, hi, names = [], [], [], [], [], []
+    base = 0
+
+    def add(r, c, v):
+        rows.append(np.asarray(r, dtype=np.int64))
+        cols.append(np.asarray(c, dtype=np.int64))
+        vals.append(np.broadcast_to(np.asarray(v, dtype=float), np.shape(r)).copy())
+
+    def block(count, lower, upper, label):
+        nonlocal base
+        lo.append(np.broadcast_to(np.asarray(lower, float), (count,)).copy())
+        hi.append(np.broadcast_to(np.asarray(upper, float), (count,)).copy())
+        names.append((label, base, count))
+        start = base
+        base += count
+        return start
+
+    # work: sum y - R_i sum_t c_i(t) >= 0
+    r0 = block(n, 0.0, np.inf, "work")
+    add(r0 + idx.y_job, cy, 1.0)
+    add(r0 + idx.c_job, cc, -work[idx.c_job])
+    # link: sum_h y_ih(t) - N_i sum_{t' >= t} c_i(t') <= 0, for t = a_i..T
+    r0 = block(n_jt, -np.inf, 0.0, "link")
+    add(r0 + jt_off[idx.y_job] + idx.y_t - a[idx.y_job], cy, 1.0)
+    # c_i(t') appears in the link rows of slots a_i..t'
+    reps = idx.c_t - a[idx.c_job] + 1
+    cj = np.repeat(idx.c_job, reps)
+    tt = np.repeat(a[idx.c_job], reps) + np.arange(reps.sum()) - np.repeat(np.cumsum(reps) - reps, reps)
+    add(r0 + jt_off[cj] + tt - a[cj], np.repeat(cc, reps), -N[cj])
+    # at most one completion slot per job (x_i = sum_t c_i(t))
+    r0 = block(n, -np.inf, 1.0, "one_completion")
+    add(r0 + idx.c_job, cc, 1.0)
+    # capacities (server, slot, resource): row index ((s * T) + t - 1) * R + r
+    for (job, t, s, cols_, dem, cap, S, label) in (
+            (idx.y_job, idx.y_t, idx.y_h, cy, inst.worker_demand, inst.worker_cap, H, "worker_capacity"),
+            (idx.z_job, idx.z_t, idx.z_k, cz, inst.ps_demand, inst.ps_cap, K, "ps_capacity")):
+        r0 = block(S * T * Rn, -np.inf, np.repeat(cap, T, axis=0).reshape(-1), label)
+        d = dem[job]                                                   # (nnz, R)
+        nz = np.argwhere(d > 0)
+        add(r0 + ((s[nz[:, 0]] * T) + t[nz[:, 0]] - 1) * Rn + nz[:, 1], cols_[nz[:, 0]], d[nz[:, 0], nz[:, 1]])
+    # bandwidth: b_i sum_h y - B_i sum_k z <= 0
+    r0 = block(n_jt, -np.inf, 0.0, "bandwidth")
+    add(r0 + jt_off[idx.y_job] + idx.y_t - a[idx.y_job], cy, inst.worker_gbps[idx.y_job])
+    add(r0 + jt_off[idx.z_job] + idx.z_t - a[idx.z_job], cz, -inst.ps_gbps[idx.z_job])
+    # PSs <= workers
+    r0 = block(n_jt, -np.inf, 0.0, "ps_le_workers")
+    add(r0 + jt_off[idx.z_job] + idx.z_t - a[idx.z_job], cz, 1.0)
+    add(r0 + jt_off[idx.y_job] + idx.y_t - a[idx.y_job], cy, -1.0)
+    if symmetry:
+        # identical servers s < s' (consecutive in their class): load_s(t) >= load_s'(t)
+        for (job, t, s, cols_, dem, cap, cls, label) in (
+                (idx.y_job, idx.y_t, idx.y_h, cy, inst.worker_demand, inst.worker_cap, inst.worker_class, "worker_symmetry"),
+                (idx.z_job, idx.z_t, idx.z_k, cz, inst.ps_demand, inst.ps_cap, inst.ps_class, "ps_symmetry")):
+            S = len(cls)
+            nxt = np.full(S, -1)
+            for c in np.unique(cls):
+                members = np.flatnonzero(cls == c)
+                nxt[members[:-1]] = members[1:]
+            prev = np.full(S, -1)
+            prev[nxt[nxt >= 0]] = np.flatnonzero(nxt >= 0)
+            pair_row = np.cumsum(nxt >= 0) - (nxt >= 0)          # row of pair (s, nxt[s]) per slot
+            r0 = block(int((nxt >= 0).sum()) * T, 0.0, np.inf, label)
+            top = cap.max(axis=0)
+            key = (dem / np.where(top > 0, top, 1.0)).sum(axis=1)           # load of one unit
+            first = nxt[s] >= 0
+            add(r0 + pair_row[s[first]] * T + t[first] - 1, cols_[first], key[job[first]])
+            second = prev[s] >= 0
+            add(r0 + pair_row[prev[s[second]]] * T + t[second] - 1, cols_[second], -key[job[second]])
+    M = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(base, idx.n_cols))
+    M.sum_duplicates()
+    M.eliminate_zeros()
+    # objective and bounds
+    c = np.zeros(idx.n_cols)
+    c[cc] = [float(inst.utility_of(int(i), t - a[i] + 1)) for i, t in zip(idx.c_job, idx.c_t)]
+    ub = np.ones(idx.n_cols)
+    ub[cy] = np.minimum(inst.worker_fit()[idx.y_job, idx.y_h], inst.chunks[idx.y_job])
+    zmax = np.array([int(inst.ps_needed(i, int(inst.chunks[i]))) for i in range(n)], dtype=np.int64)
+    ub[cz] = np.minimum(inst.ps_fit()[idx.z_job, idx.z_k], zmax[idx.z_job])
+    integrality = np.zeros(idx.n_cols, np.int32) if relax else np.ones(idx.n_cols, np.int32)
+    mf = MatrixForm(c, M, np.concatenate(lo), np.concatenate(hi), np.zeros(idx.n_cols), ub.astype(float),
+                    integrality, "max", 0)
+    idx = OasisIndex(*[getattr(idx, f) for f in ("c_job", "c_t", "y_job", "y_t", "y_h", "z_job", "z_t", "z_k")],
+                     tuple(f"{label}[{start}:{start + count}]" for label, start, count in names))
+    return mf, idx
+
+
+def schedule_from_columns(inst: OasisInstance, idx: OasisIndex, x: np.ndarray) -> OasisSchedule:
+    """The schedule of a column vector (rounded); completion = the last slot with workers."""
+    x = np.rint(np.asarray(x, dtype=float)).astype(np.int64)
+    y = np.zeros((inst.n_jobs, inst.horizon, inst.n_worker_servers), np.int64)
+    z = np.zeros((inst.n_jobs, inst.horizon, inst.n_ps_servers), np.int64)
+    y[idx.y_job, idx.y_t - 1, idx.y_h] = x[idx.y0:idx.z0]
+    z[idx.z_job, idx.z_t - 1, idx.z_k] = x[idx.z0:]
+    return schedule_from_dense(inst, y, z)
+
+
+def columns_from_schedule(inst: OasisInstance, idx: OasisIndex, sched: OasisSchedule) -> np.ndarray:
+    """A column vector for a schedule (a warm start for the MILP); entries off the index are dropped."""
+    x = np.zeros(idx.n_cols)
+    pos = {(int(i), int(t)): k for k, (i, t) in enumerate(zip(idx.c_job, idx.c_t))}
+    for i in np.flatnonzero(sched.admitted):
+        k = pos.get((int(i), int(sched.completion[i])))
+        if k is not None:
+            x[idx.c0 + k] = 1.0
+    for rows, job, t, s, off in ((sched.workers, idx.y_job, idx.y_t, idx.y_h, idx.y0),
+                                 (sched.ps, idx.z_job, idx.z_t, idx.z_k, idx.z0)):
+        where = {(int(i), int(tt), int(ss)): k for k, (i, tt, ss) in enumerate(zip(job, t, s))}
+        for i, tt, ss, cnt in rows.tolist():
+            k = where.get((i, tt, ss))
+            if k is not None:
+                x[off + k] = cnt
+    return x
+
+
+def build_pyomo(inst: OasisInstance):
+    """Pyomo model of the offline MILP (no symmetry rows), with variables ``C[i,t]``, ``Y[i,t,h]``, ``Z[i,t,k]``."""
+    import pyomo.environ as pyo
+
+    a, tmin, ok = _windows(inst)
+    T, H, K = inst.horizon, inst.n_worker_servers, inst.n_ps_servers
+    fw, fp = inst.worker_fit(), inst.ps_fit()
+    work, N = inst.work(), inst.chunks
+    zmax = [int(inst.ps_needed(i, int(N[i]))) for i in range(inst.n_jobs)]
+    m = pyo.ConcreteModel(name=inst.name or "oasis")
+    jobs = [int(i) for i in np.flatnonzero(ok)]
+    m.JT = pyo.Set(dimen=2, initialize=[(i, t) for i in jobs for t in range(int(a[i]), T + 1)])
+    m.CT = pyo.Set(dimen=2, initialize=[(i, t) for i in jobs for t in range(int(tmin[i]), T + 1)])
+    m.YI = pyo.Set(dimen=3, initialize=[(i, t, h) for (i, t) in m.JT for h in range(H) if fw[i, h] > 0])
+    m.ZI = pyo.Set(dimen=3, initialize=[(i, t, k) for (i, t) in m.JT for k in range(K) if fp[i, k] > 0])
+    m.C = pyo.Var(m.CT, domain=pyo.Binary)
+    m.Y = pyo.Var(m.YI, domain=pyo.NonNegativeIntegers, bounds=lambda m, i, t, h: (0, min(int(fw[i, h]), int(N[i]))))
+    m.Z = pyo.Var(m.ZI, domain=pyo.NonNegativeIntegers, bounds=lambda m, i, t, k: (0, min(int(fp[i, k]), zmax[i])))
+    f = {(i, t): float(inst.utility_of(i, t - a[i] + 1)) for (i, t) in m.CT}
+    m.objective = pyo.Objective(expr=sum(f[it] * m.C[it] for it in m.CT), sense=pyo.maximize)
+    Ysum = {(i, t): sum(m.Y[i, t, h] for h in range(H) if (i, t, h) in m.YI) for (i, t) in m.JT}
+    Zsum = {(i, t): sum(m.Z[i, t, k] for k in range(K) if (i, t, k) in m.ZI) for (i, t) in m.JT}
+    m.work = pyo.Constraint(jobs, rule=lambda m, i: sum(Ysum[i, t] for t in range(int(a[i]), T + 1))
+                            >= int(work[i]) * sum(m.C[i, t] for t in range(int(tmin[i]), T + 1)))
+    m.one = pyo.Constraint(jobs, rule=lambda m, i: sum(m.C[i, t] for t in range(int(tmin[i]), T + 1)) <= 1)
+    m.link = pyo.Constraint(m.JT, rule=lambda m, i, t: Ysum[i, t] <= int(N[i]) * sum(
+        m.C[i, u] for u in range(max(t, int(tmin[i])), T + 1)))
+    m.bandwidth = pyo.Constraint(m.JT, rule=lambda m, i, t: float(inst.worker_gbps[i]) * Ysum[i, t] <= float(inst.ps_gbps[i]) * Zsum[i, t])
+    m.ps_le_workers = pyo.Constraint(m.JT, rule=lambda m, i, t: Zsum[i, t] <= Ysum[i, t])
+    R = range(len(inst.resources))
+
+    def cap_rule(vars_, index, dem, cap):
+        def rule(m, s, t, r):
+            terms = [float(dem[i, r]) * vars_[i, t, s] for i in jobs if (i, t, s) in index and dem[i, r] > 0]
+            return sum(terms) <= float(cap[s, r]) if terms else pyo.Constraint.Skip
+        return rule
+
+    m.worker_capacity = pyo.Constraint(range(H), range(1, T + 1), R, rule=cap_rule(m.Y, m.YI, inst.worker_demand, inst.worker_cap))
+    m.ps_capacity = pyo.Constraint(range(K), range(1, T + 1), R, rule=cap_rule(m.Z, m.ZI, inst.ps_demand, inst.ps_cap))
+    return m
+
+
+def build_cvxpy(inst: OasisInstance):
+    """CVXPY problem of the offline MILP over dense tensors (no symmetry rows).
+
+    Returns (problem, C (n, T) boolean, Y list over slots of (n, H) integer, Z list of (n, K)).
+    Slots and servers a job may not use are fixed to 0 by its upper bounds.
+    """
+    import cvxpy as cp
+
+    a, tmin, ok = _windows(inst)
+    n, T, H, K = inst.n_jobs, inst.horizon, inst.n_worker_servers, inst.n_ps_servers
+    N = inst.chunks.astype(float)
+    zmax = np.array([float(inst.ps_needed(i, int(N[i]))) for i in range(n)])
+    t_idx = np.arange(1, T + 1)
+    c_mask = (t_idx[None, :] >= tmin[:, None]) & ok[:, None]
+    F = np.array([[float(inst.utility_of(i, t - a[i] + 1)) if c_mask[i, t - 1] else 0.0 for t in t_idx] for i in range(n)])
+    C = cp.Variable((n, T), boolean=True, name="C")
+    Y = [cp.Variable((n, H), integer=True, name=f"Y{t}") for t in t_idx]
+    Z = [cp.Variable((n, K), integer=True, name=f"Z{t}") for t in t_idx]
+    yub = np.minimum(inst.worker_fit(), N[:, None])
+    zub = np.minimum(inst.ps_fit(), zmax[:, None])
+    cons = [C <= c_mask.astype(float), cp.sum(C, axis=1) <= 1]
+    total_y = 0
+    for k, t in enumerate(t_idx):
+        live = ((t >= a) & ok).astype(float)[:, None]
+        cons += [Y[k] >= 0, Y[k] <= yub * live, Z[k] >= 0, Z[k] <= zub * live]
+        ys, zs = cp.sum(Y[k], axis=1), cp.sum(Z[k], axis=1)
+        later = cp.sum(C[:, k:], axis=1)
+        cons += [ys <= cp.multiply(N, later),
+                 cp.multiply(inst.worker_gbps, ys) <= cp.multiply(inst.ps_gbps, zs),
+                 zs <= ys,
+                 inst.worker_demand.T @ Y[k] <= inst.worker_cap.T,
+                 inst.ps_demand.T @ Z[k] <= inst.ps_cap.T]
+        total_y = total_y + ys
+    cons.append(total_y >= cp.multiply(inst.work().astype(float), cp.sum(C, axis=1)))
+    return cp.Problem(cp.Maximize(cp.sum(cp.multiply(F, C))), cons), C, Y, Z

@@ -1,0 +1,332 @@
+"""Baselines of the OASiS evaluation (MODELS.md §3.3), run in :mod:`dlsched.sim.oasis`.
+
+* ``fifo``: jobs in arrival order, each with a fixed worker count (``workers``, default N_i,
+  capped by what the empty cluster holds) and the fewest PSs that serve them; strict head-of-line
+  blocking; an allocation is held until the job finishes.
+* ``drf``: dominant resource fairness recomputed at every arrival and completion: progressive
+  filling, one worker (plus a PS when the bandwidth rule needs one) at a time to the active job
+  with the lowest dominant share, until nothing more fits.
+* ``risk_reward``: our reading of a risk-reward heuristic (docs/oasis.md): at every event,
+  active jobs are ranked by reward per resource, f_i(earliest completion from now) divided by
+  the remaining work times the dominant share of one worker bundle; a job whose reward has
+  fallen below ``risk`` times its best utility is dropped (the risk of sinking resources in a
+  job whose utility is gone); the ranked jobs get N_i workers each, as far as they fit.
+* ``dorm``: a Dorm-like utilisation maximiser, in :func:`dorm_policy`: at every event an integer
+  program over (workers, PSs) per active job maximises the cluster's utilised share subject to
+  aggregate capacities and a fairness floor, then the counts are placed first fit.
+
+Every baseline knows job sizes but not prices; all of them skip a job that cannot finish by T
+even at full speed (it could earn nothing), recording the reason.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+
+import numpy as np
+
+from dlsched.models.oasis import OasisInstance, schedule_utility
+from dlsched.result import Result, Status
+from dlsched.sim.oasis import SlotSim, first_fit, simulate, units_on
+from dlsched.solvers.options import SolveOptions
+from dlsched.solvers.registry import register
+
+
+def _result(name: str, inst: OasisInstance, sched, info: dict, seconds: float) -> Result:
+    return Result(name, Status.FEASIBLE, schedule_utility(inst, sched), None, "max", "completed", None, 0.0,
+                  seconds, sched, {"admitted": int(sched.admitted.sum()), "jobs": inst.n_jobs, **info},
+                  message="heuristic baseline: no optimality bound")
+
+
+def _max_workers_empty(inst: OasisInstance, i: int) -> int:
+    """Largest worker count of job i (with its PSs) that the empty cluster holds, at most N_i."""
+    wmax = int(units_on(inst.worker_cap, inst.worker_demand[i]).sum())
+    pmax = int(units_on(inst.ps_cap, inst.ps_demand[i]).sum())
+    w = min(int(inst.chunks[i]), wmax)
+    while w > 0 and int(inst.ps_needed(i, w)) > pmax:
+        w -= 1
+    return w
+
+
+# ----------------------------------------------------------------------------- FIFO
+
+class FifoPolicy:
+    name = "fifo"
+
+    def __init__(self, inst: OasisInstance, workers: int | None = None):
+        self.size = {i: min(_max_workers_empty(inst, i), int(workers) if workers else int(inst.chunks[i]))
+                     for i in range(inst.n_jobs)}
+        self.queue: list[int] = []
+
+    def decide(self, t, sim: SlotSim, arrived, completed):
+        for i in arrived:
+            if self.size[i] < 1 or not sim.can_finish(i, t, self.size[i]):
+                sim.reasons[i] = "cannot finish by T at its fixed worker count"
+            else:
+                self.queue.append(i)
+        while self.queue:
+            i = self.queue[0]
+            if not sim.can_finish(i, t, self.size[i]):
+                sim.reasons[i] = "waited until it could no longer finish by T"
+                self.queue.pop(0)
+                continue
+            b = sim.try_bundle(i, self.size[i])
+            if b is None:
+                break
+            sim.assign(i, *b)
+            self.queue.pop(0)
+
+
+@register("fifo", families=("oasis",), params=("workers",),
+          description="FIFO with fixed worker/PS counts (OASiS baseline, MODELS.md §3.3)")
+def solve_fifo(inst: OasisInstance, opts: SolveOptions, workers: int | None = None) -> Result:
+    t0 = time.perf_counter()
+    sched, info = simulate(inst, FifoPolicy(inst, workers))
+    return _result("fifo", inst, sched, info, time.perf_counter() - t0)
+
+
+# ----------------------------------------------------------------------------- DRF
+
+def _dominant(inst: OasisInstance):
+    """Per job, the dominant share of one worker and of one PS (over the whole cluster)."""
+    total = inst.worker_cap.sum(axis=0) + inst.ps_cap.sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ws = np.where(total > 0, inst.worker_demand / total, 0).max(axis=1)
+        ps = np.where(total > 0, inst.ps_demand / total, 0).max(axis=1)
+    return ws, ps
+
+
+class DrfPolicy:
+    name = "drf"
+
+    def __init__(self, inst: OasisInstance):
+        self.inst = inst
+        self.active: list[int] = []
+        self.ws, self.ps = _dominant(inst)
+        total = inst.worker_cap.sum(axis=0) + inst.ps_cap.sum(axis=0)
+        self.total = np.where(total > 0, total, 1.0)
+
+    def admit(self, t, sim, arrived):
+        for i in arrived:
+            if sim.can_finish(i, t):
+                self.active.append(i)
+            else:
+                sim.reasons[i] = "cannot finish by T even with N workers"
+
+    def decide(self, t, sim: SlotSim, arrived, completed):
+        self.admit(t, sim, arrived)
+        if not arrived and not completed:
+            return
+        self.active = [i for i in self.active if not sim.done[i]]
+        for i in self.active:
+            sim.release(i)
+        inst = self.inst
+        H, K = inst.n_worker_servers, inst.n_ps_servers
+        y = {i: np.zeros(H, np.int64) for i in self.active}
+        z = {i: np.zeros(K, np.int64) for i in self.active}
+        heap = [(0.0, int(inst.arrival[i]), i) for i in self.active]
+        heapq.heapify(heap)
+        while heap:
+            share, _, i = heapq.heappop(heap)
+            Y = int(y[i].sum())
+            if Y >= inst.chunks[i]:
+                continue
+            extra_ps = int(inst.ps_needed(i, Y + 1)) - int(z[i].sum())
+            yh = first_fit(sim.free_w, inst.worker_demand[i], 1)
+            zk = first_fit(sim.free_p, inst.ps_demand[i], extra_ps) if extra_ps > 0 else np.zeros(K, np.int64)
+            if yh is None or zk is None:
+                continue                      # this job cannot grow any more: drop it from the filling
+            sim.free_w -= yh[:, None] * inst.worker_demand[i]
+            sim.free_p -= zk[:, None] * inst.ps_demand[i]
+            y[i] += yh
+            z[i] += zk
+            used = (y[i].sum() * inst.worker_demand[i] + z[i].sum() * inst.ps_demand[i]) / self.total
+            heapq.heappush(heap, (float(used.max()), int(inst.arrival[i]), i))
+        for i in self.active:
+            # give the tentatively taken capacity back, then assign it properly
+            sim.free_w += y[i][:, None] * inst.worker_demand[i]
+            sim.free_p += z[i][:, None] * inst.ps_demand[i]
+        for i in self.active:
+            sim.assign(i, y[i], z[i])
+
+
+@register("drf", families=("oasis",), description="DRF recomputed at arrivals and completions (OASiS baseline)")
+def solve_drf(inst: OasisInstance, opts: SolveOptions) -> Result:
+    t0 = time.perf_counter()
+    sched, info = simulate(inst, DrfPolicy(inst))
+    return _result("drf", inst, sched, info, time.perf_counter() - t0)
+
+
+# ----------------------------------------------------------------------------- shared helpers
+
+def _largest_bundle(sim: SlotSim, i: int, upto: int):
+    """The largest worker count <= ``upto`` (with its PSs) that fits now, placed first fit."""
+    inst = sim.inst
+    y_cap = int(units_on(sim.free_w, inst.worker_demand[i]).sum())
+    for w in range(min(upto, y_cap), 0, -1):
+        b = sim.try_bundle(i, w)
+        if b is not None:
+            return b
+    return None
+
+
+class _EventPolicy:
+    """Keeps the active set; reallocates at arrivals and completions via ``allocate``."""
+
+    name = "event"
+
+    def __init__(self, inst: OasisInstance):
+        self.inst = inst
+        self.active: list[int] = []
+
+    def decide(self, t, sim: SlotSim, arrived, completed):
+        for i in arrived:
+            if sim.can_finish(i, t):
+                self.active.append(i)
+            else:
+                sim.reasons[i] = "cannot finish by T even with N workers"
+        if not arrived and not completed:
+            return
+        self.active = [i for i in self.active if not sim.done[i]]
+        for i in self.active:
+            sim.release(i)
+        self.allocate(t, sim)
+
+    def allocate(self, t, sim):  # pragma: no cover - overridden
+        raise NotImplementedError
+
+
+# ----------------------------------------------------------------------------- risk-reward
+
+class RiskRewardPolicy(_EventPolicy):
+    """Reward per resource with a risk cut-off (docs/oasis.md).
+
+    ``preempt=False`` (default, like the non-preemptive task service the heuristic comes from):
+    a started job keeps its workers until it finishes; at each event the waiting jobs are ranked
+    and started while they fit. ``preempt=True``: every active job is re-ranked and re-allocated
+    at every event (elastic), a stronger policy than the paper's baselines.
+    """
+
+    name = "risk_reward"
+
+    def __init__(self, inst: OasisInstance, risk: float = 0.05, preempt: bool = False):
+        super().__init__(inst)
+        self.risk = float(risk)
+        self.preempt = bool(preempt)
+        self.ws, self.ps = _dominant(inst)
+        self.best = np.array([float(inst.utility_of(i, d)) for i, d in enumerate(inst.min_duration())])
+
+    def decide(self, t, sim: SlotSim, arrived, completed):
+        if self.preempt:
+            return super().decide(t, sim, arrived, completed)
+        for i in arrived:
+            self.active.append(i)
+        if arrived or completed:
+            self.active = [i for i in self.active if not sim.done[i]]
+            self.allocate(t, sim, [i for i in self.active if i not in sim.alloc])
+
+    def _reward(self, sim, i, t, workers):
+        d = t - int(self.inst.arrival[i]) + -(-int(sim.remaining[i]) // max(workers, 1))
+        return float(self.inst.utility_of(i, d)), t + -(-int(sim.remaining[i]) // max(workers, 1)) - 1 <= self.inst.horizon
+
+    def allocate(self, t, sim, waiting=None):
+        inst = self.inst
+        waiting = list(self.active) if waiting is None else waiting
+        scores = {}
+        for i in waiting:
+            reward, fits = self._reward(sim, i, t, int(inst.chunks[i]))
+            if not fits or reward <= 0 or reward < self.risk * self.best[i]:
+                self.active.remove(i)
+                sim.reasons[i] = f"dropped at slot {t}: best reward {reward:.3g} below {self.risk:g} x its best utility"
+                continue
+            bundle = self.ws[i] + self.ps[i] * float(inst.worker_gbps[i] / inst.ps_gbps[i])
+            scores[i] = reward / (max(int(sim.remaining[i]), 1) * max(bundle, 1e-12))
+        for i in sorted(scores, key=lambda j: -scores[j]):
+            b = _largest_bundle(sim, i, int(inst.chunks[i]))
+            if b is None:
+                continue
+            reward, fits = self._reward(sim, i, t, int(b[0].sum()))
+            if fits and reward > 0 and reward >= self.risk * self.best[i]:
+                sim.assign(i, *b)
+
+
+@register("risk_reward", families=("oasis",), params=("risk", "preempt"),
+          description="risk-reward heuristic: reward per resource, drop jobs whose utility is gone (OASiS baseline)")
+def solve_risk_reward(inst: OasisInstance, opts: SolveOptions, risk: float = 0.05, preempt: bool = False) -> Result:
+    t0 = time.perf_counter()
+    preempt = preempt.lower() in ("1", "true", "yes") if isinstance(preempt, str) else bool(preempt)
+    sched, info = simulate(inst, RiskRewardPolicy(inst, float(risk), preempt))
+    return _result("risk_reward", inst, sched, {**info, "preempt": preempt}, time.perf_counter() - t0)
+
+
+# ----------------------------------------------------------------------------- Dorm-like
+
+class DormPolicy(_EventPolicy):
+    r"""At every event: max utilisation + fairness over integer totals (y_i, z_i), then first-fit.
+
+    .. math::
+
+        \max \sum_i \sum_r \frac{w_i^r y_i + s_i^r z_i}{C^r} + \lambda\,|J|\,u
+        \quad\text{s.t.}\quad \sum_i w_i^r y_i \le \sum_h c_h^r,\;
+        \sum_i s_i^r z_i \le \sum_k c_k^r,\; b_i y_i \le B_i z_i,\; z_i \le y_i \le N_i,\;
+        u \le \sigma_i y_i
+
+    with :math:`\sigma_i` the dominant share of one worker of job i and :math:`C^r` the
+    cluster's total capacity (``lam`` = :math:`\lambda`, default 1).
+    """
+
+    name = "dorm"
+
+    def __init__(self, inst: OasisInstance, lam: float = 1.0, time_limit: float = 1.0):
+        super().__init__(inst)
+        self.lam = float(lam)
+        self.time_limit = float(time_limit)
+        self.ws, _ = _dominant(inst)
+        total = inst.worker_cap.sum(axis=0) + inst.ps_cap.sum(axis=0)
+        self.total = np.where(total > 0, total, 1.0)
+        self.solves = 0
+
+    def allocate(self, t, sim):
+        from scipy.optimize import Bounds, LinearConstraint, milp
+
+        inst = self.inst
+        J = list(self.active)
+        if not J:
+            return
+        n = len(J)
+        w, s = inst.worker_demand[J], inst.ps_demand[J]
+        Rn = w.shape[1]
+        # columns: y (n), z (n), u
+        c = np.concatenate([(w / self.total).sum(axis=1), (s / self.total).sum(axis=1), [self.lam * n]])
+        A_cap = np.zeros((2 * Rn, 2 * n + 1))
+        A_cap[:Rn, :n] = w.T
+        A_cap[Rn:, n:2 * n] = s.T
+        cap = np.concatenate([inst.worker_cap.sum(axis=0), inst.ps_cap.sum(axis=0)])
+        eye = np.eye(n)
+        A_bw = np.hstack([eye * inst.worker_gbps[J], -eye * inst.ps_gbps[J], np.zeros((n, 1))])
+        A_zy = np.hstack([-eye, eye, np.zeros((n, 1))])
+        A_u = np.hstack([-eye * self.ws[J], np.zeros((n, n)), np.ones((n, 1))])
+        A = np.vstack([A_cap, A_bw, A_zy, A_u])
+        ub_rows = np.concatenate([cap, np.zeros(3 * n)])
+        ub = np.concatenate([inst.chunks[J], [int(inst.ps_needed(i, int(inst.chunks[i]))) for i in J], [1.0]])
+        integ = np.concatenate([np.ones(2 * n), [0]])
+        res = milp(-c, constraints=LinearConstraint(A, -np.inf, ub_rows), bounds=Bounds(0, ub),
+                   integrality=integ, options={"time_limit": self.time_limit, "mip_rel_gap": 1e-3})
+        self.solves += 1
+        y = np.zeros(n, np.int64) if res.x is None else np.rint(res.x[:n]).astype(np.int64)
+        # place the counts first fit, largest first; what does not pack is trimmed
+        for k in np.argsort(-y, kind="stable"):
+            if y[k] > 0:
+                b = _largest_bundle(sim, J[k], int(y[k]))
+                if b is not None:
+                    sim.assign(J[k], *b)
+
+
+@register("dorm", families=("oasis",), params=("lam",),
+          description="Dorm-like utilisation-maximising MILP with a fairness term, re-solved at events (OASiS baseline)")
+def solve_dorm(inst: OasisInstance, opts: SolveOptions, lam: float = 1.0) -> Result:
+    t0 = time.perf_counter()
+    pol = DormPolicy(inst, float(lam))
+    sched, info = simulate(inst, pol)
+    return _result("dorm", inst, sched, {**info, "milp_solves": pol.solves}, time.perf_counter() - t0)

@@ -1,0 +1,318 @@
+r"""OASiS online primal-dual scheduling (MODELS.md §3.2), registered as method ``oasis``.
+
+Prices of resource r on worker server h and PS server k at allocated amounts g, v:
+
+.. math::
+
+    P_h^r(g) = L_1 (U_1^r / L_1)^{g / c_h^r},\qquad Q_k^r(v) = L_2 (U_2^r / L_2)^{v / c_k^r}
+
+On the arrival of job i the **dual subroutine** maximises
+:math:`\mu_i = f_i(\hat t - a_i + 1) - \text{priced cost}` over every feasible schedule, exactly:
+
+* one slot (:func:`slot_costs`): y workers cost the y cheapest worker units (server h offers
+  :math:`\lfloor \min_r \text{free}_h^r / w_i^r \rfloor` units at :math:`\sum_r P_h^r w_i^r` each),
+  plus the :math:`\lceil b_i y / B_i \rceil` cheapest PS units; the price of a unit does not depend
+  on this job's own units, so taking the cheapest is optimal (tested against brute force);
+* over slots (:func:`dual_subroutine`): :math:`C_t(r) = \min_{0 \le y \le N_i} c_t(y) + C_{t-1}(r - y)`
+  in worker-slots r (the DP of MODELS.md §3.2 in worker-slots instead of chunk-epochs; the two are
+  the same partition of the work), one pass over t serving every candidate completion slot
+  :math:`\hat t`; the pass stops once :math:`f_i(\hat t - a_i + 1) - R_i \underline{p}` cannot beat
+  the best surplus (:math:`\underline{p}` the cheapest unit price: an exact bound).
+
+Admit iff :math:`\mu_i > 0`; then commit the schedule and raise g, v. Rejected jobs are not retried.
+U and L are computed from all jobs (the true values, which an online scheduler would not know) and
+multiplied by ``u_scale`` / ``l_scale`` to model estimates (MODELS.md §3.2).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from dlsched.models.oasis import OasisInstance, OasisSchedule, schedule_utility
+from dlsched.result import Result, Status
+from dlsched.solvers.options import SolveOptions
+from dlsched.solvers.registry import register
+
+_TINY = 1e-300
+
+
+@dataclass(frozen=True)
+class PriceParams:
+    r"""U_1^r, U_2^r (per resource), L_1, L_2 and :math:`\alpha` (MODELS.md §3.2)."""
+
+    U1: np.ndarray
+    U2: np.ndarray
+    L1: float
+    L2: float
+
+    @property
+    def alpha(self) -> float:
+        with np.errstate(divide="ignore"):
+            vals = [1.0, *np.log(self.U1 / self.L1), *np.log(self.U2 / self.L2)]
+        return float(max(vals))
+
+
+def price_params(inst: OasisInstance, u_scale: float = 1.0, l_scale: float = 1.0) -> PriceParams:
+    r"""U and L from the formulas of MODELS.md §3.2, over all jobs of ``inst``, times the estimate factors.
+
+    :math:`U_1^r = \max_i f_i(D^{min}_i) / w_i^r` over jobs with :math:`w_i^r > 0`;
+    :math:`L_1 = \frac{1}{4\eta_1} \min_i f_i(T - a_i + 1) / \sum_r R_i w_i^r` with
+    :math:`\eta_1 = \max_i T \sum_h \sum_r c_h^r / (R_i \sum_r w_i^r)` (the smallest allowed);
+    likewise with s, c_k for U_2, L_2. Jobs that can never run are left out. L is floored at a
+    tiny positive number so that prices stay defined when some utility reaches 0.
+    """
+    n, T = inst.n_jobs, inst.horizon
+    ok = np.array([inst.infeasible_reason(i) is None for i in range(n)], dtype=bool)
+    if not ok.any():
+        ok = np.ones(n, bool)
+    R = inst.work().astype(float)
+    Dmin = inst.min_duration()
+    f_best = np.array([float(inst.utility_of(i, Dmin[i])) for i in range(n)])
+    f_worst = np.array([float(inst.utility_of(i, T - inst.arrival[i] + 1)) for i in range(n)])
+    out = []
+    for dem, cap in ((inst.worker_demand, inst.worker_cap), (inst.ps_demand, inst.ps_cap)):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            per = np.where(dem > 0, f_best[:, None] / dem, -np.inf)[ok]
+        U = per.max(axis=0)
+        tot = dem.sum(axis=1)
+        eta = float(np.max(T * cap.sum() / (R[ok] * tot[ok])))
+        L = float(np.min(f_worst[ok] / (R[ok] * tot[ok]))) / (4.0 * eta)
+        fmax = float(max(f_best[ok].max(), 1e-12))
+        L = max(L, 1e-12 * fmax / max(float(R[ok].max() * tot[ok].max()), 1.0))
+        U = np.where(np.isfinite(U) & (U > L), U, L)
+        out.append((U * u_scale, L * l_scale))
+    (U1, L1), (U2, L2) = out
+    return PriceParams(U1, U2, L1, L2)
+
+
+class ClusterState:
+    """Allocated amounts g_h^r(t), v_k^r(t) (index t = slot, 1..T) and the prices they imply."""
+
+    def __init__(self, inst: OasisInstance, params: PriceParams):
+        self.inst = inst
+        self.params = params
+        T, R = inst.horizon, len(inst.resources)
+        self.g = np.zeros((inst.n_worker_servers, T + 1, R))
+        self.v = np.zeros((inst.n_ps_servers, T + 1, R))
+
+    @staticmethod
+    def _price(used, cap, U, L):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            frac = np.where(cap[:, None, :] > 0, used / cap[:, None, :], 0.0)
+        ratio = np.maximum(U / L, 1.0)
+        return L * np.exp(frac * np.log(ratio)[None, None, :])
+
+    def worker_prices(self, t0: int) -> np.ndarray:
+        """(H, T - t0 + 1, R) prices P_h^r(g_h^r(t)) for slots t0..T."""
+        p = self.params
+        return self._price(self.g[:, t0:], self.inst.worker_cap, p.U1, p.L1)
+
+    def ps_prices(self, t0: int) -> np.ndarray:
+        p = self.params
+        return self._price(self.v[:, t0:], self.inst.ps_cap, p.U2, p.L2)
+
+    def commit(self, i: int, y: np.ndarray, z: np.ndarray, t0: int) -> None:
+        """Add job i's placement (y[t, h], z[t, k] for slots t0..) to the allocated amounts."""
+        inst = self.inst
+        self.g[:, t0:t0 + y.shape[0]] += y.T[:, :, None] * inst.worker_demand[i][None, None, :]
+        self.v[:, t0:t0 + z.shape[0]] += z.T[:, :, None] * inst.ps_demand[i][None, None, :]
+
+
+def _units(free: np.ndarray, demand: np.ndarray) -> np.ndarray:
+    """(S, Tw) units of ``demand`` that fit in ``free`` (S, Tw, R)."""
+    need = demand > 0
+    q = np.floor(free[:, :, need] / demand[need] + 1e-9).min(axis=2)
+    return np.maximum(q, 0).astype(np.int64)
+
+
+def _cheapest(unit_cost: np.ndarray, units: np.ndarray, nmax: int):
+    """Cost of the q cheapest units, q = 0..nmax, per slot; also the server order.
+
+    ``unit_cost`` (S, Tw) and ``units`` (S, Tw). Returns cost (Tw, nmax + 1) (inf beyond what
+    fits) and the order (Tw, S) of servers by increasing unit cost.
+    """
+    order = np.argsort(unit_cost.T, axis=1, kind="stable")                 # (Tw, S)
+    c_sorted = np.take_along_axis(unit_cost.T, order, axis=1)
+    u_sorted = np.minimum(np.take_along_axis(units.T, order, axis=1), nmax)
+    cum = np.cumsum(u_sorted, axis=1)                                       # (Tw, S)
+    q = np.arange(1, nmax + 1)
+    # server holding the q-th cheapest unit: number of servers whose cumulative units < q
+    idx = (cum[:, :, None] < q[None, None, :]).sum(axis=1)                  # (Tw, nmax)
+    S = unit_cost.shape[0]
+    c_pad = np.concatenate([c_sorted, np.full((c_sorted.shape[0], 1), np.inf)], axis=1)
+    per_unit = np.take_along_axis(c_pad, np.minimum(idx, S), axis=1)
+    cost = np.concatenate([np.zeros((per_unit.shape[0], 1)), np.cumsum(per_unit, axis=1)], axis=1)
+    return cost, order, u_sorted
+
+
+@dataclass
+class SlotCosts:
+    """Per-slot cost c_t(y) of y workers (+ their PSs) for slots a..T and the greedy orders."""
+
+    t0: int
+    cost: np.ndarray          # (Tw, N + 1)
+    w_order: np.ndarray       # (Tw, H)
+    w_units: np.ndarray       # (Tw, H) units in that order
+    p_order: np.ndarray
+    p_units: np.ndarray
+    z_of_y: np.ndarray        # (N + 1,)
+    min_unit: float           # cheapest price of one worker-slot (with its PS share): a lower bound
+
+
+def slot_costs(state: ClusterState, i: int, t0: int | None = None) -> SlotCosts:
+    """c_t(y) for job i and slots t0..T (default: its arrival), by the greedy placement."""
+    inst = state.inst
+    t0 = int(inst.arrival[i]) if t0 is None else t0
+    N = int(inst.chunks[i])
+    w, s = inst.worker_demand[i], inst.ps_demand[i]
+    Pw = state.worker_prices(t0)                                            # (H, Tw, R)
+    Pp = state.ps_prices(t0)
+    cw = (Pw * w).sum(axis=2)                                               # (H, Tw)
+    cp = (Pp * s).sum(axis=2)
+    uw = _units(inst.worker_cap[:, None, :] - state.g[:, t0:], w)
+    up = _units(inst.ps_cap[:, None, :] - state.v[:, t0:], s)
+    z_of_y = inst.ps_needed(i, np.arange(N + 1))
+    zmax = int(z_of_y[-1])
+    Wc, w_order, w_units = _cheapest(cw, uw, N)
+    Pc, p_order, p_units = _cheapest(cp, up, max(zmax, 1))
+    cost = Wc + Pc[:, z_of_y]
+    cost[:, z_of_y > np.arange(N + 1)] = np.inf                             # more PSs than workers
+    min_unit = float(cw.min()) + float(cp.min()) * float(inst.worker_gbps[i] / inst.ps_gbps[i])
+    return SlotCosts(t0, cost, w_order, w_units, p_order, p_units, z_of_y, min_unit)
+
+
+@dataclass
+class DualResult:
+    """Best schedule of one job at current prices: surplus, completion and per-slot worker counts."""
+
+    surplus: float
+    completion: int          # 0: no feasible schedule
+    y_total: np.ndarray      # (Tw,) workers per slot from t0
+    cost: float
+    utility: float
+    slots_examined: int
+
+
+def dual_subroutine(inst: OasisInstance, i: int, sc: SlotCosts, prune: bool = True) -> DualResult:
+    """Exact max over schedules of f_i(t̂ - a_i + 1) - cost (MODELS.md §3.2), by DP in worker-slots.
+
+    With ``prune`` the pass over completion slots stops once f_i(t̂ - a_i + 1) - R_i p_min cannot
+    exceed max(best surplus, 0): the admission decision and any positive surplus are unchanged,
+    but a surplus <= 0 may then be reported as -inf (no schedule examined further).
+    """
+    R = int(inst.work()[i])
+    N = sc.cost.shape[1] - 1
+    Tw = sc.cost.shape[0]
+    a = int(inst.arrival[i])
+    C = np.full(R + 1, np.inf)
+    C[0] = 0.0
+    choices = np.zeros((Tw, R + 1), dtype=np.int32)
+    best = (-np.inf, 0, -1)                      # surplus, completion index (1-based), utility
+    lb = R * sc.min_unit
+    pad = np.full(N, np.inf)
+    examined = 0
+    rows = np.arange(R + 1)
+    for k in range(Tw):
+        t = sc.t0 + k
+        f_t = float(inst.utility_of(i, t - a + 1))
+        if prune and f_t - lb <= max(best[0], 0.0):
+            break                                 # no completion at t or later beats the best (or 0)
+        examined += 1
+        # cand[r, y] = c_t(y) + C[r - y]  (C[negative] = inf through the padding)
+        win = sliding_window_view(np.concatenate([pad, C]), N + 1)[:, ::-1]    # (R + 1, N + 1)
+        cand = win + sc.cost[k][None, :]
+        yk = np.argmin(cand, axis=1)
+        C = cand[rows, yk]
+        choices[k] = yk
+        if np.isfinite(C[R]) and f_t - C[R] > best[0]:
+            best = (f_t - C[R], k + 1, f_t)
+    surplus, kk, util = best
+    if kk == 0:
+        return DualResult(-np.inf, 0, np.zeros(Tw, np.int64), np.inf, 0.0, examined)
+    y = np.zeros(Tw, np.int64)
+    r = R
+    for k in range(kk - 1, -1, -1):
+        y[k] = choices[k, r]
+        r -= y[k]
+    assert r == 0
+    active = np.flatnonzero(y)
+    completion = sc.t0 + int(active[-1])
+    cost = float(sum(sc.cost[k, y[k]] for k in active))
+    true_util = float(inst.utility_of(i, completion - a + 1))
+    return DualResult(true_util - cost, completion, y, cost, true_util, examined)
+
+
+def place(sc: SlotCosts, y_total: np.ndarray, H: int, K: int):
+    """Greedy placement of y workers and z(y) PSs per slot on the cheapest servers: y[t, h], z[t, k]."""
+    Tw = len(y_total)
+    y = np.zeros((Tw, H), np.int64)
+    z = np.zeros((Tw, K), np.int64)
+    for k in np.flatnonzero(y_total):
+        for need, order, units, out in ((int(y_total[k]), sc.w_order[k], sc.w_units[k], y),
+                                        (int(sc.z_of_y[y_total[k]]), sc.p_order[k], sc.p_units[k], z)):
+            take = np.minimum(units, np.maximum(need - (np.cumsum(units) - units), 0))
+            out[k, order] = take
+            assert take.sum() == need
+    return y, z
+
+
+def run_oasis(inst: OasisInstance, u_scale: float = 1.0, l_scale: float = 1.0, params: PriceParams | None = None):
+    """Process the jobs in arrival order (ties by index); returns the schedule and statistics."""
+    params = params or price_params(inst, u_scale, l_scale)
+    state = ClusterState(inst, params)
+    n, H, K, T = inst.n_jobs, inst.n_worker_servers, inst.n_ps_servers, inst.horizon
+    Y = np.zeros((n, T, H), np.int64)
+    Z = np.zeros((n, T, K), np.int64)
+    reasons: dict[int, str] = {}
+    decision = np.zeros(n)
+    surplus = np.full(n, np.nan)
+    for i in np.argsort(inst.arrival, kind="stable"):
+        i = int(i)
+        t_start = time.perf_counter()
+        why = inst.infeasible_reason(i)
+        if why is None:
+            sc = slot_costs(state, i)
+            d = dual_subroutine(inst, i, sc)
+            surplus[i] = d.surplus
+            if d.completion == 0 and d.slots_examined < sc.cost.shape[0]:
+                why = "utility cannot cover the cheapest prices of its work"
+            elif d.completion == 0:
+                why = "no feasible schedule in the remaining capacity"
+            elif d.surplus <= 0:
+                why = f"best surplus {d.surplus:.4g} <= 0 at current prices"
+            else:
+                y, z = place(sc, d.y_total, H, K)
+                state.commit(i, y, z, sc.t0)
+                Y[i, sc.t0 - 1:] = y
+                Z[i, sc.t0 - 1:] = z
+        if why is not None:
+            reasons[i] = why
+        decision[i] = time.perf_counter() - t_start
+    from dlsched.models.oasis import schedule_from_dense
+
+    sched = schedule_from_dense(inst, Y, Z, reasons)
+    return sched, {"decision_seconds": decision, "surplus": surplus, "params": params, "state": state}
+
+
+@register("oasis", families=("oasis",), params=("u_scale", "l_scale"),
+          description="OASiS online primal-dual admission and scheduling (MODELS.md §3.2)")
+def solve_oasis(inst: OasisInstance, opts: SolveOptions, u_scale: float = 1.0, l_scale: float = 1.0) -> Result:
+    """OASiS on the whole arrival sequence; ``u_scale``/``l_scale`` model estimated U and L."""
+    t0 = time.perf_counter()
+    sched, info = run_oasis(inst, float(u_scale), float(l_scale))
+    secs = time.perf_counter() - t0
+    dec = info["decision_seconds"]
+    p = info["params"]
+    return Result("oasis", Status.FEASIBLE, schedule_utility(inst, sched), None, "max", "completed",
+                  None, 0.0, secs, sched,
+                  {"admitted": int(sched.admitted.sum()), "jobs": inst.n_jobs, "alpha": p.alpha,
+                   "decision_seconds_p50": float(np.median(dec)) if len(dec) else 0.0,
+                   "decision_seconds_p99": float(np.percentile(dec, 99)) if len(dec) else 0.0,
+                   "decision_seconds_max": float(dec.max()) if len(dec) else 0.0,
+                   "L1": p.L1, "L2": p.L2, "U1_max": float(p.U1.max()), "U2_max": float(p.U2.max())},
+                  message="online heuristic with a 2*alpha competitive guarantee; no optimality bound")

@@ -1,0 +1,236 @@
+"""OASiS online (MODELS.md §3.2) and the oasis baselines: exactness against brute force, feasibility."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import dlsched
+from dlsched.check import check_oasis
+from dlsched.instance.oasis_gen import generate, small
+from dlsched.models.oasis import OasisInstance, Utility
+from dlsched.solvers.oasis import PriceParams, ClusterState, dual_subroutine, place, price_params, run_oasis, slot_costs
+
+
+def random_tiny(seed: int, T: int = 3, H: int = 2, K: int = 2) -> OasisInstance:
+    """Two jobs; the first is used to load the cluster, the second is priced."""
+    rng = np.random.default_rng(seed)
+    kinds = [Utility("sigmoid", {"gamma1": float(rng.uniform(1, 20)), "gamma2": float(rng.uniform(0, 3)), "gamma3": float(rng.uniform(1, 3))}),
+             Utility("step", {"value": float(rng.uniform(1, 20)), "deadline": int(rng.integers(1, T + 1))}),
+             Utility("linear", {"value": float(rng.uniform(5, 20)), "slope": float(rng.uniform(0, 6))})]
+    return OasisInstance(
+        resources=("gpu", "cpu"), horizon=T,
+        worker_cap=rng.integers(2, 5, size=(H, 2)), ps_cap=np.column_stack([np.zeros(K), rng.integers(2, 5, size=K)]),
+        arrival=[1, int(rng.integers(1, 2))], chunks=[2, 2], minibatches=[1, 1], epochs=[1, int(rng.integers(1, 3))],
+        tau=[1.0, float(rng.choice([0.5, 1.0, 1.5]))], grad_mb=[0, 0], worker_gbps=[1, float(rng.choice([0.5, 1.0]))],
+        ps_gbps=[2, 1.0], worker_demand=[[1, 1], [1, int(rng.integers(1, 3))]], ps_demand=[[0, 1], [0, int(rng.integers(1, 3))]],
+        utilities=(kinds[0], kinds[int(rng.integers(0, 3))]))
+
+
+def loaded_state(inst: OasisInstance, seed: int) -> ClusterState:
+    """A state with random allocations already committed (so prices differ by server and slot)."""
+    rng = np.random.default_rng(seed + 99)
+    # prices of the same order as the utilities, so that the DP must trade time against cost
+    st = ClusterState(inst, PriceParams(np.full(2, 40.0), np.full(2, 30.0), 0.5, 0.3))
+    H, K, T = inst.n_worker_servers, inst.n_ps_servers, inst.horizon
+    fw = inst.worker_fit()[0]
+    fp = inst.ps_fit()[0]
+    y = rng.integers(0, fw + 1, size=(T, H)) // 2
+    z = rng.integers(0, fp + 1, size=(T, K)) // 2
+    st.commit(0, y, z, 1)
+    return st
+
+
+def one_slot_options(inst, st, i, t):
+    """Every placement of job i in slot t: (workers, PSs, cost)."""
+    H, K = inst.n_worker_servers, inst.n_ps_servers
+    w, s = inst.worker_demand[i], inst.ps_demand[i]
+    cw = (st.worker_prices(t)[:, 0] * w).sum(axis=1)
+    cp = (st.ps_prices(t)[:, 0] * s).sum(axis=1)
+    freew = inst.worker_cap - st.g[:, t]
+    freep = inst.ps_cap - st.v[:, t]
+    N = int(inst.chunks[i])
+    out = []
+    for yh in itertools.product(range(N + 1), repeat=H):
+        if sum(yh) > N or any((np.array(yh)[h] * w > freew[h] + 1e-9).any() for h in range(H)):
+            continue
+        for zk in itertools.product(range(N + 1), repeat=K):
+            if any((np.array(zk)[k] * s > freep[k] + 1e-9).any() for k in range(K)):
+                continue
+            Y, Z = sum(yh), sum(zk)
+            if Z > Y or inst.worker_gbps[i] * Y > inst.ps_gbps[i] * Z + 1e-9:
+                continue
+            out.append((Y, float(np.dot(yh, cw) + np.dot(zk, cp))))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_one_slot_greedy_is_optimal(seed):
+    inst = random_tiny(seed)
+    st = loaded_state(inst, seed)
+    sc = slot_costs(st, 1)
+    for k in range(sc.cost.shape[0]):
+        opts = one_slot_options(inst, st, 1, sc.t0 + k)
+        for y in range(sc.cost.shape[1]):
+            brute = min((c for Y, c in opts if Y == y), default=np.inf)
+            assert sc.cost[k, y] == pytest.approx(brute, rel=1e-9, abs=1e-12), (k, y)
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_dual_subroutine_equals_brute_force(seed):
+    inst = random_tiny(seed)
+    st = loaded_state(inst, seed)
+    i = 1
+    a = int(inst.arrival[i])
+    slots = range(a, inst.horizon + 1)
+    per_slot = [one_slot_options(inst, st, i, t) for t in slots]
+    R = int(inst.work()[i])
+    best = -np.inf
+    for combo in itertools.product(*per_slot):
+        ys = [Y for Y, _ in combo]
+        if sum(ys) < R:
+            continue
+        last = max(k for k, Y in enumerate(ys) if Y > 0)
+        best = max(best, float(inst.utility_of(i, last + 1)) - sum(c for _, c in combo))
+    d = dual_subroutine(inst, i, slot_costs(st, i), prune=False)
+    assert d.surplus == pytest.approx(best, rel=1e-9, abs=1e-9)
+    pruned = dual_subroutine(inst, i, slot_costs(st, i), prune=True)
+    if best > 0:
+        assert pruned.surplus == pytest.approx(best, rel=1e-9, abs=1e-9)
+    else:
+        assert pruned.surplus <= 0
+
+
+def test_placement_matches_priced_cost():
+    inst = generate(30, horizon=40, worker_servers=5, ps_servers=4, preset="small", seed=2)
+    st = ClusterState(inst, price_params(inst))
+    for i in range(inst.n_jobs):
+        if inst.infeasible_reason(i):
+            continue
+        sc = slot_costs(st, i)
+        d = dual_subroutine(inst, i, sc)
+        if d.completion and d.surplus > 0:
+            y, z = place(sc, d.y_total, inst.n_worker_servers, inst.n_ps_servers)
+            Pw = (st.worker_prices(sc.t0) * inst.worker_demand[i]).sum(axis=2).T
+            Pp = (st.ps_prices(sc.t0) * inst.ps_demand[i]).sum(axis=2).T
+            assert float((y * Pw).sum() + (z * Pp).sum()) == pytest.approx(d.cost, rel=1e-9)
+            st.commit(i, y, z, sc.t0)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_oasis_schedules_are_feasible(seed):
+    inst = small(seed)
+    res = dlsched.solve(inst, "oasis")
+    rep = check_oasis(inst, res.solution, res.objective)
+    assert rep.feasible, rep.violations
+    assert set(res.solution.reasons) == set(np.flatnonzero(~res.solution.admitted).tolist())
+
+
+def test_oasis_paper_setting_feasible_and_fast():
+    inst = generate(60, seed=1)
+    res = dlsched.solve(inst, "oasis")
+    assert check_oasis(inst, res.solution, res.objective).feasible
+    assert res.stats["admitted"] > 0
+    assert res.stats["decision_seconds_p50"] < 1.0
+
+
+def test_estimates_change_prices_not_feasibility():
+    inst = small(3)
+    for u, l in ((0.2, 1.0), (10.0, 1.0), (1.0, 0.2), (1.0, 10.0)):
+        res = dlsched.solve(inst, "oasis", u_scale=u, l_scale=l)
+        assert check_oasis(inst, res.solution, res.objective).feasible
+
+
+def test_too_big_job_rejected_with_reason():
+    inst = small(0)
+    inst.worker_demand[4, 0] = 100.0
+    res = dlsched.solve(inst, "oasis")
+    assert not res.solution.admitted[4]
+    assert "exceeds every worker server" in res.solution.reasons[4]
+    assert check_oasis(inst, res.solution, res.objective).feasible
+
+
+@pytest.mark.parametrize("method", ["fifo", "drf"])
+@pytest.mark.parametrize("seed", range(4))
+def test_baselines_feasible_small(method, seed):
+    inst = small(seed)
+    res = dlsched.solve(inst, method)
+    rep = check_oasis(inst, res.solution, res.objective)
+    assert rep.feasible, rep.violations
+    assert res.objective == pytest.approx(rep.objective)
+
+
+@pytest.mark.parametrize("method", ["fifo", "drf"])
+def test_baselines_feasible_paper_setting(method):
+    inst = generate(80, seed=4)
+    res = dlsched.solve(inst, method)
+    assert check_oasis(inst, res.solution, res.objective).feasible
+    assert res.stats["admitted"] > 0
+
+
+def test_fifo_fixed_count_and_order():
+    inst = small(1)
+    res = dlsched.solve(inst, "fifo", workers=1)
+    W = res.solution.workers
+    for i in np.flatnonzero(res.solution.admitted):
+        per_slot = np.bincount(W[W[:, 0] == i, 1])
+        assert set(per_slot[per_slot > 0].tolist()) == {1}    # exactly one worker in every slot it runs
+    starts = {i: W[W[:, 0] == i, 1].min() for i in np.flatnonzero(res.solution.admitted)}
+    by_arrival = sorted(starts, key=lambda i: (inst.arrival[i], i))
+    assert [starts[i] for i in by_arrival] == sorted(starts[i] for i in by_arrival)   # FIFO start order
+
+
+def test_drf_equalises_dominant_shares():
+    # two identical jobs arriving together on a cluster that holds 4 workers: 2 each
+    inst = OasisInstance(("gpu", "cpu"), 6, [[4, 8]], [[0, 8]], [1, 1], [4, 4], [1, 1], [1, 1], [2.0, 2.0], [0, 0],
+                         [1, 1], [4, 4], [[1, 1], [1, 1]], [[0, 1], [0, 1]],
+                         (Utility("linear", {"value": 10, "slope": 1}),) * 2)
+    res = dlsched.solve(inst, "drf")
+    W = res.solution.workers
+    first = W[W[:, 1] == 1]
+    assert sorted(np.bincount(first[:, 0], weights=first[:, 3]).tolist()) == [2, 2]
+    assert check_oasis(inst, res.solution, res.objective).feasible
+
+
+@pytest.mark.parametrize("seed", [1, 4, 8])
+def test_offline_dominates_online_within_two_alpha(seed):
+    inst = small(seed, n_jobs=8, horizon=8)
+    opt = dlsched.solve(inst, "offline", threads=1)
+    assert opt.status.value == "optimal"
+    assert check_oasis(inst, opt.solution, opt.objective).feasible
+    alpha = price_params(inst).alpha
+    for m in ("oasis", "fifo", "drf"):
+        r = dlsched.solve(inst, m)
+        assert r.objective <= opt.bound + 1e-6
+        if m == "oasis":
+            assert opt.objective <= 2 * alpha * r.objective
+
+
+@pytest.mark.parametrize("method, params", [("risk_reward", {}), ("risk_reward", {"preempt": True}), ("dorm", {})])
+@pytest.mark.parametrize("seed", range(3))
+def test_more_baselines_feasible(method, params, seed):
+    inst = small(seed)
+    res = dlsched.solve(inst, method, **params)
+    rep = check_oasis(inst, res.solution, res.objective)
+    assert rep.feasible, rep.violations
+
+
+def test_risk_reward_drops_jobs_whose_utility_is_gone():
+    # a step utility with deadline 1 that the job cannot meet: dropped, never run
+    inst = small(2)
+    inst.utilities = inst.utilities[:3] + (Utility("step", {"value": 50, "deadline": 0.5}),) + inst.utilities[4:]
+    res = dlsched.solve(inst, "risk_reward")
+    assert not res.solution.admitted[3] and "dropped" in res.solution.reasons[3]
+
+
+def test_bench_quick_json(capsys):
+    import json
+
+    from dlsched.bench import get_suite
+
+    assert get_suite("oasis")(["--json", "--seeds", "2", "--jobs", "25", "--quick"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for key in ("ratio_mean", "ratio_max", "alpha_bound_violations", "utility_vs_best_baseline", "decision_seconds_p50"):
+        assert key in out
+    assert out["alpha_bound_violations"] == 0 and out["ratio_mean"] >= 1.0 - 1e-9
+    assert "environment" in out
