@@ -53,7 +53,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-import highspy
 import numpy as np
 
 from dlsched.instance.core import MCMDK
