@@ -12,7 +12,9 @@ Parts (``--quick`` runs smaller versions of the same parts):
 3. **exactness** — the parametric iteration against the enumerated exact MILP of §2.2 on
    instances of ≤ 12 jobs (must agree), and, without ``--quick``, at 50, 200 and 500 jobs
    (iterations, seconds);
-4. **decision time** — one SMD decision for 500 active jobs on 100 servers (median seconds).
+4. **decision time** — one SMD decision for 500 active jobs on 100 servers (median seconds);
+5. **load** (without ``--quick``) — 200 jobs on 10 DL2 nodes arriving at 8 per slot, both mixes,
+   3 seeds: average JCT (slots) of SMD, Optimus and DRF (no optimum at this size).
 
 Every random choice comes from ``--seed``; solver threads default to 1.
 """
@@ -140,6 +142,25 @@ def decision_time(repeats: int, seed: int, threads: int) -> dict:
             "checked": bool(rep.feasible)}
 
 
+def load_study(seeds: int, seed: int, threads: int) -> list[dict]:
+    import dlsched
+    from dlsched.instance.smd_gen import generate
+
+    rows = []
+    for mix in ("dl2", "optimus"):
+        for k in range(seeds):
+            inst = generate(200, 10, mix=mix, seed=seed * 100 + k, arrival_rate=8.0, max_len_slots=6.0)
+            row = {"mix": mix, "seed": seed * 100 + k, "jobs": inst.n_jobs, "servers": inst.n_servers}
+            for m in ("smd", "optimus", "drf"):
+                t0 = time.perf_counter()
+                res = dlsched.solve(inst, m, threads=threads)
+                row[f"{m}_avg_jct"] = (res.objective - float(inst.arrival.sum())) / inst.n_jobs
+                row[f"{m}_seconds"] = time.perf_counter() - t0
+                row[f"{m}_checked"] = bool(dlsched.check(inst, res).feasible)
+            rows.append(row)
+    return rows
+
+
 def summarise(cal, gap_rows, exact_rows, dec) -> dict:
     def mean(key):
         vals = [r[key] for r in gap_rows if r[key] is not None]
@@ -183,9 +204,15 @@ def main(argv: list[str]) -> int:
     sizes = [6, 8, 10, 12] if args.quick else [6, 8, 10, 12, 50, 200, 500]
     exact_rows = exactness(sizes, args.seed, args.threads, repeats=2 if args.quick else 3)
     dec = decision_time(3 if args.quick else 7, args.seed, args.threads)
+    load_rows = [] if args.quick else load_study(3, args.seed, args.threads)
     summary = summarise(cal, gap_rows, exact_rows, dec)
+    if load_rows:
+        jct = {m: float(np.mean([r[f"{m}_avg_jct"] for r in load_rows])) for m in ("smd", "optimus", "drf")}
+        summary.update({f"load_avg_jct_{m}": v for m, v in jct.items()})
+        summary["load_all_checked"] = all(r[f"{m}_checked"] for r in load_rows for m in jct)
     summary["seconds"] = time.perf_counter() - t0
     doc = {**summary, "calibration": cal, "gap_rows": gap_rows, "exactness": exact_rows, "decision": dec,
+           "load": load_rows,
            "environment": environment(seed=args.seed, time_limit=args.time_limit, threads=args.threads,
                                       quick=args.quick)}
     try:
@@ -232,3 +259,6 @@ def _print(doc: dict) -> None:
                   str(r["lp_round_guarantee_holds"]))
     con.print(t)
     con.print(f"one SMD decision, 500 jobs / 100 servers: median {doc['decision_seconds_p50']:.3f} s")
+    if doc.get("load"):
+        con.print("200 jobs / 10 nodes, 8 arrivals per slot: average JCT (slots) "
+                  + ", ".join(f"{m} {doc[f'load_avg_jct_{m}']:.2f}" for m in ("smd", "optimus", "drf")))
