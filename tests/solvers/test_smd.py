@@ -94,6 +94,7 @@ def test_brute_force_time_indexed_on_two_jobs():
     inst = generate(2, 1, seed=5, max_len_slots=2, arrival_rate=None, max_workers=2, max_ps=2)
     T = 4
     ti = dlsched.solve(inst, "time-indexed", threads=1, horizon=T)
+    assert dlsched.check(inst, ti).feasible
     options = [(0, 0)] + [(w, p) for w in (1, 2) for p in (1, 2)]
     best = np.inf
     per_slot = [c for c in itertools.product(options, repeat=2)
