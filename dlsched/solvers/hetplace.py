@@ -529,9 +529,9 @@ def price_categories(inst: PlacementInstance, C, J, lam, N: int, rng: np.random.
     return out
 
 
-@register("hetplace", families=("placement",), params=("samples", "seed", "valuation", "polish", "sampler", "noise", "market_iters"),
+@register("hetplace", families=("placement",), params=("samples", "valuation", "polish", "sampler", "noise", "market_iters"),
           description="sampled categories + matching market per category (MODELS.md §4.3)")
-def hetplace(instance, opts: SolveOptions, samples: int = DEFAULT_SAMPLES, seed: int | None = None,
+def hetplace(instance, opts: SolveOptions, samples: int = DEFAULT_SAMPLES,
              valuation: str = "tangent", polish: bool = True, sampler: str = "prices", noise: float = 0.1,
              market_iters: int = 1) -> Result:
     """The §4.3 pipeline (module docstring). ``sampler``: ``prices`` (default; categories chosen by
@@ -543,7 +543,7 @@ def hetplace(instance, opts: SolveOptions, samples: int = DEFAULT_SAMPLES, seed:
     if sampler not in ("prices", "moves"):
         raise InputError("<argument>", "sampler", "'prices' or 'moves'", sampler)
     polish = polish in (True, "true", "True", "1", 1)
-    seed = opts.seed if seed is None else int(seed)
+    seed = int(opts.seed)  # the common option: dlsched.solve(..., seed=S), `dlsched solve --seed S`
     t0 = time.perf_counter()
     rng = np.random.default_rng(seed)
     biggest = _biggest_server(inst)
