@@ -163,7 +163,7 @@ def main(argv: list[str]) -> int:
     sizes = QUICK_SIZES if args.quick else FULL_SIZES
     samples_list = QUICK_SAMPLES if args.quick else FULL_SAMPLES
     seeds = range(args.seeds if args.seeds is not None else (2 if args.quick else 5))
-    log = None if args.json else (lambda s: print(s, file=sys.stderr, flush=True))
+    log = (lambda s: print(s, file=sys.stderr, flush=True))  # progress on stderr; stdout holds only the JSON
     out = run(sizes, list(seeds), samples_list, DEFAULT_SAMPLES, args.time_limit, not args.no_scale,
               equal_upto=64, log=log)
     summary = summarise(out, samples_list, DEFAULT_SAMPLES)
