@@ -3,24 +3,27 @@ r"""Methods of the ``placement`` family (MODELS.md §4): ``exact``, ``greedy`` a
 ``hetplace`` is our reconstruction of the sampling-based pipeline of §4.3:
 
 1. **categories**: a category is a sizing vector :math:`(n_1..n_n)`, :math:`1 \le n_i \le M_i`,
-   :math:`\sum_i n_i \le K`. Category 0 is the sizing of the greedy baseline; the other
-   :math:`N - 1` are drawn (seeded) by moving a few workers between jobs or the idle pool
-   (importance sampling around a good sizing instead of uniform draws from the
-   :math:`\binom{K-1}{n-1}` categories; docs/hetplace.md).
+   :math:`\sum_i n_i \le K`. Lagrangian prices :math:`\lambda_g` of the GPU types are computed
+   first (:func:`type_prices`, which also gives a valid lower bound); category 0 is the sizing
+   the jobs choose at :math:`\lambda`, the other :math:`N - 1` the sizings they choose at
+   job-wise perturbed prices (seeded). This is importance sampling around a good sizing instead
+   of uniform draws from the :math:`\binom{K-1}{n-1}` categories (docs/hetplace.md);
+   ``sampler="moves"`` draws random unit moves around the greedy sizing instead.
 2. **matching market** per category (:mod:`dlsched.solvers.market`): job i buys :math:`n_i`
    units from the GPU types; the valuation is pluggable. ``tangent`` (default) values a unit of
    type g by its first-order JCT reduction :math:`T_i P_i \rho_{i,g} / S_i^2` at the job's
-   current total throughput :math:`S_i` and re-runs the market at the new :math:`S_i` until the
-   allocation repeats; ``throughput`` values it by :math:`\rho_{i,g}`. The market's type counts
-   are then improved by pairwise exchanges of one GPU between two jobs (or with the idle pool)
-   while the category's JCT drops (``polish``).
+   current total throughput :math:`S_i` (``market_iters`` re-runs at the new :math:`S_i`);
+   ``throughput`` values it by :math:`\rho_{i,g}`. The market's type counts are then improved
+   by exchanges of one GPU between two jobs (or with the idle pool), and for small instances by
+   re-choosing the counts of pairs of jobs, while the category's JCT drops (``polish``).
 3. **placement**: type counts become GPUs, one-server jobs first (best fit), and the
    exact JCT model (:func:`dlsched.models.placement.evaluate`) scores the category.
 4. **sampling**: the best of the N evaluated categories is returned.
 
 Every method reports, in ``Result.stats``, the average JCT, Jain's index of the slowdowns
-:math:`J_i / J_i^{\mathrm{alone}}` and the largest slowdown. Heuristics report the valid lower
-bound :math:`\frac1n \sum_i J_i^{\mathrm{alone}}` (each job alone on its best GPUs).
+:math:`J_i / J_i^{\mathrm{alone}}` and the largest slowdown. ``greedy`` reports the valid lower
+bound :math:`\frac1n \sum_i J_i^{\mathrm{alone}}` (each job alone on its best GPUs),
+``hetplace`` the larger of that and the Lagrangian bound.
 """
 
 from __future__ import annotations
@@ -33,8 +36,7 @@ import numpy as np
 
 from dlsched.errors import InputError
 from dlsched.instance.placement import Placement, PlacementInstance
-from dlsched.models.placement import (alone_jct, comm_seconds, core_model, decode, evaluate, jain,
-                                      jct_counts, workloads)
+from dlsched.models.placement import alone_jct, core_model, decode, evaluate, jain, jct_counts, workloads
 from dlsched.result import Result, Status
 from dlsched.solvers import highs
 from dlsched.solvers.exact import solve_core
@@ -425,30 +427,26 @@ def market_counts(inst: PlacementInstance, sizes: np.ndarray, valuation: str | C
 
 def sample_categories(inst: PlacementInstance, base: np.ndarray, N: int, rng: np.random.Generator,
                       moves: float = 1.5) -> list[np.ndarray]:
-    """``base`` and up to N-1 distinct sizings, each 1 + Poisson(moves) random unit moves away."""
-    n, K = inst.n_jobs, inst.n_gpus
+    """``base`` and up to N-1 distinct sizings, each 1 + Poisson(moves) random unit moves away
+    (a unit goes from a job with more than one GPU, or from the idle pool, to another job below
+    its maximum, or to the idle pool; ``-1`` stands for the pool)."""
+    K = inst.n_gpus
     out, seen = [base.copy()], {base.tobytes()}
-    tries = 0
-    while len(out) < N and tries < 20 * N:
-        tries += 1
+    for _ in range(20 * N):
+        if len(out) >= N:
+            break
         s = base.copy()
         for _ in range(1 + rng.poisson(moves)):
-            idle = K - s.sum()
-            donors = np.flatnonzero(s > 1)
-            takers = np.flatnonzero(s < inst.max_workers)
-            d = rng.integers(-1 if idle < K else 0, donors.size) if donors.size or idle else None
-            r = rng.integers(-1, takers.size) if takers.size else -1
-            if d is None:
+            donors = [*np.flatnonzero(s > 1).tolist(), *([-1] if s.sum() < K else [])]
+            if not donors:
                 break
-            # -1 is the idle pool (a donor only when something is idle, a taker always)
-            if d == -1 and idle <= 0:
-                continue
+            d = donors[rng.integers(len(donors))]
+            takers = [t for t in (*np.flatnonzero(s < inst.max_workers).tolist(), -1) if t != d]
+            t = takers[rng.integers(len(takers))]
             if d >= 0:
-                s[donors[d]] -= 1
-            if r >= 0:
-                s[takers[r]] += 1
-            if s.sum() > K or np.any(s < 1):
-                s = base.copy()
+                s[d] -= 1
+            if t >= 0:
+                s[t] += 1
         if s.tobytes() not in seen:
             seen.add(s.tobytes())
             out.append(s)

@@ -167,3 +167,13 @@ def test_greedy_and_pack_respect_capacity(mid):
         got = np.zeros_like(counts)
         np.add.at(got, (gpu_job[gpu_job >= 0], inst.gpu_type[gpu_job >= 0]), 1)
         assert np.array_equal(got, counts)
+
+
+@pytest.mark.parametrize("params", [{"valuation": "throughput"}, {"sampler": "moves"}, {"polish": False},
+                                    {"valuation": lambda inst, S: inst.rho / S[:, None]}, {"market_iters": 3}])
+def test_pipeline_options_give_checked_placements(mid, params):
+    inst = mid[2]
+    ex = dlsched.solve(inst, method="exact", threads=1).objective
+    res = dlsched.solve(inst, method="hetplace", samples=4, **params)
+    assert dlsched.check(inst, res).feasible
+    assert ex * (1 - 1e-9) <= res.objective <= dlsched.solve(inst, method="greedy").objective * 1.05
