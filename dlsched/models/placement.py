@@ -229,7 +229,7 @@ def core_model(inst: PlacementInstance) -> CoreModel:
                    for cc, s in zip(col_counts.tolist(), col_server.tolist())) if ncol <= 200_000 else None
     core = MCMDK(value, A, b, np.asarray(ptr), "min", "exactly_one", inst.name, inst.job_names,
                  tuple(f"type:{g}" for g in inst.gpu_types) + tuple(f"server:{s}" for s in inst.server_names),
-                 labels, None, {"family": "placement"}, inst.source)
+                 labels, inst.reference, {"family": "placement"}, inst.source)
     model = CoreModel(core, col_counts, col_server)
     inst._core_model = model  # the instance is immutable in practice; building is the costly part
     return model

@@ -177,3 +177,19 @@ def test_pipeline_options_give_checked_placements(mid, params):
     res = dlsched.solve(inst, method="hetplace", samples=4, **params)
     assert dlsched.check(inst, res).feasible
     assert ex * (1 - 1e-9) <= res.objective <= dlsched.solve(inst, method="greedy").objective * 1.05
+
+
+def test_cli_solve_hetplace_then_check(capsys, tmp_path):
+    from dlsched.cli import main
+    from dlsched.data import project_root
+
+    inst = str(project_root() / "instances" / "placement-small.json")
+    sol = tmp_path / "sol.json"
+    assert main(["solve", inst, "--method", "hetplace", "--samples", "4", "--seed", "2", "--out", str(sol), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["method"] == "hetplace" and doc["checked"] is True and doc["stats"]["samples"] == 4
+    assert "jain_fairness" in doc["stats"] and doc["objective"] >= 142257.76847911207 * (1 - 1e-9)
+    assert main(["check", inst, str(sol), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["feasible"] is True
+    assert main(["solve", inst, "--method", "exact", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["objective"] == pytest.approx(142257.76847911207)
