@@ -11,8 +11,9 @@ r"""Methods of the ``placement`` family (MODELS.md §4): ``exact``, ``greedy`` a
    ``sampler="moves"`` draws random unit moves around the greedy sizing instead.
 2. **matching market** per category (:mod:`dlsched.solvers.market`): job i buys :math:`n_i`
    units from the GPU types; the valuation is pluggable. ``tangent`` (default) values a unit of
-   type g by its first-order JCT reduction :math:`T_i P_i \rho_{i,g} / S_i^2` at the job's
-   current total throughput :math:`S_i` (``market_iters`` re-runs at the new :math:`S_i`);
+   type g by its first-order JCT reduction :math:`T_i P_i \rho_{i,g} / S_i^2` at
+   :math:`S_i` = :math:`n_i` GPUs of average throughput (``market_iters`` re-runs at the
+   :math:`S_i` of the market's allocation);
    ``throughput`` values it by :math:`\rho_{i,g}`. The market's type counts are then improved
    by exchanges of one GPU between two jobs (or with the idle pool), and for small instances by
    re-choosing the counts of pairs of jobs, while the category's JCT drops (``polish``).
