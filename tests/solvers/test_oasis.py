@@ -234,3 +234,20 @@ def test_bench_quick_json(capsys):
         assert key in out
     assert out["alpha_bound_violations"] == 0 and out["ratio_mean"] >= 1.0 - 1e-9
     assert "environment" in out
+
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 12), T=st.integers(2, 12), H=st.integers(1, 4), K=st.integers(1, 3),
+       arrivals=st.sampled_from(["poisson", "trace"]))
+def test_every_online_method_is_feasible_on_random_instances(seed, n, T, H, K, arrivals):
+    inst = generate(n, horizon=T, worker_servers=H, ps_servers=K, preset="small", seed=seed, arrivals=arrivals)
+    for method, params in (("oasis", {}), ("fifo", {}), ("drf", {}), ("risk_reward", {}), ("risk_reward", {"preempt": True}), ("dorm", {})):
+        res = dlsched.solve(inst, method, **params)
+        rep = check_oasis(inst, res.solution, res.objective)
+        assert rep.feasible, (method, rep.violations[:3])
+        rejected = set(np.flatnonzero(~res.solution.admitted).tolist())
+        assert rejected == set(res.solution.reasons), method    # every rejection has a reason
