@@ -235,3 +235,16 @@ def test_bundled_instance_reaches_its_reference():
         assert dlsched.check(inst, res).feasible
     online = dlsched.solve(inst, "oasis")
     assert online.objective <= inst.reference.objective + 1e-9 and dlsched.check(inst, online).feasible
+
+
+def test_solution_file_roundtrip(tmp_path):
+    import dlsched
+
+    inst = small(2)
+    res = dlsched.solve(inst, "oasis")
+    doc = jsonio.solution_document(inst, res)
+    path = tmp_path / "sol.json"
+    path.write_text(json.dumps(doc))
+    sched, claimed = jsonio.load_solution(inst, path)
+    rep = check_oasis(inst, sched, claimed)
+    assert rep.feasible and rep.objective == pytest.approx(res.objective)
