@@ -77,6 +77,150 @@ def check_mcmdk(inst, choice, claimed_objective: float | None = None) -> CheckRe
     return CheckReport(not bad, total, bad)
 
 
+# ------------------------------------------------------------------------------ smd (MODELS.md §2)
+
+def _smd_tau(inst, j: int, w: int, p: int) -> float:
+    """τ_j(w, p) recomputed layer by layer from the profile's fields (MODELS.md §2.1)."""
+    prof = inst.profiles[inst.job_type[j]]
+    B = float(inst.batch[j])
+    per = B / w
+    s = 2.0 * max(1.0 / prof.beta_w, w / (p * prof.beta_p))
+    if np.isfinite(prof.mu_p):
+        s += 1.0 / (p * prof.mu_p)
+    phi, psi, m = (np.asarray(a, dtype=float).tolist() for a in (prof.phi, prof.psi, prof.m))
+    if inst.options.overlap == "none":
+        return prof.delta + per * sum(phi) + per * sum(psi) + s * sum(m)
+    C, G = 0.0, 0.0
+    for ell in range(len(m) - 1, -1, -1):
+        G += per * psi[ell]
+        C = max(G, C) + m[ell] * s
+    return prof.delta + per * sum(phi) + C
+
+
+def _smd_alloc_violations(inst, j: int, w: int, p: int, where: str) -> list[str]:
+    name = inst.job_names[j]
+    if w < 0 or p < 0 or (w == 0) != (p == 0):
+        return [f"{where}: job '{name}' has w={w}, p={p} (both 0 or both >= 1)"]
+    bad = []
+    if w > inst.max_workers[j] or p > inst.max_ps[j]:
+        bad.append(f"{where}: job '{name}' has w={w}, p={p} above its limits {int(inst.max_workers[j])}, {int(inst.max_ps[j])}")
+    if inst.options.ps_le_workers and p > w:
+        bad.append(f"{where}: job '{name}' has more PSs ({p}) than workers ({w})")
+    return bad
+
+
+def check_smd(inst, solution, claimed_objective: float | None = None) -> CheckReport:
+    """Verify an SMD solution (MODELS.md §2) from the instance alone.
+
+    * ``{"allocation": (n, 2|3) ints}`` -- one decision epoch (§2.2): limits, capacities
+      (aggregate, or per server when the instance asks for it, the third column is the
+      server), objective Σ ω R τ(w, p) over running jobs + Σ ω·factor·R·τ(1, 1) over waiting
+      ones with R > 0;
+    * ``{"schedule": (T, n, 2) ints}`` -- slots 1..T (§2.4): per-slot limits and aggregate
+      capacities, nothing before arrival or after completion, every schedulable job completes;
+      objective Σ ω_j C_j (completion slot). Jobs whose (1, 1) does not fit are "cannot be
+      scheduled": they must never run and are left out of the objective;
+    * a core choice (numpy int array over the jobs of ``inst.to_core()``) is translated through
+      the core's configuration labels, then checked as an allocation.
+    """
+    bad: list[str] = []
+    n = len(inst.job_names)
+    cap = np.asarray(inst.server_cap, dtype=float).sum(axis=0)
+    d, e = np.asarray(inst.d, dtype=float), np.asarray(inst.e, dtype=float)
+    if not isinstance(solution, dict):
+        core = inst.to_core()
+        base = check_mcmdk(core, solution)
+        if not base.feasible:
+            return base
+        alloc = np.zeros((n, 3), dtype=np.int64)
+        alloc[:, 2] = -1
+        names = list(inst.job_names)
+        for jj, o in enumerate(np.asarray(solution).tolist()):
+            label = core.config_labels[int(core.job_ptr[jj]) + int(o)]
+            if label != "defer":
+                kv = dict(item.split("=") for item in label.split(","))
+                alloc[names.index(core.job_names[jj])] = [int(kv["w"]), int(kv["p"]), int(kv.get("s", -1))]
+        solution = {"allocation": alloc}
+    if "allocation" in solution:
+        alloc = np.asarray(solution["allocation"], dtype=np.int64)
+        if alloc.ndim != 2 or alloc.shape[0] != n or alloc.shape[1] not in (2, 3):
+            return CheckReport(False, None, [f"allocation has shape {alloc.shape}, expected ({n}, 2)"])
+        per_server = inst.options.capacity == "per_server"
+        used = np.zeros((len(inst.server_cap), len(cap))) if per_server else np.zeros(len(cap))
+        total = 0.0
+        for j in range(n):
+            w, p = int(alloc[j, 0]), int(alloc[j, 1])
+            bad += _smd_alloc_violations(inst, j, w, p, "allocation")
+            R = float(inst.iterations[j])
+            if w <= 0 or p <= 0:
+                if R > 0:
+                    total += float(inst.weight[j]) * inst.options.deferral_factor * R * _smd_tau(inst, j, 1, 1)
+                continue
+            use = w * d[j] + p * e[j]
+            if per_server:
+                s = int(alloc[j, 2]) if alloc.shape[1] == 3 else -1
+                if not 0 <= s < len(inst.server_cap):
+                    bad.append(f"job '{inst.job_names[j]}' runs but names no server (per-server capacity)")
+                    continue
+                used[s] += use
+            else:
+                used += use
+            total += float(inst.weight[j]) * R * _smd_tau(inst, j, w, p)
+        caps = np.asarray(inst.server_cap, dtype=float) if per_server else cap
+        for idx in np.argwhere(used > caps + ABS_TOL + REL_TOL * np.abs(caps)):
+            idx = tuple(idx)
+            r = inst.resources[idx[-1]]
+            where = f"{r}@{inst.server_names[idx[0]]}" if per_server else r
+            bad.append(f"capacity '{where}' uses {used[idx]:g} > {caps[idx]:g}")
+    elif "schedule" in solution:
+        sch = np.asarray(solution["schedule"], dtype=np.int64)
+        if sch.ndim != 3 or sch.shape[1:] != (n, 2):
+            return CheckReport(False, None, [f"schedule has shape {sch.shape}, expected (T, {n}, 2)"])
+        T = sch.shape[0]
+        delta = float(inst.slot_seconds)
+        progress = np.zeros(n)
+        done = np.full(n, -1)
+        total = 0.0
+        fits11 = [bool(np.all(d[j] + e[j] <= cap + ABS_TOL)) for j in range(n)]
+        for k in range(T):
+            used = np.zeros(len(cap))
+            for j in range(n):
+                w, p = int(sch[k, j, 0]), int(sch[k, j, 1])
+                if w == 0 and p == 0:
+                    continue
+                name = inst.job_names[j]
+                bad += _smd_alloc_violations(inst, j, w, p, f"slot {k + 1}")
+                if w <= 0 or p <= 0:
+                    continue
+                if k < np.ceil(float(inst.arrival[j]) - 1e-9):
+                    bad.append(f"slot {k + 1}: job '{name}' runs before its arrival {float(inst.arrival[j]):g}")
+                if done[j] >= 0:
+                    bad.append(f"slot {k + 1}: job '{name}' runs after completing in slot {done[j]}")
+                used += w * d[j] + p * e[j]
+                progress[j] += delta / _smd_tau(inst, j, w, p)
+                if done[j] < 0 and progress[j] >= float(inst.iterations[j]) * (1 - 1e-9):
+                    done[j] = k + 1
+            for r in np.flatnonzero(used > cap + ABS_TOL + REL_TOL * cap):
+                bad.append(f"slot {k + 1}: capacity '{inst.resources[r]}' uses {used[r]:g} > {cap[r]:g}")
+        for j in range(n):
+            R = float(inst.iterations[j])
+            if R <= 0:
+                continue
+            if not fits11[j]:
+                if progress[j] > 0:
+                    bad.append(f"job '{inst.job_names[j]}' cannot be scheduled (does not fit alone) but runs")
+                continue
+            if done[j] < 0:
+                bad.append(f"job '{inst.job_names[j]}' is not complete after {T} slots ({progress[j]:.6g} of {R:g} iterations)")
+            else:
+                total += float(inst.weight[j]) * done[j]
+    else:
+        return CheckReport(False, None, ["an SMD solution is {'allocation': ...} or {'schedule': ...}"])
+    if claimed_objective is not None and abs(claimed_objective - total) > 1e-6 * max(1.0, abs(total)):
+        bad.append(f"claimed objective {claimed_objective:g} but the solution's objective is {total:g}")
+    return CheckReport(not bad, total, bad)
+
+
 # ------------------------------------------------------------------------------ oasis (MODELS.md §3.1)
 
 def _oasis_utility(u, d: float) -> float:
@@ -167,7 +311,70 @@ def check_oasis(inst, sched, claimed_objective: float | None = None) -> CheckRep
     return CheckReport(not bad, total, bad)
 
 
-CHECKERS: dict[str, Callable[..., CheckReport]] = {"mcmdk": check_mcmdk, "oasis": check_oasis}
+def placement_jcts(inst, gpu_job, workload) -> tuple[list[float], list[str]]:
+    """JCT of every job from the GPUs and per-GPU samples a placement gives it (MODELS.md §4.1).
+
+    The iteration's compute time is the slowest worker's ``samples / rho`` (so any split can be
+    judged); communication is the ring (``2 (n-1)/n D / r``) or PS (``2 (n-1) D / r``) volume over
+    the intra-server bandwidth when every worker shares a server, else the inter-server one.
+    """
+    bad: list[str] = []
+    servers = [s for s, c in enumerate(inst.server_gpus.tolist()) for _ in range(c)]
+    jcts = []
+    for i, name in enumerate(inst.job_names):
+        gpus = [k for k in range(len(gpu_job)) if int(gpu_job[k]) == i]
+        if not gpus:
+            bad.append(f"job '{name}' has no GPU")
+            jcts.append(float("inf"))
+            continue
+        if len(gpus) > int(inst.max_workers[i]):
+            bad.append(f"job '{name}' has {len(gpus)} GPUs, more than its maximum {int(inst.max_workers[i])}")
+        P = float(inst.global_batch[i])
+        rhos = [float(inst.rho[i, int(inst.server_type[servers[k]])]) for k in gpus]
+        loads = [float(workload[k]) for k in gpus]
+        if any(x < -ABS_TOL for x in loads) or abs(sum(loads) - P) > 1e-6 * P:
+            bad.append(f"job '{name}': per-GPU samples sum to {sum(loads):g}, its global batch is {P:g}")
+        n = len(gpus)
+        want = [P * r / sum(rhos) for r in rhos] if inst.workload == "proportional" else [P / n] * n
+        if any(abs(a - b) > 1e-6 * P for a, b in zip(loads, want)):
+            bad.append(f"job '{name}': samples {loads[:4]} differ from the {inst.workload} split {want[:4]}")
+        compute = max(w / r for w, r in zip(loads, rhos))
+        one_server = len({servers[k] for k in gpus}) == 1
+        r = inst.intra_gbps if one_server else inst.inter_gbps
+        volume = 2.0 * (n - 1) / n if inst.communication == "ring" else 2.0 * (n - 1)
+        comm = volume * float(inst.model_size_mb[i]) * 8.0 / 1000.0 / r
+        jcts.append(float(inst.iterations[i]) * (compute + comm))
+    return jcts, bad
+
+
+def check_placement(inst, placement, claimed_objective: float | None = None) -> CheckReport:
+    """Verify a placement (MODELS.md §4.1) and recompute the average JCT from the instance alone.
+
+    Checks: one job index (or -1) per GPU, so each GPU serves at most one job; every job gets
+    between 1 and ``max_workers`` GPUs; per-GPU samples are the instance's split of the global
+    batch; the claimed objective equals the recomputed average JCT.
+    """
+    K = int(sum(int(c) for c in inst.server_gpus))
+    gpu_job = np.asarray(getattr(placement, "gpu_job", []))
+    workload = np.asarray(getattr(placement, "workload", []), dtype=float)
+    if gpu_job.shape != (K,) or workload.shape != (K,):
+        return CheckReport(False, None, [f"placement covers {gpu_job.shape} GPUs / {workload.shape} loads, the cluster has {K}"])
+    n = len(inst.job_names)
+    out = [int(x) for x in gpu_job if not -1 <= int(x) < n]
+    if out:
+        return CheckReport(False, None, [f"GPU assigned to job index {out[0]}, jobs are 0..{n - 1} (or -1 idle)"])
+    idle = np.flatnonzero((gpu_job < 0) & (np.abs(workload) > ABS_TOL))
+    bad = [f"idle GPU {int(k)} has a workload {workload[k]:g}" for k in idle[:3]]
+    jcts, more = placement_jcts(inst, gpu_job, workload)
+    bad += more
+    total = float(np.mean(jcts))
+    if claimed_objective is not None and np.isfinite(total) and abs(claimed_objective - total) > 1e-6 * max(1.0, abs(total)):
+        bad.append(f"claimed average JCT {claimed_objective:g} but the placement gives {total:g}")
+    return CheckReport(not bad, total, bad)
+
+
+CHECKERS: dict[str, Callable[..., CheckReport]] = {
+    "mcmdk": check_mcmdk, "smd": check_smd, "oasis": check_oasis, "placement": check_placement}
 
 
 def check(instance: Any, solution: Any, claimed_objective: float | None = None) -> CheckReport:

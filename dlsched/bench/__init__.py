@@ -17,7 +17,10 @@ SUITES: dict[str, Callable[[list[str]], int]] = {}
 #: suite name -> module that registers it (imported on demand so the CLI starts fast)
 SUITE_MODULES = {
     "quick": "dlsched.bench.quick",
+    "mkp": "dlsched.bench.mkp",
+    "smd": "dlsched.bench.smd",
     "oasis": "dlsched.bench.oasis",
+    "hetplace": "dlsched.bench.hetplace",
 }
 
 

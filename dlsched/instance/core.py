@@ -59,6 +59,7 @@ class MCMDK:
     reference: Reference | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     source: str = "<memory>"
+    description: str = ""
 
     family = "mcmdk"
 
@@ -152,7 +153,8 @@ class MCMDK:
         job_ptr = np.concatenate([[0], np.cumsum(counts)])
         labels = tuple(np.asarray(self.config_labels, dtype=object)[old_cols]) if self.config_labels else None
         sub = MCMDK(self.value[old_cols], self.A[:, old_cols], self.b, job_ptr, self.sense, self.choose,
-                    self.name, self.job_names, self.row_names, labels, None, dict(self.meta), self.source)
+                    self.name, self.job_names, self.row_names, labels, None, dict(self.meta), self.source,
+                    self.description)
         return sub, old_cols
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import tempfile
 from functools import lru_cache
 from importlib import resources
@@ -136,14 +137,26 @@ def write_atomic(path: str | os.PathLike, text: str) -> None:
     try:
         with os.fdopen(fd, "w") as fh:
             fh.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
 
 
-def save_json(instance, path: str | os.PathLike, indent: int | None = 1) -> None:
-    write_atomic(path, json.dumps(to_document(instance), indent=indent) + "\n")
+_FLAT_LIST = re.compile(r"\[([^\[\]{}\"]*)\]")
+
+
+def dumps(doc: dict) -> str:
+    """Indented JSON with lists of plain numbers kept on one line (files stay readable and small)."""
+    text = json.dumps(doc, indent=1)
+    return _FLAT_LIST.sub(lambda m: "[" + ", ".join(t.strip() for t in m.group(1).split(",") if t.strip()) + "]", text)
+
+
+def save_json(instance, path: str | os.PathLike) -> None:
+    write_atomic(path, dumps(to_document(instance)) + "\n")
 
 
 # ------------------------------------------------------------------------------ solutions

@@ -53,7 +53,8 @@ def parse(doc: dict, source: str) -> MCMDK:
     return MCMDK(np.array(values, dtype=float), A, np.array([r["capacity"] for r in rows], dtype=float),
                  np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), doc.get("sense", "max"),
                  doc.get("choose", "at_most_one"), doc.get("name", ""), tuple(names), tuple(row_names),
-                 tuple(labels) if any(labels) else None, parse_reference(doc), doc.get("meta", {}), source)
+                 tuple(labels) if any(labels) else None, parse_reference(doc), doc.get("meta", {}), source,
+                 doc.get("description", ""))
 
 
 def _num(x: float):
@@ -79,7 +80,7 @@ def dump(inst: MCMDK) -> dict:
                 cfg = {"label": inst.config_labels[col], **cfg}
             cfgs.append(cfg)
         jobs.append({"name": inst.job_name(j), "configurations": cfgs})
-    doc = {"name": inst.name, "sense": inst.sense, "choose": inst.choose, **dump_reference(inst.reference),
+    doc = {"name": inst.name, **({"description": inst.description} if inst.description else {}), "sense": inst.sense, "choose": inst.choose, **dump_reference(inst.reference),
            "rows": [{"name": inst.row_name(k), "capacity": _num(inst.b[k])} for k in range(inst.n_rows)], "jobs": jobs}
     if inst.meta:
         doc["meta"] = inst.meta

@@ -1,4 +1,7 @@
 """Algorithms acting on models. Importing this package registers every method."""
 
-from dlsched.solvers import exact  # noqa: F401
-from dlsched.solvers import baselines_oasis, oasis, oasis_offline  # noqa: F401
+# core layers (MODELS.md §1): exact MILP, LP rounding, core sparsification, column sampling
+from dlsched.solvers import core, exact, rounding, sampling  # noqa: F401
+
+# family methods: SMD (§2), OASiS (§3), heterogeneous placement (§4)
+from dlsched.solvers import baselines_oasis, baselines_smd, hetplace, oasis, oasis_offline, smd, smd_time_indexed  # noqa: F401

@@ -1,0 +1,218 @@
+"""``dlsched bench smd``: the acceptance figures of the SMD family (docs/smd.md, docs/results.md).
+
+Parts (``--quick`` runs smaller versions of the same parts):
+
+1. **calibration** — per DL2 model, median and 90th-percentile relative throughput error of the
+   layered model (stored constants) and of Optimus's fitted f(p, w) over the measured grid
+   (the no-overlap refit only without ``--quick``);
+2. **gaps** — on seeded small instances (4–8 jobs, DL2/Optimus mixes, online arrivals), the
+   time-indexed optimum (MODELS.md §2.4, resizing, provable horizon) against SMD, Optimus greedy
+   and DRF, all simulated with re-planning at every arrival and completion; every schedule is
+   checked;
+3. **exactness** — the parametric iteration against the enumerated exact MILP of §2.2 on
+   instances of ≤ 12 jobs (must agree), and, without ``--quick``, at 50, 200 and 500 jobs
+   (iterations, seconds);
+4. **decision time** — one SMD decision for 500 active jobs on 100 servers (median seconds).
+
+Every random choice comes from ``--seed``; solver threads default to 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import numpy as np
+
+from dlsched.bench import environment, register_suite
+
+
+def calibration(quick: bool) -> list[dict]:
+    from dlsched.perf.calibrate import error_table, relative_errors
+    from dlsched.perf.optimus_fit import fit_sync, relative_errors as opt_errors
+    from dlsched.perf.profiles import builtin
+    from dlsched.perf.speeds import read_config_speed
+
+    tables, _ = read_config_speed()
+    if not quick:
+        return error_table(tables)
+    rows = []
+    for m, tb in tables.items():
+        lay = relative_errors(builtin(m), tb)
+        opt = opt_errors(fit_sync(tb), tb)
+        rows.append({"model": m, "points": int(tb.p.size), "layered_median": float(np.median(lay)),
+                     "layered_p90": float(np.quantile(lay, 0.9)), "optimus_median": float(np.median(opt)),
+                     "optimus_p90": float(np.quantile(opt, 0.9))})
+    return rows
+
+
+def small_instance(k: int, seed: int):
+    from dlsched.instance.smd_gen import generate
+
+    n_jobs = 4 + k % 5                      # 4..8 jobs
+    servers = 1 + (k // 5) % 2              # 1 or 2 DL2 nodes
+    mix = ("dl2", "optimus")[k % 2]
+    return generate(n_jobs, servers, mix=mix, seed=seed * 1000 + k, max_len_slots=3.0, arrival_rate=1.0)
+
+
+def gaps(n_instances: int, seed: int, time_limit: float, threads: int) -> list[dict]:
+    import dlsched
+
+    rows = []
+    for k in range(n_instances):
+        inst = small_instance(k, seed)
+        t0 = time.perf_counter()
+        ti = dlsched.solve(inst, "time-indexed", time_limit=time_limit, threads=threads)
+        ti_s = time.perf_counter() - t0
+        row = {"instance": inst.name, "jobs": inst.n_jobs, "servers": inst.n_servers, "horizon": ti.stats["horizon"],
+               "horizon_provable": ti.stats["horizon_provable"], "ti_status": ti.status.value,
+               "ti_objective": ti.objective, "ti_bound": ti.bound, "ti_seconds": ti_s,
+               "ti_checked": bool(dlsched.check(inst, ti).feasible) if ti.solution is not None else None}
+        for m in ("smd", "optimus", "drf"):
+            t0 = time.perf_counter()
+            res = dlsched.solve(inst, m, threads=threads)
+            rep = dlsched.check(inst, res)
+            row[m] = res.objective
+            row[f"{m}_seconds"] = time.perf_counter() - t0
+            row[f"{m}_checked"] = bool(rep.feasible)
+            # gap to the proven optimum (to the bound if the MILP stopped early: then an upper estimate)
+            ref = ti.objective if ti.status == dlsched.Status.OPTIMAL else ti.bound
+            row[f"gap_{m}"] = (res.objective - ref) / ref if ref else None
+        rows.append(row)
+    return rows
+
+
+def exactness(sizes: list[int], seed: int, threads: int, repeats: int = 1) -> list[dict]:
+    from dlsched.instance.smd_gen import generate
+    from dlsched.solvers.exact import solve_core
+    from dlsched.solvers.options import SolveOptions
+    from dlsched.solvers.smd import epoch_core, parametric
+
+    opts = SolveOptions(threads=threads)
+    rows = []
+    for n in sizes:
+        for r in range(repeats):
+            inst = generate(n, max(1, n // 5), seed=seed * 7919 + n * 31 + r, arrival_rate=None)
+            core = epoch_core(inst, np.arange(n))
+            t0 = time.perf_counter()
+            ex = solve_core(core, opts)
+            t_ex = time.perf_counter() - t0
+            out = parametric(core, opts)
+            rows.append({"jobs": n, "servers": inst.n_servers, "columns": int(core.n_cols), "exact": ex.objective,
+                         "exact_seconds": t_ex, "parametric": out.objective, "parametric_bound": out.bound,
+                         "iterations": out.iterations, "parametric_seconds": out.seconds, "certified": out.optimal,
+                         "agree": bool(abs(out.objective - ex.objective) <= 1e-6 * max(1.0, abs(ex.objective)))})
+    return rows
+
+
+def decision_time(repeats: int, seed: int, threads: int) -> dict:
+    from dlsched.instance.smd_gen import generate
+    from dlsched.solvers.options import SolveOptions
+    from dlsched.solvers.smd import decide
+
+    inst = generate(500, 100, seed=seed, arrival_rate=None)
+    opts = SolveOptions(threads=threads)
+    active = np.arange(inst.n_jobs)
+    times, iters = [], []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        alloc, out, core = decide(inst, active, opts, slot_aware=True, wait_slots=1.0)
+        times.append(time.perf_counter() - t0)
+        iters.append(out.iterations)
+    from dlsched.check import check_smd
+
+    rep = check_smd(inst, {"allocation": alloc})
+    return {"jobs": 500, "servers": 100, "repeats": repeats, "seconds": times, "seconds_p50": float(np.median(times)),
+            "iterations": iters, "candidates": int(core.n_jobs), "running": int((alloc[:, 0] > 0).sum()),
+            "checked": bool(rep.feasible)}
+
+
+def summarise(cal, gap_rows, exact_rows, dec) -> dict:
+    def mean(key):
+        vals = [r[key] for r in gap_rows if r[key] is not None]
+        return float(np.mean(vals)) if vals else None
+
+    small = [r for r in exact_rows if r["jobs"] <= 12]
+    return {
+        "instances": len(gap_rows),
+        "mean_gap_smd": mean("gap_smd"), "mean_gap_optimus": mean("gap_optimus"), "mean_gap_drf": mean("gap_drf"),
+        "max_gap_smd": max((r["gap_smd"] for r in gap_rows), default=None),
+        "ti_all_optimal": all(r["ti_status"] == "optimal" for r in gap_rows),
+        "ti_all_horizon_provable": all(r["horizon_provable"] for r in gap_rows),
+        "max_horizon": max((r["horizon"] for r in gap_rows), default=None),
+        "all_checked": all(r[f"{m}_checked"] for r in gap_rows for m in ("smd", "optimus", "drf"))
+        and all(r["ti_checked"] for r in gap_rows),
+        "decision_seconds_p50": dec["seconds_p50"],
+        "exact_small_agree": f"{sum(r['agree'] for r in small)}/{len(small)}",
+        "calibration_max_median_error": max(r["layered_median"] for r in cal),
+    }
+
+
+@register_suite("smd")
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="dlsched bench smd", description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="smaller runs of every part (about a minute)")
+    ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--instances", type=int, default=None, help="small gap instances (default 20 quick, 40 full)")
+    ap.add_argument("--time-limit", type=float, default=120.0, help="per time-indexed MILP (s)")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--out", default="results/smd", help="folder for the per-instance rows (JSON)")
+    args = ap.parse_args(argv)
+
+    t0 = time.perf_counter()
+    cal = calibration(args.quick)
+    n_inst = args.instances or (20 if args.quick else 40)
+    gap_rows = gaps(n_inst, args.seed, args.time_limit, args.threads)
+    sizes = [6, 8, 10, 12] if args.quick else [6, 8, 10, 12, 50, 200, 500]
+    exact_rows = exactness(sizes, args.seed, args.threads, repeats=2 if args.quick else 3)
+    dec = decision_time(3 if args.quick else 7, args.seed, args.threads)
+    summary = summarise(cal, gap_rows, exact_rows, dec)
+    summary["seconds"] = time.perf_counter() - t0
+    doc = {**summary, "calibration": cal, "gap_rows": gap_rows, "exactness": exact_rows, "decision": dec,
+           "environment": environment(seed=args.seed, time_limit=args.time_limit, threads=args.threads,
+                                      quick=args.quick)}
+    try:
+        from pathlib import Path
+
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / ("smd-quick.json" if args.quick else "smd.json")).write_text(json.dumps(doc, indent=1, default=float))
+    except OSError:
+        pass
+    if args.json:
+        print(json.dumps(doc, default=float))
+    else:
+        _print(doc)
+    ok = summary["all_checked"] and summary["exact_small_agree"].split("/")[0] == summary["exact_small_agree"].split("/")[1]
+    return 0 if ok else 1
+
+
+def _print(doc: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console()
+    t = Table(title="layered model calibration (relative throughput error)")
+    for c in ("model", "points", "layered median", "layered p90", "optimus median", "optimus p90"):
+        t.add_column(c)
+    for r in doc["calibration"]:
+        t.add_row(r["model"], str(r["points"]), f"{100 * r['layered_median']:.1f}%", f"{100 * r['layered_p90']:.1f}%",
+                  f"{100 * r['optimus_median']:.1f}%", f"{100 * r['optimus_p90']:.1f}%")
+    con.print(t)
+    t = Table(title=f"gap to the time-indexed optimum ({doc['instances']} instances)")
+    for c in ("method", "mean gap", "max gap"):
+        t.add_column(c)
+    for m in ("smd", "optimus", "drf"):
+        g = [r[f"gap_{m}"] for r in doc["gap_rows"]]
+        t.add_row(m, f"{100 * np.mean(g):.2f}%", f"{100 * np.max(g):.2f}%")
+    con.print(t)
+    t = Table(title="parametric iteration vs enumerated exact MILP (MODELS.md §2.2)")
+    for c in ("jobs", "columns", "exact s", "parametric s", "iterations", "agree"):
+        t.add_column(c)
+    for r in doc["exactness"]:
+        t.add_row(str(r["jobs"]), str(r["columns"]), f"{r['exact_seconds']:.3f}", f"{r['parametric_seconds']:.3f}",
+                  str(r["iterations"]), str(r["agree"]))
+    con.print(t)
+    con.print(f"one SMD decision, 500 jobs / 100 servers: median {doc['decision_seconds_p50']:.3f} s")

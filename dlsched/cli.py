@@ -1,0 +1,228 @@
+"""``dlsched``: solve, check, export, convert and benchmark from the command line.
+
+The contract scripts rely on: ``dlsched solve ... --json`` prints exactly one JSON object with
+at least ``status, objective, bound, gap, build_seconds, solve_seconds, method, backend``; bad
+input exits 2 with one line ``dlsched: error: <file>: at <place>: expected ..., found ...``
+(a traceback only with ``--debug``); an infeasible instance is a status, exit 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def _params(args, method_params: tuple[str, ...]) -> dict:
+    """Method parameters from the dedicated flags and ``-P key=value`` (values parsed as JSON)."""
+    from dlsched.errors import InputError
+
+    given = {"backend": args.backend, "samples": args.samples}
+    params = {k: v for k, v in given.items() if v is not None and k in method_params}
+    for k, v in given.items():
+        if v is not None and k not in method_params and not (k == "backend" and v == "highs"):
+            raise InputError("<argument>", f"--{k}", f"a flag method '{args.method}' takes ({', '.join(method_params) or 'none'})", v)
+    if "seed" in method_params:
+        params["seed"] = args.seed
+    for item in args.param or []:
+        key, sep, val = item.partition("=")
+        if not sep:
+            raise InputError("<argument>", "-P", "key=value", item)
+        try:
+            params[key] = json.loads(val)
+        except json.JSONDecodeError:
+            params[key] = val
+    return params
+
+
+def cmd_solve(args) -> int:
+    import dlsched
+    from dlsched.instance import jsonio
+    from dlsched.solvers import registry
+
+    inst = dlsched.load(args.path, args.format, problem=args.problem, sense=args.sense)
+    import dlsched.solvers  # noqa: F401
+
+    method = registry.lookup(args.method, inst.family)
+    params = _params(args, method.params)
+    res = _with_progress(args, lambda cb: dlsched.solve(
+        inst, args.method, time_limit=args.time_limit, gap=args.gap, threads=args.threads, seed=args.seed,
+        log=args.log, on_incumbent=cb, **params))
+    report = dlsched.check(inst, res) if res.status.has_solution() else None
+    if args.out:
+        doc = jsonio.solution_document(inst, res)
+        jsonio.write_atomic(args.out, json.dumps(doc, indent=1) + "\n")
+    if args.json:
+        out = res.summary()
+        out.update(instance=inst.name, family=inst.family,
+                   reference=inst.reference.objective if getattr(inst, "reference", None) else None,
+                   checked=None if report is None else report.feasible)
+        print(json.dumps(out))
+    else:
+        _print_result(inst, res, report)
+    return 0 if report is None or report.feasible else 1
+
+
+def _with_progress(args, run):
+    """Show improving solutions on stderr while a long solve runs (not with --json or --quiet)."""
+    if args.json or args.quiet or not sys.stderr.isatty():
+        return run(None)
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    with console.status("solving...") as status:
+        def cb(inc):
+            status.update(f"solving... {inc.seconds:7.2f}s  incumbent {inc.objective:.6g}  bound {inc.bound:.6g}")
+
+        return run(cb)
+
+
+def _fmt(x, digits: int = 6) -> str:
+    return "-" if x is None else (f"{x:.{digits}g}" if isinstance(x, float) else str(x))
+
+
+def _print_result(inst, res, report) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=f"{inst.name or Path(str(getattr(inst, 'source', ''))).name}  ({inst.family}, {res.sense})", show_header=False)
+    ref = getattr(inst, "reference", None)
+    rows = [("method", f"{res.method}" + (f" / {res.backend}" if res.backend else "")),
+            ("status", f"{res.status.value} ({res.termination})"),
+            ("objective", _fmt(res.objective, 10)), ("bound", _fmt(res.bound, 10)),
+            ("gap", "-" if res.gap is None else f"{100 * res.gap:.4f}%"),
+            ("reference", "-" if ref is None else f"{ref.objective:.10g}" + (" (optimal)" if ref.optimal else " (best known)")),
+            ("build / solve s", f"{res.build_seconds:.3f} / {res.solve_seconds:.3f}"),
+            ("checker", "-" if report is None else ("feasible" if report.feasible else "REJECTED: " + "; ".join(report.violations[:3])))]
+    rows += [(k, _fmt(v)) for k, v in res.stats.items() if isinstance(v, (int, float, str))]
+    if res.message:
+        rows.append(("message", res.message))
+    for k, v in rows:
+        t.add_row(k, v)
+    Console().print(t)
+
+
+def cmd_check(args) -> int:
+    import dlsched
+    from dlsched.instance import jsonio
+
+    inst = dlsched.load(args.instance, args.format, problem=args.problem, sense=args.sense)
+    solution, claimed = jsonio.load_solution(inst, args.solution)
+    report = dlsched.check(inst, solution, claimed)
+    if args.json:
+        print(json.dumps({"feasible": report.feasible, "objective": report.objective, "violations": report.violations}))
+    else:
+        print(("feasible" if report.feasible else "INFEASIBLE") + f"; objective {_fmt(report.objective, 10)}")
+        for v in report.violations:
+            print("  - " + v)
+    return 0 if report.feasible else 1
+
+
+def cmd_export(args) -> int:
+    import dlsched
+    from dlsched.models.export import write_model
+
+    inst = dlsched.load(args.instance, args.format, problem=args.problem, sense=args.sense)
+    write_model(inst.to_core(), args.out)
+    print(f"wrote {args.out}")
+    return 0
+
+
+def cmd_convert(args) -> int:
+    import dlsched
+
+    inst = dlsched.load(args.path, args.format, problem=args.problem, sense=args.sense)
+    dlsched.save(inst, args.out)
+    print(f"wrote {args.out}")
+    return 0
+
+
+def cmd_methods(args) -> int:
+    import dlsched.solvers  # noqa: F401
+    from dlsched.solvers import registry
+
+    for m in registry.describe():
+        fams = ", ".join(sorted(m.families)) if m.families else "any"
+        print(f"{m.name:16s} [{fams}] {m.description}" + (f"  (params: {', '.join(m.params)})" if m.params else ""))
+    return 0
+
+
+def cmd_bench(args) -> int:
+    from dlsched.bench import get_suite
+
+    return get_suite(args.suite)(args.rest)
+
+
+def _instance_args(p, path_name: str = "path") -> None:
+    p.add_argument(path_name, help="a dlsched/1 JSON file or an OR-Library MKP/GAP file")
+    p.add_argument("--format", default="auto", choices=["auto", "json", "mkp", "gap"])
+    p.add_argument("--problem", type=int, default=None, help="K-th (0-based) problem of a multi-problem OR-Library file")
+    p.add_argument("--sense", choices=["max", "min"], default=None, help="GAP objective sense (default min)")
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="dlsched", description=__doc__.split("\n")[0])
+    ap.add_argument("--debug", action="store_true", help="show tracebacks")
+    sub = ap.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("solve", help="solve an instance file")
+    _instance_args(p)
+    p.add_argument("--method", default="exact", help="see `dlsched methods`")
+    p.add_argument("--backend", default=None, choices=["highs", "pyomo", "cvxpy"], help="front end for exact solves (default highs)")
+    p.add_argument("--time-limit", type=float, default=None, metavar="S")
+    p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--gap", type=float, default=0.0, help="relative MIP gap to stop at (default 0: proven optimal)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--samples", type=int, default=None, help="sample budget N for sampling methods")
+    p.add_argument("-P", "--param", action="append", metavar="KEY=VALUE", help="a method parameter")
+    p.add_argument("--out", default=None, metavar="SOLUTION.json")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--log", action="store_true", help="show the solver log")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(fn=cmd_solve)
+
+    p = sub.add_parser("check", help="check a solution file against an instance")
+    _instance_args(p, "instance")
+    p.add_argument("solution")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(fn=cmd_check)
+
+    p = sub.add_parser("export", help="write the core model as MPS or LP (for Gurobi, CPLEX, SCIP)")
+    _instance_args(p, "instance")
+    p.add_argument("out", help="OUT.mps or OUT.lp")
+    p.set_defaults(fn=cmd_export)
+
+    p = sub.add_parser("convert", help="convert an OR-Library file (or any instance) to dlsched/1 JSON")
+    _instance_args(p)
+    p.add_argument("out", help="OUT.json")
+    p.set_defaults(fn=cmd_convert)
+
+    p = sub.add_parser("methods", help="list the methods")
+    p.set_defaults(fn=cmd_methods)
+
+    p = sub.add_parser("bench", help="run a benchmark suite (quick, ...)", add_help=False)
+    p.add_argument("suite")
+    p.add_argument("rest", nargs=argparse.REMAINDER)
+    p.set_defaults(fn=cmd_bench)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    from dlsched.errors import DlschedError
+
+    argv = sys.argv[1:] if argv is None else argv
+    args = parser().parse_args(argv)
+    try:
+        return args.fn(args)
+    except DlschedError as exc:
+        if args.debug:
+            raise
+        print(f"dlsched: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,173 @@
+r"""The ``placement`` family's data: heterogeneous GPUs, jobs, and a placement (MODELS.md §4.1).
+
+=====================  ==================================================================
+symbol                 field
+=====================  ==================================================================
+:math:`k = 1..K`       GPUs; ``gpu_type[k]`` (index into ``gpu_types``), ``gpu_server[k]``
+:math:`N_g`            ``type_counts[g]``: GPUs of type g
+:math:`i = 1..n`       jobs; ``job_names``, ``job_types`` (e.g. a Gavel job type)
+:math:`\rho_{i,g}`     ``rho[i, g]``: samples/s of job i on one GPU of type g
+:math:`P_i`            ``global_batch[i]``: samples per iteration
+:math:`T_i`            ``iterations[i]``
+:math:`D_i`            ``model_size_mb[i]``: bytes exchanged per all-reduce, in MB
+:math:`M_i`            ``max_workers[i]``: largest number of workers job i may get
+:math:`r`              ``intra_gbps`` when all workers of a job share a server, else ``inter_gbps``
+=====================  ==================================================================
+
+A :class:`Placement` gives each GPU its job (``-1`` idle) and its workload (samples per
+iteration). The instance's model options say how JCTs are computed: ``communication``
+(``ring`` all-reduce or ``ps``) and ``workload`` (``proportional`` or ``equal`` split).
+The formulation and the configuration generator live in :mod:`dlsched.models.placement`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dlsched.errors import InputError
+from dlsched.instance.core import Reference
+
+COMMUNICATION = ("ring", "ps")
+WORKLOAD = ("proportional", "equal")
+
+
+@dataclass(eq=False)
+class PlacementInstance:
+    """Jobs to place on a heterogeneous GPU cluster (MODELS.md §4.1); symbols in the module docstring."""
+
+    gpu_types: tuple[str, ...]
+    server_names: tuple[str, ...]
+    server_type: np.ndarray           # (S,) type index of each server's GPUs
+    server_gpus: np.ndarray           # (S,) GPUs per server
+    job_names: tuple[str, ...]
+    job_types: tuple[str, ...]
+    rho: np.ndarray                   # (n, G) samples/s
+    global_batch: np.ndarray          # (n,) P_i
+    iterations: np.ndarray            # (n,) T_i
+    model_size_mb: np.ndarray         # (n,) D_i
+    max_workers: np.ndarray           # (n,) M_i
+    intra_gbps: float = 10.0
+    inter_gbps: float = 5.0
+    communication: str = "ring"
+    workload: str = "proportional"
+    name: str = ""
+    reference: Reference | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    source: str = "<memory>"
+
+    family = "placement"
+
+    def __post_init__(self) -> None:
+        src = self.source
+        self.gpu_types = tuple(self.gpu_types)
+        self.server_names = tuple(self.server_names)
+        self.job_names = tuple(self.job_names)
+        self.job_types = tuple(self.job_types)
+        self.server_type = np.asarray(self.server_type, dtype=np.int64)
+        self.server_gpus = np.asarray(self.server_gpus, dtype=np.int64)
+        self.rho = np.asarray(self.rho, dtype=float).reshape(len(self.job_names), len(self.gpu_types))
+        self.global_batch = np.asarray(self.global_batch, dtype=float)
+        self.iterations = np.asarray(self.iterations, dtype=float)
+        self.model_size_mb = np.asarray(self.model_size_mb, dtype=float)
+        self.max_workers = np.asarray(self.max_workers, dtype=np.int64)
+        n, S = len(self.job_names), len(self.server_names)
+        if self.communication not in COMMUNICATION:
+            raise InputError(src, "model.communication", f"one of {COMMUNICATION}", self.communication)
+        if self.workload not in WORKLOAD:
+            raise InputError(src, "model.workload", f"one of {WORKLOAD}", self.workload)
+        for attr in ("global_batch", "iterations", "model_size_mb", "max_workers"):
+            if getattr(self, attr).shape != (n,):
+                raise InputError(src, attr, f"{n} values (one per job)", getattr(self, attr).shape)
+        if self.server_type.shape != (S,) or self.server_gpus.shape != (S,):
+            raise InputError(src, "servers", f"a type and a GPU count for each of {S} servers", self.server_type.shape)
+        if S and (self.server_type.min() < 0 or self.server_type.max() >= len(self.gpu_types)):
+            raise InputError(src, "servers", f"GPU type indices in 0..{len(self.gpu_types) - 1}", self.server_type.tolist()[:8])
+        if not (self.intra_gbps > 0 and self.inter_gbps > 0):
+            raise InputError(src, "cluster bandwidth", "positive intra/inter-server bandwidths", (self.intra_gbps, self.inter_gbps))
+        present = np.unique(self.server_type[self.server_gpus > 0])
+        for i in range(n):
+            for g in present:
+                r = self.rho[i, g]
+                if not (np.isfinite(r) and r > 0):
+                    raise InputError(src, f"job '{self.job_names[i]}' (type '{self.job_types[i]}') on GPU type '{self.gpu_types[g]}'",
+                                     "a positive throughput", float(r))
+        K = self.n_gpus
+        for attr, ok in (("global_batch", self.global_batch > 0), ("iterations", self.iterations > 0),
+                         ("model_size_mb", self.model_size_mb >= 0), ("max_workers", self.max_workers >= 1)):
+            bad = np.flatnonzero(~ok)
+            if bad.size:
+                raise InputError(src, f"job '{self.job_names[bad[0]]}' {attr}", "a positive value" if attr != "model_size_mb" else "a value >= 0",
+                                 getattr(self, attr)[bad[0]].item())
+        over = np.flatnonzero(self.max_workers > K)
+        if over.size:
+            i = over[0]
+            raise InputError(src, f"job '{self.job_names[i]}' max_workers", f"at most the {K} GPUs of the cluster", int(self.max_workers[i]))
+        if n > K:
+            raise InputError(src, "jobs", f"at most {K} jobs (every job needs one of the {K} GPUs)", f"{n} jobs")
+
+    # -- sizes and the GPU list -------------------------------------------------------------
+    @property
+    def n_jobs(self) -> int:
+        return len(self.job_names)
+
+    @property
+    def n_types(self) -> int:
+        return len(self.gpu_types)
+
+    @property
+    def n_servers(self) -> int:
+        return len(self.server_names)
+
+    @property
+    def n_gpus(self) -> int:
+        return int(self.server_gpus.sum())
+
+    @property
+    def gpu_server(self) -> np.ndarray:
+        """(K,) server index of every GPU (GPUs numbered server by server)."""
+        return np.repeat(np.arange(self.n_servers), self.server_gpus)
+
+    @property
+    def gpu_type(self) -> np.ndarray:
+        """(K,) type index of every GPU."""
+        return self.server_type[self.gpu_server]
+
+    @property
+    def type_counts(self) -> np.ndarray:
+        """N_g: GPUs of each type."""
+        return np.bincount(self.server_type, weights=self.server_gpus, minlength=self.n_types).astype(np.int64)
+
+    def gpu_names(self) -> list[str]:
+        """``<server>/<slot>`` for every GPU."""
+        return [f"{self.server_names[s]}/{k}" for s, c in enumerate(self.server_gpus.tolist()) for k in range(c)]
+
+    def to_core(self):
+        """The MCMDK over type-count configurations (MODELS.md §4.2); see :mod:`dlsched.models.placement`."""
+        from dlsched.models.placement import core_model
+
+        return core_model(self).core
+
+
+@dataclass
+class Placement:
+    """A solution: ``gpu_job[k]`` = job on GPU k (``-1`` idle), ``workload[k]`` = its samples per iteration."""
+
+    gpu_job: np.ndarray
+    workload: np.ndarray
+    job_names: tuple[str, ...] | None = None   # for the per-job JSON form (set by solvers)
+    gpu_names: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        self.gpu_job = np.asarray(self.gpu_job, dtype=np.int64)
+        self.workload = np.asarray(self.workload, dtype=float)
+
+    def gpus_of(self, i: int) -> np.ndarray:
+        return np.flatnonzero(self.gpu_job == i)
+
+    def sizes(self, n_jobs: int) -> np.ndarray:
+        """n_i: workers of every job."""
+        used = self.gpu_job[self.gpu_job >= 0]
+        return np.bincount(used, minlength=n_jobs)

@@ -1,0 +1,334 @@
+r"""Core-problem sparsification of the MCMDK (MODELS.md §1, "column sparsification").
+
+Method ``core``. The LP relaxation gives capacity prices :math:`u` and, per option
+(configuration o of job j, or the empty choice), the regret :math:`r_{j,o} \ge 0` of
+:mod:`dlsched.solvers.lp`. Options with a large regret are "clearly out": a solution that uses
+one loses at least that much against the bound. So:
+
+1. solve the LP; build an incumbent with ``lp-round`` (short local search);
+2. for a growing threshold :math:`\theta_1 < \theta_2 < \dots` keep the options with
+   :math:`r_{j,o} \le \theta_t` (plus the incumbent's) — the *core*; every other option is
+   fixed out (column upper bound 0; an excluded empty choice becomes the job row's lower
+   bound 1, i.e. the job is fixed in). Options with regret 0 (the LP's choices, fractional
+   jobs) are always in the core;
+3. solve the core exactly with HiGHS, warm-started with the incumbent (``setSolution``);
+   keep the better solution; grow the core while time remains. The last stage is the whole
+   problem, so given time the method is exact.
+
+**Certified bound.** For any feasible solution, :math:`g^\top x \le L(u) - \sum_j r_{j,o_j}`.
+A solution outside the core uses an excluded option, so it is worth at most
+:math:`L(u) - \theta^{\rm out}_t`, :math:`\theta^{\rm out}_t` the smallest excluded regret; one
+inside is worth at most the core MIP's bound :math:`\beta_t`. Hence after stage t
+
+.. math:: z^* \le \max\bigl(\beta_t,\; L(u) - \theta^{\rm out}_t\bigr),
+
+and the method reports the smallest such bound (and :math:`L(u)`) over its stages. When the
+core is solved to optimality and :math:`L(u) - \theta^{\rm out}_t` is no better than its value,
+the core solution is proven optimal for the whole problem and the method stops.
+
+Stages: ``core_fractions`` gives the share of positive-regret options admitted at each stage
+(default 5 %, 10 %, 20 %, 35 %, 50 %, 75 %, 100 %); a non-final stage may use at most
+``stage_share`` of the remaining time, so one hard core cannot starve the larger ones.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from dlsched.instance.core import MCMDK
+from dlsched.models.mcmdk import MatrixForm, build_matrix
+from dlsched.result import Result, Status
+from dlsched.solvers import highs
+from dlsched.solvers.lp import LPInfo, gain, solve_lp, to_sense
+from dlsched.solvers.options import Incumbent, SolveOptions
+from dlsched.solvers.registry import register
+from dlsched.solvers.rounding import lp_round_core
+
+DEFAULT_FRACTIONS = (0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0)
+
+
+@dataclass
+class Tracker:
+    """Best solution and best certified bound (both in gain units) across the stages of a layer.
+
+    Streams every improvement to ``opts.on_incumbent`` with the time since ``t0``.
+    """
+
+    inst: MCMDK
+    opts: SolveOptions
+    t0: float
+    lp: LPInfo
+    choice: np.ndarray | None = None
+    gain: float = -math.inf
+    bound: float = math.inf
+    history: list | None = None
+
+    def __post_init__(self):
+        self.bound = self.lp.bound_gain
+        if _integral_gains(self.inst):
+            self.bound = math.floor(self.bound + 1e-6)
+        self.history = []
+
+    def offer(self, choice: np.ndarray, g: float) -> bool:
+        if g > self.gain + 1e-9:
+            self.choice, self.gain = np.asarray(choice, dtype=np.int64).copy(), float(g)
+            self._emit()
+            return True
+        return False
+
+    def tighten(self, b: float) -> None:
+        if _integral_gains(self.inst):
+            b = math.floor(b + 1e-6)
+        if b < self.bound:
+            self.bound = b
+
+    def _emit(self) -> None:
+        t = time.perf_counter() - self.t0
+        obj = to_sense(self.inst, self.gain)
+        self.history.append((t, obj, to_sense(self.inst, self.bound)))
+        if self.opts.on_incumbent is not None:
+            self.opts.on_incumbent(Incumbent(t, obj, to_sense(self.inst, self.bound)))
+
+    @property
+    def proven(self) -> bool:
+        return self.choice is not None and self.bound - self.gain <= 1e-9 * max(1.0, abs(self.gain))
+
+    def remaining(self) -> float:
+        if self.opts.time_limit is None:
+            return math.inf
+        return self.opts.time_limit - (time.perf_counter() - self.t0)
+
+
+def _integral_gains(inst: MCMDK) -> bool:
+    return bool(np.all(inst.value == np.round(inst.value)))
+
+
+def chosen_gain(inst: MCMDK, choice: np.ndarray) -> float:
+    cols = inst.columns_of(choice)
+    return float(gain(inst)[cols].sum())
+
+
+def solve_restricted(inst: MCMDK, mf: MatrixForm, lp: LPInfo, keep: np.ndarray, none_ok: np.ndarray,
+                     tr: Tracker, time_limit: float, stats: dict) -> tuple[str, float]:
+    """Solve the MCMDK with only the ``keep`` columns (and the empty choice where ``none_ok``).
+
+    Updates ``tr`` with the solution and the certified bound of the *whole* problem
+    (module docstring); returns the HiGHS termination and the seconds spent.
+    """
+    excluded = np.concatenate([lp.regret[~keep], lp.regret_none[~none_ok]])
+    excluded = excluded[np.isfinite(excluded)]
+    theta_out = float(excluded.min()) if excluded.size else math.inf
+    col_upper = keep.astype(float)
+    row_lower = mf.row_lower.copy()
+    if inst.choose == "at_most_one":
+        row_lower[inst.n_rows:] = np.where(none_ok, 0.0, 1.0)
+    sub = replace(mf, col_upper=col_upper, row_lower=row_lower)
+    warm = None
+    if tr.choice is not None:
+        warm = np.zeros(inst.n_cols)
+        warm[inst.columns_of(tr.choice)] = 1.0
+    sign = 1.0 if inst.sense == "max" else -1.0
+    offset = time.perf_counter() - tr.t0
+
+    def on_improve(inc: Incumbent) -> None:
+        # a core incumbent is a solution of the whole problem; its choice arrives at the end
+        if tr.opts.on_incumbent is not None and sign * inc.objective > tr.gain + 1e-9:
+            tr.opts.on_incumbent(Incumbent(offset + inc.seconds, inc.objective, to_sense(inst, tr.bound)))
+
+    opts = SolveOptions(time_limit=None if math.isinf(time_limit) else max(time_limit, 1e-3), mip_rel_gap=0.0, threads=tr.opts.threads,
+                        seed=tr.opts.seed, log=tr.opts.log, raw=dict(tr.opts.raw), on_incumbent=on_improve)
+    out = highs.solve_matrix(sub, opts, warm_x=warm)
+    stats.setdefault("stages", []).append({
+        "kept_columns": int(keep.sum()), "free_jobs": int(_free_jobs(inst, keep, none_ok)),
+        "theta_out": theta_out, "termination": out.termination, "seconds": round(out.seconds, 4),
+        "objective": out.objective, "core_bound": out.bound})
+    if out.x is not None and out.status.has_solution():
+        choice = inst.choice_from_columns(out.x)
+        tr.offer(choice, chosen_gain(inst, choice))
+    if out.status in (Status.OPTIMAL, Status.INFEASIBLE):
+        core_bound = tr.gain if out.status == Status.OPTIMAL else -math.inf
+    elif out.bound is not None:
+        core_bound = sign * out.bound
+    else:
+        core_bound = math.inf
+    tr.tighten(max(core_bound, lp.bound_gain - theta_out))
+    return out.termination, out.seconds
+
+
+def _free_jobs(inst: MCMDK, keep: np.ndarray, none_ok: np.ndarray) -> int:
+    """Jobs with more than one option left in the core."""
+    kept = np.bincount(inst.col_job[keep], minlength=inst.n_jobs) + none_ok.astype(int)
+    return int((kept > 1).sum())
+
+
+def start(inst: MCMDK, opts: SolveOptions, t0: float, search_share: float = 0.1) -> tuple[Tracker, dict]:
+    """LP, certified bound and an lp-round incumbent: the first steps every sparsification layer shares."""
+    lp = solve_lp(inst, opts)
+    tr = Tracker(inst, opts, t0, lp)
+    stats: dict = {"lp_seconds": round(lp.seconds, 4), "lp_bound": lp.bound}
+    if lp.status != Status.OPTIMAL:
+        return tr, stats
+    search = 1.0 if opts.time_limit is None else min(1.0, search_share * opts.time_limit)
+    p, _, rstats = lp_round_core(inst, opts, lp, t0=t0, search_seconds=search)
+    stats["lp_round_objective"] = None if p is None else p.objective()
+    if p is not None:
+        tr.offer(p.choice(), p.gain_total())
+    return tr, stats
+
+
+def finish(name: str, inst: MCMDK, opts: SolveOptions, tr: Tracker, stats: dict, build: float,
+           termination: str) -> Result:
+    """The :class:`Result` of a layer from its tracker."""
+    seconds = time.perf_counter() - tr.t0
+    lp = tr.lp
+    res = Result(name, Status.NO_SOLUTION, None, None, inst.sense, termination, "highs", build, seconds, None,
+                 stats, highs.version(), opts.as_dict())
+    if lp.status in (Status.INFEASIBLE, Status.UNBOUNDED):
+        res.status, res.termination = lp.status, lp.termination
+        res.message = "the LP relaxation is " + lp.status.value
+        return res
+    if math.isfinite(tr.bound):
+        res.bound = to_sense(inst, tr.bound)
+    if tr.choice is not None:
+        res.solution = tr.choice
+        res.objective = to_sense(inst, tr.gain)
+        res.status = Status.OPTIMAL if tr.proven else Status.FEASIBLE
+        if tr.proven:
+            res.termination = "optimal"
+    elif tr.bound == -math.inf:
+        res.status, res.termination = Status.INFEASIBLE, "infeasible"
+    res.stats["history"] = len(tr.history)
+    return res
+
+
+def job_slack(inst: MCMDK, lp: LPInfo) -> np.ndarray:
+    r"""Per job, the regret of its second-best option: how firmly the LP prices decide the job.
+
+    Jobs with a small value are where the LP is unsure; they are the core and the LNS neighbourhoods.
+    """
+    allow_none = inst.choose == "at_most_one"
+    opt_job = np.concatenate([inst.col_job, np.arange(inst.n_jobs) if allow_none else np.zeros(0, dtype=np.int64)])
+    opt_reg = np.concatenate([lp.regret, lp.regret_none if allow_none else np.zeros(0)])
+    order = np.lexsort((opt_reg, opt_job))
+    sj, sr = opt_job[order], opt_reg[order]
+    first = np.flatnonzero(np.r_[True, sj[1:] != sj[:-1]])
+    second = first + 1
+    ok = (second < sj.size)
+    ok[ok] &= sj[second[ok]] == sj[first[ok]]
+    out = np.full(inst.n_jobs, np.inf)
+    out[sj[first[ok]]] = sr[second[ok]]
+    return out
+
+
+def lns_search(inst: MCMDK, mf: MatrixForm, lp: LPInfo, tr: Tracker, deadline: float, stats: dict, *,
+        free: int | None = None, sub_seconds: float = 0.5, temperature: float = 1.0) -> None:
+    r"""Large-neighbourhood search around the incumbent, neighbourhoods drawn from the core.
+
+    Each round frees ``free`` jobs, drawn without replacement with weight
+    :math:`\exp(-\delta_j / ar\delta)` (:func:`job_slack`; seeded Gumbel top-k), fixes every other
+    job to the incumbent's choice and solves the sub-MIP with HiGHS (warm-started, at most
+    ``sub_seconds``). The neighbourhood grows by 2 jobs when the sub-MIP is solved to optimality
+    quickly and shrinks by 2 when it hits its limit. It improves the solution only: a sub-MIP's
+    bound certifies nothing for the whole problem, so ``tr.bound`` is left alone.
+    """
+    if tr.choice is None:
+        return
+    rng = np.random.default_rng(tr.opts.seed)
+    delta = job_slack(inst, lp)
+    finite = delta[np.isfinite(delta)]
+    scale = float(np.mean(finite)) if finite.size and np.mean(finite) > 0 else 1.0
+    logw = -np.where(np.isfinite(delta), delta, 10 * scale + finite.max(initial=0.0)) / (temperature * scale)
+    k = free or min(inst.n_jobs, max(12, 2 * inst.n_rows + 5))
+    rounds = improved = 0
+    sign = 1.0 if inst.sense == "max" else -1.0
+    allow_none = inst.choose == "at_most_one"
+    while True:
+        left = deadline - time.perf_counter()
+        if left <= 0.05 or tr.proven:
+            break
+        key = logw - np.log(-np.log(rng.random(inst.n_jobs)))
+        freed = np.argpartition(-key, min(k, inst.n_jobs) - 1)[:k]
+        is_free = np.zeros(inst.n_jobs, dtype=bool)
+        is_free[freed] = True
+        keep = is_free[inst.col_job].copy()
+        keep[inst.columns_of(tr.choice)] = True
+        none_ok = is_free & allow_none | (tr.choice < 0) & allow_none
+        row_lower = mf.row_lower.copy()
+        if allow_none:
+            row_lower[inst.n_rows:] = np.where(none_ok, 0.0, 1.0)
+        sub = replace(mf, col_upper=keep.astype(float), row_lower=row_lower)
+        warm = np.zeros(inst.n_cols)
+        warm[inst.columns_of(tr.choice)] = 1.0
+        limit = min(sub_seconds, left)
+        opts = SolveOptions(time_limit=max(limit, 1e-3), threads=tr.opts.threads, seed=int(rng.integers(2**31 - 1)),
+                            raw=dict(tr.opts.raw))
+        out = highs.solve_matrix(sub, opts, warm_x=warm)
+        rounds += 1
+        if out.x is not None and out.status.has_solution():
+            choice = inst.choice_from_columns(out.x)
+            if tr.offer(choice, chosen_gain(inst, choice)):
+                improved += 1
+        if out.termination == "optimal" and out.seconds < 0.4 * sub_seconds:
+            k = min(inst.n_jobs, k + 2)
+        elif out.termination != "optimal":
+            k = max(4, k - 2)
+    stats["lns"] = {"rounds": rounds, "improved": improved, "final_free_jobs": k}
+    del sign
+
+
+@register("core", description="core-problem sparsification by LP regret, growing cores solved by HiGHS, then LNS",
+          params=("core_fractions", "stage_share", "lns", "free", "sub_seconds", "temperature"))
+def core(instance, opts: SolveOptions, core_fractions=DEFAULT_FRACTIONS, stage_share: float = 0.3,
+         lns: bool = True, free: int | None = None, sub_seconds: float = 0.5, temperature: float = 1.0) -> Result:
+    """Core-problem method (module docstring: stages, certified bound and the LNS phase)."""
+    t0 = time.perf_counter()
+    inst = instance.to_core()
+    build = time.perf_counter() - t0
+    tr, stats = start(inst, opts, t0)
+    if tr.lp.status != Status.OPTIMAL:
+        return finish("core", inst, opts, tr, stats, build, tr.lp.termination)
+    lp = tr.lp
+    mf = build_matrix(inst)
+    allow_none = inst.choose == "at_most_one"
+    regrets = np.concatenate([lp.regret, lp.regret_none if allow_none else np.zeros(0)])
+    positive = np.sort(regrets[regrets > 1e-9])
+    termination = "time_limit"
+    previous = None
+    fractions = sorted(float(f) for f in core_fractions)
+    if not fractions or fractions[-1] < 1.0:
+        fractions.append(1.0)
+    use_lns = lns and opts.time_limit is not None
+    for i, f in enumerate(fractions):
+        last = i == len(fractions) - 1
+        left = tr.remaining()
+        if tr.proven or left <= 0:
+            break
+        k = int(math.ceil(f * positive.size))
+        theta = math.inf if last else (positive[k - 1] if k > 0 else 0.0)
+        keep = lp.regret <= theta + 1e-12
+        none_ok = (lp.regret_none <= theta + 1e-12) if allow_none else np.zeros(inst.n_jobs, dtype=bool)
+        if tr.choice is not None:   # the incumbent stays feasible in every core (warm start)
+            keep[inst.columns_of(tr.choice)] = True
+            none_ok |= (tr.choice < 0) & allow_none
+        size = (int(keep.sum()), int(none_ok.sum()))
+        if size == previous and not last:
+            continue
+        previous = size
+        if use_lns and last:
+            break          # the whole problem is left to the LNS phase
+        budget = left if last else stage_share * left
+        term, _ = solve_restricted(inst, mf, lp, keep, none_ok, tr, budget, stats)
+        if last and term == "optimal":
+            termination = "optimal"
+        if term != "optimal" and use_lns:
+            break          # a core this size is already hard: spend the rest on neighbourhoods
+    if use_lns and not tr.proven and tr.remaining() > 0:
+        lns_search(inst, mf, lp, tr, tr.t0 + opts.time_limit, stats, free=free, sub_seconds=sub_seconds,
+                   temperature=temperature)
+    if tr.proven:
+        termination = "optimal"
+    return finish("core", inst, opts, tr, stats, build, termination)

@@ -1,0 +1,573 @@
+r"""Methods of the ``placement`` family (MODELS.md §4): ``exact``, ``greedy`` and ``hetplace``.
+
+``hetplace`` is our reconstruction of the sampling-based pipeline of §4.3:
+
+1. **categories**: a category is a sizing vector :math:`(n_1..n_n)`, :math:`1 \le n_i \le M_i`,
+   :math:`\sum_i n_i \le K`. Category 0 is the sizing of the greedy baseline; the other
+   :math:`N - 1` are drawn (seeded) by moving a few workers between jobs or the idle pool
+   (importance sampling around a good sizing instead of uniform draws from the
+   :math:`\binom{K-1}{n-1}` categories; docs/hetplace.md).
+2. **matching market** per category (:mod:`dlsched.solvers.market`): job i buys :math:`n_i`
+   units from the GPU types; the valuation is pluggable. ``tangent`` (default) values a unit of
+   type g by its first-order JCT reduction :math:`T_i P_i \rho_{i,g} / S_i^2` at the job's
+   current total throughput :math:`S_i` and re-runs the market at the new :math:`S_i` until the
+   allocation repeats; ``throughput`` values it by :math:`\rho_{i,g}`. The market's type counts
+   are then improved by pairwise exchanges of one GPU between two jobs (or with the idle pool)
+   while the category's JCT drops (``polish``).
+3. **placement**: type counts become GPUs, one-server jobs first (best fit), and the
+   exact JCT model (:func:`dlsched.models.placement.evaluate`) scores the category.
+4. **sampling**: the best of the N evaluated categories is returned.
+
+Every method reports, in ``Result.stats``, the average JCT, Jain's index of the slowdowns
+:math:`J_i / J_i^{\mathrm{alone}}` and the largest slowdown. Heuristics report the valid lower
+bound :math:`\frac1n \sum_i J_i^{\mathrm{alone}}` (each job alone on its best GPUs).
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from typing import Callable
+
+import numpy as np
+
+from dlsched.errors import InputError
+from dlsched.instance.placement import Placement, PlacementInstance
+from dlsched.models.placement import (alone_jct, comm_seconds, core_model, decode, evaluate, jain,
+                                      jct_counts, workloads)
+from dlsched.result import Result, Status
+from dlsched.solvers import highs
+from dlsched.solvers.exact import solve_core
+from dlsched.solvers.market import clear
+from dlsched.solvers.options import SolveOptions
+from dlsched.solvers.registry import register
+
+VALUATIONS = ("tangent", "throughput")
+
+
+# ------------------------------------------------------------------------------ shared pieces
+
+def fairness_stats(inst: PlacementInstance, jct: np.ndarray) -> dict:
+    """Average JCT, Jain's index of slowdowns J_i / J_i^alone, and the extreme slowdowns."""
+    slow = jct / alone_jct(inst)
+    return {"average_jct": float(jct.mean()), "jain_fairness": jain(slow),
+            "max_slowdown": float(slow.max()), "mean_slowdown": float(slow.mean())}
+
+
+def _finish(inst: PlacementInstance, gpu_job: np.ndarray | None, method: str, t0: float, build: float,
+            stats: dict, bound: float | None, status: Status = Status.FEASIBLE, termination: str = "heuristic",
+            opts: SolveOptions | None = None) -> Result:
+    res = Result(method=method, status=status, sense="min", termination=termination, backend=None,
+                 build_seconds=build, solve_seconds=time.perf_counter() - t0 - build, stats=dict(stats),
+                 solver_version=highs.version(), options=(opts or SolveOptions()).as_dict(), bound=bound)
+    if gpu_job is not None:
+        p = Placement(gpu_job, workloads(inst, gpu_job), inst.job_names, tuple(inst.gpu_names()))
+        jct = evaluate(inst, p)
+        res.solution = p
+        res.objective = float(jct.mean())
+        res.stats.update(fairness_stats(inst, jct))
+    return res
+
+
+def _biggest_server(inst: PlacementInstance) -> np.ndarray:
+    out = np.zeros(inst.n_types, dtype=np.int64)
+    np.maximum.at(out, inst.server_type, inst.server_gpus)
+    return out
+
+
+def est_spans(inst: PlacementInstance, counts: np.ndarray, biggest: np.ndarray | None = None) -> np.ndarray:
+    """Whether type counts must span servers: several types, or more GPUs than a server holds."""
+    biggest = _biggest_server(inst) if biggest is None else biggest
+    counts = np.asarray(counts)
+    n = counts.sum(axis=-1)
+    kinds = (counts > 0).sum(axis=-1)
+    too_big = np.any(counts > biggest, axis=-1)
+    return (n > 1) & ((kinds > 1) | too_big)
+
+
+def cost(inst: PlacementInstance, i, counts, biggest=None) -> np.ndarray:
+    """JCT of type counts with the locality they can best hope for (the category's score)."""
+    counts = np.asarray(counts, dtype=float)
+    out = np.full(counts.shape[:-1], np.inf)
+    ok = counts.sum(axis=-1) > 0
+    if np.any(ok):
+        ii = np.broadcast_to(np.asarray(i), out.shape)[ok]
+        out[ok] = jct_counts(inst, ii, counts[ok], est_spans(inst, counts[ok], biggest))
+    return out
+
+
+# ------------------------------------------------------------------------------ greedy baseline
+
+def greedy_counts(inst: PlacementInstance) -> np.ndarray:
+    """Marginal-gain greedy (Optimus-style, MODELS.md §5 adapted): type counts per job.
+
+    Every job first gets one GPU of the fastest type still free (longest jobs choose first);
+    then the (job, type) pair with the largest JCT reduction gets one more GPU, until no
+    addition helps or no GPU is left.
+    """
+    n, G = inst.n_jobs, inst.n_types
+    free = inst.type_counts.copy()
+    counts = np.zeros((n, G), dtype=np.int64)
+    biggest = _biggest_server(inst)
+    first = inst.iterations * inst.global_batch / inst.rho.max(axis=1)
+    for i in np.argsort(-first, kind="stable"):
+        g = max((g for g in range(G) if free[g] > 0), key=lambda g: inst.rho[i, g])
+        counts[i, g] += 1
+        free[g] -= 1
+    eye = np.eye(G, dtype=np.int64)
+    cur = cost(inst, np.arange(n), counts, biggest)
+
+    def gains(i):
+        if counts[i].sum() >= inst.max_workers[i]:
+            return []
+        new = cost(inst, np.full(G, i), counts[i] + eye, biggest)
+        return [(-(cur[i] - new[g]), int(i), g) for g in range(G) if cur[i] - new[g] > 0]
+
+    # lazy max-heap of gains; an entry is stale once its job has grown (version) or its type ran out
+    version = np.zeros(n, dtype=np.int64)
+    heap = [(*e, 0) for i in range(n) for e in gains(i)]
+    heapq.heapify(heap)
+    while heap and free.sum() > 0:
+        _, i, g, ver = heapq.heappop(heap)
+        if ver != version[i] or free[g] == 0:
+            continue
+        counts[i, g] += 1
+        free[g] -= 1
+        cur[i] = cost(inst, i, counts[i][None, :], biggest)[0]
+        version[i] += 1
+        for e in gains(i):
+            if free[e[2]] > 0:
+                heapq.heappush(heap, (*e, int(version[i])))
+    return counts
+
+
+def pack(inst: PlacementInstance, counts: np.ndarray) -> np.ndarray:
+    """GPUs for type counts; the better (by true average JCT) of two orders for the one-server
+    jobs: largest first, and largest spanning penalty :math:`J_i^{span} - J_i^{one}` first."""
+    counts = np.asarray(counts, dtype=np.int64)
+    n_i = counts.sum(axis=1)
+    idx = np.arange(inst.n_jobs)
+    penalty = (jct_counts(inst, idx, np.maximum(counts, 0), n_i > 1) - jct_counts(inst, idx, np.maximum(counts, 0), np.zeros(inst.n_jobs, bool))
+               if inst.n_jobs else np.zeros(0))
+    best, best_val = None, np.inf
+    for key in (-n_i, -penalty):
+        gpu_job = _pack_order(inst, counts, np.argsort(key, kind="stable"))
+        jct = evaluate(inst, Placement(gpu_job, np.zeros(inst.n_gpus)))
+        if jct.sum() < best_val:
+            best, best_val = gpu_job, jct.sum()
+        if np.allclose(jct, cost(inst, np.arange(inst.n_jobs), counts)):
+            break  # every job got the locality its counts allow: no order can do better
+    return best
+
+
+def _pack_order(inst: PlacementInstance, counts: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """One-type jobs that fit a server in ``order`` (best fit), then jobs that must span (from the
+    emptiest servers), then single GPUs into the smallest holes."""
+    free = [list(np.flatnonzero(inst.gpu_server == s)) for s in range(inst.n_servers)]
+    gpu_job = np.full(inst.n_gpus, -1, dtype=np.int64)
+    stype = inst.server_type
+    n_i = counts.sum(axis=1)
+    kinds = (counts > 0).sum(axis=1)
+    one_type = np.flatnonzero((kinds == 1) & (n_i >= 2))
+    spanning: list[int] = list(np.flatnonzero(kinds > 1))
+    for i in order[np.isin(order, one_type)]:
+        g = int(np.flatnonzero(counts[i])[0])
+        m = int(n_i[i])
+        room = [(len(free[s]), s) for s in np.flatnonzero(stype == g) if len(free[s]) >= m]
+        if room:
+            s = min(room)[1]
+            gpu_job[free[s][:m]] = i
+            free[s] = free[s][m:]
+        else:
+            spanning.append(int(i))
+    for i in sorted(spanning, key=lambda i: -n_i[i]):
+        for g in np.flatnonzero(counts[i]):
+            m = int(counts[i, g])
+            for s in sorted(np.flatnonzero(stype == g), key=lambda s: -len(free[s])):
+                take = free[s][:m]
+                gpu_job[take] = i
+                free[s] = free[s][len(take):]
+                m -= len(take)
+                if not m:
+                    break
+    for i in np.flatnonzero(n_i == 1):
+        g = int(np.flatnonzero(counts[i])[0])
+        s = min(((len(free[s]), s) for s in np.flatnonzero(stype == g) if free[s]))[1]
+        gpu_job[free[s][0]] = i
+        free[s] = free[s][1:]
+    return gpu_job
+
+
+# ------------------------------------------------------------------------------ type prices
+
+def config_table(inst: PlacementInstance, biggest=None) -> tuple[np.ndarray, np.ndarray]:
+    """Every job's type-count vectors ``C`` (rows) and their category scores ``cost[i, c]``
+    (``inf`` above ``M_i`` or the type counts)."""
+    from dlsched.models.placement import count_vectors
+
+    C = count_vectors(inst.n_types, int(inst.max_workers.max()))
+    C = C[np.all(C <= inst.type_counts, axis=1)]
+    n = inst.n_jobs
+    J = np.full((n, C.shape[0]), np.inf)
+    size = C.sum(axis=1)
+    spans = est_spans(inst, C, biggest)
+    for i in range(n):
+        ok = size <= inst.max_workers[i]
+        J[i, ok] = jct_counts(inst, np.full(int(ok.sum()), i), C[ok], spans[ok])
+    return C, J
+
+
+def type_prices(inst: PlacementInstance, C: np.ndarray, J: np.ndarray, upper: float, iters: int = 200) -> tuple[np.ndarray, float]:
+    r"""Lagrangian prices :math:`\lambda_g \ge 0` of the type rows (MODELS.md §1, pricing).
+
+    Maximises :math:`L(\lambda) = \sum_i \min_c (J_i(c) + \lambda^\top c) - \lambda^\top N` by
+    projected subgradient steps (Polyak's rule towards ``upper``, a feasible total JCT).
+    :math:`L(\lambda) / n` is a valid lower bound on the average JCT: the category score of a
+    count vector never exceeds the JCT of any placement with those counts.
+    """
+    N = inst.type_counts.astype(float)
+    lam = np.zeros(inst.n_types)
+    best_lam, best_L = lam.copy(), -np.inf
+    theta = 1.0
+    since = 0
+    for _ in range(iters):
+        red = J + C @ lam
+        pick = red.argmin(axis=1)
+        L = float(red[np.arange(J.shape[0]), pick].sum() - lam @ N)
+        if L > best_L + 1e-12 * abs(L):
+            best_L, best_lam, since = L, lam.copy(), 0
+        else:
+            since += 1
+            if since >= 10:
+                theta, since = theta / 2, 0
+        g = N - C[pick].sum(axis=0)                # supply minus demand
+        if np.all(g >= 0) and np.allclose(lam * g, 0):
+            break                                  # complementary: L is the optimum of the relaxation
+        step = theta * max(upper - L, 1e-12 * abs(upper)) / max(float(g @ g), 1.0)
+        lam = np.maximum(0.0, lam - step * g)
+    return best_lam, best_L
+
+
+def priced_counts(inst: PlacementInstance, C: np.ndarray, J: np.ndarray, lam: np.ndarray) -> np.ndarray:
+    """Each job's best count vector at prices ``lam`` (per job, ``lam`` may be (n, G)), repaired to fit.
+
+    Repair: while a type is over-demanded, the job whose unit of it costs least to give up
+    moves it to a type with free GPUs, or drops it (if it keeps one GPU).
+    """
+    lam = np.broadcast_to(lam, (J.shape[0], C.shape[1]))
+    pick = (J + lam @ C.T).argmin(axis=1)
+    counts = C[pick].copy()
+    N = inst.type_counts
+    idx = np.arange(inst.n_jobs)
+    while True:
+        over = np.flatnonzero(counts.sum(axis=0) > N)
+        if over.size == 0:
+            return counts
+        g = over[0]
+        free = N - counts.sum(axis=0)
+        base = cost(inst, idx, counts)
+        best, act = np.inf, None
+        for h in [None, *np.flatnonzero(free > 0)]:
+            new = counts.copy()
+            new[:, g] -= 1
+            if h is not None:
+                new[:, h] += 1
+            ok = (counts[:, g] > 0) & (new.sum(axis=1) >= 1) & (new.sum(axis=1) <= inst.max_workers)
+            if not ok.any():
+                continue
+            d = np.where(ok, cost(inst, idx, np.maximum(new, 0)) - base, np.inf)
+            i = int(np.argmin(d))
+            if d[i] < best:
+                best, act = d[i], (i, h)
+        i, h = act
+        counts[i, g] -= 1
+        if h is not None:
+            counts[i, h] += 1
+
+
+# ------------------------------------------------------------------------------ one category
+
+def _swap_deltas(inst, counts, cur, rows, biggest) -> np.ndarray:
+    """(len(rows), G, G): change of job JCT when one of its type-g GPUs becomes type h (inf if none)."""
+    G = counts.shape[1]
+    c = counts[rows]
+    eye = np.eye(G, dtype=np.int64)
+    moved = c[:, None, None, :] - eye[None, :, None, :] + eye[None, None, :, :]     # (r, g, h, G)
+    ok = (c[:, :, None] > 0) & ~np.eye(G, dtype=bool)[None]
+    val = cost(inst, np.broadcast_to(rows[:, None, None], ok.shape), np.maximum(moved, 0), biggest)
+    return np.where(ok, val - cur[rows][:, None, None], np.inf)
+
+
+def polish_counts(inst: PlacementInstance, counts: np.ndarray, biggest=None, max_moves: int = 10_000) -> tuple[np.ndarray, int]:
+    """Exchange one GPU between two jobs (or with the idle pool) while the category's JCT drops.
+
+    The best exchange over every (job, job, type, type) is taken each step; only the two jobs
+    it touches are re-scored.
+    """
+    counts = np.array(counts, dtype=np.int64)
+    n, G = counts.shape
+    biggest = _biggest_server(inst) if biggest is None else biggest
+    idx = np.arange(n)
+    cur = cost(inst, idx, counts, biggest)
+    D = _swap_deltas(inst, counts, cur, idx, biggest)            # (n, G, G)
+    moves = 0
+    while moves < max_moves:
+        free = inst.type_counts - counts.sum(axis=0)
+        best, act = -1e-9 * max(1.0, float(cur.sum())), None
+        order = np.argsort(D, axis=0)[:2]                          # two best jobs per (g, h)
+        for g in range(G):
+            for h in range(G):
+                if g == h:
+                    continue
+                i0 = int(order[0, g, h])
+                if free[h] > 0 and D[i0, g, h] < best:
+                    best, act = D[i0, g, h], (i0, g, h, None)
+                if h > g:
+                    for i in order[:, g, h]:
+                        for j in order[:, h, g]:
+                            if i != j and D[i, g, h] + D[j, h, g] < best:
+                                best, act = D[i, g, h] + D[j, h, g], (int(i), g, h, int(j))
+        if act is None:
+            break
+        i, g, h, j = act
+        counts[i, g] -= 1
+        counts[i, h] += 1
+        touched = [i]
+        if j is not None:
+            counts[j, h] -= 1
+            counts[j, g] += 1
+            touched.append(j)
+        rows = np.array(touched)
+        cur[rows] = cost(inst, rows, counts[rows], biggest)
+        D[rows] = _swap_deltas(inst, counts, cur, rows, biggest)
+        moves += 1
+    return counts, moves
+
+
+def pair_polish(inst: PlacementInstance, counts: np.ndarray, biggest=None, max_passes: int = 20) -> tuple[np.ndarray, int]:
+    """Re-choose the type counts of two jobs jointly (sizes kept) from what they hold plus the idle
+    GPUs, for every pair, while the category's JCT drops. Catches what single exchanges cannot:
+    e.g. a job trading two GPUs of different servers for two of one server."""
+    from dlsched.models.placement import count_vectors
+
+    counts = np.array(counts, dtype=np.int64)
+    n, G = counts.shape
+    biggest = _biggest_server(inst) if biggest is None else biggest
+    sizes = counts.sum(axis=1)
+    vecs = {}
+    for m in np.unique(sizes).tolist():
+        V = count_vectors(G, m)
+        vecs[m] = V[V.sum(axis=1) == m]
+    table = {(i, m): cost(inst, i, vecs[m], biggest) for i in range(n) for m in [int(sizes[i])]}
+    cur = cost(inst, np.arange(n), counts, biggest)
+    moves = 0
+    for _ in range(max_passes):
+        improved = False
+        for i in range(n):
+            for j in range(i + 1, n):
+                free = inst.type_counts - counts.sum(axis=0)
+                pool = free + counts[i] + counts[j]
+                A, B = vecs[int(sizes[i])], vecs[int(sizes[j])]
+                okA, okB = np.all(A <= pool, axis=1), np.all(B <= pool, axis=1)
+                A, B = A[okA], B[okB]
+                ca, cb = table[(i, int(sizes[i]))][okA], table[(j, int(sizes[j]))][okB]
+                fit = np.all(A[:, None, :] + B[None, :, :] <= pool, axis=2)
+                tot = np.where(fit, ca[:, None] + cb[None, :], np.inf)
+                a, b = np.unravel_index(np.argmin(tot), tot.shape)
+                if tot[a, b] < cur[i] + cur[j] - 1e-9 * (cur[i] + cur[j]):
+                    counts[i], counts[j] = A[a], B[b]
+                    cur[i], cur[j] = ca[a], cb[b]
+                    moves += 1
+                    improved = True
+        if not improved:
+            break
+    return counts, moves
+
+
+def market_counts(inst: PlacementInstance, sizes: np.ndarray, valuation: str | Callable = "tangent",
+                  iters: int = 4, biggest=None, init: np.ndarray | None = None,
+                  prices: np.ndarray | None = None) -> tuple[np.ndarray, int, np.ndarray]:
+    """Type counts for a category from the matching market (module docstring, step 2).
+
+    ``valuation``: ``tangent``, ``throughput`` or a callable ``(inst, S) -> (n, G) values``
+    where ``S`` is every job's current total throughput (from ``init`` counts if given, else
+    ``n_i`` GPUs of the cluster's average throughput). ``prices`` warm-starts the market.
+    Returns the counts, the market rounds and the last clearing prices.
+    """
+    N = inst.type_counts
+    idx = np.arange(inst.n_jobs)
+    S = np.einsum("ig,ig->i", init, inst.rho) if init is not None else sizes * (inst.rho @ N / N.sum())
+    best, best_cost, rounds, seen = None, np.inf, 0, set()
+    if init is not None:
+        seen.add(np.asarray(init, dtype=np.int64).tobytes())
+    for _ in range(iters if valuation == "tangent" else 1):
+        if valuation == "tangent":
+            v = (inst.iterations * inst.global_batch / S**2)[:, None] * inst.rho
+        elif valuation == "throughput":
+            v = inst.rho.copy()
+        elif callable(valuation):
+            v = np.asarray(valuation(inst, S), dtype=float)
+        else:
+            raise InputError("<argument>", "valuation", f"one of {VALUATIONS} or a callable", valuation)
+        out = clear(v, sizes, N, prices=prices)
+        rounds += out.rounds
+        prices = out.prices
+        c = cost(inst, idx, out.alloc, biggest).sum()
+        if c < best_cost:
+            best, best_cost = out.alloc, c
+        key = out.alloc.tobytes()
+        if key in seen:
+            break
+        seen.add(key)
+        S = np.einsum("ig,ig->i", out.alloc, inst.rho)
+    return best, rounds, prices
+
+
+def sample_categories(inst: PlacementInstance, base: np.ndarray, N: int, rng: np.random.Generator,
+                      moves: float = 1.5) -> list[np.ndarray]:
+    """``base`` and up to N-1 distinct sizings, each 1 + Poisson(moves) random unit moves away."""
+    n, K = inst.n_jobs, inst.n_gpus
+    out, seen = [base.copy()], {base.tobytes()}
+    tries = 0
+    while len(out) < N and tries < 20 * N:
+        tries += 1
+        s = base.copy()
+        for _ in range(1 + rng.poisson(moves)):
+            idle = K - s.sum()
+            donors = np.flatnonzero(s > 1)
+            takers = np.flatnonzero(s < inst.max_workers)
+            d = rng.integers(-1 if idle < K else 0, donors.size) if donors.size or idle else None
+            r = rng.integers(-1, takers.size) if takers.size else -1
+            if d is None:
+                break
+            # -1 is the idle pool (a donor only when something is idle, a taker always)
+            if d == -1 and idle <= 0:
+                continue
+            if d >= 0:
+                s[donors[d]] -= 1
+            if r >= 0:
+                s[takers[r]] += 1
+            if s.sum() > K or np.any(s < 1):
+                s = base.copy()
+        if s.tobytes() not in seen:
+            seen.add(s.tobytes())
+            out.append(s)
+    return out
+
+
+# ------------------------------------------------------------------------------ methods
+
+def _need(instance) -> PlacementInstance:
+    if not isinstance(instance, PlacementInstance):
+        raise InputError("<argument>", "instance", "a placement instance", type(instance).__name__)
+    return instance
+
+
+@register("exact", families=("placement",), params=("backend",),
+          description="exact MCMDK over type-count configurations (MODELS.md §4.2), decoded to a placement")
+def exact(instance, opts: SolveOptions, backend: str = "highs") -> Result:
+    inst = _need(instance)
+    t0 = time.perf_counter()
+    model = core_model(inst)
+    build = time.perf_counter() - t0
+    res = solve_core(model.core, opts, backend)
+    out = _finish(inst, None, "exact", t0, build, {"columns": model.core.n_cols, "rows": model.core.n_rows,
+                                                    "mip_seconds": res.solve_seconds, **{k: v for k, v in res.stats.items()}},
+                  res.bound, res.status, res.termination, opts)
+    out.backend = backend
+    if res.solution is not None and res.status.has_solution():
+        p = decode(inst, model, res.solution)
+        fin = _finish(inst, p.gpu_job, "exact", t0, build, out.stats, res.bound, res.status, res.termination, opts)
+        fin.backend = backend
+        return fin
+    out.message = res.message
+    return out
+
+
+@register("greedy", families=("placement",), params=(),
+          description="marginal-gain greedy sizing + best-fit placement (baseline)")
+def greedy(instance, opts: SolveOptions) -> Result:
+    inst = _need(instance)
+    t0 = time.perf_counter()
+    counts = greedy_counts(inst)
+    gpu_job = pack(inst, counts)
+    return _finish(inst, gpu_job, "greedy", t0, 0.0, {}, float(alone_jct(inst).mean()), opts=opts)
+
+
+DEFAULT_SAMPLES = 8
+#: the pairwise re-choice costs O(n^2) per pass: used up to this many jobs
+PAIR_POLISH_MAX_JOBS = 16
+
+
+def evaluate_category(inst: PlacementInstance, sizes: np.ndarray, valuation="tangent", polish: bool = True,
+                      biggest=None, init=None, prices=None, iters: int = 2) -> tuple[np.ndarray, float, int, int, np.ndarray]:
+    """Market + exchange polish + placement of one category: (gpu_job, average JCT, rounds, swaps, prices)."""
+    counts, rounds, prices = market_counts(inst, sizes, valuation, iters, biggest, init, prices)
+    swaps = 0
+    if polish:
+        counts, swaps = polish_counts(inst, counts, biggest)
+        if inst.n_jobs <= PAIR_POLISH_MAX_JOBS:
+            counts, more = pair_polish(inst, counts, biggest)
+            swaps += more
+    gpu_job = pack(inst, counts)
+    return gpu_job, float(evaluate(inst, Placement(gpu_job, np.zeros(inst.n_gpus))).mean()), rounds, swaps, prices
+
+
+def price_categories(inst: PlacementInstance, C, J, lam, N: int, rng: np.random.Generator, noise: float) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Category 0: the sizes jobs choose at the Lagrangian type prices; the others: the sizes
+    they choose when each job sees its own prices ``lam * exp(noise * z)``, z ~ N(0, 1) (seeded)."""
+    out, seen = [], set()
+    for k in range(max(1, 3 * N)):
+        if len(out) >= N:
+            break
+        lam_k = lam if k == 0 else lam * np.exp(noise * rng.standard_normal((inst.n_jobs, inst.n_types)))
+        counts = priced_counts(inst, C, J, lam_k)
+        sizes = counts.sum(axis=1)
+        if sizes.tobytes() not in seen:
+            seen.add(sizes.tobytes())
+            out.append((sizes, counts))
+    return out
+
+
+@register("hetplace", families=("placement",), params=("samples", "seed", "valuation", "polish", "sampler", "noise", "market_iters"),
+          description="sampled categories + matching market per category (MODELS.md §4.3)")
+def hetplace(instance, opts: SolveOptions, samples: int = DEFAULT_SAMPLES, seed: int | None = None,
+             valuation: str = "tangent", polish: bool = True, sampler: str = "prices", noise: float = 0.1,
+             market_iters: int = 1) -> Result:
+    """The §4.3 pipeline (module docstring). ``sampler``: ``prices`` (default; categories chosen by
+    the jobs at perturbed Lagrangian type prices) or ``moves`` (random unit moves around the
+    greedy sizing). Reports the Lagrangian lower bound as ``bound``."""
+    inst = _need(instance)
+    if int(samples) < 1:
+        raise InputError("<argument>", "samples", "a number of categories >= 1", samples)
+    if sampler not in ("prices", "moves"):
+        raise InputError("<argument>", "sampler", "'prices' or 'moves'", sampler)
+    polish = polish in (True, "true", "True", "1", 1)
+    seed = opts.seed if seed is None else int(seed)
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(seed)
+    biggest = _biggest_server(inst)
+    g_counts = greedy_counts(inst)
+    upper = float(cost(inst, np.arange(inst.n_jobs), g_counts, biggest).sum())
+    C, J = config_table(inst, biggest)
+    lam, L = type_prices(inst, C, J, upper)
+    if sampler == "prices":
+        cats = price_categories(inst, C, J, lam, int(samples), rng, float(noise))
+    else:
+        cats = [(s, None) for s in sample_categories(inst, g_counts.sum(axis=1), int(samples), rng)]
+    # the Lagrangian prices are per-GPU JCT values, the scale of the tangent valuation: a warm start
+    best_val, best_job, rounds, swaps, prices = np.inf, None, 0, 0, (lam if valuation == "tangent" else None)
+    for sizes, init in cats:
+        if opts.time_limit is not None and best_job is not None and time.perf_counter() - t0 > opts.time_limit:
+            break
+        gpu_job, val, r, m, prices = evaluate_category(inst, sizes, valuation, polish, biggest, init, prices,
+                                                         int(market_iters))
+        rounds += r
+        swaps += m
+        if val < best_val:
+            best_val, best_job = val, gpu_job
+    stats = {"samples": int(samples), "categories": len(cats), "market_rounds": rounds, "swaps": swaps,
+             "valuation": valuation if isinstance(valuation, str) else "custom", "sampler": sampler, "seed": seed,
+             "lagrangian_bound": L / inst.n_jobs}
+    bound = max(L / inst.n_jobs, float(alone_jct(inst).mean()))
+    return _finish(inst, best_job, "hetplace", t0, 0.0, stats, bound, opts=opts)

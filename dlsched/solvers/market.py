@@ -1,0 +1,143 @@
+r"""Ascending-price matching market with constricted sets (MODELS.md §4.3, step 2).
+
+Buyers i need :math:`d_i` units; sellers are groups g of identical workers (one GPU type) with
+:math:`s_g` units; a unit of g is worth :math:`v_{i,g}` to buyer i (additive valuation). Prices
+:math:`p_g` start at 0; at prices p buyer i demands the groups of largest surplus
+:math:`u_i = \max_g (v_{i,g} - p_g)`. Each round:
+
+1. the demand graph (buyer i -- group g when g is in i's demand set) is tested for a
+   *perfect matching* of buyer units to worker units, a bipartite b-matching computed as a
+   maximum flow with networkx (source -> i: :math:`d_i`, i -> g: unbounded, g -> sink: :math:`s_g`);
+2. if every buyer unit is matched the market clears; otherwise the buyers reachable from the
+   source in the residual graph form a **constricted set** S: their demand-set neighbours
+   N(S) are saturated and :math:`\sum_{i \in S} d_i > \sum_{g \in N(S)} s_g` (Hall's condition fails);
+3. the prices of N(S) rise by the least amount that adds a new group to some demand set in S,
+   :math:`\delta = \min_{i \in S} (u_i - \max_{g \notin N(S)} (v_{i,g} - p_g))` (exact, not a tick).
+
+When :math:`\sum_i d_i < \sum_g s_g` a zero-valued *idle* buyer takes the spare units, so the
+market clears with every worker sold. At clearing, every unit goes to a buyer who demands it:
+:math:`(u, p)` is dual feasible and complementary to the allocation, so the allocation is a
+maximum-weight assignment (Demange-Gale-Sotomayor / LP duality); tests compare it with the
+Hungarian method. One price per group is the same as one price per worker: the workers of a
+group are identical to every buyer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import networkx as nx
+from networkx.algorithms.flow import edmonds_karp
+import numpy as np
+
+TIE = 1e-9
+
+
+@dataclass
+class MarketOutcome:
+    alloc: np.ndarray        # (n, G) units of group g bought by buyer i
+    prices: np.ndarray       # (G,)
+    rounds: int
+    welfare: float           # sum of v_{i,g} over the units sold to the real buyers
+
+
+class MarketError(RuntimeError):
+    pass
+
+
+def _demand_sets(values: np.ndarray, prices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    surplus = values - prices
+    best = surplus.max(axis=1)
+    scale = TIE * np.maximum(1.0, np.abs(values).max(axis=1))
+    return surplus >= (best - scale)[:, None], best
+
+
+def clear(values: np.ndarray, demand: np.ndarray, supply: np.ndarray, *, prices: np.ndarray | None = None,
+          max_rounds: int = 100_000) -> MarketOutcome:
+    """Run the ascending-price market to clearing (see the module docstring).
+
+    ``prices`` warm-starts the market (e.g. with the prices of a similar market): the clearing
+    argument needs no particular start, because every buyer's surplus is measured from the
+    current prices and a clearing allocation is optimal whatever prices support it.
+    """
+    values = np.asarray(values, dtype=float)
+    demand = np.asarray(demand, dtype=np.int64)
+    supply = np.asarray(supply, dtype=np.int64)
+    n, G = values.shape
+    if demand.sum() > supply.sum():
+        raise MarketError(f"buyers need {int(demand.sum())} units, sellers have {int(supply.sum())}")
+    spare = int(supply.sum() - demand.sum())
+    if spare:  # the idle buyer: worth 0 everywhere
+        values = np.vstack([values, np.zeros((1, G))])
+        demand = np.concatenate([demand, [spare]])
+    m = values.shape[0]
+    prices = np.zeros(G) if prices is None else np.array(prices, dtype=float)
+    total = int(demand.sum())
+    for rounds in range(1, max_rounds + 1):
+        dset, best = _demand_sets(values, prices)
+        # buyers with the same demand set are interchangeable in the matching: one node per
+        # pattern (at most 2^G - 1) keeps the flow network tiny however many jobs there are
+        code = dset.astype(np.int64) @ (1 << np.arange(G))
+        patterns, inverse = np.unique(code, return_inverse=True)
+        need = np.bincount(inverse, weights=demand).astype(np.int64)
+        g = nx.DiGraph()
+        g.add_nodes_from(["s", "t"])
+        for q, pat in enumerate(patterns.tolist()):
+            if need[q]:
+                g.add_edge("s", q, capacity=int(need[q]))
+                for k in range(G):
+                    if pat >> k & 1:
+                        g.add_edge(q, ("g", k))  # unbounded
+        for k in range(G):
+            if supply[k]:
+                g.add_edge(("g", k), "t", capacity=int(supply[k]))
+        flow_value, flow = nx.maximum_flow(g, "s", "t", flow_func=edmonds_karp)
+        if flow_value >= total:
+            alloc = _split(flow, patterns, inverse, demand, G)
+            welfare = float((alloc[:n] * values[:n]).sum())
+            return MarketOutcome(alloc[:n], prices, rounds, welfare)
+        S_pat, N = _constricted(g, flow)
+        rows = np.flatnonzero(np.isin(inverse, list(S_pat)) & (demand > 0))
+        outside = np.setdiff1d(np.arange(G), N)
+        surplus = values[np.ix_(rows, outside)] - prices[outside]
+        delta = float((best[rows] - surplus.max(axis=1)).min())
+        prices[N] += max(delta, TIE * max(1.0, float(np.abs(values).max())))
+    raise MarketError(f"market did not clear in {max_rounds} rounds")
+
+
+def _split(flow: dict, patterns: np.ndarray, inverse: np.ndarray, demand: np.ndarray, G: int) -> np.ndarray:
+    """Hand each pattern's units of every group to its buyers (all of them demand those groups)."""
+    alloc = np.zeros((inverse.size, G), dtype=np.int64)
+    for q in range(patterns.size):
+        left = {node[1]: f for node, f in flow.get(q, {}).items() if f > 0}
+        for i in np.flatnonzero(inverse == q):
+            want = int(demand[i])
+            for k in list(left):
+                take = min(want, left[k])
+                alloc[i, k] += take
+                want -= take
+                left[k] -= take
+                if not left[k]:
+                    del left[k]
+                if not want:
+                    break
+    return alloc
+
+
+def _constricted(g: nx.DiGraph, flow: dict) -> tuple[set[int], np.ndarray]:
+    """Buyer patterns reachable from the source in the residual graph, and the groups they reach."""
+    seen = {"s"}
+    stack = ["s"]
+    while stack:
+        u = stack.pop()
+        for v, attr in g[u].items():  # forward residual capacity
+            if v not in seen and flow[u][v] < attr.get("capacity", float("inf")):
+                seen.add(v)
+                stack.append(v)
+        for v in g.predecessors(u):   # backward residual: undo flow on v -> u
+            if v not in seen and flow[v][u] > 0:
+                seen.add(v)
+                stack.append(v)
+    S = {x for x in seen if isinstance(x, (int, np.integer))}
+    N = np.array(sorted(x[1] for x in seen if isinstance(x, tuple)), dtype=np.int64)
+    return S, N

@@ -1,0 +1,337 @@
+r"""The SMD decomposition (MODELS.md §2.3): parametric sum-of-ratios iteration over MCMDK subproblems.
+
+Inner problem (one decision epoch, MODELS.md §2.2): every term :math:`\omega_j R_j / g_j(w, p)` is
+a ratio :math:`N_j / D_j(x)` with :math:`N_j = \omega_j R_j` and :math:`D_j(x) = g_{j,o}` for the
+chosen configuration o. The parametric (Newton-type) method keeps :math:`(\beta_j, u_j)` and solves
+
+.. math::
+
+    \min_x \; \sum_j \Big(\beta_j^{k} + u_j^{k}\big(N_j - \beta_j^{k} D_j(x)\big)\Big)
+           \;[\text{job } j \text{ runs}] \;+\; \sum_j \omega_j D_j^{\mathrm{defer}} [\text{job } j \text{ waits}]
+
+then sets :math:`\beta_j = N_j / D_j(x^k)`, :math:`u_j = 1 / D_j(x^k)` at its solution. With
+:math:`\beta = N/g_0`, :math:`u = 1/g_0`, the bracket is :math:`N(2/g_0 - g/g_0^2)`, the tangent of
+the convex function :math:`N/g` at :math:`g_0`: it never exceeds the true cost. Hence
+
+* every subproblem optimum is a **valid lower bound** on the §2.2 optimum, and its solution,
+  evaluated with the true costs, an upper bound;
+* ``memory=True`` (default) keeps every pair :math:`(\beta_j^k, u_j^k)` seen and uses
+  :math:`\max_k` of the tangents. Because x picks one configuration per job, the max of
+  tangents is again a per-column cost, so every subproblem stays an MCMDK. Each iteration
+  either touches a new (job, configuration) or certifies optimality (then the subproblem value
+  equals the true cost of its solution), so the iteration ends **at the exact optimum** in a
+  finite number of steps (at most the number of columns);
+* the first points are each job's fastest and slowest configurations (``init="ends"``;
+  ``"fastest"`` starts from the fastest only and needs more iterations);
+* ``memory=False`` is the plain Newton-type iteration: it stops when the subproblem value
+  is :math:`\ge -\varepsilon` in the paper's normalised form (then optimal) or when it
+  repeats a solution (then only the bound certifies how far it is).
+
+Subproblems are solved exactly by HiGHS (one model, costs changed in place between
+iterations). The LP-rounding subproblem of MODELS.md §1 is not on main yet; when it is, it
+plugs in at :func:`_solve_sub`.
+
+Outer problem (job selection): when the active jobs cannot all run, ``select="score"`` keeps
+as candidates the jobs with the best ratio of weight to (remaining time on (1,1) x dominant
+share of (1,1)) until their minimal configurations fill ``slack`` times the capacity; the others
+wait this epoch. ``select="all"`` passes every job to the inner problem (then the decision is
+the exact §2.2 optimum).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import highspy
+import numpy as np
+
+from dlsched.instance.core import MCMDK
+from dlsched.models import mcmdk as core_model
+from dlsched.models.smd import SMDInstance
+from dlsched.result import Result, Status
+from dlsched.solvers import highs
+from dlsched.solvers.options import SolveOptions
+from dlsched.solvers.registry import register
+
+SELECT = ("score", "all")
+
+
+@dataclass
+class ParametricOutcome:
+    choice: np.ndarray           # configuration index per core job
+    objective: float             # true §2.2 cost of ``choice``
+    bound: float                 # best lower bound (max over subproblem optima)
+    iterations: int
+    optimal: bool
+    seconds: float
+    history: list[tuple[float, float]] = field(default_factory=list)   # (lower bound, upper bound) per iteration
+
+
+def ratio_data(core: MCMDK) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per column: N_j (ω_j R_j; 0 on defer columns), g_{j,o} (1/τ; 0 on defer), is_ratio mask."""
+    cfg = core.meta["configs"]
+    is_ratio = cfg[:, 1] > 0
+    # value = N τ = N / g on ratio columns; N is ω R of the job (same on all its columns)
+    N = np.zeros(core.n_cols)
+    g = np.zeros(core.n_cols)
+    inst_N = core.meta["N"]
+    N[is_ratio] = inst_N[core.col_job[is_ratio]]
+    g[is_ratio] = N[is_ratio] / core.value[is_ratio]
+    return N, g, is_ratio
+
+
+def parametric(core: MCMDK, opts: SolveOptions | None = None, *, memory: bool = True, eps: float = 1e-9,
+               max_iter: int = 200, init: str = "ends") -> ParametricOutcome:
+    """Solve the §2.2 MCMDK by the parametric sum-of-ratios iteration (module docstring)."""
+    opts = opts or SolveOptions()
+    t0 = time.perf_counter()
+    N, g, is_ratio = ratio_data(core)
+    jobs_of = core.col_job
+    n_jobs = core.n_jobs
+    # first linearisation points per job: its fastest configuration (tangent exact there), and
+    # with init="ends" also its slowest one
+    g_hi = np.zeros(n_jobs)
+    np.maximum.at(g_hi, jobs_of[is_ratio], g[is_ratio])
+    g_lo = np.full(n_jobs, np.inf)
+    np.minimum.at(g_lo, jobs_of[is_ratio], g[is_ratio])
+    if init == "ends":
+        touched = [np.unique([hi, lo]) if hi > 0 else np.zeros(0) for hi, lo in zip(g_hi, g_lo)]
+    else:
+        touched = [np.array([hi]) if hi > 0 else np.zeros(0) for hi in g_hi]
+    surrogate = core.value.copy()
+    rc = np.flatnonzero(is_ratio)
+    for j in np.unique(jobs_of[rc]).tolist():
+        lo, hi = core.job_ptr[j], core.job_ptr[j + 1]
+        cj = np.arange(lo, hi)[is_ratio[lo:hi]]
+        pts = touched[j]
+        surrogate[cj] = np.max(N[cj][:, None] * (2.0 / pts[None, :] - g[cj][:, None] / pts[None, :] ** 2), axis=1)
+    mf = core_model.build_matrix(core)
+    h = highs.load(mf, opts)
+    best_choice, best_val, bound = None, np.inf, -np.inf
+    history = []
+    seen: set[bytes] = set()
+    it = 0
+    optimal = False
+    while it < max_iter:
+        it += 1
+        h.changeColsCost(core.n_cols, np.arange(core.n_cols, dtype=np.int32), surrogate.astype(np.float64))
+        if best_choice is not None:
+            warm = np.zeros(core.n_cols)
+            warm[core.columns_of(best_choice)] = 1.0
+            h.setSolution(core.n_cols, np.arange(core.n_cols, dtype=np.int32), warm)
+        lb, x = _solve_sub(h, core.n_cols)
+        if x is None:
+            break
+        choice = core.choice_from_columns(x)
+        cols = core.columns_of(choice)
+        repeated = choice.tobytes() in seen
+        seen.add(choice.tobytes())
+        true_val = float(core.value[cols].sum())
+        bound = max(bound, lb)
+        if true_val < best_val - 1e-12 * max(1.0, abs(true_val)):
+            best_val, best_choice = true_val, choice
+        history.append((bound, best_val))
+        if best_val - bound <= eps * max(1.0, abs(best_val)):
+            optimal = True
+            break
+        # Newton-type update: (β_j, u_j) = (N_j / g_j(x), 1 / g_j(x)) at the new solution
+        chosen = cols[is_ratio[cols]]
+        new_pts = False
+        for c in chosen.tolist():
+            j = jobs_of[c]
+            if memory:
+                if not np.any(np.isclose(touched[j], g[c], rtol=1e-12, atol=0)):
+                    touched[j] = np.append(touched[j], g[c])
+                    new_pts = True
+            else:
+                if not np.isclose(touched[j][0], g[c], rtol=1e-12, atol=0):
+                    touched[j] = np.array([g[c]])
+                    new_pts = True
+        if not new_pts or (repeated and not memory):
+            break  # a fixed point: no new tangent (memory=True never gets here unless optimal)
+        for j in np.unique(jobs_of[chosen]).tolist():
+            lo, hi = core.job_ptr[j], core.job_ptr[j + 1]
+            cj = np.arange(lo, hi)[is_ratio[lo:hi]]
+            pts = touched[j]
+            surrogate[cj] = np.max(N[cj][:, None] * (2.0 / pts[None, :] - g[cj][:, None] / pts[None, :] ** 2), axis=1)
+    if best_choice is None:
+        best_choice = np.zeros(n_jobs, dtype=np.int64)
+        best_val = float(core.value[core.job_ptr[:-1]].sum())
+    return ParametricOutcome(best_choice, best_val, bound, it, optimal, time.perf_counter() - t0, history)
+
+
+def _solve_sub(h: highspy.Highs, n_cols: int) -> tuple[float, np.ndarray | None]:
+    """Solve the loaded subproblem exactly; (its optimal value — a lower bound, its x)."""
+    h.run()
+    info = h.getInfo()
+    if info.primal_solution_status != 2:
+        return -np.inf, None
+    x = np.asarray(h.getSolution().col_value, dtype=float)
+    obj = float(info.objective_function_value)
+    bound = float(info.mip_dual_bound)
+    return (min(bound, obj) if np.isfinite(bound) else obj), x
+
+
+def select_jobs(inst: SMDInstance, active: np.ndarray, slack: float = 1.0, skip: bool = True) -> np.ndarray:
+    """Outer selection: candidates by ω_j / (R_j τ_j(1,1) · dominant share of (1,1)) until their
+    (1, 1) configurations fill ``slack`` x the capacity (MODELS.md §2.3). ``skip``: first fit
+    (a job that does not fit is passed over); otherwise the longest prefix that fits."""
+    active = np.asarray(active, dtype=np.int64)
+    cap = inst.capacity
+    use11 = inst.d[active] + inst.e[active]
+    safe = np.where(cap > 0, cap, 1.0)
+    share = np.max(np.where(cap > 0, use11 / safe, np.where(use11 > 0, np.inf, 0.0)), axis=1)
+    t11 = np.array([float(inst.tau(j, 1, 1)) for j in active.tolist()])
+    score = inst.weight[active] / (inst.iterations[active] * t11 * np.maximum(share, 1e-12))
+    order = np.argsort(-score, kind="stable")
+    if not skip:
+        filled = np.cumsum(use11[order], axis=0)
+        within = np.all(filled <= slack * cap[None, :] + 1e-9, axis=1)
+        k = max(1, int(np.argmin(within)) if not within.all() else within.size)
+        return np.sort(active[order[:k]])
+    # first fit in score order: a job that does not fit is skipped, later (smaller) ones may fit
+    room = slack * cap + 1e-9
+    keep = []
+    for i in order.tolist():
+        if np.all(use11[i] <= room):
+            room = room - use11[i]
+            keep.append(i)
+    if not keep:
+        keep = [int(order[0])]
+    return np.sort(active[keep])
+
+
+def decide(inst: SMDInstance, active: np.ndarray, opts: SolveOptions | None = None, *, select: str = "score",
+           slack: float = 1.0, memory: bool = True, slot_aware: bool = False, wait_slots: float | None = None
+           ) -> tuple[np.ndarray, ParametricOutcome, MCMDK]:
+    """One SMD decision: outer selection + inner parametric iteration -> (n, 2) allocation.
+
+    ``slot_aware`` and ``wait_slots`` adapt the §2.2 costs to the slotted simulation (docs/smd.md):
+    run times are rounded up to whole slots, and a waiting job costs ω_j (wait_slots + its
+    run time on (1, 1)) instead of the instance's deferral estimate.
+    """
+    active = np.asarray(active, dtype=np.int64)
+    cand = select_jobs(inst, active, slack) if select == "score" else active
+    core = epoch_core(inst, cand, slot_aware=slot_aware, wait_slots=wait_slots)
+    out = parametric(core, opts, memory=memory)
+    alloc = inst.allocation_from_core(core, out.choice)[:, :2]
+    return alloc, out, core
+
+
+def epoch_core(inst: SMDInstance, jobs: np.ndarray, *, slot_aware: bool = False, wait_slots: float | None = None) -> MCMDK:
+    """``inst.to_core(jobs)`` with N_j = ω_j R_j recorded for the ratio view (and the policy's cost
+    adaptations: every column's value stays N_j / g for some g > 0, so the ratio view holds)."""
+    core = inst.to_core(jobs)
+    N = inst.weight[jobs] * inst.iterations[jobs]
+    core.meta["N"] = N
+    if not slot_aware and wait_slots is None:
+        return core
+    delta = float(inst.slot_seconds)
+    cfg = core.meta["configs"]
+    run = cfg[:, 1] > 0
+    jj = core.col_job
+    value = core.value.copy()
+    if slot_aware:
+        # ω R τ -> ω Δ ⌈R τ / Δ⌉: equal to N / g_eff with g_eff the throughput that just fills the slots
+        t = value[run] / inst.weight[jobs][jj[run]]
+        value[run] = inst.weight[jobs][jj[run]] * delta * np.ceil(t / delta - 1e-9)
+    if wait_slots is not None or slot_aware:
+        wait_slots = 1.0 if wait_slots is None else wait_slots
+        defer = np.flatnonzero(~run)
+        j_of = jobs[jj[defer]]
+        t11 = np.array([float(inst.tau(j, 1, 1)) for j in j_of.tolist()]) * inst.iterations[j_of]
+        if slot_aware:
+            t11 = delta * np.ceil(t11 / delta - 1e-9)
+        value[defer] = inst.weight[j_of] * (wait_slots * delta + t11)
+    core.value = value
+    return core
+
+
+def smd_policy(opts: SolveOptions, **kw):
+    def policy(inst: SMDInstance, active: np.ndarray) -> np.ndarray:
+        return decide(inst, active, opts, **kw)[0]
+
+    return policy
+
+
+def schedule_result(method: str, inst: SMDInstance, sched, seconds: float, opts: SolveOptions, **stats) -> Result:
+    """A :class:`Result` holding a simulated schedule (objective Σ ω_j C_j, slots)."""
+    ok = sched.complete
+    status = Status.FEASIBLE if ok else Status.NO_SOLUTION
+    msg = ""
+    if sched.unschedulable:
+        msg = "cannot be scheduled (does not fit alone): " + ", ".join(inst.job_names[j] for j in sched.unschedulable)
+    if not ok:
+        msg = (msg + "; " if msg else "") + "not every job completed within the slot cap"
+    ds = np.array(sched.decision_seconds) if sched.decision_seconds else np.zeros(1)
+    res = Result(method, status, sched.objective, None, "min", "completed" if ok else "slot_cap", "highs", 0.0, seconds,
+                 sched.as_solution(), {"decisions": sched.decisions, "decision_seconds_p50": float(np.median(ds)),
+                                       "decision_seconds_max": float(ds.max()), "slots": int(sched.w.shape[0]),
+                                       "unschedulable": len(sched.unschedulable), **stats},
+                 highs.version(), opts.as_dict(), msg)
+    return res
+
+
+def _flag(v) -> bool:
+    return v if isinstance(v, bool) else str(v).lower() in ("1", "true", "yes")
+
+
+@register("smd", families=("smd",), params=("mode", "select", "slack", "memory", "slot_aware", "wait_slots", "replan"),
+          description="SMD: parametric sum-of-ratios decomposition, re-planned at every arrival and completion")
+def smd(instance: SMDInstance, opts: SolveOptions, mode: str = "schedule", select: str = "score",
+        slack: float = 1.0, memory: bool = True, slot_aware: bool | None = None, wait_slots: float | None = None,
+        replan: str = "events") -> Result:
+    """``mode="schedule"`` (default): the full schedule, re-planned at every arrival and
+    completion (``replan="slots"``: every slot); the decision costs are slot-aware with a
+    one-slot wait estimate unless told otherwise. ``mode="epoch"``: one decision (MODELS.md
+    §2.2, the instance's own costs) for every job with R_j > 0, with its certified bound."""
+    from dlsched.errors import InputError
+    from dlsched.sim.smd import simulate
+
+    if mode not in ("schedule", "epoch"):
+        raise InputError("<argument>", "mode", "'schedule' or 'epoch'", mode)
+    if select not in SELECT:
+        raise InputError("<argument>", "select", f"one of {SELECT}", select)
+    if replan not in ("events", "slots"):
+        raise InputError("<argument>", "replan", "'events' or 'slots'", replan)
+    if wait_slots is not None and not float(wait_slots) > 0:
+        raise InputError("<argument>", "wait_slots", "a wait estimate > 0 slots", wait_slots)
+    memory = _flag(memory)
+    t0 = time.perf_counter()
+    if mode == "epoch":
+        active = np.flatnonzero(instance.iterations > 0)
+        kw = dict(slot_aware=_flag(slot_aware) if slot_aware is not None else False,
+                  wait_slots=None if wait_slots is None else float(wait_slots))
+        alloc, out, core = decide(instance, active, opts, select=select, slack=float(slack), memory=memory, **kw)
+        # the bound certifies §2.2 only when every job was a candidate and the costs are the instance's
+        exact_scope = core.n_jobs == active.size and not kw["slot_aware"] and kw["wait_slots"] is None
+        status = Status.OPTIMAL if out.optimal and exact_scope else Status.FEASIBLE
+        obj = instance.epoch_objective(alloc)
+        return Result("smd", status, obj, out.bound if exact_scope else None, "min",
+                      "optimal" if out.optimal else "fixed_point", "highs", 0.0, time.perf_counter() - t0,
+                      {"allocation": alloc}, {"iterations": out.iterations, "candidates": int(core.n_jobs)},
+                      highs.version(), opts.as_dict())
+    kw = dict(slot_aware=True if slot_aware is None else _flag(slot_aware),
+              wait_slots=1.0 if wait_slots is None else float(wait_slots))
+    sched = simulate(instance, smd_policy(opts, select=select, slack=float(slack), memory=memory, **kw), replan=replan)
+    return schedule_result("smd", instance, sched, time.perf_counter() - t0, opts)
+
+
+@register("exact", families=("smd",), params=("backend",),
+          description="exact §2.2 one-epoch allocation: MCMDK over Pareto (w, p) configurations")
+def exact_epoch(instance: SMDInstance, opts: SolveOptions, backend: str = "highs") -> Result:
+    """The enumerated exact MILP of MODELS.md §2.2; the solution is an allocation."""
+    from dlsched.solvers.exact import solve_core
+
+    t0 = time.perf_counter()
+    core = instance.to_core()
+    build = time.perf_counter() - t0
+    res = solve_core(core, opts, backend)
+    res.build_seconds += build
+    if res.solution is not None:
+        alloc = instance.allocation_from_core(core, res.solution)
+        res.solution = {"allocation": alloc if instance.options.capacity == "per_server" else alloc[:, :2]}
+    if instance.unschedulable:
+        res.message = "cannot be scheduled (does not fit alone): " + ", ".join(instance.job_names[j] for j in instance.unschedulable)
+    return res

@@ -1,0 +1,130 @@
+"""Exact time-indexed schedule of an SMD instance (MODELS.md §2.4), three front ends.
+
+The horizon T: the ``horizon`` parameter if given; otherwise one that provably contains an
+optimal schedule. With UB the best Σ ω C of the heuristics (SMD, Optimus, DRF) and L_i the
+earliest possible completion slot of job i, any schedule better than UB has
+``C_j ≤ (UB − Σ_{i≠j} ω_i L_i) / ω_j``; T is the largest of these (capped by the instance's own
+``horizon`` when it has one: then ``stats["horizon_provable"]`` is False). The best heuristic
+schedule is passed to HiGHS as a MIP start.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from dlsched.errors import InputError
+from dlsched.models import smd_time_indexed as ti
+from dlsched.models.smd import SMDInstance
+from dlsched.result import Result, Status
+from dlsched.solvers import highs
+from dlsched.solvers.options import SolveOptions
+from dlsched.solvers.registry import register
+
+
+def earliest_completion(inst: SMDInstance, j: int) -> int:
+    c = inst.configurations(j)
+    slots = math.ceil(inst.iterations[j] * float(c.tau.min()) / inst.slot_seconds - 1e-9)
+    return int(math.ceil(float(inst.arrival[j]) - 1e-9)) + max(1, slots)
+
+
+def heuristic_schedules(inst: SMDInstance, opts: SolveOptions) -> dict:
+    from dlsched.sim.smd import simulate
+    from dlsched.solvers.baselines_smd import drf_policy, optimus_policy
+    from dlsched.solvers.smd import smd_policy
+
+    out = {}
+    for name, pol in (("smd", smd_policy(opts)), ("optimus", optimus_policy), ("drf", drf_policy)):
+        s = simulate(inst, pol)
+        if s.complete:
+            out[name] = s
+    return out
+
+
+def provable_horizon(inst: SMDInstance, ub: float) -> int:
+    jobs = [j for j in range(inst.n_jobs) if inst.iterations[j] > 0 and j not in set(inst.unschedulable)]
+    L = {j: earliest_completion(inst, j) for j in jobs}
+    total = sum(inst.weight[j] * L[j] for j in jobs)
+    return max([int(math.floor((ub - (total - inst.weight[j] * L[j])) / inst.weight[j] + 1e-9)) for j in jobs] + [1])
+
+
+def warm_vector(model: ti.TIModel, inst: SMDInstance, sched) -> np.ndarray | None:
+    """The heuristic schedule as a column vector of the model (None if it does not fit in T)."""
+    if sched.w.shape[0] > model.T:
+        return None
+    x = np.zeros(model.mf.n_cols)
+    X = model.x_index
+    jobs = model.jobs
+    for jj, j in enumerate(jobs.tolist()):
+        c = sched.completion[j]
+        if c < 1 or c > model.T:
+            return None
+        x[model.z_start + jj * model.T + c - 1] = 1.0
+    key = {(int(jj), int(w), int(p), int(t)): int(col) for col, jj, w, p, t in X.tolist()}
+    for k in range(sched.w.shape[0]):
+        for jj, j in enumerate(jobs.tolist()):
+            w, p = int(sched.w[k, j]), int(sched.p[k, j])
+            if w > 0:
+                col = key.get((jj, w, p, k + 1))
+                if col is None:
+                    return None     # a configuration the Pareto set dropped: skip the warm start
+                x[col] = 1.0
+    return x
+
+
+@register("time-indexed", families=("smd",), params=("backend", "resizing", "horizon"),
+          description="exact time-indexed MILP (MODELS.md §2.4): min Σ ω_j C_j, with or without resizing")
+def time_indexed(instance: SMDInstance, opts: SolveOptions, backend: str = "highs", resizing: bool = True,
+                 horizon: int | None = None) -> Result:
+    if backend not in ("highs", "pyomo", "cvxpy"):
+        raise InputError("<argument>", "backend", "one of highs, pyomo, cvxpy", backend)
+    resizing = resizing if isinstance(resizing, bool) else str(resizing).lower() in ("1", "true", "yes")
+    t0 = time.perf_counter()
+    heur = heuristic_schedules(instance, opts)
+    best = min(heur.values(), key=lambda s: s.objective) if heur else None
+    provable = True
+    if horizon is None:
+        if best is None:
+            raise InputError("<argument>", "horizon", "a horizon (no heuristic finished to bound it)", None)
+        T = provable_horizon(instance, best.objective)
+        if instance.horizon is not None and instance.horizon < T:
+            T, provable = int(instance.horizon), False
+    else:
+        T, provable = int(horizon), False
+    model = ti.build_matrix(instance, T, resizing=resizing)
+    build = time.perf_counter() - t0
+    stats = {"horizon": T, "horizon_provable": provable, "rows": int(model.mf.n_rows), "cols": int(model.mf.n_cols),
+             "heuristic_ub": None if best is None else best.objective}
+    if backend == "highs":
+        warm = warm_vector(model, instance, best) if (best is not None and resizing) else None
+        out = highs.solve_matrix(model.mf, opts, warm_x=warm)
+        x = out.x
+    else:
+        out, x = _solve_other(model, backend, opts)
+    res = Result("time-indexed", out.status, out.objective, out.bound, "min", out.termination, backend, build,
+                 out.seconds, None, {**stats, **out.stats}, highs.version(), opts.as_dict())
+    if x is not None and out.status.has_solution():
+        res.solution = {"schedule": ti.schedule_from_x(instance, model, x)}
+    if model.unschedulable:
+        res.message = "cannot be scheduled (does not fit alone): " + ", ".join(instance.job_names[j] for j in model.unschedulable)
+    if out.status == Status.INFEASIBLE:
+        res.message = (res.message + "; " if res.message else "") + f"no schedule completes every job within {T} slots"
+    return res
+
+
+def _solve_other(model: ti.TIModel, backend: str, opts: SolveOptions):
+    """Pyomo or CVXPY front end with HiGHS behind it (same rows as the matrix form)."""
+    from types import SimpleNamespace
+
+    from dlsched.solvers.backends import solve_cvxpy, solve_pyomo
+
+    # the shared front-end solvers read n_cols, value and sense from the instance they are given
+    shim = SimpleNamespace(n_cols=model.mf.n_cols, value=model.mf.c, sense="min")
+    if backend == "pyomo":
+        out = solve_pyomo(ti.build_pyomo(model), shim, opts)
+    else:
+        prob, v = ti.build_cvxpy(model)
+        out = solve_cvxpy(prob, v, shim, opts)
+    return out, out.x

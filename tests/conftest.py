@@ -1,0 +1,18 @@
+from pathlib import Path
+
+import pytest
+
+from dlsched.data import data_dir
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def data() -> Path:
+    """The reference data (shared/data); a missing folder is an error, not a skip."""
+    return data_dir()
+
+
+@pytest.fixture(scope="session")
+def instances_dir() -> Path:
+    return ROOT / "instances"

@@ -1,0 +1,167 @@
+"""SMD decomposition, baselines and the time-indexed model (MODELS.md §2.3, §2.4, §5, §7)."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import dlsched
+from dlsched.instance.smd_gen import generate
+from dlsched.sim.smd import simulate
+from dlsched.solvers.baselines_smd import drf_policy, optimus_policy
+from dlsched.solvers.exact import solve_core
+from dlsched.solvers.options import SolveOptions
+from dlsched.solvers.smd import epoch_core, parametric
+
+OPTS = SolveOptions(threads=1)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_parametric_reaches_the_exact_optimum(seed):
+    inst = generate(12, 2 + seed % 3, seed=seed, arrival_rate=None)
+    core = epoch_core(inst, np.arange(inst.n_jobs))
+    exact = solve_core(core, OPTS)
+    out = parametric(core, OPTS)
+    assert out.optimal
+    assert out.objective == pytest.approx(exact.objective, rel=1e-9)
+    assert out.bound <= exact.objective * (1 + 1e-9)
+    # the lower bounds never decrease and the upper bounds never increase
+    lbs, ubs = zip(*out.history)
+    assert all(b >= a - 1e-9 for a, b in zip(lbs, lbs[1:])) and all(b <= a + 1e-9 for a, b in zip(ubs, ubs[1:]))
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(1, 12), st.integers(1, 4), st.integers(0, 10_000), st.booleans())
+def test_bound_le_exact_le_heuristic(n, servers, seed, memory):
+    inst = generate(n, servers, seed=seed, arrival_rate=None, max_workers=6, max_ps=6)
+    core = epoch_core(inst, np.arange(n))
+    exact = solve_core(core, OPTS).objective
+    out = parametric(core, OPTS, memory=memory)
+    assert out.bound <= exact * (1 + 1e-9) + 1e-9
+    assert out.objective >= exact * (1 - 1e-9) - 1e-9
+    if memory:
+        assert out.objective == pytest.approx(exact, rel=1e-9)
+    alloc = inst.allocation_from_core(core, out.choice)[:, :2]
+    rep = dlsched.check(inst, {"allocation": alloc}, out.objective)
+    assert rep.feasible, rep.violations
+
+
+def test_smd_epoch_method_certifies_optimality():
+    inst = generate(10, 2, seed=3, arrival_rate=None)
+    res = dlsched.solve(inst, "smd", threads=1, mode="epoch", select="all")
+    ex = dlsched.solve(inst, "exact", threads=1)
+    assert res.status == dlsched.Status.OPTIMAL and res.objective == pytest.approx(ex.objective, rel=1e-9)
+    assert res.bound <= res.objective * (1 + 1e-9)
+    assert dlsched.check(inst, res).feasible and dlsched.check(inst, ex).feasible
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_schedules_are_checked_and_time_indexed_is_a_lower_bound(seed):
+    inst = generate(5, 1, seed=seed, max_len_slots=3, arrival_rate=1.0)
+    ti = dlsched.solve(inst, "time-indexed", threads=1)
+    assert ti.status == dlsched.Status.OPTIMAL and dlsched.check(inst, ti).feasible
+    assert ti.stats["horizon_provable"]
+    for m in ("smd", "optimus", "drf"):
+        res = dlsched.solve(inst, m, threads=1)
+        rep = dlsched.check(inst, res)
+        assert rep.feasible, (m, rep.violations)
+        assert rep.objective == pytest.approx(res.objective)
+        assert ti.objective <= res.objective + 1e-9
+
+
+def test_no_resizing_is_never_better_and_front_ends_agree():
+    inst = generate(3, 1, seed=11, max_len_slots=2, arrival_rate=1.0, max_workers=3, max_ps=3)
+    res = {b: dlsched.solve(inst, "time-indexed", threads=1, backend=b, horizon=8) for b in ("highs", "pyomo", "cvxpy")}
+    objs = [r.objective for r in res.values()]
+    assert objs[0] == pytest.approx(objs[1]) == pytest.approx(objs[2])
+    for r in res.values():
+        assert dlsched.check(inst, r).feasible
+    fixed = dlsched.solve(inst, "time-indexed", threads=1, resizing=False, horizon=8)
+    assert fixed.objective >= objs[0] - 1e-9 and dlsched.check(inst, fixed).feasible
+    sch = fixed.solution["schedule"]
+    for j in range(inst.n_jobs):      # one allocation, no interruption
+        on = np.flatnonzero(sch[:, j, 0] > 0)
+        assert on.size and np.all(np.diff(on) == 1) and len({tuple(sch[k, j]) for k in on}) == 1
+
+
+def test_brute_force_time_indexed_on_two_jobs():
+    """Tiny case: every per-slot allocation sequence of two jobs over 4 slots, enumerated."""
+    import itertools
+
+    inst = generate(2, 1, seed=5, max_len_slots=2, arrival_rate=None, max_workers=2, max_ps=2)
+    T = 4
+    ti = dlsched.solve(inst, "time-indexed", threads=1, horizon=T)
+    options = [(0, 0)] + [(w, p) for w in (1, 2) for p in (1, 2)]
+    best = np.inf
+    per_slot = [c for c in itertools.product(options, repeat=2)
+                if np.all(sum(w * inst.d[j] + p * inst.e[j] for j, (w, p) in enumerate(c)) <= inst.capacity)]
+    for plan in itertools.product(per_slot, repeat=4):
+        sched = np.array(plan, dtype=np.int64)
+        rem = inst.iterations.copy()
+        done = [0, 0]
+        for k in range(4):
+            for j in range(2):
+                w, p = sched[k, j]
+                if done[j]:
+                    sched[k, j] = 0
+                elif w:
+                    rem[j] -= inst.slot_seconds / float(inst.tau(j, w, p))
+                    if rem[j] <= 1e-9 * inst.iterations[j]:
+                        done[j] = k + 1
+        if all(done):
+            best = min(best, sum(done))
+    assert np.isfinite(best)
+    assert ti.objective == pytest.approx(best)
+
+
+def test_baselines_respect_capacity_under_load():
+    inst = generate(40, 3, seed=2, arrival_rate=4.0)
+    for pol in (optimus_policy, drf_policy):
+        s = simulate(inst, pol)
+        assert s.complete
+        rep = dlsched.check(inst, s.as_solution())
+        assert rep.feasible, rep.violations[:3]
+
+
+def test_unschedulable_job_is_reported_and_others_run():
+    inst = generate(6, 1, seed=1, arrival_rate=None)
+    inst.d[2] = [100, 2]
+    inst.__dict__.pop("_config_cache", None)
+    for m in ("smd", "optimus", "drf", "time-indexed"):
+        res = dlsched.solve(inst, m, threads=1)
+        assert res.status.has_solution(), m
+        assert "cannot be scheduled" in res.message and inst.job_names[2] in res.message
+        assert dlsched.check(inst, res).feasible
+        assert res.solution["schedule"][:, 2].sum() == 0
+
+
+def test_bad_method_parameters():
+    inst = generate(3, 1, seed=0)
+    with pytest.raises(dlsched.InputError, match="mode"):
+        dlsched.solve(inst, "smd", mode="forever")
+    with pytest.raises(dlsched.InputError, match="wait_slots"):
+        dlsched.solve(inst, "smd", wait_slots=0)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(1, 60), st.integers(1, 6), st.integers(0, 10_000))
+def test_outer_selection_fits_and_is_maximal(n, servers, seed):
+    from dlsched.solvers.smd import select_jobs
+
+    inst = generate(n, servers, seed=seed, arrival_rate=None)
+    active = np.arange(n)
+    cand = select_jobs(inst, active)
+    use = (inst.d[cand] + inst.e[cand]).sum(axis=0)
+    assert cand.size >= 1
+    if cand.size > 1:
+        assert np.all(use <= inst.capacity + 1e-9)
+    for j in np.setdiff1d(active, cand):
+        assert not np.all(use + inst.d[j] + inst.e[j] <= inst.capacity + 1e-9)
+
+
+def test_iterations_are_bounded_by_the_columns_and_init_choices_agree():
+    inst = generate(30, 6, seed=9, arrival_rate=None)
+    core = epoch_core(inst, np.arange(inst.n_jobs))
+    a = parametric(core, OPTS, init="ends")
+    b = parametric(core, OPTS, init="fastest")
+    assert a.optimal and b.optimal and a.objective == pytest.approx(b.objective, rel=1e-9)
+    assert a.iterations <= core.n_cols and b.iterations <= core.n_cols
