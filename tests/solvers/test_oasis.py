@@ -251,3 +251,35 @@ def test_every_online_method_is_feasible_on_random_instances(seed, n, T, H, K, a
         assert rep.feasible, (method, rep.violations[:3])
         rejected = set(np.flatnonzero(~res.solution.admitted).tolist())
         assert rejected == set(res.solution.reasons), method    # every rejection has a reason
+
+
+@pytest.mark.parametrize("argv", [["--method", "oasis", "-P", "u_scale=0.2"], ["--method", "offline", "--backend", "pyomo"],
+                                  ["--method", "fifo", "-P", "workers=1"], ["--method", "drf"],
+                                  ["--method", "risk_reward", "-P", "preempt=true"], ["--method", "dorm"]])
+def test_cli_solve_oasis_methods(capsys, tmp_path, argv):
+    import json
+    from pathlib import Path
+
+    from dlsched.cli import main
+
+    path = Path(__file__).resolve().parents[2] / "instances" / "oasis-tiny.json"
+    out_file = tmp_path / "sol.json"
+    assert main(["solve", str(path), *argv, "--json", "--out", str(out_file)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["checked"] is True and doc["objective"] <= 12.310585786300049 + 1e-9
+    assert main(["check", str(path), str(out_file)]) == 0
+
+
+def test_cli_bad_oasis_file_names_the_place(capsys, tmp_path):
+    import json
+
+    from dlsched.cli import main
+    from tests.models.test_oasis import tiny_doc
+
+    doc = tiny_doc()
+    doc["jobs"][0]["utility"]["gamma2"] = -0.5
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(doc))
+    assert main(["solve", str(path), "--method", "oasis"]) == 2
+    err = capsys.readouterr().err
+    assert "$.jobs[0].utility.gamma2" in err and "does not increase" in err
