@@ -1,8 +1,8 @@
 """The offline optimum of the oasis family (MODELS.md §3.1), registered as ``offline`` and ``exact``.
 
-``backend``: ``highs`` (vectorised matrix -> highspy, tightened with symmetry rows; the fast
-path), ``pyomo`` or ``cvxpy`` (declarative builders of the same MILP without symmetry rows; tests
-prove the three agree on small instances). ``warm`` (default on) passes the OASiS schedule to
+``backend``: ``highs`` (vectorised matrix -> highspy; the fast path, with optional valid rows:
+``symmetry``, ``server_link``, ``cumulative_work``), ``pyomo`` or ``cvxpy`` (declarative builders
+of the same MILP; tests prove the three agree on small instances). ``warm`` (default on) passes the OASiS schedule to
 HiGHS as a starting incumbent.
 """
 
@@ -97,7 +97,8 @@ def _solve_cvxpy(inst: OasisInstance, opts: SolveOptions):
 
 
 def solve_offline(inst: OasisInstance, opts: SolveOptions | None = None, backend: str = "highs",
-                  warm: bool = True, symmetry: bool = True) -> Result:
+                  warm: bool = True, symmetry: bool = False, server_link: bool = False,
+                  cumulative_work: bool = False) -> Result:
     """Offline optimum: the time-indexed MILP with one-hot completion indicators."""
     opts = opts or SolveOptions()
     if backend not in BACKENDS:
@@ -105,7 +106,7 @@ def solve_offline(inst: OasisInstance, opts: SolveOptions | None = None, backend
     t0 = time.perf_counter()
     stats = {}
     if backend == "highs":
-        mf, idx = model.build_matrix(inst, symmetry=symmetry)
+        mf, idx = model.build_matrix(inst, symmetry=symmetry, server_link=server_link, cumulative_work=cumulative_work)
         build = time.perf_counter() - t0
         warm_x = None
         if warm:
@@ -139,10 +140,13 @@ def solve_offline(inst: OasisInstance, opts: SolveOptions | None = None, backend
     return res
 
 
-@register("offline", families=("oasis",), params=("backend", "warm"),
+@register("offline", families=("oasis",), params=("backend", "warm", "symmetry", "server_link", "cumulative_work"),
           description="offline optimum of the OASiS model: time-indexed MILP with HiGHS (MODELS.md §3.1)")
-def offline(inst: OasisInstance, opts: SolveOptions, backend: str = "highs", warm: bool = True) -> Result:
-    return solve_offline(inst, opts, backend, warm=_bool(warm))
+def offline(inst: OasisInstance, opts: SolveOptions, backend: str = "highs", warm: bool = True, symmetry: bool = False,
+            server_link: bool = False, cumulative_work: bool = False) -> Result:
+    """Offline optimum; the optional valid rows (highs backend) are off by default (docs/oasis.md)."""
+    return solve_offline(inst, opts, backend, warm=_bool(warm), symmetry=_bool(symmetry),
+                         server_link=_bool(server_link), cumulative_work=_bool(cumulative_work))
 
 
 @register("exact", families=("oasis",), params=("backend",),

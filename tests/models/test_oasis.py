@@ -198,10 +198,13 @@ def test_tightening_keeps_the_optimum_and_lp_bounds_it():
 
     inst = small(4, n_jobs=6, horizon=8)
     opt = solve_offline(inst, SolveOptions(threads=1), warm=False).objective
-    plain = solve_offline(inst, SolveOptions(threads=1), warm=False, symmetry=False).objective
-    assert plain == pytest.approx(opt, rel=1e-7)
+    for kw in ({"symmetry": True}, {"server_link": True}, {"cumulative_work": True}):
+        tight = solve_offline(inst, SolveOptions(threads=1), warm=False, **kw)
+        assert tight.objective == pytest.approx(opt, rel=1e-7), kw
+        assert check_oasis(inst, tight.solution, tight.objective).feasible
     lp = solve_matrix(build_matrix(inst, relax=True)[0])
-    assert lp.objective >= opt - 1e-6
+    lp_tight = solve_matrix(build_matrix(inst, relax=True, server_link=True, cumulative_work=True, symmetry=True)[0])
+    assert lp.objective >= lp_tight.objective - 1e-6 >= opt - 2e-6   # valid rows only cut the LP
 
 
 def test_offline_on_a_hand_solved_instance():
