@@ -31,7 +31,9 @@ def _solve_pyomo(inst: OasisInstance, opts: SolveOptions):
     from pyomo.contrib.solver.common.results import SolutionStatus
     from pyomo.contrib.solver.solvers.highs import Highs
 
+    b0 = time.perf_counter()
     m = model.build_pyomo(inst)
+    build = time.perf_counter() - b0
     solver = Highs()
     if not solver.available():
         raise SolverError("Pyomo cannot find highspy: pip install highspy")
@@ -60,13 +62,15 @@ def _solve_pyomo(inst: OasisInstance, opts: SolveOptions):
         out.objective = float(res.incumbent_objective)
     b = res.objective_bound
     out.bound = float(b) if b is not None and math.isfinite(b) else (out.objective if out.status == Status.OPTIMAL else None)
-    return out, sched
+    return out, sched, build
 
 
 def _solve_cvxpy(inst: OasisInstance, opts: SolveOptions):
     import cvxpy as cp
 
+    b0 = time.perf_counter()
     prob, C, Y, Z = model.build_cvxpy(inst)
+    build = time.perf_counter() - b0
     options = {"mip_rel_gap": float(opts.mip_rel_gap), "random_seed": int(opts.seed), "output_flag": bool(opts.log)}
     if opts.time_limit is not None:
         options["time_limit"] = float(opts.time_limit)
@@ -93,7 +97,7 @@ def _solve_cvxpy(inst: OasisInstance, opts: SolveOptions):
         out.bound = -float(info.mip_dual_bound)      # CVXPY hands HiGHS a minimisation
     elif out.status == Status.OPTIMAL:
         out.bound = out.objective
-    return out, sched
+    return out, sched, build
 
 
 def solve_offline(inst: OasisInstance, opts: SolveOptions | None = None, backend: str = "highs",
@@ -120,11 +124,9 @@ def solve_offline(inst: OasisInstance, opts: SolveOptions | None = None, backend
         sched = model.schedule_from_columns(inst, idx, out.x) if out.x is not None else None
         stats.update(out.stats, rows=int(mf.n_rows), cols=int(mf.n_cols), nonzeros=int(mf.M.nnz))
     elif backend == "pyomo":
-        build = 0.0
-        out, sched = _solve_pyomo(inst, opts)
+        out, sched, build = _solve_pyomo(inst, opts)
     else:
-        build = 0.0
-        out, sched = _solve_cvxpy(inst, opts)
+        out, sched, build = _solve_cvxpy(inst, opts)
     if sched is not None:
         # completion taken from the schedule itself: its utility is what the checker recomputes
         sched.reasons = {i: "not admitted by the optimum" for i in np.flatnonzero(~sched.admitted)}
