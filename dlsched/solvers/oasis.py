@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from dlsched.errors import SolverError
 from dlsched.models.oasis import OasisInstance, OasisSchedule, schedule_utility
 from dlsched.result import Result, Status
 from dlsched.solvers.options import SolveOptions
@@ -117,10 +118,23 @@ class ClusterState:
         return self._price(self.v[:, t0:], self.inst.ps_cap, p.U2, p.L2)
 
     def commit(self, i: int, y: np.ndarray, z: np.ndarray, t0: int) -> None:
-        """Add job i's placement (y[t, h], z[t, k] for slots t0..) to the allocated amounts."""
+        """Add job i's placement (y[t, h], z[t, k] for slots t0..) to the allocated amounts.
+
+        Every commit is checked against the capacities of the slots it touches (and the job's own
+        per-slot rules); a violation is a bug and raises :class:`SolverError` before state changes.
+        """
         inst = self.inst
-        self.g[:, t0:t0 + y.shape[0]] += y.T[:, :, None] * inst.worker_demand[i][None, None, :]
-        self.v[:, t0:t0 + z.shape[0]] += z.T[:, :, None] * inst.ps_demand[i][None, None, :]
+        sl = slice(t0, t0 + y.shape[0])
+        g = self.g[:, sl] + y.T[:, :, None] * inst.worker_demand[i][None, None, :]
+        v = self.v[:, sl] + z.T[:, :, None] * inst.ps_demand[i][None, None, :]
+        Y, Z = y.sum(axis=1), z.sum(axis=1)
+        bad = ((g > inst.worker_cap[:, None, :] + 1e-9).any() or (v > inst.ps_cap[:, None, :] + 1e-9).any()
+               or (Y > inst.chunks[i]).any() or (Z > Y).any()
+               or (inst.worker_gbps[i] * Y > inst.ps_gbps[i] * Z + 1e-9).any() or t0 < inst.arrival[i])
+        if bad:
+            raise SolverError(f"OASiS would commit an infeasible schedule for job {i}; please report this bug")
+        self.g[:, sl] = g
+        self.v[:, sl] = v
 
 
 def _units(free: np.ndarray, demand: np.ndarray) -> np.ndarray:

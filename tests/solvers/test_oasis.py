@@ -37,7 +37,9 @@ def loaded_state(inst: OasisInstance, seed: int) -> ClusterState:
     fp = inst.ps_fit()[0]
     y = rng.integers(0, fw + 1, size=(T, H)) // 2
     z = rng.integers(0, fp + 1, size=(T, K)) // 2
-    st.commit(0, y, z, 1)
+    # background load written straight into the state (it need not be a schedule of one job)
+    st.g[:, 1:] += y.T[:, :, None] * inst.worker_demand[0][None, None, :]
+    st.v[:, 1:] += z.T[:, :, None] * inst.ps_demand[0][None, None, :]
     return st
 
 
@@ -283,3 +285,18 @@ def test_cli_bad_oasis_file_names_the_place(capsys, tmp_path):
     assert main(["solve", str(path), "--method", "oasis"]) == 2
     err = capsys.readouterr().err
     assert "$.jobs[0].utility.gamma2" in err and "does not increase" in err
+
+
+def test_commit_refuses_an_infeasible_schedule():
+    from dlsched.errors import SolverError
+
+    inst = small(1)
+    st = ClusterState(inst, price_params(inst))
+    H, K = inst.n_worker_servers, inst.n_ps_servers
+    y = np.zeros((inst.horizon, H), np.int64)
+    z = np.zeros((inst.horizon, K), np.int64)
+    y[0, 0] = 100                      # far beyond one server's capacity
+    z[0, 0] = 1
+    with pytest.raises(SolverError):
+        st.commit(0, y, z, 1)
+    assert st.g.sum() == 0             # nothing was committed
