@@ -26,7 +26,6 @@ multiplied by ``u_scale`` / ``l_scale`` to model estimates (MODELS.md §3.2).
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 
@@ -34,7 +33,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from dlsched.errors import SolverError
-from dlsched.models.oasis import OasisInstance, OasisSchedule, schedule_utility
+from dlsched.models.oasis import OasisInstance, schedule_from_dense, schedule_utility
 from dlsched.result import Result, Status
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.registry import register
@@ -328,7 +327,6 @@ def run_oasis(inst: OasisInstance, u_scale: float = 1.0, l_scale: float = 1.0, p
         if why is not None:
             reasons[i] = why
         decision[i] = time.perf_counter() - t_start
-    from dlsched.models.oasis import schedule_from_dense
 
     sched = schedule_from_dense(inst, Y, Z, reasons)
     return sched, {"decision_seconds": decision, "surplus": surplus, "params": params, "state": state}
