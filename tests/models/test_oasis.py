@@ -197,7 +197,9 @@ def test_tightening_keeps_the_optimum_and_lp_bounds_it():
     from dlsched.solvers.highs import solve_matrix
 
     inst = small(4, n_jobs=6, horizon=8)
-    opt = solve_offline(inst, SolveOptions(threads=1), warm=False).objective
+    base = solve_offline(inst, SolveOptions(threads=1), warm=False)
+    assert check_oasis(inst, base.solution, base.objective).feasible
+    opt = base.objective
     for kw in ({"symmetry": True}, {"server_link": True}, {"cumulative_work": True}):
         tight = solve_offline(inst, SolveOptions(threads=1), warm=False, **kw)
         assert tight.objective == pytest.approx(opt, rel=1e-7), kw
@@ -222,6 +224,7 @@ def test_offline_rejects_a_job_that_fits_nowhere():
     inst = jsonio.parse_document(doc)
     res = solve_offline(inst, SolveOptions(threads=1))
     assert not res.solution.admitted[1] and "exceeds every worker server" in res.solution.reasons[1]
+    assert check_oasis(inst, res.solution, res.objective).feasible
 
 
 def test_bundled_instance_reaches_its_reference():
