@@ -300,3 +300,21 @@ def test_commit_refuses_an_infeasible_schedule():
     with pytest.raises(SolverError):
         st.commit(0, y, z, 1)
     assert st.g.sum() == 0             # nothing was committed
+
+
+def test_dorm_json_stdout_stays_clean(tmp_path):
+    # HiGHS's C++ code prints to fd 1 during some MIP solves; `--json` must still print one object
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from dlsched.instance import jsonio
+
+    path = tmp_path / "o.json"
+    jsonio.save_json(generate(150, seed=1), path)
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-m", "dlsched", "solve", str(path), "--method", "dorm", "--json"],
+                         capture_output=True, text=True, cwd=root, env={**__import__("os").environ, "PYTHONPATH": str(root)})
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["checked"] is True
