@@ -302,19 +302,17 @@ def test_commit_refuses_an_infeasible_schedule():
     assert st.g.sum() == 0             # nothing was committed
 
 
-def test_dorm_json_stdout_stays_clean(tmp_path):
-    # HiGHS's C++ code prints to fd 1 during some MIP solves; `--json` must still print one object
-    import json
+def test_stdout_guard_sends_c_level_prints_to_stderr():
+    # HiGHS's C++ code can write to fd 1 during a MIP solve (seen at 400 jobs with the Dorm-like
+    # baseline); the guard around those calls must move such writes to stderr
     import subprocess
     import sys
     from pathlib import Path
 
-    from dlsched.instance import jsonio
-
-    path = tmp_path / "o.json"
-    jsonio.save_json(generate(150, seed=1), path)
     root = Path(__file__).resolve().parents[2]
-    out = subprocess.run([sys.executable, "-m", "dlsched", "solve", str(path), "--method", "dorm", "--json"],
-                         capture_output=True, text=True, cwd=root, env={**__import__("os").environ, "PYTHONPATH": str(root)})
+    code = ("import os\nfrom dlsched.solvers.baselines_oasis import _stdout_to_stderr\n"
+            "with _stdout_to_stderr():\n    os.write(1, b'noise from C\\n')\nprint('{}')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root,
+                         env={**__import__("os").environ, "PYTHONPATH": str(root)})
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout)["checked"] is True
+    assert out.stdout == "{}\n" and "noise from C" in out.stderr
