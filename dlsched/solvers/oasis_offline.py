@@ -1,8 +1,8 @@
 """The offline optimum of the oasis family (MODELS.md §3.1), registered as ``offline`` and ``exact``.
 
-``backend``: ``highs`` (vectorised matrix -> highspy, tightened with symmetry rows; the fast
-path), ``pyomo`` or ``cvxpy`` (declarative builders of the same MILP without symmetry rows; tests
-prove the three agree on small instances). ``warm`` (default on) passes the OASiS schedule to
+``backend``: ``highs`` (vectorised matrix -> highspy; the fast path, with optional valid rows:
+``symmetry``, ``server_link``, ``cumulative_work``), ``pyomo`` or ``cvxpy`` (declarative builders
+of the same MILP; tests prove the three agree on small instances). ``warm`` (default on) passes the OASiS schedule to
 HiGHS as a starting incumbent.
 """
 
@@ -31,7 +31,9 @@ def _solve_pyomo(inst: OasisInstance, opts: SolveOptions):
     from pyomo.contrib.solver.common.results import SolutionStatus
     from pyomo.contrib.solver.solvers.highs import Highs
 
+    b0 = time.perf_counter()
     m = model.build_pyomo(inst)
+    build = time.perf_counter() - b0
     solver = Highs()
     if not solver.available():
         raise SolverError("Pyomo cannot find highspy: pip install highspy")
@@ -60,13 +62,15 @@ def _solve_pyomo(inst: OasisInstance, opts: SolveOptions):
         out.objective = float(res.incumbent_objective)
     b = res.objective_bound
     out.bound = float(b) if b is not None and math.isfinite(b) else (out.objective if out.status == Status.OPTIMAL else None)
-    return out, sched
+    return out, sched, build
 
 
 def _solve_cvxpy(inst: OasisInstance, opts: SolveOptions):
     import cvxpy as cp
 
+    b0 = time.perf_counter()
     prob, C, Y, Z = model.build_cvxpy(inst)
+    build = time.perf_counter() - b0
     options = {"mip_rel_gap": float(opts.mip_rel_gap), "random_seed": int(opts.seed), "output_flag": bool(opts.log)}
     if opts.time_limit is not None:
         options["time_limit"] = float(opts.time_limit)
@@ -93,11 +97,12 @@ def _solve_cvxpy(inst: OasisInstance, opts: SolveOptions):
         out.bound = -float(info.mip_dual_bound)      # CVXPY hands HiGHS a minimisation
     elif out.status == Status.OPTIMAL:
         out.bound = out.objective
-    return out, sched
+    return out, sched, build
 
 
 def solve_offline(inst: OasisInstance, opts: SolveOptions | None = None, backend: str = "highs",
-                  warm: bool = True, symmetry: bool = True) -> Result:
+                  warm: bool = True, symmetry: bool = False, server_link: bool = False,
+                  cumulative_work: bool = False) -> Result:
     """Offline optimum: the time-indexed MILP with one-hot completion indicators."""
     opts = opts or SolveOptions()
     if backend not in BACKENDS:
@@ -105,7 +110,7 @@ def solve_offline(inst: OasisInstance, opts: SolveOptions | None = None, backend
     t0 = time.perf_counter()
     stats = {}
     if backend == "highs":
-        mf, idx = model.build_matrix(inst, symmetry=symmetry)
+        mf, idx = model.build_matrix(inst, symmetry=symmetry, server_link=server_link, cumulative_work=cumulative_work)
         build = time.perf_counter() - t0
         warm_x = None
         if warm:
@@ -119,11 +124,9 @@ def solve_offline(inst: OasisInstance, opts: SolveOptions | None = None, backend
         sched = model.schedule_from_columns(inst, idx, out.x) if out.x is not None else None
         stats.update(out.stats, rows=int(mf.n_rows), cols=int(mf.n_cols), nonzeros=int(mf.M.nnz))
     elif backend == "pyomo":
-        build = 0.0
-        out, sched = _solve_pyomo(inst, opts)
+        out, sched, build = _solve_pyomo(inst, opts)
     else:
-        build = 0.0
-        out, sched = _solve_cvxpy(inst, opts)
+        out, sched, build = _solve_cvxpy(inst, opts)
     if sched is not None:
         # completion taken from the schedule itself: its utility is what the checker recomputes
         sched.reasons = {i: "not admitted by the optimum" for i in np.flatnonzero(~sched.admitted)}
@@ -139,10 +142,13 @@ def solve_offline(inst: OasisInstance, opts: SolveOptions | None = None, backend
     return res
 
 
-@register("offline", families=("oasis",), params=("backend", "warm"),
+@register("offline", families=("oasis",), params=("backend", "warm", "symmetry", "server_link", "cumulative_work"),
           description="offline optimum of the OASiS model: time-indexed MILP with HiGHS (MODELS.md §3.1)")
-def offline(inst: OasisInstance, opts: SolveOptions, backend: str = "highs", warm: bool = True) -> Result:
-    return solve_offline(inst, opts, backend, warm=_bool(warm))
+def offline(inst: OasisInstance, opts: SolveOptions, backend: str = "highs", warm: bool = True, symmetry: bool = False,
+            server_link: bool = False, cumulative_work: bool = False) -> Result:
+    """Offline optimum; the optional valid rows (highs backend) are off by default (docs/oasis.md)."""
+    return solve_offline(inst, opts, backend, warm=_bool(warm), symmetry=_bool(symmetry),
+                         server_link=_bool(server_link), cumulative_work=_bool(cumulative_work))
 
 
 @register("exact", families=("oasis",), params=("backend",),
