@@ -19,10 +19,7 @@ baseline's total over the same instances. ``--json`` prints exactly one JSON obj
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
-import sys
 import time
 from pathlib import Path
 
@@ -160,31 +157,12 @@ def main(argv: list[str]) -> int:
     seeds = args.seeds or (10 if args.quick else 30)
     jobs = args.jobs or ([100] if args.quick else [100, 400])
     t0 = time.perf_counter()
-    with _stdout_to_stderr(args.json):
-        summary = _run(args, seeds, jobs, t0)
+    summary = _run(args, seeds, jobs, t0)
     if args.json:
         print(json.dumps(summary, default=float))
         return 0
     _table(summary)
     return 0
-
-
-@contextlib.contextmanager
-def _stdout_to_stderr(active: bool):
-    """Send file descriptor 1 to stderr while the study runs: HiGHS's C++ code can print to
-    stdout even with output off, and ``--json`` must print exactly one object there."""
-    if not active:
-        yield
-        return
-    sys.stdout.flush()
-    saved = os.dup(1)
-    os.dup2(2, 1)
-    try:
-        yield
-    finally:
-        sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
 
 
 def _run(args, seeds, jobs, t0) -> dict:

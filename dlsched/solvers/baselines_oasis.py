@@ -21,10 +21,7 @@ even at full speed (it could earn nothing), recording the reason.
 
 from __future__ import annotations
 
-import contextlib
 import heapq
-import os
-import sys
 import time
 
 import numpy as np
@@ -40,25 +37,6 @@ def _result(name: str, inst: OasisInstance, sched, info: dict, seconds: float) -
     return Result(name, Status.FEASIBLE, schedule_utility(inst, sched), None, "max", "completed", None, 0.0,
                   seconds, sched, {"admitted": int(sched.admitted.sum()), "jobs": inst.n_jobs, **info},
                   message="heuristic baseline: no optimality bound")
-
-
-@contextlib.contextmanager
-def _stdout_to_stderr():
-    """HiGHS's C++ code can print to file descriptor 1 even with output off; keep stdout clean
-    (the CLI's ``--json`` prints one object there) by sending fd 1 to stderr meanwhile."""
-    sys.stdout.flush()
-    try:
-        saved = os.dup(1)
-    except OSError:          # no real stdout (embedded use): nothing to protect
-        yield
-        return
-    os.dup2(2, 1)
-    try:
-        yield
-    finally:
-        sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
 
 
 def _max_workers_empty(inst: OasisInstance, i: int) -> int:
@@ -333,9 +311,8 @@ class DormPolicy(_EventPolicy):
         ub_rows = np.concatenate([cap, np.zeros(3 * n)])
         ub = np.concatenate([inst.chunks[J], [int(inst.ps_needed(i, int(inst.chunks[i]))) for i in J], [1.0]])
         integ = np.concatenate([np.ones(2 * n), [0]])
-        with _stdout_to_stderr():
-            res = milp(-c, constraints=LinearConstraint(A, -np.inf, ub_rows), bounds=Bounds(0, ub),
-                       integrality=integ, options={"time_limit": self.time_limit, "mip_rel_gap": 1e-3})
+        res = milp(-c, constraints=LinearConstraint(A, -np.inf, ub_rows), bounds=Bounds(0, ub),
+                   integrality=integ, options={"time_limit": self.time_limit, "mip_rel_gap": 1e-3})
         self.solves += 1
         y = np.zeros(n, np.int64) if res.x is None else np.rint(res.x[:n]).astype(np.int64)
         # place the counts first fit, largest first; what does not pack is trimmed

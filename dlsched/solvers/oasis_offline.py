@@ -8,18 +8,16 @@ HiGHS as a starting incumbent.
 
 from __future__ import annotations
 
-import math
 import time
 
 import numpy as np
 
-from dlsched.errors import InputError, SolverError
+from dlsched.errors import InputError
 from dlsched.models import oasis as model
 from dlsched.models.oasis import OasisInstance, schedule_from_dense
-from dlsched.result import Result, Status
+from dlsched.result import Result
 from dlsched.solvers import highs
-from dlsched.solvers.backends import CVXPY_TERMINATION, PYOMO_TERMINATION, _status_from
-from dlsched.solvers.highs import MatrixOutcome
+from dlsched.solvers.backends import run_cvxpy, run_pyomo
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.registry import register
 
@@ -27,31 +25,15 @@ BACKENDS = ("highs", "pyomo", "cvxpy")
 
 
 def _solve_pyomo(inst: OasisInstance, opts: SolveOptions):
+    """Pyomo front end: (build seconds, outcome, schedule)."""
     import pyomo.environ as pyo
-    from pyomo.contrib.solver.common.results import SolutionStatus
-    from pyomo.contrib.solver.solvers.highs import Highs
 
-    b0 = time.perf_counter()
-    m = model.build_pyomo(inst)
-    build = time.perf_counter() - b0
-    solver = Highs()
-    if not solver.available():
-        raise SolverError("Pyomo cannot find highspy: pip install highspy")
-    kwargs = dict(tee=bool(opts.log), load_solutions=False, raise_exception_on_nonoptimal_result=False,
-                  rel_gap=float(opts.mip_rel_gap), solver_options={"random_seed": int(opts.seed), **opts.raw})
-    if opts.time_limit is not None:
-        kwargs["time_limit"] = float(opts.time_limit)
-    if opts.threads is not None:
-        kwargs["threads"] = int(opts.threads)
     t0 = time.perf_counter()
-    res = solver.solve(m, **kwargs)
-    secs = time.perf_counter() - t0
-    term = PYOMO_TERMINATION.get(res.termination_condition.name, "unknown")
-    has = res.solution_status in (SolutionStatus.feasible, SolutionStatus.optimal)
-    out = MatrixOutcome(_status_from(term, has), term, None, None, None, secs)
+    m = model.build_pyomo(inst)
+    build = time.perf_counter() - t0
+    out = run_pyomo(m, opts)
     sched = None
-    if has:
-        res.solution_loader.load_vars()
+    if out.status.has_solution():
         y = np.zeros((inst.n_jobs, inst.horizon, inst.n_worker_servers))
         z = np.zeros((inst.n_jobs, inst.horizon, inst.n_ps_servers))
         for (i, t, h), v in m.Y.items():
@@ -59,45 +41,22 @@ def _solve_pyomo(inst: OasisInstance, opts: SolveOptions):
         for (i, t, k), v in m.Z.items():
             z[i, t - 1, k] = pyo.value(v) or 0.0
         sched = schedule_from_dense(inst, y, z)
-        out.objective = float(res.incumbent_objective)
-    b = res.objective_bound
-    out.bound = float(b) if b is not None and math.isfinite(b) else (out.objective if out.status == Status.OPTIMAL else None)
-    return out, sched, build
+    return build, out, sched
 
 
 def _solve_cvxpy(inst: OasisInstance, opts: SolveOptions):
-    import cvxpy as cp
-
-    b0 = time.perf_counter()
-    prob, C, Y, Z = model.build_cvxpy(inst)
-    build = time.perf_counter() - b0
-    options = {"mip_rel_gap": float(opts.mip_rel_gap), "random_seed": int(opts.seed), "output_flag": bool(opts.log)}
-    if opts.time_limit is not None:
-        options["time_limit"] = float(opts.time_limit)
-    if opts.threads is not None:
-        options["threads"] = int(opts.threads)
-    options.update(opts.raw)
+    """CVXPY front end: (build seconds incl. canonicalisation, outcome, schedule)."""
     t0 = time.perf_counter()
-    try:
-        prob.solve(solver=cp.HIGHS, **options)
-    except cp.error.SolverError as exc:
-        raise SolverError(f"CVXPY/HiGHS failed: {exc}") from exc
-    secs = time.perf_counter() - t0
-    term = CVXPY_TERMINATION.get(prob.status, "unknown")
-    has = C.value is not None
-    out = MatrixOutcome(_status_from(term, has), term, None, None, None, secs)
+    prob, C, Y, Z = model.build_cvxpy(inst)
+    build = time.perf_counter() - t0
+    out = run_cvxpy(prob, opts, "max")
+    build += out.stats.pop("compile_seconds", 0.0)
     sched = None
-    if has:
+    if out.status.has_solution():
         y = np.stack([v.value for v in Y], axis=1)
         z = np.stack([v.value for v in Z], axis=1)
         sched = schedule_from_dense(inst, y, z)
-        out.objective = float(prob.value)
-    info = prob.solver_stats.extra_stats if prob.solver_stats else None
-    if info is not None and math.isfinite(float(info.mip_dual_bound)):
-        out.bound = -float(info.mip_dual_bound)      # CVXPY hands HiGHS a minimisation
-    elif out.status == Status.OPTIMAL:
-        out.bound = out.objective
-    return out, sched, build
+    return build, out, sched
 
 
 def solve_offline(inst: OasisInstance, opts: SolveOptions | None = None, backend: str = "highs",
@@ -124,9 +83,9 @@ def solve_offline(inst: OasisInstance, opts: SolveOptions | None = None, backend
         sched = model.schedule_from_columns(inst, idx, out.x) if out.x is not None else None
         stats.update(out.stats, rows=int(mf.n_rows), cols=int(mf.n_cols), nonzeros=int(mf.M.nnz))
     elif backend == "pyomo":
-        out, sched, build = _solve_pyomo(inst, opts)
+        build, out, sched = _solve_pyomo(inst, opts)
     else:
-        out, sched, build = _solve_cvxpy(inst, opts)
+        build, out, sched = _solve_cvxpy(inst, opts)
     if sched is not None:
         # completion taken from the schedule itself: its utility is what the checker recomputes
         sched.reasons = {i: "not admitted by the optimum" for i in np.flatnonzero(~sched.admitted)}
