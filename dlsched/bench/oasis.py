@@ -7,10 +7,12 @@ Sections:
    2α bound and how often it is violated, and the offline solve seconds (median, max);
 2. **paper setting** (T = 300, 50 worker + 50 PS servers) at each job count: total utility of
    OASiS and every baseline on the same instances in the same run, every schedule checked;
-   OASiS's per-job decision seconds (median, 99th percentile);
+   OASiS's per-job decision seconds (median, 99th percentile); with ``--l-min-share S`` > 0
+   (default ``L_MIN_SHARE``) also OASiS with that L estimate, column ``oasis_lest``;
 3. **sensitivity** (not in ``--quick``): OASiS utility when U or L is estimated at 20%–1000% of its
    true value, plotted to ``--out``/oasis_sensitivity.png.
 
+``--parts`` selects sections (default all three; ``--quick``: ratio and paper).
 ``--quick``: 10 small instances and one 100-job instance. ``utility_vs_best_baseline`` is
 OASiS's total over the paper-setting instances of the largest job count divided by the best
 baseline's total over the same instances. ``--json`` prints exactly one JSON object.
