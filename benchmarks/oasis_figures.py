@@ -23,7 +23,15 @@ def main(src: str, out: str) -> int:
     doc = json.loads(Path(src).read_text())
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
-    rows = doc["ratio_study"]["instances"]
+    if doc.get("ratio_study"):          # absent when the run was limited with --parts
+        _ratio_figure(doc["ratio_study"]["instances"], out_dir)
+    sens = doc.get("sensitivity") or {}
+    if sens.get("figure") and Path(sens["figure"]).is_file():
+        shutil.copy(sens["figure"], out_dir / "oasis_sensitivity.png")
+    return 0
+
+
+def _ratio_figure(rows: list, out_dir: Path) -> None:
     fig, ax = plt.subplots(figsize=(6, 3.6))
     xs = [r["seed"] for r in rows]
     ax.plot(xs, [r["ratio"] for r in rows], "o", label="offline optimum / OASiS")
@@ -35,10 +43,6 @@ def main(src: str, out: str) -> int:
     fig.tight_layout()
     fig.savefig(out_dir / "oasis_ratio.png", dpi=120)
     plt.close(fig)
-    sens = doc.get("sensitivity") or {}
-    if sens.get("figure") and Path(sens["figure"]).is_file():
-        shutil.copy(sens["figure"], out_dir / "oasis_sensitivity.png")
-    return 0
 
 
 if __name__ == "__main__":

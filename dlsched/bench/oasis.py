@@ -7,10 +7,12 @@ Sections:
    2α bound and how often it is violated, and the offline solve seconds (median, max);
 2. **paper setting** (T = 300, 50 worker + 50 PS servers) at each job count: total utility of
    OASiS and every baseline on the same instances in the same run, every schedule checked;
-   OASiS's per-job decision seconds (median, 99th percentile);
+   OASiS's per-job decision seconds (median, 99th percentile); with ``--l-min-share S`` > 0
+   (default ``L_MIN_SHARE``) also OASiS with that L estimate, column ``oasis_lest``;
 3. **sensitivity** (not in ``--quick``): OASiS utility when U or L is estimated at 20%–1000% of its
    true value, plotted to ``--out``/oasis_sensitivity.png.
 
+``--parts`` selects sections (default all three; ``--quick``: ratio and paper).
 ``--quick``: 10 small instances and one 100-job instance. ``utility_vs_best_baseline`` is
 OASiS's total over the paper-setting instances of the largest job count divided by the best
 baseline's total over the same instances. ``--json`` prints exactly one JSON object.
@@ -28,6 +30,9 @@ import numpy as np
 from dlsched.bench import environment, register_suite
 
 BASELINES = ("fifo", "drf", "risk_reward", "dorm")
+#: ``l_min_share`` of the "OASiS, L estimate" column (docs/oasis.md "Estimating L"): the best of
+#: 0.001, 0.01, 0.1 on the 400-job tuning seeds 11–15, disjoint from the evaluation seeds 1–3
+L_MIN_SHARE = 0.1
 SCALES = (0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 #: beyond the paper's range: L raised by powers of ten (the exact L is tiny, see docs/oasis.md)
 L_FAR = (1e2, 1e4, 1e6, 1e8, 1e10, 1e12, 1e13, 1e14)
@@ -68,7 +73,7 @@ def ratio_study(seeds: int, time_limit: float | None, threads: int = 1) -> dict:
             "offline_seconds_median": float(np.median(secs)), "offline_seconds_max": float(secs.max())}
 
 
-def paper_setting(n_jobs: int, seed: int, baselines=BASELINES) -> dict:
+def paper_setting(n_jobs: int, seed: int, baselines=BASELINES, l_min_share: float = L_MIN_SHARE) -> dict:
     import dlsched
     from dlsched.check import check_oasis
     from dlsched.instance.oasis_gen import generate
@@ -76,8 +81,10 @@ def paper_setting(n_jobs: int, seed: int, baselines=BASELINES) -> dict:
     inst = generate(n_jobs, seed=seed)
     out = {"jobs": n_jobs, "seed": seed, "fit_alone": int(sum(inst.infeasible_reason(i) is None for i in range(n_jobs)))}
     methods = [("oasis", {}), *[(b, {}) for b in baselines], ("risk_reward_preemptive", {"preempt": True})]
+    if l_min_share > 0:
+        methods.insert(1, ("oasis_lest", {"l_min_share": l_min_share}))
     for name, params in methods:
-        method = "risk_reward" if name.startswith("risk_reward") else name
+        method = "risk_reward" if name.startswith("risk_reward") else "oasis" if name.startswith("oasis") else name
         t0 = time.perf_counter()
         r = dlsched.solve(inst, method, **params)
         secs = time.perf_counter() - t0
@@ -93,6 +100,9 @@ def paper_setting(n_jobs: int, seed: int, baselines=BASELINES) -> dict:
     best = max(baselines, key=lambda b: out[b]["utility"])
     out["best_baseline"] = best
     out["utility_vs_best_baseline"] = out["oasis"]["utility"] / max(out[best]["utility"], 1e-12)
+    if "oasis_lest" in out:
+        out["l_min_share"] = l_min_share
+        out["lest_vs_best_baseline"] = out["oasis_lest"]["utility"] / max(out[best]["utility"], 1e-12)
     return out
 
 
@@ -153,6 +163,10 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--time-limit", type=float, default=60.0, help="seconds per offline MILP")
     ap.add_argument("--sensitivity-jobs", type=int, default=400)
     ap.add_argument("--out", type=Path, default=Path("results/oasis"))
+    ap.add_argument("--parts", nargs="+", choices=("ratio", "paper", "sensitivity"), default=None,
+                    help="sections to run (default all; --quick: ratio paper)")
+    ap.add_argument("--l-min-share", type=float, default=L_MIN_SHARE,
+                    help="also run OASiS with this L estimate in the paper setting (column oasis_lest; 0: skip)")
     args = ap.parse_args(argv)
     seeds = args.seeds or (10 if args.quick else 30)
     jobs = args.jobs or ([100] if args.quick else [100, 400])
@@ -166,29 +180,35 @@ def main(argv: list[str]) -> int:
 
 
 def _run(args, seeds, jobs, t0) -> dict:
-    ratio = ratio_study(seeds, args.time_limit)
-    pseeds = args.paper_seeds or (1 if args.quick else 3)
-    paper = [paper_setting(n, args.seed + k) for n in jobs for k in range(pseeds)]
-    sens = None if args.quick else sensitivity(args.sensitivity_jobs, args.seed, args.out)
-    last = [p for p in paper if p["jobs"] == jobs[-1]]
-    names = ["oasis", *BASELINES, "risk_reward_preemptive"]
-    totals = {m: float(sum(p[m]["utility"] for p in last)) for m in names}
-    best = max(BASELINES, key=lambda b: totals[b])
-    dec = [p for p in paper if p["jobs"] == jobs[-1]]
-    summary = {
-        "suite": "oasis",
-        "ratio_mean": ratio["ratio_mean"], "ratio_max": ratio["ratio_max"], "ratio_median": ratio["ratio_median"],
-        "alpha_bound_violations": ratio["alpha_bound_violations"], "ratio_instances": seeds,
-        "offline_all_optimal": ratio["all_optimal"],
-        "offline_seconds_median": ratio["offline_seconds_median"], "offline_seconds_max": ratio["offline_seconds_max"],
-        "utility_vs_best_baseline": totals["oasis"] / max(totals[best], 1e-12), "best_baseline": best,
-        "utility_totals_at_max_jobs": totals, "paper_seeds": pseeds,
-        "decision_seconds_p50": float(np.median([p["decision_seconds_p50"] for p in dec])),
-        "decision_seconds_p99": float(max(p["decision_seconds_p99"] for p in dec)),
-        "paper_setting": paper, "ratio_study": ratio, "sensitivity": sens,
-        "seconds": time.perf_counter() - t0,
-        "environment": environment(seed=args.seed, time_limit=args.time_limit, threads=1),
-    }
+    parts = set(args.parts or (("ratio", "paper") if args.quick else ("ratio", "paper", "sensitivity")))
+    summary = {"suite": "oasis", "parts": sorted(parts)}
+    if "ratio" in parts:
+        ratio = ratio_study(seeds, args.time_limit)
+        summary.update({
+            "ratio_mean": ratio["ratio_mean"], "ratio_max": ratio["ratio_max"], "ratio_median": ratio["ratio_median"],
+            "alpha_bound_violations": ratio["alpha_bound_violations"], "ratio_instances": seeds,
+            "offline_all_optimal": ratio["all_optimal"],
+            "offline_seconds_median": ratio["offline_seconds_median"], "offline_seconds_max": ratio["offline_seconds_max"],
+            "ratio_study": ratio})
+    if "paper" in parts:
+        pseeds = args.paper_seeds or (1 if args.quick else 3)
+        paper = [paper_setting(n, args.seed + k, l_min_share=args.l_min_share) for n in jobs for k in range(pseeds)]
+        last = [p for p in paper if p["jobs"] == jobs[-1]]
+        names = ["oasis", *(["oasis_lest"] if args.l_min_share > 0 else []), *BASELINES, "risk_reward_preemptive"]
+        totals = {m: float(sum(p[m]["utility"] for p in last)) for m in names}
+        best = max(BASELINES, key=lambda b: totals[b])
+        summary.update({
+            "utility_vs_best_baseline": totals["oasis"] / max(totals[best], 1e-12), "best_baseline": best,
+            "utility_totals_at_max_jobs": totals, "paper_seeds": pseeds, "paper_setting": paper,
+            "decision_seconds_p50": float(np.median([p["decision_seconds_p50"] for p in last])),
+            "decision_seconds_p99": float(max(p["decision_seconds_p99"] for p in last))})
+        if args.l_min_share > 0:
+            summary["l_min_share"] = args.l_min_share
+            summary["lest_vs_best_baseline"] = totals["oasis_lest"] / max(totals[best], 1e-12)
+    if "sensitivity" in parts:
+        summary["sensitivity"] = sensitivity(args.sensitivity_jobs, args.seed, args.out)
+    summary["seconds"] = time.perf_counter() - t0
+    summary["environment"] = environment(seed=args.seed, time_limit=args.time_limit, threads=1)
     return summary
 
 
@@ -196,10 +216,19 @@ def _table(summary: dict) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    ratio, paper, sens = summary["ratio_study"], summary["paper_setting"], summary["sensitivity"]
-    seeds = summary["ratio_instances"]
-    names = ["oasis", *BASELINES, "risk_reward_preemptive"]
+    ratio, paper, sens = summary.get("ratio_study"), summary.get("paper_setting"), summary.get("sensitivity")
     con = Console()
+    if ratio:
+        _ratio_table(con, ratio, summary["ratio_instances"])
+    if paper:
+        _paper_table(con, paper)
+    if sens:
+        con.print(f"sensitivity figure: {sens.get('figure')}")
+
+
+def _ratio_table(con, ratio: dict, seeds: int) -> None:
+    from rich.table import Table
+
     t = Table(title=f"OASiS competitive ratio, {seeds} small instances (10 jobs, T = 10)")
     for col in ("ratio mean", "ratio max", "2α violations", "min 2α", "offline s median", "offline s max", "all optimal"):
         t.add_column(col)
@@ -207,6 +236,12 @@ def _table(summary: dict) -> None:
               f"{2 * ratio['alpha_min']:.1f}", f"{ratio['offline_seconds_median']:.2f}", f"{ratio['offline_seconds_max']:.2f}",
               str(ratio["all_optimal"]))
     con.print(t)
+
+
+def _paper_table(con, paper: list) -> None:
+    from rich.table import Table
+
+    names = ["oasis", *(["oasis_lest"] if "oasis_lest" in paper[0] else []), *BASELINES, "risk_reward_preemptive"]
     t = Table(title="Paper setting (T = 300, 50 + 50 servers): total utility")
     t.add_column("jobs")
     t.add_column("seed")
@@ -218,5 +253,3 @@ def _table(summary: dict) -> None:
         t.add_row(str(p["jobs"]), str(p["seed"]), *[f"{p[nme]['utility']:.1f}" for nme in names], f"{p['utility_vs_best_baseline']:.2f}",
                   f"{p['decision_seconds_p50']:.4f} / {p['decision_seconds_p99']:.3f}")
     con.print(t)
-    if sens:
-        con.print(f"sensitivity figure: {sens.get('figure')}")

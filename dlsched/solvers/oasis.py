@@ -57,7 +57,8 @@ class PriceParams:
         return float(max(vals))
 
 
-def price_params(inst: OasisInstance, u_scale: float = 1.0, l_scale: float = 1.0) -> PriceParams:
+def price_params(inst: OasisInstance, u_scale: float = 1.0, l_scale: float = 1.0,
+                 l_min_share: float = 0.0) -> PriceParams:
     r"""U and L from the formulas of MODELS.md §3.2, over all jobs of ``inst``, times the estimate factors.
 
     :math:`U_1^r = \max_i f_i(D^{min}_i) / w_i^r` over jobs with :math:`w_i^r > 0`;
@@ -65,6 +66,12 @@ def price_params(inst: OasisInstance, u_scale: float = 1.0, l_scale: float = 1.0
     :math:`\eta_1 = \max_i T \sum_h \sum_r c_h^r / (R_i \sum_r w_i^r)` (the smallest allowed);
     likewise with s, c_k for U_2, L_2. Jobs that can never run are left out. L is floored at a
     tiny positive number so that prices stay defined when some utility reaches 0.
+
+    ``l_min_share`` > 0 (an L estimate, docs/oasis.md "Estimating L"): the min in L runs only over
+    the jobs whose latest-completion utility :math:`f_i(T - a_i + 1)` is at least ``l_min_share``
+    times :math:`\max_i f_i(D^{min}_i)`; jobs whose utility has vanished by T (time-critical
+    sigmoids: e^{-5·300}) no longer drive L to 0. ``0`` is the formula over every job that can run.
+    If no job qualifies, the formula value is kept.
     """
     n, T = inst.n_jobs, inst.horizon
     ok = np.array([inst.infeasible_reason(i) is None for i in range(n)], dtype=bool)
@@ -81,8 +88,11 @@ def price_params(inst: OasisInstance, u_scale: float = 1.0, l_scale: float = 1.0
         U = per.max(axis=0)
         tot = dem.sum(axis=1)
         eta = float(np.max(T * cap.sum() / (R[ok] * tot[ok])))
-        L = float(np.min(f_worst[ok] / (R[ok] * tot[ok]))) / (4.0 * eta)
         fmax = float(max(f_best[ok].max(), 1e-12))
+        sel = ok & (f_worst >= l_min_share * fmax) if l_min_share > 0 else ok
+        if not sel.any():
+            sel = ok
+        L = float(np.min(f_worst[sel] / (R[sel] * tot[sel]))) / (4.0 * eta)
         L = max(L, 1e-12 * fmax / max(float(R[ok].max() * tot[ok].max()), 1.0))
         U = np.where(np.isfinite(U) & (U > L), U, L)
         out.append((U * u_scale, L * l_scale))
@@ -295,9 +305,10 @@ def place(sc: SlotCosts, y_total: np.ndarray, H: int, K: int):
     return y, z
 
 
-def run_oasis(inst: OasisInstance, u_scale: float = 1.0, l_scale: float = 1.0, params: PriceParams | None = None):
+def run_oasis(inst: OasisInstance, u_scale: float = 1.0, l_scale: float = 1.0, params: PriceParams | None = None,
+              l_min_share: float = 0.0):
     """Process the jobs in arrival order (ties by index); returns the schedule and statistics."""
-    params = params or price_params(inst, u_scale, l_scale)
+    params = params or price_params(inst, u_scale, l_scale, l_min_share)
     state = ClusterState(inst, params)
     n, H, K, T = inst.n_jobs, inst.n_worker_servers, inst.n_ps_servers, inst.horizon
     Y = np.zeros((n, T, H), np.int64)
@@ -332,12 +343,14 @@ def run_oasis(inst: OasisInstance, u_scale: float = 1.0, l_scale: float = 1.0, p
     return sched, {"decision_seconds": decision, "surplus": surplus, "params": params, "state": state}
 
 
-@register("oasis", families=("oasis",), params=("u_scale", "l_scale"),
+@register("oasis", families=("oasis",), params=("u_scale", "l_scale", "l_min_share"),
           description="OASiS online primal-dual admission and scheduling (MODELS.md §3.2)")
-def solve_oasis(inst: OasisInstance, opts: SolveOptions, u_scale: float = 1.0, l_scale: float = 1.0) -> Result:
-    """OASiS on the whole arrival sequence; ``u_scale``/``l_scale`` model estimated U and L."""
+def solve_oasis(inst: OasisInstance, opts: SolveOptions, u_scale: float = 1.0, l_scale: float = 1.0,
+                l_min_share: float = 0.0) -> Result:
+    """OASiS on the whole arrival sequence; ``u_scale``/``l_scale`` model estimated U and L;
+    ``l_min_share`` selects the jobs L is computed from (:func:`price_params`)."""
     t0 = time.perf_counter()
-    sched, info = run_oasis(inst, float(u_scale), float(l_scale))
+    sched, info = run_oasis(inst, float(u_scale), float(l_scale), l_min_share=float(l_min_share))
     secs = time.perf_counter() - t0
     dec = info["decision_seconds"]
     p = info["params"]

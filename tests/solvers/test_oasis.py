@@ -143,6 +143,32 @@ def test_estimates_change_prices_not_feasibility():
         assert check_oasis(inst, res.solution, res.objective).feasible
 
 
+def test_l_estimate_ignores_jobs_whose_utility_vanished_by_T():
+    """l_min_share: L's min runs over jobs whose f_i(T - a_i + 1) >= share * max f_i(D_i^min) (docs/oasis.md)."""
+    inst = generate(60, seed=1)          # 12 of 60 jobs can run; one keeps >= 10% of the top utility at T
+    exact, est = price_params(inst), price_params(inst, l_min_share=0.1)
+    assert est.L1 > 1e3 * exact.L1 and est.L2 > 1e3 * exact.L2     # the formula's L underflows to the floor
+    assert np.all(est.U1 >= exact.U1) and np.all(est.U1 >= est.L1)  # U itself is unchanged unless below L
+    assert est.alpha < exact.alpha
+    # recompute L1 by hand over the qualifying jobs
+    T, n = inst.horizon, inst.n_jobs
+    ok = np.array([inst.infeasible_reason(i) is None for i in range(n)])
+    R, Dmin = inst.work().astype(float), inst.min_duration()
+    fb = np.array([inst.utility_of(i, Dmin[i]) for i in range(n)])
+    fw = np.array([inst.utility_of(i, T - inst.arrival[i] + 1) for i in range(n)])
+    tot = inst.worker_demand.sum(axis=1)
+    eta = np.max(T * inst.worker_cap.sum() / (R[ok] * tot[ok]))
+    sel = ok & (fw >= 0.1 * fb[ok].max())
+    assert sel.any() and (~sel & ok).any()
+    assert est.L1 == pytest.approx(np.min(fw[sel] / (R[sel] * tot[sel])) / (4 * eta), rel=1e-12)
+    # a share no job meets keeps the formula (as on generate(40, seed=2)); feasible either way
+    assert price_params(inst, l_min_share=10.0).L1 == exact.L1
+    assert price_params(generate(40, seed=2), l_min_share=0.1).L1 == price_params(generate(40, seed=2)).L1
+    res = dlsched.solve(inst, "oasis", l_min_share=0.1)
+    assert check_oasis(inst, res.solution, res.objective).feasible
+    assert res.stats["L1"] == pytest.approx(est.L1)
+
+
 def test_too_big_job_rejected_with_reason():
     inst = small(0)
     inst.worker_demand[4, 0] = 100.0
@@ -236,6 +262,20 @@ def test_bench_quick_json(capsys):
         assert key in out
     assert out["alpha_bound_violations"] == 0 and out["ratio_mean"] >= 1.0 - 1e-9
     assert "environment" in out
+
+
+def test_bench_parts_paper_only(capsys):
+    import json
+
+    from dlsched.bench import get_suite
+
+    assert get_suite("oasis")(["--json", "--parts", "paper", "--jobs", "20", "--paper-seeds", "1", "--l-min-share", "0.1"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["parts"] == ["paper"] and "ratio_mean" not in out and "sensitivity" not in out
+    p = out["paper_setting"][0]
+    assert {"oasis", "oasis_lest", "risk_reward", "fifo", "drf", "dorm"} <= set(p)
+    assert out["lest_vs_best_baseline"] == pytest.approx(
+        out["utility_totals_at_max_jobs"]["oasis_lest"] / out["utility_totals_at_max_jobs"][out["best_baseline"]])
 
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
