@@ -117,3 +117,10 @@ def test_c_level_writes_to_fd1_do_not_reach_stdout():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0
     assert proc.stdout == '{"a": 1}\nafter\n' and "noise from C" in proc.stderr
+
+
+def test_generic_layers_only_where_the_checker_takes_core_solutions(capsys, instances_dir):
+    code, _, err = run(capsys, "solve", str(instances_dir / "oasis-tiny.json"), "--method", "core")
+    assert code == 2 and "for family 'oasis'" in err and "core" not in err.split("expected")[1].split("found")[0]
+    code, _, err = run(capsys, "solve", str(instances_dir / "placement-small.json"), "--method", "lp-round")
+    assert code == 2 and "for family 'placement'" in err

@@ -2,7 +2,9 @@
 
 A family supplies its JSON Schema file (in ``dlsched/instance/schema/``), ``parse(doc, source)``
 (called after schema validation, for checks a schema cannot state) and ``dump(instance)``;
-solutions likewise (``parse_solution``, ``dump_solution``).
+solutions likewise (``parse_solution``, ``dump_solution``). ``core_solutions`` says whether the
+family's checker accepts a core solution (a configuration per job of ``to_core()``), which is
+what the generic layers (``exact``, ``lp-round``, ``core``, ``sample``) return.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ class Family:
     dump: Callable[[Any], dict]
     parse_solution: Callable[[Any, Any, str], Any]
     dump_solution: Callable[[Any], Any]
+    core_solutions: bool = False
 
 
 FAMILIES: dict[str, Family] = {}

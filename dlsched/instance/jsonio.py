@@ -102,7 +102,20 @@ def parse_document(doc: Any, source: str = "<memory>"):
         raise InputError(source, "$.family", f"one of {', '.join(sorted(FAMILIES))}", family if family is not None else "no such field")
     fam = FAMILIES[family]
     validate(doc, fam.schema, source)
+    _unique_job_names(doc, source)
     return fam.parse(doc, source)
+
+
+def _unique_job_names(doc: dict, source: str) -> None:
+    """Every family names its jobs in ``$.jobs[*].name``; results and checkers refer to them by name."""
+    first: dict[str, int] = {}
+    for i, job in enumerate(doc.get("jobs") or []):
+        name = job.get("name") if isinstance(job, dict) else None
+        if name is None:
+            continue
+        if name in first:
+            raise InputError(source, f"$.jobs[{i}].name", "unique job names", f"'{name}' again (first at $.jobs[{first[name]}])")
+        first[name] = i
 
 
 def read_json(path: str | os.PathLike) -> Any:

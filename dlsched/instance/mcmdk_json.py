@@ -98,4 +98,4 @@ def dump_solution(choice) -> list[int] | None:
     return None if choice is None else [int(o) for o in choice]
 
 
-register_family(Family("mcmdk", "mcmdk.schema.json", parse, dump, parse_solution, dump_solution))
+register_family(Family("mcmdk", "mcmdk.schema.json", parse, dump, parse_solution, dump_solution, core_solutions=True))

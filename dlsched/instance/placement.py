@@ -87,6 +87,11 @@ class PlacementInstance:
             raise InputError(src, "servers", f"GPU type indices in 0..{len(self.gpu_types) - 1}", self.server_type.tolist()[:8])
         if not (self.intra_gbps > 0 and self.inter_gbps > 0):
             raise InputError(src, "cluster bandwidth", "positive intra/inter-server bandwidths", (self.intra_gbps, self.inter_gbps))
+        if self.inter_gbps > self.intra_gbps:
+            # MODELS.md §4.1: r is the slowest link, so spanning servers is never faster than staying
+            # on one; the exact model's type-count configurations rely on it.
+            raise InputError(src, "$.cluster.inter_server_gbps", f"at most the intra-server bandwidth ({self.intra_gbps:g} Gbps)",
+                             self.inter_gbps)
         present = np.unique(self.server_type[self.server_gpus > 0])
         for i in range(n):
             for g in present:

@@ -186,4 +186,4 @@ def dump_solution(sol):
     return [int(o) for o in sol]
 
 
-register_family(Family("smd", "smd.schema.json", parse, dump, parse_solution, dump_solution))
+register_family(Family("smd", "smd.schema.json", parse, dump, parse_solution, dump_solution, core_solutions=True))

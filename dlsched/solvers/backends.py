@@ -84,7 +84,7 @@ def run_pyomo(model, opts: SolveOptions) -> MatrixOutcome:
         out.bound = float(bound)
     elif out.status == Status.OPTIMAL:
         out.bound = out.objective
-    return out
+    return out.settle()
 
 
 def solve_pyomo(model, inst: MCMDK, opts: SolveOptions) -> MatrixOutcome:
@@ -148,7 +148,7 @@ def run_cvxpy(problem, opts: SolveOptions, sense: str) -> MatrixOutcome:
             out.bound = -b if sense == "max" else b
     if out.bound is None and out.status == Status.OPTIMAL:
         out.bound = out.objective
-    return out
+    return out.settle()
 
 
 def solve_cvxpy(problem, x, inst: MCMDK, opts: SolveOptions) -> MatrixOutcome:
@@ -158,4 +158,4 @@ def solve_cvxpy(problem, x, inst: MCMDK, opts: SolveOptions) -> MatrixOutcome:
     if out.status.has_solution():
         out.x = np.asarray(x.value, dtype=float).ravel()
         out.objective = float(inst.value @ out.x)
-    return out
+    return out.settle()

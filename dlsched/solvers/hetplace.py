@@ -309,7 +309,24 @@ def priced_counts(inst: PlacementInstance, C: np.ndarray, J: np.ndarray, lam: np
             counts[i, g] -= 1
             left -= 1
         if left == int(excess[g]):
-            raise RuntimeError(f"cannot repair the demand for GPU type {inst.gpu_types[g]}")  # pragma: no cover
+            # Stuck: every holder of type g has one GPU and no other type is free. Free a unit of
+            # some type elsewhere (the cheapest drop by a job with two or more GPUs), so that a
+            # one-GPU holder of g can trade into it on the next round.
+            size = counts.sum(axis=1)
+            best = (np.inf, -1, -1)
+            for h in range(G):
+                rows = np.flatnonzero((counts[:, h] > 0) & (size >= 2))
+                if rows.size:
+                    new = counts[rows].copy()
+                    new[:, h] -= 1
+                    d = cost(inst, idx[rows], new) - base[rows]
+                    k = int(d.argmin())
+                    if d[k] < best[0]:
+                        best = (float(d[k]), int(rows[k]), h)
+            if best[1] < 0:
+                raise RuntimeError(f"cannot repair the demand for GPU type {inst.gpu_types[g]}: "
+                                   f"{inst.n_jobs} jobs need at least one GPU each")
+            counts[best[1], best[2]] -= 1
 
 
 # ------------------------------------------------------------------------------ one category

@@ -69,6 +69,16 @@ class MatrixOutcome:
     stats: dict[str, Any] = field(default_factory=dict)
     highs: Any = None
 
+    def settle(self) -> "MatrixOutcome":
+        """A MIP stopped by a positive gap tolerance has not proven its incumbent optimal: call it
+        feasible, termination ``gap_limit`` (HiGHS says "optimal" either way). Differences within
+        HiGHS's own absolute tolerance (1e-6) still count as proven."""
+        if self.status == Status.OPTIMAL and self.objective is not None and self.bound is not None:
+            diff = abs(self.bound - self.objective)
+            if diff > 1e-6 and diff > 1e-9 * max(1.0, abs(self.objective)):
+                self.status, self.termination = Status.FEASIBLE, "gap_limit"
+        return self
+
 
 def load(mf: MatrixForm, opts: SolveOptions | None = None) -> highspy.Highs:
     """A Highs object holding ``mf`` with the typed options applied (raw options last)."""
@@ -142,4 +152,4 @@ def solve_matrix(mf: MatrixForm, opts: SolveOptions | None = None, *, warm_x: np
         out.stats = {"simplex_iterations": int(info.simplex_iteration_count)}
     if status == Status.OPTIMAL and out.bound is None:
         out.bound = out.objective
-    return out
+    return out.settle()

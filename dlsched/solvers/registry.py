@@ -40,8 +40,15 @@ def register(name: str, *, families: tuple[str, ...] | None = None, description:
     return deco
 
 
+def _generic_ok(family: str | None) -> bool:
+    """Generic (core) methods return a core solution: only families whose checker takes one."""
+    from dlsched.instance.families import FAMILIES
+
+    return family is None or (family in FAMILIES and FAMILIES[family].core_solutions)
+
+
 def lookup(name: str, family: str) -> Method:
-    method = _METHODS.get((family, name)) or _METHODS.get((None, name))
+    method = _METHODS.get((family, name)) or (_METHODS.get((None, name)) if _generic_ok(family) else None)
     if method is None:
         raise InputError("<argument>", "method", f"one of {', '.join(available(family))} for family '{family}'", name)
     return method
@@ -49,7 +56,7 @@ def lookup(name: str, family: str) -> Method:
 
 def available(family: str | None = None) -> list[str]:
     """Method names usable on ``family`` (all names if ``family`` is None)."""
-    return sorted({n for (f, n) in _METHODS if family is None or f in (None, family)})
+    return sorted({n for (f, n) in _METHODS if family is None or f == family or (f is None and _generic_ok(family))})
 
 
 def describe() -> list[Method]:

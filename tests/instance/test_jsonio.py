@@ -129,3 +129,10 @@ def test_schema_files_are_valid_json_schema():
 
     for name in ("dlsched-1.schema.json", "mcmdk.schema.json"):
         jsonschema.Draft202012Validator.check_schema(jsonio.schema_text(name))
+
+
+def test_duplicate_job_names_rejected(tmp_path):
+    doc = json.loads(json.dumps(GOOD))
+    doc["jobs"][1]["name"] = "a"
+    with pytest.raises(InputError, match=r"at \$\.jobs\[1\]\.name: expected unique job names, found 'a' again \(first at \$\.jobs\[0\]\)"):
+        dlsched.load(write(tmp_path, doc))

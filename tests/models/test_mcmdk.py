@@ -152,3 +152,13 @@ def test_bundled_references_equal_brute_force_where_enumerable(instances_dir):
         assert brute_force(core) == pytest.approx(inst.reference.objective), path
         checked += 1
     assert checked >= 2
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_positive_gap_tolerance_is_not_called_optimal(data, backend):
+    """HiGHS says "optimal" when it stops at a requested gap; dlsched says feasible / gap_limit."""
+    inst = dlsched.load(data / "orlib/mkp/mknap1.txt", problem=6)
+    res = dlsched.solve(inst, backend=backend, gap=0.2, threads=1)
+    assert res.status == Status.FEASIBLE and res.termination == "gap_limit"
+    assert res.objective < inst.reference.objective <= res.bound
+    assert dlsched.check(inst, res).feasible

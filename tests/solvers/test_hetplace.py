@@ -5,7 +5,7 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 from scipy.optimize import linear_sum_assignment
 
 import dlsched
@@ -213,6 +213,7 @@ def test_edge_clusters(case):
 @settings(max_examples=10, deadline=None)
 @given(seed=st.integers(0, 10_000), n=st.integers(2, 10), per=st.integers(1, 4),
        comm=st.sampled_from(["ring", "ps"]), wl=st.sampled_from(["proportional", "equal"]))
+@example(seed=6903, n=10, per=2, comm="ps", wl="proportional")  # the priced repair used to get stuck
 def test_bound_le_optimum_le_hetplace_random(seed, n, per, comm, wl):
     inst = generate(n, {"k80": 4, "p100": 3, "v100": 4}, seed=seed, gpus_per_server=per, communication=comm, workload=wl)
     ex = dlsched.solve(inst, method="exact", threads=1)
