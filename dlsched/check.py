@@ -176,6 +176,8 @@ def check_smd(inst, solution, claimed_objective: float | None = None) -> CheckRe
         sch = np.asarray(solution["schedule"], dtype=np.int64)
         if sch.ndim != 3 or sch.shape[1:] != (n, 2):
             return CheckReport(False, None, [f"schedule has shape {sch.shape}, expected (T, {n}, 2)"])
+        if inst.options.capacity == "per_server":
+            return CheckReport(False, None, ["a schedule places no servers: per-server capacities cannot be verified"])
         T = sch.shape[0]
         delta = float(inst.slot_seconds)
         progress = np.zeros(n)

@@ -312,3 +312,14 @@ def pareto_mask(tau: np.ndarray, use: np.ndarray) -> np.ndarray:
     equal = dom & dom.T
     first = np.tril(equal, -1)                                               # an earlier identical config
     return ~(strict.any(axis=0) | first.any(axis=1))
+
+
+def require_aggregate(inst: "SMDInstance") -> None:
+    """Schedules (slots x jobs x (w, p)) place no servers, so schedule methods (the simulator and
+    the time-indexed MILP) model aggregate capacity only; refuse a per-server instance instead
+    of returning schedules that may break its per-server capacities."""
+    if inst.options.capacity == "per_server":
+        raise InputError(inst.source, "$.options.capacity",
+                         "'aggregate' for schedule methods (per-server capacity is modelled by the one-epoch "
+                         "allocation: method exact, or smd -P mode=epoch)", "per_server")
+

@@ -19,7 +19,7 @@ from typing import Callable
 
 import numpy as np
 
-from dlsched.models.smd import SMDInstance
+from dlsched.models.smd import SMDInstance, require_aggregate
 
 #: policy(instance with remaining iterations, active job indices) -> (n, 2) int allocation
 Policy = Callable[[SMDInstance, np.ndarray], np.ndarray]
@@ -48,6 +48,7 @@ def simulate(inst: SMDInstance, policy: Policy, max_slots: int | None = None, re
     ``replan="events"``: decide in slot 1 and after every arrival or completion;
     ``"slots"``: decide in every slot.
     """
+    require_aggregate(inst)
     n = inst.n_jobs
     delta = float(inst.slot_seconds)
     unsched = set(inst.unschedulable)

@@ -17,7 +17,7 @@ import numpy as np
 
 from dlsched.errors import InputError
 from dlsched.models import smd_time_indexed as ti
-from dlsched.models.smd import SMDInstance
+from dlsched.models.smd import SMDInstance, require_aggregate
 from dlsched.result import Result, Status
 from dlsched.solvers import highs
 from dlsched.solvers.options import SolveOptions
@@ -81,6 +81,7 @@ def time_indexed(instance: SMDInstance, opts: SolveOptions, backend: str = "high
     if backend not in ("highs", "pyomo", "cvxpy"):
         raise InputError("<argument>", "backend", "one of highs, pyomo, cvxpy", backend)
     resizing = resizing if isinstance(resizing, bool) else str(resizing).lower() in ("1", "true", "yes")
+    require_aggregate(instance)
     t0 = time.perf_counter()
     heur = heuristic_schedules(instance, opts)
     best = min(heur.values(), key=lambda s: s.objective) if heur else None
@@ -92,7 +93,11 @@ def time_indexed(instance: SMDInstance, opts: SolveOptions, backend: str = "high
         if instance.horizon is not None and instance.horizon < T:
             T, provable = int(instance.horizon), False
     else:
-        T, provable = int(horizon), False
+        T = int(horizon)
+        provable = best is not None and T >= provable_horizon(instance, best.objective)
+    # A horizon the user imposed below the provable one restricts the problem: its optimum is
+    # only an upper bound (min sense) and its infeasibility says nothing about the instance.
+    restricted = horizon is not None and not provable
     model = ti.build_matrix(instance, T, resizing=resizing)
     build = time.perf_counter() - t0
     stats = {"horizon": T, "horizon_provable": provable, "rows": int(model.mf.n_rows), "cols": int(model.mf.n_cols),
@@ -103,7 +108,11 @@ def time_indexed(instance: SMDInstance, opts: SolveOptions, backend: str = "high
         x = out.x
     else:
         out, x = _solve_other(model, backend, opts)
-    res = Result("time-indexed", out.status, out.objective, out.bound, "min", out.termination, backend, build,
+    status, bound = out.status, out.bound
+    if restricted:
+        status = {Status.OPTIMAL: Status.FEASIBLE, Status.INFEASIBLE: Status.NO_SOLUTION}.get(status, status)
+        bound = None
+    res = Result("time-indexed", status, out.objective, bound, "min", out.termination, backend, build,
                  out.seconds, None, {**stats, **out.stats}, highs.version(), opts.as_dict())
     if x is not None and out.status.has_solution():
         res.solution = {"schedule": ti.schedule_from_x(instance, model, x)}
@@ -111,6 +120,9 @@ def time_indexed(instance: SMDInstance, opts: SolveOptions, backend: str = "high
         res.message = "cannot be scheduled (does not fit alone): " + ", ".join(instance.job_names[j] for j in model.unschedulable)
     if out.status == Status.INFEASIBLE:
         res.message = (res.message + "; " if res.message else "") + f"no schedule completes every job within {T} slots"
+    if restricted:
+        res.message = (res.message + "; " if res.message else "") + (
+            f"horizon {T} is below the provable one: optimal only among schedules ending by slot {T}")
     return res
 
 

@@ -1,5 +1,7 @@
 """SMD decomposition, baselines and the time-indexed model (MODELS.md §2.3, §2.4, §5, §7)."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -186,3 +188,23 @@ def test_iterations_are_bounded_by_the_columns_and_init_choices_agree():
     for out in (a, b):
         alloc = inst.allocation_from_core(core, out.choice)[:, :2]
         assert dlsched.check(inst, {"allocation": alloc}, out.objective).feasible
+
+
+def test_schedule_methods_refuse_per_server_instances(tmp_path):
+    """Schedules place no servers: on a per-server instance the schedule methods say so up front,
+    and the checker will not pass a schedule it cannot verify."""
+    import json
+
+    root = Path(__file__).resolve().parents[2]
+    doc = json.loads((root / "instances/smd-small.json").read_text())
+    doc.setdefault("options", {})["capacity"] = "per_server"
+    p = tmp_path / "ps.json"
+    p.write_text(json.dumps(doc))
+    inst = dlsched.load(p)
+    for method in ("smd", "optimus", "drf", "time-indexed"):
+        with pytest.raises(dlsched.InputError, match=r"options\.capacity: expected 'aggregate' for schedule methods"):
+            dlsched.solve(inst, method)
+    res = dlsched.solve(inst, "exact")          # the one-epoch allocation models per-server capacity
+    assert res.status == dlsched.Status.OPTIMAL and dlsched.check(inst, res).feasible
+    sched = {"schedule": np.zeros((1, inst.n_jobs, 2), dtype=np.int64)}
+    assert not dlsched.check(inst, sched).feasible
