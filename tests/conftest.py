@@ -1,6 +1,13 @@
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# CI runs the same examples every time (a red CI must be reproducible); locally hypothesis explores.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 from dlsched.data import data_dir
 
