@@ -302,3 +302,4 @@ def lp_round(instance, opts: SolveOptions) -> Result:
     res.termination = "time_limit" if limit_hit else "local_optimum"
     res.status = Status.OPTIMAL if res.gap is not None and res.gap <= 1e-9 else Status.FEASIBLE
     return res
+

@@ -1,0 +1,212 @@
+"""The decomposition / sparsification layers on the core MCMDK (MODELS.md §1).
+
+Known optima (mknap1 headers, GAP bounds), brute force on tiny random instances, and the
+properties every layer must keep: bound <= optimum <= heuristic (in the maximisation sense),
+the checker accepts every solution, lp-round keeps its additive guarantee.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import dlsched
+from dlsched.errors import InputError
+from dlsched.instance.generate import random_mcmdk
+from dlsched.instance.orlib import read_gap, read_mkp
+from dlsched.solvers.core import job_slack, sub_instance
+from dlsched.solvers.lp import gain, lagrangian, solve_lp
+from dlsched.solvers.rounding import round_down
+from dlsched.solvers.sampling import sample_columns
+from tests.helpers import brute_force, tiny_mcmdk
+
+LAYERS = ("lp-round", "core", "sample")
+TOL = 1e-6
+
+
+def at_least_as_good(sense: str, a: float, b: float) -> bool:
+    return a >= b - TOL * max(1, abs(b)) if sense == "max" else a <= b + TOL * max(1, abs(b))
+
+
+def assert_valid(inst, res, optimum: float) -> None:
+    """Checker accepts, objective no better than the optimum, bound no worse than it."""
+    if res.status.has_solution():
+        rep = dlsched.check(inst, res)
+        assert rep.feasible, rep.violations
+        assert at_least_as_good(inst.sense, optimum, res.objective)
+    assert res.bound is not None
+    assert at_least_as_good(inst.sense, res.bound, optimum), (res.method, res.bound, optimum)
+
+
+@pytest.mark.parametrize("k", range(7))
+def test_layers_on_mknap1_known_optima(data, k):
+    inst = read_mkp(data / "orlib/mkp/mknap1.txt", k)
+    opt = inst.reference.objective
+    for m in LAYERS:
+        res = dlsched.solve(inst, m, time_limit=5, threads=1)
+        assert_valid(inst, res, opt)
+    # without a limit the core method ends with the proven optimum
+    res = dlsched.solve(inst, "core", threads=1)
+    assert res.status == dlsched.Status.OPTIMAL and res.objective == pytest.approx(opt)
+
+
+def test_lp_bound_matches_chu_beasley_lp_values(data):
+    """mkcbres.txt's second table: the LP optimum of 5.100-00 and 10.100-01."""
+    for f, k, lp_value in (("mknapcb1.txt", 0, 2.4585902722e04), ("mknapcb4.txt", 1, 2.3220685777e04)):
+        info = solve_lp(read_mkp(data / "orlib/mkp" / f, k))
+        assert info.bound == pytest.approx(lp_value, rel=1e-9)
+        assert info.objective == pytest.approx(lp_value, rel=1e-9)
+
+
+def test_layers_on_gap_min_and_max(data):
+    """Minimisation (GAP, exactly_one): bound <= optimum <= objective, with the optimum from bounds.txt."""
+    from dlsched.instance.orlib import gap_bounds
+
+    bounds = gap_bounds(data / "orlib/gap/bounds.txt")
+    for sense in ("min", "max"):
+        lb, ub = bounds[("c0515_1", sense)]
+        assert lb == ub
+        inst = read_gap(data / "orlib/gap/c0515_1", sense, lb)
+        for m in ("core", "sample"):
+            res = dlsched.solve(inst, m, time_limit=5, threads=1)
+            assert_valid(inst, res, lb)
+            assert res.status.has_solution()
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tiny_mcmdk())
+def test_layers_against_brute_force(inst):
+    opt = brute_force(inst)
+    for m in LAYERS:
+        res = dlsched.solve(inst, m, time_limit=2, threads=1)
+        if opt is None:
+            assert not res.status.has_solution()
+            continue
+        assert_valid(inst, res, opt)
+    if opt is not None:
+        res = dlsched.solve(inst, "core", threads=1)
+        assert res.objective == pytest.approx(opt)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tiny_mcmdk(), np_seed := __import__("hypothesis").strategies.integers(0, 2**31 - 1))
+def test_lagrangian_certificate_for_any_prices(inst, np_seed):
+    """g(x) <= L(u) - sum of the chosen options' regrets, for every feasible x and any u >= 0."""
+    import itertools
+
+    rng = np.random.default_rng(np_seed)
+    u = rng.exponential(1.0, inst.n_rows) * (rng.random(inst.n_rows) < 0.8)
+    L, _, regret, regret_none = lagrangian(inst, u)
+    g = gain(inst)
+    A = inst.A.toarray()
+    options = [range(-1 if inst.choose == "at_most_one" else 0, int(n)) for n in inst.n_configs]
+    for combo in itertools.islice(itertools.product(*options), 500):
+        cols = [inst.job_ptr[j] + o for j, o in enumerate(combo) if o >= 0]
+        if np.all(A[:, cols].sum(axis=1) <= inst.b + 1e-9):
+            lost = sum(regret[inst.job_ptr[j] + o] if o >= 0 else regret_none[j] for j, o in enumerate(combo))
+            assert g[cols].sum() <= L - lost + 1e-7
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_basic_lp_has_at_most_one_fractional_job_per_row(seed):
+    inst = random_mcmdk(60, 8, 4, seed)
+    info = solve_lp(inst)
+    assert info.fractional_jobs(inst).size <= inst.n_rows
+
+
+@pytest.mark.parametrize("choose", ["at_most_one"])
+@pytest.mark.parametrize("seed", range(5))
+def test_lp_round_additive_guarantee(seed, choose):
+    """objective >= z_LP - Delta, Delta <= m * max g+ (the docstring's guarantee), on random instances."""
+    inst = random_mcmdk(80, 6, 5, seed, choose=choose)
+    res = dlsched.solve(inst, "lp-round", time_limit=5, threads=1)
+    assert dlsched.check(inst, res).feasible
+    info = solve_lp(inst)
+    _, frac, delta = round_down(inst, info)
+    assert res.stats["guarantee"] == pytest.approx(delta)
+    assert delta <= inst.n_rows * max(gain(inst).max(), 0) + 1e-9
+    assert res.objective >= info.objective - delta - 1e-6
+    assert res.bound >= res.objective - 1e-6
+
+
+def test_lp_round_guarantee_on_chu_beasley(data):
+    for f in ("mknapcb1.txt", "mknapcb4.txt"):
+        inst = read_mkp(data / "orlib/mkp" / f, 2)
+        res = dlsched.solve(inst, "lp-round", time_limit=2, threads=1)
+        assert dlsched.check(inst, res).feasible
+        assert res.stats["fractional_jobs"] <= inst.n_rows
+        assert res.objective >= solve_lp(inst).objective - res.stats["guarantee"] - 1e-6
+
+
+def test_core_streams_improving_solutions_and_bound(data):
+    inst = read_mkp(data / "orlib/mkp/mknapcb1.txt", 1)
+    seen = []
+    res = dlsched.solve(inst, "core", time_limit=2, threads=1, on_incumbent=seen.append)
+    assert seen, "no incumbent reported"
+    times = [s.seconds for s in seen]
+    assert times == sorted(times) and times[-1] <= 2.5
+    values = [s.objective for s in seen]
+    assert all(b >= a - 1e-6 for a, b in zip(values, values[1:])), "incumbents must improve"
+    assert values[-1] <= res.objective + 1e-6
+    assert all(s.bound is None or s.bound >= 24274 - 1e-6 for s in seen)   # best known 5.100-01
+    assert res.bound >= 24274 - 1e-6
+    assert res.solve_seconds <= 2.5
+
+
+def test_sample_keeps_n_per_job_plus_support():
+    inst = random_mcmdk(40, 30, 4, 3)
+    info = solve_lp(inst)
+    keep = sample_columns(inst, info, 5, seed=1)
+    per_job = np.bincount(inst.col_job[keep], minlength=inst.n_jobs)
+    assert np.all(per_job == 5)
+    assert np.array_equal(keep, sample_columns(inst, info, 5, seed=1))
+    assert not np.array_equal(keep, sample_columns(inst, info, 5, seed=2))
+    res = dlsched.solve(inst, "sample", time_limit=5, threads=1, samples=5, seed=1)
+    assert dlsched.check(inst, res).feasible
+    assert res.stats["kept_columns"] >= 5 * inst.n_jobs
+    assert res.bound >= res.objective - 1e-6
+
+
+def test_sample_rejects_a_bad_budget():
+    inst = random_mcmdk(5, 3, 2, 0)
+    with pytest.raises(InputError, match="samples"):
+        dlsched.solve(inst, "sample", samples=0)
+
+
+def test_sub_instance_fixes_the_rest():
+    inst = random_mcmdk(10, 4, 3, 0)
+    res = dlsched.solve(inst, "lp-round", threads=1)
+    col = np.full(inst.n_jobs, -1)
+    on = res.solution >= 0
+    col[on] = inst.job_ptr[np.flatnonzero(on)] + res.solution[on]
+    free = np.array([1, 4, 7])
+    sub = sub_instance(inst, free, col)
+    assert sub.n_jobs == 3 and sub.n_cols == 12
+    fixed = [c for j, c in enumerate(col) if j not in free and c >= 0]
+    assert np.allclose(sub.b, np.maximum(inst.b - inst.A[:, fixed].toarray().sum(axis=1), 0))
+    assert np.all(np.isfinite(job_slack(inst, solve_lp(inst))))
+
+
+def test_random_mcmdk_is_seeded_and_shaped():
+    a, b, c = random_mcmdk(20, 7, 3, 5), random_mcmdk(20, 7, 3, 5), random_mcmdk(20, 7, 3, 6)
+    assert a.n_jobs == 20 and a.n_cols == 140 and a.n_rows == 3
+    assert np.array_equal(a.value, b.value) and (a.A != b.A).nnz == 0
+    assert not np.array_equal(a.value, c.value)
+    # values grow with size: correlated instance
+    size = np.asarray(a.A.sum(axis=0)).ravel()
+    assert np.corrcoef(size, a.value)[0, 1] > 0.6
+    with pytest.raises(InputError, match="n_configs"):
+        random_mcmdk(3, 0, 2)
+
+
+def test_bound_is_reported_even_when_time_is_short():
+    inst = random_mcmdk(200, 20, 6, 1)
+    for m in LAYERS:
+        res = dlsched.solve(inst, m, time_limit=0.5, threads=1)
+        assert res.bound is not None and math.isfinite(res.bound)
+        if res.status.has_solution():
+            assert res.bound >= res.objective - 1e-6
+            assert dlsched.check(inst, res).feasible
