@@ -210,3 +210,16 @@ def test_bound_is_reported_even_when_time_is_short():
         if res.status.has_solution():
             assert res.bound >= res.objective - 1e-6
             assert dlsched.check(inst, res).feasible
+
+
+def test_cli_sample_with_samples_and_seed(data, capsys):
+    """`dlsched solve FILE --method sample --samples N --seed S` (the seed travels as SolveOptions.seed)."""
+    import json
+
+    from dlsched.cli import main
+
+    rc = main(["solve", str(data / "orlib/mkp/mknap1.txt"), "--problem", "4", "--method", "sample",
+               "--samples", "3", "--seed", "2", "--time-limit", "2", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0 and out["checked"] is True and out["stats"]["seed"] == 2
+    assert out["objective"] == 12400 and out["bound"] >= 12400
