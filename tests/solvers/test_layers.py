@@ -223,3 +223,17 @@ def test_cli_sample_with_samples_and_seed(data, capsys):
     out = json.loads(capsys.readouterr().out)
     assert rc == 0 and out["checked"] is True and out["stats"]["seed"] == 2
     assert out["objective"] == 12400 and out["bound"] >= 12400
+
+
+def test_lp_bound_above_best_known_on_all_chu_beasley(data):
+    """The certified L(u) is never below the best known value (60 problems, LP only: fast)."""
+    from dlsched.bench.mkp import best_known, reference_of
+
+    table = best_known(data / "orlib/mkp/mkcbres.txt")
+    for f in ("mknapcb1.txt", "mknapcb4.txt"):
+        for k in range(30):
+            inst = read_mkp(data / "orlib/mkp" / f, k)
+            ref, _ = reference_of(inst, table)
+            info = solve_lp(inst)
+            assert info.bound >= ref - 1e-6, (inst.name, info.bound, ref)
+            assert info.fractional_jobs(inst).size <= inst.n_rows
