@@ -237,3 +237,29 @@ def test_lp_bound_above_best_known_on_all_chu_beasley(data):
             info = solve_lp(inst)
             assert info.bound >= ref - 1e-6, (inst.name, info.bound, ref)
             assert info.fractional_jobs(inst).size <= inst.n_rows
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tiny_mcmdk(max_jobs=5), __import__("hypothesis").strategies.integers(0, 2**31 - 1))
+def test_restricted_solve_certifies_the_whole_problem(inst, seed):
+    """A core/sample solve on an arbitrary column subset: its bound holds for the *whole* problem."""
+    import time
+
+    from dlsched.models.mcmdk import build_matrix
+    from dlsched.solvers.core import Tracker, solve_restricted
+    from dlsched.solvers.options import SolveOptions
+
+    opt = brute_force(inst)
+    info = solve_lp(inst)
+    if opt is None or info.status != dlsched.Status.OPTIMAL:
+        return
+    rng = np.random.default_rng(seed)
+    keep = rng.random(inst.n_cols) < 0.5
+    none_ok = rng.random(inst.n_jobs) < 0.5 if inst.choose == "at_most_one" else np.zeros(inst.n_jobs, bool)
+    tr = Tracker(inst, SolveOptions(), time.perf_counter(), info)
+    solve_restricted(inst, build_matrix(inst), info, keep, none_ok, tr, 5.0, {})
+    g_opt = opt if inst.sense == "max" else -opt
+    assert tr.bound >= g_opt - 1e-6
+    if tr.choice is not None:
+        assert dlsched.check(inst, tr.choice).feasible
+        assert tr.gain <= g_opt + 1e-6
