@@ -325,7 +325,7 @@ def perturbed(inst: MCMDK, lp: LPInfo, rng: np.random.Generator, noise: float) -
           params=("core_fractions", "stage_share", "diversify", "price_noise", "lns", "free", "sub_seconds",
                   "temperature"))
 def core(instance, opts: SolveOptions, core_fractions=DEFAULT_FRACTIONS, stage_share: float = 0.3,
-         diversify: bool = False, price_noise: float = 0.2, lns: bool = False, free: int | None = None,
+         diversify: bool = True, price_noise: float = 0.2, lns: bool = False, free: int | None = None,
          sub_seconds: float = 0.3, temperature: float = 1.0) -> Result:
     """Core-problem method (module docstring: stages, certified bound, diversified cores, LNS)."""
     t0 = time.perf_counter()
@@ -372,7 +372,7 @@ def core(instance, opts: SolveOptions, core_fractions=DEFAULT_FRACTIONS, stage_s
             solved = f
             if last:
                 termination = "optimal"
-        elif after:
+        elif after and term != "infeasible":   # an infeasible core (no incumbent yet) is not a hard one
             break
     if diversify and timed and not tr.proven:
         rng = np.random.default_rng(opts.seed)
@@ -383,7 +383,8 @@ def core(instance, opts: SolveOptions, core_fractions=DEFAULT_FRACTIONS, stage_s
             budget = min(tr.remaining(), stage_share * opts.time_limit)
             term, secs = solve_restricted(inst, mf, info, keep, none_ok, tr, budget, stats)
             rounds += 1
-            f = min(1.0, f * 1.15) if term == "optimal" and secs < budget / 3 else (f if term == "optimal" else f / 1.15)
+            done = term in ("optimal", "infeasible")
+            f = min(1.0, f * 1.15) if done and secs < budget / 3 else (f if done else f / 1.15)
         stats["diversified_cores"] = rounds
     if lns and timed and not tr.proven and tr.remaining() > 0:
         lns_search(inst, lp, tr, tr.t0 + opts.time_limit, stats, free=free, sub_seconds=sub_seconds,
