@@ -321,8 +321,11 @@ def placement_jcts(inst, gpu_job, workload) -> tuple[list[float], list[str]]:
     bad: list[str] = []
     servers = [s for s, c in enumerate(inst.server_gpus.tolist()) for _ in range(c)]
     jcts = []
+    gpus_of: dict[int, list[int]] = {}
+    for k, i in enumerate(gpu_job.tolist()):
+        gpus_of.setdefault(int(i), []).append(k)
     for i, name in enumerate(inst.job_names):
-        gpus = [k for k in range(len(gpu_job)) if int(gpu_job[k]) == i]
+        gpus = gpus_of.get(i, [])
         if not gpus:
             bad.append(f"job '{name}' has no GPU")
             jcts.append(float("inf"))

@@ -213,8 +213,11 @@ def main(argv: list[str] | None = None) -> int:
 
     argv = sys.argv[1:] if argv is None else argv
     args = parser().parse_args(argv)
+    from dlsched.console import python_stdout_only
+
     try:
-        return args.fn(args)
+        with python_stdout_only():
+            return args.fn(args)
     except DlschedError as exc:
         if args.debug:
             raise

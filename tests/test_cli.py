@@ -107,3 +107,13 @@ def test_bench_quick_json(capsys):
 def test_methods_lists_exact(capsys):
     code, out, _ = run(capsys, "methods")
     assert code == 0 and "exact" in out
+
+
+def test_c_level_writes_to_fd1_do_not_reach_stdout():
+    """HiGHS's C++ code can write to fd 1; under the CLI it goes to stderr, Python's prints stay."""
+    code = ("import os\nfrom dlsched.console import python_stdout_only\n"
+            "with python_stdout_only():\n    os.write(1, b'noise from C\\n')\n    print('{\"a\": 1}')\n"
+            "print('after')\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0
+    assert proc.stdout == '{"a": 1}\nafter\n' and "noise from C" in proc.stderr

@@ -157,6 +157,15 @@ def main(argv: list[str]) -> int:
     seeds = args.seeds or (10 if args.quick else 30)
     jobs = args.jobs or ([100] if args.quick else [100, 400])
     t0 = time.perf_counter()
+    summary = _run(args, seeds, jobs, t0)
+    if args.json:
+        print(json.dumps(summary, default=float))
+        return 0
+    _table(summary)
+    return 0
+
+
+def _run(args, seeds, jobs, t0) -> dict:
     ratio = ratio_study(seeds, args.time_limit)
     pseeds = args.paper_seeds or (1 if args.quick else 3)
     paper = [paper_setting(n, args.seed + k) for n in jobs for k in range(pseeds)]
@@ -180,12 +189,16 @@ def main(argv: list[str]) -> int:
         "seconds": time.perf_counter() - t0,
         "environment": environment(seed=args.seed, time_limit=args.time_limit, threads=1),
     }
-    if args.json:
-        print(json.dumps(summary, default=float))
-        return 0
+    return summary
+
+
+def _table(summary: dict) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    ratio, paper, sens = summary["ratio_study"], summary["paper_setting"], summary["sensitivity"]
+    seeds = summary["ratio_instances"]
+    names = ["oasis", *BASELINES, "risk_reward_preemptive"]
     con = Console()
     t = Table(title=f"OASiS competitive ratio, {seeds} small instances (10 jobs, T = 10)")
     for col in ("ratio mean", "ratio max", "2α violations", "min 2α", "offline s median", "offline s max", "all optimal"):
@@ -207,4 +220,3 @@ def main(argv: list[str]) -> int:
     con.print(t)
     if sens:
         con.print(f"sensitivity figure: {sens.get('figure')}")
-    return 0

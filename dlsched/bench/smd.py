@@ -12,7 +12,9 @@ Parts (``--quick`` runs smaller versions of the same parts):
 3. **exactness** — the parametric iteration against the enumerated exact MILP of §2.2 on
    instances of ≤ 12 jobs (must agree), and, without ``--quick``, at 50, 200 and 500 jobs
    (iterations, seconds);
-4. **decision time** — one SMD decision for 500 active jobs on 100 servers (median seconds).
+4. **decision time** — one SMD decision for 500 active jobs on 100 servers (median seconds);
+5. **load** (without ``--quick``) — 200 jobs on 10 DL2 nodes arriving at 8 per slot, both mixes,
+   3 seeds: average JCT (slots) of SMD, Optimus and DRF (no optimum at this size).
 
 Every random choice comes from ``--seed``; solver threads default to 1.
 """
@@ -69,9 +71,9 @@ def gaps(n_instances: int, seed: int, time_limit: float, threads: int) -> list[d
                "horizon_provable": ti.stats["horizon_provable"], "ti_status": ti.status.value,
                "ti_objective": ti.objective, "ti_bound": ti.bound, "ti_seconds": ti_s,
                "ti_checked": bool(dlsched.check(inst, ti).feasible) if ti.solution is not None else None}
-        for m in ("smd", "optimus", "drf"):
+        for m, kw in (("smd", {}), ("smd_lp", {"sub": "lp-round"}), ("optimus", {}), ("drf", {})):
             t0 = time.perf_counter()
-            res = dlsched.solve(inst, m, threads=threads)
+            res = dlsched.solve(inst, "smd" if m == "smd_lp" else m, threads=threads, **kw)
             rep = dlsched.check(inst, res)
             row[m] = res.objective
             row[f"{m}_seconds"] = time.perf_counter() - t0
@@ -99,33 +101,64 @@ def exactness(sizes: list[int], seed: int, threads: int, repeats: int = 1) -> li
             ex = solve_core(core, opts)
             t_ex = time.perf_counter() - t0
             out = parametric(core, opts)
+            lp = parametric(core, opts, sub="lp-round")
+            tol = 1e-6 * max(1.0, abs(ex.objective))
             rows.append({"jobs": n, "servers": inst.n_servers, "columns": int(core.n_cols), "exact": ex.objective,
                          "exact_seconds": t_ex, "parametric": out.objective, "parametric_bound": out.bound,
                          "iterations": out.iterations, "parametric_seconds": out.seconds, "certified": out.optimal,
-                         "agree": bool(abs(out.objective - ex.objective) <= 1e-6 * max(1.0, abs(ex.objective)))})
+                         "agree": bool(abs(out.objective - ex.objective) <= tol),
+                         "lp_round": lp.objective, "lp_round_bound": lp.bound, "lp_round_delta": lp.delta,
+                         "lp_round_iterations": lp.iterations, "lp_round_seconds": lp.seconds,
+                         "lp_round_gap": (lp.objective - ex.objective) / ex.objective,
+                         # bound <= exact <= SMD(lp-round) <= exact + Δ (MODELS.md §2.3 "guarantee")
+                         "lp_round_guarantee_holds": bool(lp.bound <= ex.objective + tol and ex.objective <= lp.objective + tol
+                                                          and lp.objective <= ex.objective + lp.delta + tol)})
     return rows
 
 
 def decision_time(repeats: int, seed: int, threads: int) -> dict:
     from dlsched.instance.smd_gen import generate
     from dlsched.solvers.options import SolveOptions
-    from dlsched.solvers.smd import decide
+    from dlsched.solvers.smd import TIE_BREAK, decide
 
     inst = generate(500, 100, seed=seed, arrival_rate=None)
     opts = SolveOptions(threads=threads)
     active = np.arange(inst.n_jobs)
-    times, iters = [], []
+    times, iters, times_lp = [], [], []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        alloc, out, core = decide(inst, active, opts, slot_aware=True, wait_slots=1.0)
+        alloc, out, core = decide(inst, active, opts, slot_aware=True, wait_slots=1.0, tie_break=TIE_BREAK)
         times.append(time.perf_counter() - t0)
         iters.append(out.iterations)
+        t0 = time.perf_counter()
+        decide(inst, active, opts, slot_aware=True, wait_slots=1.0, tie_break=TIE_BREAK, sub="lp-round")
+        times_lp.append(time.perf_counter() - t0)
     from dlsched.check import check_smd
 
     rep = check_smd(inst, {"allocation": alloc})
     return {"jobs": 500, "servers": 100, "repeats": repeats, "seconds": times, "seconds_p50": float(np.median(times)),
+            "seconds_lp_round": times_lp, "seconds_p50_lp_round": float(np.median(times_lp)),
             "iterations": iters, "candidates": int(core.n_jobs), "running": int((alloc[:, 0] > 0).sum()),
             "checked": bool(rep.feasible)}
+
+
+def load_study(seeds: int, seed: int, threads: int) -> list[dict]:
+    import dlsched
+    from dlsched.instance.smd_gen import generate
+
+    rows = []
+    for mix in ("dl2", "optimus"):
+        for k in range(seeds):
+            inst = generate(200, 10, mix=mix, seed=seed * 100 + k, arrival_rate=8.0, max_len_slots=6.0)
+            row = {"mix": mix, "seed": seed * 100 + k, "jobs": inst.n_jobs, "servers": inst.n_servers}
+            for m in ("smd", "optimus", "drf"):
+                t0 = time.perf_counter()
+                res = dlsched.solve(inst, m, threads=threads)
+                row[f"{m}_avg_jct"] = (res.objective - float(inst.arrival.sum())) / inst.n_jobs
+                row[f"{m}_seconds"] = time.perf_counter() - t0
+                row[f"{m}_checked"] = bool(dlsched.check(inst, res).feasible)
+            rows.append(row)
+    return rows
 
 
 def summarise(cal, gap_rows, exact_rows, dec) -> dict:
@@ -137,13 +170,16 @@ def summarise(cal, gap_rows, exact_rows, dec) -> dict:
     return {
         "instances": len(gap_rows),
         "mean_gap_smd": mean("gap_smd"), "mean_gap_optimus": mean("gap_optimus"), "mean_gap_drf": mean("gap_drf"),
+        "mean_gap_smd_lp_round": mean("gap_smd_lp"),
         "max_gap_smd": max((r["gap_smd"] for r in gap_rows), default=None),
         "ti_all_optimal": all(r["ti_status"] == "optimal" for r in gap_rows),
         "ti_all_horizon_provable": all(r["horizon_provable"] for r in gap_rows),
         "max_horizon": max((r["horizon"] for r in gap_rows), default=None),
-        "all_checked": all(r[f"{m}_checked"] for r in gap_rows for m in ("smd", "optimus", "drf"))
+        "all_checked": all(r[f"{m}_checked"] for r in gap_rows for m in ("smd", "smd_lp", "optimus", "drf"))
         and all(r["ti_checked"] for r in gap_rows),
         "decision_seconds_p50": dec["seconds_p50"],
+        "decision_seconds_p50_lp_round": dec["seconds_p50_lp_round"],
+        "lp_round_guarantee_holds": all(r["lp_round_guarantee_holds"] for r in exact_rows),
         "exact_small_agree": f"{sum(r['agree'] for r in small)}/{len(small)}",
         "calibration_max_median_error": max(r["layered_median"] for r in cal),
     }
@@ -168,9 +204,15 @@ def main(argv: list[str]) -> int:
     sizes = [6, 8, 10, 12] if args.quick else [6, 8, 10, 12, 50, 200, 500]
     exact_rows = exactness(sizes, args.seed, args.threads, repeats=2 if args.quick else 3)
     dec = decision_time(3 if args.quick else 7, args.seed, args.threads)
+    load_rows = [] if args.quick else load_study(3, args.seed, args.threads)
     summary = summarise(cal, gap_rows, exact_rows, dec)
+    if load_rows:
+        jct = {m: float(np.mean([r[f"{m}_avg_jct"] for r in load_rows])) for m in ("smd", "optimus", "drf")}
+        summary.update({f"load_avg_jct_{m}": v for m, v in jct.items()})
+        summary["load_all_checked"] = all(r[f"{m}_checked"] for r in load_rows for m in jct)
     summary["seconds"] = time.perf_counter() - t0
     doc = {**summary, "calibration": cal, "gap_rows": gap_rows, "exactness": exact_rows, "decision": dec,
+           "load": load_rows,
            "environment": environment(seed=args.seed, time_limit=args.time_limit, threads=args.threads,
                                       quick=args.quick)}
     try:
@@ -185,7 +227,7 @@ def main(argv: list[str]) -> int:
         print(json.dumps(doc, default=float))
     else:
         _print(doc)
-    ok = summary["all_checked"] and summary["exact_small_agree"].split("/")[0] == summary["exact_small_agree"].split("/")[1]
+    ok = summary["all_checked"] and summary["lp_round_guarantee_holds"] and summary["exact_small_agree"].split("/")[0] == summary["exact_small_agree"].split("/")[1]
     return 0 if ok else 1
 
 
@@ -204,15 +246,19 @@ def _print(doc: dict) -> None:
     t = Table(title=f"gap to the time-indexed optimum ({doc['instances']} instances)")
     for c in ("method", "mean gap", "max gap"):
         t.add_column(c)
-    for m in ("smd", "optimus", "drf"):
+    for m in ("smd", "smd_lp", "optimus", "drf"):
         g = [r[f"gap_{m}"] for r in doc["gap_rows"]]
         t.add_row(m, f"{100 * np.mean(g):.2f}%", f"{100 * np.max(g):.2f}%")
     con.print(t)
     t = Table(title="parametric iteration vs enumerated exact MILP (MODELS.md §2.2)")
-    for c in ("jobs", "columns", "exact s", "parametric s", "iterations", "agree"):
+    for c in ("jobs", "columns", "exact s", "parametric s", "iterations", "agree", "lp-round s", "lp-round gap", "Δ holds"):
         t.add_column(c)
     for r in doc["exactness"]:
         t.add_row(str(r["jobs"]), str(r["columns"]), f"{r['exact_seconds']:.3f}", f"{r['parametric_seconds']:.3f}",
-                  str(r["iterations"]), str(r["agree"]))
+                  str(r["iterations"]), str(r["agree"]), f"{r['lp_round_seconds']:.3f}", f"{100 * r['lp_round_gap']:.3f}%",
+                  str(r["lp_round_guarantee_holds"]))
     con.print(t)
     con.print(f"one SMD decision, 500 jobs / 100 servers: median {doc['decision_seconds_p50']:.3f} s")
+    if doc.get("load"):
+        con.print("200 jobs / 10 nodes, 8 arrivals per slot: average JCT (slots) "
+                  + ", ".join(f"{m} {doc[f'load_avg_jct_{m}']:.2f}" for m in ("smd", "optimus", "drf")))

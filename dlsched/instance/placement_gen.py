@@ -53,15 +53,17 @@ def gavel_cluster(gpus_per_type: dict[str, int], gpus_per_server: int = 4) -> tu
 def generate(n_jobs: int, gpus_per_type: dict[str, int] | None = None, *, seed: int = 0,
              gpus_per_server: int = 4, max_workers: int = 8, intra_gbps: float = 10.0,
              inter_gbps: float = 5.0, calibration_gbps: float = 10.0, communication: str = "ring",
-             workload: str = "proportional", steps_scale: float = 1.0, name: str | None = None) -> PlacementInstance:
+             workload: str = "proportional", steps_scale: float = 1.0, name: str | None = None,
+             cluster: tuple | None = None) -> PlacementInstance:
     """A placement instance with ``n_jobs`` jobs drawn (seeded) from the Gavel traces.
 
-    ``gpus_per_type`` (default 4 K80, 4 P100, 4 V100) uses Gavel's GPU type names.
+    ``gpus_per_type`` (default 4 K80, 4 P100, 4 V100) uses Gavel's GPU type names; ``cluster``
+    (the 4-tuple of :func:`gavel_cluster` / :func:`openb_cluster`) replaces it, e.g. OpenB nodes.
     ``calibration_gbps`` is the bandwidth the Gavel multi-GPU measurements are attributed to.
     """
     table, cal, trace = _gavel()
     gpus_per_type = gpus_per_type or {"k80": 4, "p100": 4, "v100": 4}
-    names, stype, sgpus, types = gavel_cluster(gpus_per_type, gpus_per_server)
+    names, stype, sgpus, types = cluster if cluster is not None else gavel_cluster(gpus_per_type, gpus_per_server)
     rng = np.random.default_rng(seed)
     picks = rng.choice(len(trace), size=n_jobs, replace=len(trace) < n_jobs)
     jobs = [trace[p] for p in picks]

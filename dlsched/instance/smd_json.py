@@ -10,6 +10,7 @@ import numpy as np
 
 from dlsched.errors import InputError
 from dlsched.instance.families import Family, register_family
+from dlsched.instance.mcmdk_json import dump_reference, parse_reference
 from dlsched.models.smd import SMDInstance, SMDOptions
 from dlsched.perf import profiles as builtin_profiles
 from dlsched.perf.layered import LayerProfile
@@ -103,7 +104,7 @@ def parse(doc: dict, source: str) -> SMDInstance:
         max_workers=np.array([job.get("max_workers", options.max_workers) for job in jobs], dtype=np.int64),
         max_ps=np.array([job.get("max_ps", options.max_ps) for job in jobs], dtype=np.int64),
         options=options, slot_seconds=float(cl.get("slot_seconds", 1200.0)), horizon=cl.get("horizon"),
-        source=source, meta=doc.get("meta", {}))
+        source=source, meta=doc.get("meta", {}), reference=parse_reference(doc))
 
 
 def _num(x):
@@ -157,6 +158,7 @@ def dump(inst: SMDInstance) -> dict:
     doc["jobs"] = jobs
     if inst.meta:
         doc["meta"] = inst.meta
+    doc.update(dump_reference(inst.reference))
     return doc
 
 

@@ -124,31 +124,30 @@ def alone_jct(inst: PlacementInstance, workload: str | None = None) -> np.ndarra
     cache = getattr(inst, "_alone_cache", {})
     if key in cache:
         return cache[key]
-    K, G = inst.n_gpus, inst.n_types
+    n, G = inst.n_jobs, inst.n_types
     N = inst.type_counts
-    out = np.full(inst.n_jobs, np.inf)
     biggest = np.zeros(G, dtype=np.int64)
     np.maximum.at(biggest, inst.server_type, inst.server_gpus)
-    for i in range(inst.n_jobs):
-        M = int(inst.max_workers[i])
-        order = np.argsort(-inst.rho[i])
-        ns = np.arange(1, M + 1)
-        # greedy top-n counts per type: fill the fastest type first
-        cum = np.cumsum(N[order])
-        counts = np.zeros((M, G))
-        prev = np.concatenate([[0], cum[:-1]])
-        for pos, g in enumerate(order):
-            counts[:, g] = np.clip(ns - prev[pos], 0, N[g])
-        # the top-n set is best for both splits: it maximises the sum and the minimum of rho
-        multi = jct_counts(inst, i, counts, ns > 1, workload)
-        best = multi.min()
-        for g in range(G):
-            m = ns[ns <= biggest[g]]
-            if m.size:
-                c = np.zeros((m.size, G))
-                c[:, g] = m
-                best = min(best, jct_counts(inst, i, c, np.zeros(m.size, bool), workload).min())
-        out[i] = best
+    Mmax = int(inst.max_workers.max())
+    ns = np.arange(1, Mmax + 1)                                   # (M,)
+    # top-n counts: fill the job's fastest type first (best for both splits: it maximises the
+    # sum and the minimum of rho); rank[i, g] = position of type g in job i's order
+    order = np.argsort(-inst.rho, axis=1, kind="stable")          # (n, G)
+    prev = np.concatenate([np.zeros((n, 1)), np.cumsum(N[order], axis=1)[:, :-1]], axis=1)
+    before = np.empty_like(prev)
+    np.put_along_axis(before, order, prev, axis=1)                # GPUs of faster types, per type
+    counts = np.clip(ns[None, :, None] - before[:, None, :], 0, N[None, None, :])   # (n, M, G)
+    rows = np.broadcast_to(np.arange(n)[:, None], (n, Mmax))
+    allowed = ns[None, :] <= inst.max_workers[:, None]
+    best = np.where(allowed, jct_counts(inst, rows, counts, np.broadcast_to(ns > 1, rows.shape), workload), np.inf).min(axis=1)
+    for g in range(G):
+        one = np.zeros((Mmax, G))
+        one[:, g] = ns
+        ok = allowed & (ns <= biggest[g])[None, :]
+        if ok.any():
+            val = jct_counts(inst, rows, np.broadcast_to(one, (n, Mmax, G)), np.zeros(rows.shape, bool), workload)
+            best = np.minimum(best, np.where(ok, val, np.inf).min(axis=1))
+    out = best
     inst._alone_cache = {**cache, key: out}
     return out
 
@@ -230,7 +229,7 @@ def core_model(inst: PlacementInstance) -> CoreModel:
                    for cc, s in zip(col_counts.tolist(), col_server.tolist())) if ncol <= 200_000 else None
     core = MCMDK(value, A, b, np.asarray(ptr), "min", "exactly_one", inst.name, inst.job_names,
                  tuple(f"type:{g}" for g in inst.gpu_types) + tuple(f"server:{s}" for s in inst.server_names),
-                 labels, None, {"family": "placement"}, inst.source)
+                 labels, inst.reference, {"family": "placement"}, inst.source)
     model = CoreModel(core, col_counts, col_server)
     inst._core_model = model  # the instance is immutable in practice; building is the costly part
     return model

@@ -42,7 +42,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from dlsched.errors import InputError
-from dlsched.instance.core import MCMDK
+from dlsched.instance.core import MCMDK, Reference
 from dlsched.perf.layered import OVERLAP_MODES, LayerProfile, iteration_time
 
 CAPACITY_MODES = ("aggregate", "per_server")
@@ -105,9 +105,9 @@ class SMDInstance:
     horizon: int | None = None
     source: str = "<memory>"
     meta: dict = field(default_factory=dict)
+    reference: Reference | None = None   # known optimum of the §2.2 one-epoch problem
 
     family = "smd"
-    reference = None
 
     def __post_init__(self) -> None:
         src = self.source

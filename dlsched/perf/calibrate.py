@@ -20,7 +20,6 @@ starting points. The error reported is :math:`|\hat g - g| / g` on throughputs.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -101,10 +100,6 @@ def format_constants(fits: dict[str, Fit]) -> str:
         vals = ", ".join(f'"{k}": {float(f"{f.params[k]:.6g}")!r}' for k in PARAM_NAMES)
         lines.append(f'    "{m}": {{{vals}}},')
     return "\n".join(lines)
-
-
-def _finite(x: float) -> float:
-    return x if math.isfinite(x) else float("nan")
 
 
 def error_table(tables: dict[str, SpeedTable] | None = None) -> list[dict]:

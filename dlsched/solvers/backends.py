@@ -49,8 +49,9 @@ def _status_from(termination: str, has_solution: bool) -> Status:
     return Status.FEASIBLE if has_solution else Status.NO_SOLUTION
 
 
-def solve_pyomo(model, inst: MCMDK, opts: SolveOptions) -> MatrixOutcome:
-    """Solve a model from :func:`~dlsched.models.mcmdk.build_pyomo` with Pyomo's ``Highs`` class.
+def run_pyomo(model, opts: SolveOptions) -> MatrixOutcome:
+    """Solve any Pyomo model with Pyomo's ``Highs`` class; variable values are loaded into the
+    model when a solution exists (``out.x`` stays empty: the caller reads its own variables).
 
     The legacy ``SolverFactory('highs')`` wrapper rejects time limits, so the
     ``pyomo.contrib.solver`` interface is used directly.
@@ -77,14 +78,21 @@ def solve_pyomo(model, inst: MCMDK, opts: SolveOptions) -> MatrixOutcome:
     out = MatrixOutcome(_status_from(termination, has_solution), termination, None, None, None, seconds)
     if has_solution:
         res.solution_loader.load_vars()
-        x = model.x
-        out.x = np.array([x[o].value if x[o].value is not None else 0.0 for o in range(inst.n_cols)], dtype=float)
         out.objective = float(res.incumbent_objective)
     bound = res.objective_bound
     if bound is not None and math.isfinite(bound):
         out.bound = float(bound)
     elif out.status == Status.OPTIMAL:
         out.bound = out.objective
+    return out
+
+
+def solve_pyomo(model, inst: MCMDK, opts: SolveOptions) -> MatrixOutcome:
+    """Solve a model from :func:`~dlsched.models.mcmdk.build_pyomo`; ``out.x`` holds the columns."""
+    out = run_pyomo(model, opts)
+    if out.status.has_solution():
+        x = model.x
+        out.x = np.array([x[o].value if x[o].value is not None else 0.0 for o in range(inst.n_cols)], dtype=float)
     return out
 
 
@@ -103,10 +111,12 @@ CVXPY_TERMINATION = {
 }
 
 
-def solve_cvxpy(problem, x, inst: MCMDK, opts: SolveOptions) -> MatrixOutcome:
-    """Solve a problem from :func:`~dlsched.models.mcmdk.build_cvxpy` with ``solver=cp.HIGHS``.
+def run_cvxpy(problem, opts: SolveOptions, sense: str) -> MatrixOutcome:
+    """Solve any CVXPY problem with ``solver=cp.HIGHS``; the caller reads its own variables.
 
     CVXPY hands HiGHS a minimisation; for a maximisation the HiGHS dual bound is negated back.
+    Canonicalisation happens inside ``solve()``: its seconds go to ``stats["compile_seconds"]``
+    (model building), not to the solve time.
     """
     import cvxpy as cp
 
@@ -121,20 +131,31 @@ def solve_cvxpy(problem, x, inst: MCMDK, opts: SolveOptions) -> MatrixOutcome:
         problem.solve(solver=cp.HIGHS, verbose=bool(opts.log), **options)
     except cp.error.SolverError as exc:
         raise SolverError(f"CVXPY/HiGHS failed: {exc}") from exc
-    seconds = time.perf_counter() - t0
+    compile_seconds = float(getattr(problem, "compilation_time", None) or 0.0)
+    seconds = time.perf_counter() - t0 - compile_seconds
     termination = CVXPY_TERMINATION.get(problem.status, "unknown")
     info = problem.solver_stats.extra_stats if problem.solver_stats else None
-    has_solution = x.value is not None and (info is None or info.primal_solution_status == 2 or termination == "optimal")
-    if termination == "time_limit" and info is not None and info.primal_solution_status != 2:
-        has_solution = False
-    out = MatrixOutcome(_status_from(termination, has_solution), termination, None, None, None, seconds)
+    value = problem.value
+    has_solution = value is not None and math.isfinite(value) and (
+        info is None or info.primal_solution_status == 2 or termination == "optimal")
+    out = MatrixOutcome(_status_from(termination, has_solution), termination, None, None, None, seconds,
+                        stats={"compile_seconds": compile_seconds})
     if has_solution:
-        out.x = np.asarray(x.value, dtype=float).ravel()
-        out.objective = float(inst.value @ out.x)
-    if info is not None and x.attributes.get("boolean"):
+        out.objective = float(value)
+    if info is not None and problem.is_mixed_integer():
         b = float(info.mip_dual_bound)
         if math.isfinite(b):
-            out.bound = -b if inst.sense == "max" else b
+            out.bound = -b if sense == "max" else b
     if out.bound is None and out.status == Status.OPTIMAL:
         out.bound = out.objective
+    return out
+
+
+def solve_cvxpy(problem, x, inst: MCMDK, opts: SolveOptions) -> MatrixOutcome:
+    """Solve a problem from :func:`~dlsched.models.mcmdk.build_cvxpy`; ``out.x`` holds the columns
+    and the objective is recomputed from them (CVXPY's value carries the solver's tolerance)."""
+    out = run_cvxpy(problem, opts, inst.sense)
+    if out.status.has_solution():
+        out.x = np.asarray(x.value, dtype=float).ravel()
+        out.objective = float(inst.value @ out.x)
     return out

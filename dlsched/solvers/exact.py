@@ -47,6 +47,7 @@ def solve_core(inst: MCMDK, opts: SolveOptions | None = None, backend: str = "hi
         prob, x = model.build_cvxpy(inst, relax=relax)
         build = time.perf_counter() - t0
         out = solve_cvxpy(prob, x, inst, opts)
+    build += out.stats.pop("compile_seconds", 0.0)
     res = Result(method="lp" if relax else "exact", status=out.status, objective=out.objective, bound=out.bound,
                  sense=inst.sense, termination=out.termination, backend=backend, build_seconds=build,
                  solve_seconds=out.seconds, stats=dict(out.stats), solver_version=highs.version(),

@@ -3,24 +3,28 @@ r"""Methods of the ``placement`` family (MODELS.md §4): ``exact``, ``greedy`` a
 ``hetplace`` is our reconstruction of the sampling-based pipeline of §4.3:
 
 1. **categories**: a category is a sizing vector :math:`(n_1..n_n)`, :math:`1 \le n_i \le M_i`,
-   :math:`\sum_i n_i \le K`. Category 0 is the sizing of the greedy baseline; the other
-   :math:`N - 1` are drawn (seeded) by moving a few workers between jobs or the idle pool
-   (importance sampling around a good sizing instead of uniform draws from the
-   :math:`\binom{K-1}{n-1}` categories; docs/hetplace.md).
+   :math:`\sum_i n_i \le K`. Lagrangian prices :math:`\lambda_g` of the GPU types are computed
+   first (:func:`type_prices`, which also gives a valid lower bound); category 0 is the sizing
+   the jobs choose at :math:`\lambda`, the other :math:`N - 1` the sizings they choose at
+   job-wise perturbed prices (seeded). This is importance sampling around a good sizing instead
+   of uniform draws from the :math:`\binom{K-1}{n-1}` categories (docs/hetplace.md);
+   ``sampler="moves"`` draws random unit moves around the greedy sizing instead.
 2. **matching market** per category (:mod:`dlsched.solvers.market`): job i buys :math:`n_i`
    units from the GPU types; the valuation is pluggable. ``tangent`` (default) values a unit of
-   type g by its first-order JCT reduction :math:`T_i P_i \rho_{i,g} / S_i^2` at the job's
-   current total throughput :math:`S_i` and re-runs the market at the new :math:`S_i` until the
-   allocation repeats; ``throughput`` values it by :math:`\rho_{i,g}`. The market's type counts
-   are then improved by pairwise exchanges of one GPU between two jobs (or with the idle pool)
-   while the category's JCT drops (``polish``).
+   type g by its first-order JCT reduction :math:`T_i P_i \rho_{i,g} / S_i^2` at
+   :math:`S_i` = :math:`n_i` GPUs of average throughput (``market_iters`` re-runs at the
+   :math:`S_i` of the market's allocation);
+   ``throughput`` values it by :math:`\rho_{i,g}`. The market's type counts are then improved
+   by exchanges of one GPU between two jobs (or with the idle pool), and for small instances by
+   re-choosing the counts of pairs of jobs, while the category's JCT drops (``polish``).
 3. **placement**: type counts become GPUs, one-server jobs first (best fit), and the
    exact JCT model (:func:`dlsched.models.placement.evaluate`) scores the category.
 4. **sampling**: the best of the N evaluated categories is returned.
 
 Every method reports, in ``Result.stats``, the average JCT, Jain's index of the slowdowns
-:math:`J_i / J_i^{\mathrm{alone}}` and the largest slowdown. Heuristics report the valid lower
-bound :math:`\frac1n \sum_i J_i^{\mathrm{alone}}` (each job alone on its best GPUs).
+:math:`J_i / J_i^{\mathrm{alone}}` and the largest slowdown. ``greedy`` reports the valid lower
+bound :math:`\frac1n \sum_i J_i^{\mathrm{alone}}` (each job alone on its best GPUs),
+``hetplace`` the larger of that and the Lagrangian bound.
 """
 
 from __future__ import annotations
@@ -33,8 +37,7 @@ import numpy as np
 
 from dlsched.errors import InputError
 from dlsched.instance.placement import Placement, PlacementInstance
-from dlsched.models.placement import (alone_jct, comm_seconds, core_model, decode, evaluate, jain,
-                                      jct_counts, workloads)
+from dlsched.models.placement import alone_jct, core_model, decode, evaluate, jain, jct_counts, workloads
 from dlsched.result import Result, Status
 from dlsched.solvers import highs
 from dlsched.solvers.exact import solve_core
@@ -88,10 +91,13 @@ def est_spans(inst: PlacementInstance, counts: np.ndarray, biggest: np.ndarray |
 def cost(inst: PlacementInstance, i, counts, biggest=None) -> np.ndarray:
     """JCT of type counts with the locality they can best hope for (the category's score)."""
     counts = np.asarray(counts, dtype=float)
-    out = np.full(counts.shape[:-1], np.inf)
-    ok = counts.sum(axis=-1) > 0
-    if np.any(ok):
-        ii = np.broadcast_to(np.asarray(i), out.shape)[ok]
+    n = counts.sum(axis=-1)
+    ok = n > 0
+    if ok.all():
+        return jct_counts(inst, np.broadcast_to(np.asarray(i), n.shape), counts, est_spans(inst, counts, biggest))
+    out = np.full(n.shape, np.inf)
+    if ok.any():
+        ii = np.broadcast_to(np.asarray(i), n.shape)[ok]
         out[ok] = jct_counts(inst, ii, counts[ok], est_spans(inst, counts[ok], biggest))
     return out
 
@@ -162,39 +168,46 @@ def pack(inst: PlacementInstance, counts: np.ndarray) -> np.ndarray:
 
 def _pack_order(inst: PlacementInstance, counts: np.ndarray, order: np.ndarray) -> np.ndarray:
     """One-type jobs that fit a server in ``order`` (best fit), then jobs that must span (from the
-    emptiest servers), then single GPUs into the smallest holes."""
-    free = [list(np.flatnonzero(inst.gpu_server == s)) for s in range(inst.n_servers)]
+    emptiest servers), then single GPUs into the smallest holes. A server's GPUs are contiguous,
+    so its free GPUs are ``start[s] + used[s] ...``."""
+    cap = inst.server_gpus
+    start = np.concatenate([[0], np.cumsum(cap)[:-1]])
+    used = np.zeros_like(cap)
     gpu_job = np.full(inst.n_gpus, -1, dtype=np.int64)
-    stype = inst.server_type
+    of_type = [np.flatnonzero(inst.server_type == g) for g in range(inst.n_types)]
     n_i = counts.sum(axis=1)
     kinds = (counts > 0).sum(axis=1)
-    one_type = np.flatnonzero((kinds == 1) & (n_i >= 2))
+    first = counts.argmax(axis=1)
+
+    def take(s, m, i):
+        gpu_job[start[s] + used[s]: start[s] + used[s] + m] = i
+        used[s] += m
+
     spanning: list[int] = list(np.flatnonzero(kinds > 1))
-    for i in order[np.isin(order, one_type)]:
-        g = int(np.flatnonzero(counts[i])[0])
-        m = int(n_i[i])
-        room = [(len(free[s]), s) for s in np.flatnonzero(stype == g) if len(free[s]) >= m]
-        if room:
-            s = min(room)[1]
-            gpu_job[free[s][:m]] = i
-            free[s] = free[s][m:]
+    one_type = (kinds == 1) & (n_i >= 2)
+    for i in order[one_type[order]]:
+        cand = of_type[first[i]]
+        room = cap[cand] - used[cand]
+        fits = np.flatnonzero(room >= n_i[i])
+        if fits.size:
+            take(cand[fits[np.argmin(room[fits])]], int(n_i[i]), i)
         else:
             spanning.append(int(i))
     for i in sorted(spanning, key=lambda i: -n_i[i]):
         for g in np.flatnonzero(counts[i]):
             m = int(counts[i, g])
-            for s in sorted(np.flatnonzero(stype == g), key=lambda s: -len(free[s])):
-                take = free[s][:m]
-                gpu_job[take] = i
-                free[s] = free[s][len(take):]
-                m -= len(take)
+            cand = of_type[g]
+            for s in cand[np.argsort(-(cap[cand] - used[cand]), kind="stable")]:
+                k = min(m, int(cap[s] - used[s]))
+                take(s, k, i)
+                m -= k
                 if not m:
                     break
     for i in np.flatnonzero(n_i == 1):
-        g = int(np.flatnonzero(counts[i])[0])
-        s = min(((len(free[s]), s) for s in np.flatnonzero(stype == g) if free[s]))[1]
-        gpu_job[free[s][0]] = i
-        free[s] = free[s][1:]
+        cand = of_type[first[i]]
+        room = cap[cand] - used[cand]
+        ok = np.flatnonzero(room > 0)
+        take(cand[ok[np.argmin(room[ok])]], 1, i)
     return gpu_job
 
 
@@ -208,20 +221,19 @@ def config_table(inst: PlacementInstance, biggest=None) -> tuple[np.ndarray, np.
     C = count_vectors(inst.n_types, int(inst.max_workers.max()))
     C = C[np.all(C <= inst.type_counts, axis=1)]
     n = inst.n_jobs
-    J = np.full((n, C.shape[0]), np.inf)
-    size = C.sum(axis=1)
     spans = est_spans(inst, C, biggest)
-    for i in range(n):
-        ok = size <= inst.max_workers[i]
-        J[i, ok] = jct_counts(inst, np.full(int(ok.sum()), i), C[ok], spans[ok])
-    return C, J
+    rows = np.broadcast_to(np.arange(n)[:, None], (n, C.shape[0]))
+    J = jct_counts(inst, rows, np.broadcast_to(C, (n, *C.shape)), np.broadcast_to(spans, rows.shape))
+    return C, np.where(C.sum(axis=1)[None, :] <= inst.max_workers[:, None], J, np.inf)
 
 
-def type_prices(inst: PlacementInstance, C: np.ndarray, J: np.ndarray, upper: float, iters: int = 200) -> tuple[np.ndarray, float]:
+def type_prices(inst: PlacementInstance, C: np.ndarray, J: np.ndarray, upper: float | None = None,
+                iters: int = 200) -> tuple[np.ndarray, float]:
     r"""Lagrangian prices :math:`\lambda_g \ge 0` of the type rows (MODELS.md §1, pricing).
 
     Maximises :math:`L(\lambda) = \sum_i \min_c (J_i(c) + \lambda^\top c) - \lambda^\top N` by
-    projected subgradient steps (Polyak's rule towards ``upper``, a feasible total JCT).
+    projected subgradient steps (Polyak's rule towards ``upper``, a feasible total JCT, or,
+    without one, towards 5% above the best value so far).
     :math:`L(\lambda) / n` is a valid lower bound on the average JCT: the category score of a
     count vector never exceeds the JCT of any placement with those counts.
     """
@@ -243,7 +255,8 @@ def type_prices(inst: PlacementInstance, C: np.ndarray, J: np.ndarray, upper: fl
         g = N - C[pick].sum(axis=0)                # supply minus demand
         if np.all(g >= 0) and np.allclose(lam * g, 0):
             break                                  # complementary: L is the optimum of the relaxation
-        step = theta * max(upper - L, 1e-12 * abs(upper)) / max(float(g @ g), 1.0)
+        target = upper if upper is not None else 1.05 * best_L
+        step = theta * max(target - L, 1e-12 * abs(target)) / max(float(g @ g), 1.0)
         lam = np.maximum(0.0, lam - step * g)
     return best_lam, best_L
 
@@ -259,30 +272,44 @@ def priced_counts(inst: PlacementInstance, C: np.ndarray, J: np.ndarray, lam: np
     counts = C[pick].copy()
     N = inst.type_counts
     idx = np.arange(inst.n_jobs)
+    G = inst.n_types
     while True:
-        over = np.flatnonzero(counts.sum(axis=0) > N)
+        excess = counts.sum(axis=0) - N
+        over = np.flatnonzero(excess > 0)
         if over.size == 0:
             return counts
         g = over[0]
-        free = N - counts.sum(axis=0)
+        free = np.maximum(-excess, 0)
         base = cost(inst, idx, counts)
-        best, act = np.inf, None
-        for h in [None, *np.flatnonzero(free > 0)]:
+        # per job: the cheapest way to give up one type-g GPU (drop it, or trade it for a free type)
+        options = [None, *np.flatnonzero(free > 0)]
+        D = np.full((len(options), inst.n_jobs), np.inf)
+        for o, h in enumerate(options):
             new = counts.copy()
             new[:, g] -= 1
             if h is not None:
                 new[:, h] += 1
-            ok = (counts[:, g] > 0) & (new.sum(axis=1) >= 1) & (new.sum(axis=1) <= inst.max_workers)
-            if not ok.any():
-                continue
-            d = np.where(ok, cost(inst, idx, np.maximum(new, 0)) - base, np.inf)
-            i = int(np.argmin(d))
-            if d[i] < best:
-                best, act = d[i], (i, h)
-        i, h = act
-        counts[i, g] -= 1
-        if h is not None:
-            counts[i, h] += 1
+            size = new.sum(axis=1)
+            ok = (counts[:, g] > 0) & (size >= 1) & (size <= inst.max_workers)
+            if ok.any():
+                D[o, ok] = cost(inst, idx[ok], np.maximum(new[ok], 0)) - base[ok]
+        choice = D.argmin(axis=0)
+        delta = D[choice, idx]
+        # a batch: up to `excess` jobs, cheapest first, one unit each, trades within free capacity
+        left = int(excess[g])
+        for i in np.argsort(delta, kind="stable"):
+            if left == 0 or not np.isfinite(delta[i]):
+                break
+            h = options[choice[i]]
+            if h is not None:
+                if free[h] == 0:
+                    continue
+                free[h] -= 1
+                counts[i, h] += 1
+            counts[i, g] -= 1
+            left -= 1
+        if left == int(excess[g]):
+            raise RuntimeError(f"cannot repair the demand for GPU type {inst.gpu_types[g]}")  # pragma: no cover
 
 
 # ------------------------------------------------------------------------------ one category
@@ -425,30 +452,26 @@ def market_counts(inst: PlacementInstance, sizes: np.ndarray, valuation: str | C
 
 def sample_categories(inst: PlacementInstance, base: np.ndarray, N: int, rng: np.random.Generator,
                       moves: float = 1.5) -> list[np.ndarray]:
-    """``base`` and up to N-1 distinct sizings, each 1 + Poisson(moves) random unit moves away."""
-    n, K = inst.n_jobs, inst.n_gpus
+    """``base`` and up to N-1 distinct sizings, each 1 + Poisson(moves) random unit moves away
+    (a unit goes from a job with more than one GPU, or from the idle pool, to another job below
+    its maximum, or to the idle pool; ``-1`` stands for the pool)."""
+    K = inst.n_gpus
     out, seen = [base.copy()], {base.tobytes()}
-    tries = 0
-    while len(out) < N and tries < 20 * N:
-        tries += 1
+    for _ in range(20 * N):
+        if len(out) >= N:
+            break
         s = base.copy()
         for _ in range(1 + rng.poisson(moves)):
-            idle = K - s.sum()
-            donors = np.flatnonzero(s > 1)
-            takers = np.flatnonzero(s < inst.max_workers)
-            d = rng.integers(-1 if idle < K else 0, donors.size) if donors.size or idle else None
-            r = rng.integers(-1, takers.size) if takers.size else -1
-            if d is None:
+            donors = [*np.flatnonzero(s > 1).tolist(), *([-1] if s.sum() < K else [])]
+            if not donors:
                 break
-            # -1 is the idle pool (a donor only when something is idle, a taker always)
-            if d == -1 and idle <= 0:
-                continue
+            d = donors[rng.integers(len(donors))]
+            takers = [t for t in (*np.flatnonzero(s < inst.max_workers).tolist(), -1) if t != d]
+            t = takers[rng.integers(len(takers))]
             if d >= 0:
-                s[donors[d]] -= 1
-            if r >= 0:
-                s[takers[r]] += 1
-            if s.sum() > K or np.any(s < 1):
-                s = base.copy()
+                s[d] -= 1
+            if t >= 0:
+                s[t] += 1
         if s.tobytes() not in seen:
             seen.add(s.tobytes())
             out.append(s)
@@ -502,13 +525,24 @@ PAIR_POLISH_MAX_JOBS = 16
 def evaluate_category(inst: PlacementInstance, sizes: np.ndarray, valuation="tangent", polish: bool = True,
                       biggest=None, init=None, prices=None, iters: int = 2) -> tuple[np.ndarray, float, int, int, np.ndarray]:
     """Market + exchange polish + placement of one category: (gpu_job, average JCT, rounds, swaps, prices)."""
-    counts, rounds, prices = market_counts(inst, sizes, valuation, iters, biggest, init, prices)
+    # the tangent is taken at n_i GPUs of average throughput: at the priced counts it overweights
+    # jobs that hold only slow GPUs (measured: 3-13% worse allocations on 32 jobs)
+    counts, rounds, prices = market_counts(inst, sizes, valuation, iters, biggest, None, prices)
     swaps = 0
     if polish:
-        counts, swaps = polish_counts(inst, counts, biggest)
-        if inst.n_jobs <= PAIR_POLISH_MAX_JOBS:
-            counts, more = pair_polish(inst, counts, biggest)
-            swaps += more
+        # the market's valuation is additive and blind to locality: polish its allocation and,
+        # when the category came with priced counts, those too, and keep the better
+        starts = [counts] + ([np.asarray(init)] if init is not None and np.array_equal(np.asarray(init).sum(axis=1), sizes) else [])
+        best = np.inf
+        for start in starts:
+            c, m = polish_counts(inst, start, biggest)
+            if inst.n_jobs <= PAIR_POLISH_MAX_JOBS:
+                c, more = pair_polish(inst, c, biggest)
+                m += more
+            swaps += m
+            val = cost(inst, np.arange(inst.n_jobs), c, biggest).sum()
+            if val < best:
+                best, counts = val, c
     gpu_job = pack(inst, counts)
     return gpu_job, float(evaluate(inst, Placement(gpu_job, np.zeros(inst.n_gpus))).mean()), rounds, swaps, prices
 
@@ -529,9 +563,9 @@ def price_categories(inst: PlacementInstance, C, J, lam, N: int, rng: np.random.
     return out
 
 
-@register("hetplace", families=("placement",), params=("samples", "seed", "valuation", "polish", "sampler", "noise", "market_iters"),
+@register("hetplace", families=("placement",), params=("samples", "valuation", "polish", "sampler", "noise", "market_iters"),
           description="sampled categories + matching market per category (MODELS.md §4.3)")
-def hetplace(instance, opts: SolveOptions, samples: int = DEFAULT_SAMPLES, seed: int | None = None,
+def hetplace(instance, opts: SolveOptions, samples: int = DEFAULT_SAMPLES,
              valuation: str = "tangent", polish: bool = True, sampler: str = "prices", noise: float = 0.1,
              market_iters: int = 1) -> Result:
     """The §4.3 pipeline (module docstring). ``sampler``: ``prices`` (default; categories chosen by
@@ -543,18 +577,16 @@ def hetplace(instance, opts: SolveOptions, samples: int = DEFAULT_SAMPLES, seed:
     if sampler not in ("prices", "moves"):
         raise InputError("<argument>", "sampler", "'prices' or 'moves'", sampler)
     polish = polish in (True, "true", "True", "1", 1)
-    seed = opts.seed if seed is None else int(seed)
+    seed = int(opts.seed)  # the common option: dlsched.solve(..., seed=S), `dlsched solve --seed S`
     t0 = time.perf_counter()
     rng = np.random.default_rng(seed)
     biggest = _biggest_server(inst)
-    g_counts = greedy_counts(inst)
-    upper = float(cost(inst, np.arange(inst.n_jobs), g_counts, biggest).sum())
     C, J = config_table(inst, biggest)
-    lam, L = type_prices(inst, C, J, upper)
+    lam, L = type_prices(inst, C, J)
     if sampler == "prices":
         cats = price_categories(inst, C, J, lam, int(samples), rng, float(noise))
     else:
-        cats = [(s, None) for s in sample_categories(inst, g_counts.sum(axis=1), int(samples), rng)]
+        cats = [(s, None) for s in sample_categories(inst, greedy_counts(inst).sum(axis=1), int(samples), rng)]
     # the Lagrangian prices are per-GPU JCT values, the scale of the tangent valuation: a warm start
     best_val, best_job, rounds, swaps, prices = np.inf, None, 0, 0, (lam if valuation == "tangent" else None)
     for sizes, init in cats:

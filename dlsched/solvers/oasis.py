@@ -26,14 +26,14 @@ multiplied by ``u_scale`` / ``l_scale`` to model estimates (MODELS.md §3.2).
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from dlsched.models.oasis import OasisInstance, OasisSchedule, schedule_utility
+from dlsched.errors import SolverError
+from dlsched.models.oasis import OasisInstance, schedule_from_dense, schedule_utility
 from dlsched.result import Result, Status
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.registry import register
@@ -117,10 +117,23 @@ class ClusterState:
         return self._price(self.v[:, t0:], self.inst.ps_cap, p.U2, p.L2)
 
     def commit(self, i: int, y: np.ndarray, z: np.ndarray, t0: int) -> None:
-        """Add job i's placement (y[t, h], z[t, k] for slots t0..) to the allocated amounts."""
+        """Add job i's placement (y[t, h], z[t, k] for slots t0..) to the allocated amounts.
+
+        Every commit is checked against the capacities of the slots it touches (and the job's own
+        per-slot rules); a violation is a bug and raises :class:`SolverError` before state changes.
+        """
         inst = self.inst
-        self.g[:, t0:t0 + y.shape[0]] += y.T[:, :, None] * inst.worker_demand[i][None, None, :]
-        self.v[:, t0:t0 + z.shape[0]] += z.T[:, :, None] * inst.ps_demand[i][None, None, :]
+        sl = slice(t0, t0 + y.shape[0])
+        g = self.g[:, sl] + y.T[:, :, None] * inst.worker_demand[i][None, None, :]
+        v = self.v[:, sl] + z.T[:, :, None] * inst.ps_demand[i][None, None, :]
+        Y, Z = y.sum(axis=1), z.sum(axis=1)
+        bad = ((g > inst.worker_cap[:, None, :] + 1e-9).any() or (v > inst.ps_cap[:, None, :] + 1e-9).any()
+               or (Y > inst.chunks[i]).any() or (Z > Y).any()
+               or (inst.worker_gbps[i] * Y > inst.ps_gbps[i] * Z + 1e-9).any() or t0 < inst.arrival[i])
+        if bad:
+            raise SolverError(f"OASiS would commit an infeasible schedule for job {i}; please report this bug")
+        self.g[:, sl] = g
+        self.v[:, sl] = v
 
 
 def _units(free: np.ndarray, demand: np.ndarray) -> np.ndarray:
@@ -161,7 +174,23 @@ class SlotCosts:
     p_order: np.ndarray
     p_units: np.ndarray
     z_of_y: np.ndarray        # (N + 1,)
-    min_unit: float           # cheapest price of one worker-slot (with its PS share): a lower bound
+    min_unit: float           # cheapest price of one worker-slot (with its PS share)
+    marginal: np.ndarray      # (Tw, N) price of the y-th cheapest worker-slot in each slot, plus a PS share
+
+    def work_lower_bound(self, R: int) -> float:
+        r"""A lower bound on the cost of any schedule doing R worker-slots in these slots.
+
+        A schedule with y_t workers in slot t pays at least the y_t cheapest worker units of slot t
+        plus :math:`(b/B)\,y_t` times the cheapest PS unit of slot t; those per-unit amounts are
+        ``marginal``, non-decreasing within a slot, so no schedule pays less than the R smallest.
+        """
+        flat = self.marginal.reshape(-1)
+        if R <= 0:
+            return 0.0
+        if R > flat.size:
+            return float("inf")
+        part = np.partition(flat, R - 1)[:R]
+        return float(part.sum())
 
 
 def slot_costs(state: ClusterState, i: int, t0: int | None = None) -> SlotCosts:
@@ -182,8 +211,12 @@ def slot_costs(state: ClusterState, i: int, t0: int | None = None) -> SlotCosts:
     Pc, p_order, p_units = _cheapest(cp, up, max(zmax, 1))
     cost = Wc + Pc[:, z_of_y]
     cost[:, z_of_y > np.arange(N + 1)] = np.inf                             # more PSs than workers
-    min_unit = float(cw.min()) + float(cp.min()) * float(inst.worker_gbps[i] / inst.ps_gbps[i])
-    return SlotCosts(t0, cost, w_order, w_units, p_order, p_units, z_of_y, min_unit)
+    ratio = float(inst.worker_gbps[i] / inst.ps_gbps[i])
+    min_unit = float(cw.min()) + float(cp.min()) * ratio
+    with np.errstate(invalid="ignore"):
+        marginal = np.diff(Wc, axis=1) + (cp.min(axis=0) * ratio)[:, None]
+    marginal = np.where(np.isnan(marginal), np.inf, marginal)
+    return SlotCosts(t0, cost, w_order, w_units, p_order, p_units, z_of_y, min_unit, marginal)
 
 
 @dataclass
@@ -201,9 +234,10 @@ class DualResult:
 def dual_subroutine(inst: OasisInstance, i: int, sc: SlotCosts, prune: bool = True) -> DualResult:
     """Exact max over schedules of f_i(t̂ - a_i + 1) - cost (MODELS.md §3.2), by DP in worker-slots.
 
-    With ``prune`` the pass over completion slots stops once f_i(t̂ - a_i + 1) - R_i p_min cannot
-    exceed max(best surplus, 0): the admission decision and any positive surplus are unchanged,
-    but a surplus <= 0 may then be reported as -inf (no schedule examined further).
+    With ``prune`` the pass over completion slots stops once f_i(t̂ - a_i + 1) minus a lower bound
+    on the cost of the work (:meth:`SlotCosts.work_lower_bound`) cannot exceed max(best surplus, 0)
+    (up to 1e-9 of the bound, for rounding): any positive surplus is unchanged, but a surplus <= 0 may then be
+    reported as -inf (no schedule examined further).
     """
     R = int(inst.work()[i])
     N = sc.cost.shape[1] - 1
@@ -213,14 +247,14 @@ def dual_subroutine(inst: OasisInstance, i: int, sc: SlotCosts, prune: bool = Tr
     C[0] = 0.0
     choices = np.zeros((Tw, R + 1), dtype=np.int32)
     best = (-np.inf, 0, -1)                      # surplus, completion index (1-based), utility
-    lb = R * sc.min_unit
+    lb = sc.work_lower_bound(R) if prune else 0.0
     pad = np.full(N, np.inf)
     examined = 0
     rows = np.arange(R + 1)
     for k in range(Tw):
         t = sc.t0 + k
         f_t = float(inst.utility_of(i, t - a + 1))
-        if prune and f_t - lb <= max(best[0], 0.0):
+        if prune and f_t - lb <= max(best[0], 0.0) + 1e-9 * lb:
             break                                 # no completion at t or later beats the best (or 0)
         examined += 1
         # cand[r, y] = c_t(y) + C[r - y]  (C[negative] = inf through the padding)
@@ -293,7 +327,6 @@ def run_oasis(inst: OasisInstance, u_scale: float = 1.0, l_scale: float = 1.0, p
         if why is not None:
             reasons[i] = why
         decision[i] = time.perf_counter() - t_start
-    from dlsched.models.oasis import schedule_from_dense
 
     sched = schedule_from_dense(inst, Y, Z, reasons)
     return sched, {"decision_seconds": decision, "surplus": surplus, "params": params, "state": state}

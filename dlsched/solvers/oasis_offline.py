@@ -1,25 +1,23 @@
 """The offline optimum of the oasis family (MODELS.md §3.1), registered as ``offline`` and ``exact``.
 
-``backend``: ``highs`` (vectorised matrix -> highspy, tightened with symmetry rows; the fast
-path), ``pyomo`` or ``cvxpy`` (declarative builders of the same MILP without symmetry rows; tests
-prove the three agree on small instances). ``warm`` (default on) passes the OASiS schedule to
+``backend``: ``highs`` (vectorised matrix -> highspy; the fast path, with optional valid rows:
+``symmetry``, ``server_link``, ``cumulative_work``), ``pyomo`` or ``cvxpy`` (declarative builders
+of the same MILP; tests prove the three agree on small instances). ``warm`` (default on) passes the OASiS schedule to
 HiGHS as a starting incumbent.
 """
 
 from __future__ import annotations
 
-import math
 import time
 
 import numpy as np
 
-from dlsched.errors import InputError, SolverError
+from dlsched.errors import InputError
 from dlsched.models import oasis as model
 from dlsched.models.oasis import OasisInstance, schedule_from_dense
-from dlsched.result import Result, Status
+from dlsched.result import Result
 from dlsched.solvers import highs
-from dlsched.solvers.backends import CVXPY_TERMINATION, PYOMO_TERMINATION, _status_from
-from dlsched.solvers.highs import MatrixOutcome
+from dlsched.solvers.backends import run_cvxpy, run_pyomo
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.registry import register
 
@@ -27,29 +25,15 @@ BACKENDS = ("highs", "pyomo", "cvxpy")
 
 
 def _solve_pyomo(inst: OasisInstance, opts: SolveOptions):
+    """Pyomo front end: (build seconds, outcome, schedule)."""
     import pyomo.environ as pyo
-    from pyomo.contrib.solver.common.results import SolutionStatus
-    from pyomo.contrib.solver.solvers.highs import Highs
 
-    m = model.build_pyomo(inst)
-    solver = Highs()
-    if not solver.available():
-        raise SolverError("Pyomo cannot find highspy: pip install highspy")
-    kwargs = dict(tee=bool(opts.log), load_solutions=False, raise_exception_on_nonoptimal_result=False,
-                  rel_gap=float(opts.mip_rel_gap), solver_options={"random_seed": int(opts.seed), **opts.raw})
-    if opts.time_limit is not None:
-        kwargs["time_limit"] = float(opts.time_limit)
-    if opts.threads is not None:
-        kwargs["threads"] = int(opts.threads)
     t0 = time.perf_counter()
-    res = solver.solve(m, **kwargs)
-    secs = time.perf_counter() - t0
-    term = PYOMO_TERMINATION.get(res.termination_condition.name, "unknown")
-    has = res.solution_status in (SolutionStatus.feasible, SolutionStatus.optimal)
-    out = MatrixOutcome(_status_from(term, has), term, None, None, None, secs)
+    m = model.build_pyomo(inst)
+    build = time.perf_counter() - t0
+    out = run_pyomo(m, opts)
     sched = None
-    if has:
-        res.solution_loader.load_vars()
+    if out.status.has_solution():
         y = np.zeros((inst.n_jobs, inst.horizon, inst.n_worker_servers))
         z = np.zeros((inst.n_jobs, inst.horizon, inst.n_ps_servers))
         for (i, t, h), v in m.Y.items():
@@ -57,47 +41,27 @@ def _solve_pyomo(inst: OasisInstance, opts: SolveOptions):
         for (i, t, k), v in m.Z.items():
             z[i, t - 1, k] = pyo.value(v) or 0.0
         sched = schedule_from_dense(inst, y, z)
-        out.objective = float(res.incumbent_objective)
-    b = res.objective_bound
-    out.bound = float(b) if b is not None and math.isfinite(b) else (out.objective if out.status == Status.OPTIMAL else None)
-    return out, sched
+    return build, out, sched
 
 
 def _solve_cvxpy(inst: OasisInstance, opts: SolveOptions):
-    import cvxpy as cp
-
-    prob, C, Y, Z = model.build_cvxpy(inst)
-    options = {"mip_rel_gap": float(opts.mip_rel_gap), "random_seed": int(opts.seed), "output_flag": bool(opts.log)}
-    if opts.time_limit is not None:
-        options["time_limit"] = float(opts.time_limit)
-    if opts.threads is not None:
-        options["threads"] = int(opts.threads)
-    options.update(opts.raw)
+    """CVXPY front end: (build seconds incl. canonicalisation, outcome, schedule)."""
     t0 = time.perf_counter()
-    try:
-        prob.solve(solver=cp.HIGHS, **options)
-    except cp.error.SolverError as exc:
-        raise SolverError(f"CVXPY/HiGHS failed: {exc}") from exc
-    secs = time.perf_counter() - t0
-    term = CVXPY_TERMINATION.get(prob.status, "unknown")
-    has = C.value is not None
-    out = MatrixOutcome(_status_from(term, has), term, None, None, None, secs)
+    prob, C, Y, Z = model.build_cvxpy(inst)
+    build = time.perf_counter() - t0
+    out = run_cvxpy(prob, opts, "max")
+    build += out.stats.pop("compile_seconds", 0.0)
     sched = None
-    if has:
+    if out.status.has_solution():
         y = np.stack([v.value for v in Y], axis=1)
         z = np.stack([v.value for v in Z], axis=1)
         sched = schedule_from_dense(inst, y, z)
-        out.objective = float(prob.value)
-    info = prob.solver_stats.extra_stats if prob.solver_stats else None
-    if info is not None and math.isfinite(float(info.mip_dual_bound)):
-        out.bound = -float(info.mip_dual_bound)      # CVXPY hands HiGHS a minimisation
-    elif out.status == Status.OPTIMAL:
-        out.bound = out.objective
-    return out, sched
+    return build, out, sched
 
 
 def solve_offline(inst: OasisInstance, opts: SolveOptions | None = None, backend: str = "highs",
-                  warm: bool = True, symmetry: bool = True) -> Result:
+                  warm: bool = True, symmetry: bool = False, server_link: bool = False,
+                  cumulative_work: bool = False) -> Result:
     """Offline optimum: the time-indexed MILP with one-hot completion indicators."""
     opts = opts or SolveOptions()
     if backend not in BACKENDS:
@@ -105,7 +69,7 @@ def solve_offline(inst: OasisInstance, opts: SolveOptions | None = None, backend
     t0 = time.perf_counter()
     stats = {}
     if backend == "highs":
-        mf, idx = model.build_matrix(inst, symmetry=symmetry)
+        mf, idx = model.build_matrix(inst, symmetry=symmetry, server_link=server_link, cumulative_work=cumulative_work)
         build = time.perf_counter() - t0
         warm_x = None
         if warm:
@@ -119,11 +83,9 @@ def solve_offline(inst: OasisInstance, opts: SolveOptions | None = None, backend
         sched = model.schedule_from_columns(inst, idx, out.x) if out.x is not None else None
         stats.update(out.stats, rows=int(mf.n_rows), cols=int(mf.n_cols), nonzeros=int(mf.M.nnz))
     elif backend == "pyomo":
-        build = 0.0
-        out, sched = _solve_pyomo(inst, opts)
+        build, out, sched = _solve_pyomo(inst, opts)
     else:
-        build = 0.0
-        out, sched = _solve_cvxpy(inst, opts)
+        build, out, sched = _solve_cvxpy(inst, opts)
     if sched is not None:
         # completion taken from the schedule itself: its utility is what the checker recomputes
         sched.reasons = {i: "not admitted by the optimum" for i in np.flatnonzero(~sched.admitted)}
@@ -139,10 +101,13 @@ def solve_offline(inst: OasisInstance, opts: SolveOptions | None = None, backend
     return res
 
 
-@register("offline", families=("oasis",), params=("backend", "warm"),
+@register("offline", families=("oasis",), params=("backend", "warm", "symmetry", "server_link", "cumulative_work"),
           description="offline optimum of the OASiS model: time-indexed MILP with HiGHS (MODELS.md §3.1)")
-def offline(inst: OasisInstance, opts: SolveOptions, backend: str = "highs", warm: bool = True) -> Result:
-    return solve_offline(inst, opts, backend, warm=_bool(warm))
+def offline(inst: OasisInstance, opts: SolveOptions, backend: str = "highs", warm: bool = True, symmetry: bool = False,
+            server_link: bool = False, cumulative_work: bool = False) -> Result:
+    """Offline optimum; the optional valid rows (highs backend) are off by default (docs/oasis.md)."""
+    return solve_offline(inst, opts, backend, warm=_bool(warm), symmetry=_bool(symmetry),
+                         server_link=_bool(server_link), cumulative_work=_bool(cumulative_work))
 
 
 @register("exact", families=("oasis",), params=("backend",),

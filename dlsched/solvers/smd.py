@@ -27,9 +27,19 @@ the convex function :math:`N/g` at :math:`g_0`: it never exceeds the true cost. 
   is :math:`\ge -\varepsilon` in the paper's normalised form (then optimal) or when it
   repeats a solution (then only the bound certifies how far it is).
 
-Subproblems are solved exactly by HiGHS (one model, costs changed in place between
-iterations). The LP-rounding subproblem of MODELS.md §1 is not on main yet; when it is, it
-plugs in at :func:`_solve_sub`.
+Subproblems (``sub``): ``"highs"`` solves each exactly (one model, costs changed in place,
+the best solution as MIP start); ``"lp-round"`` uses the LP-rounding layer of MODELS.md §1
+(:mod:`dlsched.solvers.rounding`). **Guarantee with LP rounding.** Fold the zero-use defer
+column into the costs (``at_most_one``, :math:`A \ge 0`); a basic LP optimum has at most m
+fractional jobs (m = capacity rows) and the rounding returns a value ≤ LP optimum + Δ with
+:math:`\Delta \le m \max_{j,o} \text{gain}`. The LP optimum of a surrogate is ≤ its MILP optimum ≤
+the §2.2 optimum, so it is still a valid lower bound. When the iteration stops because no new
+tangent was touched, every chosen column's surrogate cost is its true cost, hence
+
+.. math:: \text{SMD value} \;\le\; \text{LP bound} + \Delta \;\le\; \text{OPT}_{2.2} + \Delta .
+
+``ParametricOutcome.delta`` reports Δ of the last subproblem; the bench checks
+bound ≤ exact ≤ SMD ≤ exact + Δ on every instance.
 
 Outer problem (job selection): when the active jobs cannot all run, ``select="score"`` keeps
 as candidates the jobs with the best ratio of weight to (remaining time on (1,1) x dominant
@@ -43,7 +53,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-import highspy
 import numpy as np
 
 from dlsched.instance.core import MCMDK
@@ -55,6 +64,9 @@ from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.registry import register
 
 SELECT = ("score", "all")
+#: slot-aware costs: among configurations that finish in the same slot prefer the slowest one
+#: (the one the Pareto set pairs with the fewest resources), by 0.1% of its continuous run time
+TIE_BREAK = -1e-3
 
 
 @dataclass
@@ -66,6 +78,7 @@ class ParametricOutcome:
     optimal: bool
     seconds: float
     history: list[tuple[float, float]] = field(default_factory=list)   # (lower bound, upper bound) per iteration
+    delta: float | None = None   # additive rounding guarantee of the last subproblem (0: exact)
 
 
 def ratio_data(core: MCMDK) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -81,9 +94,21 @@ def ratio_data(core: MCMDK) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return N, g, is_ratio
 
 
+SUBPROBLEMS = ("highs", "lp-round")
+
+
 def parametric(core: MCMDK, opts: SolveOptions | None = None, *, memory: bool = True, eps: float = 1e-9,
-               max_iter: int = 200, init: str = "ends") -> ParametricOutcome:
-    """Solve the §2.2 MCMDK by the parametric sum-of-ratios iteration (module docstring)."""
+               max_iter: int = 200, init: str = "ends", sub: str = "highs",
+               search_seconds: float = 0.2) -> ParametricOutcome:
+    """Solve the §2.2 MCMDK by the parametric sum-of-ratios iteration (module docstring).
+
+    ``sub="highs"``: subproblems solved exactly; ``sub="lp-round"``: by the LP-rounding layer
+    (:mod:`dlsched.solvers.rounding`, local search capped at ``search_seconds``).
+    """
+    from dlsched.errors import InputError
+
+    if sub not in SUBPROBLEMS:
+        raise InputError("<argument>", "sub", f"one of {SUBPROBLEMS}", sub)
     opts = opts or SolveOptions()
     t0 = time.perf_counter()
     N, g, is_ratio = ratio_data(core)
@@ -100,30 +125,29 @@ def parametric(core: MCMDK, opts: SolveOptions | None = None, *, memory: bool = 
     else:
         touched = [np.array([hi]) if hi > 0 else np.zeros(0) for hi in g_hi]
     surrogate = core.value.copy()
-    rc = np.flatnonzero(is_ratio)
-    for j in np.unique(jobs_of[rc]).tolist():
-        lo, hi = core.job_ptr[j], core.job_ptr[j + 1]
-        cj = np.arange(lo, hi)[is_ratio[lo:hi]]
-        pts = touched[j]
-        surrogate[cj] = np.max(N[cj][:, None] * (2.0 / pts[None, :] - g[cj][:, None] / pts[None, :] ** 2), axis=1)
-    mf = core_model.build_matrix(core)
-    h = highs.load(mf, opts)
+
+    def retangent(jobs) -> None:
+        # the max of job j's tangents N(2/g_k − g/g_k²), evaluated at each of its columns
+        for j in jobs:
+            lo, hi = core.job_ptr[j], core.job_ptr[j + 1]
+            cj = np.arange(lo, hi)[is_ratio[lo:hi]]
+            pts = touched[j]
+            surrogate[cj] = np.max(N[cj][:, None] * (2.0 / pts[None, :] - g[cj][:, None] / pts[None, :] ** 2), axis=1)
+
+    retangent(np.unique(jobs_of[is_ratio]).tolist())
+    solver = _ExactSub(core, opts) if sub == "highs" else _RoundSub(core, opts, search_seconds)
     best_choice, best_val, bound = None, np.inf, -np.inf
     history = []
     seen: set[bytes] = set()
     it = 0
     optimal = False
+    delta_last = None
     while it < max_iter:
         it += 1
-        h.changeColsCost(core.n_cols, np.arange(core.n_cols, dtype=np.int32), surrogate.astype(np.float64))
-        if best_choice is not None:
-            warm = np.zeros(core.n_cols)
-            warm[core.columns_of(best_choice)] = 1.0
-            h.setSolution(core.n_cols, np.arange(core.n_cols, dtype=np.int32), warm)
-        lb, x = _solve_sub(h, core.n_cols)
-        if x is None:
+        lb, choice, delta = solver.solve(surrogate, best_choice)
+        if choice is None:
             break
-        choice = core.choice_from_columns(x)
+        delta_last = delta
         cols = core.columns_of(choice)
         repeated = choice.tobytes() in seen
         seen.add(choice.tobytes())
@@ -149,28 +173,71 @@ def parametric(core: MCMDK, opts: SolveOptions | None = None, *, memory: bool = 
                     touched[j] = np.array([g[c]])
                     new_pts = True
         if not new_pts or (repeated and not memory):
-            break  # a fixed point: no new tangent (memory=True never gets here unless optimal)
-        for j in np.unique(jobs_of[chosen]).tolist():
-            lo, hi = core.job_ptr[j], core.job_ptr[j + 1]
-            cj = np.arange(lo, hi)[is_ratio[lo:hi]]
-            pts = touched[j]
-            surrogate[cj] = np.max(N[cj][:, None] * (2.0 / pts[None, :] - g[cj][:, None] / pts[None, :] ** 2), axis=1)
+            break  # a fixed point: no new tangent (with exact subproblems and memory: optimal)
+        retangent(np.unique(jobs_of[chosen]).tolist())
     if best_choice is None:
         best_choice = np.zeros(n_jobs, dtype=np.int64)
         best_val = float(core.value[core.job_ptr[:-1]].sum())
-    return ParametricOutcome(best_choice, best_val, bound, it, optimal, time.perf_counter() - t0, history)
+    out = ParametricOutcome(best_choice, best_val, bound, it, optimal, time.perf_counter() - t0, history)
+    out.delta = delta_last
+    return out
 
 
-def _solve_sub(h: highspy.Highs, n_cols: int) -> tuple[float, np.ndarray | None]:
-    """Solve the loaded subproblem exactly; (its optimal value — a lower bound, its x)."""
-    h.run()
-    info = h.getInfo()
-    if info.primal_solution_status != 2:
-        return -np.inf, None
-    x = np.asarray(h.getSolution().col_value, dtype=float)
-    obj = float(info.objective_function_value)
-    bound = float(info.mip_dual_bound)
-    return (min(bound, obj) if np.isfinite(bound) else obj), x
+class _ExactSub:
+    """The subproblem MCMDK loaded once into HiGHS; costs changed in place, best solution as MIP start."""
+
+    def __init__(self, core: MCMDK, opts: SolveOptions):
+        self.core = core
+        self.h = highs.load(core_model.build_matrix(core), opts)
+        self.idx = np.arange(core.n_cols, dtype=np.int32)
+
+    def solve(self, cost: np.ndarray, warm_choice):
+        core, h = self.core, self.h
+        h.changeColsCost(core.n_cols, self.idx, cost.astype(np.float64))
+        if warm_choice is not None:
+            warm = np.zeros(core.n_cols)
+            warm[core.columns_of(warm_choice)] = 1.0
+            h.setSolution(core.n_cols, self.idx, warm)
+        h.run()
+        info = h.getInfo()
+        if info.primal_solution_status != 2:
+            return -np.inf, None, None
+        x = np.asarray(h.getSolution().col_value, dtype=float)
+        obj = float(info.objective_function_value)
+        bnd = float(info.mip_dual_bound)
+        return (min(bnd, obj) if np.isfinite(bnd) else obj), core.choice_from_columns(x), 0.0
+
+
+class _RoundSub:
+    r"""The subproblem by LP rounding (:func:`dlsched.solvers.rounding.lp_round_core`).
+
+    The defer column (zero use) is folded into the others: with ``at_most_one`` choice and
+    costs :math:`c_{j,o} - c_{j,\varnothing}` plus the constant :math:`\sum_j c_{j,\varnothing}`
+    the problem is the same, :math:`A \ge 0`, and the rounding's additive guarantee applies:
+    value ≤ LP optimum + Δ (``delta``, in cost units). The LP optimum is the lower bound.
+    """
+
+    def __init__(self, core: MCMDK, opts: SolveOptions, search_seconds: float):
+        run = core.meta["configs"][:, 1] > 0
+        sub, _ = core.restrict(run)
+        sub.choose = "at_most_one"
+        self.core, self.sub, self.run = core, sub, run
+        self.defer_cost = core.value[core.job_ptr[:-1]]
+        self.opts = SolveOptions(threads=opts.threads, seed=opts.seed)
+        self.search = search_seconds
+
+    def solve(self, cost: np.ndarray, warm_choice):
+        from dlsched.solvers.rounding import lp_round_core
+
+        core, sub = self.core, self.sub
+        sub.value = cost[self.run] - self.defer_cost[core.col_job[self.run]]
+        p, lp, stats = lp_round_core(sub, self.opts, search_seconds=self.search)
+        if p is None:
+            return -np.inf, None, None
+        const = float(self.defer_cost.sum())
+        c_sub = p.choice()
+        choice = np.where(c_sub >= 0, c_sub + 1, 0)     # column 0 of every job is "defer"
+        return float(lp.bound) + const, choice.astype(np.int64), float(stats.get("guarantee", np.nan))
 
 
 def select_jobs(inst: SMDInstance, active: np.ndarray, slack: float = 1.0, skip: bool = True) -> np.ndarray:
@@ -203,7 +270,8 @@ def select_jobs(inst: SMDInstance, active: np.ndarray, slack: float = 1.0, skip:
 
 
 def decide(inst: SMDInstance, active: np.ndarray, opts: SolveOptions | None = None, *, select: str = "score",
-           slack: float = 1.0, memory: bool = True, slot_aware: bool = False, wait_slots: float | None = None
+           slack: float = 1.0, memory: bool = True, slot_aware: bool = False, wait_slots: float | None = None,
+           tie_break: float = 0.0, init: str = "ends", sub: str = "highs"
            ) -> tuple[np.ndarray, ParametricOutcome, MCMDK]:
     """One SMD decision: outer selection + inner parametric iteration -> (n, 2) allocation.
 
@@ -213,13 +281,14 @@ def decide(inst: SMDInstance, active: np.ndarray, opts: SolveOptions | None = No
     """
     active = np.asarray(active, dtype=np.int64)
     cand = select_jobs(inst, active, slack) if select == "score" else active
-    core = epoch_core(inst, cand, slot_aware=slot_aware, wait_slots=wait_slots)
-    out = parametric(core, opts, memory=memory)
+    core = epoch_core(inst, cand, slot_aware=slot_aware, wait_slots=wait_slots, tie_break=tie_break)
+    out = parametric(core, opts, memory=memory, init=init, sub=sub)
     alloc = inst.allocation_from_core(core, out.choice)[:, :2]
     return alloc, out, core
 
 
-def epoch_core(inst: SMDInstance, jobs: np.ndarray, *, slot_aware: bool = False, wait_slots: float | None = None) -> MCMDK:
+def epoch_core(inst: SMDInstance, jobs: np.ndarray, *, slot_aware: bool = False, wait_slots: float | None = None,
+               tie_break: float = 0.0) -> MCMDK:
     """``inst.to_core(jobs)`` with N_j = ω_j R_j recorded for the ratio view (and the policy's cost
     adaptations: every column's value stays N_j / g for some g > 0, so the ratio view holds)."""
     core = inst.to_core(jobs)
@@ -236,6 +305,11 @@ def epoch_core(inst: SMDInstance, jobs: np.ndarray, *, slot_aware: bool = False,
         # ω R τ -> ω Δ ⌈R τ / Δ⌉: equal to N / g_eff with g_eff the throughput that just fills the slots
         t = value[run] / inst.weight[jobs][jj[run]]
         value[run] = inst.weight[jobs][jj[run]] * delta * np.ceil(t / delta - 1e-9)
+        if tie_break:
+            # configurations that finish in the same slot tie; |tie_break| x the continuous run
+            # time decides (negative: the slower, cheaper one). It stays below one slot's cost
+            # for runs under 1000 slots, so it never reorders different completion slots.
+            value[run] += tie_break * inst.weight[jobs][jj[run]] * t
     if wait_slots is not None or slot_aware:
         wait_slots = 1.0 if wait_slots is None else wait_slots
         defer = np.flatnonzero(~run)
@@ -277,11 +351,11 @@ def _flag(v) -> bool:
     return v if isinstance(v, bool) else str(v).lower() in ("1", "true", "yes")
 
 
-@register("smd", families=("smd",), params=("mode", "select", "slack", "memory", "slot_aware", "wait_slots", "replan"),
+@register("smd", families=("smd",), params=("mode", "select", "slack", "memory", "slot_aware", "wait_slots", "replan", "sub"),
           description="SMD: parametric sum-of-ratios decomposition, re-planned at every arrival and completion")
 def smd(instance: SMDInstance, opts: SolveOptions, mode: str = "schedule", select: str = "score",
         slack: float = 1.0, memory: bool = True, slot_aware: bool | None = None, wait_slots: float | None = None,
-        replan: str = "events") -> Result:
+        replan: str = "events", sub: str = "highs") -> Result:
     """``mode="schedule"`` (default): the full schedule, re-planned at every arrival and
     completion (``replan="slots"``: every slot); the decision costs are slot-aware with a
     one-slot wait estimate unless told otherwise. ``mode="epoch"``: one decision (MODELS.md
@@ -293,6 +367,8 @@ def smd(instance: SMDInstance, opts: SolveOptions, mode: str = "schedule", selec
         raise InputError("<argument>", "mode", "'schedule' or 'epoch'", mode)
     if select not in SELECT:
         raise InputError("<argument>", "select", f"one of {SELECT}", select)
+    if sub not in SUBPROBLEMS:
+        raise InputError("<argument>", "sub", f"one of {SUBPROBLEMS}", sub)
     if replan not in ("events", "slots"):
         raise InputError("<argument>", "replan", "'events' or 'slots'", replan)
     if wait_slots is not None and not float(wait_slots) > 0:
@@ -302,18 +378,19 @@ def smd(instance: SMDInstance, opts: SolveOptions, mode: str = "schedule", selec
     if mode == "epoch":
         active = np.flatnonzero(instance.iterations > 0)
         kw = dict(slot_aware=_flag(slot_aware) if slot_aware is not None else False,
-                  wait_slots=None if wait_slots is None else float(wait_slots))
+                  wait_slots=None if wait_slots is None else float(wait_slots), sub=sub)
         alloc, out, core = decide(instance, active, opts, select=select, slack=float(slack), memory=memory, **kw)
         # the bound certifies §2.2 only when every job was a candidate and the costs are the instance's
         exact_scope = core.n_jobs == active.size and not kw["slot_aware"] and kw["wait_slots"] is None
         status = Status.OPTIMAL if out.optimal and exact_scope else Status.FEASIBLE
+        extra = {} if out.delta is None or sub == "highs" else {"rounding_delta": out.delta}
         obj = instance.epoch_objective(alloc)
         return Result("smd", status, obj, out.bound if exact_scope else None, "min",
                       "optimal" if out.optimal else "fixed_point", "highs", 0.0, time.perf_counter() - t0,
-                      {"allocation": alloc}, {"iterations": out.iterations, "candidates": int(core.n_jobs)},
+                      {"allocation": alloc}, {"iterations": out.iterations, "candidates": int(core.n_jobs), **extra},
                       highs.version(), opts.as_dict())
     kw = dict(slot_aware=True if slot_aware is None else _flag(slot_aware),
-              wait_slots=1.0 if wait_slots is None else float(wait_slots))
+              wait_slots=1.0 if wait_slots is None else float(wait_slots), tie_break=TIE_BREAK, sub=sub)
     sched = simulate(instance, smd_policy(opts, select=select, slack=float(slack), memory=memory, **kw), replan=replan)
     return schedule_result("smd", instance, sched, time.perf_counter() - t0, opts)
 

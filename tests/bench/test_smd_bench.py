@@ -11,7 +11,7 @@ def test_bench_smd_quick_json(capsys, tmp_path):
     for key in ("mean_gap_smd", "mean_gap_optimus", "mean_gap_drf", "instances", "decision_seconds_p50", "environment"):
         assert key in doc
     assert doc["instances"] == 3 and rc == 0
-    assert doc["all_checked"] and doc["exact_small_agree"] == "8/8"
+    assert doc["all_checked"] and doc["exact_small_agree"] == "8/8" and doc["lp_round_guarantee_holds"]
     for r in doc["gap_rows"]:          # the time-indexed optimum is a lower bound of every schedule
         assert min(r["gap_smd"], r["gap_optimus"], r["gap_drf"]) >= -1e-9
     assert (tmp_path / "smd-quick.json").is_file()

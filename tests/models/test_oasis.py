@@ -197,11 +197,16 @@ def test_tightening_keeps_the_optimum_and_lp_bounds_it():
     from dlsched.solvers.highs import solve_matrix
 
     inst = small(4, n_jobs=6, horizon=8)
-    opt = solve_offline(inst, SolveOptions(threads=1), warm=False).objective
-    plain = solve_offline(inst, SolveOptions(threads=1), warm=False, symmetry=False).objective
-    assert plain == pytest.approx(opt, rel=1e-7)
+    base = solve_offline(inst, SolveOptions(threads=1), warm=False)
+    assert check_oasis(inst, base.solution, base.objective).feasible
+    opt = base.objective
+    for kw in ({"symmetry": True}, {"server_link": True}, {"cumulative_work": True}):
+        tight = solve_offline(inst, SolveOptions(threads=1), warm=False, **kw)
+        assert tight.objective == pytest.approx(opt, rel=1e-7), kw
+        assert check_oasis(inst, tight.solution, tight.objective).feasible
     lp = solve_matrix(build_matrix(inst, relax=True)[0])
-    assert lp.objective >= opt - 1e-6
+    lp_tight = solve_matrix(build_matrix(inst, relax=True, server_link=True, cumulative_work=True, symmetry=True)[0])
+    assert lp.objective >= lp_tight.objective - 1e-6 >= opt - 2e-6   # valid rows only cut the LP
 
 
 def test_offline_on_a_hand_solved_instance():
@@ -219,6 +224,7 @@ def test_offline_rejects_a_job_that_fits_nowhere():
     inst = jsonio.parse_document(doc)
     res = solve_offline(inst, SolveOptions(threads=1))
     assert not res.solution.admitted[1] and "exceeds every worker server" in res.solution.reasons[1]
+    assert check_oasis(inst, res.solution, res.objective).feasible
 
 
 def test_bundled_instance_reaches_its_reference():
@@ -235,3 +241,16 @@ def test_bundled_instance_reaches_its_reference():
         assert dlsched.check(inst, res).feasible
     online = dlsched.solve(inst, "oasis")
     assert online.objective <= inst.reference.objective + 1e-9 and dlsched.check(inst, online).feasible
+
+
+def test_solution_file_roundtrip(tmp_path):
+    import dlsched
+
+    inst = small(2)
+    res = dlsched.solve(inst, "oasis")
+    doc = jsonio.solution_document(inst, res)
+    path = tmp_path / "sol.json"
+    path.write_text(json.dumps(doc))
+    sched, claimed = jsonio.load_solution(inst, path)
+    rep = check_oasis(inst, sched, claimed)
+    assert rep.feasible and rep.objective == pytest.approx(res.objective)

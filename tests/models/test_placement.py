@@ -192,6 +192,12 @@ def test_gavel_traces_and_openb_nodes():
     assert set(types) == {"p100", "v100"} and sum(sgpus) > 0
     with pytest.raises(InputError, match="T4"):
         openb_cluster([n for n in nodes if n.gpu_model == "T4"][:1])
+    # an OpenB cluster (some P100 and V100M32 nodes) with Gavel jobs, solved exactly and checked
+    few = [n for n in nodes if n.gpu_model == "P100"][:2] + [n for n in nodes if n.gpu_model == "V100M32"][:1]
+    inst = generate(4, cluster=openb_cluster(few), seed=2)
+    assert inst.n_gpus == sum(n.gpus for n in few)
+    res = dlsched.solve(inst, method="exact", threads=1)
+    assert dlsched.check(inst, res).feasible
 
 
 def test_generator_is_seeded():

@@ -88,7 +88,9 @@ def test_json_round_trip_keeps_the_core(tmp_path):
 
 def test_per_server_capacity_is_never_better_than_aggregate():
     doc = tiny_doc()
-    agg = solve_core(load(doc).to_core())
+    agg_inst = load(doc)
+    agg = solve_core(agg_inst.to_core())
+    assert dlsched.check(agg_inst, agg.solution, agg.objective).feasible
     doc["options"] = {"max_workers": 4, "max_ps": 4, "capacity": "per_server"}
     inst = load(doc)
     res = dlsched.solve(inst, "exact")

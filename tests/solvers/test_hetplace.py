@@ -167,3 +167,55 @@ def test_greedy_and_pack_respect_capacity(mid):
         got = np.zeros_like(counts)
         np.add.at(got, (gpu_job[gpu_job >= 0], inst.gpu_type[gpu_job >= 0]), 1)
         assert np.array_equal(got, counts)
+
+
+@pytest.mark.parametrize("params", [{"valuation": "throughput"}, {"sampler": "moves"}, {"polish": False},
+                                    {"valuation": lambda inst, S: inst.rho / S[:, None]}, {"market_iters": 3}])
+def test_pipeline_options_give_checked_placements(mid, params):
+    inst = mid[2]
+    ex = dlsched.solve(inst, method="exact", threads=1).objective
+    res = dlsched.solve(inst, method="hetplace", samples=4, **params)
+    assert dlsched.check(inst, res).feasible
+    assert ex * (1 - 1e-9) <= res.objective <= dlsched.solve(inst, method="greedy").objective * 1.05
+
+
+def test_cli_solve_hetplace_then_check(capsys, tmp_path):
+    from dlsched.cli import main
+    from dlsched.data import project_root
+
+    inst = str(project_root() / "instances" / "placement-small.json")
+    sol = tmp_path / "sol.json"
+    assert main(["solve", inst, "--method", "hetplace", "--samples", "4", "--seed", "2", "--out", str(sol), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["method"] == "hetplace" and doc["checked"] is True and doc["stats"]["samples"] == 4
+    assert "jain_fairness" in doc["stats"] and doc["objective"] >= 142257.76847911207 * (1 - 1e-9)
+    assert main(["check", inst, str(sol), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["feasible"] is True
+    assert main(["solve", inst, "--method", "exact", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["objective"] == pytest.approx(142257.76847911207)
+
+
+@pytest.mark.parametrize("case", [dict(n_jobs=6, gpus_per_type={"v100": 8}),
+                                  dict(n_jobs=6, gpus_per_type={"k80": 2, "p100": 2, "v100": 2}),
+                                  dict(n_jobs=5, gpus_per_type={"k80": 3, "v100": 4}, max_workers=1),
+                                  dict(n_jobs=3, gpus_per_type={"k80": 5, "v100": 4}, gpus_per_server=1),
+                                  dict(n_jobs=4, gpus_per_type={"k80": 5, "p100": 0, "v100": 4}, communication="ps")])
+def test_edge_clusters(case):
+    """One GPU type; every GPU taken; single-GPU jobs; one-GPU servers; an empty type with PS."""
+    inst = generate(seed=1, **case)
+    ex = dlsched.solve(inst, method="exact")
+    for m in ("hetplace", "greedy"):
+        res = dlsched.solve(inst, method=m)
+        assert dlsched.check(inst, res).feasible
+        assert res.bound <= ex.objective * (1 + 1e-9) <= res.objective * (1 + 2e-9)
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(2, 10), per=st.integers(1, 4),
+       comm=st.sampled_from(["ring", "ps"]), wl=st.sampled_from(["proportional", "equal"]))
+def test_bound_le_optimum_le_hetplace_random(seed, n, per, comm, wl):
+    inst = generate(n, {"k80": 4, "p100": 3, "v100": 4}, seed=seed, gpus_per_server=per, communication=comm, workload=wl)
+    ex = dlsched.solve(inst, method="exact", threads=1)
+    res = dlsched.solve(inst, method="hetplace", samples=2, seed=seed)
+    assert dlsched.check(inst, res).feasible and dlsched.check(inst, ex).feasible
+    assert res.bound <= ex.objective * (1 + 1e-9) <= res.objective * (1 + 2e-9)

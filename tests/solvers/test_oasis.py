@@ -37,7 +37,9 @@ def loaded_state(inst: OasisInstance, seed: int) -> ClusterState:
     fp = inst.ps_fit()[0]
     y = rng.integers(0, fw + 1, size=(T, H)) // 2
     z = rng.integers(0, fp + 1, size=(T, K)) // 2
-    st.commit(0, y, z, 1)
+    # background load written straight into the state (it need not be a schedule of one job)
+    st.g[:, 1:] += y.T[:, :, None] * inst.worker_demand[0][None, None, :]
+    st.v[:, 1:] += z.T[:, :, None] * inst.ps_demand[0][None, None, :]
     return st
 
 
@@ -234,3 +236,67 @@ def test_bench_quick_json(capsys):
         assert key in out
     assert out["alpha_bound_violations"] == 0 and out["ratio_mean"] >= 1.0 - 1e-9
     assert "environment" in out
+
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 12), T=st.integers(2, 12), H=st.integers(1, 4), K=st.integers(1, 3),
+       arrivals=st.sampled_from(["poisson", "trace"]))
+def test_every_online_method_is_feasible_on_random_instances(seed, n, T, H, K, arrivals):
+    inst = generate(n, horizon=T, worker_servers=H, ps_servers=K, preset="small", seed=seed, arrivals=arrivals)
+    for method, params in (("oasis", {}), ("fifo", {}), ("drf", {}), ("risk_reward", {}), ("risk_reward", {"preempt": True}), ("dorm", {})):
+        res = dlsched.solve(inst, method, **params)
+        rep = check_oasis(inst, res.solution, res.objective)
+        assert rep.feasible, (method, rep.violations[:3])
+        rejected = set(np.flatnonzero(~res.solution.admitted).tolist())
+        assert rejected == set(res.solution.reasons), method    # every rejection has a reason
+
+
+@pytest.mark.parametrize("argv", [["--method", "oasis", "-P", "u_scale=0.2"], ["--method", "offline", "--backend", "pyomo"],
+                                  ["--method", "fifo", "-P", "workers=1"], ["--method", "drf"],
+                                  ["--method", "risk_reward", "-P", "preempt=true"], ["--method", "dorm"]])
+def test_cli_solve_oasis_methods(capsys, tmp_path, argv):
+    import json
+    from pathlib import Path
+
+    from dlsched.cli import main
+
+    path = Path(__file__).resolve().parents[2] / "instances" / "oasis-tiny.json"
+    out_file = tmp_path / "sol.json"
+    assert main(["solve", str(path), *argv, "--json", "--out", str(out_file)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["checked"] is True and doc["objective"] <= 12.310585786300049 + 1e-9
+    assert main(["check", str(path), str(out_file)]) == 0
+
+
+def test_cli_bad_oasis_file_names_the_place(capsys, tmp_path):
+    import json
+
+    from dlsched.cli import main
+    from tests.models.test_oasis import tiny_doc
+
+    doc = tiny_doc()
+    doc["jobs"][0]["utility"]["gamma2"] = -0.5
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(doc))
+    assert main(["solve", str(path), "--method", "oasis"]) == 2
+    err = capsys.readouterr().err
+    assert "$.jobs[0].utility.gamma2" in err and "does not increase" in err
+
+
+def test_commit_refuses_an_infeasible_schedule():
+    from dlsched.errors import SolverError
+
+    inst = small(1)
+    st = ClusterState(inst, price_params(inst))
+    H, K = inst.n_worker_servers, inst.n_ps_servers
+    y = np.zeros((inst.horizon, H), np.int64)
+    z = np.zeros((inst.horizon, K), np.int64)
+    y[0, 0] = 100                      # far beyond one server's capacity
+    z[0, 0] = 1
+    with pytest.raises(SolverError):
+        st.commit(0, y, z, 1)
+    assert st.g.sum() == 0             # nothing was committed

@@ -27,19 +27,23 @@ def test_parametric_reaches_the_exact_optimum(seed):
     # the lower bounds never decrease and the upper bounds never increase
     lbs, ubs = zip(*out.history)
     assert all(b >= a - 1e-9 for a, b in zip(lbs, lbs[1:])) and all(b <= a + 1e-9 for a, b in zip(ubs, ubs[1:]))
+    alloc = inst.allocation_from_core(core, out.choice)[:, :2]
+    assert dlsched.check(inst, {"allocation": alloc}, out.objective).feasible
 
 
-@settings(max_examples=15, deadline=None)
-@given(st.integers(1, 12), st.integers(1, 4), st.integers(0, 10_000), st.booleans())
-def test_bound_le_exact_le_heuristic(n, servers, seed, memory):
+@settings(max_examples=20, deadline=None)
+@given(st.integers(1, 12), st.integers(1, 4), st.integers(0, 10_000), st.booleans(), st.sampled_from(["highs", "lp-round"]))
+def test_bound_le_exact_le_heuristic(n, servers, seed, memory, sub):
     inst = generate(n, servers, seed=seed, arrival_rate=None, max_workers=6, max_ps=6)
     core = epoch_core(inst, np.arange(n))
     exact = solve_core(core, OPTS).objective
-    out = parametric(core, OPTS, memory=memory)
+    out = parametric(core, OPTS, memory=memory, sub=sub)
     assert out.bound <= exact * (1 + 1e-9) + 1e-9
     assert out.objective >= exact * (1 - 1e-9) - 1e-9
-    if memory:
+    if memory and sub == "highs":
         assert out.objective == pytest.approx(exact, rel=1e-9)
+    if memory and sub == "lp-round":     # the additive guarantee of the rounding subproblem
+        assert out.objective <= exact + out.delta + 1e-6 * max(1.0, exact)
     alloc = inst.allocation_from_core(core, out.choice)[:, :2]
     rep = dlsched.check(inst, {"allocation": alloc}, out.objective)
     assert rep.feasible, rep.violations
@@ -90,6 +94,7 @@ def test_brute_force_time_indexed_on_two_jobs():
     inst = generate(2, 1, seed=5, max_len_slots=2, arrival_rate=None, max_workers=2, max_ps=2)
     T = 4
     ti = dlsched.solve(inst, "time-indexed", threads=1, horizon=T)
+    assert dlsched.check(inst, ti).feasible
     options = [(0, 0)] + [(w, p) for w in (1, 2) for p in (1, 2)]
     best = np.inf
     per_slot = [c for c in itertools.product(options, repeat=2)
@@ -134,12 +139,25 @@ def test_unschedulable_job_is_reported_and_others_run():
         assert res.solution["schedule"][:, 2].sum() == 0
 
 
+def test_lp_round_subproblems_at_scale_keep_the_guarantee():
+    inst = generate(120, 24, seed=4, arrival_rate=None)
+    core = epoch_core(inst, np.arange(inst.n_jobs))
+    exact = solve_core(core, OPTS).objective
+    out = parametric(core, OPTS, sub="lp-round")
+    assert out.bound <= exact * (1 + 1e-9) and exact <= out.objective * (1 + 1e-9)
+    assert out.objective <= exact + out.delta + 1e-6 * exact
+    res = dlsched.solve(inst, "smd", threads=1, mode="epoch", select="all", sub="lp-round")
+    assert dlsched.check(inst, res).feasible and "rounding_delta" in res.stats
+
+
 def test_bad_method_parameters():
     inst = generate(3, 1, seed=0)
     with pytest.raises(dlsched.InputError, match="mode"):
         dlsched.solve(inst, "smd", mode="forever")
     with pytest.raises(dlsched.InputError, match="wait_slots"):
         dlsched.solve(inst, "smd", wait_slots=0)
+    with pytest.raises(dlsched.InputError, match="sub"):
+        dlsched.solve(inst, "smd", sub="magic")
 
 
 @settings(max_examples=20, deadline=None)
@@ -165,3 +183,6 @@ def test_iterations_are_bounded_by_the_columns_and_init_choices_agree():
     b = parametric(core, OPTS, init="fastest")
     assert a.optimal and b.optimal and a.objective == pytest.approx(b.objective, rel=1e-9)
     assert a.iterations <= core.n_cols and b.iterations <= core.n_cols
+    for out in (a, b):
+        alloc = inst.allocation_from_core(core, out.choice)[:, :2]
+        assert dlsched.check(inst, {"allocation": alloc}, out.objective).feasible

@@ -1,0 +1,40 @@
+"""Terminal plumbing for the CLI."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import sys
+
+
+@contextlib.contextmanager
+def python_stdout_only():
+    """Keep stdout for what Python prints; send what C libraries write to fd 1 to stderr.
+
+    HiGHS's C++ code can print to file descriptor 1 even with its output switched off, which
+    would break the ``--json`` contract ("exactly one JSON object on stdout"). Meanwhile fd 1
+    points at stderr and ``sys.stdout`` writes to a duplicate of the real stdout. When
+    ``sys.stdout`` is not the process's fd 1 (e.g. captured by a test), nothing is changed.
+    """
+    try:
+        is_fd1 = sys.stdout.fileno() == 1
+    except (AttributeError, ValueError, io.UnsupportedOperation):
+        is_fd1 = False
+    if not is_fd1:
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(1)
+    real = os.fdopen(saved, "w", buffering=1, closefd=False)
+    old = sys.stdout
+    os.dup2(2, 1)
+    sys.stdout = real
+    try:
+        yield
+    finally:
+        real.flush()
+        sys.stdout = old
+        os.dup2(saved, 1)
+        real.close()
+        os.close(saved)
