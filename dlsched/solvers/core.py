@@ -52,7 +52,7 @@ from dlsched.solvers import highs
 from dlsched.solvers.lp import LPInfo, gain, lagrangian, solve_lp, to_sense
 from dlsched.solvers.options import Incumbent, SolveOptions
 from dlsched.solvers.registry import register
-from dlsched.solvers.rounding import lp_round_core
+from dlsched.solvers.rounding import lp_round_core, sub_instance
 
 DEFAULT_FRACTIONS = (0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0)
 #: cores wider than this many columns are only started when they are predicted to fit their budget
@@ -230,22 +230,6 @@ def job_slack(inst: MCMDK, lp: LPInfo) -> np.ndarray:
     out = np.full(inst.n_jobs, np.inf)
     out[sj[first[ok]]] = sr[second[ok]]
     return out
-
-
-def sub_instance(inst: MCMDK, free: np.ndarray, col: np.ndarray) -> MCMDK:
-    """The MCMDK over the jobs ``free`` (sorted) when every other job keeps column ``col[j]`` (-1: none).
-
-    Capacities shrink by what the fixed jobs use; built from whole arrays.
-    """
-    is_free = np.zeros(inst.n_jobs, dtype=bool)
-    is_free[free] = True
-    cols = np.flatnonzero(is_free[inst.col_job])
-    fixed = col[~is_free]
-    fixed = fixed[fixed >= 0]
-    used = np.asarray(inst.A[:, fixed].sum(axis=1)).ravel() if fixed.size else np.zeros(inst.n_rows)
-    job_ptr = np.concatenate([[0], np.cumsum(inst.n_configs[free])])
-    return MCMDK(inst.value[cols], inst.A[:, cols], np.maximum(inst.b - used, 0.0), job_ptr, inst.sense,
-                 inst.choose, inst.name + "-lns")
 
 
 def lns_search(inst: MCMDK, lp: LPInfo, tr: Tracker, deadline: float, stats: dict, *,

@@ -17,7 +17,8 @@ import dlsched
 from dlsched.errors import InputError
 from dlsched.instance.generate import random_mcmdk
 from dlsched.instance.orlib import read_gap, read_mkp
-from dlsched.solvers.core import job_slack, sub_instance
+from dlsched.solvers.core import job_slack
+from dlsched.solvers.rounding import sub_instance
 from dlsched.solvers.lp import gain, lagrangian, solve_lp
 from dlsched.solvers.rounding import round_down
 from dlsched.solvers.sampling import sample_columns
@@ -263,3 +264,14 @@ def test_restricted_solve_certifies_the_whole_problem(inst, seed):
     if tr.choice is not None:
         assert dlsched.check(inst, tr.choice).feasible
         assert tr.gain <= g_opt + 1e-6
+
+
+@pytest.mark.parametrize("name", ["c0515_1", "c0520_2", "c0525_2"])
+@pytest.mark.parametrize("sense", ["min", "max"])
+def test_lp_round_repairs_tight_gap(data, name, sense):
+    """exactly_one: greedy placement fails on these; the exact repair must still return a checked solution."""
+    inst = read_gap(data / "orlib/gap" / name, sense)
+    res = dlsched.solve(inst, "lp-round", time_limit=5, threads=1)
+    assert res.status.has_solution(), res.message
+    assert dlsched.check(inst, res).feasible
+    assert at_least_as_good(inst.sense, res.bound, res.objective)
