@@ -23,8 +23,8 @@ def _params(args, method_params: tuple[str, ...]) -> dict:
     for k, v in given.items():
         if v is not None and k not in method_params and not (k == "backend" and v == "highs"):
             raise InputError("<argument>", f"--{k}", f"a flag method '{args.method}' takes ({', '.join(method_params) or 'none'})", v)
-    if "seed" in method_params:
-        params["seed"] = args.seed
+    # --seed reaches every method as SolveOptions.seed (a method's own `seed` parameter defaults
+    # to it); passing it twice made dlsched.solve() fail with "multiple values for 'seed'".
     for item in args.param or []:
         key, sep, val = item.partition("=")
         if not sep:

@@ -30,8 +30,10 @@ fractional, so :math:`|F| \le m`. When ``choose = at_most_one`` and :math:`A \ge
 and :math:`z_{LP} \ge z^*`, so the same :math:`\Delta` bounds the loss against the optimum.
 ``stats["guarantee"]`` reports :math:`\Delta` per instance (in gain units), ``stats["fractional_jobs"]``
 reports :math:`|F|`. Under ``exactly_one`` the fractional jobs must be given a configuration
-that fits; that can fail (feasibility is NP-hard there), no guarantee is claimed and the
-method says so in ``message`` when it finds no solution.
+that fits; greedy placement often fails on tight instances, and then :func:`exact_repair` solves
+the fractional jobs exactly with the integral ones fixed, freeing more jobs (cheapest to move
+first) while that is infeasible, for at most 1 s. Feasibility is NP-hard there, so no guarantee
+is claimed, and the method says so in ``message`` when it finds no solution.
 
 The reported ``bound`` is the Lagrangian bound :math:`L(u)` at the LP prices (= the LP optimum).
 """
@@ -228,6 +230,65 @@ def local_search(p: Packing, cols: np.ndarray, deadline: float, report=None) -> 
     return stats
 
 
+def sub_instance(inst: MCMDK, free: np.ndarray, col: np.ndarray) -> MCMDK:
+    """The MCMDK over the jobs ``free`` (sorted) when every other job keeps column ``col[j]`` (-1: none).
+
+    Capacities shrink by what the fixed jobs use; built from whole arrays.
+    """
+    is_free = np.zeros(inst.n_jobs, dtype=bool)
+    is_free[free] = True
+    cols = np.flatnonzero(is_free[inst.col_job])
+    fixed = col[~is_free]
+    fixed = fixed[fixed >= 0]
+    used = np.asarray(inst.A[:, fixed].sum(axis=1)).ravel() if fixed.size else np.zeros(inst.n_rows)
+    job_ptr = np.concatenate([[0], np.cumsum(inst.n_configs[free])])
+    return MCMDK(inst.value[cols], inst.A[:, cols], np.maximum(inst.b - used, 0.0), job_ptr, inst.sense,
+                 inst.choose, inst.name + "-sub")
+
+
+def exact_repair(p: Packing, choice: np.ndarray, frac: np.ndarray, lp: LPInfo, opts: SolveOptions, t0: float,
+                 stats: dict) -> None:
+    """``exactly_one`` fallback when greedy placement fails: solve the fractional jobs exactly with the
+    LP's integral choices fixed (at most ``n_rows`` jobs: a small MILP). If that is infeasible, free
+    ``2 n_rows`` more jobs at a time — those whose second-best configuration has the smallest LP
+    regret, i.e. the cheapest to move — and try again; at most 1 s in all (or the time left)."""
+    from dlsched.solvers.exact import solve_core
+
+    inst = p.inst
+    col = np.full(inst.n_jobs, -1, dtype=np.int64)
+    on = choice >= 0
+    col[on] = inst.job_ptr[np.flatnonzero(on)] + choice[on]
+    # per job, the smallest regret among the configurations the LP did not choose
+    reg = lp.regret.copy()
+    reg[col[on]] = np.inf
+    has = inst.n_configs > 0
+    second = np.full(inst.n_jobs, np.inf)
+    second[has] = np.minimum.reduceat(reg, inst.job_ptr[:-1][has])
+    order = [j for j in np.argsort(second, kind="stable") if j not in set(frac.tolist())]
+    deadline = time.perf_counter() + (1.0 if opts.time_limit is None else
+                                      min(1.0, opts.time_limit - (time.perf_counter() - t0)))
+    extra, tries = 0, 0
+    while time.perf_counter() < deadline:
+        free = np.sort(np.concatenate([frac, np.asarray(order[:extra], dtype=np.int64)])).astype(np.int64)
+        if not free.size:
+            extra += 2 * inst.n_rows
+            continue
+        sub = sub_instance(inst, free, col)
+        res = solve_core(sub, SolveOptions(time_limit=max(deadline - time.perf_counter(), 1e-3),
+                                           threads=opts.threads, seed=opts.seed))
+        tries += 1
+        if res.status.has_solution():
+            for j in range(inst.n_jobs):
+                p.set(j, int(col[j]))
+            for j, o in zip(free, res.solution):
+                p.set(int(j), int(inst.job_ptr[j] + o) if o >= 0 else -1)
+            break
+        if res.status != Status.INFEASIBLE or extra >= inst.n_jobs:
+            break
+        extra += 2 * inst.n_rows
+    stats["exact_repair"] = {"tries": tries, "freed_jobs": int(min(extra, inst.n_jobs) + frac.size)}
+
+
 def lp_round_core(inst: MCMDK, opts: SolveOptions, lp: LPInfo | None = None, *, t0: float | None = None,
                   search_seconds: float | None = None) -> tuple[Packing | None, LPInfo, dict]:
     """Steps 1–4 on a core instance; returns the packing (None if repair failed), the LP and stats.
@@ -260,9 +321,11 @@ def lp_round_core(inst: MCMDK, opts: SolveOptions, lp: LPInfo | None = None, *, 
         fcols = fcols[np.lexsort((lp.regret[fcols], -lp.x[fcols]))]
         greedy_fill(p, np.concatenate([fcols, cols]))
         if not p.feasible():
-            # last resort: the columns that use the least of the capacities, relative to their size
+            # the columns that use the least of the capacities, relative to their size
             scaled = inst.A.T @ (1.0 / np.maximum(inst.b, 1e-9))
             greedy_fill(p, np.argsort(scaled, kind="stable"))
+        if not p.feasible():
+            exact_repair(p, choice, frac, lp, opts, t0, stats)
     else:
         greedy_fill(p, cols)
     stats["repair_gain"] = p.gain_total()
@@ -293,8 +356,8 @@ def lp_round(instance, opts: SolveOptions) -> Result:
         return res
     if p is None:
         res.termination = "repair_failed"
-        res.message = ("greedy repair found no configuration that fits for every job (exactly_one); "
-                       "no guarantee exists in this case")
+        res.message = ("repair (greedy, then exact on the fractional and cheapest-to-move jobs) found no "
+                       "configuration that fits for every job (exactly_one); no guarantee exists in this case")
         return res
     res.solution = p.choice()
     res.objective = p.objective()
@@ -302,3 +365,4 @@ def lp_round(instance, opts: SolveOptions) -> Result:
     res.termination = "time_limit" if limit_hit else "local_optimum"
     res.status = Status.OPTIMAL if res.gap is not None and res.gap <= 1e-9 else Status.FEASIBLE
     return res
+
