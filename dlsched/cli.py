@@ -29,6 +29,8 @@ def _params(args, method_params: tuple[str, ...]) -> dict:
         key, sep, val = item.partition("=")
         if not sep:
             raise InputError("<argument>", "-P", "key=value", item)
+        if key == "seed":
+            raise InputError("<argument>", "-P seed", "--seed S (the seed reaches every method through the common options)", item)
         try:
             params[key] = json.loads(val)
         except json.JSONDecodeError:

@@ -63,6 +63,7 @@ def test_convert_and_export(capsys, tmp_path, data):
     (["solve", "{data}/orlib/mkp/mknap1.txt", "--method", "magic"], "at method: expected one of"),
     (["solve", "{data}/orlib/mkp/mknap1.txt", "--time-limit", "-1"], "at time_limit: expected a positive number"),
     (["solve", "{data}/orlib/mkp/mknap1.txt", "--samples", "5"], "at --samples: expected a flag method 'exact' takes"),
+    (["solve", "{data}/orlib/mkp/mknap1.txt", "--method", "sample", "-P", "seed=3"], "at -P seed: expected --seed S"),
     (["solve", "/no/such/file.json"], "/no/such/file.json: at file: expected an existing file"),
     (["export", "{data}/orlib/mkp/mknap1.txt", "out.xyz"], "expected a name ending in .mps or .lp"),
 ])
