@@ -97,7 +97,7 @@ def resnet50() -> Layers:
 
 def vgg16() -> Layers:
     n = _Net()
-    cin, hw, i = 3, 224, 0
+    cin, hw = 3, 224
     for block, (cout, reps) in enumerate([(64, 2), (128, 2), (256, 3), (512, 3), (512, 3)], start=1):
         for r in range(reps):
             n.conv(f"conv{block}_{r + 1}", 3, cin, cout, hw, bias=True)

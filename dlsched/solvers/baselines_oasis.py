@@ -30,7 +30,7 @@ from dlsched.models.oasis import OasisInstance, schedule_utility
 from dlsched.result import Result, Status
 from dlsched.sim.oasis import SlotSim, first_fit, simulate, units_on
 from dlsched.solvers.options import SolveOptions
-from dlsched.solvers.registry import register
+from dlsched.solvers.registry import flag, register
 
 
 def _result(name: str, inst: OasisInstance, sched, info: dict, seconds: float) -> Result:
@@ -255,7 +255,7 @@ class RiskRewardPolicy(_EventPolicy):
           description="risk-reward heuristic: reward per resource, drop jobs whose utility is gone (OASiS baseline)")
 def solve_risk_reward(inst: OasisInstance, opts: SolveOptions, risk: float = 0.05, preempt: bool = False) -> Result:
     t0 = time.perf_counter()
-    preempt = preempt.lower() in ("1", "true", "yes") if isinstance(preempt, str) else bool(preempt)
+    preempt = flag(preempt, "preempt")
     sched, info = simulate(inst, RiskRewardPolicy(inst, float(risk), preempt))
     return _result("risk_reward", inst, sched, {**info, "preempt": preempt}, time.perf_counter() - t0)
 

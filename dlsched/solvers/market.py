@@ -70,7 +70,6 @@ def clear(values: np.ndarray, demand: np.ndarray, supply: np.ndarray, *, prices:
     if spare:  # the idle buyer: worth 0 everywhere
         values = np.vstack([values, np.zeros((1, G))])
         demand = np.concatenate([demand, [spare]])
-    m = values.shape[0]
     prices = np.zeros(G) if prices is None else np.array(prices, dtype=float)
     total = int(demand.sum())
     for rounds in range(1, max_rounds + 1):

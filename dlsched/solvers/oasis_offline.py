@@ -19,7 +19,7 @@ from dlsched.result import Result
 from dlsched.solvers import highs
 from dlsched.solvers.backends import run_cvxpy, run_pyomo
 from dlsched.solvers.options import SolveOptions
-from dlsched.solvers.registry import register
+from dlsched.solvers.registry import flag, register
 
 BACKENDS = ("highs", "pyomo", "cvxpy")
 
@@ -106,17 +106,11 @@ def solve_offline(inst: OasisInstance, opts: SolveOptions | None = None, backend
 def offline(inst: OasisInstance, opts: SolveOptions, backend: str = "highs", warm: bool = True, symmetry: bool = False,
             server_link: bool = False, cumulative_work: bool = False) -> Result:
     """Offline optimum; the optional valid rows (highs backend) are off by default (docs/oasis.md)."""
-    return solve_offline(inst, opts, backend, warm=_bool(warm), symmetry=_bool(symmetry),
-                         server_link=_bool(server_link), cumulative_work=_bool(cumulative_work))
+    return solve_offline(inst, opts, backend, warm=flag(warm, "warm"), symmetry=flag(symmetry, "symmetry"),
+                         server_link=flag(server_link, "server_link"), cumulative_work=flag(cumulative_work, "cumulative_work"))
 
 
 @register("exact", families=("oasis",), params=("backend",),
           description="offline optimum of the OASiS model (alias of offline)")
 def exact_oasis(inst: OasisInstance, opts: SolveOptions, backend: str = "highs") -> Result:
     return solve_offline(inst, opts, backend)
-
-
-def _bool(v) -> bool:
-    if isinstance(v, str):
-        return v.lower() not in ("0", "false", "no", "off")
-    return bool(v)

@@ -77,3 +77,15 @@ def call(instance: Any, name: str, opts, **params) -> Result:
         raise InputError("<argument>", sorted(unknown)[0], f"a parameter of method '{name}' ({', '.join(method.params) or 'none'})",
                          params[sorted(unknown)[0]])
     return method.fn(instance, opts, **params)
+
+
+def flag(value: Any, name: str) -> bool:
+    """A boolean method parameter: a bool, 0/1, or true/false, yes/no, on/off (``-P key=value``)."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise InputError("<argument>", name, "true or false", value)

@@ -61,7 +61,7 @@ from dlsched.models.smd import SMDInstance
 from dlsched.result import Result, Status
 from dlsched.solvers import highs
 from dlsched.solvers.options import SolveOptions
-from dlsched.solvers.registry import register
+from dlsched.solvers.registry import flag, register
 
 SELECT = ("score", "all")
 #: slot-aware costs: among configurations that finish in the same slot prefer the slowest one
@@ -347,10 +347,6 @@ def schedule_result(method: str, inst: SMDInstance, sched, seconds: float, opts:
     return res
 
 
-def _flag(v) -> bool:
-    return v if isinstance(v, bool) else str(v).lower() in ("1", "true", "yes")
-
-
 @register("smd", families=("smd",), params=("mode", "select", "slack", "memory", "slot_aware", "wait_slots", "replan", "sub"),
           description="SMD: parametric sum-of-ratios decomposition, re-planned at every arrival and completion")
 def smd(instance: SMDInstance, opts: SolveOptions, mode: str = "schedule", select: str = "score",
@@ -373,11 +369,11 @@ def smd(instance: SMDInstance, opts: SolveOptions, mode: str = "schedule", selec
         raise InputError("<argument>", "replan", "'events' or 'slots'", replan)
     if wait_slots is not None and not float(wait_slots) > 0:
         raise InputError("<argument>", "wait_slots", "a wait estimate > 0 slots", wait_slots)
-    memory = _flag(memory)
+    memory = flag(memory, "memory")
     t0 = time.perf_counter()
     if mode == "epoch":
         active = np.flatnonzero(instance.iterations > 0)
-        kw = dict(slot_aware=_flag(slot_aware) if slot_aware is not None else False,
+        kw = dict(slot_aware=flag(slot_aware, "slot_aware") if slot_aware is not None else False,
                   wait_slots=None if wait_slots is None else float(wait_slots), sub=sub)
         alloc, out, core = decide(instance, active, opts, select=select, slack=float(slack), memory=memory, **kw)
         # the bound certifies §2.2 only when every job was a candidate and the costs are the instance's
@@ -389,7 +385,7 @@ def smd(instance: SMDInstance, opts: SolveOptions, mode: str = "schedule", selec
                       "optimal" if out.optimal else "fixed_point", "highs", 0.0, time.perf_counter() - t0,
                       {"allocation": alloc}, {"iterations": out.iterations, "candidates": int(core.n_jobs), **extra},
                       highs.version(), opts.as_dict())
-    kw = dict(slot_aware=True if slot_aware is None else _flag(slot_aware),
+    kw = dict(slot_aware=True if slot_aware is None else flag(slot_aware, "slot_aware"),
               wait_slots=1.0 if wait_slots is None else float(wait_slots), tie_break=TIE_BREAK, sub=sub)
     sched = simulate(instance, smd_policy(opts, select=select, slack=float(slack), memory=memory, **kw), replan=replan)
     return schedule_result("smd", instance, sched, time.perf_counter() - t0, opts)

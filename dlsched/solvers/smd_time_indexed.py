@@ -21,7 +21,7 @@ from dlsched.models.smd import SMDInstance, require_aggregate
 from dlsched.result import Result, Status
 from dlsched.solvers import highs
 from dlsched.solvers.options import SolveOptions
-from dlsched.solvers.registry import register
+from dlsched.solvers.registry import flag, register
 
 
 def earliest_completion(inst: SMDInstance, j: int) -> int:
@@ -80,7 +80,7 @@ def time_indexed(instance: SMDInstance, opts: SolveOptions, backend: str = "high
                  horizon: int | None = None) -> Result:
     if backend not in ("highs", "pyomo", "cvxpy"):
         raise InputError("<argument>", "backend", "one of highs, pyomo, cvxpy", backend)
-    resizing = resizing if isinstance(resizing, bool) else str(resizing).lower() in ("1", "true", "yes")
+    resizing = flag(resizing, "resizing")
     require_aggregate(instance)
     t0 = time.perf_counter()
     heur = heuristic_schedules(instance, opts)
