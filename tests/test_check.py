@@ -7,7 +7,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import dlsched
 from dlsched.check import check_mcmdk
 from dlsched.instance.core import from_dense
 

@@ -9,7 +9,7 @@ import dlsched
 from dlsched.check import check_oasis
 from dlsched.instance.oasis_gen import generate, small
 from dlsched.models.oasis import OasisInstance, Utility
-from dlsched.solvers.oasis import PriceParams, ClusterState, dual_subroutine, place, price_params, run_oasis, slot_costs
+from dlsched.solvers.oasis import PriceParams, ClusterState, dual_subroutine, place, price_params, slot_costs
 
 
 def random_tiny(seed: int, T: int = 3, H: int = 2, K: int = 2) -> OasisInstance:
