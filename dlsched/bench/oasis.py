@@ -214,7 +214,6 @@ def _run(args, seeds, jobs, t0) -> dict:
 
 def _table(summary: dict) -> None:
     from rich.console import Console
-    from rich.table import Table
 
     ratio, paper, sens = summary.get("ratio_study"), summary.get("paper_setting"), summary.get("sensitivity")
     con = Console()

@@ -34,7 +34,6 @@ uses no more of every resource (strictly better somewhere). The exact optimum is
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from functools import cached_property
 
