@@ -85,7 +85,7 @@ def _fmt(x, digits: int = 6) -> str:
 
 
 def _print_result(inst, res, report) -> None:
-    from rich.console import Console
+    from dlsched.console import table_console
     from rich.table import Table
 
     t = Table(title=f"{inst.name or Path(str(getattr(inst, 'source', ''))).name}  ({inst.family}, {res.sense})", show_header=False)
@@ -102,7 +102,7 @@ def _print_result(inst, res, report) -> None:
         rows.append(("message", res.message))
     for k, v in rows:
         t.add_row(k, v)
-    Console().print(t)
+    table_console().print(t)
 
 
 def cmd_check(args) -> int:

@@ -38,3 +38,11 @@ def python_stdout_only():
         os.dup2(saved, 1)
         real.close()
         os.close(saved)
+
+
+def table_console():
+    """A rich console for result tables: at least 140 columns wide, so that a table printed to a
+    pipe or a file (where rich assumes 80) is not truncated into ellipses."""
+    from rich.console import Console
+
+    return Console(width=max(Console().width, 140))

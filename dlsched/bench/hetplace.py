@@ -186,7 +186,7 @@ def main(argv: list[str]) -> int:
     if args.json:
         print(json.dumps({**summary, "figure": str(fig), "environment": env}))
         return 0
-    from rich.console import Console
+    from dlsched.console import table_console
     from rich.table import Table
 
     t = Table(title=f"hetplace vs exact ({summary['instances']} instances, largest n={summary['largest']['n_jobs']})")
@@ -195,7 +195,7 @@ def main(argv: list[str]) -> int:
     for c in summary["curve"]:
         t.add_row(str(c["samples"]), f"{100 * c['mean_gap']:.3f}", f"{100 * c['max_gap']:.3f}", f"{c['mean_seconds']:.3f}",
                   f"{c['jain_fairness_mean']:.3f}")
-    con = Console()
+    con = table_console()
     con.print(t)
     con.print(f"speedup vs exact at N={summary['samples']} on the largest instances: {summary['speedup_vs_exact']:.1f}x "
               f"(exact {summary['largest']['exact_seconds_mean']:.2f}s, hetplace {summary['largest']['hetplace_seconds_mean']:.3f}s)")

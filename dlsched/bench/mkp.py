@@ -212,7 +212,7 @@ def plot(rows: list[dict], out: Path, time_limit: float) -> list[str]:
 
 
 def print_table(summary: dict[str, dict]) -> None:
-    from rich.console import Console
+    from dlsched.console import table_console
     from rich.table import Table
 
     tab = Table(title="dlsched bench mkp")
@@ -225,7 +225,7 @@ def print_table(summary: dict[str, dict]) -> None:
                     f"{s['reached_target']}/{s['runs']}",
                     "-" if s["mean_time_to_target"] is None else f"{s['mean_time_to_target']:.2f}",
                     pct(s["mean_certified_gap"]), str(s["all_checked"]), str(s["all_bounds_valid"]))
-    Console().print(tab)
+    table_console().print(tab)
 
 
 def _params(text: list[str] | None) -> dict[str, dict]:

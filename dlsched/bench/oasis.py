@@ -213,10 +213,10 @@ def _run(args, seeds, jobs, t0) -> dict:
 
 
 def _table(summary: dict) -> None:
-    from rich.console import Console
+    from dlsched.console import table_console
 
     ratio, paper, sens = summary.get("ratio_study"), summary.get("paper_setting"), summary.get("sensitivity")
-    con = Console()
+    con = table_console()
     if ratio:
         _ratio_table(con, ratio, summary["ratio_instances"])
     if paper:

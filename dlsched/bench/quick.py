@@ -83,7 +83,7 @@ def main(argv: list[str]) -> int:
         print(json.dumps({"suite": "quick", "rows": rows, "problems": bad,
                           "environment": environment(time_limit=args.time_limit, threads=args.threads)}))
     else:
-        from rich.console import Console
+        from dlsched.console import table_console
         from rich.table import Table
 
         t = Table(title=f"dlsched bench quick: {len({r['instance'] for r in rows})} instances x {len(backends)} backends")
@@ -95,7 +95,7 @@ def main(argv: list[str]) -> int:
                       f"{r['reference']:.6g}" if r["reference"] is not None else "-",
                       "-" if g is None else f"{100 * g:.4f}%", f"{r['build_seconds']:.3f}", f"{r['solve_seconds']:.3f}",
                       {True: "ok", False: "REJECTED", None: "-"}[r["checked"]])
-        console = Console(width=max(Console().width, 130))
+        console = table_console()
         console.print(t)
         console.print("all backends agree with the recorded optima; every solution checked" if not bad
                         else "PROBLEMS:\n  " + "\n  ".join(bad))

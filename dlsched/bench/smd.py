@@ -232,10 +232,10 @@ def main(argv: list[str]) -> int:
 
 
 def _print(doc: dict) -> None:
-    from rich.console import Console
+    from dlsched.console import table_console
     from rich.table import Table
 
-    con = Console()
+    con = table_console()
     t = Table(title="layered model calibration (relative throughput error)")
     for c in ("model", "points", "layered median", "layered p90", "optimus median", "optimus p90"):
         t.add_column(c)
