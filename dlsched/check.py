@@ -134,12 +134,12 @@ def check_smd(inst, solution, claimed_objective: float | None = None) -> CheckRe
             return base
         alloc = np.zeros((n, 3), dtype=np.int64)
         alloc[:, 2] = -1
-        names = list(inst.job_names)
+        index = {name: i for i, name in enumerate(inst.job_names)}
         for jj, o in enumerate(np.asarray(solution).tolist()):
             label = core.config_labels[int(core.job_ptr[jj]) + int(o)]
             if label != "defer":
                 kv = dict(item.split("=") for item in label.split(","))
-                alloc[names.index(core.job_names[jj])] = [int(kv["w"]), int(kv["p"]), int(kv.get("s", -1))]
+                alloc[index[core.job_names[jj]]] = [int(kv["w"]), int(kv["p"]), int(kv.get("s", -1))]
         solution = {"allocation": alloc}
     if "allocation" in solution:
         alloc = np.asarray(solution["allocation"], dtype=np.int64)

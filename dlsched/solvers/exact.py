@@ -70,12 +70,21 @@ def conflicting_rows(inst: MCMDK) -> list[str]:
     """
     names = [f"job '{inst.job_name(j)}' (no configuration)" for j in np.flatnonzero(inst.n_configs == 0)
              if inst.choose == "exactly_one"]
-    nonempty = np.flatnonzero(inst.n_configs > 0)
-    if nonempty.size == 0 or inst.n_rows == 0 or inst.n_rows * inst.n_cols > 50_000_000:
+    if inst.n_rows == 0 or inst.n_jobs == 0 or inst.n_rows * inst.n_jobs > 50_000_000:
         return names
-    least = np.minimum.reduceat(inst.A.toarray(), inst.job_ptr[nonempty], axis=1)
+    # Per (row, job): the least explicit use, and whether some configuration has no entry (use 0).
+    # Sparse throughout: a (rows x jobs) table, never the dense (rows x columns) matrix.
+    A = inst.A.tocoo()
+    jobs = inst.col_job[A.col]
+    least = np.full((inst.n_rows, inst.n_jobs), np.inf)
+    np.minimum.at(least, (A.row, jobs), A.data)
+    entries = np.zeros((inst.n_rows, inst.n_jobs), dtype=np.int64)
+    np.add.at(entries, (A.row, jobs), 1)
+    zero_possible = entries < inst.n_configs[None, :]
     if inst.choose == "at_most_one":
-        least = np.minimum(least, 0.0)
+        zero_possible[:] = True
+    least = np.where(zero_possible, np.minimum(least, 0.0), least)
+    least[:, inst.n_configs == 0] = 0.0     # named above (exactly_one) or simply left out
     over = np.flatnonzero(least.sum(axis=1) > inst.b + 1e-9)
     return names + [inst.row_name(k) for k in over]
 

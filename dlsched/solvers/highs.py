@@ -17,7 +17,7 @@ import numpy as np
 from dlsched.errors import SolverError
 from dlsched.models.mcmdk import MatrixForm
 from dlsched.result import Status
-from dlsched.solvers.options import Incumbent, SolveOptions
+from dlsched.solvers.options import Incumbent, SolveOptions, warn_unknown
 
 MS = highspy.HighsModelStatus
 
@@ -82,8 +82,6 @@ class MatrixOutcome:
 
 def load(mf: MatrixForm, opts: SolveOptions | None = None) -> highspy.Highs:
     """A Highs object holding ``mf`` with the typed options applied (raw options last)."""
-    from dlsched.solvers.options import warn_unknown
-
     opts = opts or SolveOptions()
     h = highspy.Highs()
     h.setOptionValue("output_flag", bool(opts.log))
