@@ -8,7 +8,9 @@ Sections:
 2. **paper setting** (T = 300, 50 worker + 50 PS servers) at each job count: total utility of
    OASiS and every baseline on the same instances in the same run, every schedule checked;
    OASiS's per-job decision seconds (median, 99th percentile); with ``--l-min-share S`` > 0
-   (default ``L_MIN_SHARE``) also OASiS with that L estimate, column ``oasis_lest``;
+   (default ``L_MIN_SHARE``) also OASiS with that L estimate, column ``oasis_lest``; and an
+   upper bound on the offline optimum (``pooled-bound``, ``--time-limit`` seconds), so
+   ``bound_vs_best_baseline`` is the largest ratio any method could reach over the best baseline;
 3. **sensitivity** (not in ``--quick``): OASiS utility when U or L is estimated at 20%–1000% of its
    true value, plotted to ``--out``/oasis_sensitivity.png.
 
@@ -73,13 +75,14 @@ def ratio_study(seeds: int, time_limit: float | None, threads: int = 1) -> dict:
             "offline_seconds_median": float(np.median(secs)), "offline_seconds_max": float(secs.max())}
 
 
-def paper_setting(n_jobs: int, seed: int, baselines=BASELINES, l_min_share: float = L_MIN_SHARE) -> dict:
+def paper_setting(n_jobs: int, seed: int, baselines=BASELINES, l_min_share: float = L_MIN_SHARE,
+                  bound_time_limit: float | None = 60.0) -> dict:
     import dlsched
     from dlsched.check import check_oasis
     from dlsched.instance.oasis_gen import generate
 
     inst = generate(n_jobs, seed=seed)
-    out = {"jobs": n_jobs, "seed": seed, "fit_alone": int(sum(inst.infeasible_reason(i) is None for i in range(n_jobs)))}
+    out = {"jobs": n_jobs, "seed": seed, "fit_alone": int(inst.runnable().sum())}
     methods = [("oasis", {}), *[(b, {}) for b in baselines], ("risk_reward_preemptive", {"preempt": True})]
     if l_min_share > 0:
         methods.insert(1, ("oasis_lest", {"l_min_share": l_min_share}))
@@ -97,8 +100,12 @@ def paper_setting(n_jobs: int, seed: int, baselines=BASELINES, l_min_share: floa
             out["decision_seconds_p99"] = r.stats["decision_seconds_p99"]
             out["decision_seconds_max"] = r.stats["decision_seconds_max"]
             out["alpha"] = r.stats["alpha"]
+    # an upper bound on the offline optimum: no method, online or not, can exceed it
+    r = dlsched.solve(inst, "pooled-bound", threads=1, time_limit=bound_time_limit)
+    out["upper_bound"] = {"utility": r.bound, "termination": r.termination, "seconds": r.build_seconds + r.solve_seconds}
     best = max(baselines, key=lambda b: out[b]["utility"])
     out["best_baseline"] = best
+    out["bound_vs_best_baseline"] = r.bound / max(out[best]["utility"], 1e-12)
     out["utility_vs_best_baseline"] = out["oasis"]["utility"] / max(out[best]["utility"], 1e-12)
     if "oasis_lest" in out:
         out["l_min_share"] = l_min_share
@@ -192,13 +199,15 @@ def _run(args, seeds, jobs, t0) -> dict:
             "ratio_study": ratio})
     if "paper" in parts:
         pseeds = args.paper_seeds or (1 if args.quick else 3)
-        paper = [paper_setting(n, args.seed + k, l_min_share=args.l_min_share) for n in jobs for k in range(pseeds)]
+        paper = [paper_setting(n, args.seed + k, l_min_share=args.l_min_share, bound_time_limit=args.time_limit)
+                 for n in jobs for k in range(pseeds)]
         last = [p for p in paper if p["jobs"] == jobs[-1]]
         names = ["oasis", *(["oasis_lest"] if args.l_min_share > 0 else []), *BASELINES, "risk_reward_preemptive"]
-        totals = {m: float(sum(p[m]["utility"] for p in last)) for m in names}
+        totals = {m: float(sum(p[m]["utility"] for p in last)) for m in [*names, "upper_bound"]}
         best = max(BASELINES, key=lambda b: totals[b])
         summary.update({
             "utility_vs_best_baseline": totals["oasis"] / max(totals[best], 1e-12), "best_baseline": best,
+            "bound_vs_best_baseline": totals["upper_bound"] / max(totals[best], 1e-12),
             "utility_totals_at_max_jobs": totals, "paper_seeds": pseeds, "paper_setting": paper,
             "decision_seconds_p50": float(np.median([p["decision_seconds_p50"] for p in last])),
             "decision_seconds_p99": float(max(p["decision_seconds_p99"] for p in last))})
@@ -246,9 +255,12 @@ def _paper_table(con, paper: list) -> None:
     t.add_column("seed")
     for nme in names:
         t.add_column(nme)
+    t.add_column("upper bound")
     t.add_column("oasis / best baseline")
+    t.add_column("bound / best baseline")
     t.add_column("decision s p50 / p99")
     for p in paper:
-        t.add_row(str(p["jobs"]), str(p["seed"]), *[f"{p[nme]['utility']:.1f}" for nme in names], f"{p['utility_vs_best_baseline']:.2f}",
+        t.add_row(str(p["jobs"]), str(p["seed"]), *[f"{p[nme]['utility']:.1f}" for nme in names], f"{p['upper_bound']['utility']:.1f}",
+                  f"{p['utility_vs_best_baseline']:.2f}", f"{p['bound_vs_best_baseline']:.2f}",
                   f"{p['decision_seconds_p50']:.4f} / {p['decision_seconds_p99']:.3f}")
     con.print(t)

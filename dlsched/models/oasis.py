@@ -220,6 +220,12 @@ class OasisInstance:
         """(n, K) PSs of job i that fit on an empty PS server k."""
         return _fit(self.ps_cap, self.ps_demand)
 
+    def runnable(self) -> np.ndarray:
+        """(n,) bool: jobs that could finish by T alone on the empty cluster (``infeasible_reason`` is None)."""
+        return (self.worker_fit().any(axis=1) & self.ps_fit().any(axis=1)
+                & ~((self.worker_gbps > self.ps_gbps) & (np.ceil(self.worker_gbps / self.ps_gbps - 1e-9) > 1))
+                & (self.arrival + self.min_duration() - 1 <= self.horizon))
+
     def infeasible_reason(self, i: int) -> str | None:
         """Why job i can never run (a rejection reason), or None."""
         if not self.worker_fit()[i].any():
@@ -374,13 +380,13 @@ class OasisIndex:
 def _windows(inst: OasisInstance):
     """Per job: arrival a, earliest completion t_min (T + 1 when it cannot run), horizon."""
     a = inst.arrival
-    ok = np.array([inst.infeasible_reason(i) is None for i in range(inst.n_jobs)])
+    ok = inst.runnable()
     tmin = np.where(ok, a + inst.min_duration() - 1, inst.horizon + 1)
     return a, tmin, ok
 
 
-def _grid(jobs: np.ndarray, lo: np.ndarray, T: int, fit: np.ndarray | None = None):
-    """Coordinates (job, slot[, server]) for slots lo_i..T (and servers with fit > 0), vectorised."""
+def _grid(jobs: np.ndarray, lo: np.ndarray, T, fit: np.ndarray | None = None):
+    """Coordinates (job, slot[, server]) for slots lo_i..T (T a number or one per job; servers with fit > 0), vectorised."""
     counts = np.maximum(T - lo + 1, 0)
     job = np.repeat(jobs, counts)
     start = np.repeat(np.cumsum(counts) - counts, counts)
@@ -648,3 +654,120 @@ def build_cvxpy(inst: OasisInstance):
         total_y = total_y + ys
     cons.append(total_y >= cp.multiply(inst.work().astype(float), cp.sum(C, axis=1)))
     return cp.Problem(cp.Maximize(cp.sum(cp.multiply(F, C))), cons), C, Y, Z
+
+
+# ----------------------------------------------------------------------------- pooled relaxation
+
+@dataclass
+class PooledIndex:
+    """Column map of :func:`build_pooled_matrix`: run indicators ``u`` then pooled workers ``Y``.
+
+    ``slack`` is the utility the truncation may leave out (added to the bound to keep it valid).
+    """
+
+    u_job: np.ndarray
+    u_t: np.ndarray
+    y_job: np.ndarray
+    y_t: np.ndarray
+    slack: float
+    jobs: np.ndarray
+
+
+def build_pooled_matrix(inst: OasisInstance, *, eps: float = 1e-6, relax: bool = False):
+    r"""Pooled-server relaxation of the offline MILP; its optimum (plus ``slack``) bounds OPT from above.
+
+    Every server of a kind is merged into one pool with the summed capacity, PSs are priced at
+    the fewest that serve the workers, :math:`Z_i(t) = (b_i/B_i) Y_i(t)`, and workers are
+    continuous. With the run indicator :math:`u_i(t) = \sum_{t' \ge t} c_i(t')` (so
+    :math:`c_i(t) = u_i(t) - u_i(t+1)`, which keeps the LP of the one-hot form and has linearly
+    many nonzeros):
+
+    .. math::
+
+        \max \sum_i \Big[ f_i(t^{min}_i - a_i + 1)\, u_i(t^{min}_i)
+              + \sum_{t > t^{min}_i} \big(f_i(t - a_i + 1) - f_i(t - a_i)\big)\, u_i(t) \Big]
+
+        \text{s.t.}\; \sum_t Y_i(t) \ge R_i\, u_i(t^{min}_i),\quad
+        Y_i(t) \le \bar Y_i\, u_i(\max(t, t^{min}_i)),\quad u_i(t+1) \le u_i(t),
+
+        \sum_i w_i^r Y_i(t) \le \sum_h c_h^r,\qquad
+        \sum_i s_i^r (b_i/B_i)\, Y_i(t) \le \sum_k c_k^r
+
+    with :math:`\bar Y_i = \min(N_i, \sum_h \lfloor c_h / w_i \rfloor, \lfloor (B_i/b_i) \sum_k \lfloor c_k / s_i \rfloor \rfloor)`.
+    Any schedule of §3.1 maps to a feasible point of equal utility (sum its workers over servers),
+    so the optimum is an upper bound. For size, a job is kept only while
+    :math:`f_i \ge` ``eps`` :math:`\cdot \max_j f_j(D^{min}_j)`: dropping a job, or the completions
+    after its utility falls below that threshold, removes at most that utility, which ``slack``
+    adds back. Returns (MatrixForm, PooledIndex).
+    """
+    from dlsched.models.mcmdk import MatrixForm
+
+    a, tmin, ok = _windows(inst)
+    T = inst.horizon
+    n = inst.n_jobs
+    fmax = np.zeros(n)
+    fmax[ok] = [float(inst.utility_of(int(i), tmin[i] - a[i] + 1)) for i in np.flatnonzero(ok)]
+    thr = eps * fmax.max() if ok.any() else 0.0
+    last = np.full(n, -1, dtype=np.int64)
+    for i in np.flatnonzero(ok & (fmax > thr)):
+        f = inst.utility_of(int(i), np.arange(tmin[i], T + 1) - a[i] + 1)
+        last[i] = tmin[i] + np.flatnonzero(f > thr)[-1]
+    jobs = np.flatnonzero(last >= 0)
+    slack = float(fmax[ok & (last < 0)].sum() + thr * len(jobs))
+    u_job, u_t = _grid(jobs, tmin[jobs], last[jobs])
+    y_job, y_t = _grid(jobs, a[jobs], last[jobs])
+    nu, ny = len(u_job), len(y_job)
+    # column of u_i(t): u_off[i] + t - tmin_i
+    u_len = np.zeros(n, np.int64)
+    u_len[jobs] = last[jobs] - tmin[jobs] + 1
+    u_off = np.cumsum(u_len) - u_len
+    cu = np.arange(nu)
+    cy = nu + np.arange(ny)
+    ps_total = np.floor(inst.ps_gbps / inst.worker_gbps * inst.ps_fit().sum(axis=1) + 1e-9)
+    ybar = np.minimum.reduce([inst.chunks.astype(float), inst.worker_fit().sum(axis=1).astype(float), ps_total])
+    work = inst.work().astype(float)
+    rows, cols, vals, lo, hi = [], [], [], [], []
+    base = 0
+
+    def block(count, lower, upper):
+        nonlocal base
+        lo.append(np.broadcast_to(np.asarray(lower, float), (count,)).copy())
+        hi.append(np.broadcast_to(np.asarray(upper, float), (count,)).copy())
+        base += count
+        return base - count
+
+    def add(r, c, v):
+        rows.append(np.asarray(r, np.int64))
+        cols.append(np.asarray(c, np.int64))
+        vals.append(np.broadcast_to(np.asarray(v, float), np.shape(r)).copy())
+
+    pos = np.zeros(n, np.int64)
+    pos[jobs] = np.arange(len(jobs))
+    r0 = block(len(jobs), 0.0, np.inf)                                  # work
+    add(r0 + pos[y_job], cy, 1.0)
+    add(r0 + pos[jobs], u_off[jobs], -work[jobs])
+    r0 = block(ny, -np.inf, 0.0)                                        # link
+    add(r0 + np.arange(ny), cy, 1.0)
+    add(r0 + np.arange(ny), u_off[y_job] + np.maximum(y_t, tmin[y_job]) - tmin[y_job], -ybar[y_job])
+    step = u_t > tmin[u_job]                                            # u_i(t) <= u_i(t-1)
+    r0 = block(int(step.sum()), -np.inf, 0.0)
+    add(r0 + np.arange(step.sum()), cu[step], 1.0)
+    add(r0 + np.arange(step.sum()), cu[step] - 1, -1.0)
+    Rn = len(inst.resources)
+    ps_per_worker = inst.ps_demand * (inst.worker_gbps / inst.ps_gbps)[:, None]
+    for dem, cap in ((inst.worker_demand, inst.worker_cap.sum(axis=0)), (ps_per_worker, inst.ps_cap.sum(axis=0))):
+        r0 = block(T * Rn, -np.inf, np.tile(cap, T))                    # row (t - 1) * R + r
+        d = dem[y_job]
+        nz = np.argwhere(d > 0)
+        add(r0 + (y_t[nz[:, 0]] - 1) * Rn + nz[:, 1], cy[nz[:, 0]], d[nz[:, 0], nz[:, 1]])
+    M = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(base, nu + ny))
+    c = np.zeros(nu + ny)
+    f = np.concatenate([inst.utility_of(int(i), np.arange(tmin[i], last[i] + 1) - a[i] + 1) for i in jobs]) if nu else np.zeros(0)
+    first = ~step
+    c[cu[first]] = f[first]
+    c[cu[step]] = f[step] - f[np.flatnonzero(step) - 1]
+    ub = np.concatenate([np.ones(nu), ybar[y_job]])
+    integrality = np.concatenate([np.full(nu, 0 if relax else 1), np.zeros(ny)]).astype(np.int32)
+    mf = MatrixForm(c, M, np.concatenate(lo), np.concatenate(hi), np.zeros(nu + ny), ub, integrality, "max", 0)
+    return mf, PooledIndex(u_job, u_t, y_job, y_t, slack, jobs)
+

@@ -74,7 +74,7 @@ def price_params(inst: OasisInstance, u_scale: float = 1.0, l_scale: float = 1.0
     If no job qualifies, the formula value is kept.
     """
     n, T = inst.n_jobs, inst.horizon
-    ok = np.array([inst.infeasible_reason(i) is None for i in range(n)], dtype=bool)
+    ok = inst.runnable()
     if not ok.any():
         ok = np.ones(n, bool)
     R = inst.work().astype(float)

@@ -15,7 +15,7 @@ import numpy as np
 from dlsched.errors import InputError
 from dlsched.models import oasis as model
 from dlsched.models.oasis import OasisInstance, schedule_from_dense
-from dlsched.result import Result
+from dlsched.result import Result, Status
 from dlsched.solvers import highs
 from dlsched.solvers.backends import run_cvxpy, run_pyomo
 from dlsched.solvers.options import SolveOptions
@@ -114,3 +114,29 @@ def offline(inst: OasisInstance, opts: SolveOptions, backend: str = "highs", war
           description="offline optimum of the OASiS model (alias of offline)")
 def exact_oasis(inst: OasisInstance, opts: SolveOptions, backend: str = "highs") -> Result:
     return solve_offline(inst, opts, backend)
+
+
+def pooled_bound(inst: OasisInstance, opts: SolveOptions | None = None, eps: float = 1e-6, relax: bool = False) -> Result:
+    """Upper bound on the offline optimum from the pooled-server relaxation (``build_pooled_matrix``).
+
+    For instances too large for the exact MILP (the paper setting: 400 jobs, 300 slots, 100
+    servers). The bound is HiGHS's dual bound of the relaxation (valid at a time limit too) plus
+    the truncation slack; no schedule is returned. ``relax=True`` also relaxes the run
+    indicators (an LP: weaker, faster).
+    """
+    opts = opts or SolveOptions()
+    t0 = time.perf_counter()
+    mf, idx = model.build_pooled_matrix(inst, eps=eps, relax=relax)
+    build = time.perf_counter() - t0
+    out = highs.solve_matrix(mf, opts)
+    bound = None if out.bound is None else out.bound + idx.slack
+    stats = dict(out.stats, rows=int(mf.n_rows), cols=int(mf.n_cols), nonzeros=int(mf.M.nnz), jobs_kept=int(len(idx.jobs)),
+                 slack=idx.slack, relaxation_value=out.objective)
+    return Result("pooled-bound", Status.NO_SOLUTION, None, bound, "max", out.termination, "highs", build, out.seconds,
+                  None, stats, highs.version(), opts.as_dict())
+
+
+@register("pooled-bound", families=("oasis",), params=("eps", "relax"),
+          description="upper bound on the OASiS offline optimum: pooled-server relaxation (no schedule)")
+def pooled(inst: OasisInstance, opts: SolveOptions, eps: float = 1e-6, relax: bool = False) -> Result:
+    return pooled_bound(inst, opts, eps=float(eps), relax=flag(relax, "relax"))

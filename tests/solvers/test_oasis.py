@@ -274,6 +274,8 @@ def test_bench_parts_paper_only(capsys):
     assert out["parts"] == ["paper"] and "ratio_mean" not in out and "sensitivity" not in out
     p = out["paper_setting"][0]
     assert {"oasis", "oasis_lest", "risk_reward", "fifo", "drf", "dorm"} <= set(p)
+    assert out["bound_vs_best_baseline"] >= out["utility_vs_best_baseline"] - 1e-9
+    assert p["upper_bound"]["utility"] >= max(p[m]["utility"] for m in ("oasis", "oasis_lest", "risk_reward", "fifo", "drf", "dorm")) - 1e-6
     assert out["lest_vs_best_baseline"] == pytest.approx(
         out["utility_totals_at_max_jobs"]["oasis_lest"] / out["utility_totals_at_max_jobs"][out["best_baseline"]])
 
@@ -340,3 +342,37 @@ def test_commit_refuses_an_infeasible_schedule():
     with pytest.raises(SolverError):
         st.commit(0, y, z, 1)
     assert st.g.sum() == 0             # nothing was committed
+
+
+@pytest.mark.parametrize("seed", [1, 4, 8])
+def test_pooled_bound_is_above_the_offline_optimum(seed):
+    inst = small(seed, n_jobs=8, horizon=8)
+    opt = dlsched.solve(inst, "offline", threads=1)
+    mip = dlsched.solve(inst, "pooled-bound", threads=1)
+    lp = dlsched.solve(inst, "pooled-bound", relax=True, threads=1)
+    assert mip.solution is None and mip.objective is None
+    assert opt.objective <= mip.bound + 1e-6 <= lp.bound + 2e-6
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 8), T=st.integers(2, 8), H=st.integers(1, 3), K=st.integers(1, 2))
+def test_pooled_bound_valid_on_random_instances(seed, n, T, H, K):
+    inst = generate(n, horizon=T, worker_servers=H, ps_servers=K, preset="small", seed=seed)
+    opt = dlsched.solve(inst, "offline", threads=1)
+    assert opt.status.value == "optimal"
+    assert opt.objective <= dlsched.solve(inst, "pooled-bound", threads=1).bound + 1e-6
+
+
+def test_pooled_bound_above_every_method_in_the_paper_setting():
+    inst = generate(100, seed=1)
+    bound = dlsched.solve(inst, "pooled-bound", relax=True, threads=1).bound
+    for method, params in (("oasis", {}), ("risk_reward", {"preempt": True}), ("drf", {})):
+        assert dlsched.solve(inst, method, **params).objective <= bound + 1e-6, method
+
+
+def test_pooled_bound_counts_what_it_truncates():
+    # with a coarse threshold many jobs and tails are cut; the slack keeps the bound above the exact one
+    inst = small(3, n_jobs=8, horizon=8)
+    exact = dlsched.solve(inst, "offline", threads=1).objective
+    coarse = dlsched.solve(inst, "pooled-bound", eps=0.5, threads=1)
+    assert coarse.stats["slack"] > 0 and coarse.bound >= exact - 1e-6
