@@ -119,28 +119,17 @@ def check_smd(inst, solution, claimed_objective: float | None = None) -> CheckRe
     * ``{"schedule": (T, n, 2) ints}`` -- slots 1..T (§2.4): per-slot limits and aggregate
       capacities, nothing before arrival or after completion, every schedulable job completes;
       objective Σ ω_j C_j (completion slot). Jobs whose (1, 1) does not fit are "cannot be
-      scheduled": they must never run and are left out of the objective;
-    * a core choice (numpy int array over the jobs of ``inst.to_core()``) is translated through
-      the core's configuration labels, then checked as an allocation.
+      scheduled": they must never run and are left out of the objective.
+
+    Generic (core) methods return the allocation form too (``SMDInstance.solution_from_core``).
     """
     bad: list[str] = []
     n = len(inst.job_names)
     cap = np.asarray(inst.server_cap, dtype=float).sum(axis=0)
     d, e = np.asarray(inst.d, dtype=float), np.asarray(inst.e, dtype=float)
     if not isinstance(solution, dict):
-        core = inst.to_core()
-        base = check_mcmdk(core, solution)
-        if not base.feasible:
-            return base
-        alloc = np.zeros((n, 3), dtype=np.int64)
-        alloc[:, 2] = -1
-        index = {name: i for i, name in enumerate(inst.job_names)}
-        for jj, o in enumerate(np.asarray(solution).tolist()):
-            label = core.config_labels[int(core.job_ptr[jj]) + int(o)]
-            if label != "defer":
-                kv = dict(item.split("=") for item in label.split(","))
-                alloc[index[core.job_names[jj]]] = [int(kv["w"]), int(kv["p"]), int(kv.get("s", -1))]
-        solution = {"allocation": alloc}
+        return CheckReport(False, None, ["an SMD solution is {'allocation': ...} or {'schedule': ...} (generic "
+                                         "methods translate their core solution through solution_from_core)"])
     if "allocation" in solution:
         alloc = np.asarray(solution["allocation"], dtype=np.int64)
         if alloc.ndim != 2 or alloc.shape[0] != n or alloc.shape[1] not in (2, 3):

@@ -3,8 +3,10 @@
 A family supplies its JSON Schema file (in ``dlsched/instance/schema/``), ``parse(doc, source)``
 (called after schema validation, for checks a schema cannot state) and ``dump(instance)``;
 solutions likewise (``parse_solution``, ``dump_solution``). ``core_solutions`` says whether the
-family's checker accepts a core solution (a configuration per job of ``to_core()``), which is
-what the generic layers (``exact``, ``lp-round``, ``core``, ``sample``) return.
+generic layers (``exact``, ``lp-round``, ``core``, ``sample``), which return a core solution (a
+configuration per job of ``to_core()``), apply to the family: either the core is the family's
+own solution form (``mcmdk``) or its instances translate a core solution into the family's form
+with ``solution_from_core(choice)`` (``smd``), so that the family's checker never needs model code.
 """
 
 from __future__ import annotations

@@ -163,11 +163,11 @@ def dump(inst: SMDInstance) -> dict:
 
 
 def parse_solution(inst: SMDInstance, sol, source: str):
-    """``{"allocation": [[w, p], ...]}`` or ``{"schedule": [[[w, p], ...], ...]}`` -> numpy arrays."""
+    """``{"allocation": [[w, p], ...]}`` (``[w, p, server]`` under per-server capacity) or ``{"schedule": [[[w, p], ...], ...]}`` -> numpy arrays."""
     if isinstance(sol, dict) and "allocation" in sol:
         arr = np.asarray(sol["allocation"])
-        if arr.shape != (inst.n_jobs, 2) or not np.issubdtype(arr.dtype, np.integer):
-            raise InputError(source, "$.solution.allocation", f"{inst.n_jobs} integer pairs [w, p]", sol["allocation"])
+        if arr.ndim != 2 or arr.shape[0] != inst.n_jobs or arr.shape[1] not in (2, 3) or not np.issubdtype(arr.dtype, np.integer):
+            raise InputError(source, "$.solution.allocation", f"{inst.n_jobs} integer rows [w, p] (or [w, p, server])", sol["allocation"])
         return {"allocation": arr.astype(np.int64)}
     if isinstance(sol, dict) and "schedule" in sol:
         arr = np.asarray(sol["schedule"])

@@ -278,6 +278,12 @@ class SMDInstance:
         alloc[jobs] = cfg[cols, 1:4]
         return alloc
 
+    def solution_from_core(self, choice: np.ndarray, core: MCMDK | None = None) -> dict:
+        """A core solution of ``core`` (default ``to_core()``) as this family's ``{"allocation": (n, 2|3)}``
+        (the server column only under per-server capacity), the form ``check_smd`` verifies."""
+        alloc = self.allocation_from_core(core if core is not None else self.to_core(), choice)
+        return {"allocation": alloc if self.options.capacity == "per_server" else alloc[:, :2]}
+
     def epoch_objective(self, alloc: np.ndarray, jobs: np.ndarray | None = None) -> float:
         """§2.2 objective of an allocation ((w, p) per job; w = 0: deferred)."""
         if jobs is None:

@@ -403,8 +403,7 @@ def exact_epoch(instance: SMDInstance, opts: SolveOptions, backend: str = "highs
     res = solve_core(core, opts, backend)
     res.build_seconds += build
     if res.solution is not None:
-        alloc = instance.allocation_from_core(core, res.solution)
-        res.solution = {"allocation": alloc if instance.options.capacity == "per_server" else alloc[:, :2]}
+        res.solution = instance.solution_from_core(res.solution, core)
     if instance.unschedulable:
         res.message = "cannot be scheduled (does not fit alone): " + ", ".join(instance.job_names[j] for j in instance.unschedulable)
     return res

@@ -56,7 +56,8 @@ def test_exact_on_pruned_core_equals_brute_force_and_checks():
     core = inst.to_core()
     res = solve_core(core)
     assert res.objective == pytest.approx(brute_force(inst), rel=1e-9)
-    assert dlsched.check(inst, res.solution, res.objective).feasible
+    assert not dlsched.check(inst, res.solution, res.objective).feasible      # a bare core choice is not an SMD solution
+    assert dlsched.check(inst, inst.solution_from_core(res.solution), res.objective).feasible
     alloc = inst.allocation_from_core(core, res.solution)[:, :2]
     assert check_smd(inst, {"allocation": alloc}, res.objective).feasible
 
@@ -90,7 +91,7 @@ def test_per_server_capacity_is_never_better_than_aggregate():
     doc = tiny_doc()
     agg_inst = load(doc)
     agg = solve_core(agg_inst.to_core())
-    assert dlsched.check(agg_inst, agg.solution, agg.objective).feasible
+    assert dlsched.check(agg_inst, agg_inst.solution_from_core(agg.solution), agg.objective).feasible
     doc["options"] = {"max_workers": 4, "max_ps": 4, "capacity": "per_server"}
     inst = load(doc)
     res = dlsched.solve(inst, "exact")
