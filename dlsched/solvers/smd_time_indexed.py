@@ -108,6 +108,7 @@ def time_indexed(instance: SMDInstance, opts: SolveOptions, backend: str = "high
         x = out.x
     else:
         out, x = _solve_other(model, backend, opts)
+        build += out.stats.pop("build_seconds") + out.stats.pop("compile_seconds", 0.0)
     status, bound = out.status, out.bound
     if restricted:
         status = {Status.OPTIMAL: Status.FEASIBLE, Status.INFEASIBLE: Status.NO_SOLUTION}.get(status, status)
@@ -134,9 +135,14 @@ def _solve_other(model: ti.TIModel, backend: str, opts: SolveOptions):
 
     # the shared front-end solvers read n_cols, value and sense from the instance they are given
     shim = SimpleNamespace(n_cols=model.mf.n_cols, value=model.mf.c, sense="min")
+    t0 = time.perf_counter()
     if backend == "pyomo":
-        out = solve_pyomo(ti.build_pyomo(model), shim, opts)
+        m = ti.build_pyomo(model)
+        build = time.perf_counter() - t0
+        out = solve_pyomo(m, shim, opts)
     else:
         prob, v = ti.build_cvxpy(model)
+        build = time.perf_counter() - t0
         out = solve_cvxpy(prob, v, shim, opts)
+    out.stats["build_seconds"] = build
     return out, out.x
