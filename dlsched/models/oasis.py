@@ -377,6 +377,35 @@ class OasisIndex:
         return self.z0 + len(self.z_job)
 
 
+class _Rows:
+    """Row blocks of a sparse matrix form, collected as coordinate arrays (vectorised builders)."""
+
+    def __init__(self):
+        self.rows, self.cols, self.vals, self.lo, self.hi, self.names = [], [], [], [], [], []
+        self.count = 0
+
+    def block(self, count, lower, upper, label: str = "") -> int:
+        """Append ``count`` rows with bounds [lower, upper]; returns the first row's index."""
+        self.lo.append(np.broadcast_to(np.asarray(lower, float), (count,)).copy())
+        self.hi.append(np.broadcast_to(np.asarray(upper, float), (count,)).copy())
+        self.names.append((label, self.count, count))
+        self.count += count
+        return self.count - count
+
+    def add(self, r, c, v) -> None:
+        """Coefficients v at (rows r, columns c); v broadcasts."""
+        self.rows.append(np.asarray(r, dtype=np.int64))
+        self.cols.append(np.asarray(c, dtype=np.int64))
+        self.vals.append(np.broadcast_to(np.asarray(v, dtype=float), np.shape(r)).copy())
+
+    def matrix(self, n_cols: int) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
+        M = sp.csr_matrix((np.concatenate(self.vals), (np.concatenate(self.rows), np.concatenate(self.cols))),
+                          shape=(self.count, n_cols))
+        M.sum_duplicates()
+        M.eliminate_zeros()
+        return M, np.concatenate(self.lo), np.concatenate(self.hi)
+
+
 def _windows(inst: OasisInstance):
     """Per job: arrival a, earliest completion t_min (T + 1 when it cannot run), horizon."""
     a = inst.arrival
@@ -438,23 +467,8 @@ def build_matrix(inst: OasisInstance, *, symmetry: bool = False, relax: bool = F
     span = T - a + 1
     jt_off = np.cumsum(span) - span
     n_jt = int(span.sum())
-    rows, cols, vals, lo, hi, names = [], [], [], [], [], []
-    base = 0
-
-    def add(r, c, v):
-        rows.append(np.asarray(r, dtype=np.int64))
-        cols.append(np.asarray(c, dtype=np.int64))
-        vals.append(np.broadcast_to(np.asarray(v, dtype=float), np.shape(r)).copy())
-
-    def block(count, lower, upper, label):
-        nonlocal base
-        lo.append(np.broadcast_to(np.asarray(lower, float), (count,)).copy())
-        hi.append(np.broadcast_to(np.asarray(upper, float), (count,)).copy())
-        names.append((label, base, count))
-        start = base
-        base += count
-        return start
-
+    rb = _Rows()
+    add, block = rb.add, rb.block
     # work: sum y - R_i sum_t c_i(t) >= 0
     r0 = block(n, 0.0, np.inf, "work")
     add(r0 + idx.y_job, cy, 1.0)
@@ -531,21 +545,20 @@ def build_matrix(inst: OasisInstance, *, symmetry: bool = False, relax: bool = F
             add(r0 + pair_row[s[first]] * T + t[first] - 1, cols_[first], key[job[first]])
             second = prev[s] >= 0
             add(r0 + pair_row[prev[s[second]]] * T + t[second] - 1, cols_[second], -key[job[second]])
-    M = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(base, idx.n_cols))
-    M.sum_duplicates()
-    M.eliminate_zeros()
-    # objective and bounds
+    M, lo, hi = rb.matrix(idx.n_cols)
+    # objective and bounds; c columns of a job are its slots t_min..T in order
     c = np.zeros(idx.n_cols)
-    c[cc] = [float(inst.utility_of(int(i), t - a[i] + 1)) for i, t in zip(idx.c_job, idx.c_t)]
+    starts = np.searchsorted(idx.c_job, np.unique(idx.c_job))
+    for i, lo_, hi_ in zip(idx.c_job[starts].tolist(), starts.tolist(), [*starts[1:].tolist(), len(cc)]):
+        c[lo_:hi_] = inst.utility_of(i, idx.c_t[lo_:hi_] - a[i] + 1)
     ub = np.ones(idx.n_cols)
     ub[cy] = np.minimum(inst.worker_fit()[idx.y_job, idx.y_h], inst.chunks[idx.y_job])
     zmax = np.array([int(inst.ps_needed(i, int(inst.chunks[i]))) for i in range(n)], dtype=np.int64)
     ub[cz] = np.minimum(inst.ps_fit()[idx.z_job, idx.z_k], zmax[idx.z_job])
     integrality = np.zeros(idx.n_cols, np.int32) if relax else np.ones(idx.n_cols, np.int32)
-    mf = MatrixForm(c, M, np.concatenate(lo), np.concatenate(hi), np.zeros(idx.n_cols), ub.astype(float),
-                    integrality, "max", 0)
+    mf = MatrixForm(c, M, lo, hi, np.zeros(idx.n_cols), ub.astype(float), integrality, "max", 0)
     idx = OasisIndex(*[getattr(idx, f) for f in ("c_job", "c_t", "y_job", "y_t", "y_h", "z_job", "z_t", "z_k")],
-                     tuple(f"{label}[{start}:{start + count}]" for label, start, count in names))
+                     tuple(f"{label}[{start}:{start + count}]" for label, start, count in rb.names))
     return mf, idx
 
 
@@ -726,41 +739,29 @@ def build_pooled_matrix(inst: OasisInstance, *, eps: float = 1e-6, relax: bool =
     ps_total = np.floor(inst.ps_gbps / inst.worker_gbps * inst.ps_fit().sum(axis=1) + 1e-9)
     ybar = np.minimum.reduce([inst.chunks.astype(float), inst.worker_fit().sum(axis=1).astype(float), ps_total])
     work = inst.work().astype(float)
-    rows, cols, vals, lo, hi = [], [], [], [], []
-    base = 0
-
-    def block(count, lower, upper):
-        nonlocal base
-        lo.append(np.broadcast_to(np.asarray(lower, float), (count,)).copy())
-        hi.append(np.broadcast_to(np.asarray(upper, float), (count,)).copy())
-        base += count
-        return base - count
-
-    def add(r, c, v):
-        rows.append(np.asarray(r, np.int64))
-        cols.append(np.asarray(c, np.int64))
-        vals.append(np.broadcast_to(np.asarray(v, float), np.shape(r)).copy())
-
+    rb = _Rows()
+    add, block = rb.add, rb.block
     pos = np.zeros(n, np.int64)
     pos[jobs] = np.arange(len(jobs))
-    r0 = block(len(jobs), 0.0, np.inf)                                  # work
+    r0 = block(len(jobs), 0.0, np.inf, "work")
     add(r0 + pos[y_job], cy, 1.0)
     add(r0 + pos[jobs], u_off[jobs], -work[jobs])
-    r0 = block(ny, -np.inf, 0.0)                                        # link
+    r0 = block(ny, -np.inf, 0.0, "link")
     add(r0 + np.arange(ny), cy, 1.0)
     add(r0 + np.arange(ny), u_off[y_job] + np.maximum(y_t, tmin[y_job]) - tmin[y_job], -ybar[y_job])
     step = u_t > tmin[u_job]                                            # u_i(t) <= u_i(t-1)
-    r0 = block(int(step.sum()), -np.inf, 0.0)
+    r0 = block(int(step.sum()), -np.inf, 0.0, "run_monotone")
     add(r0 + np.arange(step.sum()), cu[step], 1.0)
     add(r0 + np.arange(step.sum()), cu[step] - 1, -1.0)
     Rn = len(inst.resources)
     ps_per_worker = inst.ps_demand * (inst.worker_gbps / inst.ps_gbps)[:, None]
-    for dem, cap in ((inst.worker_demand, inst.worker_cap.sum(axis=0)), (ps_per_worker, inst.ps_cap.sum(axis=0))):
-        r0 = block(T * Rn, -np.inf, np.tile(cap, T))                    # row (t - 1) * R + r
+    for dem, cap, label in ((inst.worker_demand, inst.worker_cap.sum(axis=0), "worker_pool"),
+                            (ps_per_worker, inst.ps_cap.sum(axis=0), "ps_pool")):
+        r0 = block(T * Rn, -np.inf, np.tile(cap, T), label)              # row (t - 1) * R + r
         d = dem[y_job]
         nz = np.argwhere(d > 0)
         add(r0 + (y_t[nz[:, 0]] - 1) * Rn + nz[:, 1], cy[nz[:, 0]], d[nz[:, 0], nz[:, 1]])
-    M = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(base, nu + ny))
+    M, lo, hi = rb.matrix(nu + ny)
     c = np.zeros(nu + ny)
     f = np.concatenate([inst.utility_of(int(i), np.arange(tmin[i], last[i] + 1) - a[i] + 1) for i in jobs]) if nu else np.zeros(0)
     first = ~step
@@ -768,6 +769,6 @@ def build_pooled_matrix(inst: OasisInstance, *, eps: float = 1e-6, relax: bool =
     c[cu[step]] = f[step] - f[np.flatnonzero(step) - 1]
     ub = np.concatenate([np.ones(nu), ybar[y_job]])
     integrality = np.concatenate([np.full(nu, 0 if relax else 1), np.zeros(ny)]).astype(np.int32)
-    mf = MatrixForm(c, M, np.concatenate(lo), np.concatenate(hi), np.zeros(nu + ny), ub, integrality, "max", 0)
+    mf = MatrixForm(c, M, lo, hi, np.zeros(nu + ny), ub, integrality, "max", 0)
     return mf, PooledIndex(u_job, u_t, y_job, y_t, slack, jobs)
 
