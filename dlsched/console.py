@@ -46,3 +46,26 @@ def table_console():
     from rich.console import Console
 
     return Console(width=max(Console().width, 140))
+
+
+@contextlib.contextmanager
+def progress(description: str, total: int, enabled: bool = True):
+    """A transient progress bar on stderr for a long loop (stdout stays free for ``--json``).
+
+    Yields ``tick(label)``: call it at the start of each item; the previous item counts as done.
+    Nothing is drawn when ``enabled`` is false or stderr is not a terminal.
+    """
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True, disable=not enabled) as bar:
+        task = bar.add_task(description, total=total)
+        started = False
+
+        def tick(label: str = "") -> None:
+            nonlocal started
+            bar.update(task, advance=1 if started else 0, description=f"{description}  {label}".rstrip())
+            started = True
+
+        yield tick

@@ -260,6 +260,7 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
 
     import dlsched
+    from dlsched.console import progress
     from dlsched.data import data_dir
 
     if args.from_runs:
@@ -273,14 +274,17 @@ def main(argv: list[str]) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
         log = (args.out / "runs.jsonl").open("w")
         rows = []
-        for path, k in problems(files, args.problems):
-            inst = dlsched.load(path, problem=k)
-            ref, _ = reference_of(inst, table)
-            for m in methods:
-                row = run_one(inst, m, params.get(m, {}), args.time_limit, args.threads, args.seed, ref)
-                rows.append(row)
-                log.write(json.dumps(row) + "\n")
-                log.flush()
+        todo = problems(files, args.problems)
+        with progress("bench mkp", len(todo) * len(methods)) as tick:
+            for path, k in todo:
+                inst = dlsched.load(path, problem=k)
+                ref, _ = reference_of(inst, table)
+                for m in methods:
+                    tick(f"{path.name}#{k} {m}")
+                    row = run_one(inst, m, params.get(m, {}), args.time_limit, args.threads, args.seed, ref)
+                    rows.append(row)
+                    log.write(json.dumps(row) + "\n")
+                    log.flush()
         log.close()
     summary = summarise(rows)
     figures = plot(rows, args.out, args.time_limit) if rows else []

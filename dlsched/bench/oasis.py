@@ -42,31 +42,14 @@ L_FAR = (1e2, 1e4, 1e6, 1e8, 1e10, 1e12, 1e13, 1e14)
 
 
 def ratio_study(seeds: int, time_limit: float | None, threads: int = 1) -> dict:
-    import dlsched
-    from dlsched.check import check_oasis
+    from dlsched.console import progress
     from dlsched.instance.oasis_gen import small
-    from dlsched.solvers.oasis import price_params
 
     rows = []
-    for s in range(seeds):
-        inst = small(s)
-        t0 = time.perf_counter()
-        opt = dlsched.solve(inst, "offline", threads=threads, time_limit=time_limit)
-        secs = time.perf_counter() - t0
-        onl = dlsched.solve(inst, "oasis")
-        for r in (opt, onl):
-            rep = check_oasis(inst, r.solution, r.objective)
-            if not rep.feasible:
-                raise AssertionError(f"seed {s} {r.method}: {rep.violations[:3]}")
-        alpha = price_params(inst).alpha
-        pooled = dlsched.solve(inst, "pooled-bound", threads=threads, time_limit=time_limit).bound
-        ratio = opt.objective / onl.objective if onl.objective > 0 else float("inf")
-        # the guarantee is OPT <= 2 alpha ALG; with a time-limited MILP use its bound
-        upper = opt.bound if opt.bound is not None else opt.objective
-        rows.append({"seed": s, "servers": inst.n_worker_servers + inst.n_ps_servers, "optimal": opt.status.value == "optimal",
-                     "offline": opt.objective, "offline_bound": upper, "oasis": onl.objective, "ratio": ratio,
-                     "alpha": alpha, "bound_2alpha": 2 * alpha, "violated": bool(upper > 2 * alpha * onl.objective + 1e-9),
-                     "offline_seconds": secs, "nodes": opt.stats.get("nodes"), "pooled_bound": pooled})
+    with progress("competitive ratio", seeds) as tick:
+        for s in range(seeds):
+            tick(f"instance {s}")
+            rows.append(_ratio_row(s, small(s), time_limit, threads))
     ratios = np.array([r["ratio"] for r in rows])
     # how tight the pooled bound (used where the exact optimum is out of reach) is where OPT is known
     tight = np.array([r["pooled_bound"] / r["offline"] for r in rows if r["offline"] > 0 and r["optimal"]])
@@ -79,6 +62,31 @@ def ratio_study(seeds: int, time_limit: float | None, threads: int = 1) -> dict:
             "offline_seconds_median": float(np.median(secs)), "offline_seconds_max": float(secs.max()),
             "pooled_over_opt_mean": float(tight.mean()) if tight.size else None,
             "pooled_over_opt_max": float(tight.max()) if tight.size else None}
+
+
+def _ratio_row(s: int, inst, time_limit: float | None, threads: int) -> dict:
+    """One competitive-ratio instance: offline optimum and OASiS (both checked), α, the pooled bound."""
+    import dlsched
+    from dlsched.check import check_oasis
+    from dlsched.solvers.oasis import price_params
+
+    t0 = time.perf_counter()
+    opt = dlsched.solve(inst, "offline", threads=threads, time_limit=time_limit)
+    secs = time.perf_counter() - t0
+    onl = dlsched.solve(inst, "oasis")
+    for r in (opt, onl):
+        rep = check_oasis(inst, r.solution, r.objective)
+        if not rep.feasible:
+            raise AssertionError(f"seed {s} {r.method}: {rep.violations[:3]}")
+    alpha = price_params(inst).alpha
+    pooled = dlsched.solve(inst, "pooled-bound", threads=threads, time_limit=time_limit).bound
+    ratio = opt.objective / onl.objective if onl.objective > 0 else float("inf")
+    # the guarantee is OPT <= 2 alpha ALG; with a time-limited MILP use its bound
+    upper = opt.bound if opt.bound is not None else opt.objective
+    return {"seed": s, "servers": inst.n_worker_servers + inst.n_ps_servers, "optimal": opt.status.value == "optimal",
+            "offline": opt.objective, "offline_bound": upper, "oasis": onl.objective, "ratio": ratio,
+            "alpha": alpha, "bound_2alpha": 2 * alpha, "violated": bool(upper > 2 * alpha * onl.objective + 1e-9),
+            "offline_seconds": secs, "nodes": opt.stats.get("nodes"), "pooled_bound": pooled}
 
 
 def paper_setting(n_jobs: int, seed: int, baselines=BASELINES, l_min_share: float = L_MIN_SHARE,
@@ -205,8 +213,14 @@ def _run(args, seeds, jobs, t0) -> dict:
             "ratio_study": ratio})
     if "paper" in parts:
         pseeds = args.paper_seeds or (1 if args.quick else 3)
-        paper = [paper_setting(n, args.seed + k, l_min_share=args.l_min_share, bound_time_limit=args.time_limit)
-                 for n in jobs for k in range(pseeds)]
+        from dlsched.console import progress
+
+        paper = []
+        with progress("paper setting", len(jobs) * pseeds) as tick:
+            for n in jobs:
+                for k in range(pseeds):
+                    tick(f"{n} jobs, seed {args.seed + k}")
+                    paper.append(paper_setting(n, args.seed + k, l_min_share=args.l_min_share, bound_time_limit=args.time_limit))
         last = [p for p in paper if p["jobs"] == jobs[-1]]
         names = ["oasis", *(["oasis_lest"] if args.l_min_share > 0 else []), *BASELINES, "risk_reward_preemptive"]
         totals = {m: float(sum(p[m]["utility"] for p in last)) for m in [*names, "upper_bound"]}

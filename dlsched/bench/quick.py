@@ -26,15 +26,14 @@ def run(folder: Path, backends: tuple[str, ...], time_limit: float | None, threa
 
     files = instance_files(folder)
     rows = []
-    from rich.progress import Progress
+    from dlsched.console import progress as progress_bar
 
-    with Progress(transient=True, disable=not progress) as bar:
-        task = bar.add_task("bench quick", total=len(files) * len(backends))
+    with progress_bar("bench quick", len(files) * len(backends), enabled=progress) as tick:
         for path in files:
             inst = dlsched.load(path)
             ref = getattr(inst, "reference", None)
             for backend in backends:
-                bar.update(task, description=f"{path.name} / {backend}")
+                tick(f"{path.name} / {backend}")
                 res = dlsched.solve(inst, "exact", backend=backend, time_limit=time_limit, threads=threads)
                 report = dlsched.check(inst, res) if res.status.has_solution() else None
                 rows.append({
@@ -44,7 +43,6 @@ def run(folder: Path, backends: tuple[str, ...], time_limit: float | None, threa
                     "build_seconds": res.build_seconds, "solve_seconds": res.solve_seconds,
                     "checked": None if report is None else report.feasible,
                 })
-                bar.advance(task)
     return rows
 
 

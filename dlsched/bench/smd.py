@@ -59,30 +59,38 @@ def small_instance(k: int, seed: int):
 
 
 def gaps(n_instances: int, seed: int, time_limit: float, threads: int) -> list[dict]:
-    import dlsched
+    from dlsched.console import progress
 
     rows = []
-    for k in range(n_instances):
-        inst = small_instance(k, seed)
-        t0 = time.perf_counter()
-        ti = dlsched.solve(inst, "time-indexed", time_limit=time_limit, threads=threads)
-        ti_s = time.perf_counter() - t0
-        row = {"instance": inst.name, "jobs": inst.n_jobs, "servers": inst.n_servers, "horizon": ti.stats["horizon"],
-               "horizon_provable": ti.stats["horizon_provable"], "ti_status": ti.status.value,
-               "ti_objective": ti.objective, "ti_bound": ti.bound, "ti_seconds": ti_s,
-               "ti_checked": bool(dlsched.check(inst, ti).feasible) if ti.solution is not None else None}
-        for m, kw in (("smd", {}), ("smd_lp", {"sub": "lp-round"}), ("optimus", {}), ("drf", {})):
-            t0 = time.perf_counter()
-            res = dlsched.solve(inst, "smd" if m == "smd_lp" else m, threads=threads, **kw)
-            rep = dlsched.check(inst, res)
-            row[m] = res.objective
-            row[f"{m}_seconds"] = time.perf_counter() - t0
-            row[f"{m}_checked"] = bool(rep.feasible)
-            # gap to the proven optimum (to the bound if the MILP stopped early: then an upper estimate)
-            ref = ti.objective if ti.status == dlsched.Status.OPTIMAL else ti.bound
-            row[f"gap_{m}"] = (res.objective - ref) / ref if ref else None
-        rows.append(row)
+    with progress("gap to the time-indexed optimum", n_instances) as tick:
+        for k in range(n_instances):
+            tick(f"instance {k}")
+            rows.append(_gap_row(small_instance(k, seed), time_limit, threads))
     return rows
+
+
+def _gap_row(inst, time_limit: float, threads: int) -> dict:
+    """One small instance: the time-indexed optimum and every method's gap to it, all checked."""
+    import dlsched
+
+    t0 = time.perf_counter()
+    ti = dlsched.solve(inst, "time-indexed", time_limit=time_limit, threads=threads)
+    ti_s = time.perf_counter() - t0
+    row = {"instance": inst.name, "jobs": inst.n_jobs, "servers": inst.n_servers, "horizon": ti.stats["horizon"],
+           "horizon_provable": ti.stats["horizon_provable"], "ti_status": ti.status.value,
+           "ti_objective": ti.objective, "ti_bound": ti.bound, "ti_seconds": ti_s,
+           "ti_checked": bool(dlsched.check(inst, ti).feasible) if ti.solution is not None else None}
+    for m, kw in (("smd", {}), ("smd_lp", {"sub": "lp-round"}), ("optimus", {}), ("drf", {})):
+        t0 = time.perf_counter()
+        res = dlsched.solve(inst, "smd" if m == "smd_lp" else m, threads=threads, **kw)
+        rep = dlsched.check(inst, res)
+        row[m] = res.objective
+        row[f"{m}_seconds"] = time.perf_counter() - t0
+        row[f"{m}_checked"] = bool(rep.feasible)
+        # gap to the proven optimum (to the bound if the MILP stopped early: then an upper estimate)
+        ref = ti.objective if ti.status == dlsched.Status.OPTIMAL else ti.bound
+        row[f"gap_{m}"] = (res.objective - ref) / ref if ref else None
+    return row
 
 
 def exactness(sizes: list[int], seed: int, threads: int, repeats: int = 1) -> list[dict]:
@@ -143,22 +151,31 @@ def decision_time(repeats: int, seed: int, threads: int) -> dict:
 
 
 def load_study(seeds: int, seed: int, threads: int) -> list[dict]:
-    import dlsched
+    from dlsched.console import progress
     from dlsched.instance.smd_gen import generate
 
     rows = []
-    for mix in ("dl2", "optimus"):
-        for k in range(seeds):
-            inst = generate(200, 10, mix=mix, seed=seed * 100 + k, arrival_rate=8.0, max_len_slots=6.0)
-            row = {"mix": mix, "seed": seed * 100 + k, "jobs": inst.n_jobs, "servers": inst.n_servers}
-            for m in ("smd", "optimus", "drf"):
-                t0 = time.perf_counter()
-                res = dlsched.solve(inst, m, threads=threads)
-                row[f"{m}_avg_jct"] = (res.objective - float(inst.arrival.sum())) / inst.n_jobs
-                row[f"{m}_seconds"] = time.perf_counter() - t0
-                row[f"{m}_checked"] = bool(dlsched.check(inst, res).feasible)
-            rows.append(row)
+    with progress("load study", 2 * seeds) as tick:
+        for mix in ("dl2", "optimus"):
+            for k in range(seeds):
+                tick(f"{mix} mix, seed {seed * 100 + k}")
+                rows.append(_load_row(generate(200, 10, mix=mix, seed=seed * 100 + k, arrival_rate=8.0, max_len_slots=6.0),
+                                      mix, seed * 100 + k, threads))
     return rows
+
+
+def _load_row(inst, mix: str, seed: int, threads: int) -> dict:
+    """Average JCT of SMD, Optimus and DRF on one loaded instance, every schedule checked."""
+    import dlsched
+
+    row = {"mix": mix, "seed": seed, "jobs": inst.n_jobs, "servers": inst.n_servers}
+    for m in ("smd", "optimus", "drf"):
+        t0 = time.perf_counter()
+        res = dlsched.solve(inst, m, threads=threads)
+        row[f"{m}_avg_jct"] = (res.objective - float(inst.arrival.sum())) / inst.n_jobs
+        row[f"{m}_seconds"] = time.perf_counter() - t0
+        row[f"{m}_checked"] = bool(dlsched.check(inst, res).feasible)
+    return row
 
 
 def summarise(cal, gap_rows, exact_rows, dec) -> dict:
