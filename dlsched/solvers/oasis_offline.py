@@ -8,6 +8,7 @@ HiGHS as a starting incumbent.
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -140,4 +141,10 @@ def pooled_bound(inst: OasisInstance, opts: SolveOptions | None = None, eps: flo
 @register("pooled-bound", families=("oasis",), params=("eps", "relax"),
           description="upper bound on the OASiS offline optimum: pooled-server relaxation (no schedule)")
 def pooled(inst: OasisInstance, opts: SolveOptions, eps: float = 1e-6, relax: bool = False) -> Result:
-    return pooled_bound(inst, opts, eps=float(eps), relax=flag(relax, "relax"))
+    try:
+        value = float(eps)
+    except (TypeError, ValueError):
+        value = float("nan")
+    if not (value >= 0 and math.isfinite(value)):
+        raise InputError("<argument>", "eps", "a finite number >= 0 (share of the top utility below which jobs are cut)", eps)
+    return pooled_bound(inst, opts, eps=value, relax=flag(relax, "relax"))

@@ -376,3 +376,14 @@ def test_pooled_bound_counts_what_it_truncates():
     exact = dlsched.solve(inst, "offline", threads=1).objective
     coarse = dlsched.solve(inst, "pooled-bound", eps=0.5, threads=1)
     assert coarse.stats["slack"] > 0 and coarse.bound >= exact - 1e-6
+
+
+@pytest.mark.parametrize("eps", ["-1", "abc", "inf"])
+def test_pooled_bound_rejects_a_bad_eps(capsys, eps):
+    from pathlib import Path
+
+    from dlsched.cli import main
+
+    path = Path(__file__).resolve().parents[2] / "instances" / "oasis-tiny.json"
+    assert main(["solve", str(path), "--method", "pooled-bound", "-P", f"eps={eps}"]) == 2
+    assert "at eps: expected a finite number >= 0" in capsys.readouterr().err
