@@ -188,7 +188,10 @@ def load_solution(instance, path: str | os.PathLike):
         raise InputError(source, "$.kind", "'solution'", doc.get("kind") if isinstance(doc, dict) else type(doc).__name__)
     if doc.get("family") != instance.family:
         raise InputError(source, "$.family", f"'{instance.family}' (the instance's family)", doc.get("family"))
-    if "solution" not in doc or doc["solution"] is None:
+    if "solution" not in doc:
         raise InputError(source, "$.solution", "a solution", "no such field")
+    if doc["solution"] is None:
+        raise InputError(source, "$.solution", "a solution",
+                         f"null (the run that wrote this file found none: status {doc.get('status', 'unknown')})")
     fam = FAMILIES[instance.family]
     return fam.parse_solution(instance, doc["solution"], source), doc.get("objective")
