@@ -1,12 +1,12 @@
-"""Does the paper-setting comparison depend on our server size? (docs/oasis.md, "Findings")
+"""Does the paper-setting comparison depend on our server size or the arrival process? (docs/oasis.md, "Findings")
 
 The paper gives no server capacities; ours (8 GPU / 48 vCPU / 192 GB workers, 48 vCPU / 192 GB
 PS servers) are a choice. This reruns the paper-setting study (every method, every schedule
 checked, the pooled upper bound on the offline optimum) with every server's capacity scaled by
-each factor, on the same jobs and arrivals, and prints one Markdown table and, with ``--json``,
-the rows.
+each factor, on the same jobs and arrivals (Poisson, or ``--arrivals trace``: the Tiresias
+submit times), and prints one Markdown table and, with ``--json``, the rows.
 
-    python benchmarks/oasis_capacity.py [--scales 0.25 0.5 1 2] [--jobs 400] [--seeds 1 2 3]
+    python benchmarks/oasis_capacity.py [--scales 0.25 0.5 1 2] [--arrivals poisson|trace] [--jobs 400] [--seeds 1 2 3]
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ COLUMNS = ("oasis", "oasis_lest", *BASELINES, "risk_reward_preemptive", "upper_b
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--scales", type=float, nargs="+", default=[0.25, 0.5, 1.0, 2.0])
+    ap.add_argument("--arrivals", choices=("poisson", "trace"), default="poisson")
     ap.add_argument("--jobs", type=int, default=400)
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     ap.add_argument("--time-limit", type=float, default=60.0, help="seconds for each pooled bound")
@@ -37,14 +38,15 @@ def main() -> None:
         preset = replace(PAPER, worker_server={k: v * scale for k, v in PAPER.worker_server.items()},
                          ps_server={k: v * scale for k, v in PAPER.ps_server.items()})
         for seed in args.seeds:
-            p = paper_setting(args.jobs, seed, l_min_share=L_MIN_SHARE, bound_time_limit=args.time_limit, preset=preset)
-            p["scale"] = scale
+            p = paper_setting(args.jobs, seed, l_min_share=L_MIN_SHARE, bound_time_limit=args.time_limit, preset=preset,
+                              arrivals=args.arrivals)
+            p["scale"], p["arrivals"] = scale, args.arrivals
             rows.append(p)
             cells = " | ".join(f"{p[c]['utility']:.1f}" for c in COLUMNS)
             print(f"| {scale:g} | {seed} | {cells} | {p['utility_vs_best_baseline']:.2f} | {p['bound_vs_best_baseline']:.2f} |", flush=True)
     if args.json:
         print(json.dumps({"rows": rows, "environment": environment(jobs=args.jobs, seeds=args.seeds, time_limit=args.time_limit,
-                                                                    threads=1)}, default=float))
+                                                                    arrivals=args.arrivals, threads=1)}, default=float))
 
 
 if __name__ == "__main__":

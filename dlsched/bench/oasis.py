@@ -90,12 +90,12 @@ def _ratio_row(s: int, inst, time_limit: float | None, threads: int) -> dict:
 
 
 def paper_setting(n_jobs: int, seed: int, baselines=BASELINES, l_min_share: float = L_MIN_SHARE,
-                  bound_time_limit: float | None = 60.0, preset="paper") -> dict:
+                  bound_time_limit: float | None = 60.0, preset="paper", arrivals: str = "poisson") -> dict:
     import dlsched
     from dlsched.check import check_oasis
     from dlsched.instance.oasis_gen import generate
 
-    inst = generate(n_jobs, seed=seed, preset=preset)
+    inst = generate(n_jobs, seed=seed, preset=preset, arrivals=arrivals)
     out = {"jobs": n_jobs, "seed": seed, "fit_alone": int(inst.runnable().sum())}
     methods = [("oasis", {}), *[(b, {}) for b in baselines], ("risk_reward_preemptive", {"preempt": True})]
     if l_min_share > 0:
