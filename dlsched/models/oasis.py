@@ -220,23 +220,25 @@ class OasisInstance:
         """(n, K) PSs of job i that fit on an empty PS server k."""
         return _fit(self.ps_cap, self.ps_demand)
 
+    def _blockers(self) -> list[tuple[np.ndarray, Any]]:
+        """Why jobs can never run: (n,) masks with the reason for a job i, in reporting order."""
+        dmin = self.min_duration()
+        more_ps = (self.worker_gbps > self.ps_gbps) & (np.ceil(self.worker_gbps / self.ps_gbps - 1e-9) > 1)  # ps_needed(i, 1) > 1
+        return [
+            (~self.worker_fit().any(axis=1), lambda i: "one worker exceeds every worker server's capacity"),
+            (~self.ps_fit().any(axis=1), lambda i: "one parameter server exceeds every PS server's capacity"),
+            (more_ps, lambda i: "worker bandwidth b exceeds PS bandwidth B: more PSs than workers needed"),
+            (self.arrival + dmin - 1 > self.horizon,
+             lambda i: f"needs at least {int(dmin[i])} slots but only {self.horizon - int(self.arrival[i]) + 1} remain before T"),
+        ]
+
     def runnable(self) -> np.ndarray:
         """(n,) bool: jobs that could finish by T alone on the empty cluster (``infeasible_reason`` is None)."""
-        return (self.worker_fit().any(axis=1) & self.ps_fit().any(axis=1)
-                & ~((self.worker_gbps > self.ps_gbps) & (np.ceil(self.worker_gbps / self.ps_gbps - 1e-9) > 1))
-                & (self.arrival + self.min_duration() - 1 <= self.horizon))
+        return ~np.logical_or.reduce([mask for mask, _ in self._blockers()])
 
     def infeasible_reason(self, i: int) -> str | None:
         """Why job i can never run (a rejection reason), or None."""
-        if not self.worker_fit()[i].any():
-            return "one worker exceeds every worker server's capacity"
-        if not self.ps_fit()[i].any():
-            return "one parameter server exceeds every PS server's capacity"
-        if self.worker_gbps[i] > self.ps_gbps[i] and self.ps_needed(i, 1)[()] > 1:
-            return "worker bandwidth b exceeds PS bandwidth B: more PSs than workers needed"
-        if self.arrival[i] + self.min_duration()[i] - 1 > self.horizon:
-            return f"needs at least {int(self.min_duration()[i])} slots but only {self.horizon - int(self.arrival[i]) + 1} remain before T"
-        return None
+        return next((why(i) for mask, why in self._blockers() if mask[i]), None)
 
     def utility_of(self, i: int, duration) -> np.ndarray:
         return self.utilities[i](duration)
