@@ -724,9 +724,11 @@ def build_pooled_matrix(inst: OasisInstance, *, eps: float = 1e-6, relax: bool =
     fmax[ok] = [float(inst.utility_of(int(i), tmin[i] - a[i] + 1)) for i in np.flatnonzero(ok)]
     thr = eps * fmax.max() if ok.any() else 0.0
     last = np.full(n, -1, dtype=np.int64)
+    kept_f = []                                  # utility of each kept job at completion slots t_min..last
     for i in np.flatnonzero(ok & (fmax > thr)):
         f = inst.utility_of(int(i), np.arange(tmin[i], T + 1) - a[i] + 1)
         last[i] = tmin[i] + np.flatnonzero(f > thr)[-1]
+        kept_f.append(f[: last[i] - tmin[i] + 1])
     jobs = np.flatnonzero(last >= 0)
     slack = float(fmax[ok & (last < 0)].sum() + thr * len(jobs))
     u_job, u_t = _grid(jobs, tmin[jobs], last[jobs])
@@ -765,7 +767,7 @@ def build_pooled_matrix(inst: OasisInstance, *, eps: float = 1e-6, relax: bool =
         add(r0 + (y_t[nz[:, 0]] - 1) * Rn + nz[:, 1], cy[nz[:, 0]], d[nz[:, 0], nz[:, 1]])
     M, lo, hi = rb.matrix(nu + ny)
     c = np.zeros(nu + ny)
-    f = np.concatenate([inst.utility_of(int(i), np.arange(tmin[i], last[i] + 1) - a[i] + 1) for i in jobs]) if nu else np.zeros(0)
+    f = np.concatenate(kept_f) if nu else np.zeros(0)
     first = ~step
     c[cu[first]] = f[first]
     c[cu[step]] = f[step] - f[np.flatnonzero(step) - 1]
