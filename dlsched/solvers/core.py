@@ -70,6 +70,7 @@ class Tracker:
     opts: SolveOptions
     t0: float
     lp: LPInfo
+    build_seconds: float = 0.0          # building the core model (inside the time since t0, reported apart)
     choice: np.ndarray | None = None
     gain: float = -math.inf
     bound: float = math.inf
@@ -173,27 +174,31 @@ def _free_jobs(inst: MCMDK, keep: np.ndarray, none_ok: np.ndarray) -> int:
     return int((kept > 1).sum())
 
 
-def start(inst: MCMDK, opts: SolveOptions, t0: float, search_share: float = 0.1) -> tuple[Tracker, dict]:
-    """LP, certified bound and an lp-round incumbent: the first steps every sparsification layer shares."""
+def start(instance, opts: SolveOptions, search_share: float = 0.1) -> tuple[MCMDK, Tracker, dict]:
+    """Core model, LP, certified bound and an lp-round incumbent: the first steps every sparsification layer shares.
+
+    The clock (``Tracker.t0``) starts before the core model is built, so the time limit covers it."""
+    t0 = time.perf_counter()
+    inst = instance.to_core()
+    build = time.perf_counter() - t0
     lp = solve_lp(inst, opts)
-    tr = Tracker(inst, opts, t0, lp)
+    tr = Tracker(inst, opts, t0, lp, build)
     stats: dict = {"lp_seconds": round(lp.seconds, 4), "lp_bound": lp.bound}
     if lp.status != Status.OPTIMAL:
-        return tr, stats
+        return inst, tr, stats
     search = 1.0 if opts.time_limit is None else min(1.0, search_share * opts.time_limit)
     p, _, rstats = lp_round_core(inst, opts, lp, t0=t0, search_seconds=search)
     stats["lp_round_objective"] = None if p is None else p.objective()
     if p is not None:
         tr.offer(p.choice(), p.gain_total())
-    return tr, stats
+    return inst, tr, stats
 
 
-def finish(name: str, inst: MCMDK, opts: SolveOptions, tr: Tracker, stats: dict, build: float,
-           termination: str) -> Result:
-    """The :class:`Result` of a layer from its tracker."""
-    seconds = time.perf_counter() - tr.t0
+def finish(name: str, inst: MCMDK, opts: SolveOptions, tr: Tracker, stats: dict, termination: str) -> Result:
+    """The :class:`Result` of a layer from its tracker (build and solve seconds apart)."""
+    seconds = time.perf_counter() - tr.t0 - tr.build_seconds
     lp = tr.lp
-    res = Result(name, Status.NO_SOLUTION, None, None, inst.sense, termination, "highs", build, seconds, None,
+    res = Result(name, Status.NO_SOLUTION, None, None, inst.sense, termination, "highs", tr.build_seconds, seconds, None,
                  stats, highs.version(), opts.as_dict())
     if lp.status in (Status.INFEASIBLE, Status.UNBOUNDED):
         res.status, res.termination = lp.status, lp.termination
@@ -318,12 +323,9 @@ def core(instance, opts: SolveOptions, core_fractions=DEFAULT_FRACTIONS, stage_s
          diversify: bool = True, price_noise: float = 0.2, lns: bool = False, free: int | None = None,
          sub_seconds: float = 0.3, temperature: float = 1.0) -> Result:
     """Core-problem method (module docstring: stages, certified bound, diversified cores, LNS)."""
-    t0 = time.perf_counter()
-    inst = instance.to_core()
-    build = time.perf_counter() - t0
-    tr, stats = start(inst, opts, t0)
+    inst, tr, stats = start(instance, opts)
     if tr.lp.status != Status.OPTIMAL:
-        return finish("core", inst, opts, tr, stats, build, tr.lp.termination)
+        return finish("core", inst, opts, tr, stats, tr.lp.termination)
     lp = tr.lp
     mf = build_matrix(inst)
     termination = "time_limit"
@@ -381,4 +383,4 @@ def core(instance, opts: SolveOptions, core_fractions=DEFAULT_FRACTIONS, stage_s
                    temperature=temperature)
     if tr.proven:
         termination = "optimal"
-    return finish("core", inst, opts, tr, stats, build, termination)
+    return finish("core", inst, opts, tr, stats, termination)

@@ -19,7 +19,6 @@ reported bound is certified for the *whole* problem as in :mod:`dlsched.solvers.
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 
@@ -55,12 +54,9 @@ def sample(instance, opts: SolveOptions, samples: int = 10, seed: int | None = N
     if int(samples) != samples or samples < 1:
         raise InputError("<argument>", "samples", "a positive integer (configurations kept per job)", samples)
     seed = opts.seed if seed is None else int(seed)
-    t0 = time.perf_counter()
-    inst = instance.to_core()
-    build = time.perf_counter() - t0
-    tr, stats = start(inst, opts, t0)
+    inst, tr, stats = start(instance, opts)
     if tr.lp.status != Status.OPTIMAL:
-        return finish("sample", inst, opts, tr, stats, build, tr.lp.termination)
+        return finish("sample", inst, opts, tr, stats, tr.lp.termination)
     lp = tr.lp
     keep = sample_columns(inst, lp, int(samples), seed) | (lp.x > 1e-9)
     allow_none = inst.choose == "at_most_one"
@@ -76,4 +72,4 @@ def sample(instance, opts: SolveOptions, samples: int = 10, seed: int | None = N
         termination = "optimal"
     elif termination == "optimal":
         termination = "sample_optimal"     # optimal on the sample; the whole problem's gap is in the bound
-    return finish("sample", inst, opts, tr, stats, build, termination)
+    return finish("sample", inst, opts, tr, stats, termination)
