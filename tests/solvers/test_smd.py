@@ -208,3 +208,29 @@ def test_schedule_methods_refuse_per_server_instances(tmp_path):
     assert res.status == dlsched.Status.OPTIMAL and dlsched.check(inst, res).feasible
     sched = {"schedule": np.zeros((1, inst.n_jobs, 2), dtype=np.int64)}
     assert not dlsched.check(inst, sched).feasible
+
+
+@pytest.mark.parametrize("capacity", ["aggregate", "per_server"])
+@pytest.mark.parametrize("method", ["exact", "lp-round", "core", "sample"])
+def test_generic_layers_answer_smd_with_a_checked_allocation(tmp_path, capacity, method):
+    """The registry translates the generic layers' core solutions into SMD allocations, which the
+    independent checker verifies, and which survive a solution file round trip."""
+    import json
+
+    from dlsched.check import check_smd
+    from dlsched.cli import main
+
+    inst = generate(10, 3, seed=5, arrival_rate=None)
+    inst.options = type(inst.options)(**{**vars(inst.options), "capacity": capacity})
+    best = dlsched.solve(inst, "exact", threads=1).objective
+    res = dlsched.solve(inst, method, time_limit=5, threads=1)
+    assert set(res.solution) == {"allocation"}
+    assert res.solution["allocation"].shape == (inst.n_jobs, 3 if capacity == "per_server" else 2)
+    rep = check_smd(inst, res.solution, res.objective)
+    assert rep.feasible, rep.violations
+    assert res.objective >= best - 1e-6 * abs(best)          # minimisation: no layer beats the optimum
+    path, out = tmp_path / "inst.json", tmp_path / "sol.json"
+    dlsched.save(inst, path)
+    assert main(["solve", str(path), "--method", method, "--time-limit", "5", "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["solution"]["allocation"]
+    assert main(["check", str(path), str(out)]) == 0
