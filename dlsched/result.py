@@ -153,6 +153,8 @@ class Result:
             if (self.status == st) != (self.termination == st.value):
                 return f"status {self.status.value} with termination {self.termination}"
         gap = self.gap
+        if self.status == Status.OPTIMAL and gap != 0:
+            return f"status optimal with gap {gap!r} (a proof of optimality is a bound equal to the objective)"
         if gap is not None and not gap >= 0:
             return (f"bound {self.bound!r} is on the wrong side of objective {self.objective!r} "
                     f"({'max' if self.sense == 'max' else 'min'}imisation)")

@@ -88,6 +88,20 @@ def describe() -> list[Method]:
     return list(seen.values())
 
 
+def cases() -> list[tuple[str, str, str | None]]:
+    """Every (family, method, backend) a user can run: the grid tests/test_conformance.py covers
+    (``backend`` is None for methods without one). Generic methods appear under every family
+    that offers them and does not override them."""
+    from dlsched.instance.families import FAMILIES
+
+    out = []
+    for family in sorted(FAMILIES):
+        for name in available(family):
+            method = lookup(name, family)
+            out.extend((family, name, b) for b in (method.backends or (None,)))
+    return out
+
+
 def params_of(name: str, family: str) -> tuple[str, ...]:
     return lookup(name, family).params
 
@@ -128,6 +142,7 @@ def call(instance: Any, name: str, opts, **params) -> Result:
         opts = replace(opts, raw=check_raw(opts.raw))
     opts = opts.started()     # the whole call's budget starts here unless the caller started it earlier
     res = method.fn(instance, opts, **params)
+    res.options = opts.as_dict()     # the options of the call, recorded in one place for every method
     if method.families is None and res.solution is not None and hasattr(instance, "solution_from_core"):
         # a generic layer answered in core columns: give the family its own solution form
         res.solution = instance.solution_from_core(res.solution)
