@@ -15,7 +15,7 @@ import numpy as np
 
 from dlsched.errors import InputError, SolverError
 from dlsched.result import Status
-from dlsched.solvers.highs import MatrixOutcome, solve_matrix, typed_options
+from dlsched.solvers.highs import MatrixOutcome, in_child, solve_matrix, typed_options
 from dlsched.solvers.options import SolveOptions
 
 # ---------------------------------------------------------------- Pyomo (contrib.solver Highs)
@@ -179,10 +179,38 @@ def solve_front_end(fe: FrontEnds, backend: str, opts: SolveOptions) -> tuple[Ma
     """Build and solve ``fe`` through ``backend``: (outcome, family solution or None, build seconds).
 
     Build seconds include Pyomo's and CVXPY's translation inside their ``solve()``; the time
-    limit given to HiGHS is what remains of the call's budget after the build.
+    limit given to HiGHS is what remains of the call's budget after the build. With a time limit,
+    the Pyomo and CVXPY paths (whose Python build cannot be interrupted: 19 s for 100k columns in
+    Pyomo) run whole in a forked child stopped at the deadline (:func:`~dlsched.solvers.highs.in_child`);
+    the highspy path guards only HiGHS itself (:func:`~dlsched.solvers.highs.solve_matrix`).
     """
     if backend not in BACKENDS:
         raise InputError("<argument>", "backend", f"one of {', '.join(BACKENDS)}", backend)
+    if backend != "highs" and opts.clock.limited:
+        t0 = time.perf_counter()
+        done, value = in_child(lambda report: _solve_front_end(fe, backend, opts), opts.clock)
+        if done:
+            value[0].stats["guarded"] = True
+            return value
+        return (MatrixOutcome(Status.NO_SOLUTION, "time_limit", None, None, None, time.perf_counter() - t0,
+                              stats={"guarded": True, "stopped_at_deadline": True}), None, 0.0)
+    return _solve_front_end(fe, backend, opts)
+
+
+#: Pyomo and CVXPY translate the model inside ``solve()`` before HiGHS starts, and load the solution
+#: after it stops: about as long again as their build, and half of it (measured on 10k columns,
+#: Pyomo). HiGHS's time limit leaves this multiple of the build time for both.
+AROUND_SOLVE_SHARE = 1.5
+
+
+def _leave_time_to_read(opts: SolveOptions, build: float) -> SolveOptions:
+    """Options whose budget ends :data:`AROUND_SOLVE_SHARE` x ``build`` seconds before the call's."""
+    if not opts.clock.limited:
+        return opts
+    return opts.within(opts.clock.share(1.0, at_most=max(opts.clock.remaining() - AROUND_SOLVE_SHARE * build, 1e-3)))
+
+
+def _solve_front_end(fe: FrontEnds, backend: str, opts: SolveOptions) -> tuple[MatrixOutcome, Any, float]:
     t0 = time.perf_counter()
     if backend == "highs":
         mf, decode = fe.matrix()
@@ -193,11 +221,11 @@ def solve_front_end(fe: FrontEnds, backend: str, opts: SolveOptions) -> tuple[Ma
     elif backend == "pyomo":
         model, read = fe.pyomo()
         build = time.perf_counter() - t0
-        out = run_pyomo(model, opts)
+        out = run_pyomo(model, _leave_time_to_read(opts, build))
     else:
         problem, read = fe.cvxpy()
         build = time.perf_counter() - t0
-        out = run_cvxpy(problem, opts, fe.sense)
+        out = run_cvxpy(problem, _leave_time_to_read(opts, build), fe.sense)
     build += out.stats.pop("compile_seconds", 0.0)
     solution = read() if (read is not None and out.status.has_solution()) else None
     if solution is not None and fe.objective is not None:
