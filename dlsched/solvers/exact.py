@@ -50,7 +50,7 @@ def solve_core(inst: MCMDK, opts: SolveOptions | None = None, backend: str = "hi
                relax: bool = False) -> Result:
     """Solve the MCMDK (or its LP relaxation) exactly; the solution is a choice per job
     (column values for the relaxation). ``opts.warm_start`` is passed to HiGHS (highs backend)."""
-    opts = opts or SolveOptions()
+    opts = (opts or SolveOptions()).started()
     warm = None
     if opts.warm_start is not None and not relax:
         if backend != "highs":

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import math
 import multiprocessing as mp
+import pickle
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
@@ -144,7 +145,7 @@ def use_threads(threads: int | None) -> None:
     Set") when a solve asks for another thread count than the first solve of the process did."""
     want = int(threads or 0)
     if _scheduler_threads and _scheduler_threads[0] != want:
-        highspy.Highs.resetGlobalScheduler(True)
+        highspy.Highs.resetGlobalScheduler(False)
     _scheduler_threads[:] = [want]
 
 
@@ -170,7 +171,7 @@ def solve_matrix(mf: MatrixForm, opts: SolveOptions | None = None, *, warm_x: np
     its clock inside presolve's probing or before the root LP's first iteration (measured:
     11.8 s for a 1 s limit on 100k columns, docs/contract.md "Time limit").
     """
-    opts = opts or SolveOptions()
+    opts = (opts or SolveOptions()).started()
     if opts.clock.limited and int(mf.M.nnz) >= GUARD_NONZEROS and "fork" in mp.get_all_start_methods():
         return solve_guarded(mf, opts, warm_x=warm_x, want_duals=want_duals)
     return solve_here(mf, opts, warm_x=warm_x, want_duals=want_duals)
@@ -247,7 +248,7 @@ def in_child(work: Callable[[Callable[[Any], None]], Any], budget, on_progress: 
     recv, send = ctx.Pipe(duplex=False)
 
     def child():
-        highspy.Highs.resetGlobalScheduler(True)
+        highspy.Highs.resetGlobalScheduler(False)
         _scheduler_threads.clear()
         # Pyomo asks highspy to run HiGHS in a helper thread (HandleKeyboardInterrupt), which never
         # starts in a forked process; the parent handles interrupts here, so run in this thread
@@ -256,9 +257,10 @@ def in_child(work: Callable[[Callable[[Any], None]], Any], budget, on_progress: 
             send.send(("done", work(lambda msg: send.send(("progress", msg)))))
         except Exception as exc:      # handed to the parent, which raises it
             try:
-                send.send(("error", exc))
-            except Exception:         # an exception that does not pickle: its text
-                send.send(("error", SolverError(f"{type(exc).__name__}: {exc}")))
+                pickle.loads(pickle.dumps(exc))
+            except Exception:         # an exception that does not survive pickling: its text
+                exc = SolverError(f"{type(exc).__name__}: {exc}")
+            send.send(("error", exc))
         finally:
             send.close()
 

@@ -52,12 +52,13 @@ class Budget:
 
     def share(self, fraction: float, at_most: float | None = None) -> "Budget":
         """A child budget of ``fraction`` of the time left (capped at ``at_most`` seconds) starting now:
-        how a decomposition divides what remains among its steps."""
+        how a decomposition divides what remains among its steps. At least 1 ms, so that a spent
+        budget still gives a valid (immediately expiring) one."""
         left = self.remaining()
         sec = fraction * left if math.isfinite(left) else None
         if at_most is not None:
             sec = at_most if sec is None else min(sec, at_most)
-        return Budget(sec)
+        return Budget(None if sec is None else max(sec, 1e-3))
 
     def seconds_for_solver(self) -> float | None:
         """The time limit to give one uninterruptible solver call: what remains less
