@@ -26,8 +26,8 @@ from typing import Literal, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from dlsched.sim.cluster import Cluster
-from dlsched.sim.workload import Job, Trace
+from dlsched.instance.cluster import Cluster
+from dlsched.instance.workload import Job, Trace
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from dlsched.errors import InputError
-from dlsched.sim.cluster import Cluster
-from dlsched.sim.workload import Convergence, Job, Trace
+from dlsched.instance.cluster import Cluster
+from dlsched.instance.workload import Convergence, Job, Trace
 
 
 def job(name="a", arrival=0.0, **kw):
