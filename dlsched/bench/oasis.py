@@ -128,8 +128,8 @@ def paper_setting(n_jobs: int, seed: int, baselines=BASELINES, l_min_share: floa
 
 
 def sensitivity(n_jobs: int, seed: int, out_dir: Path | None) -> dict:
+    from dlsched.instance.oasis import schedule_utility
     from dlsched.instance.oasis_gen import generate
-    from dlsched.models.oasis import schedule_utility
     from dlsched.solvers.oasis import run_oasis
 
     inst = generate(n_jobs, seed=seed)

@@ -26,7 +26,7 @@ import time
 
 import numpy as np
 
-from dlsched.models.oasis import OasisInstance, schedule_utility
+from dlsched.instance.oasis import OasisInstance, schedule_utility
 from dlsched.result import Result, Status
 from dlsched.sim.oasis import SlotSim, first_fit, simulate, units_on
 from dlsched.solvers.options import SolveOptions

@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from dlsched.models.smd import SMDInstance
+from dlsched.instance.smd import SMDInstance
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.registry import register
 

@@ -56,8 +56,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dlsched.instance.core import MCMDK
+from dlsched.instance.smd import SMDInstance
 from dlsched.models import mcmdk as core_model
-from dlsched.models.smd import SMDInstance
 from dlsched.result import Result, Status
 from dlsched.solvers import highs
 from dlsched.solvers.options import SolveOptions

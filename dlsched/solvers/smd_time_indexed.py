@@ -16,8 +16,8 @@ import time
 import numpy as np
 
 from dlsched.errors import InputError
+from dlsched.instance.smd import SMDInstance, require_aggregate
 from dlsched.models import smd_time_indexed as ti
-from dlsched.models.smd import SMDInstance, require_aggregate
 from dlsched.result import Result, Status
 from dlsched.solvers import highs
 from dlsched.solvers.options import SolveOptions
