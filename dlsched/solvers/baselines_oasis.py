@@ -25,6 +25,7 @@ import heapq
 import time
 
 import numpy as np
+from scipy.optimize import Bounds, LinearConstraint, milp
 
 from dlsched.instance.oasis import OasisInstance, schedule_utility
 from dlsched.result import Result, Status
@@ -288,8 +289,6 @@ class DormPolicy(_EventPolicy):
         self.solves = 0
 
     def allocate(self, t, sim):
-        from scipy.optimize import Bounds, LinearConstraint, milp
-
         inst = self.inst
         J = list(self.active)
         if not J:

@@ -19,6 +19,7 @@ from dlsched.models import oasis as model
 from dlsched.result import Result, Status
 from dlsched.solvers import highs
 from dlsched.solvers.backends import run_cvxpy, run_pyomo
+from dlsched.solvers.oasis import run_oasis
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.registry import flag, register
 
@@ -75,7 +76,6 @@ def solve_offline(inst: OasisInstance, opts: SolveOptions | None = None, backend
         build = time.perf_counter() - t0
         warm_x = None
         if warm:
-            from dlsched.solvers.oasis import run_oasis
 
             w0 = time.perf_counter()
             start, _ = run_oasis(inst)
