@@ -14,7 +14,7 @@ from typing import Protocol
 
 import numpy as np
 
-from dlsched.models.oasis import OasisInstance, OasisSchedule
+from dlsched.instance.oasis import OasisInstance, OasisSchedule
 
 
 def units_on(free: np.ndarray, demand: np.ndarray) -> np.ndarray:

@@ -19,7 +19,7 @@ from typing import Callable
 
 import numpy as np
 
-from dlsched.models.smd import SMDInstance, require_aggregate
+from dlsched.instance.smd import SMDInstance, require_aggregate
 
 #: policy(instance with remaining iterations, active job indices) -> (n, 2) int allocation
 Policy = Callable[[SMDInstance, np.ndarray], np.ndarray]

@@ -25,8 +25,9 @@ import heapq
 import time
 
 import numpy as np
+from scipy.optimize import Bounds, LinearConstraint, milp
 
-from dlsched.models.oasis import OasisInstance, schedule_utility
+from dlsched.instance.oasis import OasisInstance, schedule_utility
 from dlsched.result import Result, Status
 from dlsched.sim.oasis import SlotSim, first_fit, simulate, units_on
 from dlsched.solvers.options import SolveOptions
@@ -288,8 +289,6 @@ class DormPolicy(_EventPolicy):
         self.solves = 0
 
     def allocate(self, t, sim):
-        from scipy.optimize import Bounds, LinearConstraint, milp
-
         inst = self.inst
         J = list(self.active)
         if not J:

@@ -23,9 +23,11 @@ import time
 
 import numpy as np
 
-from dlsched.models.smd import SMDInstance
+from dlsched.instance.smd import SMDInstance
+from dlsched.sim.smd import simulate
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.registry import register
+from dlsched.solvers.smd import schedule_result
 
 
 def _fits(used, add, cap) -> bool:
@@ -105,9 +107,6 @@ def drf_policy(inst: SMDInstance, active: np.ndarray) -> np.ndarray:
 
 
 def _run(method: str, policy, instance: SMDInstance, opts: SolveOptions):
-    from dlsched.sim.smd import simulate
-    from dlsched.solvers.smd import schedule_result
-
     t0 = time.perf_counter()
     sched = simulate(instance, policy)
     return schedule_result(method, instance, sched, time.perf_counter() - t0, opts)

@@ -33,7 +33,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from dlsched.errors import SolverError
-from dlsched.models.oasis import OasisInstance, schedule_from_dense, schedule_utility
+from dlsched.instance.oasis import OasisInstance, schedule_from_dense, schedule_utility
 from dlsched.result import Result, Status
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.registry import register

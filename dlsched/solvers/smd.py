@@ -55,13 +55,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dlsched.errors import InputError
 from dlsched.instance.core import MCMDK
+from dlsched.instance.smd import SMDInstance
 from dlsched.models import mcmdk as core_model
-from dlsched.models.smd import SMDInstance
 from dlsched.result import Result, Status
+from dlsched.sim.smd import simulate
 from dlsched.solvers import highs
+from dlsched.solvers.exact import solve_core
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.registry import flag, register
+from dlsched.solvers.rounding import lp_round_core
 
 SELECT = ("score", "all")
 #: slot-aware costs: among configurations that finish in the same slot prefer the slowest one
@@ -105,7 +109,6 @@ def parametric(core: MCMDK, opts: SolveOptions | None = None, *, memory: bool = 
     ``sub="highs"``: subproblems solved exactly; ``sub="lp-round"``: by the LP-rounding layer
     (:mod:`dlsched.solvers.rounding`, local search capped at ``search_seconds``).
     """
-    from dlsched.errors import InputError
 
     if sub not in SUBPROBLEMS:
         raise InputError("<argument>", "sub", f"one of {SUBPROBLEMS}", sub)
@@ -227,8 +230,6 @@ class _RoundSub:
         self.search = search_seconds
 
     def solve(self, cost: np.ndarray, warm_choice):
-        from dlsched.solvers.rounding import lp_round_core
-
         core, sub = self.core, self.sub
         sub.value = cost[self.run] - self.defer_cost[core.col_job[self.run]]
         p, lp, stats = lp_round_core(sub, self.opts, search_seconds=self.search)
@@ -356,8 +357,6 @@ def smd(instance: SMDInstance, opts: SolveOptions, mode: str = "schedule", selec
     completion (``replan="slots"``: every slot); the decision costs are slot-aware with a
     one-slot wait estimate unless told otherwise. ``mode="epoch"``: one decision (MODELS.md
     §2.2, the instance's own costs) for every job with R_j > 0, with its certified bound."""
-    from dlsched.errors import InputError
-    from dlsched.sim.smd import simulate
 
     if mode not in ("schedule", "epoch"):
         raise InputError("<argument>", "mode", "'schedule' or 'epoch'", mode)
@@ -395,7 +394,6 @@ def smd(instance: SMDInstance, opts: SolveOptions, mode: str = "schedule", selec
           description="exact §2.2 one-epoch allocation: MCMDK over Pareto (w, p) configurations")
 def exact_epoch(instance: SMDInstance, opts: SolveOptions, backend: str = "highs") -> Result:
     """The enumerated exact MILP of MODELS.md §2.2; the solution is an allocation."""
-    from dlsched.solvers.exact import solve_core
 
     t0 = time.perf_counter()
     core = instance.to_core()
