@@ -191,7 +191,14 @@ def _csv_rows(path: Path, what: str, required: Sequence[str], optional: Sequence
 
 
 def _in_order(jobs: list[Job], lines: list[int], path: Path) -> Trace:
-    """The jobs as a Trace; an arrival earlier than the previous row's is an error naming its line."""
+    """The jobs as a Trace; a repeated name, an impossible job or an arrival earlier than the
+    previous row's is an error naming its line."""
+    first: dict[str, int] = {}
+    for job, ln in zip(jobs, lines):
+        job.validate(str(path), f"line {ln}")
+        if job.name in first:
+            raise InputError(str(path), f"line {ln}", f"a unique job name (line {first[job.name]} has '{job.name}')", job.name)
+        first[job.name] = ln
     for k in range(1, len(jobs)):
         if jobs[k].arrival < jobs[k - 1].arrival:
             raise InputError(str(path), f"line {lines[k]}", f"arrivals in order (>= {jobs[k - 1].arrival:g}, line {lines[k - 1]})",
