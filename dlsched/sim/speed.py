@@ -95,6 +95,10 @@ class TableSpeed(_PerTypeCache):
 
     def speed(self, job_type: str, p: int, w: int) -> float:
         """Interpolated iterations/s of ``job_type`` at (p, w) (clamped to the measured range)."""
+        return float(self.speeds(job_type, p, w))
+
+    def speeds(self, job_type: str, p, w) -> np.ndarray:
+        """:meth:`speed` over arrays of PS and worker counts (broadcast together); 0 where p or w < 1."""
         t = self.tables.get(job_type)
         if t is None:
             raise InputError(self.source, f"job type '{job_type}'", f"a model of the measured table {sorted(self.tables)}",
@@ -104,8 +108,10 @@ class TableSpeed(_PerTypeCache):
             from scipy.interpolate import RBFInterpolator
 
             f = self._interp[job_type] = RBFInterpolator(np.c_[t.p, t.w], t.speed, kernel=self.kernel, degree=0)
-        x = np.array([[min(max(p, t.p.min()), t.p.max()), min(max(w, t.w.min()), t.w.max())]], dtype=float)
-        return max(float(f(x)[0]), 0.0) / t.batch
+        p, w = np.broadcast_arrays(np.asarray(p, dtype=float), np.asarray(w, dtype=float))
+        x = np.stack([np.clip(p, t.p.min(), t.p.max()).ravel(), np.clip(w, t.w.min(), t.w.max()).ravel()], axis=1)
+        g = np.maximum(f(x), 0.0).reshape(p.shape) / t.batch
+        return np.where((p >= 1) & (w >= 1), g, 0.0)
 
 
 class OptimusSpeed(_PerTypeCache):

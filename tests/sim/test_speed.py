@@ -174,3 +174,23 @@ def test_make_speed_names_and_errors():
         make_speed("magic")
     with pytest.raises(InputError):
         Noisy(make_speed("table"), math.nan)
+
+
+def test_vectorised_table_speeds_match_single_rates(table):
+    P, W = np.meshgrid(np.arange(0, 20), np.arange(0, 14), indexing="ij")
+    grid = table.speeds("seq2seq", P, W)
+    assert grid.shape == P.shape and (grid[0] == 0).all() and (grid[:, 0] == 0).all()
+    for p, w in [(1, 1), (4, 7), (19, 13)]:
+        assert grid[p, w] == pytest.approx(table.rate(ps_job("seq2seq"), place(p, w), CLUSTER))
+
+
+def test_every_gavel_trace_job_has_a_throughput_on_each_gpu_type():
+    from dlsched.instance.cluster_spec import gavel_cluster
+    from dlsched.instance.traces import gavel_traces, load_gavel_trace
+
+    src, cluster = ThroughputSpeed(), gavel_cluster("8:8:8", gpus_per_server=8)
+    kinds = {(j.job_type, j.max_workers) for p in gavel_traces() for j in load_gavel_trace(p).jobs}
+    for job_type, n in kinds:
+        for s in range(3):     # one server per GPU type: a job of n workers all on it
+            job = Job("g", 0.0, job_type, 1.0, {"gpu": 1}, min_workers=n, max_workers=n)
+            assert src.rate(job, Placement({s: n}), cluster) > 0
