@@ -194,3 +194,17 @@ def test_every_gavel_trace_job_has_a_throughput_on_each_gpu_type():
         for s in range(3):     # one server per GPU type: a job of n workers all on it
             job = Job("g", 0.0, job_type, 1.0, {"gpu": 1}, min_workers=n, max_workers=n)
             assert src.rate(job, Placement({s: n}), cluster) > 0
+
+
+def test_dl2_jobs_take_as_long_as_in_dl2s_simulator(table):
+    # DL2 advances a job by S(p, w) * dt / epoch_size epochs (S = measured samples/s), so a job of
+    # E epochs at a measured (p, w) takes E * epoch_size / S(p, w) seconds
+    from dlsched.instance.synthetic import read_dl2_job_types
+
+    epoch_size = {t.model: t.epoch_size for t in read_dl2_job_types()}
+    tables = read_config_speed()[0]
+    for job in dl2_trace(40, seed=9).jobs:
+        t = tables[job.job_type]
+        p, w, S = int(t.p[3]), int(t.w[3]), t.speed[3]
+        seconds = job.iterations / table.rate(job, place(p, w), CLUSTER)
+        assert seconds == pytest.approx(job.meta["epochs"] * epoch_size[job.job_type] / S, rel=1e-9)
