@@ -283,16 +283,12 @@ mutation = st.tuples(st.sampled_from(["field", "drop_field", "swap", "drop_line"
                      st.sampled_from(["", "-1", "nan", "inf", "1e308", "x", "0", "-0.5", "\"", "3.5", ",", "\t"]))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(which=st.integers(0, 3), mutations=st.lists(mutation, min_size=1, max_size=3))
-def test_mutated_real_excerpts_load_or_raise_input_error(data, tmp_path, which, mutations):
-    suffix, lines = list(_excerpts(data).values())[which]
+def mutate(lines, mutations, sep):
     lines = list(lines)
-    sep = "\t" if suffix == ".trace" else ","
     for kind, i, k, value in mutations:
-        i %= len(lines) or 1
         if not lines:
             break
+        i %= len(lines)
         cols = lines[i].split(sep)
         k %= len(cols)
         if kind == "field":
@@ -310,6 +306,14 @@ def test_mutated_real_excerpts_load_or_raise_input_error(data, tmp_path, which, 
             lines.insert(i, lines[i])
         else:
             lines[i] = lines[i][: len(lines[i]) // 2]
+    return lines
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(which=st.integers(0, 3), mutations=st.lists(mutation, min_size=1, max_size=3))
+def test_mutated_real_excerpts_load_or_raise_input_error(data, tmp_path, which, mutations):
+    suffix, lines = list(_excerpts(data).values())[which]
+    lines = mutate(lines, mutations, "\t" if suffix == ".trace" else ",")
     p = tmp_path / f"mutated{suffix}"
     p.write_text("\n".join(lines) + "\n")
     try:
@@ -319,6 +323,20 @@ def test_mutated_real_excerpts_load_or_raise_input_error(data, tmp_path, which, 
     else:
         assert len(trace) >= 1 and all(np.isfinite([j.arrival, j.iterations]).all() for j in trace.jobs)
 
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(which=st.sampled_from(["alibaba-openb/openb_node_list_all_node.csv", "tiresias/n32g4.csv"]),
+       mutations=st.lists(mutation, min_size=1, max_size=3))
+def test_mutated_cluster_files_load_or_raise_input_error(data, tmp_path, which, mutations):
+    lines = mutate((data / which).read_text().splitlines()[:5], mutations, ",")
+    p = tmp_path / "mutated.csv"
+    p.write_text("\n".join(lines) + "\n")
+    try:
+        c = load_cluster(p)
+    except InputError as e:
+        assert e.source == str(p)
+    else:
+        assert np.isfinite(c.capacity).all() and c.total()[c.index("gpu")] > 0
 
 def test_docs_table_is_what_the_command_prints(data):
     from pathlib import Path
