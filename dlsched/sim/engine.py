@@ -324,8 +324,16 @@ class Simulation:
         """Run to the next event (or ``until``) and return what happened there.
 
         Returns [] and leaves time unchanged when nothing can ever happen (no job progresses, no
-        arrival is pending, no ``until``): the caller decides whether that is a stall.
+        arrival is pending, no ``until``): the caller decides whether that is a stall. The
+        arrival of an unschedulable job is no event: time runs on past it.
         """
+        while True:
+            before = (self.time, self._next)
+            events = self._step(until)
+            if events or self.done or (self.time, self._next) == before:
+                return events
+
+    def _step(self, until: float | None) -> list[Event]:
         t0 = _time.perf_counter()
         if self.done:
             return []

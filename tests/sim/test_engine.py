@@ -244,3 +244,12 @@ def test_total_utility_and_json():
     assert doc["environment"]["numpy"] == np.__version__
     assert [r["jct"] for r in doc["job_results"]] == [4.0, 2.0]
     assert math.isclose(doc["avg_jct"], 3.0)
+
+
+def test_unschedulable_arrivals_are_no_events():
+    tr = trace(job("x", 0.0, gpus=8), job("a", 0.0, 2.0), job("y", 1.0, gpus=8), job("b", 5.0, 1.0))
+    pol = Fixed()
+    res = simulate(tr, cluster(gpus=4), pol, LinearSpeed())
+    assert res.status == "completed" and set(res.unschedulable) == {"x", "y"}
+    assert res.completion[[1, 3]].tolist() == [2.0, 6.0]
+    assert [ev for _, ev in pol.calls] == [[("arrival", 1)], [("completion", 1)], [("arrival", 3)]]
