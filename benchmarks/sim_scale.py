@@ -82,4 +82,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from dlsched.console import python_stdout_only
+
+    with python_stdout_only():      # HiGHS's banner (environment()) writes to fd 1: keep --json clean
+        main()

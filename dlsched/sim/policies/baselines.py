@@ -20,7 +20,7 @@ from typing import Sequence
 
 import numpy as np
 
-from dlsched.sim.placement import EPS, consolidated, make_placer, usage
+from dlsched.sim.placement import EPS, consolidated, hold, make_placer
 from dlsched.sim.policy import ClusterState, Event, Placement, PolicyContext
 
 
@@ -161,8 +161,7 @@ class FIFO(_Baseline):
             pl = self.placer.fit(free, state.demand_w[j], state.demand_p[j], w, p)
             if pl is None:
                 break
-            srv, rows = usage(pl, state.demand_w[j], state.demand_p[j])
-            free[srv] -= rows
+            hold(free, pl, state.demand_w[j], state.demand_p[j])
             out[j] = pl
         return out
 
