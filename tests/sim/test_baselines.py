@@ -94,6 +94,16 @@ def test_drf_gives_ps_jobs_worker_plus_ps_bundles():
     assert drf_sizes(sim.state(), sim.active, sim.cluster.total()) == {0: (4, 2)}
 
 
+def test_drf_backfills_what_aggregate_filling_could_not_pack():
+    # two 4-GPU servers; a and b hold 3 GPUs each; c (one 2-GPU worker) fits the aggregate 2 free GPUs
+    # but no server; d (1 GPU) would wait behind c's aggregate claim without the backfill
+    tr = trace(job("a", 0.0, 100.0, gpus=3), job("b", 0.0, 100.0, gpus=3), job("c", 1.0, 5.0, gpus=2),
+               job("d", 2.0, 5.0, gpus=1))
+    res = simulate(tr, cluster(servers=2, gpus=4), make_policy("drf"), LinearSpeed())
+    assert res.first_start.tolist() == [0.0, 0.0, 100.0, 2.0]
+    assert res.completion.tolist() == [100.0, 100.0, 105.0, 7.0]
+
+
 def test_srtf_preempts_for_the_shortest_job():
     tr = trace(job("long", 0.0, 100.0, gpus=4), job("short", 10.0, 5.0, gpus=4))
     res = simulate(tr, cluster(gpus=4), make_policy("srtf"), LinearSpeed())
