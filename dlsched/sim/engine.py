@@ -162,6 +162,11 @@ class Simulation:
         return self._run
 
     @property
+    def progressing(self) -> int:
+        """How many running jobs have a positive rate (will progress, after any restart)."""
+        return int((self._rate_of[self._run] > 0).sum())
+
+    @property
     def active(self) -> np.ndarray:
         return self._active
 
@@ -452,8 +457,9 @@ def simulate(trace: Trace, cluster: Cluster, policy, speed: SpeedSourceLike, *, 
     ``slot_seconds`` (while jobs are active), and at a Decision's ``next_call``. ``deadline`` is a
     wall-clock budget in seconds: the partial result has status ``"time_limit"``. ``max_time``
     caps simulated time (status ``"max_time"``). A run where nothing can happen any more while
-    jobs wait (no job progresses, no arrival or timer pending), or where the cluster stays idle
-    with jobs waiting for ``stall_calls`` consecutive calls, stops with status ``"stalled"``.
+    jobs wait (no job progresses, no arrival or timer pending), or where no job progresses while
+    jobs wait and no arrival is pending for ``stall_calls`` consecutive calls, stops with status
+    ``"stalled"``. The deadline is checked between calls (a single call is not interrupted).
     A policy that raises ends the run with PolicyError naming it (an InputError it raises, to
     refuse a trace or cluster it does not apply to, passes through).
     """
@@ -481,12 +487,15 @@ def simulate(trace: Trace, cluster: Cluster, policy, speed: SpeedSourceLike, *, 
             latencies.append(_time.perf_counter() - t0)
             sim.apply(decision, name)
             until = decision.next_call if isinstance(decision, Decision) else None
-            if until is not None and not until > sim.time:
-                raise PolicyError(name, sim.time, f"next_call {until!r} is not later than now")
+            if until is not None:
+                real = isinstance(until, (int, float, np.integer, np.floating)) and not isinstance(until, bool)
+                if not (real and until > sim.time):
+                    shown = f"{float(until):g}" if real else repr(until)
+                    raise PolicyError(name, sim.time, f"next_call {shown} is not a time later than now")
             if slot is not None and sim.active.size:
                 boundary = (math.floor(sim.time / slot + 1e-9) + 1) * slot
                 until = boundary if until is None else min(until, boundary)
-            waiting = sim.active.size > 0 and sim.running.size == 0 and sim.pending_arrivals == 0
+            waiting = sim.active.size > 0 and sim.progressing == 0 and sim.pending_arrivals == 0
             idle_calls = idle_calls + 1 if waiting else 0
             events = sim.advance(until)
             if (not events and not sim.done) or idle_calls > stall_calls:

@@ -273,3 +273,24 @@ def test_a_policy_refusing_the_trace_raises_its_input_error():
 
     with pytest.raises(InputError, match="policy 'picky'"):
         simulate(trace(job("a", 0.0)), cluster(), Picky(), LinearSpeed())
+
+
+def test_jobs_held_at_rate_zero_by_a_slotted_policy_are_a_stall():
+    class Zero:
+        def rate(self, job, placement, cluster):
+            return 0.0
+
+    class Slotted(Fixed):
+        slot_seconds = 2.0
+
+    res = simulate(trace(job("a", 0.0)), cluster(), Slotted(), Zero(), stall_calls=10)
+    assert res.status == "stalled" and res.sim_time == pytest.approx(22.0)
+    res = simulate(trace(job("a", 0.0)), cluster(), Fixed(), Zero())
+    assert res.status == "stalled" and res.sim_time == 0.0
+
+
+def test_next_call_must_be_in_the_future():
+    with pytest.raises(PolicyError, match="next_call 0 is not a time later than now"):
+        simulate(trace(job("a", 0.0)), cluster(), Fixed(next_call=lambda t: t), LinearSpeed())
+    with pytest.raises(PolicyError, match="next_call 'soon' is not a time"):
+        simulate(trace(job("a", 0.0)), cluster(), Fixed(next_call=lambda t: "soon"), LinearSpeed())
