@@ -149,3 +149,38 @@ def test_unknown_policy_and_bad_parameters_are_input_errors():
         make_policy("drf", bogus=1)
     with pytest.raises(InputError, match="first_fit"):
         make_policy("drf", placer="random")
+
+
+def _fifo_reference(jobs, gpus, restart):
+    """Strict non-preemptive FIFO on one server of ``gpus`` GPUs, computed without the engine:
+    job j starts at the first time >= its arrival and >= the previous job's start at which its
+    GPUs are free; it runs ``restart`` seconds idle, then K_j / w_j seconds (1 it/s per worker)."""
+    import heapq
+
+    running, free, prev_start, done = [], gpus, 0.0, []
+    for arrival, k, g in jobs:
+        t = max(arrival, prev_start)
+        while True:
+            while running and running[0][0] <= t:
+                free += heapq.heappop(running)[1]
+            if free >= g:
+                break
+            t = max(t, running[0][0])
+        free -= g
+        end = t + restart + k / g
+        heapq.heappush(running, (end, g))
+        prev_start = t
+        done.append(end)
+    return done
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=st.lists(st.tuples(st.integers(0, 30), st.integers(1, 40), st.integers(1, 4)), min_size=1, max_size=10),
+       restart=st.sampled_from([0.0, 2.5]))
+def test_engine_fifo_matches_an_independent_reference(rows, restart):
+    rows = sorted(rows)
+    # each job: g workers of 1 GPU (fixed size), K iterations at 1 it/s per worker
+    tr = Trace(tuple(Job(f"j{i}", float(a), "toy", float(k), {"gpu": 1}, min_workers=g, max_workers=g)
+                     for i, (a, k, g) in enumerate(rows)), "<ref>")
+    res = simulate(tr, Cluster.homogeneous(1, {"gpu": 4}), make_policy("fifo"), LinearSpeed(), restart_seconds=restart)
+    assert res.completion.tolist() == pytest.approx(_fifo_reference(rows, 4, restart))
