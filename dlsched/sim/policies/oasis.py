@@ -327,9 +327,9 @@ def run(inst: OasisInstance, policy, deadline: float | None = None) -> tuple[Oas
     reasons = dict(getattr(inner, "reasons", {}))
     for i in range(n):
         if not done[i] and i not in reasons:
-            reasons[i] = "did not finish by T" if (W[:, 0] == i).any() else "never started"
+            reasons[i] = inst.infeasible_reason(i) or ("did not finish by T" if (W[:, 0] == i).any() else "never started")
     keep_w, keep_p = done[W[:, 0]], done[P[:, 0]]
     sched = OasisSchedule(done, W[keep_w], P[keep_p], completion, {i: r for i, r in reasons.items() if not done[i]})
     info = {"wasted_worker_slots": int(W[~keep_w, 3].sum()), "decisions": slotted.decisions,
-            "termination": getattr(res, "termination", "completed")}
+            "termination": res.status}
     return sched, info

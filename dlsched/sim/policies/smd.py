@@ -9,7 +9,7 @@ r"""The SMD family on the simulator (MODELS.md §2.3, §2.4): converter, speed s
 * :class:`SMDPolicy` is the SMD decision (outer selection + parametric iteration, §2.3) and
   :class:`OptimusGreedyPolicy` Optimus's one-shot marginal-gain greedy (§5), both re-deciding at
   every call; on a generic trace they see :math:`\tau_j(w, p)` through the simulator's speed
-  source (:func:`instance_view`) and are packed onto servers first fit.
+  source (:func:`instance_view`) and are placed by a shared placer (first fit by default).
 * :func:`run` simulates a family instance on the SMD slot grid (:class:`~dlsched.sim.policies.slotted.Slotted`)
   and returns the :class:`Schedule` that ``check_smd`` verifies: C_j is the slot the job completes in.
 """
@@ -24,6 +24,7 @@ import numpy as np
 from dlsched.instance.cluster import Cluster
 from dlsched.instance.workload import Job, Trace
 from dlsched.models.smd import SMDInstance, require_aggregate
+from dlsched.sim.placement import make_placer
 from dlsched.sim.policies.slotted import Slotted, completion_slot
 from dlsched.sim.policy import ClusterState, Placement, PolicyContext
 
@@ -99,52 +100,15 @@ def instance_view(jobs, cluster: Cluster, speed) -> SMDInstance:
 
 # ----------------------------------------------------------------------------- policies
 
-def pack(state: ClusterState, sizes: dict[int, tuple[int, int]]) -> dict[int, Placement]:
-    """Place (workers, PSs) per job first fit on the servers; a job whose current placement has its
-    size keeps it (no restart); one that does not fit is left out (it waits)."""
-    cap = state.cluster.capacity
-    free = cap.copy()
-    out: dict[int, Placement] = {}
-    for j, (w, p) in sizes.items():
-        cur = state.allocation.get(j)
-        if cur is not None and (cur.n_workers, cur.n_ps) == (w, p):
-            for s, k in cur.workers.items():
-                free[s] -= k * state.demand_w[j]
-            for s, k in cur.ps.items():
-                free[s] -= k * state.demand_p[j]
-            out[j] = cur
-    for j, (w, p) in sizes.items():
-        if j in out or w < 1:
-            continue
-        trial = free.copy()
-        placed = []
-        for count, dem in ((w, state.demand_w[j]), (p, state.demand_p[j])):
-            got: dict[int, int] = {}
-            need = dem > 0
-            for s in range(cap.shape[0]):
-                if count <= 0:
-                    break
-                k = int(np.floor((trial[s, need] / dem[need]).min() + 1e-9)) if need.any() else count
-                k = min(max(k, 0), count)
-                if k:
-                    got[s] = k
-                    trial[s] -= k * dem
-                    count -= k
-            placed.append(got if count <= 0 else None)
-        if placed[0] is not None and placed[1] is not None:
-            free = trial
-            out[j] = Placement(placed[0], placed[1])
-    return out
-
-
 class _AllocationPolicy:
     """Calls ``allocate(view, active) -> (n, 2)`` on the SMD view and packs the answer (event-driven)."""
 
     name = "smd-allocation"
     slot_seconds = None
 
-    def __init__(self, inst: SMDInstance | None = None):
+    def __init__(self, inst: SMDInstance | None = None, placer: str = "first_fit"):
         self.inst = inst
+        self.placer = make_placer(placer)
 
     def reset(self, ctx: PolicyContext) -> None:
         self.ctx = ctx
@@ -169,7 +133,7 @@ class _AllocationPolicy:
         alloc = np.asarray(self.allocate(self.view.with_remaining(rem), self.index[active]), dtype=np.int64)
         sizes = {int(j): (int(alloc[v, 0]), int(alloc[v, 1])) for j, v in zip(active.tolist(), self.index[active].tolist())
                  if alloc[v, 0] > 0}
-        return pack(state, sizes)
+        return self.placer.place(state, sizes)
 
 
 class SMDPolicy(_AllocationPolicy):
@@ -177,11 +141,11 @@ class SMDPolicy(_AllocationPolicy):
 
     name = "smd"
 
-    def __init__(self, inst: SMDInstance | None = None, opts=None, **kw):
+    def __init__(self, inst: SMDInstance | None = None, opts=None, placer: str = "first_fit", **kw):
         from dlsched.solvers.options import SolveOptions
         from dlsched.solvers.smd import TIE_BREAK
 
-        super().__init__(inst)
+        super().__init__(inst, placer)
         self.opts = opts or SolveOptions(threads=1)
         self.kw = {"slot_aware": True, "wait_slots": 1.0, "tie_break": TIE_BREAK, **kw}
 
@@ -271,4 +235,4 @@ def run(inst: SMDInstance, policy, replan: str = "events", max_slots: int | None
     objective = float(np.sum(inst.weight[ok & (completion > 0)] * completion[ok & (completion > 0)]))
     complete = bool(all(completion[j] >= 0 for j in trace_jobs))
     return Schedule(W, P, completion, objective, complete, unsched, slotted.decisions, slotted.decision_seconds,
-                    termination=getattr(res, "termination", "completed"))
+                    termination=res.status)
