@@ -250,28 +250,15 @@ class OasisPolicy:
         self.surplus = np.full(n, np.nan)
 
     def admit(self, i: int) -> None:
-        """The dual subroutine for job i at current prices; commit its plan if the surplus is positive."""
+        """The dual subroutine for job i at current prices; its plan is committed if the surplus is positive."""
         import time
 
-        from dlsched.solvers.oasis import dual_subroutine, place, slot_costs
+        from dlsched.solvers.oasis import admit
 
-        inst = self.inst
         t_start = time.perf_counter()
-        why = inst.infeasible_reason(i)
-        if why is None:
-            sc = slot_costs(self.state, i)
-            d = dual_subroutine(inst, i, sc)
-            self.surplus[i] = d.surplus
-            if d.completion == 0 and d.slots_examined < sc.cost.shape[0]:
-                why = "utility cannot cover the cheapest prices of its work"
-            elif d.completion == 0:
-                why = "no feasible schedule in the remaining capacity"
-            elif d.surplus <= 0:
-                why = f"best surplus {d.surplus:.4g} <= 0 at current prices"
-            else:
-                y, z = place(sc, d.y_total, inst.n_worker_servers, inst.n_ps_servers)
-                self.state.commit(i, y, z, sc.t0)
-                self.plans[i] = (sc.t0, y, z)
+        why, plan, self.surplus[i] = admit(self.state, i)
+        if plan is not None:
+            self.plans[i] = plan
         if why is not None:
             self.reasons[i] = why
         self.decision[i] = time.perf_counter() - t_start
@@ -331,5 +318,6 @@ def run(inst: OasisInstance, policy, deadline: float | None = None) -> tuple[Oas
     keep_w, keep_p = done[W[:, 0]], done[P[:, 0]]
     sched = OasisSchedule(done, W[keep_w], P[keep_p], completion, {i: r for i, r in reasons.items() if not done[i]})
     info = {"wasted_worker_slots": int(W[~keep_w, 3].sum()), "decisions": slotted.decisions,
-            "termination": res.status}
+            # reaching T is the end of an OASiS run; only the wall-clock limit cuts it short
+            "termination": "time_limit" if res.status == "time_limit" else "completed"}
     return sched, info

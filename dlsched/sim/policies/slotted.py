@@ -24,6 +24,14 @@ from dlsched.sim.policy import ClusterState, Decision, Event, Placement, PolicyC
 REPLAN = ("events", "slots")
 
 
+def deadline_of(opts) -> float | None:
+    """The wall-clock seconds left of a method call's time limit (its budget if it carries one), or None."""
+    budget = getattr(opts, "budget", None)
+    if budget is not None and getattr(budget, "limited", False):
+        return budget.remaining()
+    return opts.time_limit
+
+
 def slot_of(seconds: float, slot_seconds: float) -> int:
     """Index k of the slot [kΔ, (k+1)Δ) that ``seconds`` falls in, a boundary within 1e-9 slots counting as the later one."""
     return int(math.floor(seconds / slot_seconds + 1e-9))
