@@ -220,6 +220,9 @@ class Simulation:
         new: dict[int, Placement] = {}
         changed: list[int] = []
         for key, pl in placements.items():
+            if pl is not None and self._alloc.get(key) is pl:    # unchanged: checked when it was applied
+                new[key] = pl
+                continue
             j = self._check_job(key, policy)
             if pl is None:
                 continue
