@@ -58,7 +58,7 @@ def to_trace(inst: SMDInstance) -> tuple[Trace, Cluster, SMDSpeed]:
                         worker_demand={r: float(v) for r, v in zip(inst.resources, inst.d[j]) if v > 0},
                         ps_demand={r: float(v) for r, v in zip(inst.resources, inst.e[j]) if v > 0},
                         min_workers=1, max_workers=int(inst.max_workers[j]), max_ps=int(inst.max_ps[j]),
-                        weight=float(inst.weight[j]), meta={"index": j, "family": "smd"}))
+                        weight=float(inst.weight[j]), meta={"index": j, "family": "smd", "smd": inst}))
     cluster = Cluster(tuple(inst.resources), inst.capacity[None, :], ("",), np.zeros(1, np.int64), ("pool",),
                       source=f"{inst.source} (pooled capacity)")
     return Trace.sorted(jobs, source=inst.source), cluster, SMDSpeed(inst)
@@ -70,7 +70,8 @@ class _SpeedView(SMDInstance):
     def tau(self, j, w, p):
         job, cluster, speed = self.meta["jobs"][j], self.meta["cluster"], self.meta["speed"]
         w, p = np.broadcast_arrays(np.asarray(w), np.asarray(p))
-        out = np.array([1.0 / max(speed.rate(job, Placement({0: int(a)}, {0: int(b)} if b else {}), cluster), 1e-300)
+        ps = job.uses_ps          # an all-reduce job is modelled with P_j = 1 PS that does not exist
+        out = np.array([1.0 / max(speed.rate(job, Placement({0: int(a)}, {0: int(b)} if b and ps else {}), cluster), 1e-300)
                         for a, b in zip(w.ravel().tolist(), p.ravel().tolist())]).reshape(w.shape)
         return out if out.ndim else float(out)
 
@@ -78,8 +79,9 @@ class _SpeedView(SMDInstance):
         return (j,)
 
 
-def instance_view(jobs, cluster: Cluster, speed) -> SMDInstance:
-    """The SMD view of a generic trace on ``cluster``: aggregate capacity, τ from ``speed``, ω_j = weight.
+def instance_view(jobs, cluster: Cluster, speed, slot_seconds: float = 1200.0) -> SMDInstance:
+    """The SMD view of a generic trace on ``cluster``: aggregate capacity, τ from ``speed``, ω_j = weight,
+    arrivals in slots of ``slot_seconds``.
 
     A job without PSs (all-reduce) is given ``P_j = 1`` with no PS demand, so every configuration
     is (w, 1) and the speed source sees no PS.
@@ -92,7 +94,7 @@ def instance_view(jobs, cluster: Cluster, speed) -> SMDInstance:
                       profiles={j.job_type: None for j in jobs}, job_names=tuple(j.name for j in jobs),
                       job_type=tuple(j.job_type for j in jobs), batch=np.ones(n),
                       iterations=np.array([j.iterations for j in jobs]), weight=np.array([j.weight for j in jobs]),
-                      arrival=np.array([j.arrival for j in jobs]), d=d, e=e,
+                      arrival=np.array([j.arrival for j in jobs]) / slot_seconds, d=d, e=e, slot_seconds=slot_seconds,
                       max_workers=np.array([j.max_workers for j in jobs]),
                       max_ps=np.array([max(j.max_ps, 1) for j in jobs]),
                       meta={"jobs": list(jobs), "cluster": cluster, "speed": speed})
@@ -131,8 +133,11 @@ class _AllocationPolicy:
         rem[self.index[state.done]] = 0.0
         rem[self.index[active]] = state.remaining[active]
         alloc = np.asarray(self.allocate(self.view.with_remaining(rem), self.index[active]), dtype=np.int64)
-        sizes = {int(j): (int(alloc[v, 0]), int(alloc[v, 1])) for j, v in zip(active.tolist(), self.index[active].tolist())
-                 if alloc[v, 0] > 0}
+        jobs = state.jobs
+        # a fixed-size job runs with its size or waits; an all-reduce job has no PS
+        sizes = {int(j): (int(alloc[v, 0]), int(alloc[v, 1]) if jobs[j].uses_ps else 0)
+                 for j, v in zip(active.tolist(), self.index[active].tolist())
+                 if jobs[j].min_workers <= alloc[v, 0] <= jobs[j].max_workers}
         return self.placer.place(state, sizes)
 
 
