@@ -19,6 +19,7 @@ POLICIES: dict[str, str] = {
     "tetris": "dlsched.sim.policies.baselines:Tetris",
     "smd": "dlsched.sim.policies.smd:SMDPolicy",
     "optimus-greedy": "dlsched.sim.policies.smd:OptimusGreedyPolicy",
+    "hetplace": "dlsched.sim.policies.hetplace:HetPlace",
     "time-indexed": "dlsched.sim.policies.offline:TimeIndexed",
 }
 
