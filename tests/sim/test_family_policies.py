@@ -157,3 +157,20 @@ def test_hetplace_policy_runs_on_a_generic_heterogeneous_trace():
     tr = trace(job("a", 0.0, 6.0, max_workers=2), job("b", 0.5, 3.0), job("c", 1.0, 4.0, gpus=2))
     res = simulate(tr, cl, make_policy("hetplace"), TypedSpeed())
     assert res.status == "completed" and res.completed.all()
+
+
+def test_named_oasis_policies_simulate_an_oasis_trace_and_refuse_other_traces():
+    from dlsched.errors import InputError
+    from dlsched.sim.engine import PolicyError
+
+    inst = small(5)
+    tr, cl, speed = po.to_trace(inst)
+    direct = {"oasis": dlsched.solve(inst, "oasis"), "risk_reward": dlsched.solve(inst, "risk_reward"),
+              "dorm": dlsched.solve(inst, "dorm")}
+    for pol in (po.OASiS(), po.RiskReward(), po.Dorm()):
+        res = simulate(tr, cl, pol, speed, max_time=inst.horizon * inst.slot_seconds)
+        # the engine's utility of the jobs that finished by T is the family method's objective
+        done = res.completed & (res.completion <= inst.horizon * inst.slot_seconds + 1e-6)
+        assert np.nansum(res.utility[done]) == pytest.approx(direct[pol.name].objective)
+    with pytest.raises((InputError, PolicyError)):
+        simulate(trace(job("a")), cluster(), po.OASiS(), LinearSpeed())

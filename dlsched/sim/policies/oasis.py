@@ -321,3 +321,50 @@ def run(inst: OasisInstance, policy, deadline: float | None = None) -> tuple[Oas
             # reaching T is the end of an OASiS run; only the wall-clock limit cuts it short
             "termination": "time_limit" if res.status == "time_limit" else "completed"}
     return sched, info
+
+
+# ----------------------------------------------------------------------------- named policies for OASiS traces
+
+class _OnOasisSlots(Slotted):
+    """A slot-level OASiS policy as an engine policy on a trace from :func:`to_trace` (slots of that trace's Δ)."""
+
+    def __init__(self, inner):
+        super().__init__(inner, 1.0, replan="slots")
+
+    def reset(self, ctx: PolicyContext) -> None:
+        if not isinstance(ctx.speed, OasisSpeed):
+            raise InputError("<argument>", "speed", f"the OASiS speed source of to_trace() for policy '{self.name}'",
+                             type(ctx.speed).__name__)
+        self.slot_seconds = ctx.speed.slot_seconds
+        super().reset(ctx)
+
+
+class OASiS(_OnOasisSlots):
+    """OASiS online primal-dual admission and scheduling (MODELS.md §3.2) on an OASiS trace."""
+
+    name = "oasis"
+
+    def __init__(self, u_scale: float = 1.0, l_scale: float = 1.0, l_min_share: float = 0.0):
+        super().__init__(OasisPolicy(u_scale, l_scale, l_min_share))
+
+
+class RiskReward(_OnOasisSlots):
+    """Risk-reward heuristic (OASiS baseline, MODELS.md §3.3): reward per resource, drop jobs whose utility is gone."""
+
+    name = "risk_reward"
+
+    def __init__(self, risk: float = 0.05, preempt: bool = False):
+        from dlsched.solvers.baselines_oasis import RiskRewardPolicy
+
+        super().__init__(SlotDecide(lambda inst: RiskRewardPolicy(inst, float(risk), bool(preempt)), "risk_reward"))
+
+
+class Dorm(_OnOasisSlots):
+    """Dorm-like utilisation-maximising MILP with a fairness term, re-solved at events (OASiS baseline, MODELS.md §3.3)."""
+
+    name = "dorm"
+
+    def __init__(self, lam: float = 1.0):
+        from dlsched.solvers.baselines_oasis import DormPolicy
+
+        super().__init__(SlotDecide(lambda inst: DormPolicy(inst, float(lam)), "dorm"))
