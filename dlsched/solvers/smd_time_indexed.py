@@ -32,11 +32,12 @@ def earliest_completion(inst: SMDInstance, j: int) -> int:
 
 def heuristic_schedules(inst: SMDInstance, opts: SolveOptions) -> dict:
     from dlsched.sim.policies.baselines import DRF
+    from dlsched.sim.policies.slotted import deadline_of
     from dlsched.sim.policies.smd import OptimusGreedyPolicy, SMDPolicy, run
 
     out = {}
     for name, pol in (("smd", SMDPolicy(inst, opts)), ("optimus", OptimusGreedyPolicy(inst)), ("drf", DRF(placer="first_fit"))):
-        s = run(inst, pol)
+        s = run(inst, pol, deadline=deadline_of(opts))
         if s.complete:
             out[name] = s
     return out
