@@ -15,6 +15,7 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
+from dlsched.data import data_dir
 from dlsched.errors import InputError
 
 OPENB_GPU_MODELS = ("G2", "T4", "P100", "V100M16", "V100M32", "G3", "A10")
@@ -69,7 +70,6 @@ def read_gavel_trace(path: str | Path) -> list[TraceJob]:
 
 def gavel_traces() -> list[Path]:
     """The Gavel trace files of the shared reference data."""
-    from dlsched.data import data_dir
 
     return sorted((data_dir() / "gavel").glob("*.trace"))
 
@@ -77,7 +77,6 @@ def gavel_traces() -> list[Path]:
 def read_openb_nodes(path: str | Path | None = None, *, gpu_only: bool = True) -> list[Node]:
     """Read an Alibaba OpenB node list (default: ``openb_node_list_gpu_node.csv``)."""
     if path is None:
-        from dlsched.data import data_dir
 
         path = data_dir() / "alibaba-openb" / "openb_node_list_gpu_node.csv"
     path = Path(path)

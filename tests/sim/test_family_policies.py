@@ -8,14 +8,14 @@ import dlsched
 from dlsched.check import check_oasis, check_smd
 from dlsched.instance.oasis_gen import small
 from dlsched.instance.smd_gen import generate
-from dlsched.models.oasis import schedule_utility
+from dlsched.instance.oasis import schedule_utility
 from dlsched.sim.engine import simulate
 from dlsched.sim.policies import make_policy
 from dlsched.sim.policies import oasis as po
 from dlsched.sim.policies import smd as ps
 from dlsched.sim.policies.baselines import DRF
 from dlsched.sim.policies.offline import TimeIndexed
-from dlsched.solvers.baselines_oasis import DrfPolicy, FifoPolicy, RiskRewardPolicy
+from dlsched.sim.policies.oasis_baselines import Dorm, DrfPolicy, FifoPolicy, RiskReward, RiskRewardPolicy
 from dlsched.solvers.options import SolveOptions
 from tests.sim.helpers import LinearSpeed, cluster, job, trace
 
@@ -167,7 +167,7 @@ def test_named_oasis_policies_simulate_an_oasis_trace_and_refuse_other_traces():
     tr, cl, speed = po.to_trace(inst)
     direct = {"oasis": dlsched.solve(inst, "oasis"), "risk_reward": dlsched.solve(inst, "risk_reward"),
               "dorm": dlsched.solve(inst, "dorm")}
-    for pol in (po.OASiS(), po.RiskReward(), po.Dorm()):
+    for pol in (po.OASiS(), RiskReward(), Dorm()):
         res = simulate(tr, cl, pol, speed, max_time=inst.horizon * inst.slot_seconds)
         # the engine's utility of the jobs that finished by T is the family method's objective
         done = res.completed & (res.completion <= inst.horizon * inst.slot_seconds + 1e-6)

@@ -23,8 +23,11 @@ from dlsched.errors import InputError
 from dlsched.instance.cluster import Cluster
 from dlsched.instance.placement import PlacementInstance
 from dlsched.instance.workload import Job, Trace
+from dlsched.models.placement import jct_counts
 from dlsched.sim.placement import make_placer, usage
 from dlsched.sim.policy import ClusterState, Placement, PolicyContext
+from dlsched.solvers.hetplace import hetplace
+from dlsched.solvers.options import SolveOptions
 
 #: throughput given to a GPU type on which a job cannot progress (the §4 model needs rho > 0)
 NEGLIGIBLE = 1e-9
@@ -37,8 +40,6 @@ class PlacementSpeed:
         self.inst = inst
 
     def rate(self, job: Job, placement: Placement, cluster: Cluster) -> float:
-        from dlsched.models.placement import jct_counts
-
         inst, i = self.inst, int(job.meta["index"])
         counts = np.zeros(inst.n_types)
         for s, k in placement.workers.items():
@@ -113,9 +114,6 @@ class HetPlace:
                                  intra, min(cl.inter_server_gbps, intra), source=cl.source), servers
 
     def schedule(self, state: ClusterState, events) -> dict[int, Placement]:
-        from dlsched.solvers.hetplace import hetplace
-        from dlsched.solvers.options import SolveOptions
-
         if state.allocation and not any(e.kind != "timer" for e in events):
             return dict(state.allocation)            # re-run at arrivals and completions only
         active = np.asarray(state.active, dtype=np.int64)
