@@ -120,16 +120,16 @@ class HetPlace:
         gpw = np.array([int(round(state.demand_w[j, self.g])) for j in active.tolist()], dtype=np.int64)
         gpu_jobs, other = active[gpw >= 1], active[gpw < 1]
         K = int(state.cluster.capacity[:, self.g].astype(np.int64).sum())
-        take = gpu_jobs[:K]
+        take, per = gpu_jobs[:K], gpw[gpw >= 1][:K]
         free = state.cluster.capacity.astype(float).copy()
         out: dict[int, Placement] = {}
         if take.size:
-            view, servers = self._view(state, take, gpw[gpw >= 1][:K])
+            view, servers = self._view(state, take, per)
             res = hetplace(view, SolveOptions(seed=self.rng_seed + self.calls, threads=1), samples=self.samples)
             self.calls += 1
             gpu_server = servers[view.gpu_server]
             for a, j in enumerate(take.tolist()):
-                got = np.bincount(gpu_server[res.solution.gpu_job == a], minlength=state.cluster.n_servers) // gpw[a]
+                got = np.bincount(gpu_server[res.solution.gpu_job == a], minlength=state.cluster.n_servers) // per[a]
                 job = state.jobs[j]
                 pl = Placement({int(s): int(k) for s, k in enumerate(got.tolist()) if k}, {})
                 if job.uses_ps and pl.workers:
