@@ -7,21 +7,22 @@ table for DL2's job mix (:mod:`dlsched.instance.synthetic`), a Gavel step for Ga
 for traces whose work is a duration (Tiresias, OpenB) whatever makes :class:`DurationSpeed`
 reproduce the recorded duration (:mod:`dlsched.instance.traces`).
 
-=====================  ==============================================================================
-source                 rate of job j with p PSs and w workers
-=====================  ==============================================================================
-:class:`TableSpeed`    :math:`\hat S_t(p, w) / B_t`: DL2's measured Σ worker samples/s (config_speed.txt)
-                       interpolated by a linear RBF over (p, w) clamped to the measured grid; B_t the
-                       measured global batch
-:class:`LayeredSpeed`  :math:`g(w, p) = 1/\tau(w, p)`, MODELS.md §2.1 (``dlsched.perf.layered``)
-:class:`OptimusSpeed`  :math:`f(p, w) = (\theta_0 M/w + \theta_1 + \theta_2 w/p + \theta_3 w + \theta_4 p)^{-1}`
-                       fitted to the table, MODELS.md §5 (``dlsched.perf.optimus_fit``)
-:class:`ThroughputSpeed` :math:`\sum_{k} h_{i,g(k)}(n)/n` over the n workers k (Gavel steps/s, §4.1)
-:class:`DurationSpeed` :math:`K_j / d_j \cdot w / n_j`: the recorded duration :math:`d_j` at the
-                       requested size :math:`n_j`, linear in the number of workers otherwise
-:class:`Noisy`         any of these times :math:`\exp(\sigma Z - \sigma^2/2)`, Z ~ N(0, 1) drawn once
-                       per (seed, job, placement)
-=====================  ==============================================================================
+==========================  ===========================================================================
+source                      rate of job j with p PSs and w workers
+==========================  ===========================================================================
+:class:`TableSpeed`         :math:`\hat S_t(p, w) / B_t`: DL2's measured Σ worker samples/s
+                            (config_speed.txt) interpolated by a linear RBF over (p, w) clamped to the
+                            measured grid; B_t the measured global batch (MODELS.md §6)
+:class:`LayeredSpeed`       :math:`g(w, p) = 1/\tau(w, p)`, MODELS.md §2.1 (``dlsched.perf.layered``)
+:class:`OptimusSpeed`       :math:`f(p, w) = (\theta_0 M/w + \theta_1 + \theta_2 w/p + \theta_3 w +
+                            \theta_4 p)^{-1}` fitted to the table, MODELS.md §5
+                            (``dlsched.perf.optimus_fit``)
+:class:`ThroughputSpeed`    :math:`\sum_{k} h_{i,g(k)}(n)/n` over the n workers k (Gavel steps/s, §4.1)
+:class:`DurationSpeed`      :math:`K_j / d_j \cdot w / n_j`: the recorded duration :math:`d_j` at the
+                            requested size :math:`n_j`, linear in the number of workers otherwise
+:class:`Noisy`              any of these times :math:`\exp(\sigma Z - \sigma^2/2)`, Z ~ N(0, 1) drawn
+                            once per (seed, job, placement)
+==========================  ===========================================================================
 
 All-reduce jobs (no PS) on a PS table use p = w, as DL2's simulator does for its non-PS mode.
 """
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Callable, Mapping
 
@@ -53,8 +55,8 @@ def _ps_and_workers(job: Job, placement: Placement) -> tuple[int, int] | None:
     return w, w
 
 
-class _PerTypeCache:
-    """Memoises a per-(job type, p, w) rate: the engine asks again at every event."""
+class _PerTypeCache(ABC):
+    """A rate that depends only on (job type, p, w), memoised: the engine asks again at every event."""
 
     def __init__(self) -> None:
         self._cache: dict[tuple[str, int, int], float] = {}
@@ -69,8 +71,9 @@ class _PerTypeCache:
             r = self._cache[key] = float(self.speed(job.job_type, *pw))
         return r
 
-    def speed(self, job_type: str, p: int, w: int) -> float:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def speed(self, job_type: str, p: int, w: int) -> float:
+        """Iterations/s of a job of ``job_type`` with p PSs and w workers (both >= 1)."""
 
 
 class TableSpeed(_PerTypeCache):
@@ -95,6 +98,10 @@ class TableSpeed(_PerTypeCache):
 
     def speed(self, job_type: str, p: int, w: int) -> float:
         """Interpolated iterations/s of ``job_type`` at (p, w) (clamped to the measured range)."""
+        return float(self.speeds(job_type, p, w))
+
+    def speeds(self, job_type: str, p, w) -> np.ndarray:
+        """:meth:`speed` over arrays of PS and worker counts (broadcast together); 0 where p or w < 1."""
         t = self.tables.get(job_type)
         if t is None:
             raise InputError(self.source, f"job type '{job_type}'", f"a model of the measured table {sorted(self.tables)}",
@@ -104,8 +111,10 @@ class TableSpeed(_PerTypeCache):
             from scipy.interpolate import RBFInterpolator
 
             f = self._interp[job_type] = RBFInterpolator(np.c_[t.p, t.w], t.speed, kernel=self.kernel, degree=0)
-        x = np.array([[min(max(p, t.p.min()), t.p.max()), min(max(w, t.w.min()), t.w.max())]], dtype=float)
-        return max(float(f(x)[0]), 0.0) / t.batch
+        p, w = np.broadcast_arrays(np.asarray(p, dtype=float), np.asarray(w, dtype=float))
+        x = np.stack([np.clip(p, t.p.min(), t.p.max()).ravel(), np.clip(w, t.w.min(), t.w.max()).ravel()], axis=1)
+        g = np.maximum(f(x), 0.0).reshape(p.shape) / t.batch
+        return np.where((p >= 1) & (w >= 1), g, 0.0)
 
 
 class OptimusSpeed(_PerTypeCache):
@@ -146,6 +155,8 @@ class LayeredSpeed(_PerTypeCache):
     def __init__(self, overlap: str = "layerwise") -> None:
         super().__init__()
         self.overlap = overlap
+        self._own: dict[tuple, float] = {}
+        self._profiles: dict[int, object] = {}
 
     def rate(self, job: Job, placement: Placement, cluster: Cluster) -> float:
         prof = job.meta.get("profile")
@@ -154,12 +165,19 @@ class LayeredSpeed(_PerTypeCache):
         pw = _ps_and_workers(job, placement)
         if pw is None:
             return 0.0
-        from dlsched.perf.layered import throughput
+        key = (id(prof), job.meta.get("batch"), *pw)
+        r = self._own.get(key)
+        if r is None:
+            from dlsched.perf.layered import throughput
 
-        batch = job.meta.get("batch")
-        if batch is None:
-            raise InputError(f"job '{job.name}'", "meta.batch", "the global batch of a job with a layer profile", "none")
-        return float(throughput(prof, batch, pw[1], pw[0], self.overlap))
+            batch = job.meta.get("batch")
+            if batch is None:
+                raise InputError(f"job '{job.name}'", "meta.batch", "the global batch of a job with a layer profile", "none")
+            # the profile is kept alive with its entry so that its id is never reused
+            r = float(throughput(prof, batch, pw[1], pw[0], self.overlap))
+            self._own[key] = r
+            self._profiles[id(prof)] = prof
+        return r
 
     def speed(self, job_type: str, p: int, w: int) -> float:
         from dlsched.perf.layered import throughput
