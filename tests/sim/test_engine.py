@@ -244,3 +244,19 @@ def test_total_utility_and_json():
     assert doc["environment"]["numpy"] == np.__version__
     assert [r["jct"] for r in doc["job_results"]] == [4.0, 2.0]
     assert math.isclose(doc["avg_jct"], 3.0)
+
+
+def test_unschedulable_arrivals_are_no_events():
+    tr = trace(job("x", 0.0, gpus=8), job("a", 0.0, 2.0), job("y", 1.0, gpus=8), job("b", 5.0, 1.0))
+    pol = Fixed()
+    res = simulate(tr, cluster(gpus=4), pol, LinearSpeed())
+    assert res.status == "completed" and set(res.unschedulable) == {"x", "y"}
+    assert res.completion[[1, 3]].tolist() == [2.0, 6.0]
+    assert [ev for _, ev in pol.calls] == [[("arrival", 1)], [("completion", 1)], [("arrival", 3)]]
+
+
+def test_progress_bar_run_gives_the_same_result():
+    tr = trace(job("a", 0.0, 3.0), job("b", 1.0, 2.0))
+    quiet = simulate(tr, cluster(), Fixed(), LinearSpeed())
+    shown = simulate(tr, cluster(), Fixed(), LinearSpeed(), progress=True)
+    assert shown.completion.tolist() == quiet.completion.tolist() == [3.0, 3.0]
