@@ -136,6 +136,8 @@ class _AllocationPolicy:
             else:
                 self.index = np.array([int(j.meta["index"]) for j in state.jobs], dtype=np.int64)
         active = np.asarray(state.active, dtype=np.int64)
+        if not active.size:
+            return {}
         # remaining iterations on the view; jobs not yet arrived keep their full size (unused by the decision)
         rem = self.view.iterations.astype(float).copy()
         rem[self.index[state.done]] = 0.0
