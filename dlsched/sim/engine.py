@@ -454,7 +454,8 @@ def simulate(trace: Trace, cluster: Cluster, policy, speed: SpeedSourceLike, *, 
     caps simulated time (status ``"max_time"``). A run where nothing can happen any more while
     jobs wait (no job progresses, no arrival or timer pending), or where the cluster stays idle
     with jobs waiting for ``stall_calls`` consecutive calls, stops with status ``"stalled"``.
-    A policy that raises ends the run with PolicyError naming it.
+    A policy that raises ends the run with PolicyError naming it (an InputError it raises, to
+    refuse a trace or cluster it does not apply to, passes through).
     """
     name = str(getattr(policy, "name", type(policy).__name__))
     wall0 = _time.monotonic()
@@ -503,11 +504,12 @@ def simulate(trace: Trace, cluster: Cluster, policy, speed: SpeedSourceLike, *, 
 
 
 def _guard(name: str, t: float, fn, *args):
-    """Call a policy method; anything it raises becomes a PolicyError naming it."""
+    """Call a policy method; anything it raises becomes a PolicyError naming it, except an
+    InputError (a policy that refuses the trace or cluster it is given says so itself)."""
     try:
         return fn(*args)
-    except PolicyError:
-        raise
+    except (PolicyError, InputError):
+        raise       # InputError: the policy refuses this trace or cluster, and says why
     except Exception as exc:  # a third-party policy may raise anything: report it, not a traceback
         raise PolicyError(name, t, f"raised {type(exc).__name__}: {exc}") from exc
 

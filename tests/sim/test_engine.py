@@ -260,3 +260,16 @@ def test_progress_bar_run_gives_the_same_result():
     quiet = simulate(tr, cluster(), Fixed(), LinearSpeed())
     shown = simulate(tr, cluster(), Fixed(), LinearSpeed(), progress=True)
     assert shown.completion.tolist() == quiet.completion.tolist() == [3.0, 3.0]
+
+
+def test_a_policy_refusing_the_trace_raises_its_input_error():
+    from dlsched.errors import InputError
+
+    class Picky(Fixed):
+        name = "picky"
+
+        def reset(self, ctx):
+            raise InputError("<trace>", "jobs", "a trace for policy 'picky'", "another")
+
+    with pytest.raises(InputError, match="policy 'picky'"):
+        simulate(trace(job("a", 0.0)), cluster(), Picky(), LinearSpeed())

@@ -143,7 +143,27 @@ class DRF(_Baseline):
     name = "drf"
 
     def schedule(self, state: ClusterState, events: Sequence[Event]) -> dict[int, Placement]:
-        return self.placer.place(state, drf_sizes(state, state.active, self.total))
+        sizes = drf_sizes(state, state.active, self.total)
+        out = self.placer.place(state, sizes)
+        if len(out) < len(sizes):
+            self._backfill(state, out, sizes)
+        return out
+
+    def _backfill(self, state: ClusterState, out: dict[int, Placement], sizes) -> None:
+        """Progressive filling counts aggregate capacity; a sized job that did not pack onto the
+        servers leaves capacity unused, so waiting jobs (dominant share 0, in arrival order) get
+        their first grant where it packs."""
+        free = state.cluster.capacity.copy()
+        for j, pl in out.items():
+            hold(free, pl, state.demand_w[j], state.demand_p[j])
+        for j in state.active.tolist():
+            if j in out or j in sizes:
+                continue
+            job = state.jobs[j]
+            pl = self.placer.fit(free, state.demand_w[j], state.demand_p[j], job.min_workers, 1 if job.uses_ps else 0)
+            if pl is not None:
+                hold(free, pl, state.demand_w[j], state.demand_p[j])
+                out[j] = pl
 
 
 class FIFO(_Baseline):
