@@ -20,6 +20,9 @@ POLICIES: dict[str, str] = {
     "smd": "dlsched.sim.policies.smd:SMDPolicy",
     "optimus-greedy": "dlsched.sim.policies.smd:OptimusGreedyPolicy",
     "hetplace": "dlsched.sim.policies.hetplace:HetPlace",
+    "oasis": "dlsched.sim.policies.oasis:OASiS",
+    "risk_reward": "dlsched.sim.policies.oasis_baselines:RiskReward",
+    "dorm": "dlsched.sim.policies.oasis_baselines:Dorm",
     "time-indexed": "dlsched.sim.policies.offline:TimeIndexed",
 }
 
