@@ -17,6 +17,13 @@ POLICIES: dict[str, str] = {
     "srtf": "dlsched.sim.policies.baselines:SRTF",
     "drf": "dlsched.sim.policies.baselines:DRF",
     "tetris": "dlsched.sim.policies.baselines:Tetris",
+    "smd": "dlsched.sim.policies.smd:SMDPolicy",
+    "optimus-greedy": "dlsched.sim.policies.smd:OptimusGreedyPolicy",
+    "hetplace": "dlsched.sim.policies.hetplace:HetPlace",
+    "oasis": "dlsched.sim.policies.oasis:OASiS",
+    "risk_reward": "dlsched.sim.policies.oasis_baselines:RiskReward",
+    "dorm": "dlsched.sim.policies.oasis_baselines:Dorm",
+    "time-indexed": "dlsched.sim.policies.offline:TimeIndexed",
 }
 
 
