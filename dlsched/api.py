@@ -57,7 +57,6 @@ def solve(instance, method: str = "exact", *, time_limit: float | None = None, g
     earlier (the CLI, before loading the file) passes its running ``budget`` instead. Options the
     method does not honour raise :class:`InputError` before anything runs.
     """
-    import dlsched.solvers  # noqa: F401  (registers the methods)
 
     if budget is not None:
         if time_limit is not None and time_limit != budget.limit:
@@ -76,6 +75,4 @@ def check(instance, solution, claimed_objective: float | None = None) -> CheckRe
 
 
 def methods(family: str | None = None) -> list[str]:
-    import dlsched.solvers  # noqa: F401
-
     return registry.available(family)

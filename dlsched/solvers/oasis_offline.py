@@ -14,8 +14,8 @@ import time
 import numpy as np
 
 from dlsched.errors import InputError
+from dlsched.instance.oasis import OasisInstance, schedule_from_dense, schedule_utility
 from dlsched.models import oasis as model
-from dlsched.models.oasis import OasisInstance, schedule_from_dense
 from dlsched.result import Result, make_result
 from dlsched.solvers import highs
 from dlsched.solvers.backends import BACKENDS, FrontEnds, solve_front_end
@@ -62,7 +62,7 @@ def front_ends(inst: OasisInstance, warm: bool, symmetry: bool, server_link: boo
                                                                 np.stack([v.value for v in Z], axis=1)))
 
     return FrontEnds("max", matrix, pyomo, cvxpy, warm=warm_start if warm else None,
-                     objective=lambda sched: model.schedule_utility(inst, sched))
+                     objective=lambda sched: schedule_utility(inst, sched))
 
 
 def _explain(inst: OasisInstance, sched):

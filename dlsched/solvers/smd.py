@@ -55,18 +55,16 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from dlsched.instance.core import MCMDK
-from dlsched.models import mcmdk as core_model
-from dlsched.models.smd import SMDInstance
 from dlsched.errors import InputError
-from dlsched.result import Result, make_result
-from dlsched.sim.smd import simulate
+from dlsched.instance.core import MCMDK
+from dlsched.instance.smd import SMDInstance
+from dlsched.models import mcmdk as core_model
+from dlsched.result import Result
 from dlsched.solvers import highs
 from dlsched.solvers.backends import BACKENDS
-from dlsched.solvers.baselines_smd import drf_policy
 from dlsched.solvers.exact import solve_core
 from dlsched.solvers.options import SolveOptions
-from dlsched.solvers.registry import flag, register
+from dlsched.solvers.registry import register
 from dlsched.solvers.rounding import lp_round_core
 
 SELECT = ("score", "all")
@@ -111,6 +109,7 @@ def parametric(core: MCMDK, opts: SolveOptions | None = None, *, memory: bool = 
     ``sub="highs"``: subproblems solved exactly; ``sub="lp-round"``: by the LP-rounding layer
     (:mod:`dlsched.solvers.rounding`, local search capped at ``search_seconds``).
     """
+
     if sub not in SUBPROBLEMS:
         raise InputError("<argument>", "sub", f"one of {SUBPROBLEMS}", sub)
     opts = (opts or SolveOptions()).started()
@@ -327,92 +326,6 @@ def epoch_core(inst: SMDInstance, jobs: np.ndarray, *, slot_aware: bool = False,
         value[defer] = inst.weight[j_of] * (wait_slots * delta + t11)
     core.value = value
     return core
-
-
-def smd_policy(opts: SolveOptions, **kw):
-    """The SMD decision as a simulation policy. Once the call's budget is spent, the remaining
-    decisions are DRF's (MODELS.md §7, instant), so the schedule still completes; the method then
-    reports termination ``time_limit`` (``stats["fallback_decisions"]`` counts them)."""
-    fallback = [0]
-
-    def policy(inst: SMDInstance, active: np.ndarray) -> np.ndarray:
-        if opts.clock.expired():
-            fallback[0] += 1
-            return drf_policy(inst, active)
-        return decide(inst, active, opts, **kw)[0]
-
-    policy.fallback = fallback
-    return policy
-
-
-def schedule_result(method: str, inst: SMDInstance, sched, seconds: float, opts: SolveOptions, *,
-                    expired: bool = False, **stats) -> Result:
-    """The :class:`Result` of a simulated schedule (objective Σ ω_j C_j, slots) through the one
-    factory. A schedule that did not complete every job is no solution (termination ``slot_cap``;
-    its partial Σ ω_j C_j stays in ``stats["partial_objective"]``); one that completed after the
-    budget ran out (``expired``) is a solution with termination ``time_limit``."""
-    msgs = []
-    if sched.unschedulable:
-        msgs.append("cannot be scheduled (does not fit alone): " + ", ".join(inst.job_names[j] for j in sched.unschedulable))
-    ds = np.array(sched.decision_seconds) if sched.decision_seconds else np.zeros(1)
-    stats = {"decisions": sched.decisions, "decision_seconds_p50": float(np.median(ds)),
-             "decision_seconds_max": float(ds.max()), "slots": int(sched.w.shape[0]),
-             "unschedulable": len(sched.unschedulable), **stats}
-    common = dict(sense="min", backend="highs", stats=stats, solve_seconds=seconds, solver_version=highs.version())
-    if not sched.complete:
-        msgs.append("not every job completed within the slot cap")
-        stats["partial_objective"] = sched.objective
-        return make_result(method, opts, termination="slot_cap", message="; ".join(msgs), **common)
-    return make_result(method, opts, termination="time_limit" if expired else "completed", solution=sched.as_solution(),
-                       objective=sched.objective, message="; ".join(msgs), **common)
-
-
-@register("smd", families=("smd",), params=("mode", "select", "slack", "memory", "slot_aware", "wait_slots", "replan", "sub"),
-          supports=("raw",),
-          description="SMD: parametric sum-of-ratios decomposition, re-planned at every arrival and completion")
-def smd(instance: SMDInstance, opts: SolveOptions, mode: str = "schedule", select: str = "score",
-        slack: float = 1.0, memory: bool = True, slot_aware: bool | None = None, wait_slots: float | None = None,
-        replan: str = "events", sub: str = "highs") -> Result:
-    """``mode="schedule"`` (default): the full schedule, re-planned at every arrival and
-    completion (``replan="slots"``: every slot); the decision costs are slot-aware with a
-    one-slot wait estimate unless told otherwise. ``mode="epoch"``: one decision (MODELS.md
-    §2.2, the instance's own costs) for every job with R_j > 0, with its certified bound."""
-    if mode not in ("schedule", "epoch"):
-        raise InputError("<argument>", "mode", "'schedule' or 'epoch'", mode)
-    if select not in SELECT:
-        raise InputError("<argument>", "select", f"one of {SELECT}", select)
-    if sub not in SUBPROBLEMS:
-        raise InputError("<argument>", "sub", f"one of {SUBPROBLEMS}", sub)
-    if replan not in ("events", "slots"):
-        raise InputError("<argument>", "replan", "'events' or 'slots'", replan)
-    if wait_slots is not None and not float(wait_slots) > 0:
-        raise InputError("<argument>", "wait_slots", "a wait estimate > 0 slots", wait_slots)
-    memory = flag(memory, "memory")
-    opts = opts.started()
-    if mode == "epoch":
-        active = np.flatnonzero(instance.iterations > 0)
-        kw = dict(slot_aware=flag(slot_aware, "slot_aware") if slot_aware is not None else False,
-                  wait_slots=None if wait_slots is None else float(wait_slots), sub=sub)
-        alloc, out, core = decide(instance, active, opts, select=select, slack=float(slack), memory=memory, **kw)
-        # the bound certifies §2.2 only when every job was a candidate and the costs are the instance's
-        exact_scope = core.n_jobs == active.size and not kw["slot_aware"] and kw["wait_slots"] is None
-        extra = {} if out.delta is None or sub == "highs" else {"rounding_delta": out.delta}
-        if out.optimal and exact_scope:
-            termination = "optimal"
-        elif opts.clock.expired():
-            termination = "time_limit"
-        else:       # optimal for the candidates' (or the adapted) costs only, or a fixed point
-            termination = "fixed_point"
-        return make_result("smd", opts, sense="min", termination=termination, solution={"allocation": alloc},
-                           objective=instance.epoch_objective(alloc), bound=out.bound if exact_scope else None,
-                           backend="highs", stats={"iterations": out.iterations, "candidates": int(core.n_jobs), **extra},
-                           solver_version=highs.version())
-    kw = dict(slot_aware=True if slot_aware is None else flag(slot_aware, "slot_aware"),
-              wait_slots=1.0 if wait_slots is None else float(wait_slots), tie_break=TIE_BREAK, sub=sub)
-    policy = smd_policy(opts, select=select, slack=float(slack), memory=memory, **kw)
-    sched = simulate(instance, policy, replan=replan)
-    return schedule_result("smd", instance, sched, opts.clock.elapsed(), opts, expired=policy.fallback[0] > 0,
-                           fallback_decisions=policy.fallback[0])
 
 
 @register("exact", families=("smd",), params=("backend",), supports=("gap", "raw"), backends=BACKENDS,

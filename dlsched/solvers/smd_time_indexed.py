@@ -16,9 +16,12 @@ import time
 import numpy as np
 
 from dlsched.errors import InputError
+from dlsched.instance.smd import SMDInstance, require_aggregate
 from dlsched.models import smd_time_indexed as ti
-from dlsched.models.smd import SMDInstance, require_aggregate
 from dlsched.result import Result, Status, make_result
+from dlsched.sim.policies.baselines import DRF
+from dlsched.sim.policies.slotted import deadline_of
+from dlsched.sim.policies.smd import OptimusGreedyPolicy, SMDPolicy, run
 from dlsched.solvers import highs
 from dlsched.solvers.backends import BACKENDS, solve_front_end
 from dlsched.solvers.exact import column_front_ends
@@ -33,13 +36,9 @@ def earliest_completion(inst: SMDInstance, j: int) -> int:
 
 
 def heuristic_schedules(inst: SMDInstance, opts: SolveOptions) -> dict:
-    from dlsched.sim.smd import simulate
-    from dlsched.solvers.baselines_smd import drf_policy, optimus_policy
-    from dlsched.solvers.smd import TIE_BREAK, smd_policy
-
     out = {}
-    for name, pol in (("smd", smd_policy(opts, slot_aware=True, wait_slots=1.0, tie_break=TIE_BREAK)), ("optimus", optimus_policy), ("drf", drf_policy)):
-        s = simulate(inst, pol)
+    for name, pol in (("smd", SMDPolicy(inst, opts)), ("optimus", OptimusGreedyPolicy(inst)), ("drf", DRF(placer="first_fit"))):
+        s = run(inst, pol, deadline=deadline_of(opts))
         if s.complete:
             out[name] = s
     return out
