@@ -23,6 +23,7 @@ from dlsched.errors import DlschedError, InputError
 from dlsched.instance import jsonio
 from dlsched.models.export import write_model
 from dlsched.solvers import registry
+from dlsched.solvers.options import Budget
 
 
 def _params(args, method_params: tuple[str, ...]) -> dict:
@@ -49,13 +50,14 @@ def _params(args, method_params: tuple[str, ...]) -> dict:
 
 
 def cmd_solve(args) -> int:
+    budget = Budget(args.time_limit)     # the time limit covers loading the file too (docs/contract.md)
     inst = dlsched.load(args.path, args.format, problem=args.problem, sense=args.sense)
 
     method = registry.lookup(args.method, inst.family)
     params = _params(args, method.params)
     res = _with_progress(args, lambda cb: dlsched.solve(
         inst, args.method, time_limit=args.time_limit, gap=args.gap, threads=args.threads, seed=args.seed,
-        log=args.log, on_incumbent=cb, **params))
+        log=args.log, on_incumbent=cb, budget=budget, **params))
     report = dlsched.check(inst, res) if res.status.has_solution() else None
     if args.out:
         doc = jsonio.solution_document(inst, res)

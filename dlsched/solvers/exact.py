@@ -16,50 +16,86 @@ import numpy as np
 from dlsched.errors import InputError
 from dlsched.instance.core import MCMDK
 from dlsched.models import mcmdk as model
-from dlsched.result import Result, Status
+from dlsched.result import Result, Status, make_result
 from dlsched.solvers import highs
-from dlsched.solvers.backends import solve_cvxpy, solve_pyomo
+from dlsched.solvers.backends import BACKENDS, FrontEnds, solve_front_end
 from dlsched.solvers.options import SolveOptions
+from dlsched.solvers import registry
 from dlsched.solvers.registry import register
 
-BACKENDS = ("highs", "pyomo", "cvxpy")
+def column_front_ends(n_cols: int, value: np.ndarray, sense: str, matrix, pyomo, cvxpy, decode, warm_x=None) -> FrontEnds:
+    """Front ends of a model whose variables are one column vector x (the core MCMDK, the SMD
+    time-indexed MILP): Pyomo's ``model.x[0..n-1]`` and CVXPY's vector ``x`` read the same way,
+    ``decode(x)`` gives the family's solution and the objective is recomputed as ``value @ x``
+    (the solver's value carries its tolerances)."""
+    last: list[np.ndarray] = []
+
+    def keep(x):
+        last[:] = [np.asarray(x, dtype=float).ravel()]
+        return decode(last[0])
+
+    def with_pyomo():
+        m = pyomo()
+        return m, lambda: keep([m.x[o].value if m.x[o].value is not None else 0.0 for o in range(n_cols)])
+
+    def with_cvxpy():
+        prob, x = cvxpy()
+        return prob, lambda: keep(x.value)
+
+    return FrontEnds(sense, lambda: (matrix(), keep), with_pyomo, with_cvxpy,
+                     warm=None if warm_x is None else (lambda mf: warm_x),
+                     objective=lambda solution: float(value @ last[0]))
 
 
 def solve_core(inst: MCMDK, opts: SolveOptions | None = None, backend: str = "highs", *,
                relax: bool = False) -> Result:
-    """Solve the MCMDK (or its LP relaxation) exactly; the solution is a choice per job."""
-    opts = opts or SolveOptions()
-    if backend not in BACKENDS:
-        raise InputError("<argument>", "backend", f"one of {', '.join(BACKENDS)}", backend)
-    t0 = time.perf_counter()
-    if backend == "highs":
-        mf = model.build_matrix(inst, relax=relax)
-        build = time.perf_counter() - t0
-        warm = None
-        if opts.warm_start is not None and not relax:
-            warm = np.zeros(inst.n_cols)
-            warm[inst.columns_of(opts.warm_start)] = 1.0
-        out = highs.solve_matrix(mf, opts, warm_x=warm)
-    elif backend == "pyomo":
-        m = model.build_pyomo(inst, relax=relax)
-        build = time.perf_counter() - t0
-        out = solve_pyomo(m, inst, opts)
-    else:
-        prob, x = model.build_cvxpy(inst, relax=relax)
-        build = time.perf_counter() - t0
-        out = solve_cvxpy(prob, x, inst, opts)
-    build += out.stats.pop("compile_seconds", 0.0)
-    res = Result(method="lp" if relax else "exact", status=out.status, objective=out.objective, bound=out.bound,
-                 sense=inst.sense, termination=out.termination, backend=backend, build_seconds=build,
-                 solve_seconds=out.seconds, stats=dict(out.stats), solver_version=highs.version(),
-                 options=opts.as_dict())
-    if out.x is not None:
-        res.solution = out.x if relax else inst.choice_from_columns(out.x)
+    """Solve the MCMDK (or its LP relaxation) exactly; the solution is a choice per job
+    (column values for the relaxation). ``opts.warm_start`` is passed to HiGHS (highs backend)."""
+    opts = (opts or SolveOptions()).started()
+    warm = None
+    if opts.warm_start is not None and not relax:
+        if backend != "highs":
+            raise registry.no_warm_start(backend)
+        warm = np.zeros(inst.n_cols)
+        warm[inst.columns_of(valid_choice(inst, opts.warm_start, "warm_start"))] = 1.0
+    decode = (lambda x: x) if relax else inst.choice_from_columns
+    fe = column_front_ends(inst.n_cols, inst.value, inst.sense, lambda: model.build_matrix(inst, relax=relax),
+                           lambda: model.build_pyomo(inst, relax=relax), lambda: model.build_cvxpy(inst, relax=relax),
+                           decode, warm)
+    if not relax:   # the value of the chosen configurations, as the checker recomputes it
+        fe.objective = lambda choice: float(inst.value[inst.columns_of(choice)].sum())
+    out, solution, build = solve_front_end(fe, backend, opts)
+    message = ""
+    stats = dict(out.stats)
     if out.status == Status.INFEASIBLE:
         rows = conflicting_rows(inst)
-        res.stats["conflicting_rows"] = rows
-        res.message = ("infeasible" + (f": minimum use exceeds capacity on {', '.join(rows)}" if rows else ""))
-    return res
+        stats["conflicting_rows"] = rows
+        message = "infeasible" + (f": minimum use exceeds capacity on {', '.join(rows)}" if rows else "")
+    return make_result("lp" if relax else "exact", opts, sense=inst.sense, termination=out.termination,
+                       solution=solution, objective=out.objective if solution is not None else None,
+                       bound=out.bound, backend=backend, build_seconds=build, solve_seconds=out.seconds,
+                       stats=stats, solver_version=highs.version(), message=message)
+
+
+def valid_choice(inst: MCMDK, choice, name: str) -> np.ndarray:
+    """``choice`` as a core solution of ``inst`` (one configuration index per job, -1 none), or InputError."""
+    try:
+        arr = np.asarray(choice)
+        ok = arr.shape == (inst.n_jobs,) and np.issubdtype(arr.dtype, np.integer) or (
+            arr.shape == (inst.n_jobs,) and np.issubdtype(arr.dtype, np.floating) and np.all(arr == np.round(arr)))
+    except (TypeError, ValueError):
+        ok = False
+    if ok:
+        arr = arr.astype(np.int64)
+        ok = bool(np.all((arr >= -1) & (arr < inst.n_configs)))
+    if not ok:
+        raise InputError("<argument>", name, f"{inst.n_jobs} integers, each -1 or a configuration index of its job",
+                         choice if np.size(choice) < 20 else f"an array of shape {np.shape(choice)}")
+    return arr
+
+
+#: the (rows x jobs) table behind :func:`conflicting_rows` is only built up to this many cells
+CONFLICT_TABLE_CELLS = 50_000_000
 
 
 def conflicting_rows(inst: MCMDK) -> list[str]:
@@ -71,7 +107,7 @@ def conflicting_rows(inst: MCMDK) -> list[str]:
     """
     names = [f"job '{inst.job_name(j)}' (no configuration)" for j in np.flatnonzero(inst.n_configs == 0)
              if inst.choose == "exactly_one"]
-    if inst.n_rows == 0 or inst.n_jobs == 0 or inst.n_rows * inst.n_jobs > 50_000_000:
+    if inst.n_rows == 0 or inst.n_jobs == 0 or inst.n_rows * inst.n_jobs > CONFLICT_TABLE_CELLS:
         return names
     # Per (row, job): the least explicit use, and whether some configuration has no entry (use 0).
     # Sparse throughout: a (rows x jobs) table, never the dense (rows x columns) matrix.
@@ -105,14 +141,17 @@ def wants_primal_start(inst: MCMDK, opts: SolveOptions, backend: str, primal_sta
         raise InputError("<argument>", "primal_start", f"one of {', '.join(PRIMAL_START)}", primal_start)
     if primal_start == "on" and opts.time_limit is None:
         raise InputError("<argument>", "primal_start", "a time limit to share (--time-limit) with primal_start=on", "none")
+    if primal_start == "on" and opts.warm_start is not None:
+        raise InputError("<argument>", "primal_start", "off or auto with a warm start (the warm start is the start)", "on")
     if primal_start == "on":
         return True
     return primal_start == "auto" and opts.time_limit is not None and backend == "highs" \
-        and inst.n_cols >= PRIMAL_START_COLUMNS
+        and inst.n_cols >= PRIMAL_START_COLUMNS and opts.warm_start is None
 
 
 @register("exact", description="exact MILP with HiGHS (backend: highs matrix, pyomo or cvxpy); on large models "
-          "it starts from the core layer's incumbent", params=("backend", "primal_start", "primal_share"))
+          "it starts from the core layer's incumbent", params=("backend", "primal_start", "primal_share"),
+          supports=("gap", "raw", "warm_start"), backends=BACKENDS)
 def exact(instance, opts: SolveOptions, backend: str = "highs", primal_start: str = "auto",
           primal_share: float = PRIMAL_START_SHARE) -> Result:
     """Exact MILP of the instance's core MCMDK; building the configurations counts as build time.
@@ -133,25 +172,28 @@ def exact(instance, opts: SolveOptions, backend: str = "highs", primal_start: st
         raise InputError("<argument>", "primal_share", "a share of the time limit in (0, 1)", primal_share)
     from dlsched.solvers.core import core as core_layer   # core imports solve_core from here
 
-    first = core_layer(core, replace(opts, time_limit=primal_share * (opts.time_limit - convert)))
-    offset = time.perf_counter() - t0
+    first = core_layer(core, opts.within(opts.clock.share(primal_share)))
+    offset = opts.clock.elapsed()
     stream = opts.on_incumbent
     warm = first.solution if first.status.has_solution() else None
+    # the rest of the call's budget: solve_core reads it from opts.budget
     second = solve_core(core, replace(
-        opts, warm_start=warm, time_limit=max(opts.time_limit - offset, 1e-3),
+        opts, warm_start=warm,
         on_incumbent=None if stream is None else (lambda inc: stream(replace(inc, seconds=inc.seconds + offset)))),
         backend)
-    res = second
     sign = 1.0 if core.sense == "max" else -1.0
-    if first.objective is not None and (second.objective is None or sign * first.objective > sign * second.objective):
-        res.solution, res.objective = first.solution, first.objective
-        res.status = Status.FEASIBLE if res.status != Status.OPTIMAL else res.status
+    take_first = first.objective is not None and (second.objective is None or sign * first.objective > sign * second.objective)
+    solution, objective = (first.solution, first.objective) if take_first else (second.solution, second.objective)
+    termination = second.termination
+    if solution is not None and termination not in ("optimal", "gap_limit", "time_limit"):
+        termination = "time_limit"
+    elif solution is None and termination == "optimal":
+        termination = "error"
     bounds = [b for b in (first.bound, second.bound) if b is not None]
-    if bounds:
-        res.bound = min(bounds) if core.sense == "max" else max(bounds)
-    res.method = "exact"
-    res.build_seconds = convert + first.build_seconds + second.build_seconds
-    res.solve_seconds = time.perf_counter() - t0 - res.build_seconds
-    res.stats["primal_start"] = {"method": "core", "seconds": round(offset - convert, 4), "objective": first.objective,
-                                 "bound": first.bound, "status": first.status.value}
-    return res
+    bound = (min(bounds) if core.sense == "max" else max(bounds)) if bounds else None
+    stats = dict(second.stats, primal_start={"method": "core", "seconds": round(offset - convert, 4),
+                                             "objective": first.objective, "bound": first.bound,
+                                             "status": first.status.value})
+    return make_result("exact", opts, sense=core.sense, termination=termination, solution=solution, objective=objective,
+                       bound=bound, backend=backend, build_seconds=convert + first.build_seconds + second.build_seconds,
+                       stats=stats, solver_version=highs.version(), message=second.message)
