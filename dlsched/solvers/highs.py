@@ -270,7 +270,7 @@ def in_child(work: Callable[[Callable[[Any], None]], Any], budget, on_progress: 
     try:
         while True:
             left = budget.remaining()
-            if left <= 0 or not recv.poll(left):
+            if left <= 0 or not recv.poll(left if math.isfinite(left) else None):
                 return False, None
             try:
                 kind, value = recv.recv()
