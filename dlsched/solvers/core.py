@@ -49,7 +49,7 @@ from dlsched.instance.core import MCMDK
 from dlsched.models.mcmdk import MatrixForm, build_matrix
 from dlsched.result import Result, Status, make_result
 from dlsched.solvers import highs
-from dlsched.solvers.exact import solve_core
+from dlsched.solvers.milp import solve_core
 from dlsched.solvers.lp import LPInfo, gain, lagrangian, solve_lp, to_sense
 from dlsched.solvers.options import Incumbent, SolveOptions
 from dlsched.solvers.registry import register

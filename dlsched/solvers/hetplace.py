@@ -41,7 +41,7 @@ from dlsched.models.placement import alone_jct, core_model, count_vectors, decod
 from dlsched.result import Result, make_result
 from dlsched.solvers import highs
 from dlsched.solvers.backends import BACKENDS
-from dlsched.solvers.exact import solve_core
+from dlsched.solvers.milp import solve_core
 from dlsched.solvers.market import clear
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.registry import register

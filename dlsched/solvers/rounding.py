@@ -48,7 +48,7 @@ import numpy as np
 from dlsched.instance.core import MCMDK
 from dlsched.result import Result, Status, make_result, relative_gap
 from dlsched.solvers import highs
-from dlsched.solvers.exact import solve_core
+from dlsched.solvers.milp import solve_core
 from dlsched.solvers.lp import INT_TOL, LPInfo, gain, solve_lp, to_sense
 from dlsched.solvers.options import Incumbent, SolveOptions
 from dlsched.solvers.registry import register

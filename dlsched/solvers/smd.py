@@ -62,7 +62,7 @@ from dlsched.models import mcmdk as core_model
 from dlsched.result import Result
 from dlsched.solvers import highs
 from dlsched.solvers.backends import BACKENDS
-from dlsched.solvers.exact import solve_core
+from dlsched.solvers.milp import solve_core
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.registry import register
 from dlsched.solvers.rounding import lp_round_core

@@ -24,7 +24,7 @@ from dlsched.sim.policies.slotted import deadline_of
 from dlsched.sim.policies.smd import OptimusGreedyPolicy, SMDPolicy, run
 from dlsched.solvers import highs
 from dlsched.solvers.backends import BACKENDS, solve_front_end
-from dlsched.solvers.exact import column_front_ends
+from dlsched.solvers.milp import column_front_ends
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.registry import flag, register
 

@@ -11,7 +11,7 @@ from dlsched.instance.core import MCMDK, from_dense
 from dlsched.models.export import write_model
 from dlsched.models.mcmdk import build_matrix
 from dlsched.result import Status
-from dlsched.solvers.exact import solve_core
+from dlsched.solvers.milp import solve_core
 from dlsched.solvers.options import SolveOptions
 from tests.helpers import brute_force, tiny_mcmdk
 
