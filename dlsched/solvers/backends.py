@@ -15,7 +15,7 @@ import numpy as np
 
 from dlsched.errors import InputError, SolverError
 from dlsched.result import Status
-from dlsched.solvers.highs import MatrixOutcome, in_child, solve_matrix, typed_options
+from dlsched.solvers.highs import MatrixOutcome, can_fork, in_child, solve_matrix, typed_options
 from dlsched.solvers.options import SolveOptions
 
 # ---------------------------------------------------------------- Pyomo (contrib.solver Highs)
@@ -188,7 +188,7 @@ def solve_front_end(fe: FrontEnds, backend: str, opts: SolveOptions) -> tuple[Ma
     """
     if backend not in BACKENDS:
         raise InputError("<argument>", "backend", f"one of {', '.join(BACKENDS)}", backend)
-    if backend != "highs":
+    if backend != "highs" and can_fork():
         t0 = time.perf_counter()
         done, value = in_child(lambda report: _solve_front_end(fe, backend, opts), opts.clock)
         if done:
