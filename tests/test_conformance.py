@@ -82,6 +82,15 @@ def test_contract(case):
         assert_contract(inst, run(inst, name, backend), name)
 
 
+@pytest.mark.parametrize("mode", ["epoch", "schedule"])
+def test_smd_modes(mode):
+    """Both modes of ``smd`` (the default covers only the schedule): an epoch decision, and a
+    schedule cut by the time limit, which is no solution when incomplete (never an objective)."""
+    for inst in instances("smd"):
+        assert_contract(inst, dlsched.solve(inst, "smd", mode=mode, threads=1), "smd")
+        assert_contract(inst, dlsched.solve(inst, "smd", mode=mode, threads=1, time_limit=0.001), "smd")
+
+
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_contract_under_a_short_time_limit(case):
     """Stopped early, a method still answers within the contract (best so far, consistent status)."""

@@ -15,7 +15,7 @@ import numpy as np
 
 from dlsched.errors import InputError, SolverError
 from dlsched.result import Status
-from dlsched.solvers.highs import MatrixOutcome, in_child, solve_matrix, typed_options
+from dlsched.solvers.highs import MatrixOutcome, can_fork, in_child, solve_matrix, typed_options
 from dlsched.solvers.options import SolveOptions
 
 # ---------------------------------------------------------------- Pyomo (contrib.solver Highs)
@@ -179,14 +179,16 @@ def solve_front_end(fe: FrontEnds, backend: str, opts: SolveOptions) -> tuple[Ma
     """Build and solve ``fe`` through ``backend``: (outcome, family solution or None, build seconds).
 
     Build seconds include Pyomo's and CVXPY's translation inside their ``solve()``; the time
-    limit given to HiGHS is what remains of the call's budget after the build. With a time limit,
-    the Pyomo and CVXPY paths (whose Python build cannot be interrupted: 19 s for 100k columns in
-    Pyomo) run whole in a forked child stopped at the deadline (:func:`~dlsched.solvers.highs.in_child`);
-    the highspy path guards only HiGHS itself (:func:`~dlsched.solvers.highs.solve_matrix`).
+    limit given to HiGHS is what remains of the call's budget after the build. The Pyomo and CVXPY
+    paths (whose Python build cannot be interrupted: 19 s for 100k columns in Pyomo) run whole in a
+    forked child stopped at the deadline (:func:`~dlsched.solvers.highs.in_child`), with or
+    without a limit: Pyomo's process-wide output-capture lock was seen held for good in a long
+    test session, and a child keeps that state out of the caller's process. The highspy path
+    guards only HiGHS itself (:func:`~dlsched.solvers.highs.solve_matrix`).
     """
     if backend not in BACKENDS:
         raise InputError("<argument>", "backend", f"one of {', '.join(BACKENDS)}", backend)
-    if backend != "highs" and opts.clock.limited:
+    if backend != "highs" and can_fork():
         t0 = time.perf_counter()
         done, value = in_child(lambda report: _solve_front_end(fe, backend, opts), opts.clock)
         if done:

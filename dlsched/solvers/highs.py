@@ -172,7 +172,7 @@ def solve_matrix(mf: MatrixForm, opts: SolveOptions | None = None, *, warm_x: np
     11.8 s for a 1 s limit on 100k columns, docs/contract.md "Time limit").
     """
     opts = (opts or SolveOptions()).started()
-    if opts.clock.limited and int(mf.M.nnz) >= GUARD_NONZEROS and "fork" in mp.get_all_start_methods():
+    if opts.clock.limited and int(mf.M.nnz) >= GUARD_NONZEROS and can_fork():
         return solve_guarded(mf, opts, warm_x=warm_x, want_duals=want_duals)
     return solve_here(mf, opts, warm_x=warm_x, want_duals=want_duals)
 
@@ -235,6 +235,12 @@ def solve_here(mf: MatrixForm, opts: SolveOptions, *, warm_x: np.ndarray | None 
     return out.settle()
 
 
+def can_fork() -> bool:
+    """The guards need ``fork`` (Linux; not Windows, not macOS by default): without it the
+    solve runs in this process and a time limit is only as good as HiGHS's own checks."""
+    return "fork" in mp.get_all_start_methods()
+
+
 def in_child(work: Callable[[Callable[[Any], None]], Any], budget, on_progress: Callable[[Any], None] | None = None
              ) -> tuple[bool, Any]:
     """Run ``work(report)`` in a forked child until ``budget`` is spent: ``(True, its value)``, or
@@ -270,7 +276,7 @@ def in_child(work: Callable[[Callable[[Any], None]], Any], budget, on_progress: 
     try:
         while True:
             left = budget.remaining()
-            if left <= 0 or not recv.poll(left):
+            if left <= 0 or not recv.poll(left if math.isfinite(left) else None):
                 return False, None
             try:
                 kind, value = recv.recv()

@@ -21,7 +21,7 @@ import numpy as np
 
 from dlsched.errors import InputError
 from dlsched.instance.smd import SMDInstance
-from dlsched.result import Result, Status
+from dlsched.result import Result, make_result
 from dlsched.sim.policies.baselines import DRF
 from dlsched.sim.policies.slotted import deadline_of
 from dlsched.sim.policies.smd import OptimusGreedyPolicy, SMDPolicy, run
@@ -32,26 +32,29 @@ from dlsched.solvers.smd import SELECT, SUBPROBLEMS, TIE_BREAK, decide
 
 
 def schedule_result(method: str, inst: SMDInstance, sched, seconds: float, opts: SolveOptions, **stats) -> Result:
-    """A :class:`Result` holding a simulated schedule (objective Σ ω_j C_j, slots)."""
-    ok = sched.complete
-    status = Status.FEASIBLE if ok else Status.NO_SOLUTION
-    msg = ""
+    """A :class:`Result` holding a simulated schedule (objective Σ ω_j C_j, slots), through the one
+    factory (docs/contract.md): an incomplete schedule is no solution (termination ``time_limit``
+    or ``slot_cap``), its partial Σ ω_j C_j kept in ``stats["partial_objective"]``."""
+    msgs = []
     if sched.unschedulable:
-        msg = "cannot be scheduled (does not fit alone): " + ", ".join(inst.job_names[j] for j in sched.unschedulable)
-    termination = "completed" if ok else "time_limit" if sched.termination == "time_limit" else "slot_cap"
-    if not ok:
-        msg = (msg + "; " if msg else "") + ("the time limit ended the simulation before every job completed"
-                                             if termination == "time_limit" else "not every job completed within the slot cap")
+        msgs.append("cannot be scheduled (does not fit alone): " + ", ".join(inst.job_names[j] for j in sched.unschedulable))
     ds = np.array(sched.decision_seconds) if sched.decision_seconds else np.zeros(1)
-    res = Result(method, status, sched.objective, None, "min", termination, "highs", 0.0, seconds,
-                 sched.as_solution(), {"decisions": sched.decisions, "decision_seconds_p50": float(np.median(ds)),
-                                       "decision_seconds_max": float(ds.max()), "slots": int(sched.w.shape[0]),
-                                       "unschedulable": len(sched.unschedulable), **stats},
-                 highs.version(), opts.as_dict(), msg)
-    return res
+    stats = {"decisions": sched.decisions, "decision_seconds_p50": float(np.median(ds)),
+             "decision_seconds_max": float(ds.max()), "slots": int(sched.w.shape[0]),
+             "unschedulable": len(sched.unschedulable), **stats}
+    common = dict(sense="min", backend="highs", stats=stats, solve_seconds=seconds, solver_version=highs.version())
+    if sched.complete:
+        return make_result(method, opts, termination="completed", solution=sched.as_solution(), objective=sched.objective,
+                           message="; ".join(msgs), **common)
+    termination = "time_limit" if sched.termination == "time_limit" else "slot_cap"
+    msgs.append("the time limit ended the simulation before every job completed" if termination == "time_limit"
+                else "not every job completed within the slot cap")
+    stats["partial_objective"] = sched.objective
+    return make_result(method, opts, termination=termination, message="; ".join(msgs), **common)
 
 
 @register("smd", families=("smd",), params=("mode", "select", "slack", "memory", "slot_aware", "wait_slots", "replan", "sub"),
+          supports=("raw",),
           description="SMD: parametric sum-of-ratios decomposition, re-planned at every arrival and completion")
 def smd(instance: SMDInstance, opts: SolveOptions, mode: str = "schedule", select: str = "score",
         slack: float = 1.0, memory: bool = True, slot_aware: bool | None = None, wait_slots: float | None = None,
@@ -80,13 +83,18 @@ def smd(instance: SMDInstance, opts: SolveOptions, mode: str = "schedule", selec
         alloc, out, core = decide(instance, active, opts, select=select, slack=float(slack), memory=memory, **kw)
         # the bound certifies §2.2 only when every job was a candidate and the costs are the instance's
         exact_scope = core.n_jobs == active.size and not kw["slot_aware"] and kw["wait_slots"] is None
-        status = Status.OPTIMAL if out.optimal and exact_scope else Status.FEASIBLE
         extra = {} if out.delta is None or sub == "highs" else {"rounding_delta": out.delta}
-        obj = instance.epoch_objective(alloc)
-        return Result("smd", status, obj, out.bound if exact_scope else None, "min",
-                      "optimal" if out.optimal else "fixed_point", "highs", 0.0, time.perf_counter() - t0,
-                      {"allocation": alloc}, {"iterations": out.iterations, "candidates": int(core.n_jobs), **extra},
-                      highs.version(), opts.as_dict())
+        if out.optimal and exact_scope:
+            termination = "optimal"
+        elif opts.clock.expired():
+            termination = "time_limit"
+        else:       # optimal for the candidates' (or the adapted) costs only, or a fixed point
+            termination = "fixed_point"
+        return make_result("smd", opts, sense="min", termination=termination, solution={"allocation": alloc},
+                           objective=instance.epoch_objective(alloc), bound=out.bound if exact_scope else None,
+                           backend="highs", solve_seconds=time.perf_counter() - t0,
+                           stats={"iterations": out.iterations, "candidates": int(core.n_jobs), **extra},
+                           solver_version=highs.version())
     kw = dict(slot_aware=True if slot_aware is None else flag(slot_aware, "slot_aware"),
               wait_slots=1.0 if wait_slots is None else float(wait_slots), tie_break=TIE_BREAK, sub=sub)
     policy = SMDPolicy(instance, opts, select=select, slack=float(slack), memory=memory, **kw)
