@@ -86,8 +86,9 @@ class Cluster:
 
     @classmethod
     def homogeneous(cls, n_servers: int, per_server: Mapping[str, float], gpu_type: str = "",
-                    servers_per_rack: int | None = None, **bandwidths: float) -> "Cluster":
-        """``n_servers`` identical servers (racks of ``servers_per_rack``, one rack if None)."""
+                    servers_per_rack: int | None = None, **bandwidths) -> "Cluster":
+        """``n_servers`` identical servers (racks of ``servers_per_rack``, one rack if None); ``bandwidths``
+        may also give the ``source`` named in errors."""
         resources = tuple(per_server)
         cap = np.tile(np.array([float(per_server[r]) for r in resources]), (n_servers, 1))
         per_rack = servers_per_rack or max(n_servers, 1)

@@ -160,9 +160,9 @@ def load_tiresias_cluster(path: str | Path) -> Cluster:
     v = {c: _int(row[c], path, f"line {ln}", c, 1 if c in ("num_switch", "num_node_p_switch") else 0)
          for c in TIRESIAS_CLUSTER_COLUMNS}
     n = v["num_switch"] * v["num_node_p_switch"]
-    cluster = Cluster.homogeneous(n, {"gpu": v["num_gpu_p_node"], "cpu": v["num_cpu_p_node"], "memory": v["mem_p_node"]},
-                                  servers_per_rack=v["num_node_p_switch"])
-    return Cluster(cluster.resources, cluster.capacity, cluster.gpu_type, cluster.rack, cluster.names, source=str(path))
+    # the source names the file in every error the cluster's own checks raise (e.g. no GPUs)
+    return Cluster.homogeneous(n, {"gpu": v["num_gpu_p_node"], "cpu": v["num_cpu_p_node"], "memory": v["mem_p_node"]},
+                               servers_per_rack=v["num_node_p_switch"], source=str(path))
 
 
 def load_cluster(path: str | Path) -> Cluster:

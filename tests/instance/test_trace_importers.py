@@ -373,3 +373,12 @@ def test_openb_nodes_round_trip_through_a_spec(data):
     c = openb_cluster(data / "alibaba-openb" / "openb_node_list_all_node.csv")
     back = parse_cluster_spec(cluster_to_spec(c))
     assert np.array_equal(back.capacity, c.capacity) and back.gpu_type == c.gpu_type
+
+
+def test_tiresias_cluster_without_gpus_names_the_file(tmp_path):
+    """Found by hypothesis (n32g4.csv with num_gpu_p_node = 0): the cluster's own check must name the file."""
+    f = tmp_path / "n1g0.csv"
+    f.write_text("num_switch,num_node_p_switch,num_gpu_p_node,num_cpu_p_node,mem_p_node\n1,2,0,40,256\n")
+    with pytest.raises(InputError) as e:
+        load_tiresias_cluster(f)
+    assert e.value.source == str(f) and "GPU" in str(e.value)
