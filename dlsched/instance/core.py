@@ -84,6 +84,8 @@ class MCMDK:
         _finite(src, "value", self.value)
         _finite(src, "A", A.data)
         _finite(src, "capacity", self.b)
+        if A.nnz and A.data.min() < 0:
+            raise InputError(src, "A", "resource use a >= 0", float(A.data.min()))
         neg = np.flatnonzero(self.b < 0)
         if neg.size:
             raise InputError(src, f"capacity[{neg[0]}]", "a capacity >= 0", float(self.b[neg[0]]))

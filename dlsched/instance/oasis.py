@@ -84,10 +84,11 @@ class Utility:
             if p["gamma1"] < 0:
                 raise InputError(source, f"{where}.gamma1", "gamma1 >= 0", p["gamma1"])
         elif self.kind == "step":
+            for k in ("value", "after"):
+                if p.get(k, 0.0) < 0:
+                    raise InputError(source, f"{where}.{k}", "a non-negative number", p[k])
             if p.get("after", 0.0) > p["value"]:
                 raise InputError(source, f"{where}.after", f"at most value={p['value']} (a utility that does not increase with time)", p["after"])
-            if min(p["value"], p.get("after", 0.0)) < 0:
-                raise InputError(source, f"{where}.value", "a non-negative value", p["value"])
         else:
             if p["slope"] < 0:
                 raise InputError(source, f"{where}.slope", "slope >= 0 (a utility that does not increase with time)", p["slope"])
@@ -189,7 +190,9 @@ class OasisInstance:
     def ps_needed(self, i: int, y) -> np.ndarray:
         r"""Fewest PSs serving y workers: :math:`\lceil b_i y / B_i \rceil` (one at least when y > 0)."""
         y = np.asarray(y)
-        return np.ceil(self.worker_gbps[i] * y / self.ps_gbps[i] - 1e-9).astype(np.int64)
+        # the 1e-9 absorbs rounding in b y / B; it must not round a tiny positive need down to 0
+        need = np.ceil(self.worker_gbps[i] * y / self.ps_gbps[i] - 1e-9).astype(np.int64)
+        return np.where(y > 0, np.maximum(need, 1), 0)
 
     def worker_fit(self) -> np.ndarray:
         """(n, H) workers of job i that fit on an empty worker server h."""

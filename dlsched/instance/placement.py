@@ -35,6 +35,8 @@ from dlsched.errors import InputError
 from dlsched.instance.core import MCMDK, Reference
 
 COMMUNICATION = ("ring", "ps")
+#: the largest cluster a placement instance may describe (the checker and the methods keep per-GPU arrays)
+MAX_GPUS = 100_000
 WORKLOAD = ("proportional", "equal")
 
 
@@ -104,6 +106,8 @@ class PlacementInstance:
                     raise InputError(src, f"job '{self.job_names[i]}' (type '{self.job_types[i]}') on GPU type '{self.gpu_types[g]}'",
                                      "a positive throughput", float(r))
         K = self.n_gpus
+        if K > MAX_GPUS:
+            raise InputError(src, "$.cluster.servers", f"at most {MAX_GPUS} GPUs in all (per-GPU arrays are built)", f"{K} GPUs")
         for attr, ok in (("global_batch", self.global_batch > 0), ("iterations", self.iterations > 0),
                          ("model_size_mb", self.model_size_mb >= 0), ("max_workers", self.max_workers >= 1)):
             bad = np.flatnonzero(~ok)

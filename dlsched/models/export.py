@@ -8,10 +8,29 @@ import highspy
 
 from dlsched.errors import InputError, SolverError
 from dlsched.instance.core import MCMDK
+from dlsched.instance.files import replace_atomic
 from dlsched.models.mcmdk import build_matrix
 from dlsched.solvers.highs import load
 
 SUFFIXES = (".mps", ".lp")
+
+
+def check_model_path(path: str | Path) -> Path:
+    """The suffix picks the format: ``.mps`` or ``.lp`` (checked before any work)."""
+    path = Path(path)
+    if path.suffix.lower() not in SUFFIXES:
+        raise InputError(str(path), "file name", "a name ending in .mps or .lp", path.suffix or "no suffix")
+    return path
+
+
+def core_of(instance) -> MCMDK:
+    """The core MCMDK of an instance; a family without one (``oasis``) is an :class:`InputError`."""
+    if not hasattr(instance, "to_core"):
+        raise InputError(getattr(instance, "source", "<argument>"), "$.family",
+                         "a family that reduces to the core MCMDK (mcmdk, smd, placement)",
+                         f"'{getattr(instance, 'family', type(instance).__name__)}': its exact model is its own "
+                         "time-indexed MILP (docs/oasis.md), which export does not write")
+    return instance.to_core()
 
 
 def write_model(inst: MCMDK, path: str | Path) -> None:
@@ -19,14 +38,11 @@ def write_model(inst: MCMDK, path: str | Path) -> None:
 
     Written to a temporary name and renamed, so a failure leaves no half-written file.
     """
-    path = Path(path)
-    if path.suffix.lower() not in SUFFIXES:
-        raise InputError(str(path), "file name", "a name ending in .mps or .lp", path.suffix or "no suffix")
+    path = check_model_path(path)
     h = load(build_matrix(inst))
-    tmp = path.with_name(f".{path.stem}.tmp{path.suffix}")
-    try:
-        if h.writeModel(str(tmp)) == highspy.HighsStatus.kError:
+
+    def write(tmp: str) -> None:
+        if h.writeModel(tmp) == highspy.HighsStatus.kError:
             raise SolverError(f"HiGHS could not write {path}")
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)
+
+    replace_atomic(path, write)

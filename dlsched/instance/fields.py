@@ -1,0 +1,74 @@
+"""Typed reads of parsed JSON values: each returns the value or raises :class:`InputError` at its JSON path.
+
+JSON has one number type; a field documented as an integer must hold an integer literal (``2``,
+not ``2.5`` nor ``"2"`` nor ``true``), a boolean field ``true`` or ``false``. Magnitudes are bounded
+by the document scan (``jsonio.scan``) before any family code runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dlsched.errors import InputError
+
+
+def is_integer(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def is_number(x: Any) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, (bool, np.bool_)) and bool(np.isfinite(x))
+
+
+def integer(x: Any, source: str, where: str, lo: int | None = None, hi: int | None = None) -> int:
+    """An integer in ``lo..hi`` (inclusive; ``None``: unbounded)."""
+    if not is_integer(x) or (lo is not None and x < lo) or (hi is not None and x > hi):
+        span = "" if lo is None and hi is None else f" in {lo if lo is not None else '-inf'}..{hi if hi is not None else 'inf'}"
+        raise InputError(source, where, f"an integer{span}", x)
+    return int(x)
+
+
+def boolean(x: Any, source: str, where: str) -> bool:
+    if not isinstance(x, bool):
+        raise InputError(source, where, "true or false", x)
+    return x
+
+
+def int_list(x: Any, source: str, where: str, length: int | None = None) -> list[int]:
+    """A list of integers (of ``length`` entries when given)."""
+    if not isinstance(x, list) or (length is not None and len(x) != length):
+        raise InputError(source, where, f"a list of {'' if length is None else f'{length} '}integers", x)
+    for q, v in enumerate(x):
+        integer(v, source, f"{where}[{q}]")
+    return x
+
+
+def int_array(x: Any, source: str, where: str, shape: tuple[int | None, ...], expected: str) -> np.ndarray:
+    """Nested lists of integers with the given shape (``None``: any length) as an int64 array."""
+    def walk(v, depth: int, path: str) -> None:
+        if depth == len(shape):
+            integer(v, source, path)
+            return
+        if not isinstance(v, list) or (shape[depth] is not None and len(v) != shape[depth]):
+            raise InputError(source, path, expected, f"{type(v).__name__} of {len(v)}" if isinstance(v, list) else v)
+        for q, item in enumerate(v):
+            walk(item, depth + 1, f"{path}[{q}]")
+
+    walk(x, 0, where)
+    try:
+        arr = np.array(x, dtype=np.int64)
+    except ValueError:  # ragged: rows of different lengths
+        raise InputError(source, where, expected, "rows of different lengths") from None
+    return arr if arr.ndim == len(shape) else arr.reshape([0] * len(shape))
+
+
+def number_list(x: Any, source: str, where: str, length: int | None = None) -> list[float]:
+    """A list of finite numbers."""
+    if not isinstance(x, list) or (length is not None and len(x) != length):
+        raise InputError(source, where, f"a list of {'' if length is None else f'{length} '}numbers", x)
+    for q, v in enumerate(x):
+        if not is_number(v):
+            raise InputError(source, f"{where}[{q}]", "a finite number", v)
+    return [float(v) for v in x]
