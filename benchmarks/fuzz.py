@@ -15,7 +15,8 @@ against the seed's own solution and ``dlsched solve`` with the seed's method (2 
 or out of range, completion 2.5 or a string, NaN or doubled samples, unknown GPUs, ...) run
 through ``dlsched check``.
 
-Every run is in-process (``dlsched.cli.main`` with ``--debug``, so that an unexpected exception
+Solves use one thread: HiGHS keeps one global thread pool per process, and a later solve asking
+for another thread count than the first fails (a known HiGHS behaviour). Every run is in-process (``dlsched.cli.main`` with ``--debug``, so that an unexpected exception
 surfaces) under a per-run alarm. Outcomes: *clean error* (an ``InputError``, exit 2 without
 ``--debug``), *rejected* (exit 1), *accepted* (exit 0), *traceback* (any other exception, incl.
 ``SolverError``), *hang* (the alarm fired). An edit that makes a file certainly invalid is
@@ -81,7 +82,7 @@ def make_seeds(work: Path) -> list[Seed]:
     for s in seeds:
         s.method = SOLVE_METHOD[s.family]
         sol = work / f"{s.name}.solution.json"
-        out = run(["solve", str(s.path), *s.args, "--method", s.method, "--time-limit", "20", "--out", str(sol), "--json"], 120)
+        out = run(["solve", str(s.path), *s.args, "--method", s.method, "--time-limit", "20", "--threads", "1", "--out", str(sol), "--json"], 120)
         if out.kind != "accepted" or not sol.exists():
             raise RuntimeError(f"seed {s.name}: solving it gave {out.kind}: {out.detail}")
         s.solution = sol
@@ -377,7 +378,7 @@ def input_trial(rng: random.Random, seeds: list[Seed], work: Path, k: int) -> Tr
             shifted = shifted or label.startswith(("delete_token", "insert_token", "duplicate_line"))
         target.write_text(text)
     then = [["check", str(target), *args, str(seed.solution)],
-            ["solve", str(target), *args, "--method", seed.method, "--time-limit", "2", "--json"]]
+            ["solve", str(target), *args, "--method", seed.method, "--time-limit", "2", "--threads", "1", "--json"]]
     return Trial("input", seed.name, edits, ["convert", str(target), *args, str(out)], must, then)
 
 

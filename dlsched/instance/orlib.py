@@ -47,7 +47,7 @@ class Tokens:
             return f"line {self.lines[self.pos]}, token {self.pos + 1}"
         return f"token {self.pos + 1} (after line {self.lines[-1] if self.lines else 0})"
 
-    def take(self, count: int, what: str, integer: bool = False) -> np.ndarray:
+    def take(self, count: int, what: str, integer: bool = False, minimum: float | None = None) -> np.ndarray:
         if self.pos + count > len(self.toks):
             raise InputError(self.source, self.where(), f"{count} numbers for {what}",
                              f"end of file after {len(self.toks) - self.pos}")
@@ -56,6 +56,9 @@ class Tokens:
         if integer and not np.all(arr == np.round(arr)):
             bad = int(np.flatnonzero(arr != np.round(arr))[0])
             raise InputError(self.source, self._at(bad), f"an integer for {what}", chunk[bad])
+        if minimum is not None and np.any(arr < minimum):
+            bad = int(np.flatnonzero(arr < minimum)[0])
+            raise InputError(self.source, self._at(bad), f"numbers >= {minimum:g} for {what}", chunk[bad])
         self.pos += count
         return arr
 
@@ -68,11 +71,7 @@ class Tokens:
             self.pos -= offset
 
     def one(self, what: str, integer: bool = False, minimum: float | None = None) -> float:
-        at = self.where()
-        x = float(self.take(1, what, integer)[0])
-        if minimum is not None and x < minimum:
-            raise InputError(self.source, at, f"{what} >= {minimum:g}", x)
-        return x
+        return float(self.take(1, what, integer, minimum)[0])
 
 
 def numbers(tokens: list[str], where, what: str, source: str | None = None) -> np.ndarray:
@@ -94,11 +93,8 @@ def _mkp(tok: Tokens, name: str) -> MCMDK:
     m = int(tok.one("m (number of constraints)", integer=True, minimum=1))
     opt = tok.one("the optimum value")
     p = tok.take(n, f"the {n} profits")
-    at = tok.where()
-    W = tok.take(n * m, f"the {m} x {n} constraint matrix").reshape(m, n)
+    W = tok.take(n * m, f"the {m} x {n} constraint matrix", minimum=0).reshape(m, n)
     b = tok.take(m, f"the {m} capacities")
-    if np.any(W < 0):
-        raise InputError(tok.source, at, "non-negative constraint coefficients", float(W.min()))
     ref = Reference(opt, True, f"{Path(tok.source).name} header") if opt > 0 else None
     return MCMDK(p, sp.csr_matrix(W), b, np.arange(n + 1), "max", "at_most_one", name,
                  tuple(f"item{i}" for i in range(n)), tuple(f"c{k}" for k in range(m)), None, ref,
@@ -141,10 +137,7 @@ def read_gap(path: str | Path, sense: str = "min", reference: float | None = Non
     m = int(tok.one("m (agents)", integer=True, minimum=1))
     n = int(tok.one("n (jobs)", integer=True, minimum=1))
     cost = tok.take(m * n, f"the {m} x {n} cost matrix").reshape(m, n)
-    at = tok.where()
-    use = tok.take(m * n, f"the {m} x {n} resource matrix").reshape(m, n)
-    if np.any(use < 0):
-        raise InputError(tok.source, at, "a resource matrix of numbers >= 0", float(use.min()))
+    use = tok.take(m * n, f"the {m} x {n} resource matrix", minimum=0).reshape(m, n)
     cap = tok.take(m, f"the {m} agent capacities")
     # column of (job j, agent i) is j * m + i; its only resource use is a_ij on row i.
     cols = np.arange(n * m)
