@@ -10,6 +10,7 @@ from dlsched.check import CheckReport, check as _check
 from dlsched.errors import InputError
 from dlsched.instance import jsonio, orlib
 from dlsched.instance.core import SENSES
+from dlsched.instance.families import FAMILIES
 from dlsched.result import Result
 from dlsched.solvers import registry
 from dlsched.solvers.options import SolveOptions
@@ -82,4 +83,7 @@ def check(instance, solution, claimed_objective: float | None = None) -> CheckRe
 
 
 def methods(family: str | None = None) -> list[str]:
+    """Names of the methods usable on ``family`` (every name when ``family`` is None)."""
+    if family is not None and (not isinstance(family, str) or family not in FAMILIES):
+        raise InputError("<argument>", "family", f"one of {', '.join(sorted(FAMILIES))} (or None)", family)
     return registry.available(family)

@@ -1,4 +1,5 @@
-"""Typed reads of parsed JSON values: each returns the value or raises :class:`InputError` at its JSON path.
+"""Typed reads of parsed JSON values and of library arguments: each returns the value or raises
+:class:`InputError` at its JSON path (or argument name).
 
 JSON has one number type; a field documented as an integer must hold an integer literal (``2``,
 not ``2.5`` nor ``"2"`` nor ``true``), a boolean field ``true`` or ``false``. Magnitudes are bounded
@@ -25,7 +26,8 @@ def is_number(x: Any) -> bool:
 def integer(x: Any, source: str, where: str, lo: int | None = None, hi: int | None = None) -> int:
     """An integer in ``lo..hi`` (inclusive; ``None``: unbounded)."""
     if not is_integer(x) or (lo is not None and x < lo) or (hi is not None and x > hi):
-        span = "" if lo is None and hi is None else f" in {lo if lo is not None else '-inf'}..{hi if hi is not None else 'inf'}"
+        span = (f" in {lo}..{hi}" if lo is not None and hi is not None else f" >= {lo}" if lo is not None
+                else f" <= {hi}" if hi is not None else "")
         raise InputError(source, where, f"an integer{span}", x)
     return int(x)
 
@@ -72,3 +74,20 @@ def number_list(x: Any, source: str, where: str, length: int | None = None) -> l
         if not is_number(v):
             raise InputError(source, f"{where}[{q}]", "a finite number", v)
     return [float(v) for v in x]
+
+
+def count_argument(name: str, value: Any, lo: int = 0) -> int:
+    """A library argument that is a count: an integer >= ``lo`` (``"<argument>"`` in the error)."""
+    return integer(value, "<argument>", name, lo)
+
+
+def array_argument(source: str, name: str, value: Any, dtype=float) -> np.ndarray:
+    """``value`` as a flat numpy array of ``dtype`` (a constructor argument); anything that is not
+    a sequence of numbers is an :class:`InputError` naming the argument."""
+    if value is None or isinstance(value, (str, bytes, dict)):
+        raise InputError(source, name, "a sequence of numbers", type(value).__name__)
+    try:
+        arr = np.asarray(value, dtype=dtype)
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(source, name, f"a sequence of {np.dtype(dtype).name} numbers", value) from None
+    return arr.ravel()

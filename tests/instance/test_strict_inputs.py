@@ -6,11 +6,14 @@ from __future__ import annotations
 import json
 import os
 
+import numpy as np
 import pytest
 
 import dlsched
 from dlsched.errors import InputError
-from dlsched.instance import jsonio
+from dlsched.instance import jsonio, oasis_gen, placement_gen, smd_gen
+from dlsched.instance.core import MCMDK, from_dense
+from dlsched.instance.generate import random_mcmdk
 
 GOOD = {"format": "dlsched/1", "family": "mcmdk", "name": "t",
         "rows": [{"name": "gpu", "capacity": 4}],
@@ -119,3 +122,25 @@ def test_library_save_and_check_arguments(tmp_path):
         dlsched.check("not an instance", [0])
     with pytest.raises(InputError, match="a file path"):
         dlsched.save(jsonio.parse_document(GOOD), None)
+
+
+@pytest.mark.parametrize("make, where", [
+    (lambda: MCMDK("abc", np.zeros((1, 1)), [1], [0, 1]), "value"),
+    (lambda: MCMDK([1, 2], [[1], [2, 3]], [1], [0, 2]), "A"),
+    (lambda: MCMDK([1], None, [1], [0, 1]), "A"),
+    (lambda: MCMDK([1], np.ones((1, 1)), [1], [0, 1], job_names=5), "job_names"),
+    (lambda: MCMDK([1], -np.ones((1, 1)), [1], [0, 1]), "A"),
+    (lambda: from_dense([[1]], [[[1]]], [1, 2]), "uses"),
+    (lambda: from_dense("x", "y", "z"), "capacity"),
+    (lambda: random_mcmdk("x", 2, 2), "n_jobs"),
+    (lambda: random_mcmdk(3, 2, 2.5), "n_rows"),
+    (lambda: oasis_gen.generate(0), "n_jobs"),
+    (lambda: smd_gen.generate(-1, 2), "n_jobs"),
+    (lambda: placement_gen.generate("x"), "n_jobs"),
+    (lambda: dlsched.methods(5), "family"),
+    (lambda: dlsched.methods("nope"), "family"),
+])
+def test_library_arguments_are_input_errors(make, where):
+    with pytest.raises(InputError) as err:
+        make()
+    assert err.value.where == where
