@@ -26,7 +26,7 @@ from dlsched.console import python_stdout_only, table_console
 from dlsched.errors import DlschedError, InputError
 from dlsched.instance import jsonio
 from dlsched.instance.files import check_out_path, write_atomic
-from dlsched.models.export import check_model_path, core_of, write_model
+from dlsched.export import check_model_path, core_of, write_model
 from dlsched.solvers import registry
 
 EXIT_OK, EXIT_REJECTED, EXIT_INPUT, EXIT_FAILURE = 0, 1, 2, 3

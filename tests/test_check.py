@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 import dlsched
-from dlsched.check import check, check_mcmdk
+from dlsched.check import CHECKERS, check, check_mcmdk
 from dlsched.errors import InputError
 from dlsched.instance.core import from_dense
+from dlsched.instance.families import FAMILIES
 
 
 @pytest.fixture
@@ -119,3 +120,7 @@ def test_unknown_family_is_an_input_error():
 
     with pytest.raises(InputError, match="family 'nope'"):
         check(Thing(), [])
+
+
+def test_every_family_has_a_checker():
+    assert set(CHECKERS) == set(FAMILIES)
