@@ -10,7 +10,8 @@ odd ones, NaN, 1e30, 2^63, 5000-digit integers, duplicate keys, deep nesting, de
 retyped fields, non-ASCII digits, ``1_000``, ``inf``, truncation, ...), a directory or a symlink
 loop instead of a file, or odd arguments (``--sense`` on JSON/MKP, ``--problem``, a wrong
 ``--format``); it runs through ``dlsched convert`` and, when that succeeds, ``dlsched check``
-against the seed's own solution and ``dlsched solve`` with the seed's method (2 s limit). A *tampered solution* is the seed's solution file (written by
+against the seed's own solution, ``dlsched solve`` with the seed's method (2 s limit) and
+``dlsched export``. A *tampered solution* is the seed's solution file (written by
 ``dlsched solve --out``) with one edit (objective NaN/inf/string/off by 1 %, indices 1e30 or 2.5
 or out of range, completion 2.5 or a string, NaN or doubled samples, unknown GPUs, ...) run
 through ``dlsched check``.
@@ -80,7 +81,7 @@ def make_seeds(work: Path) -> list[Seed]:
     (gap / "c0515_1").write_text((orlib / "gap" / "c0515_1").read_text())
     seeds.append(Seed("c0515_1", "gap", gap / "c0515_1", ("--sense", "max")))
     for s in seeds:
-        s.method = SOLVE_METHOD[s.family]
+        s.method = SOLVE_METHOD.get(s.family, "exact")
         sol = work / f"{s.name}.solution.json"
         out = run(["solve", str(s.path), *s.args, "--method", s.method, "--time-limit", "20", "--threads", "1", "--out", str(sol), "--json"], 120)
         if out.kind != "accepted" or not sol.exists():
@@ -240,8 +241,9 @@ def edit_json(rng: random.Random, doc, family: str) -> tuple[object, str, bool]:
         return doc, f"{op} zz_unknown at {list(p)}", not in_free
     if op == "duplicate_item":
         jobs = doc.get("jobs") if isinstance(doc, dict) else None
-        if isinstance(jobs, list) and jobs and isinstance(jobs[0], dict) and "name" in jobs[0]:
-            jobs.append(json.loads(json.dumps(rng.choice(jobs))))
+        named = [j for j in jobs if isinstance(j, dict) and "name" in j] if isinstance(jobs, list) else []
+        if named:
+            jobs.append(json.loads(json.dumps(rng.choice(named))))
             return doc, f"{op} job (duplicate name)", True
     if op == "negative":
         p = _pick(rng, doc, lambda v: _is_num(v) and v > 0)
@@ -378,7 +380,8 @@ def input_trial(rng: random.Random, seeds: list[Seed], work: Path, k: int) -> Tr
             shifted = shifted or label.startswith(("delete_token", "insert_token", "duplicate_line"))
         target.write_text(text)
     then = [["check", str(target), *args, str(seed.solution)],
-            ["solve", str(target), *args, "--method", seed.method, "--time-limit", "2", "--threads", "1", "--json"]]
+            ["solve", str(target), *args, "--method", seed.method, "--time-limit", "2", "--threads", "1", "--json"],
+            ["export", str(target), *args, str(folder / "model.lp")]]
     return Trial("input", seed.name, edits, ["convert", str(target), *args, str(out)], must, then)
 
 
