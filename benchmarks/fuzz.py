@@ -526,7 +526,7 @@ def main() -> int:
         print(f"{'':10s}" + "".join(f"{c:>18s}" for c in cols))
         for kind, c in rep["counts"].items():
             print(f"{kind:10s}" + "".join(f"{c.get(col, 0):>18d}" for col in cols))
-        print(f"seeds: {', '.join(rep['seeds'])}; trials per seed family: {rep['families']}; seed {args.seed}")
+        print(f"seeds: {', '.join(rep['seeds'])}; trials (inputs + solutions) per seed family: {rep['families']}; seed {args.seed}")
     bad = sum(c.get("traceback", 0) + c.get("hang", 0) + c.get("wrongly accepted", 0) for c in rep["counts"].values())
     return 1 if bad else 0
 
