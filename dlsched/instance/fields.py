@@ -81,13 +81,40 @@ def count_argument(name: str, value: Any, lo: int = 0) -> int:
     return integer(value, "<argument>", name, lo)
 
 
-def array_argument(source: str, name: str, value: Any, dtype=float) -> np.ndarray:
-    """``value`` as a flat numpy array of ``dtype`` (a constructor argument); anything that is not
-    a sequence of numbers is an :class:`InputError` naming the argument."""
+def array_argument(source: str, name: str, value: Any, dtype=float, shape: tuple[int | None, ...] | None = None) -> np.ndarray:
+    """``value`` (a constructor argument) as a numpy array of ``dtype``: flat, or of ``shape`` (one
+    entry may be ``None``: whatever fits). Integers must be integral (``1.5`` is not truncated).
+    Anything else is an :class:`InputError` naming the argument."""
     if value is None or isinstance(value, (str, bytes, dict)):
-        raise InputError(source, name, "a sequence of numbers", type(value).__name__)
+        raise InputError(source, name, "an array of numbers", type(value).__name__)
     try:
-        arr = np.asarray(value, dtype=dtype)
+        arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError, OverflowError):
-        raise InputError(source, name, f"a sequence of {np.dtype(dtype).name} numbers", value) from None
-    return arr.ravel()
+        raise InputError(source, name, "a (rectangular) array of numbers", value) from None
+    if np.dtype(dtype).kind in "iu":
+        if not np.all(np.isfinite(arr) & (arr == np.round(arr))):
+            raise InputError(source, name, "an array of integers", value)
+        arr = arr.astype(dtype)
+    if shape is None:
+        return arr.ravel()
+    known = int(np.prod([s for s in shape if s is not None]))
+    fits = arr.size == known if None not in shape else (known > 0 and arr.size % known == 0) or (known == 0 and arr.size == 0)
+    if not fits:
+        want = " x ".join("any" if s is None else str(s) for s in shape)
+        raise InputError(source, name, f"an array of shape {want}", f"{arr.size} numbers (shape {arr.shape})")
+    return arr.reshape([-1 if s is None else s for s in shape]) if known or None not in shape else arr.reshape([0 if s is None else s for s in shape])
+
+
+def names_argument(source: str, name: str, value: Any, size: int | None = None) -> tuple[str, ...]:
+    """A sequence of names (strings), of ``size`` entries when given."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple, np.ndarray)) or \
+            not all(isinstance(s, (str, np.str_)) for s in value) or (size is not None and len(value) != size):
+        raise InputError(source, name, f"a sequence of {'' if size is None else f'{size} '}names (strings)", value)
+    return tuple(str(s) for s in value)
+
+
+def number_argument(source: str, name: str, value: Any) -> float:
+    """A finite real number."""
+    if not is_number(value):
+        raise InputError(source, name, "a finite number", value)
+    return float(value)

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from dlsched.errors import InputError
+from dlsched.instance.fields import array_argument, integer, names_argument, number_argument
 
 UTILITY_KINDS = ("sigmoid", "step", "linear")
 
@@ -139,13 +140,19 @@ class OasisInstance:
     family = "oasis"
 
     def __post_init__(self) -> None:
-        self.arrival = np.asarray(self.arrival, dtype=np.int64)
-        for name in ("chunks", "minibatches", "epochs"):
-            setattr(self, name, np.asarray(getattr(self, name), dtype=np.int64))
+        src = self.source
+        self.resources = names_argument(src, "resources", self.resources)
+        self.horizon = integer(self.horizon, src, "horizon", 1)
+        self.slot_seconds = number_argument(src, "slot_seconds", self.slot_seconds)
+        for name in ("arrival", "chunks", "minibatches", "epochs"):
+            setattr(self, name, array_argument(src, name, getattr(self, name), np.int64))
         for name in ("tau", "grad_mb", "worker_gbps", "ps_gbps"):
-            setattr(self, name, np.asarray(getattr(self, name), dtype=float))
+            setattr(self, name, array_argument(src, name, getattr(self, name)))
         for name in ("worker_cap", "ps_cap", "worker_demand", "ps_demand"):
-            setattr(self, name, np.asarray(getattr(self, name), dtype=float).reshape(-1, len(self.resources)))
+            setattr(self, name, array_argument(src, name, getattr(self, name), float, (None, len(self.resources))))
+        if not isinstance(self.utilities, (list, tuple)) or not all(isinstance(u, Utility) for u in self.utilities) \
+                or len(self.utilities) != len(self.arrival):
+            raise InputError(src, "utilities", f"{len(self.arrival)} Utility objects (one per job)", self.utilities)
         n = self.n_jobs
         if not self.job_names:
             self.job_names = tuple(f"job{i}" for i in range(n))

@@ -3,6 +3,7 @@ naming the place (issue 10): JSON families, OR-Library MKP and GAP, and the file
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 
@@ -144,3 +145,20 @@ def test_library_arguments_are_input_errors(make, where):
     with pytest.raises(InputError) as err:
         make()
     assert err.value.where == where
+
+
+@pytest.mark.parametrize("path", ["smd-small.json", "oasis-tiny.json", "placement-small.json", "dl-small.json"])
+def test_instance_constructors_raise_input_errors(instances_dir, path):
+    """Every constructor field given a string, None, a negative, a ragged list or a fraction: an
+    InputError naming the field, or an instance (never a bare TypeError/ValueError/IndexError)."""
+    inst = dlsched.load(instances_dir / path)
+    cls = type(inst)
+    fields = [f.name for f in dataclasses.fields(cls) if f.init]
+    for name in fields:
+        for bad in ("abc", None, -1, [[1, 2], [3]], 1.5, [1.5]):
+            kw = {g: getattr(inst, g) for g in fields}
+            kw[name] = bad
+            try:
+                cls(**kw)
+            except InputError:
+                pass
