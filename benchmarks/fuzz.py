@@ -191,7 +191,7 @@ MARK = "\u0000MARK\u0000"
 def edit_json(rng: random.Random, doc, family: str) -> tuple[object, str, bool]:
     """One random edit of a parsed document: (new doc, or raw text when the edit is textual; label; must_reject)."""
     op = rng.choice(["bad_number", "odd_value", "odd_value", "delete_key", "empty_list", "duplicate_key",
-                     "deep_nesting", "extra_field", "duplicate_item", "negative", "huge_count"])
+                     "deep_nesting", "extra_field", "duplicate_item", "negative", "huge_count", "scale", "scale", "drop_item"])
     if op == "bad_number":
         p = _pick(rng, doc, _is_num)
         if p is not None:
@@ -251,6 +251,18 @@ def edit_json(rng: random.Random, doc, family: str) -> tuple[object, str, bool]:
             _set(doc, p, -_get(doc, p))
             certain = family == "mcmdk" and "use" in p
             return doc, f"{op} at {list(p)}", certain
+    if op == "scale":   # a plausible variant: the file usually stays valid, so the methods and the checker run
+        p = _pick(rng, doc, lambda v: _is_num(v) and v > 0)
+        if p is not None:
+            v = _get(doc, p)
+            f = rng.choice([0.5, 2, 3, 10])
+            new = int(v * f) if isinstance(v, int) and float(v * f).is_integer() else v * f
+            return _set(doc, p, new), f"{op} x{f} at {list(p)}", False
+    if op == "drop_item":
+        p = _pick(rng, doc, lambda v: isinstance(v, list) and len(v) >= 2)
+        if p is not None:
+            del _get(doc, p)[rng.randrange(len(_get(doc, p)))]
+            return doc, f"{op} at {list(p)}", False
     if op == "huge_count":
         p = _pick(rng, doc, lambda v: _is_num(v) and float(v).is_integer() and v > 0)
         if p is not None:
