@@ -294,16 +294,20 @@ def check_oasis(inst, sched, claimed_objective: float | None = None) -> CheckRep
         if not hasattr(sched, name):
             return CheckReport(False, None, [f"an oasis schedule has workers, ps, completion and admitted; '{name}' is missing"])
     for name, ndim in (("workers", 2), ("ps", 2), ("completion", 1)):
-        parts[name], why = _integers(getattr(sched, name), name, ndim)
-        if why and name != "completion" and np.size(getattr(sched, name)) == 0:
-            parts[name], why = np.zeros((0, 4), np.int64), None
+        value = getattr(sched, name)
+        if name != "completion" and isinstance(value, (list, tuple, np.ndarray)) and len(value) == 0:
+            value = np.zeros((0, 4), np.int64)   # no rows at all: nothing placed
+        parts[name], why = _integers(value, name, ndim)
         if why:
             return CheckReport(False, None, [why])
     W, P, completion = parts["workers"], parts["ps"], parts["completion"]
     for name, rows in (("workers", W), ("ps", P)):
         if rows.shape[1:] != (4,):
             return CheckReport(False, None, [f"{name} rows are (job, slot, server, count), found shape {rows.shape}"])
-    admitted = np.asarray(sched.admitted)
+    try:
+        admitted = np.asarray(sched.admitted)
+    except (TypeError, ValueError):
+        admitted = np.zeros(0, dtype=object)
     if admitted.dtype.kind != "b":
         return CheckReport(False, None, [f"admitted must be booleans, found {admitted.dtype.name} values"])
     if admitted.shape != (n,) or completion.shape != (n,):

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import dlsched
 from dlsched.check import CHECKERS, check, check_mcmdk
@@ -124,3 +126,18 @@ def test_unknown_family_is_an_input_error():
 
 def test_every_family_has_a_checker():
     assert set(CHECKERS) == set(FAMILIES)
+
+
+JUNK = st.recursive(st.none() | st.booleans() | st.integers(-10**20, 10**20) | st.floats() | st.text(max_size=3),
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(["allocation", "schedule", "x"]), inner, max_size=2),
+                    max_leaves=12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(junk=JUNK, claimed=st.none() | st.floats() | st.text(max_size=2))
+@pytest.mark.parametrize("path", ["dl-small.json", "smd-small.json", "oasis-tiny.json", "placement-small.json"])
+def test_checker_never_raises_on_junk(instances_dir, path, junk, claimed):
+    """Whatever it is handed, the library checker answers with a report (never an exception)."""
+    inst = dlsched.load(instances_dir / path)
+    report = check(inst, junk, claimed)
+    assert isinstance(report.feasible, bool)
