@@ -24,9 +24,10 @@ import dlsched
 from dlsched.bench import get_suite
 from dlsched.console import python_stdout_only, table_console
 from dlsched.errors import DlschedError, InputError
+from dlsched.export import check_model_path, core_of, write_model
 from dlsched.instance import jsonio
 from dlsched.instance.files import check_out_path, write_atomic
-from dlsched.export import check_model_path, core_of, write_model
+from dlsched.sim.engine import PolicyError
 from dlsched.solvers import registry
 
 EXIT_OK, EXIT_REJECTED, EXIT_INPUT, EXIT_FAILURE = 0, 1, 2, 3
@@ -201,6 +202,10 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("methods", help="list the methods")
     p.set_defaults(fn=cmd_methods)
 
+    from dlsched.sim.run import add_parsers as add_sim_parsers
+
+    add_sim_parsers(sub)
+
     p = sub.add_parser("bench", help="run a benchmark suite (quick, ...)", add_help=False)
     p.add_argument("suite")
     p.add_argument("rest", nargs=argparse.REMAINDER)
@@ -220,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         if args.debug:
             raise
-        if isinstance(exc, InputError):
+        if isinstance(exc, (InputError, PolicyError)):   # a policy that cannot run this input (docs/simulator.md)
             print(f"dlsched: error: {exc}", file=sys.stderr)
             return EXIT_INPUT
         if isinstance(exc, DlschedError):

@@ -18,7 +18,6 @@ LAYERS = {
     "perf": {"errors", "data", "perf"},
     "models": {"errors", "data", "perf", "instance", "models"},
     "check": {"errors", "check"},
-    "sim": {"errors", "data", "perf", "instance", "sim"},
 }
 
 

@@ -1,4 +1,6 @@
-r"""OASiS online primal-dual scheduling (MODELS.md §3.2), registered as method ``oasis``.
+r"""OASiS online primal-dual scheduling (MODELS.md §3.2): prices, the dual subroutine, admission.
+
+Method ``oasis`` runs it on the simulator (:mod:`dlsched.solvers.oasis_online`).
 
 Prices of resource r on worker server h and PS server k at allocated amounts g, v:
 
@@ -33,10 +35,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from dlsched.errors import SolverError
-from dlsched.instance.oasis import OasisInstance, schedule_from_dense, schedule_utility
-from dlsched.result import Result, Status
-from dlsched.solvers.options import SolveOptions
-from dlsched.solvers.registry import register
+from dlsched.instance.oasis import OasisInstance, schedule_from_dense
 
 _TINY = 1e-300
 
@@ -308,9 +307,33 @@ def place(sc: SlotCosts, y_total: np.ndarray, H: int, K: int):
     return y, z
 
 
+def admit(state: ClusterState, i: int):
+    """The dual subroutine for job i at the current prices (MODELS.md §3.2): commit its schedule iff the surplus is > 0.
+
+    Returns (reason it was rejected or None, (t0, y[t, h], z[t, k]) from slot t0 or None, surplus).
+    """
+    inst = state.inst
+    why = inst.infeasible_reason(i)
+    if why is not None:
+        return why, None, np.nan
+    sc = slot_costs(state, i)
+    d = dual_subroutine(inst, i, sc)
+    if d.completion == 0 and d.slots_examined < sc.cost.shape[0]:
+        return "utility cannot cover the cheapest prices of its work", None, d.surplus
+    if d.completion == 0:
+        return "no feasible schedule in the remaining capacity", None, d.surplus
+    if d.surplus <= 0:
+        return f"best surplus {d.surplus:.4g} <= 0 at current prices", None, d.surplus
+    y, z = place(sc, d.y_total, inst.n_worker_servers, inst.n_ps_servers)
+    state.commit(i, y, z, sc.t0)
+    return None, (sc.t0, y, z), d.surplus
+
+
 def run_oasis(inst: OasisInstance, u_scale: float = 1.0, l_scale: float = 1.0, params: PriceParams | None = None,
               l_min_share: float = 0.0):
-    """Process the jobs in arrival order (ties by index); returns the schedule and statistics."""
+    """Process the jobs in arrival order (ties by index) without the simulator (the offline warm start and
+    the sensitivity study use it; method ``oasis`` runs :class:`dlsched.sim.policies.oasis.OasisPolicy`,
+    which admits by the same :func:`admit`); returns the schedule and statistics."""
     params = params or price_params(inst, u_scale, l_scale, l_min_share)
     state = ClusterState(inst, params)
     n, H, K, T = inst.n_jobs, inst.n_worker_servers, inst.n_ps_servers, inst.horizon
@@ -322,46 +345,14 @@ def run_oasis(inst: OasisInstance, u_scale: float = 1.0, l_scale: float = 1.0, p
     for i in np.argsort(inst.arrival, kind="stable"):
         i = int(i)
         t_start = time.perf_counter()
-        why = inst.infeasible_reason(i)
-        if why is None:
-            sc = slot_costs(state, i)
-            d = dual_subroutine(inst, i, sc)
-            surplus[i] = d.surplus
-            if d.completion == 0 and d.slots_examined < sc.cost.shape[0]:
-                why = "utility cannot cover the cheapest prices of its work"
-            elif d.completion == 0:
-                why = "no feasible schedule in the remaining capacity"
-            elif d.surplus <= 0:
-                why = f"best surplus {d.surplus:.4g} <= 0 at current prices"
-            else:
-                y, z = place(sc, d.y_total, H, K)
-                state.commit(i, y, z, sc.t0)
-                Y[i, sc.t0 - 1:] = y
-                Z[i, sc.t0 - 1:] = z
+        why, plan, surplus[i] = admit(state, i)
+        if plan is not None:
+            t0, y, z = plan
+            Y[i, t0 - 1:] = y
+            Z[i, t0 - 1:] = z
         if why is not None:
             reasons[i] = why
         decision[i] = time.perf_counter() - t_start
 
     sched = schedule_from_dense(inst, Y, Z, reasons)
     return sched, {"decision_seconds": decision, "surplus": surplus, "params": params, "state": state}
-
-
-@register("oasis", families=("oasis",), params=("u_scale", "l_scale", "l_min_share"),
-          description="OASiS online primal-dual admission and scheduling (MODELS.md §3.2)")
-def solve_oasis(inst: OasisInstance, opts: SolveOptions, u_scale: float = 1.0, l_scale: float = 1.0,
-                l_min_share: float = 0.0) -> Result:
-    """OASiS on the whole arrival sequence; ``u_scale``/``l_scale`` model estimated U and L;
-    ``l_min_share`` selects the jobs L is computed from (:func:`price_params`)."""
-    t0 = time.perf_counter()
-    sched, info = run_oasis(inst, float(u_scale), float(l_scale), l_min_share=float(l_min_share))
-    secs = time.perf_counter() - t0
-    dec = info["decision_seconds"]
-    p = info["params"]
-    return Result("oasis", Status.FEASIBLE, schedule_utility(inst, sched), None, "max", "completed",
-                  None, 0.0, secs, sched,
-                  {"admitted": int(sched.admitted.sum()), "jobs": inst.n_jobs, "alpha": p.alpha,
-                   "decision_seconds_p50": float(np.median(dec)) if len(dec) else 0.0,
-                   "decision_seconds_p99": float(np.percentile(dec, 99)) if len(dec) else 0.0,
-                   "decision_seconds_max": float(dec.max()) if len(dec) else 0.0,
-                   "L1": p.L1, "L2": p.L2, "U1_max": float(p.U1.max()), "U2_max": float(p.U2.max())},
-                  message="online heuristic with a 2*alpha competitive guarantee; no optimality bound")

@@ -20,13 +20,13 @@ from dlsched.errors import InputError
 from dlsched.instance.smd import SMDInstance, require_aggregate
 from dlsched.models import smd_time_indexed as ti
 from dlsched.result import Result, Status
-from dlsched.sim.smd import simulate
+from dlsched.sim.policies.baselines import DRF
+from dlsched.sim.policies.slotted import deadline_of
+from dlsched.sim.policies.smd import OptimusGreedyPolicy, SMDPolicy, run
 from dlsched.solvers import highs
 from dlsched.solvers.backends import solve_cvxpy, solve_pyomo
-from dlsched.solvers.baselines_smd import drf_policy, optimus_policy
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.registry import flag, register
-from dlsched.solvers.smd import TIE_BREAK, smd_policy
 
 
 def earliest_completion(inst: SMDInstance, j: int) -> int:
@@ -37,8 +37,8 @@ def earliest_completion(inst: SMDInstance, j: int) -> int:
 
 def heuristic_schedules(inst: SMDInstance, opts: SolveOptions) -> dict:
     out = {}
-    for name, pol in (("smd", smd_policy(opts, slot_aware=True, wait_slots=1.0, tie_break=TIE_BREAK)), ("optimus", optimus_policy), ("drf", drf_policy)):
-        s = simulate(inst, pol)
+    for name, pol in (("smd", SMDPolicy(inst, opts)), ("optimus", OptimusGreedyPolicy(inst)), ("drf", DRF(placer="first_fit"))):
+        s = run(inst, pol, deadline=deadline_of(opts))
         if s.complete:
             out[name] = s
     return out
