@@ -31,6 +31,8 @@ GAVEL_GPU_ORDER = ("v100", "p100", "k80")
 _GAVEL_SPEC = re.compile(r"^\d+:\d+:\d+$")
 _DL2 = re.compile(r"^dl2:(\d+)$")
 _BANDWIDTHS = ("intra_server_gbps", "inter_server_gbps", "inter_rack_gbps")
+#: the largest cluster a file may describe (dense per-server arrays are built; the dlsched/1 schemas use the same bound)
+MAX_SERVERS = 100_000
 
 
 def parse_cluster_spec(doc: Any, source: str = "<memory>") -> Cluster:
@@ -160,6 +162,8 @@ def load_tiresias_cluster(path: str | Path) -> Cluster:
     v = {c: _int(row[c], path, f"line {ln}", c, 1 if c in ("num_switch", "num_node_p_switch") else 0)
          for c in TIRESIAS_CLUSTER_COLUMNS}
     n = v["num_switch"] * v["num_node_p_switch"]
+    if n > MAX_SERVERS:
+        raise InputError(str(path), f"line {ln}", f"at most {MAX_SERVERS} nodes (num_switch x num_node_p_switch)", n)
     try:
         cluster = Cluster.homogeneous(n, {"gpu": v["num_gpu_p_node"], "cpu": v["num_cpu_p_node"], "memory": v["mem_p_node"]},
                                       servers_per_rack=v["num_node_p_switch"])

@@ -52,6 +52,8 @@ from typing import Mapping, Sequence
 
 from dlsched.data import data_dir
 from dlsched.errors import InputError
+from dlsched.instance.files import read_text
+from dlsched.instance.jsonio import MAGNITUDE_RULE, MAX_MAGNITUDE
 from dlsched.instance.synthetic import DURATION
 from dlsched.instance.workload import Job, Trace
 
@@ -138,11 +140,9 @@ def read_openb_nodes(path: str | Path | None = None, *, gpu_only: bool = True) -
 
 def _read_lines(path: Path, what: str) -> list[str]:
     try:
-        return path.read_text().splitlines()
-    except FileNotFoundError:
-        raise InputError(str(path), "file", what, "no such file") from None
-    except (IsADirectoryError, UnicodeDecodeError) as exc:
-        raise InputError(str(path), "file", f"{what} (UTF-8 text)", type(exc).__name__) from None
+        return read_text(path).splitlines()
+    except InputError as exc:   # every file-system failure (a directory, a symlink loop, binary data, ...)
+        raise InputError(exc.source, exc.where, f"{what} (UTF-8 text)", exc.found) from None
 
 
 def _float(text: str, path: Path | str, where: str, what: str, minimum: float | None = 0.0, strict: bool = False) -> float:
@@ -154,6 +154,8 @@ def _float(text: str, path: Path | str, where: str, what: str, minimum: float | 
     if not math.isfinite(v) or (minimum is not None and (v <= minimum if strict else v < minimum)):
         bound = "" if minimum is None else f" {'>' if strict else '>='} {minimum:g}"
         raise InputError(str(path), f"{where}, {what}", f"a finite number{bound}", text)
+    if not abs(v) < MAX_MAGNITUDE:
+        raise InputError(str(path), f"{where}, {what}", MAGNITUDE_RULE, text)
     return v
 
 
