@@ -28,6 +28,7 @@ from dlsched.export import check_model_path, core_of, write_model
 from dlsched.instance import jsonio
 from dlsched.instance.files import check_out_path, write_atomic
 from dlsched.sim.engine import PolicyError
+from dlsched.sim.run import add_parsers as add_sim_parsers
 from dlsched.solvers import registry
 
 EXIT_OK, EXIT_REJECTED, EXIT_INPUT, EXIT_FAILURE = 0, 1, 2, 3
@@ -201,8 +202,6 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("methods", help="list the methods")
     p.set_defaults(fn=cmd_methods)
-
-    from dlsched.sim.run import add_parsers as add_sim_parsers
 
     add_sim_parsers(sub)
 
