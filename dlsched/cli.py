@@ -30,6 +30,7 @@ from dlsched.instance.files import check_out_path, write_atomic
 from dlsched.sim.engine import PolicyError
 from dlsched.sim.run import add_parsers as add_sim_parsers
 from dlsched.solvers import registry
+from dlsched.solvers.options import Budget
 
 EXIT_OK, EXIT_REJECTED, EXIT_INPUT, EXIT_FAILURE = 0, 1, 2, 3
 
@@ -58,6 +59,7 @@ def _params(args, method_params: tuple[str, ...]) -> dict:
 
 
 def cmd_solve(args) -> int:
+    budget = Budget(args.time_limit)     # the time limit covers loading the file too (docs/contract.md)
     if args.out:
         check_out_path(args.out, [args.path])
     inst = dlsched.load(args.path, args.format, problem=args.problem, sense=args.sense)
@@ -65,7 +67,7 @@ def cmd_solve(args) -> int:
     params = _params(args, method.params)
     res = _with_progress(args, lambda cb: dlsched.solve(
         inst, args.method, time_limit=args.time_limit, gap=args.gap, threads=args.threads, seed=args.seed,
-        log=args.log, on_incumbent=cb, **params))
+        log=args.log, on_incumbent=cb, budget=budget, **params))
     report = dlsched.check(inst, res) if res.status.has_solution() else None
     if args.out:
         doc = jsonio.solution_document(inst, res)
