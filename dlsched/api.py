@@ -9,6 +9,8 @@ from typing import Any
 from dlsched.check import CheckReport, check as _check
 from dlsched.errors import InputError
 from dlsched.instance import jsonio, orlib
+from dlsched.instance.core import SENSES
+from dlsched.instance.families import FAMILIES
 from dlsched.result import Result
 from dlsched.solvers import registry
 from dlsched.solvers.options import Budget, SolveOptions
@@ -20,18 +22,30 @@ def load(path: str | os.PathLike, format: str = "auto", *, problem: int | None =
     """Load an instance: a dlsched/1 JSON file or an OR-Library MKP/GAP file.
 
     ``problem`` picks the K-th (0-based) problem of a multi-problem MKP file; ``sense`` the
-    GAP objective sense (default ``min``). A GAP file's reference value is taken from a
-    ``bounds.txt`` beside it when its lower and upper bounds agree.
+    GAP objective sense (default ``min``; a JSON or MKP file states its own, so ``sense`` is an
+    error there). A GAP file's reference value is taken from a ``bounds.txt`` beside it when
+    its lower and upper bounds agree. Every bad argument or file is an :class:`InputError`.
     """
-    if format not in FORMATS:
+    if not isinstance(path, (str, os.PathLike)):
+        raise InputError("<argument>", "path", "a file path (str or os.PathLike)", type(path).__name__)
+    if not isinstance(format, str) or format not in FORMATS:
         raise InputError("<argument>", "format", f"one of {', '.join(FORMATS)}", format)
+    if problem is not None and (isinstance(problem, bool) or not isinstance(problem, int) or problem < 0):
+        raise InputError("<argument>", "problem", "a problem index >= 0 (an int)", problem)
+    if sense is not None and sense not in SENSES:
+        raise InputError("<argument>", "sense", f"one of {', '.join(SENSES)}", sense)
     fmt = orlib.detect_format(path) if format == "auto" else format
+    if sense is not None and fmt != "gap":
+        raise InputError(str(path), "--sense", f"no sense for a{'n MKP' if fmt == 'mkp' else ' JSON'} file (it states its own; "
+                         "--sense is for GAP files)", sense)
     if fmt == "json":
         if problem not in (None, 0):
             raise InputError(str(path), "--problem", "no problem index for a JSON file (it holds one instance)", problem)
         return jsonio.load_json(path)
     if fmt == "mkp":
         return orlib.read_mkp(path, problem)
+    if problem not in (None, 0):
+        raise InputError(str(path), "--problem", "no problem index for a GAP file (it holds one instance)", problem)
     sense = sense or "min"
     bounds_file = Path(path).with_name("bounds.txt")
     ref = None
@@ -75,4 +89,7 @@ def check(instance, solution, claimed_objective: float | None = None) -> CheckRe
 
 
 def methods(family: str | None = None) -> list[str]:
+    """Names of the methods usable on ``family`` (every name when ``family`` is None)."""
+    if family is not None and (not isinstance(family, str) or family not in FAMILIES):
+        raise InputError("<argument>", "family", f"one of {', '.join(sorted(FAMILIES))} (or None)", family)
     return registry.available(family)

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 
 import dlsched
 from dlsched.instance.core import MCMDK, from_dense
-from dlsched.models.export import write_model
+from dlsched.export import write_model
 from dlsched.models.mcmdk import build_matrix
 from dlsched.result import Status
 from dlsched.solvers.milp import solve_core
