@@ -156,6 +156,12 @@ def cmd_bench(args) -> int:
     return get_suite(args.suite)(args.rest)
 
 
+def cmd_report(args) -> int:
+    from dlsched.bench.report import main
+
+    return main(args.rest)
+
+
 def _instance_args(p, path_name: str = "path") -> None:
     p.add_argument(path_name, help="a dlsched/1 JSON file or an OR-Library MKP/GAP file")
     p.add_argument("--format", default="auto", choices=["auto", "json", "mkp", "gap"])
@@ -203,10 +209,14 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("methods", help="list the methods")
     p.set_defaults(fn=cmd_methods)
 
-    p = sub.add_parser("bench", help="run a benchmark suite (quick, ...)", add_help=False)
+    p = sub.add_parser("bench", help="run a benchmark suite (quick, ...; `bench run SUITE` runs a suite file)", add_help=False)
     p.add_argument("suite")
     p.add_argument("rest", nargs=argparse.REMAINDER)
     p.set_defaults(fn=cmd_bench)
+
+    p = sub.add_parser("report", help="tables, figures and a Markdown page from `bench run` results", add_help=False)
+    p.add_argument("rest", nargs=argparse.REMAINDER)
+    p.set_defaults(fn=cmd_report)
     return ap
 
 

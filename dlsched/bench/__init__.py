@@ -21,6 +21,7 @@ SUITE_MODULES = {
     "smd": "dlsched.bench.smd",
     "oasis": "dlsched.bench.oasis",
     "hetplace": "dlsched.bench.hetplace",
+    "run": "dlsched.bench.runner",     # any suite file: dlsched bench run SUITE (dlsched/bench/suites/)
 }
 
 

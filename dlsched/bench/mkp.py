@@ -264,7 +264,9 @@ def main(argv: list[str]) -> int:
     from dlsched.data import data_dir
 
     if args.from_runs:
-        rows = [json.loads(line) for line in args.from_runs.read_text().splitlines() if line.strip()]
+        # a runs.jsonl of this command, or a results file of `dlsched bench run` (header line first)
+        rows = [r for r in (json.loads(line) for line in args.from_runs.read_text().splitlines() if line.strip())
+                if "format" not in r and "exception" not in r]
     else:
         files = [Path(f) for f in args.files] if args.files else [data_dir() / f for f in DEFAULT_FILES]
         ref_file = args.reference or (data_dir() / "orlib/mkp/mkcbres.txt")
