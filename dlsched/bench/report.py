@@ -205,12 +205,17 @@ def _save(fig, path: Path) -> Path:
     return path
 
 
-def markdown(heads: list[dict], summary: dict[str, dict], files: list[Path], out: Path, command: str) -> str:
-    """A page the docs include: provenance, the summary table and the figures, with the command."""
+def markdown(heads: list[dict], paths: list, summary: dict[str, dict], files: list[Path], out: Path, command: str) -> str:
+    """A page the docs include: provenance, the summary table and the figures, with the commands."""
+    from dlsched.bench.suite import suites_dir
+
     lines = ["# Benchmark report", "", f"Made by `{command}` from:", ""]
-    for h in heads:
+    for h, p in zip(heads, paths):
         env = h.get("environment", {})
-        lines.append(f"- suite `{h.get('suite')}` ({h.get('suite_digest')}), git `{h.get('git')}`, started "
+        src = Path(str(h.get("suite_file", "")))
+        suite = h.get("suite") if src.parent == suites_dir() else str(src)
+        lines.append(f"- `{p}`, made by `dlsched bench run {suite} --out {p}`: "
+                     f"suite `{h.get('suite')}` ({h.get('suite_digest')}), git `{h.get('git')}`, started "
                      f"{h.get('started')}; limits {h.get('limits')}; dlsched {env.get('dlsched')}, HiGHS "
                      f"{env.get('highs')}, Python {env.get('python')}, {env.get('cpus')} CPUs ({env.get('processor')})")
     cols = ["method", "cells", "solutions", "optimal", "failures", "mean gap %", "max gap %", "reached 0.1%",
@@ -237,6 +242,6 @@ def main(argv: list[str]) -> int:
     command = "dlsched report " + " ".join(shlex.quote(a) for a in argv)
     args.out.mkdir(parents=True, exist_ok=True)
     page = args.out / "report.md"
-    page.write_text(markdown(heads, summary, files, args.out, command))
+    page.write_text(markdown(heads, args.results, summary, files, args.out, command))
     print("wrote " + ", ".join(str(p) for p in [*files, page]))
     return 1 if any(s["failures"] for s in summary.values()) else 0
