@@ -76,6 +76,7 @@ def call(instance: Any, name: str, opts, **params) -> Result:
     if unknown:
         raise InputError("<argument>", sorted(unknown)[0], f"a parameter of method '{name}' ({', '.join(method.params) or 'none'})",
                          params[sorted(unknown)[0]])
+    opts = opts.started()     # the whole call's budget starts here unless the caller started it earlier
     res = method.fn(instance, opts, **params)
     if method.families is None and res.solution is not None and hasattr(instance, "solution_from_core"):
         # a generic layer answered in core columns: give the family its own solution form
