@@ -18,7 +18,7 @@ def _params(args, method_params: tuple[str, ...]) -> dict:
     """Method parameters from the dedicated flags and ``-P key=value`` (values parsed as JSON)."""
     from dlsched.errors import InputError
 
-    given = {"backend": args.backend, "samples": args.samples}
+    given = {"backend": args.backend, "samples": args.samples, "solver": args.solver}
     params = {k: v for k, v in given.items() if v is not None and k in method_params}
     for k, v in given.items():
         if v is not None and k not in method_params and not (k == "backend" and v == "highs"):
@@ -178,6 +178,8 @@ def parser() -> argparse.ArgumentParser:
     _instance_args(p)
     p.add_argument("--method", default="exact", help="see `dlsched methods`")
     p.add_argument("--backend", default=None, choices=["highs", "pyomo", "cvxpy"], help="front end for exact solves (default highs)")
+    p.add_argument("--solver", default=None, metavar="NAME",
+                   help="another MILP solver behind --backend pyomo (e.g. scip_direct, gurobi_direct) or cvxpy (SCIP, GUROBI)")
     p.add_argument("--time-limit", type=float, default=None, metavar="S")
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--gap", type=float, default=0.0, help="relative MIP gap to stop at (default 0: proven optimal)")

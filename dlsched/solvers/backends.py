@@ -1,4 +1,11 @@
-"""The Pyomo and CVXPY front ends solved with HiGHS, each returning a :class:`MatrixOutcome`.
+"""The Pyomo and CVXPY front ends, each returning a :class:`MatrixOutcome`.
+
+Both solve with HiGHS by default and with another MILP solver when asked (``solver=NAME``):
+the Pyomo front end with any solver of Pyomo's ``pyomo.contrib.solver`` factory that is
+available (``scip_direct`` through pyscipopt, ``gurobi_direct`` through gurobipy, ...), the CVXPY
+front end with any installed solver of :data:`CVXPY_SOLVERS` (HIGHS, SCIP, GUROBI: the ones whose
+time limit, gap, threads, seed, bound and stopping reason it knows how to read). Every solver
+gives the same Result contract: status, bound, gap, build and solve seconds.
 
 Both translate their own status vocabulary through one table with an ``unknown`` fallback
 (STYLE.md practice 6). The highspy matrix path is :mod:`dlsched.solvers.highs`.
@@ -8,10 +15,11 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 
 import numpy as np
 
-from dlsched.errors import SolverError
+from dlsched.errors import InputError, SolverError
 from dlsched.instance.core import MCMDK
 from dlsched.result import Status
 from dlsched.solvers.highs import MatrixOutcome
@@ -49,7 +57,48 @@ def _status_from(termination: str, has_solution: bool) -> Status:
     return Status.FEASIBLE if has_solution else Status.NO_SOLUTION
 
 
-def run_pyomo(model, opts: SolveOptions) -> MatrixOutcome:
+#: a Pyomo solver's own name for the random seed (solvers not listed run with their default seed)
+PYOMO_SEED = {"highs": "random_seed", "gurobi_direct": "Seed", "gurobi_persistent": "Seed",
+              "scip_direct": "randomization/randomseedshift", "scip_persistent": "randomization/randomseedshift"}
+
+
+def _pyomo_solver(name: str):
+    """An available solver of Pyomo's ``pyomo.contrib.solver`` factory (common options: time
+    limit, relative gap, threads), or a clear error naming the ones there are."""
+    import pyomo.environ  # noqa: F401  (registers the solvers with the factory)
+    from pyomo.contrib.solver.common.factory import SolverFactory
+
+    names = sorted(SolverFactory)
+    if name not in names:
+        raise InputError("<argument>", "solver", f"a Pyomo solver, one of {', '.join(names)}", name)
+    solver = SolverFactory(name)
+    if not solver.available():
+        raise SolverError(f"Pyomo solver '{name}' is not available here ({solver.available()}); "
+                          "pip install 'dlsched[solvers]' for scip_direct and gurobi_direct")
+    return solver
+
+
+def _trivial_constraints(model) -> list | None:
+    """Active constraints whose body has no variable (e.g. an unused capacity row), which some
+    Pyomo interfaces (scip_direct) cannot pass on; ``None`` if one of them does not hold."""
+    import pyomo.environ as pyo
+
+    out = []
+    for con in model.component_data_objects(pyo.Constraint, active=True, descend_into=True):
+        if con.body.is_fixed():
+            val, tol = pyo.value(con.body), 1e-9
+            if (con.lb is not None and val < pyo.value(con.lb) - tol) or (con.ub is not None and val > pyo.value(con.ub) + tol):
+                return None
+            out.append(con)
+    return out
+
+
+def solver_version(solver) -> str:
+    v = solver.version()
+    return ".".join(map(str, v)) if isinstance(v, tuple) else str(v)
+
+
+def run_pyomo(model, opts: SolveOptions, solver: str = "highs") -> MatrixOutcome:
     """Solve any Pyomo model with Pyomo's ``Highs`` class; variable values are loaded into the
     model when a solution exists (``out.x`` stays empty: the caller reads its own variables).
     ``out.seconds`` is HiGHS's own time; Pyomo's translation into highspy (and loading the
@@ -57,16 +106,16 @@ def run_pyomo(model, opts: SolveOptions) -> MatrixOutcome:
     for CVXPY.
 
     The legacy ``SolverFactory('highs')`` wrapper rejects time limits, so the
-    ``pyomo.contrib.solver`` interface is used directly.
+    ``pyomo.contrib.solver`` interface is used directly; ``solver`` names any solver of it.
     """
     from pyomo.contrib.solver.common.results import SolutionStatus
-    from pyomo.contrib.solver.solvers.highs import Highs
 
-    solver = Highs()
-    if not solver.available():
-        raise SolverError("Pyomo cannot find highspy: pip install highspy")
-    options = {"mip_rel_gap": float(opts.mip_rel_gap), "random_seed": int(opts.seed)}
-    options.update(opts.raw)  # passed last, unchanged: Pyomo forwards them to HiGHS
+    name = solver
+    solver = _pyomo_solver(name)
+    options = {"mip_rel_gap": float(opts.mip_rel_gap)} if name == "highs" else {}
+    if name in PYOMO_SEED:
+        options[PYOMO_SEED[name]] = int(opts.seed)
+    options.update(opts.raw)  # passed last, unchanged: Pyomo forwards them to the solver
     kwargs = dict(tee=bool(opts.log), load_solutions=False, raise_exception_on_nonoptimal_result=False,
                   rel_gap=float(opts.mip_rel_gap), solver_options=options)
     if opts.time_limit is not None:
@@ -74,15 +123,27 @@ def run_pyomo(model, opts: SolveOptions) -> MatrixOutcome:
     if opts.threads is not None:
         kwargs["threads"] = int(opts.threads)
     t0 = time.perf_counter()
-    res = solver.solve(model, **kwargs)
+    trivial = [] if name == "highs" else _trivial_constraints(model)
+    if trivial is None:             # a constraint without variables that does not hold
+        return MatrixOutcome(Status.INFEASIBLE, "infeasible", None, None, None, time.perf_counter() - t0,
+                             stats={"compile_seconds": 0.0, "solver": name}).settle()
+    try:
+        for con in trivial:
+            con.deactivate()
+        res = solver.solve(model, **kwargs)
+    finally:
+        for con in trivial:
+            con.activate()
     wall = time.perf_counter() - t0
-    # Pyomo translates the model into highspy inside solve(): that part is model building
-    highs_seconds = getattr(res.timing_info, "highs_time", None)
-    seconds = min(float(highs_seconds), wall) if isinstance(highs_seconds, (int, float)) else wall
+    # Pyomo translates the model for the solver inside solve(): that part is model building;
+    # the solver's own seconds are timing_info.<solver>_time (highs_time, scip_time, gurobi_time)
+    own = getattr(res.timing_info, f"{name.split('_')[0]}_time", None)
+    seconds = min(float(own), wall) if isinstance(own, (int, float)) else wall
     termination = PYOMO_TERMINATION.get(res.termination_condition.name, "unknown")
     has_solution = res.solution_status in (SolutionStatus.feasible, SolutionStatus.optimal)
     out = MatrixOutcome(_status_from(termination, has_solution), termination, None, None, None, seconds,
-                        stats={"compile_seconds": wall - seconds})
+                        stats={"compile_seconds": wall - seconds, "solver": name,
+                               "solver_version": f"{name} {solver_version(solver)}"})
     if has_solution:
         res.solution_loader.load_vars()
         out.objective = float(res.incumbent_objective)
@@ -94,9 +155,9 @@ def run_pyomo(model, opts: SolveOptions) -> MatrixOutcome:
     return out.settle()
 
 
-def solve_pyomo(model, inst: MCMDK, opts: SolveOptions) -> MatrixOutcome:
+def solve_pyomo(model, inst: MCMDK, opts: SolveOptions, solver: str = "highs") -> MatrixOutcome:
     """Solve a model from :func:`~dlsched.models.mcmdk.build_pyomo`; ``out.x`` holds the columns."""
-    out = run_pyomo(model, opts)
+    out = run_pyomo(model, opts, solver)
     if out.status.has_solution():
         x = model.x
         out.x = np.array([x[o].value if x[o].value is not None else 0.0 for o in range(inst.n_cols)], dtype=float)
@@ -118,50 +179,132 @@ CVXPY_TERMINATION = {
 }
 
 
-def run_cvxpy(problem, opts: SolveOptions, sense: str) -> MatrixOutcome:
-    """Solve any CVXPY problem with ``solver=cp.HIGHS``; the caller reads its own variables.
+SCIP_TERMINATION = {"optimal": "optimal", "gaplimit": "optimal", "timelimit": "time_limit", "infeasible": "infeasible",
+                    "unbounded": "unbounded", "inforunbd": "infeasible_or_unbounded", "userinterrupt": "interrupted",
+                    "nodelimit": "iteration_limit", "totalnodelimit": "iteration_limit", "stallnodelimit": "iteration_limit",
+                    "memlimit": "error", "sollimit": "iteration_limit", "bestsollimit": "iteration_limit"}
+GUROBI_TERMINATION = {2: "optimal", 3: "infeasible", 4: "infeasible_or_unbounded", 5: "unbounded", 7: "iteration_limit",
+                      8: "iteration_limit", 9: "time_limit", 10: "iteration_limit", 11: "interrupted", 13: "unknown"}
 
-    CVXPY hands HiGHS a minimisation; for a maximisation the HiGHS dual bound is negated back.
+
+def _highs_options(opts: SolveOptions) -> dict:
+    out = {"mip_rel_gap": float(opts.mip_rel_gap), "random_seed": int(opts.seed), "output_flag": bool(opts.log)}
+    if opts.time_limit is not None:
+        out["time_limit"] = float(opts.time_limit)
+    if opts.threads is not None:
+        out["threads"] = int(opts.threads)
+    return out
+
+
+def _scip_options(opts: SolveOptions) -> dict:
+    params = {"limits/gap": float(opts.mip_rel_gap), "randomization/randomseedshift": int(opts.seed)}
+    if opts.time_limit is not None:
+        params["limits/time"] = float(opts.time_limit)
+    if opts.threads is not None:
+        params["parallel/maxnthreads"] = int(opts.threads)
+    return {"scip_params": params}
+
+
+def _gurobi_options(opts: SolveOptions) -> dict:
+    import gurobipy
+
+    # an environment started quiet: Gurobi's licence banner would otherwise reach stdout (--json)
+    env = gurobipy.Env(empty=True)
+    env.setParam("OutputFlag", int(bool(opts.log)))
+    env.start()
+    out = {"env": env, "MIPGap": float(opts.mip_rel_gap), "Seed": int(opts.seed), "OutputFlag": int(bool(opts.log))}
+    if opts.time_limit is not None:
+        out["TimeLimit"] = float(opts.time_limit)
+    if opts.threads is not None:
+        out["Threads"] = int(opts.threads)
+    return out
+
+
+def _highs_report(problem) -> tuple[str | None, float | None, bool]:
+    """(stopping reason if CVXPY's status hides it, bound of the minimisation CVXPY solved, a solution?)"""
+    info = problem.solver_stats.extra_stats if problem.solver_stats else None
+    bound = float(info.mip_dual_bound) if info is not None and problem.is_mixed_integer() else None
+    return None, bound, info is None or info.primal_solution_status == 2
+
+
+def _scip_report(problem) -> tuple[str | None, float | None, bool]:
+    # CVXPY reports SCIP's time limit as "optimal_inaccurate": read SCIP's own status
+    info = problem.solver_stats.extra_stats if problem.solver_stats else None
+    model = info.get("model") if isinstance(info, dict) else None
+    status = info.get("scip_status") if isinstance(info, dict) else None
+    return (SCIP_TERMINATION.get(status, "unknown") if status else None,
+            None if model is None else float(model.getDualbound()), model is not None and model.getNSols() > 0)
+
+
+def _gurobi_report(problem) -> tuple[str | None, float | None, bool]:
+    model = problem.solver_stats.extra_stats if problem.solver_stats else None
+    if model is None:
+        return None, None, False
+    try:
+        bound = float(model.ObjBound)
+    except AttributeError:          # no bound (e.g. stopped before the root relaxation)
+        bound = None
+    return GUROBI_TERMINATION.get(model.Status, "unknown"), bound, model.SolCount > 0
+
+
+#: CVXPY solver -> (its options from SolveOptions, how to read its report, its Python package)
+CVXPY_SOLVERS = {
+    "HIGHS": (_highs_options, _highs_report, "highspy"),
+    "SCIP": (_scip_options, _scip_report, "pyscipopt"),
+    "GUROBI": (_gurobi_options, _gurobi_report, "gurobipy"),
+}
+
+
+def run_cvxpy(problem, opts: SolveOptions, sense: str, solver: str = "HIGHS") -> MatrixOutcome:
+    """Solve any CVXPY problem with ``solver`` (one of :data:`CVXPY_SOLVERS` that is installed);
+    the caller reads its own variables.
+
+    CVXPY hands the solver a minimisation; for a maximisation the dual bound is negated back.
     Canonicalisation happens inside ``solve()``: its seconds go to ``stats["compile_seconds"]``
     (model building), not to the solve time.
     """
+    import importlib.metadata
+
     import cvxpy as cp
 
-    options = {"mip_rel_gap": float(opts.mip_rel_gap), "random_seed": int(opts.seed), "output_flag": bool(opts.log)}
-    if opts.time_limit is not None:
-        options["time_limit"] = float(opts.time_limit)
-    if opts.threads is not None:
-        options["threads"] = int(opts.threads)
+    name = str(solver).upper()
+    installed = [n for n in CVXPY_SOLVERS if n in cp.installed_solvers()]
+    if name not in installed:
+        raise InputError("<argument>", "solver", f"an installed CVXPY MILP solver, one of {', '.join(installed)}"
+                         " (pip install 'dlsched[solvers]' adds SCIP and GUROBI)", solver)
+    make_options, report, package = CVXPY_SOLVERS[name]
+    options = make_options(opts)
     options.update(opts.raw)
     t0 = time.perf_counter()
     try:
-        problem.solve(solver=cp.HIGHS, verbose=bool(opts.log), **options)
+        with warnings.catch_warnings():
+            # CVXPY's "may be inaccurate" is its reading of a stopped solve; the solver's own status is read below
+            warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+            problem.solve(solver=name, verbose=bool(opts.log), **options)
     except cp.error.SolverError as exc:
-        raise SolverError(f"CVXPY/HiGHS failed: {exc}") from exc
+        raise SolverError(f"CVXPY/{name} failed: {exc}") from exc
     compile_seconds = float(getattr(problem, "compilation_time", None) or 0.0)
     seconds = time.perf_counter() - t0 - compile_seconds
-    termination = CVXPY_TERMINATION.get(problem.status, "unknown")
-    info = problem.solver_stats.extra_stats if problem.solver_stats else None
+    termination, bound, solver_has_solution = report(problem)
+    termination = termination or CVXPY_TERMINATION.get(problem.status, "unknown")
     value = problem.value
-    has_solution = value is not None and math.isfinite(value) and (
-        info is None or info.primal_solution_status == 2 or termination == "optimal")
+    has_solution = value is not None and math.isfinite(value) and (solver_has_solution or termination == "optimal")
     out = MatrixOutcome(_status_from(termination, has_solution), termination, None, None, None, seconds,
-                        stats={"compile_seconds": compile_seconds})
+                        stats={"compile_seconds": compile_seconds, "solver": name,
+                               "solver_version": f"{name.lower()} ({package} {importlib.metadata.version(package)})"})
     if has_solution:
         out.objective = float(value)
-    if info is not None and problem.is_mixed_integer():
-        b = float(info.mip_dual_bound)
-        if math.isfinite(b):
-            out.bound = -b if sense == "max" else b
+    if bound is not None and math.isfinite(bound):
+        out.bound = -bound if sense == "max" else bound
     if out.bound is None and out.status == Status.OPTIMAL:
         out.bound = out.objective
     return out.settle()
 
 
-def solve_cvxpy(problem, x, inst: MCMDK, opts: SolveOptions) -> MatrixOutcome:
+def solve_cvxpy(problem, x, inst: MCMDK, opts: SolveOptions, solver: str = "HIGHS") -> MatrixOutcome:
     """Solve a problem from :func:`~dlsched.models.mcmdk.build_cvxpy`; ``out.x`` holds the columns
     and the objective is recomputed from them (CVXPY's value carries the solver's tolerance)."""
-    out = run_cvxpy(problem, opts, inst.sense)
+    out = run_cvxpy(problem, opts, inst.sense, solver)
     if out.status.has_solution():
         out.x = np.asarray(x.value, dtype=float).ravel()
         out.objective = float(inst.value @ out.x)

@@ -3,7 +3,8 @@
 ``backend``: ``highs`` (vectorised matrix -> highspy, the fast path), ``pyomo``
 (:func:`~dlsched.models.mcmdk.build_pyomo`, Pyomo's HiGHS interface) or ``cvxpy``
 (:func:`~dlsched.models.mcmdk.build_cvxpy`, ``cp.HIGHS``). All three return the same
-:class:`~dlsched.result.Result`; tests prove they agree.
+:class:`~dlsched.result.Result`; tests prove they agree. ``solver`` puts another MILP solver
+behind the Pyomo or CVXPY front end (:mod:`dlsched.solvers.backends`), same Result contract.
 """
 
 from __future__ import annotations
@@ -25,11 +26,13 @@ BACKENDS = ("highs", "pyomo", "cvxpy")
 
 
 def solve_core(inst: MCMDK, opts: SolveOptions | None = None, backend: str = "highs", *,
-               relax: bool = False) -> Result:
+               relax: bool = False, solver: str | None = None) -> Result:
     """Solve the MCMDK (or its LP relaxation) exactly; the solution is a choice per job."""
     opts = opts or SolveOptions()
     if backend not in BACKENDS:
         raise InputError("<argument>", "backend", f"one of {', '.join(BACKENDS)}", backend)
+    if solver is not None and backend == "highs" and solver.lower() != "highs":
+        raise InputError("<argument>", "solver", "--backend pyomo or cvxpy with another solver (the matrix path is HiGHS)", solver)
     t0 = time.perf_counter()
     if backend == "highs":
         mf = model.build_matrix(inst, relax=relax)
@@ -42,15 +45,16 @@ def solve_core(inst: MCMDK, opts: SolveOptions | None = None, backend: str = "hi
     elif backend == "pyomo":
         m = model.build_pyomo(inst, relax=relax)
         build = time.perf_counter() - t0
-        out = solve_pyomo(m, inst, opts)
+        out = solve_pyomo(m, inst, opts, solver or "highs")
     else:
         prob, x = model.build_cvxpy(inst, relax=relax)
         build = time.perf_counter() - t0
-        out = solve_cvxpy(prob, x, inst, opts)
+        out = solve_cvxpy(prob, x, inst, opts, solver or "HIGHS")
     build += out.stats.pop("compile_seconds", 0.0)
+    version = out.stats.pop("solver_version", None) or highs.version()
     res = Result(method="lp" if relax else "exact", status=out.status, objective=out.objective, bound=out.bound,
                  sense=inst.sense, termination=out.termination, backend=backend, build_seconds=build,
-                 solve_seconds=out.seconds, stats=dict(out.stats), solver_version=highs.version(),
+                 solve_seconds=out.seconds, stats=dict(out.stats), solver_version=version,
                  options=opts.as_dict())
     if out.x is not None:
         res.solution = out.x if relax else inst.choice_from_columns(out.x)
@@ -89,13 +93,14 @@ def conflicting_rows(inst: MCMDK) -> list[str]:
     return names + [inst.row_name(k) for k in over]
 
 
-@register("exact", description="exact MILP with HiGHS (backend: highs matrix, pyomo or cvxpy)", params=("backend",))
-def exact(instance, opts: SolveOptions, backend: str = "highs") -> Result:
+@register("exact", description="exact MILP with HiGHS (backend: highs matrix, pyomo or cvxpy; solver: another MILP solver behind pyomo/cvxpy)",
+          params=("backend", "solver"))
+def exact(instance, opts: SolveOptions, backend: str = "highs", solver: str | None = None) -> Result:
     """Exact MILP of the instance's core MCMDK; building the configurations counts as build time."""
     t0 = time.perf_counter()
     core = instance.to_core()
     convert = time.perf_counter() - t0
-    res = solve_core(core, opts, backend)
+    res = solve_core(core, opts, backend, solver=solver)
     res.build_seconds += convert
     return res
 

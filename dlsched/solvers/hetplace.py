@@ -503,14 +503,14 @@ def _need(instance) -> PlacementInstance:
     return instance
 
 
-@register("exact", families=("placement",), params=("backend",),
+@register("exact", families=("placement",), params=("backend", "solver"),
           description="exact MCMDK over type-count configurations (MODELS.md §4.2), decoded to a placement")
-def exact(instance, opts: SolveOptions, backend: str = "highs") -> Result:
+def exact(instance, opts: SolveOptions, backend: str = "highs", solver: str | None = None) -> Result:
     inst = _need(instance)
     t0 = time.perf_counter()
     model = core_model(inst)
     build = time.perf_counter() - t0
-    res = solve_core(model.core, opts, backend)
+    res = solve_core(model.core, opts, backend, solver=solver)
     out = _finish(inst, None, "exact", t0, build, {"columns": model.core.n_cols, "rows": model.core.n_rows,
                                                     "mip_seconds": res.solve_seconds, **{k: v for k, v in res.stats.items()}},
                   res.bound, res.status, res.termination, opts)
@@ -518,7 +518,7 @@ def exact(instance, opts: SolveOptions, backend: str = "highs") -> Result:
     if res.solution is not None and res.status.has_solution():
         p = decode(inst, model, res.solution)
         fin = _finish(inst, p.gpu_job, "exact", t0, build, out.stats, res.bound, res.status, res.termination, opts)
-        fin.backend = backend
+        fin.backend, fin.solver_version = backend, res.solver_version
         return fin
     out.message = res.message
     return out

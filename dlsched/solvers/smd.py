@@ -391,16 +391,16 @@ def smd(instance: SMDInstance, opts: SolveOptions, mode: str = "schedule", selec
     return schedule_result("smd", instance, sched, time.perf_counter() - t0, opts)
 
 
-@register("exact", families=("smd",), params=("backend",),
+@register("exact", families=("smd",), params=("backend", "solver"),
           description="exact §2.2 one-epoch allocation: MCMDK over Pareto (w, p) configurations")
-def exact_epoch(instance: SMDInstance, opts: SolveOptions, backend: str = "highs") -> Result:
+def exact_epoch(instance: SMDInstance, opts: SolveOptions, backend: str = "highs", solver: str | None = None) -> Result:
     """The enumerated exact MILP of MODELS.md §2.2; the solution is an allocation."""
     from dlsched.solvers.exact import solve_core
 
     t0 = time.perf_counter()
     core = instance.to_core()
     build = time.perf_counter() - t0
-    res = solve_core(core, opts, backend)
+    res = solve_core(core, opts, backend, solver=solver)
     res.build_seconds += build
     if res.solution is not None:
         res.solution = instance.solution_from_core(res.solution, core)
