@@ -264,3 +264,11 @@ def test_mkp_summary_reads_runner_results(tmp_path, capsys):
     assert get_suite("mkp")(["--from-runs", str(out), "--out", str(tmp_path / "m"), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["methods"]["exact"]["runs"] == 5 and doc["methods"]["rounding"]["all_checked"]
+
+
+def test_example_suites_in_docs_load():
+    root = Path(__file__).resolve().parents[2]
+    files = sorted((root / "docs" / "suites").glob("*.toml"))
+    assert files
+    for f in files:
+        assert load_suite(f).cells()
