@@ -146,7 +146,7 @@ def plot(rows: list[dict], out: Path, time_limit: float) -> list[str]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from dlsched.result import gap_to_reference
+    from dlsched.bench.report import dolan_more, mean_gap_curve, style
 
     out.mkdir(parents=True, exist_ok=True)
     methods = sorted({r["method"] for r in rows})
@@ -154,29 +154,10 @@ def plot(rows: list[dict], out: Path, time_limit: float) -> list[str]:
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for m in methods:
         rs = [r for r in rows if r["method"] == m and r["reference"] is not None]
-        if not rs:
-            continue
-        curves = []
-        for r in rs:
-            g = np.full(grid.size, np.nan)
-            for t, v in sorted(r["trace"]):
-                g[grid >= t] = gap_to_reference(v, r["reference"], "max")
-            curves.append(g)
-        C = np.array(curves)
-        # the mean over the runs that have a solution by then (before that: the curve is cut)
-        # the mean over all runs, drawn from the moment every run has a solution
-        have = np.all(np.isfinite(C), axis=0)
-        mean = np.full(grid.size, np.nan)
-        mean[have] = C[:, have].mean(axis=0)
-        ax.plot(grid, np.maximum(100 * mean, FLOOR), label=m)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_ylim(bottom=FLOOR)
-    ax.set_xlabel("seconds")
-    ax.set_ylabel("mean gap to best known (%), log")
-    ax.set_title("MKP: gap versus time (mean over problems)")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
+        if rs:
+            curve = mean_gap_curve([r["trace"] for r in rs], [r["reference"] for r in rs], ["max"] * len(rs), grid)
+            ax.plot(grid, np.maximum(curve, FLOOR), label=m)
+    style(ax, "seconds", "mean gap to best known (%), log", "MKP: gap versus time (mean over problems)", logy=True)
     fig.tight_layout()
     files = [str(out / "gap_vs_time.png")]
     fig.savefig(files[0], dpi=120)
@@ -188,22 +169,12 @@ def plot(rows: list[dict], out: Path, time_limit: float) -> list[str]:
     for r in rows:
         if r.get("time_to_target") is not None:
             T[insts.index(r["instance"]), methods.index(r["method"])] = max(r["time_to_target"], 1e-3)
-    best = T.min(axis=1, keepdims=True)
-    solvable = np.isfinite(best[:, 0])
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    if solvable.any():
-        ratio = T[solvable] / best[solvable]
-        taus = np.geomspace(1, max(2.0, float(np.nanmax(np.where(np.isfinite(ratio), ratio, 1))) * 1.5), 300)
-        for i, m in enumerate(methods):
-            frac = [(ratio[:, i] <= tau).sum() / len(insts) for tau in taus]
-            ax.step(taus, frac, where="post", label=m)
-    ax.set_xscale("log")
-    ax.set_ylim(0, 1.02)
-    ax.set_xlabel("τ (time to 0.1 % gap / best method's time)")
-    ax.set_ylabel("fraction of problems")
-    ax.set_title("MKP: performance profile (Dolan–Moré)")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
+    prof = dolan_more(T)
+    if prof is not None:
+        for m, frac in zip(methods, prof[1]):
+            ax.step(prof[0], frac, where="post", label=m)
+    style(ax, "τ (time to 0.1 % gap / best method's time)", "fraction of problems", "MKP: performance profile (Dolan–Moré)")
     fig.tight_layout()
     files.append(str(out / "profile.png"))
     fig.savefig(files[1], dpi=120)

@@ -114,6 +114,46 @@ def _cells(s: dict) -> list[str]:
             "-" if s["mean_seconds"] is None else f"{s['mean_seconds']:.3f}", s["reference"]]
 
 
+def mean_gap_curve(traces: list[list], refs: list[float], senses: list[str], grid: np.ndarray) -> np.ndarray:
+    """Mean gap to the reference (%) over incumbent streams at each grid time; NaN until every
+    stream has an incumbent (a mean over fewer runs would jump when a slow run starts)."""
+    C = np.full((len(traces), grid.size), np.nan)
+    for k, (trace, ref, sense) in enumerate(zip(traces, refs, senses)):
+        for t, v in sorted(trace):
+            C[k, grid >= t] = gap_to_reference(v, ref, sense)
+    have = np.all(np.isfinite(C), axis=0)
+    mean = np.full(grid.size, np.nan)
+    mean[have] = C[:, have].mean(axis=0)
+    return 100 * mean
+
+
+def dolan_more(T: np.ndarray) -> tuple[np.ndarray, list[list[float]]] | None:
+    """Dolan–Moré performance profile of a (problems x methods) table of times (``inf``: never):
+    the grid of ratios τ and, per method, the fraction of all problems within τ of the best."""
+    best = T.min(axis=1, keepdims=True)
+    ok = np.isfinite(best[:, 0])
+    if not ok.any():
+        return None
+    ratio = T[ok] / best[ok]
+    taus = np.geomspace(1, max(2.0, float(np.nanmax(np.where(np.isfinite(ratio), ratio, 1))) * 1.5), 300)
+    return taus, [[(ratio[:, i] <= tau).sum() / T.shape[0] for tau in taus] for i in range(T.shape[1])]
+
+
+def style(ax, xlabel: str, ylabel: str, title: str, *, logy: bool = False, **legend) -> None:
+    ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+        ax.set_ylim(bottom=FLOOR)
+    else:
+        ax.set_ylim(0, 1.02)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    if ax.get_legend_handles_labels()[0]:      # no method reached the target: no legend to draw
+        ax.legend(**legend)
+
+
 def figures(rows: list[dict], out: Path) -> list[Path]:
     """The three figures of the module docstring, written under ``out``."""
     import matplotlib
@@ -134,47 +174,26 @@ def figures(rows: list[dict], out: Path) -> list[Path]:
             T[probs.index((r["suite"], r["instance"], r.get("repetition", 0))), labels.index(_label(r, many))] = \
                 max(r["ref_time"], 1e-3)
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    best = T.min(axis=1, keepdims=True)
-    ok = np.isfinite(best[:, 0])
-    if ok.any():
-        ratio = T[ok] / best[ok]
-        top = float(np.max(np.where(np.isfinite(ratio), ratio, 1.0)))
-        taus = np.geomspace(1.0, max(2.0, 1.5 * top), 300)
-        for i, m in enumerate(labels):
-            ax.step(taus, [(ratio[:, i] <= t).sum() / len(probs) for t in taus], where="post", label=m)
-    ax.set_xscale("log")
-    ax.set_ylim(0, 1.02)
-    ax.set_xlabel("τ (time to 0.1 % of the reference / best method's time)")
-    ax.set_ylabel("fraction of problems")
-    ax.set_title("performance profile (Dolan–Moré)")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize="small")
+    prof = dolan_more(T)
+    if prof is not None:
+        for m, frac in zip(labels, prof[1]):
+            ax.step(prof[0], frac, where="post", label=m)
+    style(ax, "τ (time to 0.1 % of the reference / best method's time)", "fraction of problems",
+          "performance profile (Dolan–Moré)", fontsize="small")
     files.append(_save(fig, out / "profile.png"))
 
-    # gap versus time: mean over the cells, drawn from when every cell has an incumbent
+    # gap versus time over the incumbent streams
     horizon = max([t for r in rows for t, _ in (r.get("trace") or [])] + [1e-2])
     grid = np.geomspace(1e-3, horizon, 200)
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for m in labels:
         rs = [r for r in rows if _label(r, many) == m and r["ref"] is not None]
-        if not rs:
-            continue
-        C = np.full((len(rs), grid.size), np.nan)
-        for k, r in enumerate(rs):
-            for t, v in sorted(r.get("trace") or []):
-                C[k, grid >= t] = gap_to_reference(v, r["ref"], r.get("sense", "max"))
-        have = np.all(np.isfinite(C), axis=0)
-        mean = np.full(grid.size, np.nan)
-        mean[have] = C[:, have].mean(axis=0)
-        ax.plot(grid, np.maximum(100 * mean, FLOOR), label=m)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_ylim(bottom=FLOOR)
-    ax.set_xlabel("seconds")
-    ax.set_ylabel("mean gap to the reference (%), log")
-    ax.set_title("gap versus time (incumbent streams)")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize="small")
+        if rs:
+            curve = mean_gap_curve([r.get("trace") or [] for r in rs], [r["ref"] for r in rs],
+                                   [r.get("sense", "max") for r in rs], grid)
+            ax.plot(grid, np.maximum(curve, FLOOR), label=m)
+    style(ax, "seconds", "mean gap to the reference (%), log", "gap versus time (incumbent streams)",
+          logy=True, fontsize="small")
     files.append(_save(fig, out / "gap_vs_time.png"))
 
     # per family: mean gap to the reference
