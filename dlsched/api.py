@@ -11,7 +11,7 @@ from dlsched.errors import InputError
 from dlsched.instance import jsonio, orlib
 from dlsched.result import Result
 from dlsched.solvers import registry
-from dlsched.solvers.options import SolveOptions
+from dlsched.solvers.options import Budget, SolveOptions
 
 FORMATS = ("auto", "json", "mkp", "gap")
 
@@ -49,17 +49,23 @@ def save(instance, path: str | os.PathLike) -> None:
 
 def solve(instance, method: str = "exact", *, time_limit: float | None = None, gap: float = 0.0,
           threads: int | None = None, seed: int = 0, log: bool = False, warm_start=None,
-          raw: dict[str, Any] | None = None, on_incumbent=None, **params) -> Result:
+          raw: dict[str, Any] | None = None, on_incumbent=None, budget: Budget | None = None, **params) -> Result:
     """Solve ``instance`` with a registered method (``dlsched.methods()`` lists them).
 
-    Method parameters (e.g. ``backend="pyomo"``) are passed as keywords.
+    Method parameters (e.g. ``backend="pyomo"``) are passed as keywords. ``time_limit`` is the
+    wall-clock budget of the whole call (docs/contract.md); a caller that started the clock
+    earlier (the CLI, before loading the file) passes its running ``budget`` instead. Options the
+    method does not honour raise :class:`InputError` before anything runs.
     """
     import dlsched.solvers  # noqa: F401  (registers the methods)
 
+    if budget is not None:
+        if time_limit is not None and time_limit != budget.limit:
+            raise InputError("<argument>", "time_limit", f"the budget's own limit ({budget.limit}) or nothing", time_limit)
+        time_limit = budget.limit
     opts = SolveOptions(time_limit=time_limit, mip_rel_gap=gap, threads=threads, seed=seed, log=log,
-                        warm_start=warm_start, raw=dict(raw or {}), on_incumbent=on_incumbent)
-    res = registry.call(instance, method, opts, **params)
-    return res
+                        warm_start=warm_start, raw=dict(raw or {}), on_incumbent=on_incumbent, budget=budget)
+    return registry.call(instance, method, opts, **params)
 
 
 def check(instance, solution, claimed_objective: float | None = None) -> CheckReport:

@@ -42,7 +42,9 @@ def cmd_solve(args) -> int:
     import dlsched
     from dlsched.instance import jsonio
     from dlsched.solvers import registry
+    from dlsched.solvers.options import Budget
 
+    budget = Budget(args.time_limit)     # the time limit covers loading the file too (docs/contract.md)
     inst = dlsched.load(args.path, args.format, problem=args.problem, sense=args.sense)
     import dlsched.solvers  # noqa: F401
 
@@ -50,7 +52,7 @@ def cmd_solve(args) -> int:
     params = _params(args, method.params)
     res = _with_progress(args, lambda cb: dlsched.solve(
         inst, args.method, time_limit=args.time_limit, gap=args.gap, threads=args.threads, seed=args.seed,
-        log=args.log, on_incumbent=cb, **params))
+        log=args.log, on_incumbent=cb, budget=budget, **params))
     report = dlsched.check(inst, res) if res.status.has_solution() else None
     if args.out:
         doc = jsonio.solution_document(inst, res)

@@ -42,7 +42,6 @@ TERMINATIONS: dict[str, str] = {
     "infeasible_or_unbounded": "HiGHS proved that no optimal solution exists without deciding which of the two (presolve)",
     "iteration_limit": "stopped by a HiGHS iteration limit (a `raw` option)",
     "solution_limit": "stopped by a HiGHS solution-count limit (a `raw` option)",
-    "node_limit": "stopped by a HiGHS node limit (`raw` mip_max_nodes)",
     "objective_bound": "stopped by a HiGHS objective bound (a `raw` option)",
     "objective_target": "stopped by a HiGHS objective target (a `raw` option)",
     "interrupted": "interrupted (a callback or the user)",
@@ -50,6 +49,7 @@ TERMINATIONS: dict[str, str] = {
     "local_optimum": "a heuristic ended at a local optimum of its neighbourhoods (lp-round)",
     "repair_failed": "lp-round found no configuration that fits for every job (exactly_one); no solution",
     "sample_optimal": "sample: optimal on the sampled columns; the whole problem's gap is in the bound",
+    "time_horizon": "time-indexed with a user horizon below the provable one: optimal or infeasible only among schedules ending by it",
     "fixed_point": "smd epoch mode: the parametric iteration repeated itself before proving optimality",
     "heuristic": "a constructive heuristic ran to its end (greedy, hetplace)",
     "completed": "a simulation scheduled every job it could to the end of the instance",
@@ -153,6 +153,8 @@ class Result:
             if (self.status == st) != (self.termination == st.value):
                 return f"status {self.status.value} with termination {self.termination}"
         gap = self.gap
+        if self.status == Status.OPTIMAL and gap != 0:
+            return f"status optimal with gap {gap!r} (a proof of optimality is a bound equal to the objective)"
         if gap is not None and not gap >= 0:
             return (f"bound {self.bound!r} is on the wrong side of objective {self.objective!r} "
                     f"({'max' if self.sense == 'max' else 'min'}imisation)")

@@ -16,13 +16,14 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from dataclasses import dataclass
+from typing import Any, Callable
 
 import numpy as np
 
 from dlsched.errors import InputError, SolverError
-from dlsched.instance.core import MCMDK
 from dlsched.result import Status
-from dlsched.solvers.highs import MatrixOutcome
+from dlsched.solvers.highs import MatrixOutcome, solve_matrix, typed_options
 from dlsched.solvers.options import SolveOptions
 
 # ---------------------------------------------------------------- Pyomo (contrib.solver Highs)
@@ -112,16 +113,17 @@ def run_pyomo(model, opts: SolveOptions, solver: str = "highs") -> MatrixOutcome
 
     name = solver
     solver = _pyomo_solver(name)
-    options = {"mip_rel_gap": float(opts.mip_rel_gap)} if name == "highs" else {}
+    typed = typed_options(opts)     # the time limit is what remains of the call's budget, read now
+    options = {"mip_rel_gap": typed["mip_rel_gap"]} if name == "highs" else {}
     if name in PYOMO_SEED:
-        options[PYOMO_SEED[name]] = int(opts.seed)
-    options.update(opts.raw)  # passed last, unchanged: Pyomo forwards them to the solver
+        options[PYOMO_SEED[name]] = typed["random_seed"]
+    options.update(opts.raw)  # validated when the call started, passed last: Pyomo forwards them to the solver
     kwargs = dict(tee=bool(opts.log), load_solutions=False, raise_exception_on_nonoptimal_result=False,
                   rel_gap=float(opts.mip_rel_gap), solver_options=options)
-    if opts.time_limit is not None:
-        kwargs["time_limit"] = float(opts.time_limit)
-    if opts.threads is not None:
-        kwargs["threads"] = int(opts.threads)
+    if "time_limit" in typed:
+        kwargs["time_limit"] = typed["time_limit"]
+    if "threads" in typed:
+        kwargs["threads"] = typed["threads"]
     t0 = time.perf_counter()
     trivial = [] if name == "highs" else _trivial_constraints(model)
     if trivial is None:             # a constraint without variables that does not hold
@@ -155,15 +157,6 @@ def run_pyomo(model, opts: SolveOptions, solver: str = "highs") -> MatrixOutcome
     return out.settle()
 
 
-def solve_pyomo(model, inst: MCMDK, opts: SolveOptions, solver: str = "highs") -> MatrixOutcome:
-    """Solve a model from :func:`~dlsched.models.mcmdk.build_pyomo`; ``out.x`` holds the columns."""
-    out = run_pyomo(model, opts, solver)
-    if out.status.has_solution():
-        x = model.x
-        out.x = np.array([x[o].value if x[o].value is not None else 0.0 for o in range(inst.n_cols)], dtype=float)
-    return out
-
-
 # ---------------------------------------------------------------- CVXPY (solver cp.HIGHS)
 
 CVXPY_TERMINATION = {
@@ -188,20 +181,16 @@ GUROBI_TERMINATION = {2: "optimal", 3: "infeasible", 4: "infeasible_or_unbounded
 
 
 def _highs_options(opts: SolveOptions) -> dict:
-    out = {"mip_rel_gap": float(opts.mip_rel_gap), "random_seed": int(opts.seed), "output_flag": bool(opts.log)}
-    if opts.time_limit is not None:
-        out["time_limit"] = float(opts.time_limit)
-    if opts.threads is not None:
-        out["threads"] = int(opts.threads)
-    return out
+    return {**typed_options(opts), "output_flag": bool(opts.log)}
 
 
 def _scip_options(opts: SolveOptions) -> dict:
-    params = {"limits/gap": float(opts.mip_rel_gap), "randomization/randomseedshift": int(opts.seed)}
-    if opts.time_limit is not None:
-        params["limits/time"] = float(opts.time_limit)
-    if opts.threads is not None:
-        params["parallel/maxnthreads"] = int(opts.threads)
+    typed = typed_options(opts)     # the time limit is what remains of the call's budget
+    params = {"limits/gap": typed["mip_rel_gap"], "randomization/randomseedshift": typed["random_seed"]}
+    if "time_limit" in typed:
+        params["limits/time"] = typed["time_limit"]
+    if "threads" in typed:
+        params["parallel/maxnthreads"] = typed["threads"]
     return {"scip_params": params}
 
 
@@ -212,11 +201,12 @@ def _gurobi_options(opts: SolveOptions) -> dict:
     env = gurobipy.Env(empty=True)
     env.setParam("OutputFlag", int(bool(opts.log)))
     env.start()
-    out = {"env": env, "MIPGap": float(opts.mip_rel_gap), "Seed": int(opts.seed), "OutputFlag": int(bool(opts.log))}
-    if opts.time_limit is not None:
-        out["TimeLimit"] = float(opts.time_limit)
-    if opts.threads is not None:
-        out["Threads"] = int(opts.threads)
+    typed = typed_options(opts)     # the time limit is what remains of the call's budget
+    out = {"env": env, "MIPGap": typed["mip_rel_gap"], "Seed": typed["random_seed"], "OutputFlag": int(bool(opts.log))}
+    if "time_limit" in typed:
+        out["TimeLimit"] = typed["time_limit"]
+    if "threads" in typed:
+        out["Threads"] = typed["threads"]
     return out
 
 
@@ -301,11 +291,64 @@ def run_cvxpy(problem, opts: SolveOptions, sense: str, solver: str = "HIGHS") ->
     return out.settle()
 
 
-def solve_cvxpy(problem, x, inst: MCMDK, opts: SolveOptions, solver: str = "HIGHS") -> MatrixOutcome:
-    """Solve a problem from :func:`~dlsched.models.mcmdk.build_cvxpy`; ``out.x`` holds the columns
-    and the objective is recomputed from them (CVXPY's value carries the solver's tolerance)."""
-    out = run_cvxpy(problem, opts, inst.sense, solver)
-    if out.status.has_solution():
-        out.x = np.asarray(x.value, dtype=float).ravel()
-        out.objective = float(inst.value @ out.x)
-    return out.settle()
+# ---------------------------------------------------------------- one dispatcher over the three front ends
+
+BACKENDS = ("highs", "pyomo", "cvxpy")
+
+
+@dataclass
+class FrontEnds:
+    """One MILP written for the three front ends (docs/contract.md, "Backends").
+
+    Each builder is called only for the chosen backend and returns the model and a reader:
+
+    * ``matrix() -> (MatrixForm, decode)``, ``decode(x)`` turning HiGHS's column values into the
+      family's solution; ``warm() -> x | None`` (optional) a MIP start, highspy only;
+    * ``pyomo() -> (model, read)`` and ``cvxpy() -> (problem, read)``, ``read()`` reading the
+      solved model's variables into the family's solution.
+
+    ``objective(solution)`` (optional) recomputes the objective from the decoded solution, so
+    the three front ends report the value the checker recomputes, not the solver's rounded one.
+    """
+
+    sense: str
+    matrix: Callable[[], tuple[Any, Callable[[np.ndarray], Any]]]
+    pyomo: Callable[[], tuple[Any, Callable[[], Any]]]
+    cvxpy: Callable[[], tuple[Any, Callable[[], Any]]]
+    warm: Callable[[Any], np.ndarray | None] | None = None
+    objective: Callable[[Any], float] | None = None
+
+
+def solve_front_end(fe: FrontEnds, backend: str, opts: SolveOptions,
+                    solver: str | None = None) -> tuple[MatrixOutcome, Any, float]:
+    """Build and solve ``fe`` through ``backend``: (outcome, family solution or None, build seconds).
+    ``solver`` puts another MILP solver behind the Pyomo or CVXPY front end (HiGHS by default).
+
+    Build seconds include Pyomo's and CVXPY's translation inside their ``solve()``; the time
+    limit given to HiGHS is what remains of the call's budget after the build.
+    """
+    if backend not in BACKENDS:
+        raise InputError("<argument>", "backend", f"one of {', '.join(BACKENDS)}", backend)
+    if solver is not None and backend == "highs" and solver.lower() != "highs":
+        raise InputError("<argument>", "solver", "--backend pyomo or cvxpy with another solver (the matrix path is HiGHS)", solver)
+    t0 = time.perf_counter()
+    if backend == "highs":
+        mf, decode = fe.matrix()
+        warm = fe.warm(mf) if fe.warm is not None else None
+        build = time.perf_counter() - t0
+        out = solve_matrix(mf, opts, warm_x=warm)
+        read = (lambda: decode(out.x)) if out.x is not None else None
+    elif backend == "pyomo":
+        model, read = fe.pyomo()
+        build = time.perf_counter() - t0
+        out = run_pyomo(model, opts, solver or "highs")
+    else:
+        problem, read = fe.cvxpy()
+        build = time.perf_counter() - t0
+        out = run_cvxpy(problem, opts, fe.sense, solver or "HIGHS")
+    build += out.stats.pop("compile_seconds", 0.0)
+    solution = read() if (read is not None and out.status.has_solution()) else None
+    if solution is not None and fe.objective is not None:
+        out.objective = float(fe.objective(solution))
+        out.settle()
+    return out, solution, build

@@ -16,53 +16,82 @@ import numpy as np
 from dlsched.errors import InputError
 from dlsched.instance.core import MCMDK
 from dlsched.models import mcmdk as model
-from dlsched.result import Result, Status
+from dlsched.result import Result, Status, make_result
 from dlsched.solvers import highs
-from dlsched.solvers.backends import solve_cvxpy, solve_pyomo
+from dlsched.solvers.backends import BACKENDS, FrontEnds, solve_front_end
 from dlsched.solvers.options import SolveOptions
+from dlsched.solvers import registry
 from dlsched.solvers.registry import register
 
-BACKENDS = ("highs", "pyomo", "cvxpy")
+def column_front_ends(n_cols: int, value: np.ndarray, sense: str, matrix, pyomo, cvxpy, decode, warm_x=None) -> FrontEnds:
+    """Front ends of a model whose variables are one column vector x (the core MCMDK, the SMD
+    time-indexed MILP): Pyomo's ``model.x[0..n-1]`` and CVXPY's vector ``x`` read the same way,
+    ``decode(x)`` gives the family's solution and the objective is recomputed as ``value @ x``
+    (the solver's value carries its tolerances)."""
+    last: list[np.ndarray] = []
+
+    def keep(x):
+        last[:] = [np.asarray(x, dtype=float).ravel()]
+        return decode(last[0])
+
+    def with_pyomo():
+        m = pyomo()
+        return m, lambda: keep([m.x[o].value if m.x[o].value is not None else 0.0 for o in range(n_cols)])
+
+    def with_cvxpy():
+        prob, x = cvxpy()
+        return prob, lambda: keep(x.value)
+
+    return FrontEnds(sense, lambda: (matrix(), keep), with_pyomo, with_cvxpy,
+                     warm=None if warm_x is None else (lambda mf: warm_x),
+                     objective=lambda solution: float(value @ last[0]))
 
 
 def solve_core(inst: MCMDK, opts: SolveOptions | None = None, backend: str = "highs", *,
                relax: bool = False, solver: str | None = None) -> Result:
-    """Solve the MCMDK (or its LP relaxation) exactly; the solution is a choice per job."""
+    """Solve the MCMDK (or its LP relaxation) exactly; the solution is a choice per job
+    (column values for the relaxation). ``opts.warm_start`` is passed to HiGHS (highs backend)."""
     opts = opts or SolveOptions()
-    if backend not in BACKENDS:
-        raise InputError("<argument>", "backend", f"one of {', '.join(BACKENDS)}", backend)
-    if solver is not None and backend == "highs" and solver.lower() != "highs":
-        raise InputError("<argument>", "solver", "--backend pyomo or cvxpy with another solver (the matrix path is HiGHS)", solver)
-    t0 = time.perf_counter()
-    if backend == "highs":
-        mf = model.build_matrix(inst, relax=relax)
-        build = time.perf_counter() - t0
-        warm = None
-        if opts.warm_start is not None and not relax:
-            warm = np.zeros(inst.n_cols)
-            warm[inst.columns_of(opts.warm_start)] = 1.0
-        out = highs.solve_matrix(mf, opts, warm_x=warm)
-    elif backend == "pyomo":
-        m = model.build_pyomo(inst, relax=relax)
-        build = time.perf_counter() - t0
-        out = solve_pyomo(m, inst, opts, solver or "highs")
-    else:
-        prob, x = model.build_cvxpy(inst, relax=relax)
-        build = time.perf_counter() - t0
-        out = solve_cvxpy(prob, x, inst, opts, solver or "HIGHS")
-    build += out.stats.pop("compile_seconds", 0.0)
-    version = out.stats.pop("solver_version", None) or highs.version()
-    res = Result(method="lp" if relax else "exact", status=out.status, objective=out.objective, bound=out.bound,
-                 sense=inst.sense, termination=out.termination, backend=backend, build_seconds=build,
-                 solve_seconds=out.seconds, stats=dict(out.stats), solver_version=version,
-                 options=opts.as_dict())
-    if out.x is not None:
-        res.solution = out.x if relax else inst.choice_from_columns(out.x)
+    warm = None
+    if opts.warm_start is not None and not relax:
+        if backend != "highs":
+            raise registry.no_warm_start(backend)
+        warm = np.zeros(inst.n_cols)
+        warm[inst.columns_of(valid_choice(inst, opts.warm_start, "warm_start"))] = 1.0
+    decode = (lambda x: x) if relax else inst.choice_from_columns
+    fe = column_front_ends(inst.n_cols, inst.value, inst.sense, lambda: model.build_matrix(inst, relax=relax),
+                           lambda: model.build_pyomo(inst, relax=relax), lambda: model.build_cvxpy(inst, relax=relax),
+                           decode, warm)
+    if not relax:   # the value of the chosen configurations, as the checker recomputes it
+        fe.objective = lambda choice: float(inst.value[inst.columns_of(choice)].sum())
+    out, solution, build = solve_front_end(fe, backend, opts, solver)
+    message = ""
+    stats = dict(out.stats)
     if out.status == Status.INFEASIBLE:
         rows = conflicting_rows(inst)
-        res.stats["conflicting_rows"] = rows
-        res.message = ("infeasible" + (f": minimum use exceeds capacity on {', '.join(rows)}" if rows else ""))
-    return res
+        stats["conflicting_rows"] = rows
+        message = "infeasible" + (f": minimum use exceeds capacity on {', '.join(rows)}" if rows else "")
+    return make_result("lp" if relax else "exact", opts, sense=inst.sense, termination=out.termination,
+                       solution=solution, objective=out.objective if solution is not None else None,
+                       bound=out.bound, backend=backend, build_seconds=build, solve_seconds=out.seconds,
+                       stats=stats, solver_version=stats.pop("solver_version", None) or highs.version(), message=message)
+
+
+def valid_choice(inst: MCMDK, choice, name: str) -> np.ndarray:
+    """``choice`` as a core solution of ``inst`` (one configuration index per job, -1 none), or InputError."""
+    try:
+        arr = np.asarray(choice)
+        ok = arr.shape == (inst.n_jobs,) and np.issubdtype(arr.dtype, np.integer) or (
+            arr.shape == (inst.n_jobs,) and np.issubdtype(arr.dtype, np.floating) and np.all(arr == np.round(arr)))
+    except (TypeError, ValueError):
+        ok = False
+    if ok:
+        arr = arr.astype(np.int64)
+        ok = bool(np.all((arr >= -1) & (arr < inst.n_configs)))
+    if not ok:
+        raise InputError("<argument>", name, f"{inst.n_jobs} integers, each -1 or a configuration index of its job",
+                         choice if np.size(choice) < 20 else f"an array of shape {np.shape(choice)}")
+    return arr
 
 
 def conflicting_rows(inst: MCMDK) -> list[str]:
@@ -94,7 +123,7 @@ def conflicting_rows(inst: MCMDK) -> list[str]:
 
 
 @register("exact", description="exact MILP with HiGHS (backend: highs matrix, pyomo or cvxpy; solver: another MILP solver behind pyomo/cvxpy)",
-          params=("backend", "solver"))
+          params=("backend", "solver"), supports=("gap", "raw", "warm_start"), backends=BACKENDS)
 def exact(instance, opts: SolveOptions, backend: str = "highs", solver: str | None = None) -> Result:
     """Exact MILP of the instance's core MCMDK; building the configurations counts as build time."""
     t0 = time.perf_counter()

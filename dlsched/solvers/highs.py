@@ -6,6 +6,7 @@ HiGHS model status through one table (:data:`STATUS_TABLE`, practice 6).
 
 from __future__ import annotations
 
+import functools
 import math
 import multiprocessing as mp
 import time
@@ -25,7 +26,7 @@ MS = highspy.HighsModelStatus
 #: HiGHS model status -> (termination, status when a solution exists, status when none does)
 STATUS_TABLE: dict[Any, tuple[str, Status, Status]] = {
     MS.kOptimal: ("optimal", Status.OPTIMAL, Status.ERROR),
-    MS.kInfeasible: ("infeasible", Status.INFEASIBLE, Status.INFEASIBLE),
+    MS.kInfeasible: ("infeasible", Status.ERROR, Status.INFEASIBLE),      # "infeasible" with a point: a fault
     # not a proof of either (HiGHS's presolve stops there): no solution, and the termination says so
     MS.kUnboundedOrInfeasible: ("infeasible_or_unbounded", Status.FEASIBLE, Status.NO_SOLUTION),
     MS.kUnbounded: ("unbounded", Status.UNBOUNDED, Status.UNBOUNDED),
@@ -72,6 +73,7 @@ def check_raw(raw: dict[str, Any]) -> dict[str, Any]:
     return {k: (v.item() if isinstance(v, np.generic) else v) for k, v in raw.items()}
 
 
+@functools.cache
 def version() -> str:
     return f"highs {highspy.Highs().version()}"
 
@@ -100,7 +102,10 @@ class MatrixOutcome:
     def settle(self) -> "MatrixOutcome":
         """A MIP stopped by a positive gap tolerance has not proven its incumbent optimal: call it
         feasible, termination ``gap_limit`` (HiGHS says "optimal" either way). Differences within
-        HiGHS's own absolute tolerance (1e-6) still count as proven."""
+        HiGHS's own absolute tolerance (1e-6) still count as proven. "Optimal" without a
+        solution (a solver fault) is an ``error``."""
+        if self.termination == "optimal" and not self.status.has_solution():
+            self.status, self.termination = Status.ERROR, "error"
         if self.status == Status.OPTIMAL and self.objective is not None and self.bound is not None:
             diff = abs(self.bound - self.objective)
             if diff > 1e-6 and diff > 1e-9 * max(1.0, abs(self.objective)):
@@ -130,9 +135,23 @@ def load(mf: MatrixForm, opts: SolveOptions | None = None) -> highspy.Highs:
     return h
 
 
+#: the ``threads`` value HiGHS's process-wide task scheduler was started with (0: HiGHS's default)
+_scheduler_threads: list[int] = []
+
+
+def use_threads(threads: int | None) -> None:
+    """Make HiGHS's process-wide scheduler match ``threads``: HiGHS refuses to run (status "Not
+    Set") when a solve asks for another thread count than the first solve of the process did."""
+    want = int(threads or 0)
+    if _scheduler_threads and _scheduler_threads[0] != want:
+        highspy.Highs.resetGlobalScheduler(True)
+    _scheduler_threads[:] = [want]
+
+
 def typed_options(opts: SolveOptions) -> dict[str, Any]:
-    """The typed options as HiGHS options, for every front end alike. The time limit is what
-    remains of the call's budget (less its resolution), read now, just before the solver runs."""
+    """The typed options as HiGHS options, for every front end alike (called just before HiGHS
+    runs). The time limit is what remains of the call's budget (less its resolution), read now."""
+    use_threads(opts.threads)
     out: dict[str, Any] = {"mip_rel_gap": float(opts.mip_rel_gap), "random_seed": int(opts.seed)}
     limit = opts.clock.seconds_for_solver()
     if limit is not None:
@@ -219,6 +238,7 @@ def _child(conn, mf: MatrixForm, opts: SolveOptions, warm_x, want_duals: bool) -
     """The forked solve: a fresh HiGHS scheduler (the parent's worker threads do not survive a fork),
     every improving solution and then the outcome sent up the pipe."""
     highspy.Highs.resetGlobalScheduler(True)
+    _scheduler_threads.clear()
     try:
         out = solve_here(mf, opts, warm_x=warm_x, want_duals=want_duals,
                          improving=lambda sec, obj, bnd, x: conn.send(("incumbent", sec, obj, bnd, x)))

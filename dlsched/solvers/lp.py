@@ -39,7 +39,7 @@ symbol                     name in code
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -117,8 +117,9 @@ def solve_lp(inst: MCMDK, opts: SolveOptions | None = None) -> LPInfo:
     # small models; on wide ones (many configurations) interior point + crossover is 3-6x faster
     # (measured: 100k columns x 10 rows, 2.1 s against 6.6-14 s), and crossover returns a vertex.
     solver = "simplex" if inst.n_cols <= 20_000 else "ipm"
-    lp_opts = SolveOptions(time_limit=opts.time_limit, threads=opts.threads, seed=opts.seed, log=opts.log,
-                           raw={"solver": solver, "run_crossover": "on"})
+    # the user's raw options come last (docs/contract.md, "raw"), as for every HiGHS run
+    lp_opts = replace(opts, mip_rel_gap=0.0, warm_start=None, on_incumbent=None,
+                      raw={"solver": solver, "run_crossover": "on", **opts.raw})
     mf = build_matrix(inst, relax=True)
     out = highs.solve_matrix(mf, lp_opts, want_duals=True)
     t = out.seconds

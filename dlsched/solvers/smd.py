@@ -51,17 +51,23 @@ the exact §2.2 optimum).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from dlsched.instance.core import MCMDK
 from dlsched.models import mcmdk as core_model
 from dlsched.models.smd import SMDInstance
-from dlsched.result import Result, Status
+from dlsched.errors import InputError
+from dlsched.result import Result, make_result
+from dlsched.sim.smd import simulate
 from dlsched.solvers import highs
+from dlsched.solvers.backends import BACKENDS
+from dlsched.solvers.baselines_smd import drf_policy
+from dlsched.solvers.exact import solve_core
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.registry import flag, register
+from dlsched.solvers.rounding import lp_round_core
 
 SELECT = ("score", "all")
 #: slot-aware costs: among configurations that finish in the same slot prefer the slowest one
@@ -105,11 +111,9 @@ def parametric(core: MCMDK, opts: SolveOptions | None = None, *, memory: bool = 
     ``sub="highs"``: subproblems solved exactly; ``sub="lp-round"``: by the LP-rounding layer
     (:mod:`dlsched.solvers.rounding`, local search capped at ``search_seconds``).
     """
-    from dlsched.errors import InputError
-
     if sub not in SUBPROBLEMS:
         raise InputError("<argument>", "sub", f"one of {SUBPROBLEMS}", sub)
-    opts = opts or SolveOptions()
+    opts = (opts or SolveOptions()).started()
     t0 = time.perf_counter()
     N, g, is_ratio = ratio_data(core)
     jobs_of = core.col_job
@@ -174,6 +178,8 @@ def parametric(core: MCMDK, opts: SolveOptions | None = None, *, memory: bool = 
                     new_pts = True
         if not new_pts or (repeated and not memory):
             break  # a fixed point: no new tangent (with exact subproblems and memory: optimal)
+        if opts.clock.expired():
+            break  # the call's budget is spent: the best solution so far and its bound
         retangent(np.unique(jobs_of[chosen]).tolist())
     if best_choice is None:
         best_choice = np.zeros(n_jobs, dtype=np.int64)
@@ -187,7 +193,7 @@ class _ExactSub:
     """The subproblem MCMDK loaded once into HiGHS; costs changed in place, best solution as MIP start."""
 
     def __init__(self, core: MCMDK, opts: SolveOptions):
-        self.core = core
+        self.core, self.opts = core, opts
         self.h = highs.load(core_model.build_matrix(core), opts)
         self.idx = np.arange(core.n_cols, dtype=np.int32)
 
@@ -198,6 +204,9 @@ class _ExactSub:
             warm = np.zeros(core.n_cols)
             warm[core.columns_of(warm_choice)] = 1.0
             h.setSolution(core.n_cols, self.idx, warm)
+        limit = self.opts.clock.seconds_for_solver()
+        if limit is not None:      # what remains of the call's budget, read before every subproblem
+            h.setOptionValue("time_limit", limit)
         h.run()
         info = h.getInfo()
         if info.primal_solution_status != 2:
@@ -223,12 +232,10 @@ class _RoundSub:
         sub.choose = "at_most_one"
         self.core, self.sub, self.run = core, sub, run
         self.defer_cost = core.value[core.job_ptr[:-1]]
-        self.opts = SolveOptions(threads=opts.threads, seed=opts.seed)
+        self.opts = replace(opts, mip_rel_gap=0.0, on_incumbent=None, warm_start=None)
         self.search = search_seconds
 
     def solve(self, cost: np.ndarray, warm_choice):
-        from dlsched.solvers.rounding import lp_round_core
-
         core, sub = self.core, self.sub
         sub.value = cost[self.run] - self.defer_cost[core.col_job[self.run]]
         p, lp, stats = lp_round_core(sub, self.opts, search_seconds=self.search)
@@ -323,31 +330,45 @@ def epoch_core(inst: SMDInstance, jobs: np.ndarray, *, slot_aware: bool = False,
 
 
 def smd_policy(opts: SolveOptions, **kw):
+    """The SMD decision as a simulation policy. Once the call's budget is spent, the remaining
+    decisions are DRF's (MODELS.md §7, instant), so the schedule still completes; the method then
+    reports termination ``time_limit`` (``stats["fallback_decisions"]`` counts them)."""
+    fallback = [0]
+
     def policy(inst: SMDInstance, active: np.ndarray) -> np.ndarray:
+        if opts.clock.expired():
+            fallback[0] += 1
+            return drf_policy(inst, active)
         return decide(inst, active, opts, **kw)[0]
 
+    policy.fallback = fallback
     return policy
 
 
-def schedule_result(method: str, inst: SMDInstance, sched, seconds: float, opts: SolveOptions, **stats) -> Result:
-    """A :class:`Result` holding a simulated schedule (objective Σ ω_j C_j, slots)."""
-    ok = sched.complete
-    status = Status.FEASIBLE if ok else Status.NO_SOLUTION
-    msg = ""
+def schedule_result(method: str, inst: SMDInstance, sched, seconds: float, opts: SolveOptions, *,
+                    expired: bool = False, **stats) -> Result:
+    """The :class:`Result` of a simulated schedule (objective Σ ω_j C_j, slots) through the one
+    factory. A schedule that did not complete every job is no solution (termination ``slot_cap``;
+    its partial Σ ω_j C_j stays in ``stats["partial_objective"]``); one that completed after the
+    budget ran out (``expired``) is a solution with termination ``time_limit``."""
+    msgs = []
     if sched.unschedulable:
-        msg = "cannot be scheduled (does not fit alone): " + ", ".join(inst.job_names[j] for j in sched.unschedulable)
-    if not ok:
-        msg = (msg + "; " if msg else "") + "not every job completed within the slot cap"
+        msgs.append("cannot be scheduled (does not fit alone): " + ", ".join(inst.job_names[j] for j in sched.unschedulable))
     ds = np.array(sched.decision_seconds) if sched.decision_seconds else np.zeros(1)
-    res = Result(method, status, sched.objective, None, "min", "completed" if ok else "slot_cap", "highs", 0.0, seconds,
-                 sched.as_solution(), {"decisions": sched.decisions, "decision_seconds_p50": float(np.median(ds)),
-                                       "decision_seconds_max": float(ds.max()), "slots": int(sched.w.shape[0]),
-                                       "unschedulable": len(sched.unschedulable), **stats},
-                 highs.version(), opts.as_dict(), msg)
-    return res
+    stats = {"decisions": sched.decisions, "decision_seconds_p50": float(np.median(ds)),
+             "decision_seconds_max": float(ds.max()), "slots": int(sched.w.shape[0]),
+             "unschedulable": len(sched.unschedulable), **stats}
+    common = dict(sense="min", backend="highs", stats=stats, solve_seconds=seconds, solver_version=highs.version())
+    if not sched.complete:
+        msgs.append("not every job completed within the slot cap")
+        stats["partial_objective"] = sched.objective
+        return make_result(method, opts, termination="slot_cap", message="; ".join(msgs), **common)
+    return make_result(method, opts, termination="time_limit" if expired else "completed", solution=sched.as_solution(),
+                       objective=sched.objective, message="; ".join(msgs), **common)
 
 
 @register("smd", families=("smd",), params=("mode", "select", "slack", "memory", "slot_aware", "wait_slots", "replan", "sub"),
+          supports=("raw",),
           description="SMD: parametric sum-of-ratios decomposition, re-planned at every arrival and completion")
 def smd(instance: SMDInstance, opts: SolveOptions, mode: str = "schedule", select: str = "score",
         slack: float = 1.0, memory: bool = True, slot_aware: bool | None = None, wait_slots: float | None = None,
@@ -356,9 +377,6 @@ def smd(instance: SMDInstance, opts: SolveOptions, mode: str = "schedule", selec
     completion (``replan="slots"``: every slot); the decision costs are slot-aware with a
     one-slot wait estimate unless told otherwise. ``mode="epoch"``: one decision (MODELS.md
     §2.2, the instance's own costs) for every job with R_j > 0, with its certified bound."""
-    from dlsched.errors import InputError
-    from dlsched.sim.smd import simulate
-
     if mode not in ("schedule", "epoch"):
         raise InputError("<argument>", "mode", "'schedule' or 'epoch'", mode)
     if select not in SELECT:
@@ -370,7 +388,7 @@ def smd(instance: SMDInstance, opts: SolveOptions, mode: str = "schedule", selec
     if wait_slots is not None and not float(wait_slots) > 0:
         raise InputError("<argument>", "wait_slots", "a wait estimate > 0 slots", wait_slots)
     memory = flag(memory, "memory")
-    t0 = time.perf_counter()
+    opts = opts.started()
     if mode == "epoch":
         active = np.flatnonzero(instance.iterations > 0)
         kw = dict(slot_aware=flag(slot_aware, "slot_aware") if slot_aware is not None else False,
@@ -378,25 +396,29 @@ def smd(instance: SMDInstance, opts: SolveOptions, mode: str = "schedule", selec
         alloc, out, core = decide(instance, active, opts, select=select, slack=float(slack), memory=memory, **kw)
         # the bound certifies §2.2 only when every job was a candidate and the costs are the instance's
         exact_scope = core.n_jobs == active.size and not kw["slot_aware"] and kw["wait_slots"] is None
-        status = Status.OPTIMAL if out.optimal and exact_scope else Status.FEASIBLE
         extra = {} if out.delta is None or sub == "highs" else {"rounding_delta": out.delta}
-        obj = instance.epoch_objective(alloc)
-        return Result("smd", status, obj, out.bound if exact_scope else None, "min",
-                      "optimal" if out.optimal else "fixed_point", "highs", 0.0, time.perf_counter() - t0,
-                      {"allocation": alloc}, {"iterations": out.iterations, "candidates": int(core.n_jobs), **extra},
-                      highs.version(), opts.as_dict())
+        if out.optimal and exact_scope:
+            termination = "optimal"
+        elif opts.clock.expired():
+            termination = "time_limit"
+        else:       # optimal for the candidates' (or the adapted) costs only, or a fixed point
+            termination = "fixed_point"
+        return make_result("smd", opts, sense="min", termination=termination, solution={"allocation": alloc},
+                           objective=instance.epoch_objective(alloc), bound=out.bound if exact_scope else None,
+                           backend="highs", stats={"iterations": out.iterations, "candidates": int(core.n_jobs), **extra},
+                           solver_version=highs.version())
     kw = dict(slot_aware=True if slot_aware is None else flag(slot_aware, "slot_aware"),
               wait_slots=1.0 if wait_slots is None else float(wait_slots), tie_break=TIE_BREAK, sub=sub)
-    sched = simulate(instance, smd_policy(opts, select=select, slack=float(slack), memory=memory, **kw), replan=replan)
-    return schedule_result("smd", instance, sched, time.perf_counter() - t0, opts)
+    policy = smd_policy(opts, select=select, slack=float(slack), memory=memory, **kw)
+    sched = simulate(instance, policy, replan=replan)
+    return schedule_result("smd", instance, sched, opts.clock.elapsed(), opts, expired=policy.fallback[0] > 0,
+                           fallback_decisions=policy.fallback[0])
 
 
-@register("exact", families=("smd",), params=("backend", "solver"),
+@register("exact", families=("smd",), params=("backend", "solver"), supports=("gap", "raw"), backends=BACKENDS,
           description="exact §2.2 one-epoch allocation: MCMDK over Pareto (w, p) configurations")
 def exact_epoch(instance: SMDInstance, opts: SolveOptions, backend: str = "highs", solver: str | None = None) -> Result:
     """The enumerated exact MILP of MODELS.md §2.2; the solution is an allocation."""
-    from dlsched.solvers.exact import solve_core
-
     t0 = time.perf_counter()
     core = instance.to_core()
     build = time.perf_counter() - t0
