@@ -233,7 +233,8 @@ def markdown(heads: list[dict], paths: list, summary: dict[str, dict], files: li
         env = h.get("environment", {})
         src = Path(str(h.get("suite_file", "")))
         suite = h.get("suite") if src.parent == suites_dir() else str(src)
-        lines.append(f"- `{p}`, made by `dlsched bench run {suite} --out {p}`: "
+        made = h.get("command") or f"dlsched bench run {suite} --out {p}"
+        lines.append(f"- `{p}`, made by `{made}`: "
                      f"suite `{h.get('suite')}` ({h.get('suite_digest')}), git `{h.get('git')}`, started "
                      f"{h.get('started')}; limits {h.get('limits')}; dlsched {env.get('dlsched')}, HiGHS "
                      f"{env.get('highs')}, Python {env.get('python')}, {env.get('cpus')} CPUs ({env.get('processor')})")

@@ -124,10 +124,11 @@ def git_revision() -> str | None:
     return rev + ("-dirty" if dirty else "")
 
 
-def header(suite: Suite) -> dict:
+def header(suite: Suite, command: str | None = None) -> dict:
     from dlsched.bench import environment
 
     return {"format": FORMAT, "version": FORMAT_VERSION, "suite": suite.name, "suite_digest": suite.digest(),
+            "command": command,
             "suite_file": suite.source, "definition": suite.definition, "limits": suite.limits(),
             "git": git_revision(), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "environment": environment(**suite.limits())}
@@ -166,11 +167,11 @@ def read_results(path: str | Path) -> tuple[dict, list[dict]]:
     return head, rows
 
 
-def _open_results(path: Path, suite: Suite) -> tuple[set[str], list[dict]]:
+def _open_results(path: Path, suite: Suite, command: str | None = None) -> tuple[set[str], list[dict]]:
     """Validate an existing file against the suite (or write a new header); the finished cells."""
     if not path.exists() or path.stat().st_size == 0:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(header(suite)) + "\n")
+        path.write_text(json.dumps(header(suite, command)) + "\n")
         return set(), []
     head, rows = read_results(path)
     if head.get("suite") != suite.name:
@@ -187,7 +188,7 @@ def _open_results(path: Path, suite: Suite) -> tuple[set[str], list[dict]]:
 
 
 def run_suite(suite: Suite, out: str | Path | None, *, executor=None, progress: bool = True,
-              max_cells: int | None = None) -> list[dict]:
+              max_cells: int | None = None, command: str | None = None) -> list[dict]:
     """Run the cells of ``suite`` not yet in ``out`` (``None``: keep nothing on disk).
 
     Returns the rows of every finished cell (earlier ones from the file, then the new ones; the
@@ -197,7 +198,7 @@ def run_suite(suite: Suite, out: str | Path | None, *, executor=None, progress: 
 
     executor = executor or LocalExecutor(1)
     path = None if out is None else Path(out)
-    done, old = _open_results(path, suite) if path is not None else (set(), [])
+    done, old = _open_results(path, suite, command) if path is not None else (set(), [])
     todo = [c for c in suite.cells() if cell_id(*c) not in done]
     if max_cells is not None:
         todo = todo[:max_cells]
@@ -266,6 +267,7 @@ class _progress:
 def main(argv: list[str]) -> int:
     """``dlsched bench run SUITE``: run a suite file (bundled name or path) into a results file."""
     import argparse
+    import shlex
 
     from dlsched.bench import report
     from dlsched.bench.executors import make_executor
@@ -287,7 +289,8 @@ def main(argv: list[str]) -> int:
     executor = make_executor(args.executor, args.jobs, args.scheduler)
     t0 = time.perf_counter()
     try:
-        rows = run_suite(suite, out, executor=executor, progress=not args.no_progress, max_cells=args.max_cells)
+        rows = run_suite(suite, out, executor=executor, progress=not args.no_progress, max_cells=args.max_cells,
+                         command="dlsched bench run " + shlex.join(argv))
     finally:
         getattr(executor, "close", lambda: None)()
     wall = time.perf_counter() - t0

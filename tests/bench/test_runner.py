@@ -272,3 +272,14 @@ def test_example_suites_in_docs_load():
     assert files
     for f in files:
         assert load_suite(f).cells()
+
+
+def test_bench_run_cli_records_its_command_and_resumes(tmp_path, capsys):
+    p = write(tmp_path)
+    out = tmp_path / "r.jsonl"
+    assert cli(["bench", "run", str(p), "--out", str(out), "--max-cells", "3", "--no-progress"]) == 0
+    head, rows = read_results(out)
+    assert head["command"] == f"dlsched bench run {p} --out {out} --max-cells 3 --no-progress" and len(rows) == 3
+    assert cli(["bench", "run", str(p), "--out", str(out), "--no-progress"]) == 0
+    assert "10/10 cells" in capsys.readouterr().out and len(read_results(out)[1]) == 10
+    assert read_results(out)[0]["command"] == head["command"]      # the header is never rewritten
