@@ -23,7 +23,7 @@ import numpy as np
 
 from dlsched.errors import InputError, SolverError
 from dlsched.result import Status
-from dlsched.solvers.highs import MatrixOutcome, solve_matrix, typed_options
+from dlsched.solvers.highs import MatrixOutcome, in_child, solve_matrix, typed_options
 from dlsched.solvers.options import SolveOptions
 
 # ---------------------------------------------------------------- Pyomo (contrib.solver Highs)
@@ -245,6 +245,18 @@ CVXPY_SOLVERS = {
 }
 
 
+def cvxpy_solver(solver: str) -> str:
+    """``solver`` as CVXPY names it, if it is one of :data:`CVXPY_SOLVERS` and installed."""
+    import cvxpy as cp
+
+    name = str(solver).upper()
+    installed = [n for n in CVXPY_SOLVERS if n in cp.installed_solvers()]
+    if name not in installed:
+        raise InputError("<argument>", "solver", f"an installed CVXPY MILP solver, one of {', '.join(installed)}"
+                         " (pip install 'dlsched[solvers]' adds SCIP and GUROBI)", solver)
+    return name
+
+
 def run_cvxpy(problem, opts: SolveOptions, sense: str, solver: str = "HIGHS") -> MatrixOutcome:
     """Solve any CVXPY problem with ``solver`` (one of :data:`CVXPY_SOLVERS` that is installed);
     the caller reads its own variables.
@@ -257,11 +269,7 @@ def run_cvxpy(problem, opts: SolveOptions, sense: str, solver: str = "HIGHS") ->
 
     import cvxpy as cp
 
-    name = str(solver).upper()
-    installed = [n for n in CVXPY_SOLVERS if n in cp.installed_solvers()]
-    if name not in installed:
-        raise InputError("<argument>", "solver", f"an installed CVXPY MILP solver, one of {', '.join(installed)}"
-                         " (pip install 'dlsched[solvers]' adds SCIP and GUROBI)", solver)
+    name = cvxpy_solver(solver)
     make_options, report, package = CVXPY_SOLVERS[name]
     options = make_options(opts)
     options.update(opts.raw)
@@ -325,12 +333,43 @@ def solve_front_end(fe: FrontEnds, backend: str, opts: SolveOptions,
     ``solver`` puts another MILP solver behind the Pyomo or CVXPY front end (HiGHS by default).
 
     Build seconds include Pyomo's and CVXPY's translation inside their ``solve()``; the time
-    limit given to HiGHS is what remains of the call's budget after the build.
+    limit given to HiGHS is what remains of the call's budget after the build. With a time limit,
+    the Pyomo and CVXPY paths (whose Python build cannot be interrupted: 19 s for 100k columns in
+    Pyomo) run whole in a forked child stopped at the deadline (:func:`~dlsched.solvers.highs.in_child`);
+    the highspy path guards only HiGHS itself (:func:`~dlsched.solvers.highs.solve_matrix`).
     """
     if backend not in BACKENDS:
         raise InputError("<argument>", "backend", f"one of {', '.join(BACKENDS)}", backend)
     if solver is not None and backend == "highs" and solver.lower() != "highs":
         raise InputError("<argument>", "solver", "--backend pyomo or cvxpy with another solver (the matrix path is HiGHS)", solver)
+    if solver is not None and backend != "highs":    # a bad name is an InputError here, not in the guarded child
+        _pyomo_solver(solver) if backend == "pyomo" else cvxpy_solver(solver)
+    if backend != "highs" and opts.clock.limited:
+        t0 = time.perf_counter()
+        done, value = in_child(lambda report: _solve_front_end(fe, backend, opts, solver), opts.clock)
+        if done:
+            value[0].stats["guarded"] = True
+            return value
+        return (MatrixOutcome(Status.NO_SOLUTION, "time_limit", None, None, None, time.perf_counter() - t0,
+                              stats={"guarded": True, "stopped_at_deadline": True}), None, 0.0)
+    return _solve_front_end(fe, backend, opts, solver)
+
+
+#: Pyomo and CVXPY translate the model inside ``solve()`` before HiGHS starts, and load the solution
+#: after it stops: about as long again as their build, and half of it (measured on 10k columns,
+#: Pyomo). HiGHS's time limit leaves this multiple of the build time for both.
+AROUND_SOLVE_SHARE = 1.5
+
+
+def _leave_time_to_read(opts: SolveOptions, build: float) -> SolveOptions:
+    """Options whose budget ends :data:`AROUND_SOLVE_SHARE` x ``build`` seconds before the call's."""
+    if not opts.clock.limited:
+        return opts
+    return opts.within(opts.clock.share(1.0, at_most=max(opts.clock.remaining() - AROUND_SOLVE_SHARE * build, 1e-3)))
+
+
+def _solve_front_end(fe: FrontEnds, backend: str, opts: SolveOptions,
+                     solver: str | None = None) -> tuple[MatrixOutcome, Any, float]:
     t0 = time.perf_counter()
     if backend == "highs":
         mf, decode = fe.matrix()
@@ -341,11 +380,11 @@ def solve_front_end(fe: FrontEnds, backend: str, opts: SolveOptions,
     elif backend == "pyomo":
         model, read = fe.pyomo()
         build = time.perf_counter() - t0
-        out = run_pyomo(model, opts, solver or "highs")
+        out = run_pyomo(model, _leave_time_to_read(opts, build), solver or "highs")
     else:
         problem, read = fe.cvxpy()
         build = time.perf_counter() - t0
-        out = run_cvxpy(problem, opts, fe.sense, solver or "HIGHS")
+        out = run_cvxpy(problem, _leave_time_to_read(opts, build), fe.sense, solver or "HIGHS")
     build += out.stats.pop("compile_seconds", 0.0)
     solution = read() if (read is not None and out.status.has_solution()) else None
     if solution is not None and fe.objective is not None:

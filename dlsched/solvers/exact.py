@@ -94,6 +94,10 @@ def valid_choice(inst: MCMDK, choice, name: str) -> np.ndarray:
     return arr
 
 
+#: the (rows x jobs) table behind :func:`conflicting_rows` is only built up to this many cells
+CONFLICT_TABLE_CELLS = 50_000_000
+
+
 def conflicting_rows(inst: MCMDK) -> list[str]:
     r"""Names of capacity rows k that cannot hold even the least each job must use.
 
@@ -103,7 +107,7 @@ def conflicting_rows(inst: MCMDK) -> list[str]:
     """
     names = [f"job '{inst.job_name(j)}' (no configuration)" for j in np.flatnonzero(inst.n_configs == 0)
              if inst.choose == "exactly_one"]
-    if inst.n_rows == 0 or inst.n_jobs == 0 or inst.n_rows * inst.n_jobs > 50_000_000:
+    if inst.n_rows == 0 or inst.n_jobs == 0 or inst.n_rows * inst.n_jobs > CONFLICT_TABLE_CELLS:
         return names
     # Per (row, job): the least explicit use, and whether some configuration has no entry (use 0).
     # Sparse throughout: a (rows x jobs) table, never the dense (rows x columns) matrix.

@@ -230,13 +230,19 @@ def config_table(inst: PlacementInstance, biggest=None) -> tuple[np.ndarray, np.
     return C, np.where(C.sum(axis=1)[None, :] <= inst.max_workers[:, None], J, np.inf)
 
 
+#: without a feasible total JCT, the subgradient steps aim this factor above the best value so far
+POLYAK_OVERSHOOT = 1.05
+#: the step is halved after this many steps without improvement
+STALL_STEPS = 10
+
+
 def type_prices(inst: PlacementInstance, C: np.ndarray, J: np.ndarray, upper: float | None = None,
                 iters: int = 200) -> tuple[np.ndarray, float]:
     r"""Lagrangian prices :math:`\lambda_g \ge 0` of the type rows (MODELS.md §1, pricing).
 
     Maximises :math:`L(\lambda) = \sum_i \min_c (J_i(c) + \lambda^\top c) - \lambda^\top N` by
     projected subgradient steps (Polyak's rule towards ``upper``, a feasible total JCT, or,
-    without one, towards 5% above the best value so far).
+    without one, :data:`POLYAK_OVERSHOOT` times the best value so far).
     :math:`L(\lambda) / n` is a valid lower bound on the average JCT: the category score of a
     count vector never exceeds the JCT of any placement with those counts.
     """
@@ -253,12 +259,12 @@ def type_prices(inst: PlacementInstance, C: np.ndarray, J: np.ndarray, upper: fl
             best_L, best_lam, since = L, lam.copy(), 0
         else:
             since += 1
-            if since >= 10:
+            if since >= STALL_STEPS:
                 theta, since = theta / 2, 0
         g = N - C[pick].sum(axis=0)                # supply minus demand
         if np.all(g >= 0) and np.allclose(lam * g, 0):
             break                                  # complementary: L is the optimum of the relaxation
-        target = upper if upper is not None else 1.05 * best_L
+        target = upper if upper is not None else POLYAK_OVERSHOOT * best_L
         step = theta * max(target - L, 1e-12 * abs(target)) / max(float(g @ g), 1.0)
         lam = np.maximum(0.0, lam - step * g)
     return best_lam, best_L

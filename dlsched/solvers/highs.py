@@ -234,73 +234,93 @@ def solve_here(mf: MatrixForm, opts: SolveOptions, *, warm_x: np.ndarray | None 
     return out.settle()
 
 
-def _child(conn, mf: MatrixForm, opts: SolveOptions, warm_x, want_duals: bool) -> None:
-    """The forked solve: a fresh HiGHS scheduler (the parent's worker threads do not survive a fork),
-    every improving solution and then the outcome sent up the pipe."""
-    highspy.Highs.resetGlobalScheduler(True)
-    _scheduler_threads.clear()
-    try:
-        out = solve_here(mf, opts, warm_x=warm_x, want_duals=want_duals,
-                         improving=lambda sec, obj, bnd, x: conn.send(("incumbent", sec, obj, bnd, x)))
-        out.highs = None
-        conn.send(("outcome", out))
-    except Exception as exc:     # reported to the parent, which raises it as a SolverError
-        conn.send(("error", f"{type(exc).__name__}: {exc}"))
-    finally:
-        conn.close()
+def in_child(work: Callable[[Callable[[Any], None]], Any], budget, on_progress: Callable[[Any], None] | None = None
+             ) -> tuple[bool, Any]:
+    """Run ``work(report)`` in a forked child until ``budget`` is spent: ``(True, its value)``, or
+    ``(False, None)`` when the child had to be killed at the deadline.
 
-
-def solve_guarded(mf: MatrixForm, opts: SolveOptions, *, warm_x: np.ndarray | None = None,
-                  want_duals: bool = False) -> MatrixOutcome:
-    """HiGHS in a forked child that is stopped when the call's budget runs out.
-
-    The child gives HiGHS the remaining budget as usual; the parent keeps every improving
-    solution the child reports (and its dual bound, which is valid whenever it is reported), and
-    forwards it to ``opts.on_incumbent``. If the child has not answered when the budget is spent
-    (HiGHS is in a step that does not read its clock), it is killed and the best solution so far
-    is returned with termination ``time_limit``.
+    The child starts a fresh HiGHS scheduler (the parent's worker threads do not survive a fork);
+    every ``report(message)`` reaches ``on_progress(message)`` in the parent as it happens. An
+    exception in the child is raised again in the parent.
     """
     ctx = mp.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
-    child_opts = replace(opts, on_incumbent=None)
-    proc = ctx.Process(target=_child, args=(send, mf, child_opts, warm_x, want_duals), daemon=True)
-    t0 = time.perf_counter()
+
+    def child():
+        highspy.Highs.resetGlobalScheduler(True)
+        _scheduler_threads.clear()
+        # Pyomo asks highspy to run HiGHS in a helper thread (HandleKeyboardInterrupt), which never
+        # starts in a forked process; the parent handles interrupts here, so run in this thread
+        highspy.Highs.HandleKeyboardInterrupt = property(lambda self: False, lambda self, value: None)
+        try:
+            send.send(("done", work(lambda msg: send.send(("progress", msg)))))
+        except Exception as exc:      # handed to the parent, which raises it
+            try:
+                send.send(("error", exc))
+            except Exception:         # an exception that does not pickle: its text
+                send.send(("error", SolverError(f"{type(exc).__name__}: {exc}")))
+        finally:
+            send.close()
+
+    proc = ctx.Process(target=child, daemon=True)
     proc.start()
     send.close()
-    best: tuple | None = None
-    outcome = None
     try:
         while True:
-            left = opts.clock.remaining()
+            left = budget.remaining()
             if left <= 0 or not recv.poll(left):
-                break
+                return False, None
             try:
-                msg = recv.recv()
+                kind, value = recv.recv()
             except EOFError:
-                break
-            if msg[0] == "incumbent":
-                _, sec, obj, bnd, x = msg
-                best = (obj, bnd, x)
-                if opts.on_incumbent is not None:
-                    opts.on_incumbent(Incumbent(sec, obj, bnd))
-            elif msg[0] == "outcome":
-                outcome = msg[1]
-                break
+                raise SolverError("the guarded HiGHS process ended without an answer (out of memory?)") from None
+            if kind == "progress":
+                if on_progress is not None:
+                    on_progress(value)
+            elif kind == "done":
+                return True, value
             else:
-                raise SolverError(f"HiGHS failed while solving (in the guarded child): {msg[1]}")
+                raise value
     finally:
         if proc.is_alive():
             proc.kill()
         proc.join()
         recv.close()
-    seconds = time.perf_counter() - t0
-    if outcome is not None:
+
+
+def solve_guarded(mf: MatrixForm, opts: SolveOptions, *, warm_x: np.ndarray | None = None,
+                  want_duals: bool = False) -> MatrixOutcome:
+    """HiGHS in a forked child (:func:`in_child`) that is stopped when the call's budget runs out.
+
+    The child gives HiGHS the remaining budget as usual; the parent keeps every improving
+    solution the child reports (and its dual bound, valid whenever it is reported) and forwards it
+    to ``opts.on_incumbent``. If the child has not answered when the budget is spent (HiGHS is in
+    a step that does not read its clock), it is killed and the best solution so far is returned
+    with termination ``time_limit``.
+    """
+    t0 = time.perf_counter()
+    best: list[tuple] = []
+
+    def progress(msg):
+        sec, obj, bnd, x = msg
+        best[:] = [(obj, bnd, x)]
+        if opts.on_incumbent is not None:
+            opts.on_incumbent(Incumbent(sec, obj, bnd))
+
+    def work(report):
+        out = solve_here(mf, replace(opts, on_incumbent=None), warm_x=warm_x, want_duals=want_duals,
+                         improving=lambda sec, obj, bnd, x: report((sec, obj, bnd, x)))
+        out.highs = None
+        return out
+
+    done, outcome = in_child(work, opts.clock, progress)
+    if done:
         outcome.stats["guarded"] = True
         return outcome
-    out = MatrixOutcome(Status.NO_SOLUTION, "time_limit", None, None, None, seconds,
+    out = MatrixOutcome(Status.NO_SOLUTION, "time_limit", None, None, None, time.perf_counter() - t0,
                         stats={"guarded": True, "stopped_at_deadline": True})
-    if best is not None:
-        obj, bnd, x = best
+    if best:
+        obj, bnd, x = best[0]
         out.status, out.x, out.objective = Status.FEASIBLE, x, obj
         out.bound = bnd if math.isfinite(bnd) else None
     return out
