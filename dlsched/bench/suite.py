@@ -20,6 +20,7 @@ A suite file (``dlsched/bench/suites/*.toml`` bundled, or any path)::
     name = "core"                      # a registered method (``dlsched methods``)
     label = "core@div"                 # optional: how results name it (default: name)
     params = { diversify = true }      # optional: method parameters
+    sets = ["orlib-mkp"]               # optional: only on these instance sets (default: all)
 
 Other kinds: ``bundled`` (``pattern``: glob in the bundled ``instances/``), ``folder``
 (``path`` and ``pattern``; a relative path is read from the suite file's folder) and
@@ -49,6 +50,7 @@ GENERATORS = {
     "smd": ("dlsched.instance.smd_gen", "generate"),
     "placement": ("dlsched.instance.placement_gen", "generate"),
     "oasis": ("dlsched.instance.oasis_gen", "generate"),
+    "oasis-small": ("dlsched.instance.oasis_gen", "small"),   # the competitive-ratio instances
 }
 
 TOP_KEYS = {"name", "description", "time_limit", "threads", "gap", "repetitions", "seed", "instances", "methods"}
@@ -58,7 +60,7 @@ SET_KEYS = {
     "folder": {"kind", "name", "path", "pattern", "problems", "best_known"},
     "generated": {"kind", "name", "generator", "seeds", "params"},
 }
-METHOD_KEYS = {"name", "label", "params"}
+METHOD_KEYS = {"name", "label", "params", "sets"}
 
 
 def suites_dir() -> Path:
@@ -101,6 +103,10 @@ class MethodSpec:
     label: str
     name: str
     params: dict = field(default_factory=dict, hash=False)
+    sets: tuple[str, ...] = ()         # instance sets it runs on (empty: all)
+
+    def runs_on(self, ref: InstanceRef) -> bool:
+        return not self.sets or ref.set_name in self.sets
 
 
 @dataclass
@@ -126,7 +132,7 @@ class Suite:
                 "repetitions": self.repetitions, "seed": self.seed}
 
     def cells(self) -> list[tuple[InstanceRef, MethodSpec, int]]:
-        return [(i, m, r) for i in self.instances for m in self.methods for r in range(self.repetitions)]
+        return [(i, m, r) for i in self.instances for m in self.methods if m.runs_on(i) for r in range(self.repetitions)]
 
 
 def resolve(name_or_path: str | Path) -> Path:
@@ -174,7 +180,8 @@ def load_suite(name_or_path: str | Path) -> Suite:
     meths = doc.get("methods")
     if not isinstance(meths, list) or not meths:
         raise InputError(src, "methods", "at least one [[methods]] table", meths)
-    methods = [_method(src, f"methods[{k}]", m) for k, m in enumerate(meths)]
+    set_names = {r.set_name for r in refs}
+    methods = [_method(src, f"methods[{k}]", m, set_names) for k, m in enumerate(meths)]
     labels = [m.label for m in methods]
     dup = next((x for x in labels if labels.count(x) > 1), None)
     if dup is not None:
@@ -286,7 +293,7 @@ def _generated(src: str, where: str, set_name: str, s: dict) -> list[InstanceRef
             for x in seeds]
 
 
-def _method(src: str, where: str, m: Any) -> MethodSpec:
+def _method(src: str, where: str, m: Any, set_names: set[str]) -> MethodSpec:
     import dlsched.solvers  # noqa: F401  (registers the methods)
     from dlsched.solvers import registry
 
@@ -296,4 +303,8 @@ def _method(src: str, where: str, m: Any) -> MethodSpec:
         raise InputError(src, f"{where}.name", f"a method, one of {', '.join(registry.available())}", name)
     params = m.get("params", {})
     _unknown(src, f"{where}.params", params, {p for meth in registry.describe() if meth.name == name for p in meth.params})
-    return MethodSpec(label=str(m.get("label", name)), name=name, params=dict(params))
+    sets = m.get("sets", [])
+    if not isinstance(sets, list) or any(x not in set_names for x in sets):
+        bad = next((x for x in sets if x not in set_names), sets) if isinstance(sets, list) else sets
+        raise InputError(src, f"{where}.sets", f"names of instance sets, among {', '.join(sorted(set_names))}", bad)
+    return MethodSpec(label=str(m.get("label", name)), name=name, params=dict(params), sets=tuple(sets))

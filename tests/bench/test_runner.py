@@ -99,6 +99,7 @@ def test_suite_from_file(tmp_path, data):
     (('problems = "0-2"', 'problems = "zero"'), "instances[0].problems"),
     (('files = ["orlib/mkp/mknap1.txt"]', 'files = ["orlib/mkp/missing.txt"]'), "instances[0].files"),
     (('label = "rounding"', 'label = "exact"'), "methods"),
+    (('label = "rounding"', 'label = "rounding"\nsets = ["gen", "nope"]'), "methods[1].sets"),
 ])
 def test_bad_suite_names_file_and_key(tmp_path, edit, where):
     p = write(tmp_path, SUITE.replace(*edit))
@@ -283,3 +284,17 @@ def test_bench_run_cli_records_its_command_and_resumes(tmp_path, capsys):
     assert cli(["bench", "run", str(p), "--out", str(out), "--no-progress"]) == 0
     assert "10/10 cells" in capsys.readouterr().out and len(read_results(out)[1]) == 10
     assert read_results(out)[0]["command"] == head["command"]      # the header is never rewritten
+
+
+def test_families_suite_runs_each_method_on_its_sets(tmp_path):
+    s = load_suite("families")
+    assert {r.set_name for r in s.instances} == {"smd", "placement", "oasis"}
+    assert len(s.cells()) == 9 + 2 * 3 + 2 * 3 + 4 * 3          # exact everywhere, the rest on their own set
+    rows = report.with_references([{**r, "suite": "families"} for r in run_suite(s, tmp_path / "f.jsonl", progress=False)])
+    assert len(rows) == 33 and not [r for r in rows if "exception" in r]
+    for r in rows:
+        assert r["checked"] is True and r["family"] == {"smd": "smd", "placement": "placement", "oasis": "oasis"}[r["set"]]
+        # the reference is the exact method's proven optimum (its bound): no method beats it
+        assert r["ref_kind"] == "best bound" and r["ref_gap"] >= -1e-9
+        if r["method"] == "exact":
+            assert r["status"] == "optimal" and r["ref_gap"] == 0
