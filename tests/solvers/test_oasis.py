@@ -264,6 +264,7 @@ def test_bench_quick_json(capsys):
     # the paper's baselines are a subset of all baselines: the headline ratio is at least the other
     assert out["best_paper_baseline"] in ("fifo", "drf", "dorm")
     assert out["utility_vs_paper_baselines"] >= out["utility_vs_best_baseline"] - 1e-12
+    assert list(out)[2] == "utility_vs_paper_baselines"          # the headline leads
     assert "environment" in out
 
 
