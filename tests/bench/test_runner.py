@@ -298,3 +298,46 @@ def test_families_suite_runs_each_method_on_its_sets(tmp_path):
         assert r["ref_kind"] == "best bound" and r["ref_gap"] >= -1e-9
         if r["method"] == "exact":
             assert r["status"] == "optimal" and r["ref_gap"] == 0
+
+
+KILL_SUITE = """
+name = "kill"
+time_limit = 1.0
+threads = 1
+
+[[instances]]
+kind = "data"
+name = "cb4"
+files = ["orlib/mkp/mknapcb4.txt"]
+problems = "0-5"
+
+[[methods]]
+name = "exact"
+"""
+
+
+def test_killed_sweep_reruns_only_the_missing_cells(tmp_path):
+    """SIGKILL a `dlsched bench run` process after two of its six cells (1 s each) are written."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time as _time
+
+    p = write(tmp_path, KILL_SUITE, "kill.toml")
+    out = tmp_path / "k.jsonl"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    proc = subprocess.Popen([sys.executable, "-m", "dlsched", "bench", "run", str(p), "--out", str(out), "--no-progress"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        while proc.poll() is None and not (out.exists() and out.read_text().count("\n") >= 3):
+            _time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait()
+    done = {r["cell"] for r in read_results(out)[1]}
+    assert 2 <= len(done) < 6, "the run ended before it was killed"
+    again = Counting()
+    rows = run_suite(load_suite(p), out, executor=again, progress=False)
+    assert sorted(again.ran) == sorted({r["cell"] for r in rows} - done) and len(rows) == 6
+    assert all(r["checked"] is True for r in rows)
