@@ -58,6 +58,7 @@ class DaskExecutor:
             raise InputError("<argument>", "--executor dask", "Dask distributed installed (pip install 'dlsched[dist]')",
                              "no module 'distributed'") from None
         self._own_cluster = None
+        self._own_client = client is None
         if client is not None:
             self.client = client
         elif address in (None, "", "local"):
@@ -83,8 +84,9 @@ class DaskExecutor:
             self.client.cancel([f for f in futures if not f.done()])
 
     def close(self) -> None:
-        if self._own_cluster is not None:
+        if self._own_client:
             self.client.close()
+        if self._own_cluster is not None:
             self._own_cluster.close()
 
 

@@ -218,12 +218,16 @@ def test_dask_local_cluster_gives_the_same_values(tmp_path):
     distributed = pytest.importorskip("distributed", reason="Dask distributed is not installed (pip install 'dlsched[dist]')")
     s = load_suite(write(tmp_path))
     serial = run_suite(s, None, progress=False)
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
-        ex = DaskExecutor(client=client)
-        rows = run_suite(s, tmp_path / "d.jsonl", executor=ex, progress=False)
-        assert "dask" in ex.description
-    assert values(rows) == values(serial)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
+        ex = DaskExecutor(cluster.scheduler_address)          # as --scheduler ADDRESS does
+        try:
+            rows = run_suite(s, tmp_path / "d.jsonl", executor=ex, progress=False)
+            assert "dask, 1 workers" in ex.description
+        finally:
+            ex.close()
+        with distributed.Client(cluster) as client:          # or an existing client
+            again = run_suite(s, None, executor=DaskExecutor(client=client), progress=False)
+    assert values(rows) == values(serial) == values(again)
 
 
 def test_unreachable_scheduler_is_one_clear_error(monkeypatch):
@@ -341,3 +345,16 @@ def test_killed_sweep_reruns_only_the_missing_cells(tmp_path):
     rows = run_suite(load_suite(p), out, executor=again, progress=False)
     assert sorted(again.ran) == sorted({r["cell"] for r in rows} - done) and len(rows) == 6
     assert all(r["checked"] is True for r in rows)
+
+
+def test_executor_arguments(tmp_path, capsys):
+    from dlsched.bench.executors import make_executor
+
+    with pytest.raises(InputError, match="--executor dask"):
+        make_executor("local", 2, "tcp://somewhere:8786")
+    with pytest.raises(InputError, match="--jobs"):
+        make_executor("local", 0, None)
+    assert make_executor("local", 3, None).jobs == 3
+    p = write(tmp_path)
+    assert cli(["bench", "run", str(p), "--out", str(tmp_path / "r.jsonl"), "--scheduler", "tcp://x:1"]) == 2
+    assert "--scheduler" in capsys.readouterr().err
