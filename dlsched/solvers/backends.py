@@ -13,6 +13,7 @@ Both translate their own status vocabulary through one table with an ``unknown``
 
 from __future__ import annotations
 
+import gc
 import math
 import time
 import warnings
@@ -63,16 +64,24 @@ PYOMO_SEED = {"highs": "random_seed", "gurobi_direct": "Seed", "gurobi_persisten
               "scip_direct": "randomization/randomseedshift", "scip_persistent": "randomization/randomseedshift"}
 
 
-def _pyomo_solver(name: str):
-    """An available solver of Pyomo's ``pyomo.contrib.solver`` factory (common options: time
-    limit, relative gap, threads), or a clear error naming the ones there are."""
+def pyomo_solver_name(name: str) -> str:
+    """``name`` if Pyomo's ``pyomo.contrib.solver`` factory has it (checked without creating a
+    solver: Pyomo's Gurobi interfaces hold a licence until the garbage collector frees them)."""
     import pyomo.environ  # noqa: F401  (registers the solvers with the factory)
     from pyomo.contrib.solver.common.factory import SolverFactory
 
     names = sorted(SolverFactory)
     if name not in names:
         raise InputError("<argument>", "solver", f"a Pyomo solver, one of {', '.join(names)}", name)
-    solver = SolverFactory(name)
+    return name
+
+
+def _pyomo_solver(name: str):
+    """An available solver of Pyomo's ``pyomo.contrib.solver`` factory (common options: time
+    limit, relative gap, threads), or a clear error naming the ones there are."""
+    from pyomo.contrib.solver.common.factory import SolverFactory
+
+    solver = SolverFactory(pyomo_solver_name(name))
     if not solver.available():
         raise SolverError(f"Pyomo solver '{name}' is not available here ({solver.available()}); "
                           "pip install 'dlsched[solvers]' for scip_direct and gurobi_direct")
@@ -172,6 +181,12 @@ def run_pyomo(model, opts: SolveOptions, solver: str = "highs") -> MatrixOutcome
         out.bound = float(bound)
     elif out.status == Status.OPTIMAL:
         out.bound = out.objective
+    if name != "highs":
+        # Pyomo's Gurobi interfaces release their licence in __del__ under Pyomo's output-capture
+        # lock: left to the garbage collector, that can run inside another solver's capture and
+        # deadlock ("Deadlock starting capture_output"); release them here, outside any capture
+        res = solver = None
+        gc.collect()
     return out.settle()
 
 
@@ -361,7 +376,7 @@ def solve_front_end(fe: FrontEnds, backend: str, opts: SolveOptions,
     if solver is not None and backend == "highs" and solver.lower() != "highs":
         raise InputError("<argument>", "solver", "--backend pyomo or cvxpy with another solver (the matrix path is HiGHS)", solver)
     if solver is not None and backend != "highs":    # a bad name is an InputError here, not in the guarded child
-        _pyomo_solver(solver) if backend == "pyomo" else cvxpy_solver(solver)
+        pyomo_solver_name(solver) if backend == "pyomo" else cvxpy_solver(solver)
     if backend != "highs" and opts.clock.limited:
         t0 = time.perf_counter()
         done, value = in_child(lambda report: _solve_front_end(fe, backend, opts, solver), opts.clock)

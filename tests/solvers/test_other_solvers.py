@@ -16,6 +16,7 @@ import dlsched
 import dlsched.solvers  # noqa: F401  (registers the methods)
 from dlsched.errors import InputError
 from dlsched.instance.generate import random_mcmdk
+from dlsched.result import relative_gap
 from dlsched.solvers import registry
 
 SOLVERS = [("pyomo", "scip_direct", "pyscipopt"), ("pyomo", "gurobi_direct", "gurobipy"),
@@ -44,7 +45,9 @@ def test_bundled_instances_to_their_recorded_optima(instances_dir, backend, solv
     insts = bundled(instances_dir)
     assert {i.family for i in insts} >= {"mcmdk", "smd", "placement"}
     for inst in insts:
-        res = dlsched.solve(inst, "exact", backend=backend, solver=solver, threads=1)
+        # with a limit the Pyomo/CVXPY path runs in a guarded child: nothing of the other solver's
+        # Python interface stays in this process (see the note on Pyomo's capture lock in backends.py)
+        res = dlsched.solve(inst, "exact", backend=backend, solver=solver, threads=1, time_limit=120)
         assert res.status.value == "optimal" and res.termination == "optimal", (inst.name, res.summary())
         assert res.objective == pytest.approx(inst.reference.objective, rel=1e-6), inst.name
         assert res.bound == pytest.approx(res.objective, rel=1e-6) and res.gap == pytest.approx(0, abs=1e-6)
@@ -61,7 +64,7 @@ def test_time_limit_gives_a_checked_incumbent_and_a_valid_bound(data, backend, s
     assert res.termination == "time_limit" and res.status.value in ("feasible", "no_solution")
     if res.status.value == "feasible":
         assert dlsched.check(inst, res).feasible and res.objective <= best_known
-        assert res.bound >= best_known and res.gap == pytest.approx((res.bound - res.objective) / res.objective)
+        assert res.bound >= best_known and res.gap == relative_gap(res.objective, res.bound)
     assert res.solve_seconds < 30
 
 
