@@ -307,16 +307,8 @@ def test_families_suite_runs_each_method_on_its_sets(tmp_path):
 KILL_SUITE = """
 name = "kill"
 time_limit = 1.0
-threads = 1
-
-[[instances]]
-kind = "data"
-name = "cb4"
-files = ["orlib/mkp/mknapcb4.txt"]
-problems = "0-5"
-
-[[methods]]
-name = "exact"
+instances = [{ kind = "data", name = "cb4", files = ["orlib/mkp/mknapcb4.txt"], problems = "0-5" }]
+methods = [{ name = "exact" }]
 """
 
 
