@@ -38,7 +38,7 @@ EXIT_OK, EXIT_REJECTED, EXIT_INPUT, EXIT_FAILURE = 0, 1, 2, 3
 def _params(args, method_params: tuple[str, ...]) -> dict:
     """Method parameters from the dedicated flags and ``-P key=value`` (values parsed as JSON)."""
 
-    given = {"backend": args.backend, "samples": args.samples}
+    given = {"backend": args.backend, "samples": args.samples, "solver": args.solver}
     params = {k: v for k, v in given.items() if v is not None and k in method_params}
     for k, v in given.items():
         if v is not None and k not in method_params and not (k == "backend" and v == "highs"):
@@ -158,6 +158,12 @@ def cmd_bench(args) -> int:
     return get_suite(args.suite)(args.rest)
 
 
+def cmd_report(args) -> int:
+    from dlsched.bench.report import main
+
+    return main(args.rest)
+
+
 def _instance_args(p, path_name: str = "path") -> None:
     p.add_argument(path_name, help="a dlsched/1 JSON file or an OR-Library MKP/GAP file")
     p.add_argument("--format", default="auto", choices=["auto", "json", "mkp", "gap"])
@@ -174,6 +180,8 @@ def parser() -> argparse.ArgumentParser:
     _instance_args(p)
     p.add_argument("--method", default="exact", help="see `dlsched methods`")
     p.add_argument("--backend", default=None, choices=["highs", "pyomo", "cvxpy"], help="front end for exact solves (default highs)")
+    p.add_argument("--solver", default=None, metavar="NAME",
+                   help="another MILP solver behind --backend pyomo (e.g. scip_direct, gurobi_direct) or cvxpy (SCIP, GUROBI)")
     p.add_argument("--time-limit", type=float, default=None, metavar="S")
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--gap", type=float, default=0.0, help="relative MIP gap to stop at (default 0: proven optimal)")
@@ -207,10 +215,14 @@ def parser() -> argparse.ArgumentParser:
 
     add_sim_parsers(sub)
 
-    p = sub.add_parser("bench", help="run a benchmark suite (quick, ...)", add_help=False)
+    p = sub.add_parser("bench", help="run a benchmark suite (quick, ...; `bench run SUITE` runs a suite file)", add_help=False)
     p.add_argument("suite")
     p.add_argument("rest", nargs=argparse.REMAINDER)
     p.set_defaults(fn=cmd_bench)
+
+    p = sub.add_parser("report", help="tables, figures and a Markdown page from `bench run` results", add_help=False)
+    p.add_argument("rest", nargs=argparse.REMAINDER)
+    p.set_defaults(fn=cmd_report)
     return ap
 
 

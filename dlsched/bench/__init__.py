@@ -29,6 +29,7 @@ SUITE_MODULES = {
     "oasis": "dlsched.bench.oasis",
     "hetplace": "dlsched.bench.hetplace",
     "sim": "dlsched.bench.sim",
+    "run": "dlsched.bench.runner",     # any suite file: dlsched bench run SUITE (dlsched/bench/suites/)
 }
 
 

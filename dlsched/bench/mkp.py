@@ -22,6 +22,7 @@ import numpy as np
 from rich.table import Table
 
 import dlsched
+from dlsched.bench.report import dolan_more, mean_gap_curve, style
 from dlsched.bench import environment, register_suite
 from dlsched.console import progress, table_console
 from dlsched.data import data_dir
@@ -154,29 +155,10 @@ def plot(rows: list[dict], out: Path, time_limit: float) -> list[str]:
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for m in methods:
         rs = [r for r in rows if r["method"] == m and r["reference"] is not None]
-        if not rs:
-            continue
-        curves = []
-        for r in rs:
-            g = np.full(grid.size, np.nan)
-            for t, v in sorted(r["trace"]):
-                g[grid >= t] = gap_to_reference(v, r["reference"], "max")
-            curves.append(g)
-        C = np.array(curves)
-        # the mean over the runs that have a solution by then (before that: the curve is cut)
-        # the mean over all runs, drawn from the moment every run has a solution
-        have = np.all(np.isfinite(C), axis=0)
-        mean = np.full(grid.size, np.nan)
-        mean[have] = C[:, have].mean(axis=0)
-        ax.plot(grid, np.maximum(100 * mean, FLOOR), label=m)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_ylim(bottom=FLOOR)
-    ax.set_xlabel("seconds")
-    ax.set_ylabel("mean gap to best known (%), log")
-    ax.set_title("MKP: gap versus time (mean over problems)")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
+        if rs:
+            curve = mean_gap_curve([r["trace"] for r in rs], [r["reference"] for r in rs], ["max"] * len(rs), grid)
+            ax.plot(grid, np.maximum(curve, FLOOR), label=m)
+    style(ax, "seconds", "mean gap to best known (%), log", "MKP: gap versus time (mean over problems)", logy=True)
     fig.tight_layout()
     files = [str(out / "gap_vs_time.png")]
     fig.savefig(files[0], dpi=120)
@@ -188,22 +170,12 @@ def plot(rows: list[dict], out: Path, time_limit: float) -> list[str]:
     for r in rows:
         if r.get("time_to_target") is not None:
             T[insts.index(r["instance"]), methods.index(r["method"])] = max(r["time_to_target"], 1e-3)
-    best = T.min(axis=1, keepdims=True)
-    solvable = np.isfinite(best[:, 0])
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    if solvable.any():
-        ratio = T[solvable] / best[solvable]
-        taus = np.geomspace(1, max(2.0, float(np.nanmax(np.where(np.isfinite(ratio), ratio, 1))) * 1.5), 300)
-        for i, m in enumerate(methods):
-            frac = [(ratio[:, i] <= tau).sum() / len(insts) for tau in taus]
-            ax.step(taus, frac, where="post", label=m)
-    ax.set_xscale("log")
-    ax.set_ylim(0, 1.02)
-    ax.set_xlabel("τ (time to 0.1 % gap / best method's time)")
-    ax.set_ylabel("fraction of problems")
-    ax.set_title("MKP: performance profile (Dolan–Moré)")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
+    prof = dolan_more(T)
+    if prof is not None:
+        for m, frac in zip(methods, prof[1]):
+            ax.step(prof[0], frac, where="post", label=m)
+    style(ax, "τ (time to 0.1 % gap / best method's time)", "fraction of problems", "MKP: performance profile (Dolan–Moré)")
     fig.tight_layout()
     files.append(str(out / "profile.png"))
     fig.savefig(files[1], dpi=120)
@@ -257,7 +229,9 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
 
     if args.from_runs:
-        rows = [json.loads(line) for line in args.from_runs.read_text().splitlines() if line.strip()]
+        # a runs.jsonl of this command, or a results file of `dlsched bench run` (header line first)
+        rows = [r for r in (json.loads(line) for line in args.from_runs.read_text().splitlines() if line.strip())
+                if "format" not in r and "exception" not in r]
     else:
         files = [Path(f) for f in args.files] if args.files else [data_dir() / f for f in DEFAULT_FILES]
         ref_file = args.reference or (data_dir() / "orlib/mkp/mkcbres.txt")

@@ -10,43 +10,38 @@ import argparse
 import json
 from pathlib import Path
 
-from rich.table import Table
-
-import dlsched
 from dlsched.bench import environment, register_suite
-from dlsched.console import progress as progress_bar, table_console
-from dlsched.data import project_root
-from dlsched.result import gap_to_reference
+from dlsched.errors import InputError
 
 TOL = 1e-6
 
 
-def instance_files(folder: Path) -> list[Path]:
-    return sorted(folder.glob("*.json"))
+def suite(folder: Path | None, backends: tuple[str, ...], time_limit: float | None, threads: int | None):
+    """The bundled ``quick`` suite file, narrowed to ``backends`` (method labels) and, when given,
+    to the instance files of ``folder``."""
+    from dataclasses import replace
+
+    from dlsched.bench.suite import instance_set, load_suite
+
+    s = load_suite("quick")
+    unknown = [b for b in backends if b not in {m.label for m in s.methods}]
+    if unknown:
+        raise InputError("<argument>", "--backends", f"backends among {', '.join(m.label for m in s.methods)}", unknown[0])
+    methods = [m for m in s.methods if m.label in backends]
+    instances = s.instances if folder is None else instance_set("<argument>", Path.cwd(), "--instances",
+                                                                 {"kind": "folder", "path": str(folder)})
+    return replace(s, methods=methods, instances=instances, time_limit=time_limit, threads=threads or 1)
 
 
-def run(folder: Path, backends: tuple[str, ...], time_limit: float | None, threads: int | None, progress: bool) -> list[dict]:
+def run(folder: Path | None, backends: tuple[str, ...], time_limit: float | None, threads: int | None, progress: bool) -> list[dict]:
     """Solve every instance with each family's ``exact`` method on each backend, and check it."""
+    from dlsched.bench.runner import run_suite
 
-    files = instance_files(folder)
-    rows = []
-
-    with progress_bar("bench quick", len(files) * len(backends), enabled=progress) as tick:
-        for path in files:
-            inst = dlsched.load(path)
-            ref = getattr(inst, "reference", None)
-            for backend in backends:
-                tick(f"{path.name} / {backend}")
-                res = dlsched.solve(inst, "exact", backend=backend, time_limit=time_limit, threads=threads)
-                report = dlsched.check(inst, res) if res.status.has_solution() else None
-                rows.append({
-                    "instance": path.name, "family": inst.family, "backend": backend, "status": res.status.value,
-                    "objective": res.objective, "reference": ref.objective if ref else None,
-                    "gap_to_reference": gap_to_reference(res.objective, ref.objective, res.sense) if ref else None,
-                    "build_seconds": res.build_seconds, "solve_seconds": res.solve_seconds,
-                    "checked": None if report is None else report.feasible,
-                })
-    return rows
+    rows = run_suite(suite(folder, backends, time_limit, threads), None, progress=progress)
+    return [{"instance": r["instance"], "family": r.get("family"), "backend": r["method"], "status": r["status"],
+             "objective": r.get("objective"), "reference": r.get("reference"), "gap_to_reference": r.get("gap"),
+             "build_seconds": r.get("build_seconds", 0.0), "solve_seconds": r.get("solve_seconds", 0.0),
+             "checked": r.get("checked"), "exception": r.get("exception")} for r in rows]
 
 
 def problems(rows: list[dict]) -> list[str]:
@@ -54,7 +49,9 @@ def problems(rows: list[dict]) -> list[str]:
     by_inst: dict[str, list[dict]] = {}
     for r in rows:
         by_inst.setdefault(r["instance"], []).append(r)
-        if r["checked"] is not True:
+        if r.get("exception"):
+            out.append(f"{r['instance']}/{r['backend']}: {r['exception']}")
+        elif r["checked"] is not True:
             out.append(f"{r['instance']}/{r['backend']}: checker {'rejected' if r['checked'] is False else 'had no solution'}")
         elif r["gap_to_reference"] is not None and abs(r["gap_to_reference"]) > TOL:
             out.append(f"{r['instance']}/{r['backend']}: {r['objective']} vs reference {r['reference']}")
@@ -68,14 +65,13 @@ def problems(rows: list[dict]) -> list[str]:
 @register_suite("quick")
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="dlsched bench quick", description=__doc__.split("\n")[0])
-    ap.add_argument("--instances", type=Path, default=None, help="folder of instance files (default: bundled instances/)")
+    ap.add_argument("--instances", type=Path, default=None, help="folder of instance files (default: the quick suite, bundled instances/)")
     ap.add_argument("--backends", default="highs,pyomo,cvxpy")
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-
-    folder = args.instances or project_root() / "instances"
+    folder = args.instances
     backends = tuple(b.strip() for b in args.backends.split(",") if b.strip())
     rows = run(folder, backends, args.time_limit, args.threads, progress=not args.json)
     bad = problems(rows)
@@ -83,6 +79,8 @@ def main(argv: list[str]) -> int:
         print(json.dumps({"suite": "quick", "rows": rows, "problems": bad,
                           "environment": environment(time_limit=args.time_limit, threads=args.threads)}))
     else:
+        from dlsched.console import table_console
+        from rich.table import Table
 
         t = Table(title=f"dlsched bench quick: {len({r['instance'] for r in rows})} instances x {len(backends)} backends")
         for col in ("instance", "backend", "status", "value", "reference", "gap", "build s", "solve s", "check"):

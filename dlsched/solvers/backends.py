@@ -1,4 +1,11 @@
-"""The Pyomo and CVXPY front ends solved with HiGHS, each returning a :class:`MatrixOutcome`.
+"""The Pyomo and CVXPY front ends, each returning a :class:`MatrixOutcome`.
+
+Both solve with HiGHS by default and with another MILP solver when asked (``solver=NAME``):
+the Pyomo front end with any solver of Pyomo's ``pyomo.contrib.solver`` factory that is
+available (``scip_direct`` through pyscipopt, ``gurobi_direct`` through gurobipy, ...), the CVXPY
+front end with any installed solver of :data:`CVXPY_SOLVERS` (HIGHS, SCIP, GUROBI: the ones whose
+time limit, gap, threads, seed, bound and stopping reason it knows how to read). Every solver
+gives the same Result contract: status, bound, gap, build and solve seconds.
 
 Both translate their own status vocabulary through one table with an ``unknown`` fallback
 (STYLE.md practice 6). The highspy matrix path is :mod:`dlsched.solvers.highs`.
@@ -6,8 +13,10 @@ Both translate their own status vocabulary through one table with an ``unknown``
 
 from __future__ import annotations
 
+import gc
 import math
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -50,7 +59,73 @@ def _status_from(termination: str, has_solution: bool) -> Status:
     return Status.FEASIBLE if has_solution else Status.NO_SOLUTION
 
 
-def run_pyomo(model, opts: SolveOptions) -> MatrixOutcome:
+#: a Pyomo solver's own name for the random seed (solvers not listed run with their default seed)
+PYOMO_SEED = {"highs": "random_seed", "gurobi_direct": "Seed", "gurobi_persistent": "Seed",
+              "scip_direct": "randomization/randomseedshift", "scip_persistent": "randomization/randomseedshift"}
+
+
+def pyomo_solver_name(name: str) -> str:
+    """``name`` if Pyomo's ``pyomo.contrib.solver`` factory has it (checked without creating a
+    solver: Pyomo's Gurobi interfaces hold a licence until the garbage collector frees them)."""
+    import pyomo.environ  # noqa: F401  (registers the solvers with the factory)
+    from pyomo.contrib.solver.common.factory import SolverFactory
+
+    names = sorted(SolverFactory)
+    if name not in names:
+        raise InputError("<argument>", "solver", f"a Pyomo solver, one of {', '.join(names)}", name)
+    return name
+
+
+def _pyomo_solver(name: str):
+    """An available solver of Pyomo's ``pyomo.contrib.solver`` factory (common options: time
+    limit, relative gap, threads), or a clear error naming the ones there are."""
+    from pyomo.contrib.solver.common.factory import SolverFactory
+
+    solver = SolverFactory(pyomo_solver_name(name))
+    if not solver.available():
+        raise SolverError(f"Pyomo solver '{name}' is not available here ({solver.available()}); "
+                          "pip install 'dlsched[solvers]' for scip_direct and gurobi_direct")
+    return solver
+
+
+#: the share of the remaining time (at least OTHER_RESERVE_MIN seconds) a solver other than HiGHS
+#: leaves for stopping and handing its solution back through Python: with the time left less only
+#: the budget's resolution, SCIP was stopped at the deadline with its solution on 2 of 6 mknapcb1
+#: cells at 10 s (docs/results.md, solvers suite)
+OTHER_RESERVE_SHARE = 0.05
+OTHER_RESERVE_MIN = 0.2
+
+
+def other_solver_options(opts: SolveOptions) -> dict:
+    """:func:`~dlsched.solvers.highs.typed_options` with the reserve above taken off the time limit."""
+    typed = typed_options(opts)
+    if "time_limit" in typed:
+        limit = typed["time_limit"]
+        typed["time_limit"] = max(limit - max(OTHER_RESERVE_SHARE * limit, OTHER_RESERVE_MIN), 1e-3)
+    return typed
+
+
+def _trivial_constraints(model) -> list | None:
+    """Active constraints whose body has no variable (e.g. an unused capacity row), which some
+    Pyomo interfaces (scip_direct) cannot pass on; ``None`` if one of them does not hold."""
+    import pyomo.environ as pyo
+
+    out = []
+    for con in model.component_data_objects(pyo.Constraint, active=True, descend_into=True):
+        if con.body.is_fixed():
+            val, tol = pyo.value(con.body), 1e-9
+            if (con.lb is not None and val < pyo.value(con.lb) - tol) or (con.ub is not None and val > pyo.value(con.ub) + tol):
+                return None
+            out.append(con)
+    return out
+
+
+def solver_version(solver) -> str:
+    v = solver.version()
+    return ".".join(map(str, v)) if isinstance(v, tuple) else str(v)
+
+
+def run_pyomo(model, opts: SolveOptions, solver: str = "highs") -> MatrixOutcome:
     """Solve any Pyomo model with Pyomo's ``Highs`` class; variable values are loaded into the
     model when a solution exists (``out.x`` stays empty: the caller reads its own variables).
     ``out.seconds`` is HiGHS's own time; Pyomo's translation into highspy (and loading the
@@ -58,17 +133,18 @@ def run_pyomo(model, opts: SolveOptions) -> MatrixOutcome:
     for CVXPY.
 
     The legacy ``SolverFactory('highs')`` wrapper rejects time limits, so the
-    ``pyomo.contrib.solver`` interface is used directly.
+    ``pyomo.contrib.solver`` interface is used directly; ``solver`` names any solver of it.
     """
     from pyomo.contrib.solver.common.results import SolutionStatus
-    from pyomo.contrib.solver.solvers.highs import Highs
 
-    solver = Highs()
-    if not solver.available():
-        raise SolverError("Pyomo cannot find highspy: pip install highspy")
-    typed = typed_options(opts)     # the time limit is what remains of the call's budget, read now
-    options = {"mip_rel_gap": typed["mip_rel_gap"], "random_seed": typed["random_seed"]}
-    options.update(opts.raw)  # validated when the call started, passed last: Pyomo forwards them to HiGHS
+    name = solver
+    solver = _pyomo_solver(name)
+    # the time limit is what remains of the call's budget, read now
+    typed = typed_options(opts) if name == "highs" else other_solver_options(opts)
+    options = {"mip_rel_gap": typed["mip_rel_gap"]} if name == "highs" else {}
+    if name in PYOMO_SEED:
+        options[PYOMO_SEED[name]] = typed["random_seed"]
+    options.update(opts.raw)  # validated when the call started, passed last: Pyomo forwards them to the solver
     kwargs = dict(tee=bool(opts.log), load_solutions=False, raise_exception_on_nonoptimal_result=False,
                   rel_gap=float(opts.mip_rel_gap), solver_options=options)
     if "time_limit" in typed:
@@ -76,15 +152,27 @@ def run_pyomo(model, opts: SolveOptions) -> MatrixOutcome:
     if "threads" in typed:
         kwargs["threads"] = typed["threads"]
     t0 = time.perf_counter()
-    res = solver.solve(model, **kwargs)
+    trivial = [] if name == "highs" else _trivial_constraints(model)
+    if trivial is None:             # a constraint without variables that does not hold
+        return MatrixOutcome(Status.INFEASIBLE, "infeasible", None, None, None, time.perf_counter() - t0,
+                             stats={"compile_seconds": 0.0, "solver": name}).settle()
+    try:
+        for con in trivial:
+            con.deactivate()
+        res = solver.solve(model, **kwargs)
+    finally:
+        for con in trivial:
+            con.activate()
     wall = time.perf_counter() - t0
-    # Pyomo translates the model into highspy inside solve(): that part is model building
-    highs_seconds = getattr(res.timing_info, "highs_time", None)
-    seconds = min(float(highs_seconds), wall) if isinstance(highs_seconds, (int, float)) else wall
+    # Pyomo translates the model for the solver inside solve(): that part is model building;
+    # the solver's own seconds are timing_info.<solver>_time (highs_time, scip_time, gurobi_time)
+    own = getattr(res.timing_info, f"{name.split('_')[0]}_time", None)
+    seconds = min(float(own), wall) if isinstance(own, (int, float)) else wall
     termination = PYOMO_TERMINATION.get(res.termination_condition.name, "unknown")
     has_solution = res.solution_status in (SolutionStatus.feasible, SolutionStatus.optimal)
     out = MatrixOutcome(_status_from(termination, has_solution), termination, None, None, None, seconds,
-                        stats={"compile_seconds": wall - seconds})
+                        stats={"compile_seconds": wall - seconds, "solver": name,
+                               "solver_version": f"{name} {solver_version(solver)}"})
     if has_solution:
         res.solution_loader.load_vars()
         out.objective = float(res.incumbent_objective)
@@ -93,6 +181,12 @@ def run_pyomo(model, opts: SolveOptions) -> MatrixOutcome:
         out.bound = float(bound)
     elif out.status == Status.OPTIMAL:
         out.bound = out.objective
+    if name != "highs":
+        # Pyomo's Gurobi interfaces release their licence in __del__ under Pyomo's output-capture
+        # lock: left to the garbage collector, that can run inside another solver's capture and
+        # deadlock ("Deadlock starting capture_output"); release them here, outside any capture
+        res = solver = None
+        gc.collect()
     return out.settle()
 
 
@@ -111,37 +205,128 @@ CVXPY_TERMINATION = {
 }
 
 
-def run_cvxpy(problem, opts: SolveOptions, sense: str) -> MatrixOutcome:
-    """Solve any CVXPY problem with ``solver=cp.HIGHS``; the caller reads its own variables.
+SCIP_TERMINATION = {"optimal": "optimal", "gaplimit": "optimal", "timelimit": "time_limit", "infeasible": "infeasible",
+                    "unbounded": "unbounded", "inforunbd": "infeasible_or_unbounded", "userinterrupt": "interrupted",
+                    "nodelimit": "iteration_limit", "totalnodelimit": "iteration_limit", "stallnodelimit": "iteration_limit",
+                    "memlimit": "error", "sollimit": "iteration_limit", "bestsollimit": "iteration_limit"}
+GUROBI_TERMINATION = {2: "optimal", 3: "infeasible", 4: "infeasible_or_unbounded", 5: "unbounded", 7: "iteration_limit",
+                      8: "iteration_limit", 9: "time_limit", 10: "iteration_limit", 11: "interrupted", 13: "unknown"}
 
-    CVXPY hands HiGHS a minimisation; for a maximisation the HiGHS dual bound is negated back.
+
+def _highs_options(opts: SolveOptions) -> dict:
+    return {**typed_options(opts), "output_flag": bool(opts.log)}
+
+
+def _scip_options(opts: SolveOptions) -> dict:
+    typed = other_solver_options(opts)     # what remains of the call's budget, less a reserve
+    params = {"limits/gap": typed["mip_rel_gap"], "randomization/randomseedshift": typed["random_seed"]}
+    if "time_limit" in typed:
+        params["limits/time"] = typed["time_limit"]
+    if "threads" in typed:
+        params["parallel/maxnthreads"] = typed["threads"]
+    return {"scip_params": params}
+
+
+def _gurobi_options(opts: SolveOptions) -> dict:
+    import gurobipy
+
+    # an environment started quiet: Gurobi's licence banner would otherwise reach stdout (--json)
+    env = gurobipy.Env(empty=True)
+    env.setParam("OutputFlag", int(bool(opts.log)))
+    env.start()
+    typed = other_solver_options(opts)     # what remains of the call's budget, less a reserve
+    out = {"env": env, "MIPGap": typed["mip_rel_gap"], "Seed": typed["random_seed"], "OutputFlag": int(bool(opts.log))}
+    if "time_limit" in typed:
+        out["TimeLimit"] = typed["time_limit"]
+    if "threads" in typed:
+        out["Threads"] = typed["threads"]
+    return out
+
+
+def _highs_report(problem) -> tuple[str | None, float | None, bool]:
+    """(stopping reason if CVXPY's status hides it, bound of the minimisation CVXPY solved, a solution?)"""
+    info = problem.solver_stats.extra_stats if problem.solver_stats else None
+    bound = float(info.mip_dual_bound) if info is not None and problem.is_mixed_integer() else None
+    return None, bound, info is None or info.primal_solution_status == 2
+
+
+def _scip_report(problem) -> tuple[str | None, float | None, bool]:
+    # CVXPY reports SCIP's time limit as "optimal_inaccurate": read SCIP's own status
+    info = problem.solver_stats.extra_stats if problem.solver_stats else None
+    model = info.get("model") if isinstance(info, dict) else None
+    status = info.get("scip_status") if isinstance(info, dict) else None
+    return (SCIP_TERMINATION.get(status, "unknown") if status else None,
+            None if model is None else float(model.getDualbound()), model is not None and model.getNSols() > 0)
+
+
+def _gurobi_report(problem) -> tuple[str | None, float | None, bool]:
+    model = problem.solver_stats.extra_stats if problem.solver_stats else None
+    if model is None:
+        return None, None, False
+    try:
+        bound = float(model.ObjBound)
+    except AttributeError:          # no bound (e.g. stopped before the root relaxation)
+        bound = None
+    return GUROBI_TERMINATION.get(model.Status, "unknown"), bound, model.SolCount > 0
+
+
+#: CVXPY solver -> (its options from SolveOptions, how to read its report, its Python package)
+CVXPY_SOLVERS = {
+    "HIGHS": (_highs_options, _highs_report, "highspy"),
+    "SCIP": (_scip_options, _scip_report, "pyscipopt"),
+    "GUROBI": (_gurobi_options, _gurobi_report, "gurobipy"),
+}
+
+
+def cvxpy_solver(solver: str) -> str:
+    """``solver`` as CVXPY names it, if it is one of :data:`CVXPY_SOLVERS` and installed."""
+    import cvxpy as cp
+
+    name = str(solver).upper()
+    installed = [n for n in CVXPY_SOLVERS if n in cp.installed_solvers()]
+    if name not in installed:
+        raise InputError("<argument>", "solver", f"an installed CVXPY MILP solver, one of {', '.join(installed)}"
+                         " (pip install 'dlsched[solvers]' adds SCIP and GUROBI)", solver)
+    return name
+
+
+def run_cvxpy(problem, opts: SolveOptions, sense: str, solver: str = "HIGHS") -> MatrixOutcome:
+    """Solve any CVXPY problem with ``solver`` (one of :data:`CVXPY_SOLVERS` that is installed);
+    the caller reads its own variables.
+
+    CVXPY hands the solver a minimisation; for a maximisation the dual bound is negated back.
     Canonicalisation happens inside ``solve()``: its seconds go to ``stats["compile_seconds"]``
     (model building), not to the solve time.
     """
+    import importlib.metadata
+
     import cvxpy as cp
 
-    options = {**typed_options(opts), "output_flag": bool(opts.log)}
-    options.update(opts.raw)    # validated when the call started, passed last
+    name = cvxpy_solver(solver)
+    make_options, report, package = CVXPY_SOLVERS[name]
+    options = make_options(opts)
+    options.update(opts.raw)
     t0 = time.perf_counter()
     try:
-        problem.solve(solver=cp.HIGHS, verbose=bool(opts.log), **options)
+        with warnings.catch_warnings():
+            # CVXPY's "may be inaccurate" is its reading of a stopped solve; the solver's own status is read below
+            warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+            problem.solve(solver=name, verbose=bool(opts.log), **options)
     except cp.error.SolverError as exc:
-        raise SolverError(f"CVXPY/HiGHS failed: {exc}") from exc
+        raise SolverError(f"CVXPY/{name} failed: {exc}") from exc
     compile_seconds = float(getattr(problem, "compilation_time", None) or 0.0)
     seconds = time.perf_counter() - t0 - compile_seconds
-    termination = CVXPY_TERMINATION.get(problem.status, "unknown")
-    info = problem.solver_stats.extra_stats if problem.solver_stats else None
+    termination, bound, solver_has_solution = report(problem)
+    termination = termination or CVXPY_TERMINATION.get(problem.status, "unknown")
     value = problem.value
-    has_solution = value is not None and math.isfinite(value) and (
-        info is None or info.primal_solution_status == 2 or termination == "optimal")
+    has_solution = value is not None and math.isfinite(value) and (solver_has_solution or termination == "optimal")
     out = MatrixOutcome(_status_from(termination, has_solution), termination, None, None, None, seconds,
-                        stats={"compile_seconds": compile_seconds})
+                        stats={"compile_seconds": compile_seconds, "solver": name,
+                               "solver_version": f"{name.lower()} ({package} {importlib.metadata.version(package)})"})
     if has_solution:
         out.objective = float(value)
-    if info is not None and problem.is_mixed_integer():
-        b = float(info.mip_dual_bound)
-        if math.isfinite(b):
-            out.bound = -b if sense == "max" else b
+    if bound is not None and math.isfinite(bound):
+        out.bound = -bound if sense == "max" else bound
     if out.bound is None and out.status == Status.OPTIMAL:
         out.bound = out.objective
     return out.settle()
@@ -175,8 +360,10 @@ class FrontEnds:
     objective: Callable[[Any], float] | None = None
 
 
-def solve_front_end(fe: FrontEnds, backend: str, opts: SolveOptions) -> tuple[MatrixOutcome, Any, float]:
+def solve_front_end(fe: FrontEnds, backend: str, opts: SolveOptions,
+                    solver: str | None = None) -> tuple[MatrixOutcome, Any, float]:
     """Build and solve ``fe`` through ``backend``: (outcome, family solution or None, build seconds).
+    ``solver`` puts another MILP solver behind the Pyomo or CVXPY front end (HiGHS by default).
 
     Build seconds include Pyomo's and CVXPY's translation inside their ``solve()``; the time
     limit given to HiGHS is what remains of the call's budget after the build. The Pyomo and CVXPY
@@ -188,15 +375,19 @@ def solve_front_end(fe: FrontEnds, backend: str, opts: SolveOptions) -> tuple[Ma
     """
     if backend not in BACKENDS:
         raise InputError("<argument>", "backend", f"one of {', '.join(BACKENDS)}", backend)
+    if solver is not None and backend == "highs" and solver.lower() != "highs":
+        raise InputError("<argument>", "solver", "--backend pyomo or cvxpy with another solver (the matrix path is HiGHS)", solver)
+    if solver is not None and backend != "highs":    # a bad name is an InputError here, not in the guarded child
+        pyomo_solver_name(solver) if backend == "pyomo" else cvxpy_solver(solver)
     if backend != "highs" and can_fork():
         t0 = time.perf_counter()
-        done, value = in_child(lambda report: _solve_front_end(fe, backend, opts), opts.clock)
+        done, value = in_child(lambda report: _solve_front_end(fe, backend, opts, solver), opts.clock)
         if done:
             value[0].stats["guarded"] = True
             return value
         return (MatrixOutcome(Status.NO_SOLUTION, "time_limit", None, None, None, time.perf_counter() - t0,
                               stats={"guarded": True, "stopped_at_deadline": True}), None, 0.0)
-    return _solve_front_end(fe, backend, opts)
+    return _solve_front_end(fe, backend, opts, solver)
 
 
 #: Pyomo and CVXPY translate the model inside ``solve()`` before HiGHS starts, and load the solution
@@ -212,7 +403,8 @@ def _leave_time_to_read(opts: SolveOptions, build: float) -> SolveOptions:
     return opts.within(opts.clock.share(1.0, at_most=max(opts.clock.remaining() - AROUND_SOLVE_SHARE * build, 1e-3)))
 
 
-def _solve_front_end(fe: FrontEnds, backend: str, opts: SolveOptions) -> tuple[MatrixOutcome, Any, float]:
+def _solve_front_end(fe: FrontEnds, backend: str, opts: SolveOptions,
+                     solver: str | None = None) -> tuple[MatrixOutcome, Any, float]:
     t0 = time.perf_counter()
     if backend == "highs":
         mf, decode = fe.matrix()
@@ -223,11 +415,11 @@ def _solve_front_end(fe: FrontEnds, backend: str, opts: SolveOptions) -> tuple[M
     elif backend == "pyomo":
         model, read = fe.pyomo()
         build = time.perf_counter() - t0
-        out = run_pyomo(model, _leave_time_to_read(opts, build))
+        out = run_pyomo(model, _leave_time_to_read(opts, build), solver or "highs")
     else:
         problem, read = fe.cvxpy()
         build = time.perf_counter() - t0
-        out = run_cvxpy(problem, _leave_time_to_read(opts, build), fe.sense)
+        out = run_cvxpy(problem, _leave_time_to_read(opts, build), fe.sense, solver or "HIGHS")
     build += out.stats.pop("compile_seconds", 0.0)
     solution = read() if (read is not None and out.status.has_solution()) else None
     if solution is not None and fe.objective is not None:

@@ -41,11 +41,12 @@ def wants_primal_start(inst: MCMDK, opts: SolveOptions, backend: str, primal_sta
         and inst.n_cols >= PRIMAL_START_COLUMNS and opts.warm_start is None
 
 
-@register("exact", description="exact MILP with HiGHS (backend: highs matrix, pyomo or cvxpy); on large models "
-          "it starts from the core layer's incumbent", params=("backend", "primal_start", "primal_share"),
+@register("exact", description="exact MILP with HiGHS (backend: highs matrix, pyomo or cvxpy; solver: another MILP "
+          "solver behind pyomo/cvxpy); on large models it starts from the core layer's incumbent",
+          params=("backend", "solver", "primal_start", "primal_share"),
           supports=("gap", "raw", "warm_start"), backends=BACKENDS)
-def exact(instance, opts: SolveOptions, backend: str = "highs", primal_start: str = "auto",
-          primal_share: float = PRIMAL_START_SHARE) -> Result:
+def exact(instance, opts: SolveOptions, backend: str = "highs", solver: str | None = None,
+          primal_start: str = "auto", primal_share: float = PRIMAL_START_SHARE) -> Result:
     """Exact MILP of the instance's core MCMDK; building the configurations counts as build time.
 
     With a primal start (:func:`wants_primal_start`) the ``core`` layer runs first for
@@ -57,7 +58,7 @@ def exact(instance, opts: SolveOptions, backend: str = "highs", primal_start: st
     core = instance.to_core()
     convert = time.perf_counter() - t0
     if not wants_primal_start(core, opts, backend, primal_start):
-        res = solve_core(core, opts, backend)
+        res = solve_core(core, opts, backend, solver=solver)
         res.build_seconds += convert
         return res
     if not 0 < primal_share < 1:
@@ -70,7 +71,7 @@ def exact(instance, opts: SolveOptions, backend: str = "highs", primal_start: st
     second = solve_core(core, replace(
         opts, warm_start=warm,
         on_incumbent=None if stream is None else (lambda inc: stream(replace(inc, seconds=inc.seconds + offset)))),
-        backend)
+        backend, solver=solver)
     sign = 1.0 if core.sense == "max" else -1.0
     take_first = first.objective is not None and (second.objective is None or sign * first.objective > sign * second.objective)
     solution, objective = (first.solution, first.objective) if take_first else (second.solution, second.objective)

@@ -510,18 +510,20 @@ def _need(instance) -> PlacementInstance:
     return instance
 
 
-@register("exact", families=("placement",), params=("backend",), supports=("gap", "raw"), backends=BACKENDS,
+@register("exact", families=("placement",), params=("backend", "solver"), supports=("gap", "raw"), backends=BACKENDS,
           description="exact MCMDK over type-count configurations (MODELS.md §4.2), decoded to a placement")
-def exact(instance, opts: SolveOptions, backend: str = "highs") -> Result:
+def exact(instance, opts: SolveOptions, backend: str = "highs", solver: str | None = None) -> Result:
     inst = _need(instance)
     t0 = time.perf_counter()
     model = core_model(inst)
     build = time.perf_counter() - t0
-    res = solve_core(model.core, opts, backend)
+    res = solve_core(model.core, opts, backend, solver=solver)
     stats = {"columns": model.core.n_cols, "rows": model.core.n_rows, "mip_seconds": res.solve_seconds, **res.stats}
     gpu_job = decode(inst, model, res.solution).gpu_job if res.status.has_solution() else None
-    return placement_result(inst, gpu_job, "exact", opts, termination=res.termination, bound=res.bound, stats=stats,
-                            build=build + res.build_seconds, backend=backend, message=res.message)
+    out = placement_result(inst, gpu_job, "exact", opts, termination=res.termination, bound=res.bound, stats=stats,
+                           build=build + res.build_seconds, backend=backend, message=res.message)
+    out.solver_version = res.solver_version
+    return out
 
 
 @register("greedy", families=("placement",), params=(),

@@ -6,7 +6,8 @@ the registered ``exact`` method, which may start from a layer's incumbent, is :m
 ``backend``: ``highs`` (vectorised matrix -> highspy, the fast path), ``pyomo``
 (:func:`~dlsched.models.mcmdk.build_pyomo`, Pyomo's HiGHS interface) or ``cvxpy``
 (:func:`~dlsched.models.mcmdk.build_cvxpy`, ``cp.HIGHS``). All three return the same
-:class:`~dlsched.result.Result`; tests prove they agree.
+:class:`~dlsched.result.Result`; tests prove they agree. ``solver`` puts another MILP solver
+behind the Pyomo or CVXPY front end (:mod:`dlsched.solvers.backends`), same Result contract.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def column_front_ends(n_cols: int, value: np.ndarray, sense: str, matrix, pyomo,
 
 
 def solve_core(inst: MCMDK, opts: SolveOptions | None = None, backend: str = "highs", *,
-               relax: bool = False) -> Result:
+               relax: bool = False, solver: str | None = None) -> Result:
     """Solve the MCMDK (or its LP relaxation) exactly; the solution is a choice per job
     (column values for the relaxation). ``opts.warm_start`` is passed to HiGHS (highs backend)."""
     opts = (opts or SolveOptions()).started()
@@ -64,7 +65,7 @@ def solve_core(inst: MCMDK, opts: SolveOptions | None = None, backend: str = "hi
                            decode, warm)
     if not relax:   # the value of the chosen configurations, as the checker recomputes it
         fe.objective = lambda choice: float(inst.value[inst.columns_of(choice)].sum())
-    out, solution, build = solve_front_end(fe, backend, opts)
+    out, solution, build = solve_front_end(fe, backend, opts, solver)
     message = ""
     stats = dict(out.stats)
     if out.status == Status.INFEASIBLE:
@@ -74,7 +75,7 @@ def solve_core(inst: MCMDK, opts: SolveOptions | None = None, backend: str = "hi
     return make_result("lp" if relax else "exact", opts, sense=inst.sense, termination=out.termination,
                        solution=solution, objective=out.objective if solution is not None else None,
                        bound=out.bound, backend=backend, build_seconds=build, solve_seconds=out.seconds,
-                       stats=stats, solver_version=highs.version(), message=message)
+                       stats=stats, solver_version=stats.pop("solver_version", None) or highs.version(), message=message)
 
 
 def valid_choice(inst: MCMDK, choice, name: str) -> np.ndarray:

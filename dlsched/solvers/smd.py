@@ -328,14 +328,14 @@ def epoch_core(inst: SMDInstance, jobs: np.ndarray, *, slot_aware: bool = False,
     return core
 
 
-@register("exact", families=("smd",), params=("backend",), supports=("gap", "raw"), backends=BACKENDS,
+@register("exact", families=("smd",), params=("backend", "solver"), supports=("gap", "raw"), backends=BACKENDS,
           description="exact §2.2 one-epoch allocation: MCMDK over Pareto (w, p) configurations")
-def exact_epoch(instance: SMDInstance, opts: SolveOptions, backend: str = "highs") -> Result:
+def exact_epoch(instance: SMDInstance, opts: SolveOptions, backend: str = "highs", solver: str | None = None) -> Result:
     """The enumerated exact MILP of MODELS.md §2.2; the solution is an allocation."""
     t0 = time.perf_counter()
     core = instance.to_core()
     build = time.perf_counter() - t0
-    res = solve_core(core, opts, backend)
+    res = solve_core(core, opts, backend, solver=solver)
     res.build_seconds += build
     if res.solution is not None:
         res.solution = instance.solution_from_core(res.solution, core)

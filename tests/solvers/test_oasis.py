@@ -258,9 +258,13 @@ def test_bench_quick_json(capsys):
 
     assert get_suite("oasis")(["--json", "--seeds", "2", "--jobs", "25", "--quick"]) == 0
     out = json.loads(capsys.readouterr().out)
-    for key in ("ratio_mean", "ratio_max", "alpha_bound_violations", "utility_vs_best_baseline", "decision_seconds_p50"):
+    for key in ("ratio_mean", "ratio_max", "alpha_bound_violations", "utility_vs_best_baseline", "utility_vs_paper_baselines", "decision_seconds_p50"):
         assert key in out
     assert out["alpha_bound_violations"] == 0 and out["ratio_mean"] >= 1.0 - 1e-9
+    # the paper's baselines are a subset of all baselines: the headline ratio is at least the other
+    assert out["best_paper_baseline"] in ("fifo", "drf", "dorm")
+    assert out["utility_vs_paper_baselines"] >= out["utility_vs_best_baseline"] - 1e-12
+    assert list(out)[2] == "utility_vs_paper_baselines"          # the headline leads
     assert "environment" in out
 
 

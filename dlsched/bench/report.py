@@ -1,0 +1,267 @@
+"""``dlsched report RESULTS...``: tables, figures and a Markdown page from suite results files.
+
+Per method (and suite): cells, solutions, proven optima, failures (exceptions, rejected
+solutions, bounds that cut off the reference), mean and max gap to the reference, mean
+seconds and how many cells reached 0.1 % of the reference. The reference of an instance is
+its proven optimum or best-known value when the results carry one, else the best bound any
+method found (then gaps are certified upper estimates), else the best value any method found.
+
+Figures (matplotlib, Agg): ``profile.png`` (Dolan–Moré performance profile of the time to
+reach 0.1 % of the reference), ``gap_vs_time.png`` (mean gap to the reference over the
+incumbent streams, log-log) and ``families.png`` (mean gap per family and method).
+``report.md`` holds the tables and figures with the command that made them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import shlex
+from pathlib import Path
+
+import numpy as np
+
+from dlsched.bench.runner import TARGET, failed, latest, read_results
+from dlsched.result import gap_to_reference
+
+FLOOR = 1e-3           # gap-versus-time: a mean gap of 0 % is drawn at 0.001 % (log axis)
+
+
+def load(paths: list[str | Path]) -> tuple[list[dict], list[dict]]:
+    """Headers and rows (last row per cell) of results files; rows carry their suite name."""
+    heads, rows = [], []
+    for p in paths:
+        head, rs = read_results(p)
+        heads.append(head)
+        for r in latest(rs):
+            rows.append({**r, "suite": head.get("suite")})
+    return heads, rows
+
+
+def with_references(rows: list[dict]) -> list[dict]:
+    """Every row with ``ref`` / ``ref_kind`` / ``ref_gap``: the instance's known reference, else
+    the best bound any method found, else the best value any method found."""
+    by_inst: dict[tuple, list[dict]] = {}
+    for r in rows:
+        by_inst.setdefault((r["suite"], r["instance"]), []).append(r)
+    out = []
+    for rs in by_inst.values():
+        sense = next((r.get("sense") for r in rs if r.get("sense")), "max")
+        pick = min if sense == "max" else max
+        known = [r["reference"] for r in rs if r.get("reference") is not None]
+        bounds = [r["bound"] for r in rs if _finite(r.get("bound"))]
+        values = [r["objective"] for r in rs if _finite(r.get("objective"))]
+        best_value = (max if sense == "max" else min)(values) if values else None
+        if known:
+            ref, kind = known[0], "reference"
+        elif bounds:
+            ref, kind = pick(bounds), "best bound"
+        else:
+            ref, kind = best_value, "best value"
+        for r in rs:
+            g = None if ref is None or not _finite(r.get("objective")) else gap_to_reference(r["objective"], ref, sense)
+            hit = [t for t, v in r.get("trace") or [] if ref is not None and gap_to_reference(v, ref, sense) <= TARGET]
+            out.append({**r, "ref": ref, "ref_kind": kind, "ref_gap": g, "ref_time": min(hit) if hit else None})
+    return out
+
+
+def _finite(x) -> bool:
+    return isinstance(x, (int, float)) and math.isfinite(x)
+
+
+def _label(r: dict, many_suites: bool) -> str:
+    return f"{r['suite']}:{r['method']}" if many_suites else r["method"]
+
+
+def summarise(rows: list[dict]) -> dict[str, dict]:
+    """Per method label (``suite:method`` when several suites): the table's columns."""
+    many = len({r["suite"] for r in rows}) > 1
+    by: dict[str, list[dict]] = {}
+    for r in rows:
+        by.setdefault(_label(r, many), []).append(r)
+    out = {}
+    for m, rs in by.items():
+        gaps = [r["ref_gap"] for r in rs if r["ref_gap"] is not None]
+        secs = [r["seconds"] for r in rs if _finite(r.get("seconds"))]
+        out[m] = {"cells": len(rs), "solutions": sum(1 for r in rs if _finite(r.get("objective"))),
+                  "optimal": sum(1 for r in rs if r.get("status") == "optimal"),
+                  "failures": sum(1 for r in rs if failed(r)),
+                  "mean_gap": float(np.mean(gaps)) if gaps else None, "max_gap": float(np.max(gaps)) if gaps else None,
+                  "reached_target": sum(1 for r in rs if r["ref_time"] is not None),
+                  "mean_seconds": float(np.mean(secs)) if secs else None,
+                  "reference": ", ".join(sorted({r["ref_kind"] for r in rs}))}
+    return out
+
+
+def print_tables(summary: dict[str, dict], title: str) -> None:
+    from rich.table import Table
+
+    from dlsched.console import table_console
+
+    tab = Table(title=title)
+    for col in ("method", "cells", "solutions", "optimal", "failures", "mean gap %", "max gap %",
+                "reached 0.1%", "mean s", "reference"):
+        tab.add_column(col, justify="left" if col in ("method", "reference") else "right")
+    for m, s in summary.items():
+        tab.add_row(m, *_cells(s))
+    table_console().print(tab)
+
+
+def _cells(s: dict) -> list[str]:
+    pct = lambda x: "-" if x is None else f"{100 * x:.4f}"
+    return [str(s["cells"]), str(s["solutions"]), str(s["optimal"]), str(s["failures"]), pct(s["mean_gap"]),
+            pct(s["max_gap"]), f"{s['reached_target']}/{s['cells']}",
+            "-" if s["mean_seconds"] is None else f"{s['mean_seconds']:.3f}", s["reference"]]
+
+
+def mean_gap_curve(traces: list[list], refs: list[float], senses: list[str], grid: np.ndarray) -> np.ndarray:
+    """Mean gap to the reference (%) over incumbent streams at each grid time; NaN until every
+    stream has an incumbent (a mean over fewer runs would jump when a slow run starts)."""
+    C = np.full((len(traces), grid.size), np.nan)
+    for k, (trace, ref, sense) in enumerate(zip(traces, refs, senses)):
+        for t, v in sorted(trace):
+            C[k, grid >= t] = gap_to_reference(v, ref, sense)
+    have = np.all(np.isfinite(C), axis=0)
+    mean = np.full(grid.size, np.nan)
+    mean[have] = C[:, have].mean(axis=0)
+    return 100 * mean
+
+
+def dolan_more(T: np.ndarray) -> tuple[np.ndarray, list[list[float]]] | None:
+    """Dolan–Moré performance profile of a (problems x methods) table of times (``inf``: never):
+    the grid of ratios τ and, per method, the fraction of all problems within τ of the best."""
+    best = T.min(axis=1, keepdims=True)
+    ok = np.isfinite(best[:, 0])
+    if not ok.any():
+        return None
+    ratio = T[ok] / best[ok]
+    taus = np.geomspace(1, max(2.0, float(np.nanmax(np.where(np.isfinite(ratio), ratio, 1))) * 1.5), 300)
+    return taus, [[(ratio[:, i] <= tau).sum() / T.shape[0] for tau in taus] for i in range(T.shape[1])]
+
+
+def style(ax, xlabel: str, ylabel: str, title: str, *, logy: bool = False, **legend) -> None:
+    ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+        ax.set_ylim(bottom=FLOOR)
+    else:
+        ax.set_ylim(0, 1.02)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    if ax.get_legend_handles_labels()[0]:      # no method reached the target: no legend to draw
+        ax.legend(**legend)
+
+
+def figures(rows: list[dict], out: Path) -> list[Path]:
+    """The three figures of the module docstring, written under ``out``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out.mkdir(parents=True, exist_ok=True)
+    many = len({r["suite"] for r in rows}) > 1
+    labels = sorted({_label(r, many) for r in rows})
+    files = []
+
+    # Dolan–Moré: each method's time to 0.1 % over the best method's, per (instance, repetition)
+    probs = sorted({(r["suite"], r["instance"], r.get("repetition", 0)) for r in rows})
+    T = np.full((len(probs), len(labels)), np.inf)
+    for r in rows:
+        if r["ref_time"] is not None:
+            T[probs.index((r["suite"], r["instance"], r.get("repetition", 0))), labels.index(_label(r, many))] = \
+                max(r["ref_time"], 1e-3)
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    prof = dolan_more(T)
+    if prof is not None:
+        for m, frac in zip(labels, prof[1]):
+            ax.step(prof[0], frac, where="post", label=m)
+    style(ax, "τ (time to 0.1 % of the reference / best method's time)", "fraction of problems",
+          "performance profile (Dolan–Moré)", fontsize="small")
+    files.append(_save(fig, out / "profile.png"))
+
+    # gap versus time over the incumbent streams
+    horizon = max([t for r in rows for t, _ in (r.get("trace") or [])] + [1e-2])
+    grid = np.geomspace(1e-3, horizon, 200)
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for m in labels:
+        rs = [r for r in rows if _label(r, many) == m and r["ref"] is not None]
+        if rs:
+            curve = mean_gap_curve([r.get("trace") or [] for r in rs], [r["ref"] for r in rs],
+                                   [r.get("sense", "max") for r in rs], grid)
+            ax.plot(grid, np.maximum(curve, FLOOR), label=m)
+    style(ax, "seconds", "mean gap to the reference (%), log", "gap versus time (incumbent streams)",
+          logy=True, fontsize="small")
+    files.append(_save(fig, out / "gap_vs_time.png"))
+
+    # per family: mean gap to the reference
+    fams = sorted({r.get("family") or "?" for r in rows})
+    width = 0.8 / max(len(labels), 1)
+    fig, ax = plt.subplots(figsize=(max(6.4, 1.2 * len(fams) + 2), 4.2))
+    for i, m in enumerate(labels):
+        vals = []
+        for f in fams:
+            g = [r["ref_gap"] for r in rows if _label(r, many) == m and (r.get("family") or "?") == f
+                 and r["ref_gap"] is not None]
+            vals.append(100 * float(np.mean(g)) if g else np.nan)
+        ax.bar(np.arange(len(fams)) + i * width, vals, width, label=m)
+    ax.set_xticks(np.arange(len(fams)) + 0.4 - width / 2, fams)
+    ax.set_ylabel("mean gap to the reference (%)")
+    ax.set_title("per family")
+    ax.legend(fontsize="small")
+    files.append(_save(fig, out / "families.png"))
+    return files
+
+
+def _save(fig, path: Path) -> Path:
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def markdown(heads: list[dict], paths: list, summary: dict[str, dict], files: list[Path], out: Path, command: str) -> str:
+    """A page the docs include: provenance, the summary table and the figures, with the commands."""
+    from dlsched.bench.suite import suites_dir
+
+    lines = ["# Benchmark report", "", f"Made by `{command}` from:", ""]
+    for h, p in zip(heads, paths):
+        env = h.get("environment", {})
+        src = Path(str(h.get("suite_file", "")))
+        suite = h.get("suite") if src.parent == suites_dir() else str(src)
+        made = h.get("command") or f"dlsched bench run {suite} --out {p}"
+        lines.append(f"- `{p}`, made by `{made}`: "
+                     f"suite `{h.get('suite')}` ({h.get('suite_digest')}), git `{h.get('git')}`, started "
+                     f"{h.get('started')}; limits {h.get('limits')}; dlsched {env.get('dlsched')}, HiGHS "
+                     f"{env.get('highs')}, Python {env.get('python')}, {env.get('cpus')} CPUs ({env.get('processor')})")
+    cols = ["method", "cells", "solutions", "optimal", "failures", "mean gap %", "max gap %", "reached 0.1%",
+            "mean s", "reference"]
+    lines += ["", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join([m, *_cells(s)]) + " |" for m, s in summary.items()]
+    for f in files:
+        rel = Path(f).resolve().relative_to(out.resolve()) if Path(f).resolve().is_relative_to(out.resolve()) else f
+        lines += ["", f"![{Path(f).stem}]({rel})", "", f"Figure made by `{command}`."]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="dlsched report", description=__doc__.split("\n")[0])
+    ap.add_argument("results", nargs="+", help="results files of `dlsched bench run`")
+    ap.add_argument("--out", type=Path, default=Path("results/report"), help="folder for the figures and report.md")
+    ap.add_argument("--no-figures", action="store_true")
+    args = ap.parse_args(argv)
+    heads, rows = load(args.results)
+    rows = with_references(rows)
+    summary = summarise(rows)
+    print_tables(summary, "dlsched report: " + ", ".join(sorted({h.get("suite", "?") for h in heads})))
+    files = [] if args.no_figures or not rows else figures(rows, args.out)
+    command = "dlsched report " + " ".join(shlex.quote(a) for a in argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    page = args.out / "report.md"
+    page.write_text(markdown(heads, args.results, summary, files, args.out, command))
+    print("wrote " + ", ".join(str(p) for p in [*files, page]))
+    return 1 if any(s["failures"] for s in summary.values()) else 0

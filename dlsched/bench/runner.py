@@ -1,0 +1,305 @@
+"""Run a suite: every (instance, method, repetition) cell, checked, into a resumable JSON-lines file.
+
+The results file starts with one header line (``{"format": FORMAT, "suite": ..., "environment":
+...}``: package and HiGHS versions, machine, seeds, limits, git revision) followed by one line per
+finished cell, appended and flushed as soon as the cell ends. Running the same suite into the same
+file again runs only the cells that have no line yet (cells that raised are retried), so an
+interrupted sweep loses at most the cells that were running. A file written by another suite, by
+a changed suite definition or by a newer format is an :class:`~dlsched.errors.InputError` and is
+left untouched.
+
+Cells run in this process, in local worker processes (``jobs > 1``) or on a Dask cluster
+(:mod:`dlsched.bench.executors`); a cell's row depends only on the cell, never on where it ran
+(times aside).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import subprocess
+import time
+import traceback
+from dataclasses import asdict
+from functools import lru_cache
+from pathlib import Path
+
+from dlsched.bench import register_suite
+from dlsched.bench.suite import InstanceRef, MethodSpec, Suite
+from dlsched.errors import InputError
+
+FORMAT = "dlsched-bench/1"
+FORMAT_VERSION = 1
+TARGET = 1e-3                          # "time to 0.1 % gap to the reference"
+
+
+def cell_id(ref: InstanceRef, method: MethodSpec, rep: int) -> str:
+    return f"{ref.key}|{method.label}|{rep}"
+
+
+@lru_cache(maxsize=8)
+def _best_known(path: str) -> dict[str, float]:
+    from dlsched.bench.mkp import best_known
+
+    return best_known(Path(path))
+
+
+def reference(inst, ref: InstanceRef) -> tuple[float | None, str]:
+    """Proven optimum or best known value of the instance, and where it comes from."""
+    if ref.best_known is not None and inst.family == "mcmdk":
+        from dlsched.bench.mkp import reference_of
+
+        return reference_of(inst, _best_known(ref.best_known))
+    r = getattr(inst, "reference", None)
+    if r is None:
+        return None, ""
+    return r.objective, ("optimal" if r.optimal else "best known") + (f" ({r.source})" if r.source else "")
+
+
+def run_cell(ref: InstanceRef, method: MethodSpec, rep: int, limits: dict) -> dict:
+    """Load, solve with the cell's limits, check; one JSON-safe row. Never raises: an exception
+    becomes a row with ``exception`` set (and is retried when the sweep resumes)."""
+    row = {"cell": cell_id(ref, method, rep), "instance": ref.key, "set": ref.set_name, "method": method.label,
+           "method_name": method.name, "params": method.params, "repetition": rep, "seed": limits["seed"] + rep,
+           "host": platform.node(), "pid": os.getpid()}
+    t0 = time.perf_counter()
+    try:
+        row.update(_solve_and_check(ref, method, limits["seed"] + rep, limits))
+    except Exception as exc:  # noqa: BLE001  (one failing cell must not end a sweep)
+        row.update(status="error", exception=f"{type(exc).__name__}: {exc}",
+                   traceback=traceback.format_exc(limit=8))
+    row["cell_seconds"] = time.perf_counter() - t0
+    return row
+
+
+def _solve_and_check(ref: InstanceRef, method: MethodSpec, seed: int, limits: dict) -> dict:
+    import dlsched
+    from dlsched.result import gap_to_reference
+
+    inst = ref.load()
+    value, source = reference(inst, ref)
+    # incumbent times on the cell's own clock (from the call to solve), so that every method's
+    # stream, and its final answer, are timed alike (a solver's own clock starts after the build)
+    trace: list[tuple[float, float]] = []
+    t0 = time.perf_counter()
+    res = dlsched.solve(inst, method.name, time_limit=limits["time_limit"], gap=limits["gap"],
+                        threads=limits["threads"], seed=seed,
+                        on_incumbent=lambda inc: trace.append((time.perf_counter() - t0, inc.objective)),
+                        **method.params)
+    wall = time.perf_counter() - t0
+    out = res.summary()
+    out["solver_gap"] = out.pop("gap")
+    out["result_method"] = out.pop("method")   # the row's "method" is the suite's label
+    if res.objective is not None and math.isfinite(res.objective):
+        trace.append((wall, float(res.objective)))        # the final answer is an incumbent too
+    report = dlsched.check(inst, res) if res.status.has_solution() else None
+    out.update(seconds=wall, family=inst.family, name=getattr(inst, "name", ""), reference=value, reference_source=source,
+               checked=None if report is None else report.feasible,
+               violations=[] if report is None else list(report.violations[:3]),
+               gap=None if value is None else gap_to_reference(res.objective, value, res.sense),
+               bound_valid=None, trace=trace, time_to_target=None)
+    if value is not None and res.bound is not None and math.isfinite(res.bound):
+        tol = 1e-6 * max(1.0, abs(value))
+        out["bound_valid"] = bool(res.bound >= value - tol if res.sense == "max" else res.bound <= value + tol)
+    if value is not None:
+        hit = [t for t, v in trace if gap_to_reference(v, value, res.sense) <= TARGET]
+        out["time_to_target"] = min(hit) if hit else None
+    return out
+
+
+def failed(row: dict) -> bool:
+    """A cell that raised, or whose solution the checker rejected, or whose bound cuts off the reference."""
+    return "exception" in row or row.get("checked") is False or row.get("bound_valid") is False
+
+
+def git_revision() -> str | None:
+    from dlsched.data import project_root
+
+    try:
+        rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=project_root(), capture_output=True, text=True,
+                             timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=project_root(),
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return rev + ("-dirty" if dirty else "")
+
+
+def header(suite: Suite, command: str | None = None) -> dict:
+    from dlsched.bench import environment
+
+    return {"format": FORMAT, "version": FORMAT_VERSION, "suite": suite.name, "suite_digest": suite.digest(),
+            "command": command,
+            "suite_file": suite.source, "definition": suite.definition, "limits": suite.limits(),
+            "git": git_revision(), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "environment": environment(**suite.limits())}
+
+
+def read_results(path: str | Path) -> tuple[dict, list[dict]]:
+    """Header and rows of a results file (an unfinished last line, from a killed run, is skipped)."""
+    path = Path(path)
+    try:
+        lines = path.read_text().split("\n")
+    except OSError as exc:
+        raise InputError(str(path), "file", "a readable results file", exc.strerror) from None
+    if not lines or not lines[0].strip():
+        raise InputError(str(path), "line 1", f"a {FORMAT} header", "an empty file")
+    try:
+        head = json.loads(lines[0])
+    except json.JSONDecodeError:
+        raise InputError(str(path), "line 1", f"a {FORMAT} header", lines[0][:60]) from None
+    fmt = head.get("format") if isinstance(head, dict) else None
+    if not isinstance(fmt, str) or not fmt.startswith("dlsched-bench/"):
+        raise InputError(str(path), "line 1 .format", f"a {FORMAT} results file", fmt)
+    if head.get("version", 0) > FORMAT_VERSION:
+        raise InputError(str(path), "line 1 .version", f"format version <= {FORMAT_VERSION} (upgrade dlsched to read it)",
+                         head.get("version"))
+    rows = []
+    last = len(lines) - 1
+    for k, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            if k - 1 == last:           # a line cut by a kill: the cell simply runs again
+                continue
+            raise InputError(str(path), f"line {k}", "one JSON object per line", line[:60]) from None
+    return head, rows
+
+
+def _open_results(path: Path, suite: Suite, command: str | None = None) -> tuple[set[str], list[dict]]:
+    """Validate an existing file against the suite (or write a new header); the finished cells."""
+    if not path.exists() or path.stat().st_size == 0:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(header(suite, command)) + "\n")
+        return set(), []
+    head, rows = read_results(path)
+    if head.get("suite") != suite.name:
+        raise InputError(str(path), "line 1 .suite", f"results of suite '{suite.name}' (use another --out)", head.get("suite"))
+    if head.get("suite_digest") != suite.digest():
+        raise InputError(str(path), "line 1 .suite_digest",
+                         f"the same definition of suite '{suite.name}' ({suite.digest()}); it changed since, use another --out",
+                         head.get("suite_digest"))
+    text = path.read_bytes()
+    if not text.endswith(b"\n"):        # drop the cut line so appended rows start on their own line
+        path.write_bytes(text[: text.rfind(b"\n") + 1])
+    done = {r["cell"] for r in rows if "exception" not in r}
+    return done, rows
+
+
+def run_suite(suite: Suite, out: str | Path | None, *, executor=None, progress: bool = True,
+              max_cells: int | None = None, command: str | None = None) -> list[dict]:
+    """Run the cells of ``suite`` not yet in ``out`` (``None``: keep nothing on disk).
+
+    Returns the rows of every finished cell (earlier ones from the file, then the new ones; the
+    last row of a cell wins). ``max_cells`` stops after that many new cells (a partial sweep).
+    """
+    from dlsched.bench.executors import LocalExecutor
+
+    executor = executor or LocalExecutor(1)
+    path = None if out is None else Path(out)
+    done, old = _open_results(path, suite, command) if path is not None else (set(), [])
+    todo = [c for c in suite.cells() if cell_id(*c) not in done]
+    if max_cells is not None:
+        todo = todo[:max_cells]
+    limits = suite.limits()
+    new: list[dict] = []
+    log = path.open("a") if path is not None else None
+    try:
+        with _progress(f"{suite.name}", len(todo), len(done), progress) as advance:
+            for row in executor.map_cells(run_cell, [(ref, m, rep, limits) for ref, m, rep in todo]):
+                new.append(row)
+                if log is not None:
+                    log.write(json.dumps(row, default=_json_default) + "\n")
+                    log.flush()
+                advance(failed(row))
+    finally:
+        if log is not None:
+            log.close()
+    return latest(old + new)
+
+
+def latest(rows: list[dict]) -> list[dict]:
+    """One row per cell, the last one written."""
+    by_cell = {r["cell"]: r for r in rows}
+    return list(by_cell.values())
+
+
+def _json_default(x):
+    if hasattr(x, "item"):
+        return x.item()
+    if hasattr(x, "__dataclass_fields__"):
+        return asdict(x)
+    return str(x)
+
+
+class _progress:
+    """A rich progress bar on stderr: cells done, time left, failures (nothing when disabled)."""
+
+    def __init__(self, name: str, total: int, already: int, enabled: bool):
+        self.name, self.total, self.already, self.enabled = name, total, already, enabled
+        self.failures = 0
+
+    def __enter__(self):
+        from rich.console import Console
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                                   TimeRemainingColumn)
+
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(),
+                            TextColumn("{task.fields[failures]} failed"),
+                            console=Console(stderr=True), transient=False, disable=not self.enabled)
+        self.bar.__enter__()
+        desc = self.name + (f" (resuming: {self.already} cells done)" if self.already else "")
+        self.task = self.bar.add_task(desc, total=self.total, failures=0)
+
+        def advance(bad: bool) -> None:
+            self.failures += bool(bad)
+            self.bar.update(self.task, advance=1, failures=self.failures)
+
+        return advance
+
+    def __exit__(self, *exc):
+        return self.bar.__exit__(*exc)
+
+
+@register_suite("run")
+def main(argv: list[str]) -> int:
+    """``dlsched bench run SUITE``: run a suite file (bundled name or path) into a results file."""
+    import argparse
+    import shlex
+
+    from dlsched.bench import report
+    from dlsched.bench.executors import make_executor
+    from dlsched.bench.suite import bundled_suites, load_suite
+
+    ap = argparse.ArgumentParser(prog="dlsched bench run", description=main.__doc__.split(":")[1].strip())
+    ap.add_argument("suite", help=f"a suite file (.toml) or a bundled suite: {', '.join(bundled_suites())}")
+    ap.add_argument("--out", type=Path, default=None, help="results file (default results/SUITE.jsonl); resumed if it exists")
+    ap.add_argument("--jobs", type=int, default=1, help="cells at once (local processes or Dask LocalCluster workers)")
+    ap.add_argument("--executor", choices=("local", "dask"), default="local")
+    ap.add_argument("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://HOST:8786 ('local': a LocalCluster)")
+    ap.add_argument("--max-cells", type=int, default=None, help="stop after this many new cells (rerun to continue)")
+    ap.add_argument("--no-progress", action="store_true")
+    args = ap.parse_args(argv)
+    suite = load_suite(args.suite)
+    out = args.out or Path("results") / f"{suite.name}.jsonl"
+    if out.exists() and out.stat().st_size:
+        _open_results(out, suite)              # a wrong file fails before any cluster starts
+    executor = make_executor(args.executor, args.jobs, args.scheduler)
+    t0 = time.perf_counter()
+    try:
+        rows = run_suite(suite, out, executor=executor, progress=not args.no_progress, max_cells=args.max_cells,
+                         command="dlsched bench run " + shlex.join(argv))
+    finally:
+        getattr(executor, "close", lambda: None)()
+    wall = time.perf_counter() - t0
+    rows = report.with_references([{**r, "suite": suite.name} for r in rows])
+    summary = report.summarise(rows)
+    report.print_tables(summary, f"dlsched bench run {suite.name}: {len(rows)}/{len(suite.cells())} cells "
+                                 f"({executor.description}, {wall:.1f} s this run)")
+    print(f"results: {out}")
+    return 1 if any(failed(r) for r in rows) else 0

@@ -1,0 +1,310 @@
+"""Benchmark suites as data: a TOML file names instance sets, methods, limits and repetitions.
+
+A suite file (``dlsched/bench/suites/*.toml`` bundled, or any path)::
+
+    name = "mkp"                       # results files are tied to this name
+    description = "..."
+    time_limit = 10.0                  # seconds per cell (every method)
+    threads = 1                        # solver threads per cell
+    gap = 0.0                          # relative MIP gap to stop at
+    repetitions = 1                    # cells per (instance, method); repetition r uses seed + r
+    seed = 0
+
+    [[instances]]                      # one table per instance set; ``kind`` says where from
+    kind = "data"                      # bundled | data | folder | generated
+    files = ["orlib/mkp/mknapcb1.txt"] # data: paths under the reference data (dlsched.data)
+    problems = "0-4"                   # optional: problems of multi-problem OR-Library files
+    best_known = "orlib/mkp/mkcbres.txt"   # optional: best-known table (MKP)
+
+    [[methods]]
+    name = "core"                      # a registered method (``dlsched methods``)
+    label = "core@div"                 # optional: how results name it (default: name)
+    params = { diversify = true }      # optional: method parameters
+    sets = ["orlib-mkp"]               # optional: only on these instance sets (default: all)
+
+Other kinds: ``bundled`` (``pattern``: glob in the bundled ``instances/``), ``folder``
+(``path`` and ``pattern``; a relative path is read from the suite file's folder) and
+``generated`` (``generator`` one of :data:`GENERATORS`, ``seeds`` a list or
+``{start, count}``, ``params`` its keyword arguments).
+
+:func:`load_suite` validates everything it can before any solve: an unknown key, method,
+instance kind or generator is one :class:`~dlsched.errors.InputError` naming the file and key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import inspect
+import json
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dlsched.errors import InputError
+
+#: generator name -> (module, function, its size arguments); keyword ``seed`` is set per instance
+GENERATORS = {
+    "mcmdk": ("dlsched.instance.generate", "random_mcmdk"),
+    "smd": ("dlsched.instance.smd_gen", "generate"),
+    "placement": ("dlsched.instance.placement_gen", "generate"),
+    "oasis": ("dlsched.instance.oasis_gen", "generate"),
+    "oasis-small": ("dlsched.instance.oasis_gen", "small"),   # the competitive-ratio instances
+}
+
+TOP_KEYS = {"name", "description", "time_limit", "threads", "gap", "repetitions", "seed", "instances", "methods"}
+SET_KEYS = {
+    "bundled": {"kind", "name", "pattern"},
+    "data": {"kind", "name", "files", "problems", "best_known"},
+    "folder": {"kind", "name", "path", "pattern", "problems", "best_known"},
+    "generated": {"kind", "name", "generator", "seeds", "params"},
+}
+METHOD_KEYS = {"name", "label", "params", "sets"}
+
+
+def suites_dir() -> Path:
+    return Path(__file__).resolve().parent / "suites"
+
+
+def bundled_suites() -> list[str]:
+    return sorted(p.stem for p in suites_dir().glob("*.toml"))
+
+
+@dataclass(frozen=True)
+class InstanceRef:
+    """How a worker gets one instance: a file (and problem index) or a generator call.
+
+    Small and picklable, so a remote worker loads the instance itself.
+    """
+
+    key: str                           # unique within the suite, names the instance in results
+    set_name: str
+    path: str | None = None
+    problem: int | None = None
+    generator: str | None = None
+    seed: int | None = None
+    params: tuple = ()                 # generator keyword arguments, as sorted (key, json) pairs
+    best_known: str | None = None      # a best-known table file (MKP: mkcbres.txt)
+
+    def load(self):
+        """The instance (on whatever machine runs the cell)."""
+        if self.generator is not None:
+            mod, fn = GENERATORS[self.generator]
+            kwargs = {k: json.loads(v) for k, v in self.params}
+            return getattr(importlib.import_module(mod), fn)(seed=self.seed, **kwargs)
+        import dlsched
+
+        return dlsched.load(self.path, problem=self.problem)
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    label: str
+    name: str
+    params: dict = field(default_factory=dict, hash=False)
+    sets: tuple[str, ...] = ()         # instance sets it runs on (empty: all)
+
+    def runs_on(self, ref: InstanceRef) -> bool:
+        return not self.sets or ref.set_name in self.sets
+
+
+@dataclass
+class Suite:
+    name: str
+    source: str
+    description: str
+    time_limit: float | None
+    threads: int
+    gap: float
+    repetitions: int
+    seed: int
+    instances: list[InstanceRef]
+    methods: list[MethodSpec]
+    definition: dict                   # the parsed file, for the digest and the results header
+
+    def digest(self) -> str:
+        """What makes two runs comparable: the parsed definition (not the file's formatting)."""
+        return hashlib.sha256(json.dumps(self.definition, sort_keys=True).encode()).hexdigest()[:16]
+
+    def limits(self) -> dict:
+        return {"time_limit": self.time_limit, "threads": self.threads, "gap": self.gap,
+                "repetitions": self.repetitions, "seed": self.seed}
+
+    def cells(self) -> list[tuple[InstanceRef, MethodSpec, int]]:
+        return [(i, m, r) for i in self.instances for m in self.methods if m.runs_on(i) for r in range(self.repetitions)]
+
+
+def resolve(name_or_path: str | Path) -> Path:
+    """A bundled suite name (``mkp``) or a path to a suite file."""
+    p = Path(name_or_path)
+    if p.suffix == ".toml" or p.exists():
+        if not p.is_file():
+            raise InputError(str(p), "suite", "a suite file (TOML)", "no such file")
+        return p
+    cand = suites_dir() / f"{name_or_path}.toml"
+    if not cand.is_file():
+        raise InputError("<argument>", "suite", f"a suite file or one of {', '.join(bundled_suites())}", str(name_or_path))
+    return cand
+
+
+def load_suite(name_or_path: str | Path) -> Suite:
+    """Read and validate a suite file (see the module docstring)."""
+    path = resolve(name_or_path)
+    src = str(path)
+    try:
+        doc = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(src, "TOML", "a valid TOML document", str(exc)) from None
+    _unknown(src, "", doc, TOP_KEYS)
+    name = _typed(src, "name", doc.get("name", path.stem), str, "a string")
+    time_limit = doc.get("time_limit")
+    if time_limit is not None and not (isinstance(time_limit, (int, float)) and time_limit > 0):
+        raise InputError(src, "time_limit", "a positive number of seconds", time_limit)
+    threads = _typed(src, "threads", doc.get("threads", 1), int, "a positive integer", lo=1)
+    repetitions = _typed(src, "repetitions", doc.get("repetitions", 1), int, "a positive integer", lo=1)
+    seed = _typed(src, "seed", doc.get("seed", 0), int, "an integer", lo=0)
+    gap = doc.get("gap", 0.0)
+    if not (isinstance(gap, (int, float)) and 0 <= gap < 1):
+        raise InputError(src, "gap", "a relative gap in [0, 1)", gap)
+    sets = doc.get("instances")
+    if not isinstance(sets, list) or not sets:
+        raise InputError(src, "instances", "at least one [[instances]] table", sets)
+    refs: list[InstanceRef] = []
+    for k, s in enumerate(sets):
+        refs += instance_set(src, path.parent, f"instances[{k}]", s)
+    keys = [r.key for r in refs]
+    dup = next((x for x in keys if keys.count(x) > 1), None)
+    if dup is not None:
+        raise InputError(src, "instances", "every instance once (give the sets distinct names)", dup)
+    meths = doc.get("methods")
+    if not isinstance(meths, list) or not meths:
+        raise InputError(src, "methods", "at least one [[methods]] table", meths)
+    set_names = {r.set_name for r in refs}
+    methods = [_method(src, f"methods[{k}]", m, set_names) for k, m in enumerate(meths)]
+    labels = [m.label for m in methods]
+    dup = next((x for x in labels if labels.count(x) > 1), None)
+    if dup is not None:
+        raise InputError(src, "methods", "distinct labels (add label = \"...\")", dup)
+    return Suite(name, src, str(doc.get("description", "")), None if time_limit is None else float(time_limit),
+                 threads, float(gap), repetitions, seed, refs, methods, doc)
+
+
+def _unknown(src: str, where: str, table: Any, allowed: set[str]) -> None:
+    if not isinstance(table, dict):
+        raise InputError(src, where or "top level", "a table", table)
+    for key in table:
+        if key not in allowed:
+            at = f"{where}.{key}" if where else key
+            raise InputError(src, at, f"one of the keys {', '.join(sorted(allowed))}", key)
+
+
+def _typed(src: str, where: str, value: Any, typ: type, expected: str, lo: int | None = None):
+    if not isinstance(value, typ) or isinstance(value, bool) or (lo is not None and value < lo):
+        raise InputError(src, where, expected, value)
+    return value
+
+
+def _problems(src: str, where: str, text: Any) -> set[int] | None:
+    if text is None:
+        return None
+    out: set[int] = set()
+    try:
+        for part in str(text).split(","):
+            lo, _, hi = part.strip().partition("-")
+            out.update(range(int(lo), int(hi or lo) + 1))
+    except ValueError:
+        raise InputError(src, where, "problem indices such as \"0-4,7\"", text) from None
+    return out
+
+
+def instance_set(src: str, base: Path, where: str, s: Any) -> list[InstanceRef]:
+    if not isinstance(s, dict) or s.get("kind") not in SET_KEYS:
+        raise InputError(src, f"{where}.kind", f"one of {', '.join(SET_KEYS)}", s.get("kind") if isinstance(s, dict) else s)
+    kind = s["kind"]
+    _unknown(src, where, s, SET_KEYS[kind])
+    set_name = str(s.get("name", kind))
+    if kind == "generated":
+        return _generated(src, where, set_name, s)
+    from dlsched.data import data_dir, project_root
+
+    if kind == "bundled":
+        files = sorted((project_root() / "instances").glob(s.get("pattern", "*.json")))
+    elif kind == "data":
+        names = s.get("files")
+        if not isinstance(names, list) or not names:
+            raise InputError(src, f"{where}.files", "a list of files under the reference data", names)
+        files = [data_dir() / f for f in names]
+    else:
+        folder = Path(_typed(src, f"{where}.path", s.get("path"), str, "a folder of instance files"))
+        folder = folder if folder.is_absolute() else base / folder
+        if not folder.is_dir():
+            raise InputError(src, f"{where}.path", "a folder of instance files", str(folder))
+        files = sorted(folder.glob(s.get("pattern", "*.json")))
+    for f in files:
+        if not f.is_file():
+            raise InputError(src, f"{where}.files", "an existing instance file", str(f))
+    if not files:
+        raise InputError(src, where, "at least one instance file", "none matched")
+    best = s.get("best_known")
+    if best is not None:
+        best_path = Path(best) if Path(best).is_absolute() else data_dir() / best
+        if not best_path.is_file():
+            raise InputError(src, f"{where}.best_known", "a best-known table file", str(best_path))
+        best = str(best_path)
+    keep = _problems(src, f"{where}.problems", s.get("problems"))
+    out = []
+    for f in files:
+        for k in _file_problems(f, keep):
+            key = f.name if k is None else f"{f.name}#{k}"
+            out.append(InstanceRef(key=key, set_name=set_name, path=str(f), problem=k, best_known=best))
+    return out
+
+
+def _file_problems(path: Path, keep: set[int] | None) -> list[int | None]:
+    """Problem indices of a multi-problem OR-Library MKP file; ``[None]`` for any other file."""
+    from dlsched.instance import orlib
+
+    if orlib.detect_format(path) != "mkp":
+        return [None]
+    return [k for k in range(orlib.count_mkp_problems(path)) if keep is None or k in keep]
+
+
+def _generated(src: str, where: str, set_name: str, s: dict) -> list[InstanceRef]:
+    gen = s.get("generator")
+    if gen not in GENERATORS:
+        raise InputError(src, f"{where}.generator", f"one of {', '.join(GENERATORS)}", gen)
+    seeds = s.get("seeds", [0])
+    if isinstance(seeds, dict):
+        _unknown(src, f"{where}.seeds", seeds, {"start", "count"})
+        seeds = list(range(int(seeds.get("start", 0)), int(seeds.get("start", 0)) + int(seeds.get("count", 1))))
+    if not isinstance(seeds, list) or not seeds or not all(isinstance(x, int) and not isinstance(x, bool) for x in seeds):
+        raise InputError(src, f"{where}.seeds", "a list of integer seeds or {start, count}", seeds)
+    params = s.get("params", {})
+    mod, fn = GENERATORS[gen]
+    sig = inspect.signature(getattr(importlib.import_module(mod), fn))
+    _unknown(src, f"{where}.params", params, set(sig.parameters) - {"seed"})
+    missing = [p.name for p in sig.parameters.values()
+               if p.default is inspect.Parameter.empty and p.name not in params and p.name != "seed"]
+    if missing:
+        raise InputError(src, f"{where}.params.{missing[0]}", f"a value (generator '{gen}' needs it)", "nothing")
+    packed = tuple(sorted((k, json.dumps(v)) for k, v in params.items()))
+    return [InstanceRef(key=f"{set_name}/{gen}-seed{x}", set_name=set_name, generator=gen, seed=x, params=packed)
+            for x in seeds]
+
+
+def _method(src: str, where: str, m: Any, set_names: set[str]) -> MethodSpec:
+    import dlsched.solvers  # noqa: F401  (registers the methods)
+    from dlsched.solvers import registry
+
+    _unknown(src, where, m, METHOD_KEYS)
+    name = m.get("name")
+    if name not in registry.available():
+        raise InputError(src, f"{where}.name", f"a method, one of {', '.join(registry.available())}", name)
+    params = m.get("params", {})
+    _unknown(src, f"{where}.params", params, {p for meth in registry.describe() if meth.name == name for p in meth.params})
+    sets = m.get("sets", [])
+    if not isinstance(sets, list) or any(x not in set_names for x in sets):
+        bad = next((x for x in sets if x not in set_names), sets) if isinstance(sets, list) else sets
+        raise InputError(src, f"{where}.sets", f"names of instance sets, among {', '.join(sorted(set_names))}", bad)
+    return MethodSpec(label=str(m.get("label", name)), name=name, params=dict(params), sets=tuple(sets))
