@@ -23,7 +23,7 @@ KEYS = ("status", "termination", "objective", "bound", "solver_gap", "gap", "che
 
 
 def compare(a: Path, b: Path) -> dict:
-    from dlsched.bench.runner import latest, read_results
+    from dlsched.bench.results import latest, read_results
 
     (ha, ra), (hb, rb) = read_results(a), read_results(b)
     A = {r["cell"]: r for r in latest(ra)}

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dlsched.bench.runner import TARGET, failed, latest, read_results
+from dlsched.bench.results import TARGET, failed, latest, read_results
 from dlsched.result import gap_to_reference
 
 FLOOR = 1e-3           # gap-versus-time: a mean gap of 0 % is drawn at 0.001 % (log axis)

@@ -9,7 +9,8 @@ import pytest
 
 from dlsched.bench import report
 from dlsched.bench.executors import DaskExecutor, LocalExecutor
-from dlsched.bench.runner import read_results, run_cell, run_suite
+from dlsched.bench.results import read_results
+from dlsched.bench.runner import run_cell, run_suite
 from dlsched.bench.suite import bundled_suites, load_suite
 from dlsched.cli import main as cli
 from dlsched.errors import InputError
