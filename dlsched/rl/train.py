@@ -46,13 +46,13 @@ class TrainConfig:
     seed: int = 0
     J: int = 20
     hidden: tuple[int, ...] = (256, 256)
-    train_seeds: tuple[int, ...] = tuple(range(1000, 1016))
+    train_seeds: tuple[int, ...] = tuple(range(1000, 1010))
     tune_seeds: tuple[int, ...] = (2000, 2001, 2002)
     n_jobs: int = 60
     n_servers: int = 16
-    warmup_epochs: int = 30
+    warmup_epochs: int = 12
     warmup_lr: float = 0.005
-    rl_episodes: int = 60
+    rl_episodes: int = 300
     rl_lr: float = 1e-4
     gamma: float = 0.9
     beta: float = 0.1
@@ -381,3 +381,66 @@ def plot_curves(prov: dict, rewards, path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def _seeds(text: str) -> tuple[int, ...]:
+    """``"1000-1011"`` or ``"1,2,5"`` (or a mix) as a tuple of seeds."""
+    from dlsched.errors import InputError
+
+    out: list[int] = []
+    try:
+        for part in text.split(","):
+            lo, sep, hi = part.strip().partition("-")
+            out += list(range(int(lo), int(hi) + 1)) if sep else [int(lo)]
+    except ValueError:
+        raise InputError("<argument>", "--traces", "seeds like 1000-1011 or 1,2,5", text) from None
+    if not out:
+        raise InputError("<argument>", "--traces", "at least one seed", text)
+    return tuple(out)
+
+
+def parser():
+    import argparse
+
+    d = TrainConfig()
+    p = argparse.ArgumentParser(prog="dlsched train dl2",
+                                description="Train DL2: warm-up on a teacher policy, then actor-critic (docs/dl2.md).")
+    p.add_argument("--teacher", default=d.teacher, help="a registered policy to warm up on (default drf)")
+    p.add_argument("--traces", default=f"{d.train_seeds[0]}-{d.train_seeds[-1]}", metavar="SEEDS",
+                   help="seeds of the training traces of DL2's job mix, e.g. 1000-1011")
+    p.add_argument("--tune", default=",".join(map(str, d.tune_seeds)), metavar="SEEDS",
+                   help="seeds of the traces that pick the best checkpoint")
+    p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--jobs", type=int, default=d.n_jobs, help="jobs per trace")
+    p.add_argument("--servers", type=int, default=d.n_servers, help="nodes of DL2's cluster")
+    p.add_argument("--window", type=int, default=d.J, help="J, the jobs the network sees")
+    p.add_argument("--hidden", default=",".join(map(str, d.hidden)), help="hidden layer sizes")
+    p.add_argument("--warmup-epochs", type=int, default=d.warmup_epochs)
+    p.add_argument("--episodes", type=int, default=d.rl_episodes, help="actor-critic episodes")
+    p.add_argument("--budget-min", type=float, default=None, help="stop fine-tuning after this many minutes")
+    p.add_argument("--out", default="dl2.pt", help="checkpoint to write (provenance .json and curves .png beside it)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    return p
+
+
+def main(argv: Sequence[str]) -> int:
+    """``dlsched train dl2``: train and print the provenance summary as one JSON object."""
+    from dlsched.errors import InputError
+
+    args = parser().parse_args(list(argv))
+
+    try:
+        hidden = tuple(int(h) for h in args.hidden.split(","))
+    except ValueError:
+        raise InputError("<argument>", "--hidden", "sizes like 256,256", args.hidden) from None
+    cfg = TrainConfig(teacher=args.teacher, seed=args.seed, J=args.window, hidden=hidden,
+                      train_seeds=_seeds(args.traces), tune_seeds=_seeds(args.tune), n_jobs=args.jobs,
+                      n_servers=args.servers, warmup_epochs=args.warmup_epochs, rl_episodes=args.episodes,
+                      time_budget_s=None if args.budget_min is None else 60 * args.budget_min)
+    from dlsched.sim.policies import policy_class
+
+    policy_class(cfg.teacher)          # an unknown teacher fails before any work
+    prov = train(cfg, args.out, command=" ".join(["dlsched train dl2", *argv]), progress=not args.quiet)
+    print(json.dumps({k: prov[k] for k in ("agreement", "teacher_tune_jct", "best_tune_jct", "best_episode",
+                                            "episodes_run", "training_seconds")}))
+    return 0
