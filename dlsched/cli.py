@@ -215,6 +215,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("rest", nargs=argparse.REMAINDER)
     p.set_defaults(fn=cmd_train)
 
+    from dlsched.sim.run import add_parsers as add_sim_parsers
+
+    add_sim_parsers(sub)
+
     p = sub.add_parser("bench", help="run a benchmark suite (quick, ...)", add_help=False)
     p.add_argument("suite")
     p.add_argument("rest", nargs=argparse.REMAINDER)

@@ -138,6 +138,7 @@ class Simulation:
         self._run = np.empty(0, dtype=np.int64)
         self._moved: set[int] = set()                 # progressed since the last state()
         self._sampled = np.zeros(n, dtype=bool)       # speed of the current placement already reported
+        self._has_curve = np.array([j.convergence is not None for j in jobs], dtype=bool)
         self._obs: dict[int, Observations] = {}
         self._rng = np.random.default_rng(seed)
         self._seg: list[tuple[float, float]] = []     # (start, end) of each interval between events
@@ -220,6 +221,9 @@ class Simulation:
         new: dict[int, Placement] = {}
         changed: list[int] = []
         for key, pl in placements.items():
+            if pl is not None and self._alloc.get(key) is pl:    # unchanged: checked when it was applied
+                new[key] = pl
+                continue
             j = self._check_job(key, policy)
             if pl is None:
                 continue
@@ -321,8 +325,16 @@ class Simulation:
         """Run to the next event (or ``until``) and return what happened there.
 
         Returns [] and leaves time unchanged when nothing can ever happen (no job progresses, no
-        arrival is pending, no ``until``): the caller decides whether that is a stall.
+        arrival is pending, no ``until``): the caller decides whether that is a stall. The
+        arrival of an unschedulable job is no event: time runs on past it.
         """
+        while True:
+            before = (self.time, self._next)
+            events = self._step(until)
+            if events or self.done or (self.time, self._next) == before:
+                return events
+
+    def _step(self, until: float | None) -> list[Event]:
         t0 = _time.perf_counter()
         if self.done:
             return []
@@ -346,7 +358,9 @@ class Simulation:
             rem[fin] = 0.0
             self.remaining[run] = np.maximum(rem, 0.0)
             self.attained[run] += self._held_gpu[run] * dt
-            self._moved.update(run[eff > 0].tolist())
+            moved = run[eff > 0]
+            # only jobs with something to report: a loss curve, or a placement not yet sampled
+            self._moved.update(moved[self._has_curve[moved] | ~self._sampled[moved]].tolist())
             finished = run[fin]
         if dt > 0:
             self._seg.append((self.time, t_next))
