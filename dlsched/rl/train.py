@@ -241,7 +241,7 @@ def actor_critic_update(model: Model, batch, opt_pi, opt_v, beta: float) -> tupl
     opt_pi.step()
     model.policy.eval()
     model.value.eval()
-    return float(loss_pi), float(loss_v)
+    return float(loss_pi.detach()), float(loss_v.detach())
 
 
 def value_warmup(model: Model, X, M, A, G, lr: float, epochs: int, batch: int, seed: int) -> None:
@@ -347,7 +347,7 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     wall = time.monotonic() - wall0
     final = load_checkpoint(out)
     prov = {"command": command, "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items()},
-            "seed": cfg.seed, "torch": torch.__version__, "numpy": np.__version__,
+            "seed": cfg.seed, "torch": str(torch.__version__), "numpy": str(np.__version__),
             "training_seconds": wall, "warmup_seconds": warmup_seconds, "warmup_samples": int(len(A)),
             "warmup_loss": losses, "agreement": agree, "teacher_tune_jct": teacher_jct,
             "best_episode": best[1], "best_tune_jct": best[0],

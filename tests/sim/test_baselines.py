@@ -114,6 +114,8 @@ def test_table_lists_every_policy_and_each_runs():
     for name in available():
         assert describe(name), name
         assert POLICIES[name].count(":") == 1
+        if name == "dl2":   # a trained network knows only DL2's job types: tests/rl/ runs it on DL2's mix
+            continue
         res = simulate(tr, cluster(servers=2), make_policy(name), LinearSpeed())
         assert res.status == "completed" and res.completed.all(), name
         assert res.policy == make_policy(name).name

@@ -17,6 +17,7 @@ POLICIES: dict[str, str] = {
     "srtf": "dlsched.sim.policies.baselines:SRTF",
     "drf": "dlsched.sim.policies.baselines:DRF",
     "tetris": "dlsched.sim.policies.baselines:Tetris",
+    "dl2": "dlsched.rl.policy:DL2Policy",
 }
 
 
@@ -42,6 +43,9 @@ def make_policy(name: str, **params):
 
 
 def describe(name: str) -> str:
-    """The first line of the policy class's docstring."""
-    doc = policy_class(name).__doc__ or ""
+    """The first line of the policy class's docstring (or why it cannot load: a missing optional extra)."""
+    try:
+        doc = policy_class(name).__doc__ or ""
+    except ImportError as exc:
+        return f"(unavailable: {exc})"
     return doc.strip().split("\n")[0]
