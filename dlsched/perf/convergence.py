@@ -1,0 +1,164 @@
+r"""Optimus's online convergence model (MODELS.md §5), fitted on observed (step, loss) points.
+
+.. math::
+
+    \ell(k) = \frac{1}{\beta_0 k + \beta_1} + \beta_2, \qquad \beta \ge 0
+
+**Fit** (:func:`fit_loss_curve`). For a fixed :math:`\beta_2` the model is linear after
+linearisation, :math:`1/(\ell - \beta_2) = \beta_0 k + \beta_1`, so (β0, β1) is a weighted
+non-negative least squares (``scipy.optimize.nnls``). Each linearised row is scaled by
+:math:`(\ell_i - \beta_2)^2`, the first-order factor that turns an error in
+:math:`1/(\ell-\beta_2)` back into an error in ℓ, so the fit approximates least squares on
+the observed loss itself. :math:`\beta_2` is chosen on a grid in :math:`[0, \min_i \ell_i)`
+and the best grid point is polished by a bounded ``scipy.optimize.least_squares`` on ℓ
+directly. Point i is weighted by :math:`\gamma^{(n-1-i)/(n-1)}` after sorting by step (so the
+newest point weighs 1 and the oldest γ, default γ = 0.1): later points describe the part of
+the curve that decides the remaining steps, as Optimus weights them.
+
+**Convergence** (:func:`converged_step`). A job has converged at the first step k at which
+the fitted loss improves by less than δ over the next ``window`` steps,
+:math:`\ell(k) - \ell(k + W) < \delta`. With :math:`a = \beta_0 k + \beta_1` this is
+:math:`\beta_0 W / (a (a + \beta_0 W)) < \delta`, a quadratic in a, so
+
+.. math::
+
+    k^\star = \frac{a^\star - \beta_1}{\beta_0}, \qquad
+    a^\star = \tfrac12\Big(-\beta_0 W + \sqrt{(\beta_0 W)^2 + 4 \beta_0 W / \delta}\Big),
+
+and the remaining steps are :math:`\max(k^\star - k_{\text{done}}, 0)`.
+:func:`curve_converging_at` builds a true curve whose :math:`k^\star` is a given number of
+steps, so that a trace's jobs and Optimus's estimate use the same criterion.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import least_squares, nnls
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """Converged when the loss improves by less than ``delta`` over ``window`` steps (MODELS.md §5)."""
+
+    delta: float = 1e-3
+    window: float = 1000.0
+
+    def __post_init__(self) -> None:
+        if not (self.delta > 0 and self.window > 0):
+            raise ValueError(f"Criterion needs delta > 0 and window > 0, got {self.delta}, {self.window}")
+
+
+@dataclass(frozen=True)
+class LossFit:
+    """Fitted β = (β0, β1, β2) ≥ 0 and the number of points it was fitted on."""
+
+    beta: np.ndarray
+    n_points: int
+
+    def loss(self, k) -> np.ndarray:
+        b0, b1, b2 = self.beta
+        return 1.0 / (b0 * np.asarray(k, dtype=float) + b1) + b2
+
+    def converged_step(self, criterion: Criterion) -> float:
+        return converged_step(self.beta, criterion)
+
+    def remaining_steps(self, done: float, criterion: Criterion) -> float:
+        """max(k* − done, 0) (MODELS.md §5)."""
+        return max(self.converged_step(criterion) - float(done), 0.0)
+
+
+def converged_step(beta, criterion: Criterion) -> float:
+    """k* of the module docstring: the first step where ℓ(k) − ℓ(k+W) < δ (0 if already; inf if never)."""
+    b0, b1, _ = (float(x) for x in beta)
+    if b0 <= 0:
+        return 0.0 if b1 > 0 else math.inf  # a flat curve has converged; 1/0 never improves either
+    bw = b0 * criterion.window
+    a_star = 0.5 * (-bw + math.sqrt(bw * bw + 4.0 * bw / criterion.delta))
+    return max((a_star - b1) / b0, 0.0)
+
+
+def curve_converging_at(steps: float, initial_loss: float, final_loss: float, criterion: Criterion) -> np.ndarray:
+    """β ≥ 0 of the curve with ℓ(0) = ``initial_loss``, ℓ(∞) = ``final_loss`` and k* = ``steps``.
+
+    β2 = final_loss, β1 = 1/(initial_loss − final_loss). k*(β0) is 0 for a curve too flat to
+    ever improve by δ, peaks near β0 = 4 β1² δ / W (where k* ≈ W / (4 β1 δ)) and falls again
+    for steeper curves; β0 solves k*(β0) = ``steps`` on the steep, decreasing side (a curve
+    that has flattened out by its converged step) by bisection on a log scale. Raises
+    ValueError when ``steps`` exceeds the peak (δ too large for the drop initial − final loss).
+    """
+    if not (initial_loss > final_loss >= 0 and steps > 0):
+        raise ValueError(f"need initial_loss > final_loss >= 0 and steps > 0, got {initial_loss}, {final_loss}, {steps}")
+    b1 = 1.0 / (initial_loss - final_loss)
+    lo, hi = 4.0 * b1 * b1 * criterion.delta / criterion.window, 1e12
+    if not (converged_step((hi, b1, final_loss), criterion) < steps < converged_step((lo, b1, final_loss), criterion)):
+        raise ValueError(f"no curve from loss {initial_loss} to {final_loss} converges at step {steps} under {criterion}")
+    for _ in range(200):
+        mid = math.sqrt(lo * hi)
+        if converged_step((mid, b1, final_loss), criterion) > steps:
+            lo = mid
+        else:
+            hi = mid
+        if hi / lo < 1 + 1e-12:
+            break
+    return np.array([math.sqrt(lo * hi), b1, final_loss])
+
+
+def _weights(n: int, gamma: float) -> np.ndarray:
+    if n == 1:
+        return np.ones(1)
+    return gamma ** ((n - 1 - np.arange(n)) / (n - 1))
+
+
+def _linear_fit(k: np.ndarray, loss: np.ndarray, sw: np.ndarray, b2: float) -> tuple[np.ndarray, float]:
+    """(β0, β1) ≥ 0 for a fixed β2 by NNLS on 1/(ℓ − β2), rows scaled back to loss units; its loss-space SSE."""
+    gap = loss - b2
+    y = 1.0 / gap
+    scale = sw * gap * gap
+    X = np.stack([k, np.ones_like(k)], axis=1)
+    coef, _ = nnls(X * scale[:, None], y * scale)
+    pred = 1.0 / np.maximum(X @ coef, 1e-300) + b2
+    return coef, float(np.sum((sw * (pred - loss)) ** 2))
+
+
+def fit_loss_curve(steps, losses, *, gamma: float = 0.1, grid: int = 24) -> LossFit:
+    """Bounded weighted fit of ℓ(k) = 1/(β0 k + β1) + β2 on observed points (module docstring).
+
+    ``steps`` and ``losses`` are equal-length arrays (at least 2 points, losses > 0); points
+    are sorted by step before weighting, so the newest point weighs most.
+    """
+    k = np.asarray(steps, dtype=float)
+    loss = np.asarray(losses, dtype=float)
+    if k.shape != loss.shape or k.ndim != 1 or k.size < 2:
+        raise ValueError(f"need two equal-length 1-d arrays of at least 2 points, got {k.shape}, {loss.shape}")
+    if not (np.isfinite(k).all() and np.isfinite(loss).all() and (loss > 0).all()):
+        raise ValueError("steps must be finite and losses finite and > 0")
+    order = np.argsort(k, kind="stable")
+    k, loss = k[order], loss[order]
+    sw = np.sqrt(_weights(k.size, gamma))
+    lmin = float(loss.min())
+    best = None
+    for b2 in lmin * (1.0 - np.geomspace(1.0, 1e-3, grid)):  # from 0 towards min ℓ, denser near it
+        coef, sse = _linear_fit(k, loss, sw, float(b2))
+        if coef[1] > 0 and (best is None or sse < best[0]):
+            best = (sse, np.array([coef[0], coef[1], b2]))
+    x0 = best[1] if best is not None else np.array([0.0, 1.0 / lmin, 0.0])
+    kscale = max(float(k.max()), 1.0)
+    # polish in scaled variables (β0·k_max, β1, β2) so that the three are of similar magnitude
+    z0 = np.array([x0[0] * kscale, x0[1], x0[2]])
+
+    def resid(z):
+        return sw * (1.0 / np.maximum(z[0] * k / kscale + z[1], 1e-12) + z[2] - loss)
+
+    hi = np.array([np.inf, np.inf, lmin])
+    z0 = np.clip(z0, 0.0, hi * (1 - 1e-9))
+    try:
+        z = least_squares(resid, z0, bounds=(np.zeros(3), hi), method="trf", x_scale="jac").x
+        if np.sum(resid(z) ** 2) > np.sum(resid(z0) ** 2):
+            z = z0
+    except ValueError:  # a degenerate start (e.g. all losses equal): keep the linearised fit
+        z = z0
+    beta = np.array([z[0] / kscale, z[1], z[2]])
+    return LossFit(np.maximum(beta, 0.0), int(k.size))
