@@ -16,18 +16,18 @@ newest point weighs 1 and the oldest γ, default γ = 0.1): later points describ
 the curve that decides the remaining steps, as Optimus weights them.
 
 **Convergence** (:func:`converged_step`). A job has converged at the first step k at which
-the fitted loss improves by less than δ over the next ``window`` steps,
-:math:`\ell(k) - \ell(k + W) < \delta`. With :math:`a = \beta_0 k + \beta_1` this is
-:math:`\beta_0 W / (a (a + \beta_0 W)) < \delta`, a quadratic in a, so
+the fitted loss improved by less than δ over the last ``window`` W steps,
+:math:`\ell(k - W) - \ell(k) < \delta` (the test a running job can make on its own past, and the
+one :func:`dlsched.instance.synthetic.convergence_curve` builds the true curves with). With
+:math:`x = \beta_0 k + \beta_1` the condition is :math:`\beta_0 W / (x (x - \beta_0 W)) = \delta`,
+i.e. :math:`\delta x^2 - \delta \beta_0 W x - \beta_0 W = 0`, so
 
 .. math::
 
-    k^\star = \frac{a^\star - \beta_1}{\beta_0}, \qquad
-    a^\star = \tfrac12\Big(-\beta_0 W + \sqrt{(\beta_0 W)^2 + 4 \beta_0 W / \delta}\Big),
+    k^\star = \frac{x^\star - \beta_1}{\beta_0}, \qquad
+    x^\star = \frac{\delta \beta_0 W + \sqrt{(\delta \beta_0 W)^2 + 4 \delta \beta_0 W}}{2 \delta},
 
 and the remaining steps are :math:`\max(k^\star - k_{\text{done}}, 0)`.
-:func:`curve_converging_at` builds a true curve whose :math:`k^\star` is a given number of
-steps, so that a trace's jobs and Optimus's estimate use the same criterion.
 """
 
 from __future__ import annotations
@@ -71,39 +71,13 @@ class LossFit:
 
 
 def converged_step(beta, criterion: Criterion) -> float:
-    """k* of the module docstring: the first step where ℓ(k) − ℓ(k+W) < δ (0 if already; inf if never)."""
+    """k* of the module docstring: the first step where ℓ(k − W) − ℓ(k) < δ (0 for a flat curve)."""
     b0, b1, _ = (float(x) for x in beta)
     if b0 <= 0:
-        return 0.0 if b1 > 0 else math.inf  # a flat curve has converged; 1/0 never improves either
-    bw = b0 * criterion.window
-    a_star = 0.5 * (-bw + math.sqrt(bw * bw + 4.0 * bw / criterion.delta))
-    return max((a_star - b1) / b0, 0.0)
-
-
-def curve_converging_at(steps: float, initial_loss: float, final_loss: float, criterion: Criterion) -> np.ndarray:
-    """β ≥ 0 of the curve with ℓ(0) = ``initial_loss``, ℓ(∞) = ``final_loss`` and k* = ``steps``.
-
-    β2 = final_loss, β1 = 1/(initial_loss − final_loss). k*(β0) is 0 for a curve too flat to
-    ever improve by δ, peaks near β0 = 4 β1² δ / W (where k* ≈ W / (4 β1 δ)) and falls again
-    for steeper curves; β0 solves k*(β0) = ``steps`` on the steep, decreasing side (a curve
-    that has flattened out by its converged step) by bisection on a log scale. Raises
-    ValueError when ``steps`` exceeds the peak (δ too large for the drop initial − final loss).
-    """
-    if not (initial_loss > final_loss >= 0 and steps > 0):
-        raise ValueError(f"need initial_loss > final_loss >= 0 and steps > 0, got {initial_loss}, {final_loss}, {steps}")
-    b1 = 1.0 / (initial_loss - final_loss)
-    lo, hi = 4.0 * b1 * b1 * criterion.delta / criterion.window, 1e12
-    if not (converged_step((hi, b1, final_loss), criterion) < steps < converged_step((lo, b1, final_loss), criterion)):
-        raise ValueError(f"no curve from loss {initial_loss} to {final_loss} converges at step {steps} under {criterion}")
-    for _ in range(200):
-        mid = math.sqrt(lo * hi)
-        if converged_step((mid, b1, final_loss), criterion) > steps:
-            lo = mid
-        else:
-            hi = mid
-        if hi / lo < 1 + 1e-12:
-            break
-    return np.array([math.sqrt(lo * hi), b1, final_loss])
+        return 0.0  # a flat curve never improves: it has converged
+    dw = criterion.delta * b0 * criterion.window
+    x_star = (dw + math.sqrt(dw * dw + 4.0 * dw)) / (2.0 * criterion.delta)
+    return max((x_star - b1) / b0, 0.0)
 
 
 def _weights(n: int, gamma: float) -> np.ndarray:
