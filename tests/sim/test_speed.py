@@ -83,3 +83,94 @@ def test_table_rate_is_within_the_measured_range(p, w, model):
 def test_every_dl2_job_type_has_a_table_rate(table):
     for job in dl2_trace(100, seed=0).jobs:
         assert table.rate(job, place(1, 1), CLUSTER) > 0
+
+
+def test_optimus_speed_is_the_fitted_model():
+    from dlsched.perf.optimus_fit import fit_sync
+
+    model = fit_sync(read_config_speed()[0]["vgg-16"])
+    got = OptimusSpeed().rate(ps_job("vgg-16"), Placement({0: 2, 1: 3}, {2: 4}), CLUSTER)
+    assert got == pytest.approx(float(model.speed(4, 5)[0]))
+
+
+def test_layered_speed_uses_the_builtin_profile_or_the_jobs_own():
+    from dlsched.perf.layered import throughput
+    from dlsched.perf.profiles import builtin
+
+    src = LayeredSpeed()
+    assert src.rate(ps_job("wlm"), place(2, 5), CLUSTER) == pytest.approx(float(throughput(builtin("wlm"), 160, 5, 2)))
+    own = ps_job("mine", meta={"profile": builtin("dssm"), "batch": 64})
+    assert src.rate(own, place(3, 2), CLUSTER) == pytest.approx(float(throughput(builtin("dssm"), 64, 2, 3)))
+    with pytest.raises(InputError, match="batch"):
+        src.rate(ps_job("mine", meta={"profile": builtin("dssm")}), place(1, 1), CLUSTER)
+
+
+GAVEL_TYPE = "ResNet-50 (batch size 64)"
+HET = Cluster.from_groups([(1, {"gpu": 8}, "v100"), (1, {"gpu": 8}, "K80")])
+
+
+def gavel_job(n):
+    return Job("g", 0.0, GAVEL_TYPE, 1e4, {"gpu": 1}, min_workers=n, max_workers=n)
+
+
+def test_throughput_on_one_gpu_type_is_gavels_measurement():
+    from dlsched.perf.throughputs import load_gavel
+
+    steps = load_gavel().steps
+    src = ThroughputSpeed()
+    for n in (1, 2, 4, 8):
+        assert src.rate(gavel_job(n), Placement({0: n}), HET) == pytest.approx(steps[(GAVEL_TYPE, "v100", n)])
+
+
+def test_heterogeneous_placement_sums_per_worker_throughputs():
+    from dlsched.perf.throughputs import calibrate, load_gavel
+
+    steps = load_gavel().steps
+    src = ThroughputSpeed()
+    r = src.rate(gavel_job(4), Placement({0: 3, 1: 1}), HET)
+    assert r == pytest.approx(3 * steps[(GAVEL_TYPE, "v100", 4)] / 4 + steps[(GAVEL_TYPE, "k80", 4)] / 4)
+    # a scale factor Gavel did not measure uses the calibrated model n / (t(1) + c f(n)) (§4.1)
+    r3 = src.rate(gavel_job(3), Placement({0: 3}), HET)
+    c = calibrate(load_gavel()).comm_seconds[GAVEL_TYPE]
+    assert r3 == pytest.approx(3 / (1 / steps[(GAVEL_TYPE, "v100", 1)] + c * 2 * 2 / 3))
+    assert steps[(GAVEL_TYPE, "v100", 1)] < r3 < 3 * steps[(GAVEL_TYPE, "v100", 1)]
+
+
+def test_throughput_unknown_gpu_type_is_an_input_error():
+    c = Cluster.homogeneous(1, {"gpu": 8}, gpu_type="A10")
+    with pytest.raises(InputError, match="A10"):
+        ThroughputSpeed().rate(gavel_job(1), Placement({0: 1}), c)
+
+
+def test_duration_speed_reproduces_the_recorded_duration():
+    job = Job("t", 0.0, "x", 500.0, {"gpu": 1}, min_workers=4, max_workers=4, meta={"duration": 250.0})
+    c = Cluster.homogeneous(1, {"gpu": 8})
+    assert DurationSpeed().rate(job, Placement({0: 4}), c) * 250.0 == pytest.approx(500.0)
+    assert DurationSpeed().rate(job, Placement({0: 2}), c) == pytest.approx(1.0)
+    with pytest.raises(InputError, match="duration"):
+        DurationSpeed().rate(Job("u", 0.0, "x", 5.0, {"gpu": 1}), Placement({0: 1}), c)
+
+
+def test_noise_is_seeded_per_job_and_allocation(table):
+    jobs = dl2_trace(300, seed=0).jobs
+    a, b, c = Noisy(table, 0.2, seed=1), Noisy(table, 0.2, seed=1), Noisy(table, 0.2, seed=2)
+    ra = [a.rate(j, place(1, 2), CLUSTER) for j in jobs]
+    assert ra == [b.rate(j, place(1, 2), CLUSTER) for j in jobs]
+    assert ra != [c.rate(j, place(1, 2), CLUSTER) for j in jobs]
+    assert a.rate(jobs[0], place(1, 2), CLUSTER) == ra[0]          # asked again: same draw
+    assert a.factor(jobs[0], place(1, 2)) != a.factor(jobs[0], place(2, 2))
+    factors = np.array([a.factor(j, place(1, 2)) for j in jobs])
+    assert np.mean(factors) == pytest.approx(1.0, abs=0.05)        # mean-one lognormal
+    assert np.std(np.log(factors)) == pytest.approx(0.2, rel=0.15)
+    assert a.rate(jobs[0], place(0, 2), CLUSTER) == 0.0
+
+
+def test_make_speed_names_and_errors():
+    assert set(SPEEDS) >= {"table", "layered", "optimus", "throughput"}
+    assert isinstance(make_speed("table"), TableSpeed)
+    noisy = make_speed("optimus", noise=0.1, seed=3)
+    assert isinstance(noisy, Noisy) and isinstance(noisy.source, OptimusSpeed) and noisy.seed == 3
+    with pytest.raises(InputError, match="--speed"):
+        make_speed("magic")
+    with pytest.raises(InputError):
+        Noisy(make_speed("table"), math.nan)

@@ -1,0 +1,528 @@
+"""The event-driven cluster simulator: mechanism only (STYLE.md practice 12, docs/simulator.md).
+
+Time jumps from event to event: the next arrival, the earliest completion at the current rates,
+or a time the caller asks for (a policy's ``next_call`` or a slot boundary). Between events every
+running job j advances at r_j = ``speed.rate(job, placement, cluster)`` iterations per second,
+except during the ``restart_seconds`` that follow a change of its placement (start, resume,
+rescale, move), when it holds its resources and makes no progress. A job completes at the exact
+time its remaining iterations reach zero at its current rate, wherever that falls in a slot:
+
+    t_complete(j) = max(t, t_resume(j)) + remaining(j) / r_j
+
+:class:`Simulation` is the stepwise engine (``state`` / ``apply`` / ``advance``) that
+:func:`simulate` and the gymnasium environment drive; it validates every decision and raises
+:class:`PolicyError`, naming the policy and the time, for one it cannot carry out.
+
+Cost per event: numpy work over the running jobs and the jobs whose placement changed; no
+Python loop over all n jobs of the trace happens after construction.
+"""
+
+from __future__ import annotations
+
+import math
+import time as _time
+from types import MappingProxyType
+from typing import Mapping
+
+import numpy as np
+
+from dlsched.errors import DlschedError, InputError
+from dlsched.instance.cluster import Cluster
+from dlsched.instance.workload import Trace
+from dlsched.sim.metrics import SimResult
+from dlsched.sim.placement import EPS, consolidated, task_slots, usage
+from dlsched.sim.policy import (ClusterState, Decision, Event, Observations, Placement, PolicyContext,
+                                SpeedSourceLike)
+
+
+class PolicyError(DlschedError, RuntimeError):
+    """A policy raised, or answered with a decision the engine cannot carry out."""
+
+    def __init__(self, policy: str, time: float, message: str):
+        self.policy = policy
+        self.time = time
+        super().__init__(f"policy '{policy}' at t={time:.6g}s: {message}")
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
+def unschedulable(cluster: Cluster, trace: Trace, demand_w: np.ndarray, demand_p: np.ndarray) -> dict[int, str]:
+    """Jobs that cannot run even alone on the empty cluster, with the reason.
+
+    A job needs ``min_workers`` workers, plus one PS if it uses PSs (MODELS.md §1). It is
+    unschedulable if that exceeds the cluster's total in some resource, or if no packing of those
+    tasks on the servers exists (tasks are indivisible). Jobs are grouped by demand so the check
+    costs one numpy pass per distinct job shape.
+    """
+    jobs = trace.jobs
+    minw = np.array([j.min_workers for j in jobs], dtype=float)
+    ps = np.array([1.0 if j.uses_ps else 0.0 for j in jobs])
+    shape = np.hstack([demand_w, demand_p, minw[:, None], ps[:, None]])
+    uniq, inverse = np.unique(shape, axis=0, return_inverse=True)
+    inverse = np.asarray(inverse).reshape(-1)
+    cap, total, R = cluster.capacity, cluster.total(), demand_w.shape[1]
+    reasons: dict[int, str] = {}
+    for u, row in enumerate(uniq):
+        dw, dp, k, has_ps = row[:R], row[R:2 * R], int(row[2 * R]), bool(row[2 * R + 1])
+        need = k * dw + (dp if has_ps else 0.0)
+        over = np.flatnonzero(need > total + EPS)
+        reason = None
+        if over.size:
+            r = over[0]
+            reason = (f"needs {need[r]:g} {cluster.resources[r]} ({k} workers" + (" + 1 PS" if has_ps else "")
+                      + f") but the whole cluster has {total[r]:g}")
+        else:
+            slots = task_slots(cap, dw)
+            if has_ps:
+                hosts = task_slots(cap, dp) >= 1
+                best = (slots.sum() - slots + task_slots(np.maximum(cap - dp, 0), dw))[hosts].max() if hosts.any() else -1
+            else:
+                best = slots.sum()
+            if best < 0:
+                reason = "its PS fits on no server"
+            elif best < k:
+                reason = f"at most {int(best)} of its {k} workers" + (" (with its PS)" if has_ps else "") + \
+                    " fit on the empty cluster"
+        if reason:
+            for j in np.flatnonzero(inverse == u):
+                reasons[int(j)] = reason
+    return reasons
+
+
+class Simulation:
+    """A stepwise replay of ``trace`` on ``cluster``: ``state()``, ``apply(decision)``, ``advance(until)``.
+
+    The caller alternates: read :meth:`state`, :meth:`apply` a policy's decision, :meth:`advance`
+    to the next event. ``max_time`` caps simulated time (``status`` becomes ``"max_time"``).
+    ``seed`` drives the noise of the observed losses.
+    """
+
+    def __init__(self, trace: Trace, cluster: Cluster, speed: SpeedSourceLike, *, seed: int = 0,
+                 restart_seconds: float = 0.0, max_time: float | None = None):
+        if not (math.isfinite(restart_seconds) and restart_seconds >= 0):
+            raise InputError("<argument>", "restart_seconds", "a finite number of seconds >= 0", restart_seconds)
+        if max_time is not None and not (max_time > 0):
+            raise InputError("<argument>", "max_time", "a simulated time > 0", max_time)
+        self.trace, self.cluster, self.speed = trace, cluster, speed
+        self.seed, self.restart_seconds, self.max_time = seed, float(restart_seconds), max_time
+        self.jobs = jobs = trace.jobs
+        n, R = len(jobs), len(cluster.resources)
+        self.n = n
+        self.arrival = np.array([j.arrival for j in jobs], dtype=float)
+        self.iterations = np.array([j.iterations for j in jobs], dtype=float)
+        self.remaining = self.iterations.copy()
+        self.attained = np.zeros(n)
+        self.finished = np.zeros(n, dtype=bool)   # completed (ClusterState.done)
+        self.demand_w = np.array([cluster.vector(j.worker_demand, f"{trace.source}: jobs[{i}].worker_demand")
+                                  for i, j in enumerate(jobs)]).reshape(n, R)
+        self.demand_p = np.array([cluster.vector(j.ps_demand, f"{trace.source}: jobs[{i}].ps_demand")
+                                  for i, j in enumerate(jobs)]).reshape(n, R)
+        self.first_start = np.full(n, np.nan)
+        self.completion = np.full(n, np.nan)
+        self.unschedulable = unschedulable(cluster, trace, self.demand_w, self.demand_p)
+        self.status = "running"
+        self.time = 0.0
+        self._gpu = cluster.resources.index("gpu") if "gpu" in cluster.resources else None
+        self._next = 0                                # trace index of the next arrival
+        self._active = np.empty(0, dtype=np.int64)    # arrived, unfinished, schedulable; sorted
+        self._alloc: dict[int, Placement] = {}
+        self._usage: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._used = np.zeros_like(cluster.capacity)
+        self._rate_of = np.zeros(n)
+        self._resume_of = np.zeros(n)                 # time from which a job's current placement progresses
+        self._held_gpu = np.zeros(n)                  # GPUs a job holds now
+        self._run = np.empty(0, dtype=np.int64)
+        self._moved: set[int] = set()                 # progressed since the last state()
+        self._sampled = np.zeros(n, dtype=bool)       # speed of the current placement already reported
+        self._obs: dict[int, Observations] = {}
+        self._rng = np.random.default_rng(seed)
+        self._seg: list[tuple[float, float]] = []     # (start, end) of each interval between events
+        self._seg_used: list[np.ndarray] = []         # total use per resource in that interval
+        self.engine_seconds = 0.0
+        self.n_events = 0
+
+    # -- what the policy sees ------------------------------------------------------------------
+    @property
+    def done_all(self) -> bool:
+        return self._next >= self.n and self._active.size == 0
+
+    @property
+    def done(self) -> bool:
+        """All jobs finished (or unschedulable), or ``max_time`` reached."""
+        return self.status != "running" or self.done_all
+
+    @property
+    def running(self) -> np.ndarray:
+        """Trace indices of the jobs holding resources now."""
+        return self._run
+
+    @property
+    def active(self) -> np.ndarray:
+        return self._active
+
+    @property
+    def pending_arrivals(self) -> int:
+        return self.n - self._next
+
+    def state(self) -> ClusterState:
+        """The read-only view a policy gets now; first records the observations since the last call.
+
+        Arrays are views of the engine's own (not writeable) and are valid during the call.
+        """
+        t0 = _time.perf_counter()
+        self._observe()
+        st = ClusterState(
+            time=self.time, cluster=self.cluster, jobs=self.jobs, active=_read_only(self._active.copy()),
+            arrival=_read_only(self.arrival), done=_read_only(self.finished), remaining=_read_only(self.remaining),
+            attained=_read_only(self.attained), demand_w=_read_only(self.demand_w), demand_p=_read_only(self.demand_p),
+            allocation=MappingProxyType(self._alloc), free=self.cluster.capacity - self._used,
+            observations=MappingProxyType(self._obs))
+        self.engine_seconds += _time.perf_counter() - t0
+        return st
+
+    def _observe(self) -> None:
+        """Noisy (step, loss) for jobs that progressed (relative noise ``convergence.noise``, seeded);
+        one (PSs, workers, rate) sample per placement a job progressed with."""
+        for j in sorted(self._moved):
+            job = self.jobs[j]
+            pl = self._alloc.get(j)
+            if job.convergence is None and (pl is None or self._sampled[j]):
+                continue
+            obs = self._obs.get(j)
+            if obs is None:
+                obs = self._obs[j] = Observations()
+            if job.convergence is not None:
+                step = float(self.iterations[j] - self.remaining[j])
+                c = job.convergence
+                obs.loss.append((step, float(c.loss(step)) * (1.0 + c.noise * self._rng.standard_normal())))
+            if pl is not None and not self._sampled[j]:
+                obs.speed.append((pl.n_ps, pl.n_workers, float(self._rate_of[j])))
+                self._sampled[j] = True
+        self._moved.clear()
+
+    # -- decisions -----------------------------------------------------------------------------
+    def apply(self, decision: Decision | Mapping[int, Placement], policy: str = "<policy>") -> None:
+        """Make ``decision`` the allocation from now on; jobs absent from it hold nothing.
+
+        Raises PolicyError for an unknown, unarrived, unschedulable or finished job, a malformed
+        placement, a server that does not exist, a worker count outside [min_workers,
+        max_workers], a PS job without a PS (or more than max_ps), PSs for an all-reduce job, or
+        any server and resource over-committed.
+        """
+        t0 = _time.perf_counter()
+        placements = decision.placements if isinstance(decision, Decision) else decision
+        if not isinstance(placements, Mapping):
+            raise PolicyError(policy, self.time, f"expected a Decision or a dict job -> Placement, got {type(placements).__name__}")
+        new: dict[int, Placement] = {}
+        changed: list[int] = []
+        for key, pl in placements.items():
+            j = self._check_job(key, policy)
+            if pl is None:
+                continue
+            if not isinstance(pl, Placement):
+                raise PolicyError(policy, self.time, f"job {j}: expected a Placement, got {type(pl).__name__}")
+            old = self._alloc.get(j)
+            if old is pl or old == pl:
+                new[j] = old
+                continue
+            if not pl.workers and not pl.ps:
+                continue
+            self._check_placement(j, pl, policy)
+            new[j] = pl
+            changed.append(j)
+        released = [j for j in self._alloc if new.get(j) is not self._alloc[j]]
+        used = self._used.copy()
+        for j in released:
+            srv, rows = self._usage[j]
+            used[srv] -= rows
+        fresh = {}
+        for j in changed:
+            fresh[j] = usage(new[j], self.demand_w[j], self.demand_p[j])
+            used[fresh[j][0]] += fresh[j][1]
+        over = used > self.cluster.capacity + EPS * np.maximum(1.0, self.cluster.capacity)
+        if over.any():
+            s, r = np.argwhere(over)[0]
+            holders = sorted(j for j, pl in new.items() if s in pl.servers)
+            raise PolicyError(policy, self.time,
+                              f"over-commits server {self.cluster.names[s]} (index {s}) in {self.cluster.resources[r]}: "
+                              f"{used[s, r]:g} > capacity {self.cluster.capacity[s, r]:g} (jobs {holders[:10]})")
+        for j in released:
+            del self._usage[j]
+            self._sampled[j] = False
+            self._held_gpu[j] = 0.0
+        for j in changed:
+            rate = self.speed.rate(self.jobs[j], new[j], self.cluster)
+            if not (isinstance(rate, (int, float, np.floating, np.integer)) and math.isfinite(rate) and rate >= 0):
+                raise PolicyError(policy, self.time, f"the speed source gave job {j} the rate {rate!r} (expected a finite rate >= 0)")
+            self._rate_of[j] = float(rate)
+            self._resume_of[j] = self.time + self.restart_seconds
+            self._usage[j] = fresh[j]
+            self._held_gpu[j] = fresh[j][1][:, self._gpu].sum() if self._gpu is not None else 0.0
+            if np.isnan(self.first_start[j]):
+                self.first_start[j] = self.time
+        self._used = used
+        self._alloc = new
+        self._run = np.array(sorted(new), dtype=np.int64)
+        self.engine_seconds += _time.perf_counter() - t0
+
+    def _check_job(self, key, policy: str) -> int:
+        if isinstance(key, (bool, np.bool_)) or not isinstance(key, (int, np.integer)):
+            raise PolicyError(policy, self.time, f"unknown job {key!r} (jobs are trace indices 0..{self.n - 1})")
+        j = int(key)
+        if not 0 <= j < self.n:
+            raise PolicyError(policy, self.time, f"unknown job {j} (jobs are trace indices 0..{self.n - 1})")
+        name = self.jobs[j].name
+        if j >= self._next:
+            raise PolicyError(policy, self.time, f"job {j} ({name}) has not arrived (arrives at {self.arrival[j]:g}s)")
+        if self.finished[j]:
+            raise PolicyError(policy, self.time, f"job {j} ({name}) has finished")
+        if j in self.unschedulable:
+            raise PolicyError(policy, self.time, f"job {j} ({name}) is unschedulable: {self.unschedulable[j]}")
+        return j
+
+    def _check_placement(self, j: int, pl: Placement, policy: str) -> None:
+        job = self.jobs[j]
+        S = self.cluster.n_servers
+        for kind, counts in (("workers", pl.workers), ("ps", pl.ps)):
+            for s, k in counts.items():
+                if isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, np.integer)) or not 0 <= s < S:
+                    raise PolicyError(policy, self.time, f"job {j} ({job.name}): {kind} on server {s!r}, which does not exist (0..{S - 1})")
+                if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 0:
+                    raise PolicyError(policy, self.time, f"job {j} ({job.name}): {kind} count {k!r} on server {s} (expected an integer >= 0)")
+        w, p = pl.n_workers, pl.n_ps
+        if not job.min_workers <= w <= job.max_workers:
+            raise PolicyError(policy, self.time, f"job {j} ({job.name}): {w} workers, outside [{job.min_workers}, {job.max_workers}]")
+        if job.uses_ps and not 1 <= p <= job.max_ps:
+            raise PolicyError(policy, self.time, f"job {j} ({job.name}): {p} PSs, a PS job needs 1..{job.max_ps}")
+        if not job.uses_ps and p:
+            raise PolicyError(policy, self.time, f"job {j} ({job.name}): {p} PSs for a job without PSs (all-reduce)")
+
+    # -- time ----------------------------------------------------------------------------------
+    def next_event_time(self, until: float | None = None) -> float:
+        """When :meth:`advance` would stop: the next arrival, completion, ``until`` or ``max_time``."""
+        t = self.arrival[self._next] if self._next < self.n else math.inf
+        if self._run.size:
+            rate = self._rate_of[self._run]
+            with np.errstate(divide="ignore"):
+                tc = np.maximum(self.time, self._resume_of[self._run]) + np.where(
+                    rate > 0, self.remaining[self._run] / np.where(rate > 0, rate, 1.0), math.inf)
+            t = min(t, float(tc.min()))
+        if until is not None:
+            t = min(t, until)
+        if self.max_time is not None:
+            t = min(t, self.max_time)
+        return max(t, self.time)
+
+    def advance(self, until: float | None = None) -> list[Event]:
+        """Run to the next event (or ``until``) and return what happened there.
+
+        Returns [] and leaves time unchanged when nothing can ever happen (no job progresses, no
+        arrival is pending, no ``until``): the caller decides whether that is a stall.
+        """
+        t0 = _time.perf_counter()
+        if self.done:
+            return []
+        t_next = self.next_event_time(until)
+        if math.isinf(t_next):
+            self.engine_seconds += _time.perf_counter() - t0
+            return []
+        dt = t_next - self.time
+        run = self._run
+        finished = np.empty(0, dtype=np.int64)
+        if run.size:
+            rate = self._rate_of[run]
+            start = np.maximum(self.time, self._resume_of[run])
+            eff = np.maximum(t_next - start, 0.0)
+            rem = self.remaining[run] - rate * eff
+            with np.errstate(divide="ignore", invalid="ignore"):
+                tc = np.where(rate > 0, start + self.remaining[run] / np.where(rate > 0, rate, 1.0), math.inf)
+            # exact completion: the job whose completion time defines t_next (and any tie) ends now
+            tol = 1e-9 * max(1.0, abs(t_next))
+            fin = (tc <= t_next + tol) | (rem <= 1e-12 * self.iterations[run])
+            rem[fin] = 0.0
+            self.remaining[run] = np.maximum(rem, 0.0)
+            self.attained[run] += self._held_gpu[run] * dt
+            self._moved.update(run[eff > 0].tolist())
+            finished = run[fin]
+        if dt > 0:
+            self._seg.append((self.time, t_next))
+            self._seg_used.append(self._used.sum(axis=0))
+        self.time = t_next
+        events: list[Event] = []
+        if finished.size:
+            self.finished[finished] = True
+            self.completion[finished] = t_next
+            self._alloc = dict(self._alloc)       # the last state() keeps its own view
+            for j in finished.tolist():
+                srv, rows = self._usage.pop(j)
+                self._used[srv] -= rows
+                del self._alloc[j]
+                self._held_gpu[j] = 0.0
+                self._sampled[j] = False
+                events.append(Event(t_next, "completion", j))
+            self._run = run[~np.isin(run, finished)]
+            self._active = self._active[~np.isin(self._active, finished)]
+        first = self._next
+        while self._next < self.n and self.arrival[self._next] <= t_next:
+            self._next += 1
+        if self._next > first:
+            arrived = np.arange(first, self._next)
+            ok = np.array([j not in self.unschedulable for j in arrived.tolist()], dtype=bool)
+            self._active = np.concatenate([self._active, arrived[ok]])
+            events += [Event(t_next, "arrival", int(j)) for j in arrived[ok]]
+        if until is not None and t_next >= until:
+            events.append(Event(t_next, "timer"))
+        if self.max_time is not None and t_next >= self.max_time and not self.done_all:
+            self.status = "max_time"
+        self.n_events += 1
+        self.engine_seconds += _time.perf_counter() - t0
+        return events
+
+    # -- outcome -------------------------------------------------------------------------------
+    def isolated_jct(self) -> np.ndarray:
+        """Each job's JCT alone on the empty cluster, at its largest size that fits (consolidated).
+
+        The reference of the slowdown JCT / isolated JCT that fairness is measured on; NaN for
+        unschedulable jobs or a zero rate.
+        """
+        out = np.full(self.n, np.nan)
+        cap = self.cluster.capacity
+        for j, job in enumerate(self.jobs):
+            if j in self.unschedulable:
+                continue
+            p = job.max_ps if job.uses_ps else 0
+            for w in range(job.max_workers, job.min_workers - 1, -1):
+                pl = consolidated(cap, self.demand_w[j], self.demand_p[j], w, p)
+                if pl is None and p > 1:
+                    pl = consolidated(cap, self.demand_w[j], self.demand_p[j], w, 1)
+                if pl is not None:
+                    rate = self.speed.rate(job, pl, self.cluster)
+                    if rate > 0:
+                        out[j] = self.iterations[j] / rate
+                    break
+        return out
+
+    def result(self, *, policy: str = "", status: str | None = None, message: str = "",
+               decision_seconds=(), wall_seconds: float = 0.0) -> SimResult:
+        """The outcome so far: per-job times, utilisation over time, latencies (see metrics.SimResult)."""
+        status = status or ("completed" if self.done_all else self.status)
+        util = self.cluster.total()
+        utility = np.full(self.n, np.nan)
+        for j in np.flatnonzero(~np.isnan(self.completion)).tolist():
+            u = self.jobs[j].utility
+            if u is not None:
+                utility[j] = float(u(self.completion[j] - self.arrival[j]))
+        return SimResult(
+            policy=policy, status=status, message=message, trace=self.trace.source, cluster=self.cluster.source,
+            names=tuple(j.name for j in self.jobs), arrival=self.arrival.copy(), first_start=self.first_start.copy(),
+            completion=self.completion.copy(), isolated_jct=self.isolated_jct(), utility=utility,
+            unschedulable={self.jobs[j].name: r for j, r in sorted(self.unschedulable.items())},
+            resources=self.cluster.resources, capacity_total=util,
+            segments=np.array(self._seg, dtype=float).reshape(-1, 2),
+            segment_used=np.array(self._seg_used, dtype=float).reshape(-1, len(util)),
+            decision_seconds=np.asarray(decision_seconds, dtype=float), engine_seconds=self.engine_seconds,
+            n_events=self.n_events, sim_time=self.time, wall_seconds=wall_seconds, seed=self.seed,
+            restart_seconds=self.restart_seconds, max_time=self.max_time)
+
+
+def simulate(trace: Trace, cluster: Cluster, policy, speed: SpeedSourceLike, *, seed: int = 0,
+             restart_seconds: float = 0.0, max_time: float | None = None, deadline: float | None = None,
+             progress: bool = False, stall_calls: int = 1000) -> SimResult:
+    """Replay ``trace`` on ``cluster`` under ``policy`` (docs/simulator.md).
+
+    The policy is reset once, then called at every event, at every slot boundary if it has
+    ``slot_seconds`` (while jobs are active), and at a Decision's ``next_call``. ``deadline`` is a
+    wall-clock budget in seconds: the partial result has status ``"time_limit"``. ``max_time``
+    caps simulated time (status ``"max_time"``). A run where nothing can happen any more while
+    jobs wait (no job progresses, no arrival or timer pending), or where the cluster stays idle
+    with jobs waiting for ``stall_calls`` consecutive calls, stops with status ``"stalled"``.
+    A policy that raises ends the run with PolicyError naming it.
+    """
+    name = str(getattr(policy, "name", type(policy).__name__))
+    wall0 = _time.monotonic()
+    sim = Simulation(trace, cluster, speed, seed=seed, restart_seconds=restart_seconds, max_time=max_time)
+    ctx = PolicyContext(cluster=cluster, speed=speed, seed=seed, restart_seconds=restart_seconds,
+                        future=trace if getattr(policy, "offline", False) else None)
+    _guard(name, 0.0, policy.reset, ctx)
+    slot = getattr(policy, "slot_seconds", None)
+    if slot is not None and not (slot > 0):
+        raise PolicyError(name, 0.0, f"slot_seconds must be > 0 or None, got {slot!r}")
+    latencies: list[float] = []
+    status, message = None, ""
+    idle_calls = 0
+    events = sim.advance(None)
+    with _progress_bar(progress, sim) as tick:
+        while not sim.done:
+            if deadline is not None and _time.monotonic() - wall0 > deadline:
+                status, message = "time_limit", f"wall-clock deadline of {deadline:g}s reached at t={sim.time:.6g}s"
+                break
+            state = sim.state()
+            t0 = _time.perf_counter()
+            decision = _guard(name, sim.time, policy.schedule, state, events)
+            latencies.append(_time.perf_counter() - t0)
+            sim.apply(decision, name)
+            until = decision.next_call if isinstance(decision, Decision) else None
+            if until is not None and not until > sim.time:
+                raise PolicyError(name, sim.time, f"next_call {until!r} is not later than now")
+            if slot is not None and sim.active.size:
+                boundary = (math.floor(sim.time / slot + 1e-9) + 1) * slot
+                until = boundary if until is None else min(until, boundary)
+            waiting = sim.active.size > 0 and sim.running.size == 0 and sim.pending_arrivals == 0
+            idle_calls = idle_calls + 1 if waiting else 0
+            events = sim.advance(until)
+            if (not events and not sim.done) or idle_calls > stall_calls:
+                status = "stalled"
+                message = (f"policy '{name}' runs no job that can progress while {sim.active.size} jobs wait, "
+                           f"and no arrival is pending (t={sim.time:.6g}s)")
+                break
+            tick()
+    if status is None and sim.status == "max_time":
+        message = f"simulated time reached max_time={max_time:g}s with {sim.active.size + sim.pending_arrivals} jobs unfinished"
+    if status is None and sim.unschedulable and not message:
+        message = f"{len(sim.unschedulable)} jobs unschedulable (larger than the cluster)"
+    return sim.result(policy=name, status=status, message=message, decision_seconds=latencies,
+                      wall_seconds=_time.monotonic() - wall0)
+
+
+def _guard(name: str, t: float, fn, *args):
+    """Call a policy method; anything it raises becomes a PolicyError naming it."""
+    try:
+        return fn(*args)
+    except PolicyError:
+        raise
+    except Exception as exc:  # a third-party policy may raise anything: report it, not a traceback
+        raise PolicyError(name, t, f"raised {type(exc).__name__}: {exc}") from exc
+
+
+class _progress_bar:
+    """A transient progress bar on stderr (jobs finished / all), redrawn at most 5 times a second."""
+
+    def __init__(self, enabled: bool, sim: Simulation):
+        self.enabled, self.sim, self.bar, self.last = enabled, sim, None, 0.0
+
+    def __enter__(self):
+        if self.enabled:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.bar = Progress(TextColumn("simulating"), BarColumn(), MofNCompleteColumn(), TextColumn("t={task.fields[t]}"),
+                                TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task("simulating", total=self.sim.n, t="0")
+        return self.tick
+
+    def tick(self) -> None:
+        now = _time.monotonic()
+        if self.bar is not None and now - self.last > 0.2:
+            self.last = now
+            finished = self.sim.n - self.sim.pending_arrivals - self.sim.active.size
+            self.bar.update(self.task, completed=finished, t=f"{self.sim.time:.0f}s")
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.stop()
+        return False

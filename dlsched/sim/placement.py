@@ -1,0 +1,137 @@
+"""Shared placers: where the workers and PSs of a sized job go (MODELS.md §1, §5 placement).
+
+A task (one worker or one PS) holds its demand vector d (R,) on one server. ``task_slots(free,
+d)[s]`` is how many such tasks fit on server s. Two placements:
+
+* **first fit** — servers in index order, each taking as many tasks as fit;
+* **consolidated** — the fewest servers: servers in decreasing order of the worker slots they
+  offer, so a job spreads over as few servers as its size allows (locality, Optimus's principle
+  without its equal-split refinement).
+
+PSs are placed before workers, on the same server order, so a consolidated job keeps its PSs
+beside its workers when there is room. :class:`FirstFit` and :class:`Consolidated` are
+:class:`~dlsched.sim.policy.Placer` objects: they keep a job's current placement when its size is
+unchanged (no restart cost) and place the others in the order given.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+
+from dlsched.sim.policy import ClusterState, Placement
+
+#: capacity slack for float demands (fractional GPUs, memory in GB)
+EPS = 1e-9
+
+
+def task_slots(free: np.ndarray, demand: np.ndarray) -> np.ndarray:
+    """How many tasks of ``demand`` (R,) fit on each server of ``free`` (S, R); a huge count if ``demand`` is 0."""
+    need = demand > 0
+    if not need.any():
+        return np.full(free.shape[0], np.iinfo(np.int64).max // 4, dtype=np.int64)
+    return np.maximum(np.floor(free[:, need] / demand[need] + EPS).min(axis=1), 0).astype(np.int64)
+
+
+def _take(slots: np.ndarray, count: int) -> np.ndarray | None:
+    """Counts per position, filling positions in order (as many as fit); None if ``count`` does not fit."""
+    if count <= 0:
+        return np.zeros(slots.shape[0], np.int64)
+    if slots.sum() < count:
+        return None
+    return np.minimum(slots, np.maximum(count - (np.cumsum(slots) - slots), 0))
+
+
+def usage(placement: Placement, demand_w: np.ndarray, demand_p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(servers, rows): the distinct servers a placement touches and what it holds on each, shape (k, R)."""
+    servers = sorted(placement.servers)
+    srv = np.array(servers, dtype=np.int64)
+    w = np.array([placement.workers.get(s, 0) for s in servers], dtype=float)
+    p = np.array([placement.ps.get(s, 0) for s in servers], dtype=float)
+    return srv, w[:, None] * demand_w[None, :] + p[:, None] * demand_p[None, :]
+
+
+def fit(free: np.ndarray, demand_w: np.ndarray, demand_p: np.ndarray, n_workers: int, n_ps: int,
+        order: np.ndarray | None = None) -> Placement | None:
+    """Place ``n_ps`` PSs, then ``n_workers`` workers, on servers in ``order`` (index order if None).
+
+    Returns None when they do not all fit; ``free`` is not modified.
+    """
+    order = np.arange(free.shape[0]) if order is None else order
+    f = free[order]
+    ps = _take(task_slots(f, demand_p), n_ps) if n_ps else np.zeros(len(order), np.int64)
+    if ps is None:
+        return None
+    if n_ps:
+        f = f - ps[:, None] * demand_p[None, :]
+    w = _take(task_slots(f, demand_w), n_workers)
+    if w is None:
+        return None
+    return Placement({int(order[i]): int(w[i]) for i in np.flatnonzero(w)},
+                     {int(order[i]): int(ps[i]) for i in np.flatnonzero(ps)})
+
+
+def first_fit(free, demand_w, demand_p, n_workers: int, n_ps: int) -> Placement | None:
+    """Servers in index order."""
+    return fit(free, demand_w, demand_p, n_workers, n_ps)
+
+
+def consolidated(free, demand_w, demand_p, n_workers: int, n_ps: int) -> Placement | None:
+    """The fewest servers: those offering the most worker slots first (ties by index)."""
+    order = np.argsort(-task_slots(free, demand_w), kind="stable")
+    return fit(free, demand_w, demand_p, n_workers, n_ps, order)
+
+
+class _KeepOrPlace:
+    """Keep unchanged sizes where they are, release the rest, place changed jobs in the given order.
+
+    Subclasses give ``fit(free, demand_w, demand_p, n_workers, n_ps)``.
+    """
+
+    def place(self, state: ClusterState, sizes: Mapping[int, tuple[int, int]]) -> dict[int, Placement]:
+        free = state.free.copy()
+        keep: dict[int, Placement] = {}
+        for j, (w, p) in sizes.items():
+            old = state.allocation.get(j)
+            if old is not None and old.n_workers == w and old.n_ps == p:
+                keep[j] = old
+        for j, old in state.allocation.items():
+            if j not in keep:
+                srv, rows = usage(old, state.demand_w[j], state.demand_p[j])
+                free[srv] += rows
+        out = dict(keep)
+        for j, (w, p) in sizes.items():
+            if j in keep or w <= 0:
+                continue
+            pl = self.fit(free, state.demand_w[j], state.demand_p[j], int(w), int(p))
+            if pl is not None:
+                srv, rows = usage(pl, state.demand_w[j], state.demand_p[j])
+                free[srv] -= rows
+                out[j] = pl
+        return out
+
+
+class FirstFit(_KeepOrPlace):
+    """Placer: first fit in server index order."""
+
+    name = "first_fit"
+    fit = staticmethod(first_fit)
+
+
+class Consolidated(_KeepOrPlace):
+    """Placer: fewest servers (most worker slots first)."""
+
+    name = "consolidated"
+    fit = staticmethod(consolidated)
+
+
+PLACERS = {"first_fit": FirstFit, "consolidated": Consolidated}
+
+
+def make_placer(name: str):
+    from dlsched.errors import InputError
+
+    if name not in PLACERS:
+        raise InputError("<argument>", "placer", f"one of {', '.join(PLACERS)}", name)
+    return PLACERS[name]()

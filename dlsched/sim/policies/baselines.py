@@ -1,0 +1,225 @@
+"""The classic baselines every comparison includes (MODELS.md §7): FIFO, SRTF, DRF, Tetris.
+
+One implementation each. Sizes: a fixed-size job (``min_workers == max_workers``) runs with
+exactly its size; FIFO and SRTF give an elastic job its *full size* (``max_workers`` workers and
+``max_ps`` PSs, or the largest size that fits the empty cluster); DRF and Tetris grow elastic
+jobs bundle by bundle up to ``max_workers``. A PS job's first grant is ``min_workers`` workers
+and one PS; each later grant is one worker plus one PS while it has fewer than ``max_ps``
+(the "worker+PS bundle" of §7).
+
+Every policy takes ``placer="consolidated"`` (fewest servers) or ``"first_fit"``
+(dlsched/sim/placement.py). Remaining-time estimates (SRTF, Tetris) divide the true remaining
+iterations (``ClusterState.remaining``, the oracle SRTF is defined with) by the job's rate at its
+full size alone on the empty cluster, asked once per job of the speed source.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import Sequence
+
+import numpy as np
+
+from dlsched.sim.placement import EPS, consolidated, make_placer, usage
+from dlsched.sim.policy import ClusterState, Event, Placement, PolicyContext
+
+
+class _Baseline:
+    """Shared set-up: the placer, per-job full sizes and nominal rates (cached on first sight)."""
+
+    name = ""
+    slot_seconds: float | None = None
+
+    def __init__(self, placer: str = "consolidated"):
+        self.placer = make_placer(placer)
+
+    def reset(self, ctx: PolicyContext) -> None:
+        self.ctx = ctx
+        self.total = ctx.cluster.total()
+        self._full: dict[int, tuple[int, int, float]] = {}
+
+    def full(self, state: ClusterState, j: int) -> tuple[int, int, float]:
+        """(workers, PSs, rate) of job j at its largest size that fits the empty cluster."""
+        got = self._full.get(j)
+        if got is None:
+            job, cap = state.jobs[j], state.cluster.capacity
+            p = job.max_ps if job.uses_ps else 0
+            got = (job.min_workers, min(p, 1), 0.0)
+            for w in range(job.max_workers, job.min_workers - 1, -1):
+                pl = consolidated(cap, state.demand_w[j], state.demand_p[j], w, p)
+                if pl is not None:
+                    got = (w, p, float(self.ctx.speed.rate(job, pl, state.cluster)))
+                    break
+            self._full[j] = got
+        return got
+
+    def remaining_time(self, state: ClusterState, cand: np.ndarray) -> np.ndarray:
+        rate = np.array([self.full(state, j)[2] for j in cand.tolist()])
+        with np.errstate(divide="ignore"):
+            return np.where(rate > 0, state.remaining[cand] / np.where(rate > 0, rate, 1.0), np.inf)
+
+
+def grant_vectors(state: ClusterState, cand: np.ndarray):
+    """Per candidate: min workers, max workers, max PSs, first-grant vector and per-grant vectors.
+
+    First grant: ``min_workers`` workers (+1 PS for a PS job); a later grant: one worker, plus one
+    PS while the job has fewer than ``max_ps`` (MODELS.md §7 bundle).
+    """
+    jobs = state.jobs
+    minw = np.array([jobs[j].min_workers for j in cand.tolist()], dtype=np.int64)
+    maxw = np.array([jobs[j].max_workers for j in cand.tolist()], dtype=np.int64)
+    maxp = np.array([jobs[j].max_ps for j in cand.tolist()], dtype=np.int64)
+    dw, dp = state.demand_w[cand], state.demand_p[cand]
+    first = minw[:, None] * dw + (maxp > 0)[:, None] * dp
+    return minw, maxw, maxp, dw, dp, first
+
+
+def _next_grant(i, w, p, minw, maxw, maxp, dw, dp, first):
+    """(workers, PSs, added vector) of candidate i's next grant, or None at its maximum."""
+    if w[i] == 0:
+        return minw[i], (1 if maxp[i] > 0 else 0), first[i]
+    if w[i] >= maxw[i]:
+        return None
+    p_new = min(p[i] + 1, maxp[i])
+    return w[i] + 1, p_new, dw[i] + (p_new - p[i]) * dp[i]
+
+
+def drf_sizes(state: ClusterState, cand: np.ndarray, total: np.ndarray) -> dict[int, tuple[int, int]]:
+    """Dominant resource fairness by progressive filling (MODELS.md §7).
+
+    Repeatedly the candidate with the lowest dominant share max_r a_j^r / C^r (ties: earlier
+    arrival) gets its next grant if it fits the aggregate capacity left; a job whose grant does
+    not fit stops growing. Returns (workers, PSs) of every job that got at least its first grant,
+    in the order of those first grants.
+    """
+    cand = np.asarray(cand, dtype=np.int64)
+    if not cand.size:
+        return {}
+    minw, maxw, maxp, dw, dp, first = grant_vectors(state, cand)
+    inv_total = np.where(total > 0, 1.0 / np.where(total > 0, total, 1.0), 0.0)
+    avail = total.astype(float).copy()
+    # no grant of any candidate is smaller than this, so once avail is below it in some resource, stop
+    smallest = np.minimum(first, dw + (maxp > 0)[:, None] * dp).min(axis=0)
+    w = np.zeros(cand.size, dtype=np.int64)
+    p = np.zeros(cand.size, dtype=np.int64)
+    order: list[int] = []
+    heap = [(0.0, int(j), i) for i, j in enumerate(cand.tolist())]
+    heapq.heapify(heap)
+    while heap:
+        _, j, i = heapq.heappop(heap)
+        g = _next_grant(i, w, p, minw, maxw, maxp, dw, dp, first)
+        if g is None:
+            continue
+        nw, np_, add = g
+        if (add > avail + EPS).any():
+            continue
+        avail -= add
+        if w[i] == 0:
+            order.append(i)
+        w[i], p[i] = nw, np_
+        if w[i] < maxw[i]:
+            heapq.heappush(heap, (float(((w[i] * dw[i] + p[i] * dp[i]) * inv_total).max()), j, i))
+        if (avail < smallest - EPS).any():
+            break
+    return {int(cand[i]): (int(w[i]), int(p[i])) for i in order}
+
+
+class DRF(_Baseline):
+    """DRF: progressive filling, the lowest dominant share gets the next worker+PS bundle (MODELS.md §7)."""
+
+    name = "drf"
+
+    def schedule(self, state: ClusterState, events: Sequence[Event]) -> dict[int, Placement]:
+        return self.placer.place(state, drf_sizes(state, state.active, self.total))
+
+
+class FIFO(_Baseline):
+    """FIFO: strict arrival order at full size, non-preemptive; the head job blocks the queue until it fits."""
+
+    name = "fifo"
+
+    def schedule(self, state: ClusterState, events: Sequence[Event]) -> dict[int, Placement]:
+        out = dict(state.allocation)
+        free = state.free.copy()
+        for j in state.active.tolist():
+            if j in out:
+                continue
+            w, p, _ = self.full(state, j)
+            pl = self.placer.fit(free, state.demand_w[j], state.demand_p[j], w, p)
+            if pl is None:
+                break
+            srv, rows = usage(pl, state.demand_w[j], state.demand_p[j])
+            free[srv] -= rows
+            out[j] = pl
+        return out
+
+
+class SRTF(_Baseline):
+    """SRTF: preemptive shortest remaining time first, each job at full size; smaller jobs backfill."""
+
+    name = "srtf"
+
+    def schedule(self, state: ClusterState, events: Sequence[Event]) -> dict[int, Placement]:
+        cand = state.active
+        if not cand.size:
+            return {}
+        order = cand[np.argsort(self.remaining_time(state, cand), kind="stable")]
+        avail = self.total.astype(float).copy()
+        sizes: dict[int, tuple[int, int]] = {}
+        for j in order.tolist():
+            w, p, _ = self.full(state, j)
+            need = w * state.demand_w[j] + p * state.demand_p[j]
+            if (need <= avail + EPS).all():
+                avail -= need
+                sizes[j] = (w, p)
+        return self.placer.place(state, sizes)
+
+
+class Tetris(_Baseline):
+    """Tetris: grant the job whose next bundle best aligns with the free resources, favouring less remaining work.
+
+    Score of candidate j with next grant b_j: ⟨free/C, b_j/C⟩ normalised by its maximum over the
+    candidates, plus ``remaining_weight`` · (1 − T_j / max T), T_j the remaining-time estimate.
+    """
+
+    name = "tetris"
+
+    def __init__(self, placer: str = "consolidated", remaining_weight: float = 1.0):
+        super().__init__(placer)
+        self.remaining_weight = float(remaining_weight)
+
+    def schedule(self, state: ClusterState, events: Sequence[Event]) -> dict[int, Placement]:
+        cand = np.asarray(state.active, dtype=np.int64)
+        if not cand.size:
+            return {}
+        minw, maxw, maxp, dw, dp, first = grant_vectors(state, cand)
+        T = self.remaining_time(state, cand)
+        finite = np.isfinite(T)
+        tmax = T[finite].max() if finite.any() else 1.0
+        short = np.where(finite, 1.0 - T / tmax if tmax > 0 else 1.0, 0.0)
+        inv_total = np.where(self.total > 0, 1.0 / np.where(self.total > 0, self.total, 1.0), 0.0)
+        avail = self.total.astype(float).copy()
+        w = np.zeros(cand.size, dtype=np.int64)
+        p = np.zeros(cand.size, dtype=np.int64)
+        nxt = first.copy()                     # the vector of each candidate's next grant
+        growing = np.ones(cand.size, dtype=bool)
+        order: list[int] = []
+        while True:
+            ok = growing & (nxt <= avail + EPS).all(axis=1)
+            if not ok.any():
+                break
+            align = (nxt * inv_total) @ (avail * inv_total)
+            top = align[ok].max()
+            score = np.where(ok, (align / top if top > 0 else 0.0) + self.remaining_weight * short, -np.inf)
+            i = int(np.argmax(score))
+            nw, np_, add = _next_grant(i, w, p, minw, maxw, maxp, dw, dp, first)
+            avail -= add
+            if w[i] == 0:
+                order.append(i)
+            w[i], p[i] = nw, np_
+            g = _next_grant(i, w, p, minw, maxw, maxp, dw, dp, first)
+            if g is None:
+                growing[i] = False
+            else:
+                nxt[i] = g[2]
+        return self.placer.place(state, {int(cand[i]): (int(w[i]), int(p[i])) for i in order})
