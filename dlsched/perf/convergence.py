@@ -6,7 +6,8 @@ r"""Optimus's online convergence model (MODELS.md §5), fitted on observed (step
 
 **Fit** (:func:`fit_loss_curve`). For a fixed :math:`\beta_2` the model is linear after
 linearisation, :math:`1/(\ell - \beta_2) = \beta_0 k + \beta_1`, so (β0, β1) is a weighted
-non-negative least squares (``scipy.optimize.nnls``). Each linearised row is scaled by
+non-negative least squares in two unknowns (closed form, for all grid values of β2 at once).
+Each linearised row is scaled by
 :math:`(\ell_i - \beta_2)^2`, the first-order factor that turns an error in
 :math:`1/(\ell-\beta_2)` back into an error in ℓ, so the fit approximates least squares on
 the observed loss itself. :math:`\beta_2` is chosen on a grid in :math:`[0, \min_i \ell_i)`
@@ -36,7 +37,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import least_squares, nnls
+from scipy.optimize import least_squares
 
 
 @dataclass(frozen=True)
@@ -86,15 +87,34 @@ def _weights(n: int, gamma: float) -> np.ndarray:
     return gamma ** ((n - 1 - np.arange(n)) / (n - 1))
 
 
-def _linear_fit(k: np.ndarray, loss: np.ndarray, sw: np.ndarray, b2: float) -> tuple[np.ndarray, float]:
-    """(β0, β1) ≥ 0 for a fixed β2 by NNLS on 1/(ℓ − β2), rows scaled back to loss units; its loss-space SSE."""
-    gap = loss - b2
+def _linear_fits(k: np.ndarray, loss: np.ndarray, sw: np.ndarray, b2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(β0, β1) ≥ 0 for each fixed β2 in ``b2`` (G,): weighted NNLS on 1/(ℓ − β2), rows scaled back
+    to loss units, solved in closed form (two unknowns: the unconstrained solution, else the best
+    one-variable fit); and each fit's loss-space weighted SSE. Returns arrays (G, 2) and (G,)."""
+    gap = loss[None, :] - b2[:, None]                       # (G, n)
     y = 1.0 / gap
-    scale = sw * gap * gap
-    X = np.stack([k, np.ones_like(k)], axis=1)
-    coef, _ = nnls(X * scale[:, None], y * scale)
-    pred = 1.0 / np.maximum(X @ coef, 1e-300) + b2
-    return coef, float(np.sum((sw * (pred - loss)) ** 2))
+    s2 = (sw[None, :] * gap * gap) ** 2                     # squared row scales
+    Skk, Sk, S1 = s2 @ (k * k), s2 @ k, s2.sum(axis=1)
+    Sky, Sy = (s2 * y) @ k, (s2 * y).sum(axis=1)
+    det = Skk * S1 - Sk * Sk
+    with np.errstate(divide="ignore", invalid="ignore"):
+        b0 = np.where(det > 0, (Sky * S1 - Sk * Sy) / det, -1.0)
+        b1 = np.where(det > 0, (Skk * Sy - Sk * Sky) / det, -1.0)
+        only1 = np.stack([np.zeros_like(Sy), Sy / S1], axis=1)                       # β0 = 0
+        only0 = np.stack([np.where(Skk > 0, Sky / Skk, 0.0), np.zeros_like(Sy)], axis=1)  # β1 = 0
+    cands = np.stack([np.stack([b0, b1], axis=1), only1, only0], axis=0)           # (3, G, 2)
+
+    def sse(c):
+        lin = c[..., 0:1] * k + c[..., 1:2]                                         # (3, G, n)
+        pred = 1.0 / np.maximum(lin, 1e-300) + b2[None, :, None]
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = np.sum((sw * (pred - loss)) ** 2, axis=-1)
+        return np.where(np.all(c >= 0, axis=-1) & np.isfinite(out), out, np.inf)
+
+    err = sse(cands)
+    pick = np.argmin(err, axis=0)
+    G = np.arange(b2.size)
+    return cands[pick, G], err[pick, G]
 
 
 def fit_loss_curve(steps, losses, *, gamma: float = 0.1, grid: int = 24) -> LossFit:
@@ -113,23 +133,29 @@ def fit_loss_curve(steps, losses, *, gamma: float = 0.1, grid: int = 24) -> Loss
     k, loss = k[order], loss[order]
     sw = np.sqrt(_weights(k.size, gamma))
     lmin = float(loss.min())
-    best = None
-    for b2 in lmin * (1.0 - np.geomspace(1.0, 1e-3, grid)):  # from 0 towards min ℓ, denser near it
-        coef, sse = _linear_fit(k, loss, sw, float(b2))
-        if coef[1] > 0 and (best is None or sse < best[0]):
-            best = (sse, np.array([coef[0], coef[1], b2]))
-    x0 = best[1] if best is not None else np.array([0.0, 1.0 / lmin, 0.0])
+    b2 = lmin * (1.0 - np.geomspace(1.0, 1e-3, grid))        # from 0 towards min ℓ, denser near it
+    coef, err = _linear_fits(k, loss, sw, b2)
+    err = np.where(coef[:, 1] > 0, err, np.inf)
+    g = int(np.argmin(err))
+    x0 = np.array([coef[g, 0], coef[g, 1], b2[g]]) if np.isfinite(err[g]) else np.array([0.0, 1.0 / lmin, 0.0])
     kscale = max(float(k.max()), 1.0)
     # polish in scaled variables (β0·k_max, β1, β2) so that the three are of similar magnitude
     z0 = np.array([x0[0] * kscale, x0[1], x0[2]])
 
+    ks = k / kscale
+
     def resid(z):
-        return sw * (1.0 / np.maximum(z[0] * k / kscale + z[1], 1e-12) + z[2] - loss)
+        return sw * (1.0 / np.maximum(z[0] * ks + z[1], 1e-12) + z[2] - loss)
+
+    def jac(z):
+        with np.errstate(over="ignore"):
+            u2 = np.maximum(z[0] * ks + z[1], 1e-12) ** 2
+        return np.stack([-sw * ks / u2, -sw / u2, sw], axis=1)
 
     hi = np.array([np.inf, np.inf, lmin])
     z0 = np.clip(z0, 0.0, hi * (1 - 1e-9))
     try:
-        z = least_squares(resid, z0, bounds=(np.zeros(3), hi), method="trf", x_scale="jac").x
+        z = least_squares(resid, z0, jac=jac, bounds=(np.zeros(3), hi), method="trf", x_scale="jac").x
         if np.sum(resid(z) ** 2) > np.sum(resid(z0) ** 2):
             z = z0
     except ValueError:  # a degenerate start (e.g. all losses equal): keep the linearised fit

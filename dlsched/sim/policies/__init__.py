@@ -17,6 +17,7 @@ POLICIES: dict[str, str] = {
     "srtf": "dlsched.sim.policies.baselines:SRTF",
     "drf": "dlsched.sim.policies.baselines:DRF",
     "tetris": "dlsched.sim.policies.baselines:Tetris",
+    "optimus": "dlsched.sim.policies.optimus:Optimus",
 }
 
 
