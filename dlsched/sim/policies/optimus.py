@@ -19,8 +19,9 @@ interval) the policy
    after it arrives, so the profiling time is charged to its completion time (the profiling runs
    themselves are not simulated on the cluster). A job with fewer than ``min_speed_points``
    distinct (p, w) samples uses the pooled samples of its job type (all jobs seen so far);
-   failing that, ideal scaling in min(p, w) from its mean observed rate (an optimistic prior
-   that makes it try a larger size and so learn);
+   failing that, :math:`f \propto \sqrt{p w}` scaled to its mean observed rate (a prior with
+   diminishing but positive returns in both PSs and workers, so that the job tries larger sizes
+   on both axes and so yields the samples to learn from);
 3. **allocates by marginal gain** (:func:`marginal_gain_allocation`): every job starts with 1 PS
    + ``min_workers`` workers (in arrival order, while they fit), then the task with the largest
    :math:`\big(T_j(p, w) - T_j(p', w')\big) / \text{share}(\text{task})`, :math:`T_j = \hat R_j /
@@ -186,6 +187,7 @@ class Optimus:
         self._finished: dict[str, list[float]] = {}   # job type -> lengths (steps) of finished jobs
         self._estimate: dict[int, float] = {}         # latest estimated total steps of active jobs
         self._stats: dict[int, dict] = {}             # finished or running job -> checkpoint errors
+        self._final_speed: dict[int, tuple[str, float]] = {}  # finished job -> (type, error of its last fit)
         self._capacity = ctx.cluster.total()
 
     def schedule(self, state: ClusterState, events: Sequence[Event]) -> Decision:
@@ -194,6 +196,8 @@ class Optimus:
                 job = state.jobs[ev.job]
                 self._finished.setdefault(job.job_type, []).append(float(job.iterations))
                 self._estimate.pop(ev.job, None)
+                if ev.job in self._models:
+                    self._final_speed[ev.job] = (job.job_type, self._speed_error(ev.job, job))
         active = [int(j) for j in state.active]
         for j in active:
             self._learn(j, state)
@@ -257,8 +261,8 @@ class Optimus:
                 return m.speed
         if own:
             a = np.asarray(own, dtype=float)
-            per = float(np.mean(a[:, 2] / np.minimum(a[:, 0], a[:, 1])))
-            m.speed = lambda p, w: per * np.minimum(np.maximum(p, 1), w)
+            per = float(np.mean(a[:, 2] / np.sqrt(a[:, 0] * a[:, 1])))
+            m.speed = lambda p, w: per * np.sqrt(np.maximum(p, 1) * w)
         else:
             m.speed = None
         return m.speed
@@ -384,19 +388,18 @@ class Optimus:
         return float(np.median(np.abs(est - truth[ok]) / truth[ok]))
 
     def model_errors(self) -> dict:
-        """Median relative errors over jobs: of the speed fit per job type and overall, and of the
-        remaining-steps estimate, at 25/50/75 % of each job's progress (``n`` jobs each)."""
+        """Median relative errors over jobs: of the remaining-steps estimate and of the speed fit at
+        25/50/75 % of each job's progress (``n`` jobs each: a checkpoint is taken at the first call
+        at or past it, so a job that ends between two calls misses it), and per job type of the
+        speed fit each finished job had at its completion (``speed_by_type``)."""
         out: dict = {"remaining": {}, "speed": {}, "speed_by_type": {}}
         for c in CHECKPOINTS:
             rows = [s[c] for s in self._stats.values() if c in s]
             out["remaining"][c] = _median([r[0] for r in rows])
             out["speed"][c] = _median([r[1] for r in rows])
             out.setdefault("n", {})[c] = len(rows)
-        types = sorted({s["job_type"] for s in self._stats.values()})
-        for t in types:
-            # the fit at the last checkpoint each job reached: its model after most of its life
-            last = [s[max(k for k in s if k != "job_type")][1] for s in self._stats.values() if s["job_type"] == t]
-            out["speed_by_type"][t] = _median(last)
+        for t in sorted({t for t, _ in self._final_speed.values()}):
+            out["speed_by_type"][t] = _median([e for u, e in self._final_speed.values() if u == t])
         return out
 
 
