@@ -11,10 +11,12 @@ Each linearised row is scaled by
 :math:`(\ell_i - \beta_2)^2`, the first-order factor that turns an error in
 :math:`1/(\ell-\beta_2)` back into an error in ℓ, so the fit approximates least squares on
 the observed loss itself. :math:`\beta_2` is chosen on a grid in :math:`[0, \min_i \ell_i)`
-and the best grid point is polished by a bounded ``scipy.optimize.least_squares`` on ℓ
-directly. Point i is weighted by :math:`\gamma^{(n-1-i)/(n-1)}` after sorting by step (so the
-newest point weighs 1 and the oldest γ, default γ = 0.1): later points describe the part of
-the curve that decides the remaining steps, as Optimus weights them.
+by the weighted squared error on ℓ itself, and the grid is refined around the best point
+(``rounds`` times), all vectorised: a bounded fit with no iterative solver, cheap enough to
+refit every job at every scheduling call. Point i is weighted by
+:math:`\gamma^{(n-1-i)/(n-1)}` after sorting by step (so the newest point weighs 1 and the
+oldest γ, default γ = 0.1): later points describe the part of the curve that decides the
+remaining steps, as Optimus weights them.
 
 **Convergence** (:func:`converged_step`). A job has converged at the first step k at which
 the fitted loss improved by less than δ over the last ``window`` W steps,
@@ -37,7 +39,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import least_squares
 
 
 @dataclass(frozen=True)
@@ -117,7 +118,7 @@ def _linear_fits(k: np.ndarray, loss: np.ndarray, sw: np.ndarray, b2: np.ndarray
     return cands[pick, G], err[pick, G]
 
 
-def fit_loss_curve(steps, losses, *, gamma: float = 0.1, grid: int = 24) -> LossFit:
+def fit_loss_curve(steps, losses, *, gamma: float = 0.1, grid: int = 16, rounds: int = 8) -> LossFit:
     """Bounded weighted fit of ℓ(k) = 1/(β0 k + β1) + β2 on observed points (module docstring).
 
     ``steps`` and ``losses`` are equal-length arrays (at least 2 points, losses > 0); points
@@ -134,31 +135,15 @@ def fit_loss_curve(steps, losses, *, gamma: float = 0.1, grid: int = 24) -> Loss
     sw = np.sqrt(_weights(k.size, gamma))
     lmin = float(loss.min())
     b2 = lmin * (1.0 - np.geomspace(1.0, 1e-3, grid))        # from 0 towards min ℓ, denser near it
-    coef, err = _linear_fits(k, loss, sw, b2)
-    err = np.where(coef[:, 1] > 0, err, np.inf)
-    g = int(np.argmin(err))
-    x0 = np.array([coef[g, 0], coef[g, 1], b2[g]]) if np.isfinite(err[g]) else np.array([0.0, 1.0 / lmin, 0.0])
-    kscale = max(float(k.max()), 1.0)
-    # polish in scaled variables (β0·k_max, β1, β2) so that the three are of similar magnitude
-    z0 = np.array([x0[0] * kscale, x0[1], x0[2]])
-
-    ks = k / kscale
-
-    def resid(z):
-        return sw * (1.0 / np.maximum(z[0] * ks + z[1], 1e-12) + z[2] - loss)
-
-    def jac(z):
-        with np.errstate(over="ignore"):
-            u2 = np.maximum(z[0] * ks + z[1], 1e-12) ** 2
-        return np.stack([-sw * ks / u2, -sw / u2, sw], axis=1)
-
-    hi = np.array([np.inf, np.inf, lmin])
-    z0 = np.clip(z0, 0.0, hi * (1 - 1e-9))
-    try:
-        z = least_squares(resid, z0, jac=jac, bounds=(np.zeros(3), hi), method="trf", x_scale="jac").x
-        if np.sum(resid(z) ** 2) > np.sum(resid(z0) ** 2):
-            z = z0
-    except ValueError:  # a degenerate start (e.g. all losses equal): keep the linearised fit
-        z = z0
-    beta = np.array([z[0] / kscale, z[1], z[2]])
+    best = (np.inf, np.array([0.0, 1.0 / lmin, 0.0]))
+    for _ in range(rounds):
+        coef, err = _linear_fits(k, loss, sw, b2)
+        err = np.where(coef[:, 1] > 0, err, np.inf)
+        g = int(np.argmin(err))
+        if err[g] < best[0]:
+            best = (float(err[g]), np.array([coef[g, 0], coef[g, 1], b2[g]]))
+        # zoom in between the best point's neighbours
+        lo, hi = b2[max(g - 1, 0)], b2[min(g + 1, b2.size - 1)]
+        b2 = np.linspace(lo, min(hi, lmin * (1 - 1e-9)), grid)
+    beta = best[1]
     return LossFit(np.maximum(beta, 0.0), int(k.size))
