@@ -203,6 +203,10 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("methods", help="list the methods")
     p.set_defaults(fn=cmd_methods)
 
+    from dlsched.sim.run import add_parsers as add_sim_parsers
+
+    add_sim_parsers(sub)
+
     p = sub.add_parser("bench", help="run a benchmark suite (quick, ...)", add_help=False)
     p.add_argument("suite")
     p.add_argument("rest", nargs=argparse.REMAINDER)

@@ -21,6 +21,7 @@ SUITE_MODULES = {
     "smd": "dlsched.bench.smd",
     "oasis": "dlsched.bench.oasis",
     "hetplace": "dlsched.bench.hetplace",
+    "sim": "dlsched.bench.sim",
 }
 
 

@@ -33,6 +33,7 @@ def schema_text(name: str) -> dict:
 @lru_cache(maxsize=None)
 def _validator(name: str):
     docs = {n: schema_text(n) for n in ["dlsched-1.schema.json"] + [f.schema for f in FAMILIES.values()]}
+    docs.setdefault(name, schema_text(name))  # a stand-alone schema (cluster.schema.json)
     registry = Registry().with_resources(
         (doc["$id"], Resource.from_contents(doc)) for doc in docs.values())
     return jsonschema.Draft202012Validator(docs[name], registry=registry)

@@ -1,21 +1,58 @@
-"""Trace importers: Gavel job traces and Alibaba OpenB node lists (shared/data/README.md).
+"""Trace importers (shared/data/README.md): Gavel, Tiresias, Alibaba OpenB, Pollux/Sia.
 
 * Gavel ``msr_seed0_*.trace``: 7 tab-separated columns ``job_type, command, num_steps_arg,
   needs_data_dir, total_steps, arrival_time_s, scale_factor``; ``physical_*.trace``: 10 columns
   ``job_type, command, working_dir, num_steps_arg, needs_data_dir, total_steps, scale_factor,
   priority_weight, SLO, arrival_time``.
-* Alibaba OpenB ``openb_node_list_*.csv``: ``sn, cpu_milli, memory_mib, gpu, model``.
+* Tiresias CSV: ``job_id, num_gpu, submit_time, iterations, model_name, duration, interval``.
+* Alibaba OpenB pods ``openb_pod_list_*.csv``: ``name, cpu_milli, memory_mib, num_gpu, gpu_milli,
+  gpu_spec, qos, pod_phase, creation_time, deletion_time, scheduled_time``; node lists
+  ``openb_node_list_*.csv``: ``sn, cpu_milli, memory_mib, gpu, model``.
+* Pollux/Sia workload CSV: ``name, time, application, num_replicas, batch_size`` (+ optional
+  ``duration``, ``iterations`` or ``samples``).
 
-Both become plain records; :mod:`dlsched.instance.placement_gen` turns them into instances.
+:func:`read_gavel_trace` and :func:`read_openb_nodes` return plain records
+(:mod:`dlsched.instance.placement_gen` turns them into placement instances); the ``load_*``
+functions return a :class:`~dlsched.instance.workload.Trace` for the simulator, and
+:func:`load_trace` picks the reader from the file's content.
+
+**Units in a Trace.** Resources are ``gpu`` (GPUs, fractional for GPU-sharing pods), ``cpu``
+(cores) and ``memory`` (GiB). A job that fixes its size has ``min_workers == max_workers`` =
+its GPUs, one GPU per worker (all-reduce, no PS).
+
+**The duration convention.** Gavel traces give each job's work in steps (``total_steps``),
+which :class:`dlsched.sim.speed.ThroughputSpeed` turns into time. Traces that record only how
+long a job ran (Tiresias, OpenB; Pollux/Sia with a ``duration`` column) keep that duration
+:math:`d_j`, at the job's requested size :math:`n_j`, in ``job.meta["duration"]``, and
+:class:`dlsched.sim.speed.DurationSpeed` runs the job at :math:`K_j / d_j` iterations/s at size
+:math:`n_j` (linear in its workers otherwise), so the recorded duration is reproduced. The
+iterations :math:`K_j` are the file's own where it has them (Tiresias ``iterations``), else
+:math:`K_j = d_j` (one iteration per second of the recorded run at the requested size).
+
+OpenB pods: a pod with ``num_gpu`` = k ≥ 1 GPUs is k workers of ``gpu_milli``/1000 GPU each
+(the pod's CPU and memory split evenly over them); a pod with 0 GPUs is a CPU pod, one worker
+holding its CPU and memory. Its duration is ``deletion_time − creation_time`` (the pod's whole
+life, as the brief of issue 11 asks: Pending and Failed pods are kept too, with their phase in
+``meta``); a pod deleted in the second it was created runs 1 s, the timestamps' resolution.
+
+Every reader checks what the simulator could not replay and raises
+:class:`~dlsched.errors.InputError` naming the file and line: missing or unknown columns,
+non-numeric or non-finite numbers, negative durations, GPU counts or steps, arrivals out of
+order, no jobs at all.
 """
 
 from __future__ import annotations
 
 import csv
+import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Mapping, Sequence
 
 from dlsched.errors import InputError
+from dlsched.instance.synthetic import DURATION
+from dlsched.instance.workload import Job, Trace
 
 OPENB_GPU_MODELS = ("G2", "T4", "P100", "V100M16", "V100M32", "G3", "A10")
 
@@ -28,6 +65,8 @@ class TraceJob:
     total_steps: int
     arrival: float
     scale_factor: int
+    priority_weight: float = 1.0
+    line: int = 0
 
 
 @dataclass(frozen=True)
@@ -44,26 +83,22 @@ class Node:
 def read_gavel_trace(path: str | Path) -> list[TraceJob]:
     """Read a Gavel trace (the 7-column ``msr`` or the 10-column ``physical`` layout)."""
     path = Path(path)
-    try:
-        lines = path.read_text().splitlines()
-    except FileNotFoundError:
-        raise InputError(str(path), "file", "a Gavel trace file", "no such file") from None
+    lines = _read_lines(path, "a Gavel trace file")
     jobs = []
     for ln, line in enumerate(lines, 1):
         if not line.strip():
             continue
         cols = line.split("\t")
-        try:
-            if len(cols) == 7:
-                jobs.append(TraceJob(cols[0], int(cols[4]), float(cols[5]), int(cols[6])))
-            elif len(cols) == 10:
-                jobs.append(TraceJob(cols[0], int(cols[5]), float(cols[9]), int(cols[6])))
-            else:
-                raise InputError(str(path), f"line {ln}", "7 (msr) or 10 (physical) tab-separated columns", f"{len(cols)} columns")
-        except ValueError as exc:
-            if isinstance(exc, InputError):
-                raise
-            raise InputError(str(path), f"line {ln}", "integer steps and scale factor, numeric arrival", line[:80]) from None
+        if len(cols) == 7:
+            steps, arrival, sf, weight = cols[4], cols[5], cols[6], "1"
+        elif len(cols) == 10:
+            steps, arrival, sf, weight = cols[5], cols[9], cols[6], cols[7]
+        else:
+            raise InputError(str(path), f"line {ln}", "7 (msr) or 10 (physical) tab-separated columns", f"{len(cols)} columns")
+        where = f"line {ln}"
+        jobs.append(TraceJob(cols[0], _int(steps, path, where, "total_steps", 1), _float(arrival, path, where, "arrival time"),
+                             _int(sf, path, where, "scale_factor", 1), _float(weight, path, where, "priority_weight", 0.0, True),
+                             ln))
     return jobs
 
 
@@ -92,12 +127,228 @@ def read_openb_nodes(path: str | Path | None = None, *, gpu_only: bool = True) -
         if not need <= set(reader.fieldnames or ()):
             raise InputError(str(path), "header", "columns sn, cpu_milli, memory_mib, gpu, model", reader.fieldnames)
         for ln, row in enumerate(reader, 2):
-            try:
-                gpus = int(row["gpu"])
-            except ValueError:
-                raise InputError(str(path), f"line {ln}, column gpu", "an integer", row["gpu"]) from None
+            gpus = _int(row["gpu"], path, f"line {ln}", "column gpu")
             if gpu_only and gpus == 0:
                 continue
-            nodes.append(Node(row["sn"], gpus, row["model"] or "none", int(row.get("cpu_milli") or 0),
-                              int(row.get("memory_mib") or 0)))
+            nodes.append(Node(row["sn"], gpus, row["model"] or "none", _int(row.get("cpu_milli") or 0, path, f"line {ln}", "cpu_milli"),
+                              _int(row.get("memory_mib") or 0, path, f"line {ln}", "memory_mib")))
     return nodes
+
+
+# ------------------------------------------------------------------------------------ helpers
+
+def _read_lines(path: Path, what: str) -> list[str]:
+    try:
+        return path.read_text().splitlines()
+    except FileNotFoundError:
+        raise InputError(str(path), "file", what, "no such file") from None
+    except (IsADirectoryError, UnicodeDecodeError) as exc:
+        raise InputError(str(path), "file", f"{what} (UTF-8 text)", type(exc).__name__) from None
+
+
+def _float(text: str, path: Path | str, where: str, what: str, minimum: float | None = 0.0, strict: bool = False) -> float:
+    """A finite number >= ``minimum`` (> if ``strict``), or an InputError naming ``what``."""
+    try:
+        v = float(text)
+    except (TypeError, ValueError):
+        raise InputError(str(path), f"{where}, {what}", "a number", text) from None
+    if not math.isfinite(v) or (minimum is not None and (v <= minimum if strict else v < minimum)):
+        bound = "" if minimum is None else f" {'>' if strict else '>='} {minimum:g}"
+        raise InputError(str(path), f"{where}, {what}", f"a finite number{bound}", text)
+    return v
+
+
+def _int(text: str, path: Path | str, where: str, what: str, minimum: int = 0) -> int:
+    """An integer >= ``minimum`` (``"4"`` or ``"4.0"``), or an InputError naming ``what``."""
+    v = _float(text, path, where, what, None)
+    if v != int(v) or v < minimum:
+        raise InputError(str(path), f"{where}, {what}", f"an integer >= {minimum}", text)
+    return int(v)
+
+
+def _csv_rows(path: Path, what: str, required: Sequence[str], optional: Sequence[str] = ()):
+    """(line number, row) of a CSV file whose header has every ``required`` column and no
+    column outside ``required`` + ``optional``; an empty file or one without rows is an error."""
+    lines = _read_lines(path, what)
+    reader = csv.DictReader(lines)
+    header = reader.fieldnames or []
+    missing = [c for c in required if c not in header]
+    unknown = [c for c in header if c not in required and c not in optional]
+    if missing or unknown or len(set(header)) != len(header):
+        found = (f"missing {missing}" if missing else "") + (" and " if missing and unknown else "") + (
+            f"unknown {unknown}" if unknown else "") or f"repeated columns in {header}"
+        raise InputError(str(path), "line 1", f"{what} with columns {', '.join(required)}"
+                         + (f" (optional {', '.join(optional)})" if optional else ""), found)
+    rows = []
+    for row in reader:
+        ln = reader.line_num
+        if None in row or any(v is None for v in row.values()):
+            raise InputError(str(path), f"line {ln}", f"{len(header)} comma-separated fields", lines[ln - 1][:80])
+        rows.append((ln, row))
+    if not rows:
+        raise InputError(str(path), "line 2", f"{what} with at least one job", "no rows")
+    return rows
+
+
+def _in_order(jobs: list[Job], lines: list[int], path: Path) -> Trace:
+    """The jobs as a Trace; a repeated name, an impossible job or an arrival earlier than the
+    previous row's is an error naming its line."""
+    first: dict[str, int] = {}
+    for job, ln in zip(jobs, lines):
+        job.validate(str(path), f"line {ln}")
+        if job.name in first:
+            raise InputError(str(path), f"line {ln}", f"a unique job name (line {first[job.name]} has '{job.name}')", job.name)
+        first[job.name] = ln
+    for k in range(1, len(jobs)):
+        if jobs[k].arrival < jobs[k - 1].arrival:
+            raise InputError(str(path), f"line {lines[k]}", f"arrivals in order (>= {jobs[k - 1].arrival:g}, line {lines[k - 1]})",
+                             jobs[k].arrival)
+    return Trace(tuple(jobs), str(path))
+
+
+# ------------------------------------------------------------------------------ trace loaders
+
+def load_gavel_trace(path: str | Path) -> Trace:
+    """A Gavel trace as a Trace: ``total_steps`` iterations (Gavel steps), ``scale_factor`` GPUs
+    (one per worker, all-reduce), weight = ``priority_weight`` (10-column layout)."""
+    path = Path(path)
+    recs = read_gavel_trace(path)
+    if not recs:
+        raise InputError(str(path), "line 1", "a Gavel trace with at least one job", "no jobs")
+    jobs = [Job(f"gavel-{i}", r.arrival, r.job_type, float(r.total_steps), {"gpu": 1.0}, min_workers=r.scale_factor,
+                max_workers=r.scale_factor, weight=r.priority_weight, meta={"line": r.line})
+            for i, r in enumerate(recs)]
+    return _in_order(jobs, [r.line for r in recs], path)
+
+
+TIRESIAS_COLUMNS = ("job_id", "num_gpu", "submit_time", "iterations", "model_name", "duration", "interval")
+
+
+def load_tiresias_trace(path: str | Path) -> Trace:
+    """A Tiresias CSV: ``num_gpu`` GPUs from ``submit_time``, ``iterations`` done in ``duration``
+    seconds at that size (the duration convention, module docstring)."""
+    path = Path(path)
+    jobs, lines = [], []
+    for ln, row in _csv_rows(path, "a Tiresias job CSV", TIRESIAS_COLUMNS):
+        w = f"line {ln}"
+        gpus = _int(row["num_gpu"], path, w, "num_gpu", 1)
+        duration = _float(row["duration"], path, w, "duration", 0.0, True)
+        jobs.append(Job(f"tiresias-{row['job_id']}", _float(row["submit_time"], path, w, "submit_time"), row["model_name"],
+                        _float(row["iterations"], path, w, "iterations", 0.0, True), {"gpu": 1.0}, min_workers=gpus,
+                        max_workers=gpus, meta={DURATION: duration, "line": ln}))
+        lines.append(ln)
+    return _in_order(jobs, lines, path)
+
+
+OPENB_POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec", "qos", "pod_phase",
+                     "creation_time", "deletion_time", "scheduled_time")
+
+
+def load_openb_pods(path: str | Path | None = None) -> Trace:
+    """Alibaba OpenB pods (default ``openb_pod_list_default.csv``) as jobs (module docstring)."""
+    if path is None:
+        from dlsched.data import data_dir
+
+        path = data_dir() / "alibaba-openb" / "openb_pod_list_default.csv"
+    path = Path(path)
+    jobs, lines = [], []
+    for ln, row in _csv_rows(path, "an OpenB pod list", OPENB_POD_COLUMNS):
+        w = f"line {ln}"
+        cpu = _float(row["cpu_milli"], path, w, "cpu_milli") / 1000.0
+        mem = _float(row["memory_mib"], path, w, "memory_mib") / 1024.0
+        k = _int(row["num_gpu"], path, w, "num_gpu", 0)
+        milli = _float(row["gpu_milli"], path, w, "gpu_milli")
+        if k and not 0 < milli <= 1000:
+            raise InputError(str(path), f"{w}, gpu_milli", "a share of one GPU in (0, 1000] for a GPU pod", row["gpu_milli"])
+        created = _float(row["creation_time"], path, w, "creation_time")
+        life = _float(row["deletion_time"], path, w, "deletion_time") - created
+        if life < 0:
+            raise InputError(str(path), f"{w}, deletion_time", f"a time >= creation_time {created:g}", row["deletion_time"])
+        duration = max(life, 1.0)
+        n = max(k, 1)
+        demand = {"cpu": cpu / n, "memory": mem / n}
+        if k:
+            demand["gpu"] = milli / 1000.0
+        jobs.append(Job(row["name"], created, "gpu-pod" if k else "cpu-pod", duration, demand, min_workers=n, max_workers=n,
+                        meta={DURATION: duration, "line": ln, "qos": row["qos"], "phase": row["pod_phase"],
+                              "gpu_spec": row["gpu_spec"], "num_gpu": k}))
+        lines.append(ln)
+    return _in_order(jobs, lines, path)
+
+
+POLLUX_COLUMNS = ("name", "time", "application", "num_replicas", "batch_size")
+POLLUX_WORK = ("duration", "iterations", "samples")
+
+
+def load_pollux_trace(path: str | Path, work: Mapping[str, float] | None = None) -> Trace:
+    """A Pollux/Sia workload CSV: ``num_replicas`` GPUs from ``time``, per-replica ``batch_size``.
+
+    The file records no work; it comes from an optional column (``duration`` in seconds at
+    ``num_replicas`` GPUs, the duration convention; ``iterations``; or ``samples``, giving
+    samples / (num_replicas · batch_size) iterations), else from ``work[application]``
+    (iterations), else it is an error naming the line.
+    """
+    path = Path(path)
+    jobs, lines = [], []
+    for ln, row in _csv_rows(path, "a Pollux/Sia workload CSV", POLLUX_COLUMNS, POLLUX_WORK):
+        w = f"line {ln}"
+        n = _int(row["num_replicas"], path, w, "num_replicas", 1)
+        batch = _float(row["batch_size"], path, w, "batch_size", 0.0, True)
+        meta: dict = {"line": ln, "batch_size": batch}
+        if row.get("duration") not in (None, ""):
+            meta[DURATION] = _float(row["duration"], path, w, "duration", 0.0, True)
+            K = meta[DURATION]
+        elif row.get("iterations") not in (None, ""):
+            K = _float(row["iterations"], path, w, "iterations", 0.0, True)
+        elif row.get("samples") not in (None, ""):
+            K = _float(row["samples"], path, w, "samples", 0.0, True) / (n * batch)
+        elif work and row["application"] in work:
+            K = float(work[row["application"]])
+        else:
+            raise InputError(str(path), w, f"a duration, iterations or samples column, or work for application "
+                             f"'{row['application']}'", "none")
+        jobs.append(Job(row["name"], _float(row["time"], path, w, "time"), row["application"], K, {"gpu": 1.0},
+                        min_workers=n, max_workers=n, meta=meta))
+        lines.append(ln)
+    return _in_order(jobs, lines, path)
+
+
+TRACE_FORMATS = {"gavel": load_gavel_trace, "tiresias": load_tiresias_trace, "openb": load_openb_pods,
+                 "pollux": load_pollux_trace}
+_SYNTHETIC = re.compile(r"^(dl2|poisson):(\d+)(?::(\d+))?$")
+
+
+def trace_format(path: str | Path) -> str:
+    """The format of a trace file, from its extension or its first line."""
+    path = Path(path)
+    if path.suffix == ".trace":
+        return "gavel"
+    lines = _read_lines(path, "a trace file")
+    first = lines[0] if lines else ""
+    header = {c.strip() for c in first.split(",")}
+    if "\t" in first and len(first.split("\t")) in (7, 10):
+        return "gavel"
+    if {"gpu_milli", "creation_time"} <= header:
+        return "openb"
+    if {"submit_time", "num_gpu", "model_name"} <= header:
+        return "tiresias"
+    if {"application", "num_replicas"} <= header:
+        return "pollux"
+    raise InputError(str(path), "line 1", "a Gavel .trace, Tiresias, OpenB pod or Pollux/Sia CSV header "
+                     f"(or give the format: {', '.join(TRACE_FORMATS)})", first[:80])
+
+
+def load_trace(path: str | Path, format: str | None = None) -> Trace:
+    """Any supported trace (``format`` one of :data:`TRACE_FORMATS`, else detected from the file);
+    ``dl2:N[:SEED]`` and ``poisson:N[:SEED]`` name the seeded synthetic traces of
+    :mod:`dlsched.instance.synthetic` (N jobs, seed 0 by default)."""
+    m = _SYNTHETIC.match(str(path))
+    if m and not Path(path).exists():
+        from dlsched.instance.synthetic import dl2_trace, poisson_trace
+
+        gen = dl2_trace if m.group(1) == "dl2" else poisson_trace
+        return gen(int(m.group(2)), int(m.group(3) or 0))
+    fmt = format or trace_format(path)
+    if fmt not in TRACE_FORMATS:
+        raise InputError("<argument>", "format", f"one of {', '.join(TRACE_FORMATS)}", fmt)
+    return TRACE_FORMATS[fmt](path)

@@ -220,6 +220,9 @@ class Simulation:
         new: dict[int, Placement] = {}
         changed: list[int] = []
         for key, pl in placements.items():
+            if pl is not None and self._alloc.get(key) is pl:    # unchanged: checked when it was applied
+                new[key] = pl
+                continue
             j = self._check_job(key, policy)
             if pl is None:
                 continue
@@ -321,8 +324,16 @@ class Simulation:
         """Run to the next event (or ``until``) and return what happened there.
 
         Returns [] and leaves time unchanged when nothing can ever happen (no job progresses, no
-        arrival is pending, no ``until``): the caller decides whether that is a stall.
+        arrival is pending, no ``until``): the caller decides whether that is a stall. The
+        arrival of an unschedulable job is no event: time runs on past it.
         """
+        while True:
+            before = (self.time, self._next)
+            events = self._step(until)
+            if events or self.done or (self.time, self._next) == before:
+                return events
+
+    def _step(self, until: float | None) -> list[Event]:
         t0 = _time.perf_counter()
         if self.done:
             return []

@@ -9,9 +9,11 @@ d)[s]`` is how many such tasks fit on server s. Two placements:
   without its equal-split refinement).
 
 PSs are placed before workers, on the same server order, so a consolidated job keeps its PSs
-beside its workers when there is room. :class:`FirstFit` and :class:`Consolidated` are
-:class:`~dlsched.sim.policy.Placer` objects: they keep a job's current placement when its size is
-unchanged (no restart cost) and place the others in the order given.
+beside its workers when there is room (workers first if that fails). :class:`FirstFit` and
+:class:`Consolidated` are :class:`~dlsched.sim.policy.Placer` objects: they keep a job's current
+placement when its size is unchanged (no restart cost) and place the others in the order given;
+a job whose size does not pack onto the servers is shrunk a bundle at a time (not below its
+``min_workers``) before it is left out.
 """
 
 from __future__ import annotations
@@ -52,24 +54,38 @@ def usage(placement: Placement, demand_w: np.ndarray, demand_p: np.ndarray) -> t
     return srv, w[:, None] * demand_w[None, :] + p[:, None] * demand_p[None, :]
 
 
+def _fit_in_order(f, order, demand_w, demand_p, n_workers, n_ps, ps_first: bool):
+    """Place one kind of task, then the other, filling servers in ``order``; None if either fails."""
+    kinds = [(demand_p, n_ps), (demand_w, n_workers)]
+    if not ps_first:
+        kinds.reverse()
+    counts = []
+    for demand, count in kinds:
+        c = _take(task_slots(f, demand), count) if count else np.zeros(len(order), np.int64)
+        if c is None:
+            return None
+        if count:
+            f = f - c[:, None] * demand[None, :]
+        counts.append(c)
+    ps, w = counts if ps_first else counts[::-1]
+    return Placement({int(order[i]): int(w[i]) for i in np.flatnonzero(w)},
+                     {int(order[i]): int(ps[i]) for i in np.flatnonzero(ps)})
+
+
 def fit(free: np.ndarray, demand_w: np.ndarray, demand_p: np.ndarray, n_workers: int, n_ps: int,
         order: np.ndarray | None = None) -> Placement | None:
-    """Place ``n_ps`` PSs, then ``n_workers`` workers, on servers in ``order`` (index order if None).
+    """Place ``n_ps`` PSs and ``n_workers`` workers on servers in ``order`` (index order if None).
 
-    Returns None when they do not all fit; ``free`` is not modified.
+    PSs first, and if that leaves too little for the workers, workers first (PSs that fill
+    servers first can crowd out the workers, and the other way round). Returns None when neither
+    fits; ``free`` is not modified.
     """
     order = np.arange(free.shape[0]) if order is None else order
     f = free[order]
-    ps = _take(task_slots(f, demand_p), n_ps) if n_ps else np.zeros(len(order), np.int64)
-    if ps is None:
-        return None
-    if n_ps:
-        f = f - ps[:, None] * demand_p[None, :]
-    w = _take(task_slots(f, demand_w), n_workers)
-    if w is None:
-        return None
-    return Placement({int(order[i]): int(w[i]) for i in np.flatnonzero(w)},
-                     {int(order[i]): int(ps[i]) for i in np.flatnonzero(ps)})
+    got = _fit_in_order(f, order, demand_w, demand_p, n_workers, n_ps, ps_first=True)
+    if got is None and n_ps:
+        got = _fit_in_order(f, order, demand_w, demand_p, n_workers, n_ps, ps_first=False)
+    return got
 
 
 def first_fit(free, demand_w, demand_p, n_workers: int, n_ps: int) -> Placement | None:
@@ -105,6 +121,11 @@ class _KeepOrPlace:
             if j in keep or w <= 0:
                 continue
             pl = self.fit(free, state.demand_w[j], state.demand_p[j], int(w), int(p))
+            lo = state.jobs[j].min_workers
+            while pl is None and w > lo:
+                # the sizing counted aggregate capacity; servers may not pack it: shrink by a bundle
+                w, p = w - 1, (min(p, w - 1) if p else 0)
+                pl = self.fit(free, state.demand_w[j], state.demand_p[j], int(w), int(p))
             if pl is not None:
                 srv, rows = usage(pl, state.demand_w[j], state.demand_p[j])
                 free[srv] -= rows

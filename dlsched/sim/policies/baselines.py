@@ -96,32 +96,38 @@ def drf_sizes(state: ClusterState, cand: np.ndarray, total: np.ndarray) -> dict[
     if not cand.size:
         return {}
     minw, maxw, maxp, dw, dp, first = grant_vectors(state, cand)
-    inv_total = np.where(total > 0, 1.0 / np.where(total > 0, total, 1.0), 0.0)
-    avail = total.astype(float).copy()
+    # the heap loop runs once per grant: plain floats over the few resources beat small numpy calls
+    R = range(len(total))
+    inv = [1.0 / c if c > 0 else 0.0 for c in total.tolist()]
+    avail = total.astype(float).tolist()
     # no grant of any candidate is smaller than this, so once avail is below it in some resource, stop
-    smallest = np.minimum(first, dw + (maxp > 0)[:, None] * dp).min(axis=0)
-    w = np.zeros(cand.size, dtype=np.int64)
-    p = np.zeros(cand.size, dtype=np.int64)
+    smallest = np.minimum(first, dw + (maxp > 0)[:, None] * dp).min(axis=0).tolist()
+    dwl, dpl, firstl = dw.tolist(), dp.tolist(), first.tolist()
+    minwl, maxwl, maxpl = minw.tolist(), maxw.tolist(), maxp.tolist()
+    w = [0] * cand.size
+    p = [0] * cand.size
     order: list[int] = []
-    heap = [(0.0, int(j), i) for i, j in enumerate(cand.tolist())]
+    heap = [(0.0, j, i) for i, j in enumerate(cand.tolist())]
     heapq.heapify(heap)
     while heap:
         _, j, i = heapq.heappop(heap)
-        g = _next_grant(i, w, p, minw, maxw, maxp, dw, dp, first)
-        if g is None:
+        if w[i] == 0:
+            nw, np_, add = minwl[i], (1 if maxpl[i] > 0 else 0), firstl[i]
+        else:
+            nw, np_ = w[i] + 1, min(p[i] + 1, maxpl[i])
+            add = [dwl[i][r] + (np_ - p[i]) * dpl[i][r] for r in R]
+        if any(add[r] > avail[r] + EPS for r in R):
             continue
-        nw, np_, add = g
-        if (add > avail + EPS).any():
-            continue
-        avail -= add
+        for r in R:
+            avail[r] -= add[r]
         if w[i] == 0:
             order.append(i)
         w[i], p[i] = nw, np_
-        if w[i] < maxw[i]:
-            heapq.heappush(heap, (float(((w[i] * dw[i] + p[i] * dp[i]) * inv_total).max()), j, i))
-        if (avail < smallest - EPS).any():
+        if nw < maxwl[i]:
+            heapq.heappush(heap, (max((nw * dwl[i][r] + np_ * dpl[i][r]) * inv[r] for r in R), j, i))
+        if any(avail[r] < smallest[r] - EPS for r in R):
             break
-    return {int(cand[i]): (int(w[i]), int(p[i])) for i in order}
+    return {int(cand[i]): (w[i], p[i]) for i in order}
 
 
 class DRF(_Baseline):

@@ -1,0 +1,158 @@
+"""``dlsched bench sim``: every policy of the table on the same seeded traces, in one run, one table.
+
+Setting (MODELS.md §5–§7): DL2's job mix (``dlsched.instance.synthetic.dl2_trace``, seeds
+``1..--seeds``) on DL2's cluster (``dl2_cluster(--nodes)``), speeds from DL2's measured table
+(``--speed table``), ``--restart-seconds`` charged at every placement change. Every policy of
+``dlsched.sim.policies`` except offline references runs on every trace (``--policies`` picks a
+subset); each run has a wall-clock budget ``--run-deadline`` (a run that hits it is reported
+``time_limit`` and its figures are left out of the ratios).
+
+Per policy the table gives the mean over traces of the average JCT, median and p95 JCT, makespan,
+GPU utilisation and decision latency. ``jct_ratio_drf_over_optimus`` is the mean over traces of
+avg JCT(DRF) / avg JCT(Optimus) on the same trace, ``makespan_ratio_drf_over_optimus`` likewise;
+null when the table has no ``optimus`` or a run did not complete. ``--json`` prints exactly one
+JSON object with the environment recorded.
+
+``--quick``: 3 traces of 40 jobs on 16 nodes, 60 s per run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import numpy as np
+
+from dlsched.bench import environment, register_suite
+
+
+def policies_to_run(names: list[str] | None) -> list[str]:
+    from dlsched.sim.policies import available, policy_class
+
+    if names:
+        for n in names:
+            policy_class(n)             # an unknown name is an InputError
+        return names
+    return [n for n in available() if not getattr(policy_class(n), "offline", False)]
+
+
+def run(seeds: int, n_jobs: int, nodes: int, policies: list[str], speed_name: str, restart_seconds: float,
+        run_deadline: float | None, progress: bool = False) -> tuple[list[dict], dict]:
+    """Simulate every policy on every trace; returns the run rows and the results kept for figures."""
+    from dlsched.console import progress as progress_bar
+    from dlsched.instance.synthetic import dl2_cluster, dl2_trace
+    from dlsched.sim.engine import simulate
+    from dlsched.sim.policies import make_policy
+    from dlsched.sim.speed import make_speed
+
+    cluster = dl2_cluster(nodes)
+    rows, kept = [], {}
+    with progress_bar("bench sim", seeds * len(policies), enabled=progress) as tick:
+        for seed in range(1, seeds + 1):
+            trace = dl2_trace(n_jobs, seed)
+            for name in policies:
+                tick(f"seed {seed} / {name}")
+                speed = make_speed(speed_name)
+                res = simulate(trace, cluster, make_policy(name), speed, seed=seed, restart_seconds=restart_seconds,
+                               deadline=run_deadline)
+                s = res.summary()
+                rows.append({"trace": trace.source, "seed": seed, **{k: s[k] for k in (
+                    "policy", "status", "completed", "avg_jct", "median_jct", "p95_jct", "p99_jct", "makespan",
+                    "avg_queueing_delay", "jain_fairness", "decision_median_s", "decision_p95_s", "engine_per_event_s",
+                    "events", "wall_seconds")}, "gpu_utilisation": s["utilisation"].get("gpu")})
+                if seed == 1:
+                    kept[name] = res
+    return rows, kept
+
+
+def _ratio(rows: list[dict], key: str, num: str = "drf", den: str = "optimus") -> float | None:
+    """Mean over traces of key(num) / key(den) on the same trace; None unless both completed everywhere."""
+    by = {(r["seed"], r["policy"]): r for r in rows}
+    seeds = sorted({r["seed"] for r in rows})
+    pairs = [(by.get((s, num)), by.get((s, den))) for s in seeds]
+    if not pairs or any(a is None or b is None or a["status"] != "completed" or b["status"] != "completed" or not b[key]
+                        for a, b in pairs):
+        return None
+    return float(np.mean([a[key] / b[key] for a, b in pairs]))
+
+
+def table(rows: list[dict], policies: list[str]) -> dict[str, dict]:
+    out = {}
+    for name in policies:
+        mine = [r for r in rows if r["policy"] == name]
+        done = [r for r in mine if r["status"] == "completed"]
+
+        def mean(key):
+            vals = [r[key] for r in done if r[key] is not None]
+            return float(np.mean(vals)) if vals else None
+
+        out[name] = {"runs": len(mine), "completed_runs": len(done),
+                     "statuses": sorted({r["status"] for r in mine}),
+                     **{k: mean(k) for k in ("avg_jct", "median_jct", "p95_jct", "makespan", "avg_queueing_delay",
+                                             "jain_fairness", "gpu_utilisation", "decision_median_s", "wall_seconds")}}
+    return out
+
+
+def _print_table(tab: dict, doc: dict) -> None:
+    from rich.table import Table
+
+    from dlsched.console import table_console
+
+    t = Table(title=f"bench sim: {doc['setting']['traces']} DL2-mix traces x {doc['setting']['jobs']} jobs, "
+                    f"{doc['setting']['nodes']} nodes, speed {doc['setting']['speed']}, "
+                    f"restart {doc['setting']['restart_seconds']:g} s (means over completed runs)")
+    cols = ("policy", "runs ok", "avg JCT (s)", "median JCT", "p95 JCT", "makespan (s)", "queueing", "Jain", "GPU util",
+            "decision med (s)", "wall (s)")
+    for c in cols:
+        t.add_column(c, justify="right" if c != "policy" else "left")
+
+    def f(x, d=4):
+        return "-" if x is None else f"{x:.{d}g}"
+
+    for name, r in tab.items():
+        t.add_row(name, f"{r['completed_runs']}/{r['runs']}", f(r["avg_jct"], 6), f(r["median_jct"], 6), f(r["p95_jct"], 6),
+                  f(r["makespan"], 6), f(r["avg_queueing_delay"], 5), f(r["jain_fairness"], 3), f(r["gpu_utilisation"], 3),
+                  f(r["decision_median_s"], 3), f(r["wall_seconds"], 3))
+    table_console().print(t)
+    print(f"DRF / Optimus: avg JCT {f(doc['jct_ratio_drf_over_optimus'])}, makespan {f(doc['makespan_ratio_drf_over_optimus'])}")
+
+
+@register_suite("sim")
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="dlsched bench sim", description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--seeds", type=int, default=None, help="traces (seeds 1..N); default 10, quick 3")
+    ap.add_argument("--jobs", type=int, default=None, help="jobs per trace; default 200, quick 40")
+    ap.add_argument("--nodes", type=int, default=None, help="DL2 nodes; default 96 (DL2's), quick 16")
+    ap.add_argument("--policies", default=None, help="comma-separated policy names (default: every online policy)")
+    ap.add_argument("--speed", default="table")
+    ap.add_argument("--restart-seconds", type=float, default=0.0)
+    ap.add_argument("--run-deadline", type=float, default=None, help="wall seconds per run; default 600, quick 60")
+    ap.add_argument("--plot", default=None, metavar="DIR", help="JCT CDF and utilisation of seed 1, every policy")
+    args = ap.parse_args(argv)
+    seeds = args.seeds or (3 if args.quick else 10)
+    n_jobs = args.jobs or (40 if args.quick else 200)
+    nodes = args.nodes or (16 if args.quick else 96)
+    deadline = args.run_deadline or (60.0 if args.quick else 600.0)
+    policies = policies_to_run(args.policies.split(",") if args.policies else None)
+    rows, kept = run(seeds, n_jobs, nodes, policies, args.speed, args.restart_seconds, deadline,
+                     progress=not args.json and sys.stderr.isatty())
+    tab = table(rows, policies)
+    doc = {"suite": "sim",
+           "setting": {"traces": seeds, "jobs": n_jobs, "nodes": nodes, "speed": args.speed,
+                       "restart_seconds": args.restart_seconds, "run_deadline": deadline, "quick": args.quick},
+           "policies": policies, "traces": sorted({r["trace"] for r in rows}),
+           "jct_ratio_drf_over_optimus": _ratio(rows, "avg_jct"),
+           "makespan_ratio_drf_over_optimus": _ratio(rows, "makespan"),
+           "table": tab, "runs": rows, "environment": environment(seeds=list(range(1, seeds + 1)))}
+    if args.plot:
+        from dlsched.sim.plots import write_figures
+
+        doc["figures"] = [str(p) for p in write_figures(list(kept.values()), args.plot)]
+    if args.json:
+        print(json.dumps(doc))
+    else:
+        _print_table(tab, doc)
+    return 0

@@ -1,0 +1,161 @@
+"""``dlsched simulate`` and ``dlsched policies``: load a trace and a cluster, pick a speed source, run.
+
+Traces and clusters come from the importers (``TRACE_LOADER``, ``CLUSTER_LOADER``: the hooks the
+trace importers fill, ``module:function``); the speed source from ``dlsched.sim.speed.make_speed``.
+Without ``--speed``, the first of ``AUTO_SPEEDS`` that gives every job type of the trace a
+positive rate at one worker (and one PS) is used.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+
+from dlsched.errors import InputError
+
+TRACE_LOADER = "dlsched.instance.traces:load_trace"
+CLUSTER_LOADER = "dlsched.instance.cluster_spec:load_cluster"
+#: tried in order when --speed is not given
+AUTO_SPEEDS = ("duration", "table", "throughput")
+
+
+def _hook(spec: str, what: str):
+    module, _, fn = spec.partition(":")
+    try:
+        return getattr(importlib.import_module(module), fn)
+    except (ImportError, AttributeError):
+        raise InputError("<argument>", what, f"the {what} importer {spec} (not installed in this build)", "missing") from None
+
+
+def load_trace(path: str):
+    return _hook(TRACE_LOADER, "trace")(path)
+
+
+def load_cluster(spec: str | None, trace):
+    """The cluster named by ``spec``; without one, DL2's default cluster for a DL2 job-mix trace."""
+    if spec is None:
+        if trace.source.startswith("dl2_trace"):
+            from dlsched.instance.synthetic import dl2_cluster
+
+            return dl2_cluster()
+        raise InputError("<argument>", "--cluster", f"a cluster spec for the trace {trace.source}", "none")
+    return _hook(CLUSTER_LOADER, "cluster")(spec)
+
+
+def pick_speed(name: str | None, trace, cluster, *, noise: float = 0.0, seed: int = 0):
+    """``make_speed(name)``, or the first of AUTO_SPEEDS that gives every job type a rate > 0."""
+    from dlsched.sim.placement import consolidated
+    from dlsched.sim.speed import make_speed
+
+    if name is not None:
+        return make_speed(name, noise=noise, seed=seed)
+    samples = {}
+    for j, job in enumerate(trace.jobs):
+        samples.setdefault(job.job_type, j)
+    tried = []
+    for cand in AUTO_SPEEDS:
+        try:
+            src = make_speed(cand)
+            ok = True
+            for j in samples.values():
+                job = trace.jobs[j]
+                pl = consolidated(cluster.capacity, cluster.vector(job.worker_demand), cluster.vector(job.ps_demand),
+                                  job.min_workers, 1 if job.uses_ps else 0)
+                if pl is None or not src.rate(job, pl, cluster) > 0:
+                    ok = False
+                    break
+        except (InputError, KeyError, ValueError):
+            ok = False
+        if ok:
+            return make_speed(cand, noise=noise, seed=seed)
+        tried.append(cand)
+    raise InputError("<argument>", "--speed", f"a speed source for the job types of {trace.source} (tried {', '.join(tried)})",
+                     sorted(samples)[:5])
+
+
+def cmd_simulate(args) -> int:
+    from dlsched.sim.engine import simulate
+    from dlsched.sim.policies import make_policy
+
+    params = {}
+    for item in args.param or []:
+        key, sep, val = item.partition("=")
+        if not sep:
+            raise InputError("<argument>", "-P", "key=value", item)
+        try:
+            params[key] = json.loads(val)
+        except json.JSONDecodeError:
+            params[key] = val
+    policy = make_policy(args.policy, **params)
+    trace = load_trace(args.trace)
+    cluster = load_cluster(args.cluster, trace)
+    speed = pick_speed(args.speed, trace, cluster, noise=args.speed_noise, seed=args.seed)
+    res = simulate(trace, cluster, policy, speed, seed=args.seed, restart_seconds=args.restart_seconds,
+                   max_time=args.max_time, deadline=args.deadline,
+                   progress=not args.json and sys.stderr.isatty())
+    if args.plot:
+        from dlsched.sim.plots import write_figures
+
+        write_figures([res], args.plot)
+    if args.json:
+        print(res.to_json(speed=type(speed).__name__, jobs=args.jobs))
+    else:
+        print_summary(res)
+    return 0
+
+
+def print_summary(res) -> None:
+    from rich.table import Table
+
+    from dlsched.console import table_console
+
+    s = res.summary()
+    t = Table(title=f"{s['policy']} on {s['trace']}", show_header=False)
+
+    def f(x, unit=""):
+        return "-" if x is None else (f"{x:.6g}{unit}" if isinstance(x, float) else str(x))
+
+    rows = [("status", s["status"] + (f" ({s['message']})" if s["message"] else "")),
+            ("jobs completed", f"{s['completed']} / {s['jobs']}" + (f", {s['unschedulable']} unschedulable" if s["unschedulable"] else "")),
+            ("JCT avg / median", f"{f(s['avg_jct'], ' s')} / {f(s['median_jct'], ' s')}"),
+            ("JCT p95 / p99", f"{f(s['p95_jct'], ' s')} / {f(s['p99_jct'], ' s')}"),
+            ("makespan", f(s["makespan"], " s")), ("queueing delay avg", f(s["avg_queueing_delay"], " s")),
+            ("Jain fairness", f(s["jain_fairness"]) + "  (of JCT_iso/JCT)"),
+            ("utilisation", ", ".join(f"{k} {f(v)}" for k, v in s["utilisation"].items())),
+            ("total utility", f(s["total_utility"])),
+            ("decision median / p95", f"{f(s['decision_median_s'], ' s')} / {f(s['decision_p95_s'], ' s')} ({s['decision_calls']} calls)"),
+            ("engine per event", f"{f(s['engine_per_event_s'], ' s')} ({s['events']} events)"),
+            ("wall", f(s["wall_seconds"], " s"))]
+    for k, v in rows:
+        t.add_row(k, v)
+    table_console().print(t)
+
+
+def cmd_policies(args) -> int:
+    from dlsched.sim.policies import available, describe
+
+    for name in available():
+        print(f"{name:16s} {describe(name)}")
+    return 0
+
+
+def add_parsers(sub) -> None:
+    """The ``simulate`` and ``policies`` subcommands (called from dlsched/cli.py)."""
+    p = sub.add_parser("simulate", help="replay a job trace on a cluster under a policy")
+    p.add_argument("trace", help="a trace file (Gavel, Tiresias, OpenB, Pollux) or dl2:N[:SEED] / poisson:N[:SEED]")
+    p.add_argument("--cluster", default=None, metavar="SPEC", help="a cluster spec (JSON, Gavel, OpenB, Tiresias)")
+    p.add_argument("--policy", required=True, help="see `dlsched policies`")
+    p.add_argument("-P", "--param", action="append", metavar="KEY=VALUE", help="a policy parameter (JSON value)")
+    p.add_argument("--speed", default=None, metavar="SOURCE", help="table, layered, optimus, throughput, duration (default: detected)")
+    p.add_argument("--speed-noise", type=float, default=0.0, metavar="SIGMA", help="multiplicative lognormal speed noise")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--restart-seconds", type=float, default=0.0, metavar="X", help="seconds without progress after a placement change")
+    p.add_argument("--max-time", type=float, default=None, metavar="T", help="simulated-time cap (s)")
+    p.add_argument("--deadline", type=float, default=None, metavar="S", help="wall-clock budget (s)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--jobs", action="store_true", help="with --json: include one row per job")
+    p.add_argument("--plot", default=None, metavar="DIR", help="write jct_cdf.png and utilisation.png")
+    p.set_defaults(fn=cmd_simulate)
+    p = sub.add_parser("policies", help="list the simulator's policies")
+    p.set_defaults(fn=cmd_policies)

@@ -1,0 +1,130 @@
+"""FIFO, SRTF, DRF and Tetris: hand-computed schedules, and capacity never exceeded on random traces."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dlsched.instance.cluster import Cluster
+from dlsched.instance.workload import Job, Trace
+from dlsched.sim.engine import simulate
+from dlsched.sim.policies import POLICIES, available, describe, make_policy
+from dlsched.sim.policies.baselines import drf_sizes
+from tests.sim.helpers import LinearSpeed, cluster, job, trace
+
+BASELINES = ("fifo", "srtf", "drf", "tetris")
+
+
+class CapacityAudit:
+    """Wraps a policy; recomputes every answer's use per server from the placements alone."""
+
+    def __init__(self, inner):
+        self.inner, self.name, self.slot_seconds = inner, inner.name, inner.slot_seconds
+        self.worst = 0.0
+        self.sizes_ok = True
+
+    def reset(self, ctx):
+        self.cap = ctx.cluster.capacity
+        self.inner.reset(ctx)
+
+    def schedule(self, state, events):
+        out = self.inner.schedule(state, events)
+        placements = getattr(out, "placements", out)
+        used = np.zeros_like(self.cap)
+        for j, pl in placements.items():
+            jb = state.jobs[j]
+            for s, k in pl.workers.items():
+                used[s] += k * state.demand_w[j]
+            for s, k in pl.ps.items():
+                used[s] += k * state.demand_p[j]
+            self.sizes_ok &= jb.min_workers <= pl.n_workers <= jb.max_workers and (pl.n_ps >= 1) == jb.uses_ps
+        self.worst = max(self.worst, float((used - self.cap).max()))
+        return out
+
+
+jobs_st = st.lists(st.tuples(st.floats(0, 20), st.floats(0.5, 30), st.sampled_from([1, 2, 4]), st.integers(1, 3),
+                             st.integers(0, 3), st.integers(0, 2)), min_size=1, max_size=8)
+
+
+def _trace(rows):
+    out = []
+    for i, (a, k, g, lo, extra, ps) in enumerate(sorted(rows, key=lambda r: r[0])):
+        out.append(Job(f"j{i}", a, "toy", k, {"gpu": g, "cpu": 1}, {"cpu": 2} if ps else {},
+                       min_workers=lo, max_workers=lo + extra, max_ps=ps))
+    return Trace(tuple(out), "<random>")
+
+
+@pytest.mark.parametrize("name", BASELINES)
+@settings(max_examples=25, deadline=None)
+@given(rows=jobs_st, servers=st.integers(1, 3))
+def test_baselines_never_exceed_capacity_and_finish_every_job(name, rows, servers):
+    tr = _trace(rows)
+    cl = Cluster.homogeneous(servers, {"gpu": 4, "cpu": 8})
+    audit = CapacityAudit(make_policy(name))
+    res = simulate(tr, cl, audit, LinearSpeed())
+    assert audit.worst <= 1e-9 and audit.sizes_ok
+    assert res.status == "completed"
+    done = res.completed
+    assert done.sum() + len(res.unschedulable) == len(tr)
+    assert (res.jct[done] >= res.isolated_jct[done] * (1 - 1e-9)).all()   # no run beats running alone at full size
+
+
+def test_drf_equalises_dominant_shares():
+    # 4 GPUs, 8 cpus; a: workers of (1 gpu, 1 cpu) -> gpu-dominant; b: workers of (0.5 gpu, 4 cpu) -> cpu-dominant
+    tr = Trace((Job("a", 0, "t", 10, {"gpu": 1, "cpu": 1}, max_workers=8),
+                Job("b", 0, "t", 10, {"gpu": 0.5, "cpu": 4}, max_workers=8)), "<t>")
+    sim_cluster = Cluster.homogeneous(1, {"gpu": 4, "cpu": 8})
+    from dlsched.sim.engine import Simulation
+
+    sim = Simulation(tr, sim_cluster, LinearSpeed())
+    sim.advance()
+    sizes = drf_sizes(sim.state(), sim.active, sim_cluster.total())
+    # grants alternate while shares tie: a 1/4 gpu per worker, b 1/2 cpu per worker -> a 2 (share 1/2), b 1 (1/2);
+    # a's third worker (3/4 gpu) fits, b's second (cpu 8/8 with a's 3 cpus) does not
+    assert sizes == {0: (3, 0), 1: (1, 0)}
+
+
+def test_drf_gives_ps_jobs_worker_plus_ps_bundles():
+    tr = trace(job("a", 0.0, 10.0, max_workers=4, max_ps=2))
+    from dlsched.sim.engine import Simulation
+
+    sim = Simulation(tr, cluster(gpus=4, cpus=8), LinearSpeed())
+    sim.advance()
+    # each worker 1 gpu + 1 cpu, each PS 1 cpu: bundles (1 w + 1 PS), (1 w + 1 PS), then workers only up to 4
+    assert drf_sizes(sim.state(), sim.active, sim.cluster.total()) == {0: (4, 2)}
+
+
+def test_srtf_preempts_for_the_shortest_job():
+    tr = trace(job("long", 0.0, 100.0, gpus=4), job("short", 10.0, 5.0, gpus=4))
+    res = simulate(tr, cluster(gpus=4), make_policy("srtf"), LinearSpeed())
+    assert res.completion.tolist() == [105.0, 15.0]
+
+
+def test_elastic_jobs_grow_under_drf_and_tetris_but_fixed_ones_keep_their_size():
+    tr = trace(job("e", 0.0, 12.0, max_workers=4), job("f", 0.0, 12.0, min_workers=2))
+    for name in ("drf", "tetris"):
+        res = simulate(tr, cluster(gpus=8), make_policy(name), LinearSpeed())
+        # e grows to 4 workers (3 s), f runs its fixed 2 (6 s)
+        assert res.completion.tolist() == [3.0, 6.0], name
+
+
+def test_table_lists_every_policy_and_each_runs():
+    assert set(BASELINES) <= set(available())
+    tr = trace(job("a", 0.0, 5.0), job("b", 1.0, 3.0, max_workers=2, max_ps=1), job("c", 2.0, 2.0, gpus=2))
+    for name in available():
+        assert describe(name), name
+        assert POLICIES[name].count(":") == 1
+        res = simulate(tr, cluster(servers=2), make_policy(name), LinearSpeed())
+        assert res.status == "completed" and res.completed.all(), name
+        assert res.policy == make_policy(name).name
+
+
+def test_unknown_policy_and_bad_parameters_are_input_errors():
+    from dlsched.errors import InputError
+
+    with pytest.raises(InputError, match="one of fifo"):
+        make_policy("nope")
+    with pytest.raises(InputError, match="parameters"):
+        make_policy("drf", bogus=1)
+    with pytest.raises(InputError, match="first_fit"):
+        make_policy("drf", placer="random")

@@ -1,0 +1,95 @@
+"""``dlsched simulate``, ``dlsched policies`` and ``dlsched bench sim`` from the command line."""
+
+import json
+
+import pytest
+
+from dlsched.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_policies_lists_the_table(capsys):
+    from dlsched.sim.policies import available
+
+    code, out, _ = run(capsys, "policies")
+    assert code == 0
+    assert [line.split()[0] for line in out.splitlines()] == available()
+
+
+def test_simulate_json_and_plots(capsys, tmp_path):
+    code, out, _ = run(capsys, "simulate", "dl2:12:3", "--cluster", "dl2:4", "--policy", "drf", "--speed", "table",
+                       "--restart-seconds", "5", "--json", "--jobs", "--plot", str(tmp_path))
+    assert code == 0
+    doc = json.loads(out)                              # exactly one JSON object
+    assert doc["status"] == "completed" and doc["completed"] == 12 and len(doc["job_results"]) == 12
+    assert doc["restart_seconds"] == 5.0 and doc["speed"] == "TableSpeed" and "environment" in doc
+    assert (tmp_path / "jct_cdf.png").stat().st_size > 0 and (tmp_path / "utilisation.png").stat().st_size > 0
+
+
+def test_simulate_a_real_trace_with_detected_speed(capsys, data):
+    code, out, _ = run(capsys, "simulate", str(data / "tiresias/60_job.csv"), "--cluster", str(data / "tiresias/n32g4.csv"),
+                       "--policy", "srtf", "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["jobs"] == 60 and doc["completed"] + doc["unschedulable"] == 60
+    assert doc["speed"] == "DurationSpeed"
+
+
+def test_simulate_table_output(capsys):
+    code, out, _ = run(capsys, "simulate", "dl2:5", "--policy", "fifo", "--max-time", "100")
+    assert code == 0 and "max_time" in out and "JCT avg" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (("simulate", "dl2:5", "--policy", "nope"), "expected one of fifo"),
+    (("simulate", "/no/such/trace.csv", "--policy", "drf"), "trace.csv"),
+    (("simulate", "dl2:5", "--policy", "drf", "--speed", "magic"), "--speed"),
+    (("simulate", "dl2:5", "--policy", "drf", "-P", "bogus=1"), "parameters"),
+    (("simulate", "dl2:5", "--policy", "drf", "--restart-seconds", "-1"), "restart_seconds"),
+])
+def test_bad_input_exits_2_with_one_line(capsys, argv, message):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert err.startswith("dlsched: error:") and message in err and "Traceback" not in err
+
+
+def test_policy_error_exits_2_naming_the_policy(capsys, monkeypatch):
+    from dlsched.sim import policies
+
+    monkeypatch.setitem(policies.POLICIES, "broken", "tests.sim.test_cli_sim:Broken")
+    code, _, err = run(capsys, "simulate", "dl2:3", "--policy", "broken")
+    assert code == 2 and "policy 'broken' at t=" in err and "over-commits" in err
+
+
+class Broken:
+    """Puts every job's 16 workers on server 0 (over-commits)."""
+
+    name = "broken"
+    slot_seconds = None
+
+    def reset(self, ctx):
+        pass
+
+    def schedule(self, state, events):
+        from dlsched.sim.policy import Placement
+
+        return {j: Placement({0: 16}, {0: 1}) for j in state.active.tolist()}
+
+
+def test_bench_sim_quick_json(capsys):
+    from dlsched.bench import get_suite
+
+    rc = get_suite("sim")(["--quick", "--seeds", "2", "--jobs", "8", "--nodes", "4", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert rc == 0
+    for key in ("jct_ratio_drf_over_optimus", "makespan_ratio_drf_over_optimus", "policies", "traces"):
+        assert key in doc
+    assert len(doc["traces"]) == 2 and len(doc["runs"]) == 2 * len(doc["policies"])
+    assert {"fifo", "srtf", "drf", "tetris"} <= set(doc["policies"])
+    if "optimus" not in doc["policies"]:
+        assert doc["jct_ratio_drf_over_optimus"] is None
+    assert doc["table"]["drf"]["completed_runs"] == 2

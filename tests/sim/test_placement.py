@@ -1,0 +1,45 @@
+"""The shared placers: first fit, fewest servers, PS/worker packing, keep-or-shrink."""
+
+import numpy as np
+
+from dlsched.sim.engine import Simulation
+from dlsched.sim.placement import Consolidated, consolidated, first_fit, task_slots
+from dlsched.sim.policy import Placement
+from tests.sim.helpers import LinearSpeed, cluster, job, trace
+
+W = np.array([1.0, 2.0])       # a worker: 1 GPU, 2 CPUs
+P = np.array([0.0, 2.0])       # a PS: 2 CPUs
+
+
+def test_task_slots():
+    free = np.array([[2.0, 8.0], [0.0, 8.0], [4.0, 3.0]])
+    assert task_slots(free, W).tolist() == [2, 0, 1]
+    assert task_slots(free, P).tolist() == [4, 4, 1]
+
+
+def test_first_fit_and_fewest_servers():
+    free = np.array([[1.0, 8.0], [2.0, 8.0], [4.0, 8.0]])
+    assert first_fit(free, W, P, 3, 0) == Placement({0: 1, 1: 2})
+    assert consolidated(free, W, P, 3, 0) == Placement({2: 3})
+    assert first_fit(free, W, P, 8, 0) is None
+
+
+def test_workers_first_when_pss_crowd_them_out():
+    # 4 servers of 2 GPUs and 8 CPUs; 8 workers + 8 PSs fit only as 2 + 2 per server
+    free = np.tile([2.0, 8.0], (4, 1))
+    pl = consolidated(free, W, P, 8, 8)
+    assert pl is not None and pl.n_workers == 8 and pl.n_ps == 8
+    assert all(pl.workers[s] == 2 and pl.ps[s] == 2 for s in range(4))
+
+
+def test_placer_keeps_unchanged_sizes_and_shrinks_what_does_not_pack():
+    tr = trace(job("a", 0.0, 10.0, max_workers=4), job("b", 0.0, 10.0, min_workers=1, max_workers=6))
+    sim = Simulation(tr, cluster(servers=2, gpus=4, cpus=8), LinearSpeed())
+    sim.advance()
+    sim.apply({0: Placement({0: 2})}, "t")
+    st = sim.state()
+    out = Consolidated().place(st, {0: (2, 0), 1: (6, 0)})
+    assert out[0] is st.allocation[0]                     # same size: the same object, no restart
+    assert out[1].n_workers == 6 and out[1].servers == frozenset({0, 1})
+    out = Consolidated().place(st, {0: (3, 0), 1: (6, 0)})   # a grows to 3: 5 GPUs left, b shrunk to 5
+    assert out[0].n_workers == 3 and out[0] is not st.allocation[0] and out[1].n_workers == 5
