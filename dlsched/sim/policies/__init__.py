@@ -18,6 +18,9 @@ POLICIES: dict[str, str] = {
     "drf": "dlsched.sim.policies.baselines:DRF",
     "tetris": "dlsched.sim.policies.baselines:Tetris",
     "optimus": "dlsched.sim.policies.optimus:Optimus",
+    "smd": "dlsched.sim.policies.smd:SMDPolicy",
+    "optimus-greedy": "dlsched.sim.policies.smd:OptimusGreedyPolicy",
+    "time-indexed": "dlsched.sim.policies.offline:TimeIndexed",
 }
 
 
