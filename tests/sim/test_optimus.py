@@ -256,3 +256,19 @@ def test_fixed_size_all_reduce_jobs_run_at_their_size():
     res = simulate(tr, cluster(1, gpus=3), pol, LinearSpeed(), seed=0)
     assert res.status == "completed" and res.completed.all()
     assert not math.isnan(res.completion[1])
+
+
+def test_cluster_dominant_resource_shares():
+    from dlsched.sim.policies.optimus import task_shares
+
+    dw = np.array([[1.0, 2.0]])   # worker: 1 GPU, 2 CPUs
+    dp = np.array([[0.0, 2.0]])   # PS: 2 CPUs
+    cap = np.array([4.0, 32.0])
+    w, p = task_shares(dw, dp, cap)                  # own dominant shares
+    assert w[0] == pytest.approx(0.25) and p[0] == pytest.approx(1 / 16)
+    w, p = task_shares(dw, dp, cap, bottleneck=1)    # CPUs are the cluster's dominant resource
+    assert w[0] == pytest.approx(1 / 16) and p[0] == pytest.approx(1 / 16)
+    w, p = task_shares(dw, dp, cap, bottleneck=0)    # GPUs: a PS holds none, it costs its own share
+    assert w[0] == pytest.approx(0.25) and p[0] == pytest.approx(1 / 16)
+    with pytest.raises(Exception):
+        Optimus(normalise="nope")

@@ -25,8 +25,11 @@ interval) the policy
 3. **allocates by marginal gain** (:func:`marginal_gain_allocation`): every job starts with 1 PS
    + ``min_workers`` workers (in arrival order, while they fit), then the task with the largest
    :math:`\big(T_j(p, w) - T_j(p', w')\big) / \text{share}(\text{task})`, :math:`T_j = \hat R_j /
-   f_j`, share = the task's dominant share of the cluster, :math:`\max_r d^r / C^r`, is added
-   (a heap with lazy re-evaluation) while a gain is positive and the task fits;
+   f_j`, is added (a heap with lazy re-evaluation) while a gain is positive and the task fits.
+   ``normalise="cluster"`` (default, MODELS.md §5's wording): share = the task's demand of the
+   cluster's dominant resource r* (the resource the ready jobs ask the largest share of at their
+   start sizes), :math:`d^{r*}/C^{r*}`; ``"task"``: the task's own dominant share
+   :math:`\max_r d^r / C^r` (:func:`task_shares`);
 4. **places** each job by the placement principle (:func:`place_principle`): the fewest servers
    k such that every server holds p/k PSs and w/k workers; else first fit. A job whose size did
    not change keeps its servers (no restart). A job that cannot be placed gives back its task of
@@ -46,6 +49,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from dlsched.errors import InputError
 from dlsched.instance.workload import Job
 from dlsched.perf.convergence import Criterion, LossFit, fit_loss_curve
 from dlsched.perf.optimus_fit import OptimusModel, fit_sync_points
@@ -60,21 +64,38 @@ DEFAULT_PROFILE = ((1, 1), (1, 2), (2, 1), (2, 2), (2, 4), (4, 2), (4, 4), (8, 8
 
 # -- allocation (MODELS.md §5) -----------------------------------------------------------------
 
+def task_shares(demand_w: np.ndarray, demand_p: np.ndarray, capacity: np.ndarray,
+                bottleneck: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    r"""What a worker and a PS of each job cost in the gain's denominator (MODELS.md §5).
+
+    Without ``bottleneck``: the task's dominant share :math:`\max_r d^r / C^r`. With the index of
+    the cluster's dominant resource r*: the task's share of it, :math:`d^{r*} / C^{r*}`; a task
+    that holds none of r* (a PS when GPUs are the bottleneck) costs its dominant share instead,
+    so that it is never free.
+    """
+    cap = np.where(capacity > 0, capacity, 1.0)
+    own_w = np.maximum((demand_w / cap).max(axis=1), 1e-12)
+    own_p = np.maximum((demand_p / cap).max(axis=1), 1e-12)
+    if bottleneck is None:
+        return own_w, own_p
+    bw, bp = demand_w[:, bottleneck] / cap[bottleneck], demand_p[:, bottleneck] / cap[bottleneck]
+    return np.where(bw > 0, bw, own_w), np.where(bp > 0, bp, own_p)
+
+
 def marginal_gain_allocation(times: Sequence[np.ndarray], demand_w: np.ndarray, demand_p: np.ndarray,
                              capacity: np.ndarray, free: np.ndarray, start: Sequence[tuple[int, int]],
-                             ) -> dict[int, tuple[int, int]]:
+                             shares: tuple[np.ndarray, np.ndarray] | None = None) -> dict[int, tuple[int, int]]:
     r"""Optimus's greedy: (p, w) per job i (those left out get nothing).
 
     ``times[i][p, w]`` is job i's estimated remaining time with p PSs and w workers (``inf`` where
     it cannot run; the array's shape bounds p and w: ``max_ps + 1, max_workers + 1``).
     ``start[i]`` = (p0, w0) is its first allocation, given in the list's order while
     ``demand`` fits the aggregate ``free`` (R,). Then, repeatedly, the task (a worker: w + 1, or a
-    PS: p + 1) of largest gain :math:`(T_i(p, w) - T_i(p', w')) / \max_r(d^r / C^r)` is added
-    while it is positive and fits; ``capacity`` (R,) is the cluster's total for the share.
+    PS: p + 1) of largest gain :math:`(T_i(p, w) - T_i(p', w')) / \text{share}` is added
+    while it is positive and fits; the share is :func:`task_shares` of ``capacity`` (R,), the
+    cluster's total, unless ``shares`` = (per worker, per PS) arrays are given.
     """
-    cap = np.where(capacity > 0, capacity, 1.0)
-    share_w = np.maximum((demand_w / cap).max(axis=1), 1e-12)
-    share_p = np.maximum((demand_p / cap).max(axis=1), 1e-12)
+    share_w, share_p = shares if shares is not None else task_shares(demand_w, demand_p, capacity)
     left = np.asarray(free, dtype=float).copy()
     alloc: dict[int, list[int]] = {}
     for i, (p0, w0) in enumerate(start):
@@ -168,7 +189,7 @@ class Optimus:
     def __init__(self, *, slot_seconds: float | None = 600.0, criterion: Criterion = Criterion(),
                  gamma: float = 0.1, min_loss_points: int = 3, min_speed_points: int = 5,
                  profile: Sequence[tuple[int, int]] = DEFAULT_PROFILE, profile_seconds: float = 10.0,
-                 default_steps: float = 1e4):
+                 default_steps: float = 1e4, normalise: str = "cluster"):
         self.slot_seconds = slot_seconds
         self.criterion = criterion
         self.gamma = gamma
@@ -177,6 +198,9 @@ class Optimus:
         self.profile = tuple((int(p), int(w)) for p, w in profile)
         self.profile_seconds = float(profile_seconds)
         self.default_steps = float(default_steps)
+        if normalise not in ("task", "cluster"):
+            raise InputError("<argument>", "normalise", "'task' or 'cluster'", normalise)
+        self.normalise = normalise
         self._ctx: PolicyContext | None = None
 
     # -- protocol --------------------------------------------------------------------------------
@@ -209,8 +233,15 @@ class Optimus:
             self._record(j, state)
         start = [(1 if state.jobs[j].uses_ps else 0, state.jobs[j].min_workers) for j in ready]
         idx = np.asarray(ready, dtype=np.int64)
-        sizes = marginal_gain_allocation(times, state.demand_w[idx], state.demand_p[idx], self._capacity,
-                                         self._capacity, start)
+        dw, dp = state.demand_w[idx], state.demand_p[idx]
+        bottleneck = None
+        if self.normalise == "cluster" and idx.size:
+            # the cluster's dominant resource: the largest share of the capacity the ready jobs ask at their start sizes
+            p0w0 = np.asarray(start, dtype=float).reshape(-1, 2)
+            asked = p0w0[:, :1] * dp + p0w0[:, 1:] * dw
+            bottleneck = int(np.argmax(asked.sum(axis=0) / np.where(self._capacity > 0, self._capacity, np.inf)))
+        sizes = marginal_gain_allocation(times, dw, dp, self._capacity, self._capacity, start,
+                                         task_shares(dw, dp, self._capacity, bottleneck))
         placements = self._place(state, {ready[i]: pw for i, pw in sizes.items()},
                                  {ready[i]: times[i] for i in range(len(ready))},
                                  {ready[i]: start[i] for i in range(len(ready))})
