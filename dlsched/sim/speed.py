@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Callable, Mapping
 
@@ -53,8 +54,8 @@ def _ps_and_workers(job: Job, placement: Placement) -> tuple[int, int] | None:
     return w, w
 
 
-class _PerTypeCache:
-    """Memoises a per-(job type, p, w) rate: the engine asks again at every event."""
+class _PerTypeCache(ABC):
+    """A rate that depends only on (job type, p, w), memoised: the engine asks again at every event."""
 
     def __init__(self) -> None:
         self._cache: dict[tuple[str, int, int], float] = {}
@@ -69,8 +70,9 @@ class _PerTypeCache:
             r = self._cache[key] = float(self.speed(job.job_type, *pw))
         return r
 
-    def speed(self, job_type: str, p: int, w: int) -> float:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def speed(self, job_type: str, p: int, w: int) -> float:
+        """Iterations/s of a job of ``job_type`` with p PSs and w workers (both >= 1)."""
 
 
 class TableSpeed(_PerTypeCache):
@@ -95,6 +97,10 @@ class TableSpeed(_PerTypeCache):
 
     def speed(self, job_type: str, p: int, w: int) -> float:
         """Interpolated iterations/s of ``job_type`` at (p, w) (clamped to the measured range)."""
+        return float(self.speeds(job_type, p, w))
+
+    def speeds(self, job_type: str, p, w) -> np.ndarray:
+        """:meth:`speed` over arrays of PS and worker counts (broadcast together); 0 where p or w < 1."""
         t = self.tables.get(job_type)
         if t is None:
             raise InputError(self.source, f"job type '{job_type}'", f"a model of the measured table {sorted(self.tables)}",
@@ -104,8 +110,10 @@ class TableSpeed(_PerTypeCache):
             from scipy.interpolate import RBFInterpolator
 
             f = self._interp[job_type] = RBFInterpolator(np.c_[t.p, t.w], t.speed, kernel=self.kernel, degree=0)
-        x = np.array([[min(max(p, t.p.min()), t.p.max()), min(max(w, t.w.min()), t.w.max())]], dtype=float)
-        return max(float(f(x)[0]), 0.0) / t.batch
+        p, w = np.broadcast_arrays(np.asarray(p, dtype=float), np.asarray(w, dtype=float))
+        x = np.stack([np.clip(p, t.p.min(), t.p.max()).ravel(), np.clip(w, t.w.min(), t.w.max()).ravel()], axis=1)
+        g = np.maximum(f(x), 0.0).reshape(p.shape) / t.batch
+        return np.where((p >= 1) & (w >= 1), g, 0.0)
 
 
 class OptimusSpeed(_PerTypeCache):
@@ -146,6 +154,8 @@ class LayeredSpeed(_PerTypeCache):
     def __init__(self, overlap: str = "layerwise") -> None:
         super().__init__()
         self.overlap = overlap
+        self._own: dict[tuple, float] = {}
+        self._profiles: dict[int, object] = {}
 
     def rate(self, job: Job, placement: Placement, cluster: Cluster) -> float:
         prof = job.meta.get("profile")
@@ -154,12 +164,19 @@ class LayeredSpeed(_PerTypeCache):
         pw = _ps_and_workers(job, placement)
         if pw is None:
             return 0.0
-        from dlsched.perf.layered import throughput
+        key = (id(prof), job.meta.get("batch"), *pw)
+        r = self._own.get(key)
+        if r is None:
+            from dlsched.perf.layered import throughput
 
-        batch = job.meta.get("batch")
-        if batch is None:
-            raise InputError(f"job '{job.name}'", "meta.batch", "the global batch of a job with a layer profile", "none")
-        return float(throughput(prof, batch, pw[1], pw[0], self.overlap))
+            batch = job.meta.get("batch")
+            if batch is None:
+                raise InputError(f"job '{job.name}'", "meta.batch", "the global batch of a job with a layer profile", "none")
+            # the profile is kept alive with its entry so that its id is never reused
+            r = float(throughput(prof, batch, pw[1], pw[0], self.overlap))
+            self._own[key] = r
+            self._profiles[id(prof)] = prof
+        return r
 
     def speed(self, job_type: str, p: int, w: int) -> float:
         from dlsched.perf.layered import throughput

@@ -1,11 +1,11 @@
-"""Baselines of the OASiS evaluation (MODELS.md §3.3), run in :mod:`dlsched.sim.oasis`.
+"""Baselines of the OASiS evaluation (MODELS.md §3.3), run on the simulator (:func:`dlsched.sim.policies.oasis.run`).
 
 * ``fifo``: jobs in arrival order, each with a fixed worker count (``workers``, default N_i,
   capped by what the empty cluster holds) and the fewest PSs that serve them; strict head-of-line
   blocking; an allocation is held until the job finishes.
-* ``drf``: dominant resource fairness recomputed at every arrival and completion: progressive
-  filling, one worker (plus a PS when the bandwidth rule needs one) at a time to the active job
-  with the lowest dominant share, until nothing more fits.
+* ``drf``: the simulator's one DRF (:func:`dlsched.sim.policies.baselines.drf_sizes`, progressive
+  filling by worker+PS bundles, placed first fit) over the jobs that could finish by T with N_i
+  workers when they arrived (:class:`DrfPolicy`).
 * ``risk_reward``: our reading of a risk-reward heuristic (docs/oasis.md): at every event,
   active jobs are ranked by reward per resource, f_i(earliest completion from now) divided by
   the remaining work times the dominant share of one worker bundle; a job whose reward has
@@ -21,20 +21,20 @@ even at full speed (it could earn nothing), recording the reason.
 
 from __future__ import annotations
 
-import heapq
 import time
 
 import numpy as np
 
 from dlsched.models.oasis import OasisInstance, schedule_utility
 from dlsched.result import Result, Status
-from dlsched.sim.oasis import SlotSim, first_fit, simulate, units_on
+from dlsched.sim.policies.oasis import SlotDecide, SlotSim, instance_of, run, units_on
+from dlsched.sim.policies.slotted import deadline_of
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.registry import flag, register
 
 
 def _result(name: str, inst: OasisInstance, sched, info: dict, seconds: float) -> Result:
-    return Result(name, Status.FEASIBLE, schedule_utility(inst, sched), None, "max", "completed", None, 0.0,
+    return Result(name, Status.FEASIBLE, schedule_utility(inst, sched), None, "max", info["termination"], None, 0.0,
                   seconds, sched, {"admitted": int(sched.admitted.sum()), "jobs": inst.n_jobs, **info},
                   message="heuristic baseline: no optimality bound")
 
@@ -82,7 +82,7 @@ class FifoPolicy:
           description="FIFO with fixed worker/PS counts (OASiS baseline, MODELS.md §3.3)")
 def solve_fifo(inst: OasisInstance, opts: SolveOptions, workers: int | None = None) -> Result:
     t0 = time.perf_counter()
-    sched, info = simulate(inst, FifoPolicy(inst, workers))
+    sched, info = run(inst, SlotDecide(lambda i: FifoPolicy(i, workers), "fifo"), deadline=deadline_of(opts))
     return _result("fifo", inst, sched, info, time.perf_counter() - t0)
 
 
@@ -98,63 +98,54 @@ def _dominant(inst: OasisInstance):
 
 
 class DrfPolicy:
+    """DRF on the OASiS cluster: the one DRF's sizes over the jobs admitted at arrival, placed first fit.
+
+    A job is admitted when it arrives if it could finish by T with N_i workers (otherwise it could
+    earn nothing and its reason is recorded).
+    """
+
     name = "drf"
+    slot_seconds = None
 
-    def __init__(self, inst: OasisInstance):
-        self.inst = inst
-        self.active: list[int] = []
-        self.ws, self.ps = _dominant(inst)
-        total = inst.worker_cap.sum(axis=0) + inst.ps_cap.sum(axis=0)
-        self.total = np.where(total > 0, total, 1.0)
+    def reset(self, ctx) -> None:
+        from dlsched.sim.placement import make_placer
 
-    def admit(self, t, sim, arrived):
-        for i in arrived:
-            if sim.can_finish(i, t):
-                self.active.append(i)
-            else:
-                sim.reasons[i] = "cannot finish by T even with N workers"
+        self.ctx = ctx
+        self.total = ctx.cluster.total()
+        self.placer = make_placer("first_fit")
+        self.sim = None
+        self.admitted: set[int] = set()
 
-    def decide(self, t, sim: SlotSim, arrived, completed):
-        self.admit(t, sim, arrived)
-        if not arrived and not completed:
-            return
-        self.active = [i for i in self.active if not sim.done[i]]
-        for i in self.active:
-            sim.release(i)
-        inst = self.inst
-        H, K = inst.n_worker_servers, inst.n_ps_servers
-        y = {i: np.zeros(H, np.int64) for i in self.active}
-        z = {i: np.zeros(K, np.int64) for i in self.active}
-        heap = [(0.0, int(inst.arrival[i]), i) for i in self.active]
-        heapq.heapify(heap)
-        while heap:
-            share, _, i = heapq.heappop(heap)
-            Y = int(y[i].sum())
-            if Y >= inst.chunks[i]:
+    @property
+    def reasons(self) -> dict[int, str]:
+        return {} if self.sim is None else self.sim.reasons
+
+    def schedule(self, state, events):
+        from dlsched.sim.policies.baselines import drf_sizes
+
+        if self.sim is None:
+            self.inst, self.index = instance_of(state.jobs, self.name)
+            self.sim = SlotSim(self.inst)
+        t = int(round(state.time / float(self.ctx.speed.slot_seconds))) + 1
+        for e in events:
+            if e.kind != "arrival":
                 continue
-            extra_ps = int(inst.ps_needed(i, Y + 1)) - int(z[i].sum())
-            yh = first_fit(sim.free_w, inst.worker_demand[i], 1)
-            zk = first_fit(sim.free_p, inst.ps_demand[i], extra_ps) if extra_ps > 0 else np.zeros(K, np.int64)
-            if yh is None or zk is None:
-                continue                      # this job cannot grow any more: drop it from the filling
-            sim.free_w -= yh[:, None] * inst.worker_demand[i]
-            sim.free_p -= zk[:, None] * inst.ps_demand[i]
-            y[i] += yh
-            z[i] += zk
-            used = (y[i].sum() * inst.worker_demand[i] + z[i].sum() * inst.ps_demand[i]) / self.total
-            heapq.heappush(heap, (float(used.max()), int(inst.arrival[i]), i))
-        for i in self.active:
-            # give the tentatively taken capacity back, then assign it properly
-            sim.free_w += y[i][:, None] * inst.worker_demand[i]
-            sim.free_p += z[i][:, None] * inst.ps_demand[i]
-        for i in self.active:
-            sim.assign(i, y[i], z[i])
+            i = int(self.index[e.job])
+            why = self.inst.infeasible_reason(i)
+            if why is None and not self.sim.can_finish(i, t):
+                why = "cannot finish by T even with N workers"
+            if why is None:
+                self.admitted.add(e.job)
+            else:
+                self.sim.reasons[i] = why
+        cand = np.array([j for j in state.active.tolist() if j in self.admitted], dtype=np.int64)
+        return self.placer.place(state, drf_sizes(state, cand, self.total))
 
 
 @register("drf", families=("oasis",), description="DRF recomputed at arrivals and completions (OASiS baseline)")
 def solve_drf(inst: OasisInstance, opts: SolveOptions) -> Result:
     t0 = time.perf_counter()
-    sched, info = simulate(inst, DrfPolicy(inst))
+    sched, info = run(inst, DrfPolicy(), deadline=deadline_of(opts))
     return _result("drf", inst, sched, info, time.perf_counter() - t0)
 
 
@@ -256,7 +247,8 @@ class RiskRewardPolicy(_EventPolicy):
 def solve_risk_reward(inst: OasisInstance, opts: SolveOptions, risk: float = 0.05, preempt: bool = False) -> Result:
     t0 = time.perf_counter()
     preempt = flag(preempt, "preempt")
-    sched, info = simulate(inst, RiskRewardPolicy(inst, float(risk), preempt))
+    sched, info = run(inst, SlotDecide(lambda i: RiskRewardPolicy(i, float(risk), preempt), "risk_reward"),
+                      deadline=deadline_of(opts))
     return _result("risk_reward", inst, sched, {**info, "preempt": preempt}, time.perf_counter() - t0)
 
 
@@ -327,6 +319,7 @@ class DormPolicy(_EventPolicy):
           description="Dorm-like utilisation-maximising MILP with a fairness term, re-solved at events (OASiS baseline)")
 def solve_dorm(inst: OasisInstance, opts: SolveOptions, lam: float = 1.0) -> Result:
     t0 = time.perf_counter()
-    pol = DormPolicy(inst, float(lam))
-    sched, info = simulate(inst, pol)
-    return _result("dorm", inst, sched, {**info, "milp_solves": pol.solves}, time.perf_counter() - t0)
+    made = []
+    slot = SlotDecide(lambda i: made.append(DormPolicy(i, float(lam))) or made[-1], "dorm")
+    sched, info = run(inst, slot, deadline=deadline_of(opts))
+    return _result("dorm", inst, sched, {**info, "milp_solves": sum(p.solves for p in made)}, time.perf_counter() - t0)

@@ -1,9 +1,8 @@
 """Baselines on SMD instances (MODELS.md §5, §7): Optimus's greedy marginal gain and DRF.
 
-Both are allocation policies run in the same slotted simulator as SMD
-(:func:`dlsched.sim.smd.simulate`, re-planning at every arrival and completion) and use the
-instance's own performance model τ_j(w, p) (MODELS.md §2.1), so that only the allocation rule
-differs.
+Both are run on the simulator's SMD slot grid like SMD (:func:`dlsched.sim.policies.smd.run`,
+re-planning at every arrival and completion) with the instance's own performance model
+τ_j(w, p) (MODELS.md §2.1), so that only the allocation rule differs.
 
 * **Optimus** (§5): every active job starts with 1 PS + 1 worker (in arrival order, as long as
   they fit; the others wait); then, repeatedly, the task (one worker or one PS of some job)
@@ -11,9 +10,9 @@ differs.
   ``(R_j τ_j(w, p) − R_j τ_j(w', p')) / dominant share of the added task`` is added (a heap
   with lazy re-evaluation), until no gain is positive or nothing fits. The dominant share of
   a task is max_r demand^r / C^r.
-* **DRF** (§7): repeatedly give one worker + one PS bundle to the active job with the lowest
-  dominant share of its current allocation (ties: earlier arrival), among jobs whose next
-  bundle fits and is within W_j, P_j, until no bundle fits.
+* **DRF** (§7): the simulator's one DRF (:class:`dlsched.sim.policies.baselines.DRF`): progressive
+  filling, the active job with the lowest dominant share gets its next worker+PS bundle (a
+  worker alone once it has P_j PSs), until no bundle fits.
 """
 
 from __future__ import annotations
@@ -80,44 +79,25 @@ def optimus_policy(inst: SMDInstance, active: np.ndarray) -> np.ndarray:
     return alloc
 
 
-def drf_policy(inst: SMDInstance, active: np.ndarray) -> np.ndarray:
-    n = inst.n_jobs
-    cap = inst.capacity
-    safe_cap = np.where(cap > 0, cap, 1.0)
-    alloc = np.zeros((n, 2), dtype=np.int64)
-    used = np.zeros_like(cap)
-    open_jobs = set(active.tolist())
-    while open_jobs:
-        best = None
-        for j in open_jobs:
-            own = alloc[j, 0] * inst.d[j] + alloc[j, 1] * inst.e[j]
-            key = (float(np.max(own / safe_cap)), inst.arrival[j], j)
-            if best is None or key < best[0]:
-                best = (key, j)
-        j = best[1]
-        bundle = inst.d[j] + inst.e[j]
-        if alloc[j, 0] >= inst.max_workers[j] or alloc[j, 1] >= inst.max_ps[j] or not _fits(used, bundle, cap):
-            open_jobs.discard(j)
-            continue
-        alloc[j] += 1
-        used += bundle
-    return alloc
-
-
 def _run(method: str, policy, instance: SMDInstance, opts: SolveOptions):
-    from dlsched.sim.smd import simulate
+    from dlsched.sim.policies.slotted import deadline_of
+    from dlsched.sim.policies.smd import run
     from dlsched.solvers.smd import schedule_result
 
     t0 = time.perf_counter()
-    sched = simulate(instance, policy)
+    sched = run(instance, policy, deadline=deadline_of(opts))
     return schedule_result(method, instance, sched, time.perf_counter() - t0, opts)
 
 
 @register("optimus", families=("smd",), description="Optimus greedy marginal gain (MODELS.md §5), event re-planning")
 def optimus(instance: SMDInstance, opts: SolveOptions):
-    return _run("optimus", optimus_policy, instance, opts)
+    from dlsched.sim.policies.smd import OptimusGreedyPolicy
+
+    return _run("optimus", OptimusGreedyPolicy(instance), instance, opts)
 
 
 @register("drf", families=("smd",), description="DRF worker+PS bundles by lowest dominant share (MODELS.md §7)")
 def drf(instance: SMDInstance, opts: SolveOptions):
-    return _run("drf", drf_policy, instance, opts)
+    from dlsched.sim.policies.baselines import DRF
+
+    return _run("drf", DRF(placer="first_fit"), instance, opts)

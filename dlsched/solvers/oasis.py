@@ -305,9 +305,33 @@ def place(sc: SlotCosts, y_total: np.ndarray, H: int, K: int):
     return y, z
 
 
+def admit(state: ClusterState, i: int):
+    """The dual subroutine for job i at the current prices (MODELS.md §3.2): commit its schedule iff the surplus is > 0.
+
+    Returns (reason it was rejected or None, (t0, y[t, h], z[t, k]) from slot t0 or None, surplus).
+    """
+    inst = state.inst
+    why = inst.infeasible_reason(i)
+    if why is not None:
+        return why, None, np.nan
+    sc = slot_costs(state, i)
+    d = dual_subroutine(inst, i, sc)
+    if d.completion == 0 and d.slots_examined < sc.cost.shape[0]:
+        return "utility cannot cover the cheapest prices of its work", None, d.surplus
+    if d.completion == 0:
+        return "no feasible schedule in the remaining capacity", None, d.surplus
+    if d.surplus <= 0:
+        return f"best surplus {d.surplus:.4g} <= 0 at current prices", None, d.surplus
+    y, z = place(sc, d.y_total, inst.n_worker_servers, inst.n_ps_servers)
+    state.commit(i, y, z, sc.t0)
+    return None, (sc.t0, y, z), d.surplus
+
+
 def run_oasis(inst: OasisInstance, u_scale: float = 1.0, l_scale: float = 1.0, params: PriceParams | None = None,
               l_min_share: float = 0.0):
-    """Process the jobs in arrival order (ties by index); returns the schedule and statistics."""
+    """Process the jobs in arrival order (ties by index) without the simulator (the offline warm start and
+    the sensitivity study use it; method ``oasis`` runs :class:`dlsched.sim.policies.oasis.OasisPolicy`,
+    which admits by the same :func:`admit`); returns the schedule and statistics."""
     params = params or price_params(inst, u_scale, l_scale, l_min_share)
     state = ClusterState(inst, params)
     n, H, K, T = inst.n_jobs, inst.n_worker_servers, inst.n_ps_servers, inst.horizon
@@ -319,22 +343,11 @@ def run_oasis(inst: OasisInstance, u_scale: float = 1.0, l_scale: float = 1.0, p
     for i in np.argsort(inst.arrival, kind="stable"):
         i = int(i)
         t_start = time.perf_counter()
-        why = inst.infeasible_reason(i)
-        if why is None:
-            sc = slot_costs(state, i)
-            d = dual_subroutine(inst, i, sc)
-            surplus[i] = d.surplus
-            if d.completion == 0 and d.slots_examined < sc.cost.shape[0]:
-                why = "utility cannot cover the cheapest prices of its work"
-            elif d.completion == 0:
-                why = "no feasible schedule in the remaining capacity"
-            elif d.surplus <= 0:
-                why = f"best surplus {d.surplus:.4g} <= 0 at current prices"
-            else:
-                y, z = place(sc, d.y_total, H, K)
-                state.commit(i, y, z, sc.t0)
-                Y[i, sc.t0 - 1:] = y
-                Z[i, sc.t0 - 1:] = z
+        why, plan, surplus[i] = admit(state, i)
+        if plan is not None:
+            t0, y, z = plan
+            Y[i, t0 - 1:] = y
+            Z[i, t0 - 1:] = z
         if why is not None:
             reasons[i] = why
         decision[i] = time.perf_counter() - t_start
@@ -349,12 +362,16 @@ def solve_oasis(inst: OasisInstance, opts: SolveOptions, u_scale: float = 1.0, l
                 l_min_share: float = 0.0) -> Result:
     """OASiS on the whole arrival sequence; ``u_scale``/``l_scale`` model estimated U and L;
     ``l_min_share`` selects the jobs L is computed from (:func:`price_params`)."""
+    from dlsched.sim.policies.oasis import OasisPolicy, run
+    from dlsched.sim.policies.slotted import deadline_of
+
     t0 = time.perf_counter()
-    sched, info = run_oasis(inst, float(u_scale), float(l_scale), l_min_share=float(l_min_share))
+    policy = OasisPolicy(float(u_scale), float(l_scale), float(l_min_share))
+    sched, info = run(inst, policy, deadline=deadline_of(opts))
     secs = time.perf_counter() - t0
-    dec = info["decision_seconds"]
-    p = info["params"]
-    return Result("oasis", Status.FEASIBLE, schedule_utility(inst, sched), None, "max", "completed",
+    dec = policy.decision if policy.state is not None else np.zeros(0)
+    p = policy.state.params if policy.state is not None else price_params(inst, u_scale, l_scale, l_min_share)
+    return Result("oasis", Status.FEASIBLE, schedule_utility(inst, sched), None, "max", info["termination"],
                   None, 0.0, secs, sched,
                   {"admitted": int(sched.admitted.sum()), "jobs": inst.n_jobs, "alpha": p.alpha,
                    "decision_seconds_p50": float(np.median(dec)) if len(dec) else 0.0,

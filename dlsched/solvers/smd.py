@@ -322,13 +322,6 @@ def epoch_core(inst: SMDInstance, jobs: np.ndarray, *, slot_aware: bool = False,
     return core
 
 
-def smd_policy(opts: SolveOptions, **kw):
-    def policy(inst: SMDInstance, active: np.ndarray) -> np.ndarray:
-        return decide(inst, active, opts, **kw)[0]
-
-    return policy
-
-
 def schedule_result(method: str, inst: SMDInstance, sched, seconds: float, opts: SolveOptions, **stats) -> Result:
     """A :class:`Result` holding a simulated schedule (objective Σ ω_j C_j, slots)."""
     ok = sched.complete
@@ -336,10 +329,12 @@ def schedule_result(method: str, inst: SMDInstance, sched, seconds: float, opts:
     msg = ""
     if sched.unschedulable:
         msg = "cannot be scheduled (does not fit alone): " + ", ".join(inst.job_names[j] for j in sched.unschedulable)
+    termination = "completed" if ok else "time_limit" if sched.termination == "time_limit" else "slot_cap"
     if not ok:
-        msg = (msg + "; " if msg else "") + "not every job completed within the slot cap"
+        msg = (msg + "; " if msg else "") + ("the time limit ended the simulation before every job completed"
+                                             if termination == "time_limit" else "not every job completed within the slot cap")
     ds = np.array(sched.decision_seconds) if sched.decision_seconds else np.zeros(1)
-    res = Result(method, status, sched.objective, None, "min", "completed" if ok else "slot_cap", "highs", 0.0, seconds,
+    res = Result(method, status, sched.objective, None, "min", termination, "highs", 0.0, seconds,
                  sched.as_solution(), {"decisions": sched.decisions, "decision_seconds_p50": float(np.median(ds)),
                                        "decision_seconds_max": float(ds.max()), "slots": int(sched.w.shape[0]),
                                        "unschedulable": len(sched.unschedulable), **stats},
@@ -357,7 +352,8 @@ def smd(instance: SMDInstance, opts: SolveOptions, mode: str = "schedule", selec
     one-slot wait estimate unless told otherwise. ``mode="epoch"``: one decision (MODELS.md
     §2.2, the instance's own costs) for every job with R_j > 0, with its certified bound."""
     from dlsched.errors import InputError
-    from dlsched.sim.smd import simulate
+    from dlsched.sim.policies.slotted import deadline_of
+    from dlsched.sim.policies.smd import SMDPolicy, run
 
     if mode not in ("schedule", "epoch"):
         raise InputError("<argument>", "mode", "'schedule' or 'epoch'", mode)
@@ -387,7 +383,8 @@ def smd(instance: SMDInstance, opts: SolveOptions, mode: str = "schedule", selec
                       highs.version(), opts.as_dict())
     kw = dict(slot_aware=True if slot_aware is None else flag(slot_aware, "slot_aware"),
               wait_slots=1.0 if wait_slots is None else float(wait_slots), tie_break=TIE_BREAK, sub=sub)
-    sched = simulate(instance, smd_policy(opts, select=select, slack=float(slack), memory=memory, **kw), replan=replan)
+    policy = SMDPolicy(instance, opts, select=select, slack=float(slack), memory=memory, **kw)
+    sched = run(instance, policy, replan=replan, deadline=deadline_of(opts))
     return schedule_result("smd", instance, sched, time.perf_counter() - t0, opts)
 
 

@@ -31,13 +31,12 @@ def earliest_completion(inst: SMDInstance, j: int) -> int:
 
 
 def heuristic_schedules(inst: SMDInstance, opts: SolveOptions) -> dict:
-    from dlsched.sim.smd import simulate
-    from dlsched.solvers.baselines_smd import drf_policy, optimus_policy
-    from dlsched.solvers.smd import TIE_BREAK, smd_policy
+    from dlsched.sim.policies.baselines import DRF
+    from dlsched.sim.policies.smd import OptimusGreedyPolicy, SMDPolicy, run
 
     out = {}
-    for name, pol in (("smd", smd_policy(opts, slot_aware=True, wait_slots=1.0, tie_break=TIE_BREAK)), ("optimus", optimus_policy), ("drf", drf_policy)):
-        s = simulate(inst, pol)
+    for name, pol in (("smd", SMDPolicy(inst, opts)), ("optimus", OptimusGreedyPolicy(inst)), ("drf", DRF(placer="first_fit"))):
+        s = run(inst, pol)
         if s.complete:
             out[name] = s
     return out

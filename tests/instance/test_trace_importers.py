@@ -318,3 +318,13 @@ def test_mutated_real_excerpts_load_or_raise_input_error(data, tmp_path, which, 
         assert e.source == str(p) and (e.where.startswith("line") or e.where == "file")
     else:
         assert len(trace) >= 1 and all(np.isfinite([j.arrival, j.iterations]).all() for j in trace.jobs)
+
+
+def test_docs_table_is_what_the_command_prints(data):
+    from pathlib import Path
+
+    from dlsched.instance.traces import data_table
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "simulator-data.md").read_text()
+    for line in data_table(data).splitlines():
+        assert line in doc, line

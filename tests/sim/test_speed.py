@@ -174,3 +174,37 @@ def test_make_speed_names_and_errors():
         make_speed("magic")
     with pytest.raises(InputError):
         Noisy(make_speed("table"), math.nan)
+
+
+def test_vectorised_table_speeds_match_single_rates(table):
+    P, W = np.meshgrid(np.arange(0, 20), np.arange(0, 14), indexing="ij")
+    grid = table.speeds("seq2seq", P, W)
+    assert grid.shape == P.shape and (grid[0] == 0).all() and (grid[:, 0] == 0).all()
+    for p, w in [(1, 1), (4, 7), (19, 13)]:
+        assert grid[p, w] == pytest.approx(table.rate(ps_job("seq2seq"), place(p, w), CLUSTER))
+
+
+def test_every_gavel_trace_job_has_a_throughput_on_each_gpu_type():
+    from dlsched.instance.cluster_spec import gavel_cluster
+    from dlsched.instance.traces import gavel_traces, load_gavel_trace
+
+    src, cluster = ThroughputSpeed(), gavel_cluster("8:8:8", gpus_per_server=8)
+    kinds = {(j.job_type, j.max_workers) for p in gavel_traces() for j in load_gavel_trace(p).jobs}
+    for job_type, n in kinds:
+        for s in range(3):     # one server per GPU type: a job of n workers all on it
+            job = Job("g", 0.0, job_type, 1.0, {"gpu": 1}, min_workers=n, max_workers=n)
+            assert src.rate(job, Placement({s: n}), cluster) > 0
+
+
+def test_dl2_jobs_take_as_long_as_in_dl2s_simulator(table):
+    # DL2 advances a job by S(p, w) * dt / epoch_size epochs (S = measured samples/s), so a job of
+    # E epochs at a measured (p, w) takes E * epoch_size / S(p, w) seconds
+    from dlsched.instance.synthetic import read_dl2_job_types
+
+    epoch_size = {t.model: t.epoch_size for t in read_dl2_job_types()}
+    tables = read_config_speed()[0]
+    for job in dl2_trace(40, seed=9).jobs:
+        t = tables[job.job_type]
+        p, w, S = int(t.p[3]), int(t.w[3]), t.speed[3]
+        seconds = job.iterations / table.rate(job, place(p, w), CLUSTER)
+        assert seconds == pytest.approx(job.meta["epochs"] * epoch_size[job.job_type] / S, rel=1e-9)

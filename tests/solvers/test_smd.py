@@ -8,8 +8,8 @@ from hypothesis import given, settings, strategies as st
 
 import dlsched
 from dlsched.instance.smd_gen import generate
-from dlsched.sim.smd import simulate
-from dlsched.solvers.baselines_smd import drf_policy, optimus_policy
+from dlsched.sim.policies.baselines import DRF
+from dlsched.sim.policies.smd import OptimusGreedyPolicy, run
 from dlsched.solvers.exact import solve_core
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.smd import epoch_core, parametric
@@ -122,8 +122,8 @@ def test_brute_force_time_indexed_on_two_jobs():
 
 def test_baselines_respect_capacity_under_load():
     inst = generate(40, 3, seed=2, arrival_rate=4.0)
-    for pol in (optimus_policy, drf_policy):
-        s = simulate(inst, pol)
+    for pol in (OptimusGreedyPolicy(inst), DRF(placer="first_fit")):
+        s = run(inst, pol)
         assert s.complete
         rep = dlsched.check(inst, s.as_solution())
         assert rep.feasible, rep.violations[:3]

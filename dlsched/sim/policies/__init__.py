@@ -17,6 +17,10 @@ POLICIES: dict[str, str] = {
     "srtf": "dlsched.sim.policies.baselines:SRTF",
     "drf": "dlsched.sim.policies.baselines:DRF",
     "tetris": "dlsched.sim.policies.baselines:Tetris",
+    "optimus": "dlsched.sim.policies.optimus:Optimus",
+    "smd": "dlsched.sim.policies.smd:SMDPolicy",
+    "optimus-greedy": "dlsched.sim.policies.smd:OptimusGreedyPolicy",
+    "time-indexed": "dlsched.sim.policies.offline:TimeIndexed",
     "dl2": "dlsched.rl.policy:DL2Policy",
 }
 

@@ -1,0 +1,243 @@
+r"""The SMD family on the simulator (MODELS.md §2.3, §2.4): converter, speed source, policies, runner.
+
+* :func:`to_trace` turns an :class:`SMDInstance` into (Trace, Cluster, speed source) so the same
+  jobs can be simulated by every policy. The SMD model has aggregate capacity (schedules place no
+  servers), so the cluster is one pooled server holding :math:`C^r`; job j arrives at
+  :math:`a_j \Delta` seconds and needs :math:`R_j` iterations at :math:`1/\tau_j(w, p)` per second
+  (:class:`SMDSpeed`). Jobs with :math:`R_j = 0` or that fit nowhere are left out of the trace
+  (``meta["index"]`` maps trace jobs back to the instance).
+* :class:`SMDPolicy` is the SMD decision (outer selection + parametric iteration, §2.3) and
+  :class:`OptimusGreedyPolicy` Optimus's one-shot marginal-gain greedy (§5), both re-deciding at
+  every call; on a generic trace they see :math:`\tau_j(w, p)` through the simulator's speed
+  source (:func:`instance_view`) and are placed by a shared placer (first fit by default).
+* :func:`run` simulates a family instance on the SMD slot grid (:class:`~dlsched.sim.policies.slotted.Slotted`)
+  and returns the :class:`Schedule` that ``check_smd`` verifies: C_j is the slot the job completes in.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dlsched.instance.cluster import Cluster
+from dlsched.instance.workload import Job, Trace
+from dlsched.models.smd import SMDInstance, require_aggregate
+from dlsched.sim.placement import make_placer
+from dlsched.sim.policies.slotted import Slotted, completion_slot
+from dlsched.sim.policy import ClusterState, Placement, PolicyContext
+
+
+# ----------------------------------------------------------------------------- converter
+
+class SMDSpeed:
+    """Iterations per second of an SMD job: :math:`1/\\tau_j(w, p)` of the instance (MODELS.md §2.1); 0 without a PS."""
+
+    def __init__(self, inst: SMDInstance):
+        self.inst = inst
+
+    def rate(self, job: Job, placement: Placement, cluster: Cluster) -> float:
+        w, p = placement.n_workers, placement.n_ps
+        if w < 1 or p < 1:
+            return 0.0
+        return 1.0 / float(self.inst.tau(int(job.meta["index"]), w, p))
+
+
+def to_trace(inst: SMDInstance) -> tuple[Trace, Cluster, SMDSpeed]:
+    """(Trace, pooled one-server Cluster, speed source) of ``inst`` (module docstring)."""
+    require_aggregate(inst)
+    skip = set(inst.unschedulable)
+    delta = float(inst.slot_seconds)
+    jobs = []
+    for j in range(inst.n_jobs):
+        if inst.iterations[j] <= 0 or j in skip:
+            continue
+        jobs.append(Job(name=inst.job_names[j], arrival=float(inst.arrival[j]) * delta, job_type=inst.job_type[j],
+                        iterations=float(inst.iterations[j]),
+                        worker_demand={r: float(v) for r, v in zip(inst.resources, inst.d[j]) if v > 0},
+                        ps_demand={r: float(v) for r, v in zip(inst.resources, inst.e[j]) if v > 0},
+                        min_workers=1, max_workers=int(inst.max_workers[j]), max_ps=int(inst.max_ps[j]),
+                        weight=float(inst.weight[j]), meta={"index": j, "family": "smd", "smd": inst}))
+    cluster = Cluster(tuple(inst.resources), inst.capacity[None, :], ("",), np.zeros(1, np.int64), ("pool",),
+                      source=f"{inst.source} (pooled capacity)")
+    return Trace.sorted(jobs, source=inst.source), cluster, SMDSpeed(inst)
+
+
+class _SpeedView(SMDInstance):
+    """An SMD instance whose :math:`\\tau_j(w, p)` is read from a speed source (a generic trace)."""
+
+    def tau(self, j, w, p):
+        job, cluster, speed = self.meta["jobs"][j], self.meta["cluster"], self.meta["speed"]
+        w, p = np.broadcast_arrays(np.asarray(w), np.asarray(p))
+        ps = job.uses_ps          # an all-reduce job is modelled with P_j = 1 PS that does not exist
+        out = np.array([1.0 / max(speed.rate(job, Placement({0: int(a)}, {0: int(b)} if b and ps else {}), cluster), 1e-300)
+                        for a, b in zip(w.ravel().tolist(), p.ravel().tolist())]).reshape(w.shape)
+        return out if out.ndim else float(out)
+
+    def _config_key(self, j: int) -> tuple:
+        return (j,)
+
+
+def instance_view(jobs, cluster: Cluster, speed, slot_seconds: float = 1200.0) -> SMDInstance:
+    """The SMD view of a generic trace on ``cluster``: aggregate capacity, τ from ``speed``, ω_j = weight,
+    arrivals in slots of ``slot_seconds``.
+
+    A job without PSs (all-reduce) is given ``P_j = 1`` with no PS demand, so every configuration
+    is (w, 1) and the speed source sees no PS.
+    """
+    res = tuple(cluster.resources)
+    d = np.array([cluster.vector(j.worker_demand) for j in jobs])
+    e = np.array([cluster.vector(j.ps_demand) for j in jobs])
+    n = len(jobs)
+    return _SpeedView(name="trace", resources=res, server_cap=cluster.capacity, server_names=tuple(cluster.names),
+                      profiles={j.job_type: None for j in jobs}, job_names=tuple(j.name for j in jobs),
+                      job_type=tuple(j.job_type for j in jobs), batch=np.ones(n),
+                      iterations=np.array([j.iterations for j in jobs]), weight=np.array([j.weight for j in jobs]),
+                      arrival=np.array([j.arrival for j in jobs]) / slot_seconds, d=d, e=e, slot_seconds=slot_seconds,
+                      max_workers=np.array([j.max_workers for j in jobs]),
+                      max_ps=np.array([max(j.max_ps, 1) for j in jobs]),
+                      meta={"jobs": list(jobs), "cluster": cluster, "speed": speed})
+
+
+# ----------------------------------------------------------------------------- policies
+
+class _AllocationPolicy:
+    """Calls ``allocate(view, active) -> (n, 2)`` on the SMD view and packs the answer (event-driven)."""
+
+    name = "smd-allocation"
+    slot_seconds = None
+
+    def __init__(self, inst: SMDInstance | None = None, placer: str = "first_fit"):
+        self.inst = inst
+        self.placer = make_placer(placer)
+
+    def reset(self, ctx: PolicyContext) -> None:
+        self.ctx = ctx
+        self.view = self.inst
+        self.index = None
+
+    def allocate(self, view: SMDInstance, active: np.ndarray) -> np.ndarray:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def schedule(self, state: ClusterState, events) -> dict[int, Placement]:
+        if self.index is None:
+            if self.view is None:
+                self.view = instance_view(state.jobs, self.ctx.cluster, self.ctx.speed)
+                self.index = np.arange(len(state.jobs))
+            else:
+                self.index = np.array([int(j.meta["index"]) for j in state.jobs], dtype=np.int64)
+        active = np.asarray(state.active, dtype=np.int64)
+        # remaining iterations on the view; jobs not yet arrived keep their full size (unused by the decision)
+        rem = self.view.iterations.astype(float).copy()
+        rem[self.index[state.done]] = 0.0
+        rem[self.index[active]] = state.remaining[active]
+        alloc = np.asarray(self.allocate(self.view.with_remaining(rem), self.index[active]), dtype=np.int64)
+        jobs = state.jobs
+        # a fixed-size job runs with its size or waits; an all-reduce job has no PS
+        sizes = {int(j): (int(alloc[v, 0]), int(alloc[v, 1]) if jobs[j].uses_ps else 0)
+                 for j, v in zip(active.tolist(), self.index[active].tolist())
+                 if jobs[j].min_workers <= alloc[v, 0] <= jobs[j].max_workers}
+        return self.placer.place(state, sizes)
+
+
+class SMDPolicy(_AllocationPolicy):
+    """SMD (MODELS.md §2.3): one decision per call over the active jobs, slot-aware costs by default."""
+
+    name = "smd"
+
+    def __init__(self, inst: SMDInstance | None = None, opts=None, placer: str = "first_fit", **kw):
+        from dlsched.solvers.options import SolveOptions
+        from dlsched.solvers.smd import TIE_BREAK
+
+        super().__init__(inst, placer)
+        self.opts = opts or SolveOptions(threads=1)
+        self.kw = {"slot_aware": True, "wait_slots": 1.0, "tie_break": TIE_BREAK, **kw}
+
+    def allocate(self, view, active):
+        from dlsched.solvers.smd import decide
+
+        return decide(view, active, self.opts, **self.kw)[0]
+
+
+class OptimusGreedyPolicy(_AllocationPolicy):
+    """Optimus's marginal-gain greedy with the known τ (MODELS.md §5), :func:`dlsched.solvers.baselines_smd.optimus_policy`."""
+
+    name = "optimus-greedy"
+
+    def allocate(self, view, active):
+        from dlsched.solvers.baselines_smd import optimus_policy
+
+        return optimus_policy(view, active)
+
+
+# ----------------------------------------------------------------------------- the family runner
+
+@dataclass
+class Schedule:
+    """w[k, j], p[k, j] for slots k = 0..T-1 (slot k + 1), completion slot per job (-1: none)."""
+
+    w: np.ndarray
+    p: np.ndarray
+    completion: np.ndarray
+    objective: float
+    complete: bool
+    unschedulable: list[int]
+    decisions: int
+    decision_seconds: list[float] = field(default_factory=list)
+    termination: str = "completed"
+
+    def as_solution(self) -> dict:
+        return {"schedule": np.stack([self.w, self.p], axis=2)}
+
+
+def slot_cap(inst: SMDInstance) -> int:
+    """A generous number of slots: every job run one after the other on its slowest kept configuration."""
+    skip = set(inst.unschedulable)
+    todo = [j for j in range(inst.n_jobs) if inst.iterations[j] > 0 and j not in skip]
+    slow = sum(math.ceil(inst.iterations[j] * float(inst.configurations(j).tau.max()) / inst.slot_seconds) for j in todo)
+    return int(np.ceil(inst.arrival.max(initial=0) - 1e-9) + slow + 2)
+
+
+def run(inst: SMDInstance, policy, replan: str = "events", max_slots: int | None = None,
+        deadline: float | None = None) -> Schedule:
+    """Simulate ``policy`` on ``inst``'s slot grid (re-deciding after arrivals and completions, or every slot).
+
+    Arrivals of jobs left out of the trace still trigger a re-decision, as any arrival does.
+    """
+    from dlsched.sim.engine import simulate
+
+    n, delta = inst.n_jobs, float(inst.slot_seconds)
+    unsched = sorted(inst.unschedulable)
+    completion = np.full(n, -1, dtype=np.int64)
+    completion[inst.iterations <= 0] = 0
+    trace_jobs = [j for j in range(n) if inst.iterations[j] > 0 and j not in set(unsched)]
+    if not trace_jobs:
+        z = np.zeros((0, n), np.int64)
+        return Schedule(z, z, completion, 0.0, True, unsched, 0)
+    trace, cluster, speed = to_trace(inst)
+    left_out = [j for j in range(n) if j not in set(trace_jobs)]
+    wake = np.ceil(inst.arrival[left_out] - 1e-9).astype(np.int64) if left_out else []
+    slotted = Slotted(policy, delta, replan=replan, wake=wake)
+    cap = slot_cap(inst) if max_slots is None else int(max_slots)
+    res = simulate(trace, cluster, slotted, speed, max_time=cap * delta, deadline=deadline)
+    index = np.array([int(j.meta["index"]) for j in trace.jobs], dtype=np.int64)
+    done_at = np.asarray(res.completion, dtype=float)
+    for t, j in zip(done_at.tolist(), index.tolist()):
+        if np.isfinite(t):
+            completion[j] = completion_slot(t, delta)
+    T = int(max(completion.max(initial=0), max(slotted.history, default=-1) + 1))
+    W = np.zeros((T, n), np.int64)
+    P = np.zeros((T, n), np.int64)
+    held: dict[int, Placement] = {}
+    for k in range(T):
+        held = slotted.history.get(k, held)
+        for tj, pl in held.items():
+            j = int(index[tj])
+            if completion[j] < 0 or k < completion[j]:
+                W[k, j], P[k, j] = pl.n_workers, pl.n_ps
+    ok = completion >= 0
+    objective = float(np.sum(inst.weight[ok & (completion > 0)] * completion[ok & (completion > 0)]))
+    complete = bool(all(completion[j] >= 0 for j in trace_jobs))
+    return Schedule(W, P, completion, objective, complete, unsched, slotted.decisions, slotted.decision_seconds,
+                    termination=res.status)
