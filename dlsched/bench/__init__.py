@@ -21,6 +21,7 @@ SUITE_MODULES = {
     "smd": "dlsched.bench.smd",
     "oasis": "dlsched.bench.oasis",
     "hetplace": "dlsched.bench.hetplace",
+    "dl2": "dlsched.bench.dl2",
     "sim": "dlsched.bench.sim",
 }
 

@@ -14,6 +14,7 @@ A checkpoint is a ``torch.save`` of a plain dictionary (loaded with ``weights_on
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -115,7 +116,11 @@ def fill_slot(slot: Slot, pick) -> int:
 
 
 class DL2Policy:
-    """The ``dl2`` simulator policy: a trained network (the shipped one by default) deciding per slot."""
+    """DL2: a neural policy warmed up on DRF and fine-tuned by actor-critic, deciding each slot (MODELS.md §6).
+
+    ``checkpoint`` is a file (the shipped model if None) or a :class:`Model`. ``inference_seconds``
+    collects the wall time of every network inference (one action), for the latency figure.
+    """
 
     name = "dl2"
 
@@ -124,6 +129,13 @@ class DL2Policy:
         self.spec = self.model.spec
         self.slot_seconds = self.spec.slot_seconds
         self.inferences = 0
+        self.inference_seconds: list[float] = []
+
+    def _choose(self, obs: np.ndarray, mask: np.ndarray) -> int:
+        t0 = time.perf_counter()
+        a = choose(self.model, obs, mask)
+        self.inference_seconds.append(time.perf_counter() - t0)
+        return a
 
     def reset(self, ctx: PolicyContext) -> None:
         self.previous: dict[int, Placement] = {}
@@ -143,7 +155,7 @@ class DL2Policy:
             self.previous = {j: pl for j, pl in self.previous.items() if j in active}
             return Decision(dict(self.previous), next_call=self.next_slot)
         slot = Slot(self.spec, state, self.type_index, self.slots_run)
-        self.inferences += fill_slot(slot, lambda obs, mask: choose(self.model, obs, mask))
+        self.inferences += fill_slot(slot, self._choose)
         self.previous = slot.placements(self.previous)
         self.slots_run[list(self.previous)] += 1
         self.next_slot = (math.floor(state.time / delta + 1e-9) + 1) * delta
