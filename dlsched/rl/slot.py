@@ -33,6 +33,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from dlsched.errors import InputError
+from dlsched.sim.placement import first_fit, usage
 from dlsched.sim.policy import ClusterState, Placement
 
 #: DL2's simulator job mix (../shared/data/dl2/job_types.csv), the default job-type set
@@ -267,29 +268,17 @@ class Slot:
             return {j: keep.get(j, pl) for j, pl in built.items()}
         free = st.cluster.capacity.astype(float).copy()
         for j, pl in keep.items():
-            for s, k in pl.workers.items():
-                free[s] -= k * st.demand_w[j]
-            for s, k in pl.ps.items():
-                free[s] -= k * st.demand_p[j]
+            srv, rows = usage(pl, st.demand_w[j], st.demand_p[j])
+            free[srv] -= rows
         out = dict(keep)
         for j, pl in built.items():
             if j in keep:
                 continue
-            placed = _first_fit(free, st.demand_w[j], pl.n_workers, st.demand_p[j], pl.n_ps)
+            placed = first_fit(free, st.demand_w[j], st.demand_p[j], pl.n_workers, pl.n_ps)
             if placed is None:
                 return built
+            srv, rows = usage(placed, st.demand_w[j], st.demand_p[j])
+            free[srv] -= rows
             out[j] = placed
         return out
 
-
-def _first_fit(free: np.ndarray, dw: np.ndarray, w: int, dp: np.ndarray, p: int) -> Placement | None:
-    """Place w workers and p PSs first fit into ``free`` (changed in place); None if they do not fit."""
-    on: list[Counter] = [Counter(), Counter()]
-    for k, (count, d) in enumerate(((w, dw), (p, dp))):
-        for _ in range(count):
-            fits = np.flatnonzero((free >= d - 1e-9).all(axis=1))
-            if not len(fits):
-                return None
-            free[fits[0]] -= d
-            on[k][int(fits[0])] += 1
-    return Placement(dict(on[0]), dict(on[1]))
