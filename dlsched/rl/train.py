@@ -62,6 +62,8 @@ class TrainConfig:
     updates_per_episode: int = 16
     eval_every: int = 10
     time_budget_s: float | None = None
+    #: a checkpoint to start from: its warm-up is kept and only fine-tuning runs
+    init: str | None = None
 
 
 # -- teacher -------------------------------------------------------------------------------
@@ -299,15 +301,26 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     env = DL2Env(train_traces, cluster, speed, spec, seed=cfg.seed)
     env.reset(seed=cfg.seed)
     tune_env = DL2Env(tune_traces, cluster, speed, spec, seed=cfg.seed)
-    model = Model.new(spec, cfg.hidden, seed=cfg.seed)
+    if cfg.init is None:
+        model = Model.new(spec, cfg.hidden, seed=cfg.seed)
+        # warm-up on the teacher
+        X, M, A, G = teacher_samples(env, lambda: make_policy(cfg.teacher), range(len(train_traces)), cfg.gamma)
+        Xh, Mh, Ah, _ = teacher_samples(tune_env, lambda: make_policy(cfg.teacher), range(len(tune_traces)), cfg.gamma)
+        losses = warmup(model, X, M, A, epochs=cfg.warmup_epochs, lr=cfg.warmup_lr, batch=cfg.batch, seed=cfg.seed)
+        value_warmup(model, X, M, A, G, lr=cfg.warmup_lr, epochs=max(cfg.warmup_epochs // 3, 1), batch=cfg.batch,
+                     seed=cfg.seed)
+        warm = {"warmup_samples": int(len(A)), "warmup_loss": losses,
+                "agreement": {"train": agreement(model, X, M, A), "held_out": agreement(model, Xh, Mh, Ah)}}
+    else:
+        model = load_checkpoint(cfg.init)
+        if model.spec != spec or model.shape.hidden != tuple(cfg.hidden):
+            from dlsched.errors import InputError
 
-    # warm-up on the teacher
-    X, M, A, G = teacher_samples(env, lambda: make_policy(cfg.teacher), range(len(train_traces)), cfg.gamma)
-    Xh, Mh, Ah, _ = teacher_samples(tune_env, lambda: make_policy(cfg.teacher), range(len(tune_traces)), cfg.gamma)
-    losses = warmup(model, X, M, A, epochs=cfg.warmup_epochs, lr=cfg.warmup_lr, batch=cfg.batch, seed=cfg.seed)
-    value_warmup(model, X, M, A, G, lr=cfg.warmup_lr, epochs=max(cfg.warmup_epochs // 3, 1), batch=cfg.batch,
-                 seed=cfg.seed)
-    agree = {"train": agreement(model, X, M, A), "held_out": agreement(model, Xh, Mh, Ah)}
+            raise InputError(cfg.init, "spec", f"a checkpoint with J={cfg.J} and hidden {list(cfg.hidden)} (as the flags ask)",
+                             f"J={model.spec.J}, hidden {list(model.shape.hidden)}")
+        warm = {k: model.provenance.get(k) for k in ("warmup_samples", "warmup_loss", "agreement")}
+        warm["init"] = {"path": str(cfg.init), **{k: model.provenance.get(k) for k in
+                                                   ("command", "training_seconds", "curve", "best_tune_jct")}}
     warmup_seconds = time.monotonic() - wall0
 
     def tune_jct() -> float:
@@ -348,8 +361,7 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     final = load_checkpoint(out)
     prov = {"command": command, "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items()},
             "seed": cfg.seed, "torch": str(torch.__version__), "numpy": str(np.__version__),
-            "training_seconds": wall, "warmup_seconds": warmup_seconds, "warmup_samples": int(len(A)),
-            "warmup_loss": losses, "agreement": agree, "teacher_tune_jct": teacher_jct,
+            "training_seconds": wall, "warmup_seconds": warmup_seconds, **warm, "teacher_tune_jct": teacher_jct,
             "best_episode": best[1], "best_tune_jct": best[0],
             "curve": [{"seconds": s, "episode": e, "tune_jct": j} for s, e, j in curve],
             "episodes_run": len(rewards)}
@@ -418,6 +430,8 @@ def parser():
     p.add_argument("--warmup-epochs", type=int, default=d.warmup_epochs)
     p.add_argument("--episodes", type=int, default=d.rl_episodes, help="actor-critic episodes")
     p.add_argument("--budget-min", type=float, default=None, help="stop fine-tuning after this many minutes")
+    p.add_argument("--init", default=None, metavar="CHECKPOINT",
+                   help="start from this checkpoint (keeps its warm-up, runs only the fine-tuning)")
     p.add_argument("--out", default="dl2.pt", help="checkpoint to write (provenance .json and curves .png beside it)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
@@ -436,7 +450,7 @@ def main(argv: Sequence[str]) -> int:
     cfg = TrainConfig(teacher=args.teacher, seed=args.seed, J=args.window, hidden=hidden,
                       train_seeds=_seeds(args.traces), tune_seeds=_seeds(args.tune), n_jobs=args.jobs,
                       n_servers=args.servers, warmup_epochs=args.warmup_epochs, rl_episodes=args.episodes,
-                      time_budget_s=None if args.budget_min is None else 60 * args.budget_min)
+                      time_budget_s=None if args.budget_min is None else 60 * args.budget_min, init=args.init)
     from dlsched.sim.policies import policy_class
 
     policy_class(cfg.teacher)          # an unknown teacher fails before any work

@@ -110,3 +110,8 @@ def test_a_tiny_training_run_writes_checkpoint_provenance_and_curves(tmp_path):
     assert prov["best_tune_jct"] == min(p["tune_jct"] for p in prov["curve"])
     model = load_checkpoint(out)
     assert model.spec.J == 5 and model.provenance["command"] == "test"
+    # fine-tuning resumed from it keeps its warm-up figures and records where it started
+    again = train(TrainConfig(**{**cfg.__dict__, "init": str(out), "rl_episodes": 1}), tmp_path / "n.pt",
+                  command="test2", progress=False)
+    assert again["agreement"] == prov["agreement"] and again["init"]["command"] == "test"
+    assert again["curve"][0]["tune_jct"] == prov["best_tune_jct"]
