@@ -53,7 +53,7 @@ class Spec:
     """
 
     job_types: tuple[str, ...] = DL2_JOB_TYPES
-    J: int = 20
+    J: int = 40
     slot_seconds: float = 1200.0
     slots_norm: float = 50.0
     epochs_norm: float = 30000.0

@@ -44,13 +44,13 @@ class TrainConfig:
 
     teacher: str = "drf"
     seed: int = 0
-    J: int = 20
+    J: int = 40
     hidden: tuple[int, ...] = (256, 256)
-    train_seeds: tuple[int, ...] = tuple(range(1000, 1010))
+    train_seeds: tuple[int, ...] = tuple(range(1000, 1006))
     tune_seeds: tuple[int, ...] = (2000, 2001, 2002)
     n_jobs: int = 60
     n_servers: int = 16
-    warmup_epochs: int = 12
+    warmup_epochs: int = 10
     warmup_lr: float = 0.005
     rl_episodes: int = 300
     rl_lr: float = 1e-4
@@ -292,6 +292,8 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     from dlsched.sim.policies import make_policy
 
     wall0 = time.monotonic()
+    # small MLPs on a shared machine: intra-op threads cost more than they give
+    torch.set_num_threads(1)
     out = Path(out)
     rng = np.random.default_rng(cfg.seed)
     torch.manual_seed(cfg.seed)
