@@ -119,9 +119,10 @@ def small_study(seeds, checkpoint, time_limit: float) -> dict:
         tr = dl2_trace(5, seed=s)
         t0 = time.monotonic()
         opt, err = _run(tr, cluster, make_policy("time-indexed", time_limit=time_limit), speed)
-        row = {"seed": s, "opt": opt, "opt_seconds": time.monotonic() - t0, "opt_error": err or None,
-               "dl2": _run(tr, cluster, DL2Policy(checkpoint), speed)[0],
-               "drf": _run(tr, cluster, make_policy("drf"), speed)[0]}
+        row = {"seed": s, "opt": opt, "opt_seconds": time.monotonic() - t0, "opt_error": err or None}
+        for name, pol in (("dl2", DL2Policy(checkpoint)), ("drf", make_policy("drf"))):
+            row[name], err = _run(tr, cluster, pol, speed)
+            row[f"{name}_error"] = err or None
         rows.append(row)
     ok = [r for r in rows if r["opt"] and r["dl2"]]
     return {"traces": rows, "time_limit": time_limit,
