@@ -365,7 +365,7 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
             "seed": cfg.seed, "torch": str(torch.__version__), "numpy": str(np.__version__),
             "training_seconds": wall, "warmup_seconds": warmup_seconds, **warm, "teacher_tune_jct": teacher_jct,
             "best_episode": best[1], "best_tune_jct": best[0],
-            "curve": [{"seconds": s, "episode": e, "tune_jct": j} for s, e, j in curve],
+            "curve": [{"seconds": s, "episode": e, "tune_jct": j if np.isfinite(j) else None} for s, e, j in curve],
             "episodes_run": len(rewards)}
     final.provenance = prov
     save_checkpoint(final, out)
@@ -383,7 +383,8 @@ def plot_curves(prov: dict, rewards, path: Path) -> None:
 
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.6))
     c = prov["curve"]
-    a1.plot([p["seconds"] / 60 for p in c], [p["tune_jct"] / 3600 for p in c], marker="o", label="DL2")
+    a1.plot([p["seconds"] / 60 for p in c], [np.nan if p["tune_jct"] is None else p["tune_jct"] / 3600 for p in c],
+             marker="o", label="DL2")
     a1.axhline(prov["teacher_tune_jct"] / 3600, color="gray", ls="--", label=f"teacher ({prov['config']['teacher']})")
     a1.set_xlabel("training wall time (min)")
     a1.set_ylabel("average JCT on tuning traces (h)")
