@@ -116,7 +116,7 @@ def fill_slot(slot: Slot, pick) -> int:
 
 
 class DL2Policy:
-    """DL2: a neural policy warmed up on DRF and fine-tuned by actor-critic, deciding each slot (MODELS.md §6).
+    """DL2: a neural policy warmed up on an existing scheduler, fine-tuned by actor-critic, deciding per slot (MODELS.md §6).
 
     ``checkpoint`` is a file (the shipped model if None) or a :class:`Model`. ``inference_seconds``
     collects the wall time of every network inference (one action), for the latency figure.
