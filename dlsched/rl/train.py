@@ -363,8 +363,9 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     final = load_checkpoint(out)
     prov = {"command": command, "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items()},
             "seed": cfg.seed, "torch": str(torch.__version__), "numpy": str(np.__version__),
-            "training_seconds": wall, "warmup_seconds": warmup_seconds, **warm, "teacher_tune_jct": teacher_jct,
-            "best_episode": best[1], "best_tune_jct": best[0],
+            "training_seconds": wall, "warmup_seconds": warmup_seconds, **warm,
+            "teacher_tune_jct": teacher_jct if np.isfinite(teacher_jct) else None,
+            "best_episode": best[1], "best_tune_jct": best[0] if np.isfinite(best[0]) else None,
             "curve": [{"seconds": s, "episode": e, "tune_jct": j if np.isfinite(j) else None} for s, e, j in curve],
             "episodes_run": len(rewards)}
     final.provenance = prov
