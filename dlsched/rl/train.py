@@ -386,7 +386,8 @@ def plot_curves(prov: dict, rewards, path: Path) -> None:
     c = prov["curve"]
     a1.plot([p["seconds"] / 60 for p in c], [np.nan if p["tune_jct"] is None else p["tune_jct"] / 3600 for p in c],
              marker="o", label="DL2")
-    a1.axhline(prov["teacher_tune_jct"] / 3600, color="gray", ls="--", label=f"teacher ({prov['config']['teacher']})")
+    if prov["teacher_tune_jct"] is not None:
+        a1.axhline(prov["teacher_tune_jct"] / 3600, color="gray", ls="--", label=f"teacher ({prov['config']['teacher']})")
     a1.set_xlabel("training wall time (min)")
     a1.set_ylabel("average JCT on tuning traces (h)")
     a1.legend()
