@@ -164,6 +164,12 @@ def cmd_report(args) -> int:
     return main(args.rest)
 
 
+def cmd_train(args) -> int:
+    from dlsched.rl.train import main      # raises MissingExtra (exit 2, says what to install) without torch
+
+    return main(args.rest)
+
+
 def _instance_args(p, path_name: str = "path") -> None:
     p.add_argument(path_name, help="a dlsched/1 JSON file or an OR-Library MKP/GAP file")
     p.add_argument("--format", default="auto", choices=["auto", "json", "mkp", "gap"])
@@ -212,6 +218,12 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("methods", help="list the methods")
     p.set_defaults(fn=cmd_methods)
+
+    p = sub.add_parser("train", help="train a learned scheduler: `dlsched train dl2 --help` (needs the rl extra)",
+                       add_help=False)
+    p.add_argument("learner", choices=["dl2"])
+    p.add_argument("rest", nargs=argparse.REMAINDER)
+    p.set_defaults(fn=cmd_train)
 
     add_sim_parsers(sub)
 

@@ -28,6 +28,7 @@ SUITE_MODULES = {
     "smd": "dlsched.bench.smd",
     "oasis": "dlsched.bench.oasis",
     "hetplace": "dlsched.bench.hetplace",
+    "dl2": "dlsched.bench.dl2",
     "sim": "dlsched.bench.sim",
     "run": "dlsched.bench.runner",     # any suite file: dlsched bench run SUITE (dlsched/bench/suites/)
 }

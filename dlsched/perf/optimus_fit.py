@@ -51,10 +51,24 @@ def _features(p: np.ndarray, w: np.ndarray, M: float, mode: str) -> np.ndarray:
 
 def fit_sync(table: SpeedTable) -> OptimusModel:
     """θ ≥ 0 of the synchronous model from the measured grid (relative least squares)."""
-    X = _features(table.p, table.w, table.batch, "sync")
-    y = table.tau
-    theta, _ = nnls(X / y[:, None], np.ones_like(y))
-    return OptimusModel(theta, table.batch, "sync")
+    return fit_sync_points(table.p, table.w, table.g, table.batch)
+
+
+def fit_sync_points(p, w, rate, batch: float) -> OptimusModel:
+    """θ ≥ 0 of the synchronous model from samples (p_i, w_i, f_i), f in iterations/s.
+
+    The samples a running job reports (repeats of one (p, w) are kept: each is a measurement),
+    fitted as :func:`fit_sync` fits a table: NNLS on 1/f with rows divided by the measured 1/f.
+    Samples with f <= 0 or p, w < 1 are ignored; with none left the answer is an error.
+    """
+    p, w, rate = (np.asarray(x, dtype=float).ravel() for x in (p, w, rate))
+    ok = (rate > 0) & (p >= 1) & (w >= 1) & np.isfinite(rate)
+    if not ok.any():
+        raise ValueError("fit_sync_points needs at least one sample with p, w >= 1 and a speed > 0")
+    p, w, rate = p[ok], w[ok], rate[ok]
+    X = _features(p, w, batch, "sync")
+    theta, _ = nnls(X * rate[:, None], np.ones_like(rate))
+    return OptimusModel(theta, float(batch), "sync")
 
 
 def fit_async(table: SpeedTable) -> OptimusModel:

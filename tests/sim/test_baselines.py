@@ -129,6 +129,8 @@ def test_table_lists_every_policy_and_each_runs():
     for name in available():
         assert describe(name), name
         assert POLICIES[name].count(":") == 1
+        if name == "dl2":   # a trained network knows only DL2's job types: tests/rl/ runs it on DL2's mix
+            continue
         try:
             res = simulate(tr, cluster(servers=2), make_policy(name), LinearSpeed(), deadline=60)
         except InputError as exc:

@@ -17,6 +17,7 @@ POLICIES: dict[str, str] = {
     "srtf": "dlsched.sim.policies.baselines:SRTF",
     "drf": "dlsched.sim.policies.baselines:DRF",
     "tetris": "dlsched.sim.policies.baselines:Tetris",
+    "optimus": "dlsched.sim.policies.optimus:Optimus",
     "smd": "dlsched.sim.policies.smd:SMDPolicy",
     "optimus-greedy": "dlsched.sim.policies.smd:OptimusGreedyPolicy",
     "hetplace": "dlsched.sim.policies.hetplace:HetPlace",
@@ -24,6 +25,7 @@ POLICIES: dict[str, str] = {
     "risk_reward": "dlsched.sim.policies.oasis_baselines:RiskReward",
     "dorm": "dlsched.sim.policies.oasis_baselines:Dorm",
     "time-indexed": "dlsched.sim.policies.offline:TimeIndexed",
+    "dl2": "dlsched.rl.policy:DL2Policy",
 }
 
 
@@ -49,6 +51,9 @@ def make_policy(name: str, **params):
 
 
 def describe(name: str) -> str:
-    """The first line of the policy class's docstring."""
-    doc = policy_class(name).__doc__ or ""
+    """The first line of the policy class's docstring (or why it cannot load: a missing optional extra)."""
+    try:
+        doc = policy_class(name).__doc__ or ""
+    except ImportError as exc:
+        return f"(unavailable: {exc})"
     return doc.strip().split("\n")[0]

@@ -1,0 +1,178 @@
+"""``dlsched bench dl2``: the DL2 acceptance study (MODELS.md §6, docs/dl2.md).
+
+On validation traces of DL2's job mix (``dl2_trace`` seeds 1..N; training used 1000-1009 and the
+checkpoint was picked on 2000-2002, so none of these was seen in training) the shipped DL2
+network, DRF, Optimus and SMD are simulated on the same cluster in the same run:
+
+* ``jct_reduction_vs_drf`` = 1 − mean_k JCT̄_k(DL2) / mean_k JCT̄_k(DRF) (JCT̄_k: average JCT of
+  trace k), likewise vs Optimus and SMD (the paper: 44.1 % and 17.5 % vs DRF and Optimus);
+* ``agreement``: fraction of the teacher's (DRF's) actions the network takes on the first three
+  validation traces (the warm-up model's figure on held-out traces is in ``provenance``);
+* ``inference_ms_p50`` / ``_p95``: wall time of one network inference (one action), CPU;
+* on ``--small`` tiny traces (5 jobs, 2 nodes) the average JCT against the exact time-indexed
+  optimum (MODELS.md §2.4, HiGHS with ``--time-limit``): ``gap_to_optimum`` = JCT̄(DL2)/JCT̄(OPT) − 1;
+* ``training``: seconds, episodes and the checkpoint's command (from its provenance).
+
+``--quick``: 10 validation traces, 2 small ones. ``--json`` prints exactly one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import numpy as np
+
+from dlsched.bench import environment, register_suite
+
+BASELINES = ("drf", "optimus", "smd")
+
+
+def _run(trace, cluster, policy, speed) -> tuple[float | None, str]:
+    from dlsched.errors import DlschedError
+    from dlsched.sim.engine import simulate
+
+    try:
+        res = simulate(trace, cluster, policy, speed)
+    except DlschedError as exc:
+        return None, str(exc)
+    if res.status != "completed":
+        return None, f"{res.status}: {res.message}"
+    return float(np.mean(res.jct)), ""
+
+
+def _reduction(dl2: list, other: list) -> float | None:
+    pairs = [(a, b) for a, b in zip(dl2, other) if a is not None and b is not None]
+    if not pairs:
+        return None
+    a, b = np.array(pairs).T
+    return float(1.0 - a.mean() / b.mean())
+
+
+def study(seeds, n_jobs: int, n_servers: int, checkpoint, progress: bool) -> dict:
+    from dlsched.console import progress as bar
+    from dlsched.instance.synthetic import dl2_cluster, dl2_trace
+    from dlsched.rl.policy import DL2Policy
+    from dlsched.sim.policies import available, make_policy
+    from dlsched.sim.speed import TableSpeed
+
+    cluster, speed = dl2_cluster(n_servers), TableSpeed()
+    names = [b for b in BASELINES if b in available()]
+    jct: dict[str, list] = {"dl2": [], **{b: [] for b in names}}
+    errors: dict[str, str] = {}
+    latency: list[float] = []
+    with bar("bench dl2", len(seeds), enabled=progress) as tick:
+        for s in seeds:
+            tick(f"trace seed {s}")
+            tr = dl2_trace(n_jobs, seed=s)
+            pol = DL2Policy(checkpoint)
+            v, err = _run(tr, cluster, pol, speed)
+            jct["dl2"].append(v)
+            latency += pol.inference_seconds
+            if err:
+                errors[f"dl2/{s}"] = err
+            for b in names:
+                v, err = _run(tr, cluster, make_policy(b), speed)
+                jct[b].append(v)
+                if err:
+                    errors[f"{b}/{s}"] = err
+    ms = np.array(latency) * 1e3
+    out = {"seeds": list(seeds), "n_jobs": n_jobs, "n_servers": n_servers,
+           "mean_jct": {k: (float(np.mean([x for x in v if x is not None])) if any(x is not None for x in v) else None)
+                        for k, v in jct.items()},
+           "per_trace_jct": jct, "errors": errors,
+           "inference_ms_p50": float(np.median(ms)) if len(ms) else None,
+           "inference_ms_p95": float(np.percentile(ms, 95)) if len(ms) else None,
+           "inferences": int(len(ms))}
+    for b in names:
+        out[f"jct_reduction_vs_{b}"] = _reduction(jct["dl2"], jct[b])
+    return out
+
+
+def agreement_on(seeds, n_jobs: int, n_servers: int, checkpoint, teacher: str) -> float:
+    from dlsched.instance.synthetic import dl2_cluster, dl2_trace
+    from dlsched.rl.env import DL2Env
+    from dlsched.rl.policy import load_checkpoint
+    from dlsched.rl.train import agreement, teacher_samples
+    from dlsched.sim.policies import make_policy
+    from dlsched.sim.speed import TableSpeed
+
+    model = load_checkpoint(checkpoint)
+    env = DL2Env([dl2_trace(n_jobs, seed=s) for s in seeds], dl2_cluster(n_servers), TableSpeed(), model.spec)
+    X, M, A, _ = teacher_samples(env, lambda: make_policy(teacher), range(len(seeds)), 0.9)
+    return agreement(model, X, M, A)
+
+
+def small_study(seeds, checkpoint, time_limit: float) -> dict:
+    """DL2 and DRF against the exact time-indexed optimum on tiny traces (5 jobs, 2 nodes)."""
+    from dlsched.instance.synthetic import dl2_cluster, dl2_trace
+    from dlsched.rl.policy import DL2Policy
+    from dlsched.sim.policies import available, make_policy
+    from dlsched.sim.speed import TableSpeed
+
+    if "time-indexed" not in available():
+        return {"skipped": "no time-indexed policy in the table"}
+    cluster, speed = dl2_cluster(2), TableSpeed()
+    rows = []
+    for s in seeds:
+        tr = dl2_trace(5, seed=s)
+        t0 = time.monotonic()
+        opt, err = _run(tr, cluster, make_policy("time-indexed", time_limit=time_limit), speed)
+        row = {"seed": s, "opt": opt, "opt_seconds": time.monotonic() - t0, "opt_error": err or None}
+        for name, pol in (("dl2", DL2Policy(checkpoint)), ("drf", make_policy("drf"))):
+            row[name], err = _run(tr, cluster, pol, speed)
+            row[f"{name}_error"] = err or None
+        rows.append(row)
+    ok = [r for r in rows if r["opt"] and r["dl2"]]
+    return {"traces": rows, "time_limit": time_limit,
+            "gap_to_optimum": float(np.mean([r["dl2"] for r in ok]) / np.mean([r["opt"] for r in ok]) - 1) if ok else None,
+            "drf_gap_to_optimum": (float(np.mean([r["drf"] for r in ok if r["drf"]]) / np.mean([r["opt"] for r in ok]) - 1)
+                                   if ok and all(r["drf"] for r in ok) else None)}
+
+
+@register_suite("dl2")
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="dlsched bench dl2", description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="10 validation traces, 2 small ones")
+    ap.add_argument("--traces", type=int, default=None, help="validation traces (seeds 1..N; default 20, quick 10)")
+    ap.add_argument("--jobs", type=int, default=60, help="jobs per validation trace (the training setting)")
+    ap.add_argument("--servers", type=int, default=16, help="nodes (the training setting)")
+    ap.add_argument("--small", type=int, default=None, help="tiny traces against the exact optimum (default 4, quick 2)")
+    ap.add_argument("--time-limit", type=float, default=60.0, help="seconds per exact time-indexed solve")
+    ap.add_argument("--checkpoint", default=None, help="a DL2 checkpoint (default: the shipped model)")
+    ap.add_argument("--json", action="store_true", help="print one JSON object")
+    args = ap.parse_args(argv)
+    from dlsched.rl.policy import load_checkpoint
+
+    n = args.traces or (10 if args.quick else 20)
+    n_small = args.small if args.small is not None else (2 if args.quick else 4)
+    prov = load_checkpoint(args.checkpoint).provenance
+    wall0 = time.monotonic()
+    out = study(range(1, n + 1), args.jobs, args.servers, args.checkpoint, progress=not args.json)
+    out["traces"] = n
+    out["agreement_with_teacher"] = agreement_on(range(1, 4), args.jobs, args.servers, args.checkpoint,
+                                                 prov.get("config", {}).get("teacher", "drf"))
+    out["warmup_agreement_held_out"] = prov.get("agreement", {}).get("held_out")
+    out["small"] = small_study(range(101, 101 + n_small), args.checkpoint, args.time_limit) if n_small else None
+    out["training"] = {k: prov.get(k) for k in ("command", "seed", "training_seconds", "warmup_seconds",
+                                                "episodes_run", "best_episode", "best_tune_jct", "teacher_tune_jct")}
+    out["bench_seconds"] = time.monotonic() - wall0
+    out["environment"] = environment(torch=prov.get("torch"))
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    print(f"DL2 on {n} validation traces ({args.jobs} jobs, {args.servers} nodes of DL2's mix):")
+    for k, v in out["mean_jct"].items():
+        print(f"  {k:10s} mean JCT {v / 3600:8.2f} h" if v is not None else f"  {k:10s} n/a")
+    for b in BASELINES:
+        if f"jct_reduction_vs_{b}" in out and out[f"jct_reduction_vs_{b}"] is not None:
+            print(f"  JCT reduction vs {b:8s} {100 * out[f'jct_reduction_vs_{b}']:6.1f} %")
+    print(f"  agreement with the teacher (held-out, shipped model): {100 * out['agreement_with_teacher']:.1f} %")
+    if out["inference_ms_p50"] is not None:
+        print(f"  inference: median {out['inference_ms_p50']:.3f} ms, p95 {out['inference_ms_p95']:.3f} ms")
+    if out["small"] and out["small"].get("gap_to_optimum") is not None:
+        print(f"  small traces: DL2 {100 * out['small']['gap_to_optimum']:.1f} % above the time-indexed optimum")
+    if out["errors"]:
+        print(f"  runs without a result: {out['errors']}")
+    return 0

@@ -1,0 +1,162 @@
+"""The trained DL2 network as a simulator policy, ``dl2`` (MODELS.md §6), and its checkpoint files.
+
+At every slot boundary (``Spec.slot_seconds``) the policy network is run repeatedly on the
+state matrix of :mod:`dlsched.rl.slot`, taking the most likely valid action each time, until it
+chooses "stop" or no other action is valid; only the difference to the last slot's allocation is
+applied. Between boundaries (arrivals, completions) the allocation stays as it is: jobs that
+arrive wait for the next slot, as in DL2.
+
+A checkpoint is a ``torch.save`` of a plain dictionary (loaded with ``weights_only=True``):
+``format``, ``spec`` (:class:`~dlsched.rl.slot.Spec` as a dict), ``hidden``, ``policy`` and
+``value`` state dicts, and ``provenance`` (command, seed, versions, training seconds).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from dlsched.errors import InputError
+from dlsched.rl.networks import NetShape, PolicyNet, ValueNet
+from dlsched.rl.slot import Slot, Spec
+from dlsched.sim.policy import ClusterState, Decision, Event, Placement, PolicyContext
+
+FORMAT = "dlsched-dl2/1"
+#: the shipped model (its provenance JSON lies beside it)
+DEFAULT_CHECKPOINT = Path(__file__).resolve().parent / "checkpoints" / "dl2-default.pt"
+
+
+@dataclass
+class Model:
+    """A policy and a value network of one shape, and where they came from."""
+
+    shape: NetShape
+    policy: PolicyNet
+    value: ValueNet
+    provenance: dict = field(default_factory=dict)
+
+    @classmethod
+    def new(cls, spec: Spec, hidden: Sequence[int] = (256, 256), seed: int = 0) -> "Model":
+        torch.manual_seed(seed)
+        shape = NetShape(spec, tuple(int(h) for h in hidden))
+        return cls(shape, PolicyNet(shape), ValueNet(shape))
+
+    @property
+    def spec(self) -> Spec:
+        return self.shape.spec
+
+
+def save_checkpoint(model: Model, path: str | Path) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    torch.save({"format": FORMAT, "spec": model.spec.to_dict(), "hidden": list(model.shape.hidden),
+                "policy": model.policy.state_dict(), "value": model.value.state_dict(),
+                "provenance": model.provenance}, tmp)
+    tmp.replace(path)
+
+
+def load_checkpoint(path: str | Path | None = None) -> Model:
+    """Read a checkpoint; a missing, foreign or mis-shaped file is an :class:`InputError` saying what to do."""
+    path = Path(path) if path is not None else DEFAULT_CHECKPOINT
+    retrain = "a checkpoint written by `dlsched train dl2` (or omit it to use the shipped model)"
+    if not path.is_file():
+        raise InputError(str(path), "file", retrain, "no such file")
+    try:
+        doc = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # torch raises many types for a file that is not its format
+        raise InputError(str(path), "file", retrain, f"unreadable ({type(exc).__name__})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise InputError(str(path), "format", f"'{FORMAT}' ({retrain})",
+                         doc.get("format") if isinstance(doc, dict) else type(doc).__name__)
+    try:
+        spec = Spec.from_dict(doc["spec"])
+        shape = NetShape(spec, tuple(int(h) for h in doc["hidden"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InputError(str(path), "spec", retrain, repr(exc)) from None
+    model = Model(shape, PolicyNet(shape), ValueNet(shape), dict(doc.get("provenance") or {}))
+    for name, net in (("policy", model.policy), ("value", model.value)):
+        try:
+            net.load_state_dict(doc[name])
+        except (KeyError, RuntimeError) as exc:
+            first = str(exc).strip().splitlines()
+            raise InputError(str(path), name,
+                             f"weights of a {name} network with J={spec.J}, {spec.n_types} job types and hidden "
+                             f"layers {list(shape.hidden)} (retrain with `dlsched train dl2`)",
+                             first[1].strip() if len(first) > 1 else (first[0] if first else name)) from None
+    model.policy.eval()
+    model.value.eval()
+    return model
+
+
+def choose(model: Model, obs: np.ndarray, mask: np.ndarray) -> int:
+    """The most likely valid action (greedy inference)."""
+    with torch.inference_mode():
+        logits = model.policy(torch.from_numpy(obs)[None], torch.from_numpy(mask)[None])
+    return int(logits.argmax(dim=1))
+
+
+def fill_slot(slot: Slot, pick) -> int:
+    """Run ``pick(obs, mask) -> action`` until "stop" or no other action is valid; the number of inferences."""
+    n = 0
+    stop = slot.spec.stop
+    while True:
+        mask = slot.mask()
+        if not mask[:stop].any():
+            return n
+        n += 1
+        if not slot.apply(pick(slot.observation(), mask)):
+            return n
+
+
+class DL2Policy:
+    """DL2: a neural policy warmed up on an existing scheduler, fine-tuned by actor-critic, deciding per slot (MODELS.md §6).
+
+    ``checkpoint`` is a file (the shipped model if None) or a :class:`Model`. ``inference_seconds``
+    collects the wall time of every network inference (one action), for the latency figure.
+    """
+
+    name = "dl2"
+
+    def __init__(self, checkpoint: str | Path | Model | None = None):
+        self.model = checkpoint if isinstance(checkpoint, Model) else load_checkpoint(checkpoint)
+        self.spec = self.model.spec
+        self.slot_seconds = self.spec.slot_seconds
+        self.inferences = 0
+        self.inference_seconds: list[float] = []
+
+    def _choose(self, obs: np.ndarray, mask: np.ndarray) -> int:
+        t0 = time.perf_counter()
+        a = choose(self.model, obs, mask)
+        self.inference_seconds.append(time.perf_counter() - t0)
+        return a
+
+    def reset(self, ctx: PolicyContext) -> None:
+        self.previous: dict[int, Placement] = {}
+        self.next_slot = 0.0
+        self.type_index: np.ndarray | None = None
+        self.slots_run: np.ndarray | None = None
+        self.inferences = 0
+
+    def schedule(self, state: ClusterState, events: Sequence[Event]) -> Decision:
+        if self.type_index is None:
+            self.type_index = self.spec.type_index(state.jobs)
+            self.slots_run = np.zeros(len(state.jobs), dtype=np.int64)
+        delta = self.slot_seconds
+        if state.time + 1e-9 < self.next_slot:
+            # between boundaries: keep the slot's allocation (finished jobs drop out)
+            active = set(np.asarray(state.active).tolist())
+            self.previous = {j: pl for j, pl in self.previous.items() if j in active}
+            return Decision(dict(self.previous), next_call=self.next_slot)
+        slot = Slot(self.spec, state, self.type_index, self.slots_run)
+        self.inferences += fill_slot(slot, self._choose)
+        self.previous = slot.placements(self.previous)
+        self.slots_run[list(self.previous)] += 1
+        self.next_slot = (math.floor(state.time / delta + 1e-9) + 1) * delta
+        return Decision(dict(self.previous), next_call=self.next_slot)

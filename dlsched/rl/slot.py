@@ -1,0 +1,284 @@
+"""One DL2 scheduling slot: the state matrix, the 3J + 1 actions, their mask, and the placement (MODELS.md §6).
+
+At each slot boundary DL2 rebuilds every job's allocation from nothing, one inference at a time:
+
+* **state** ``x`` (J × F): one row per job of the scheduling window (the first J active jobs in
+  order of arrival; later ones wait, as in DL2), columns
+
+  ====================  =================================================================
+  ``0 .. L-1``          one-hot job type (``Spec.job_types``)
+  ``L``                 slots the job has run, / ``slots_norm``
+  ``L+1``               remaining epochs, / ``epochs_norm``
+  ``L+2``               dominant share allocated this slot, max_r a_r / Σ_s c_s^r, × S / ``tasks_norm``
+  ``L+3``, ``L+4``      workers and PSs allocated this slot, / ``tasks_norm``
+  ====================  =================================================================
+
+  (an empty row is all zeros);
+* **action** a ∈ {0..3J}: ``a < J`` adds a worker to job a, ``J <= a < 2J`` a PS to job a − J,
+  ``2J <= a < 3J`` one of each to job a − 2J, ``a = 3J`` stops. An action is valid when the job
+  exists, stays within its worker/PS limits and the tasks fit on some server; "stop" always is.
+
+Tasks are placed as they are added (a server already hosting the job first, then first fit), so
+the mask is exact and the slot's allocation always fits. At the end only the difference to the
+last slot is applied (elastic scaling): a job whose worker and PS counts did not change keeps its
+servers, so the simulator charges it no restart.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from dlsched.errors import InputError
+from dlsched.sim.placement import first_fit, usage
+from dlsched.sim.policy import ClusterState, Placement
+
+#: DL2's simulator job mix (../shared/data/dl2/job_types.csv), the default job-type set
+DL2_JOB_TYPES = ("resnet-50", "vgg-16", "resnext-110", "inception-bn", "seq2seq",
+                 "cnn-text-classification", "dssm", "wlm")
+
+#: features saturate here (only slots run can grow past 1, after slots_norm slots)
+OBS_HIGH = 10.0
+
+
+@dataclass(frozen=True)
+class Spec:
+    """Shape of DL2's state and action space; stored in every checkpoint.
+
+    ``J`` is the scheduling window; DL2's slot is 1,200 s (shared/data/README.md). The norms only
+    scale features to about [0, 1]; they are part of the network's input contract.
+    """
+
+    job_types: tuple[str, ...] = DL2_JOB_TYPES
+    J: int = 40
+    slot_seconds: float = 1200.0
+    slots_norm: float = 50.0
+    epochs_norm: float = 30000.0
+    tasks_norm: float = 16.0
+
+    @property
+    def n_types(self) -> int:
+        return len(self.job_types)
+
+    @property
+    def n_features(self) -> int:
+        return self.n_types + 5
+
+    @property
+    def n_actions(self) -> int:
+        return 3 * self.J + 1
+
+    @property
+    def stop(self) -> int:
+        return 3 * self.J
+
+    def to_dict(self) -> dict:
+        return {"job_types": list(self.job_types), "J": self.J, "slot_seconds": self.slot_seconds,
+                "slots_norm": self.slots_norm, "epochs_norm": self.epochs_norm, "tasks_norm": self.tasks_norm}
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "Spec":
+        return cls(**{**d, "job_types": tuple(d["job_types"])})
+
+    def type_index(self, jobs: Sequence, source: str = "<trace>") -> np.ndarray:
+        """Index of each job's type in ``job_types``; a type the network was not trained on is bad input."""
+        lookup = {t: i for i, t in enumerate(self.job_types)}
+        out = np.empty(len(jobs), dtype=np.int64)
+        for j, job in enumerate(jobs):
+            if job.job_type not in lookup:
+                raise InputError(source, f"jobs[{j}].job_type",
+                                 f"one of the job types the DL2 network was trained on {self.job_types} "
+                                 "(retrain with `dlsched train dl2` on traces of this mix)", job.job_type)
+            out[j] = lookup[job.job_type]
+        return out
+
+
+def window(state: ClusterState, J: int) -> np.ndarray:
+    """The first J active jobs in order of arrival (trace index breaks ties): DL2's scheduling window."""
+    act = np.asarray(state.active, dtype=np.int64)
+    order = np.lexsort((act, state.arrival[act]))
+    return act[order][:J]
+
+
+def action_kind(a: int, J: int) -> tuple[str, int]:
+    """``("worker"|"ps"|"both", row)`` or ``("stop", -1)``."""
+    if a >= 3 * J:
+        return "stop", -1
+    return ("worker", "ps", "both")[a // J], a % J
+
+
+@dataclass
+class Slot:
+    """The allocation of one slot under construction; see the module docstring.
+
+    ``jobs[i]`` is the trace index in window row i; ``slots_run`` is indexed by trace index.
+    """
+
+    spec: Spec
+    state: ClusterState
+    type_index: np.ndarray
+    slots_run: np.ndarray
+    jobs: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        J, st = self.spec.J, self.state
+        self.jobs = window(st, J)
+        n = len(self.jobs)
+        R = st.cluster.capacity.shape[1]
+        self.free = st.cluster.capacity.astype(float).copy()
+        self.total = st.cluster.capacity.sum(axis=0)
+        self.dw = np.zeros((J, R))
+        self.dp = np.zeros((J, R))
+        self.max_w = np.zeros(J, dtype=np.int64)
+        self.max_p = np.zeros(J, dtype=np.int64)
+        self.w = np.zeros(J, dtype=np.int64)
+        self.p = np.zeros(J, dtype=np.int64)
+        if n:
+            self.dw[:n] = st.demand_w[self.jobs]
+            self.dp[:n] = st.demand_p[self.jobs]
+            self.max_w[:n] = [st.jobs[j].max_workers for j in self.jobs]
+            self.max_p[:n] = [st.jobs[j].max_ps for j in self.jobs]
+        self.on_w = [Counter() for _ in range(J)]
+        self.on_p = [Counter() for _ in range(J)]
+        self._static = self._static_rows()
+        self._mask: np.ndarray | None = None
+
+    # -- state --------------------------------------------------------------------------
+    def _static_rows(self) -> np.ndarray:
+        spec, st, n = self.spec, self.state, len(self.jobs)
+        x = np.zeros((spec.J, spec.n_features), dtype=np.float32)
+        if n:
+            x[np.arange(n), self.type_index[self.jobs]] = 1.0
+            x[:n, spec.n_types] = self.slots_run[self.jobs] / spec.slots_norm
+            per_epoch = np.array([st.jobs[j].iterations_per_epoch or st.jobs[j].iterations for j in self.jobs])
+            x[:n, spec.n_types + 1] = st.remaining[self.jobs] / per_epoch / spec.epochs_norm
+        return x
+
+    def dominant_share(self) -> np.ndarray:
+        """max_r (w d_w + p d_p)_r / Σ_s c_s^r per window row (MODELS.md §7, DRF's dominant share)."""
+        used = self.w[:, None] * self.dw + self.p[:, None] * self.dp
+        share = np.divide(used, self.total, out=np.zeros_like(used), where=self.total > 0)
+        return share.max(axis=1) if share.shape[1] else np.zeros(self.spec.J)
+
+    def observation(self) -> np.ndarray:
+        spec = self.spec
+        x = self._static.copy()
+        L = spec.n_types
+        x[:, L + 2] = self.dominant_share() * self.free.shape[0] / spec.tasks_norm
+        x[:, L + 3] = self.w / spec.tasks_norm
+        x[:, L + 4] = self.p / spec.tasks_norm
+        return np.minimum(x, OBS_HIGH, out=x)
+
+    # -- actions ------------------------------------------------------------------------
+    def mask(self) -> np.ndarray:
+        """Valid actions (int8, 1 = valid); recomputed only after the allocation changed."""
+        if self._mask is None:
+            self._mask = self._compute_mask()
+        return self._mask
+
+    def _compute_mask(self) -> np.ndarray:
+        J, n = self.spec.J, len(self.jobs)
+        m = np.zeros(self.spec.n_actions, dtype=np.int8)
+        m[self.spec.stop] = 1
+        if not n:
+            return m
+        fit_w = (self.free[None, :, :] >= self.dw[:n, None, :] - 1e-9).all(axis=2)      # (n, S)
+        fit_p = (self.free[None, :, :] >= self.dp[:n, None, :] - 1e-9).all(axis=2)
+        fit_wp = (self.free[None, :, :] >= (self.dw + self.dp)[:n, None, :] - 1e-9).all(axis=2)
+        cw, cp = fit_w.sum(axis=1), fit_p.sum(axis=1)
+        # one of each on two different servers, or both on one
+        apart = (cw >= 1) & (cp >= 1) & ~((cw == 1) & (cp == 1) & (fit_w & fit_p).any(axis=1))
+        can_w = (self.w[:n] < self.max_w[:n]) & (cw >= 1)
+        can_p = (self.p[:n] < self.max_p[:n]) & (cp >= 1)
+        can_b = (self.w[:n] < self.max_w[:n]) & (self.p[:n] < self.max_p[:n]) & (fit_wp.any(axis=1) | apart)
+        m[:n] = can_w
+        m[J:J + n] = can_p
+        m[2 * J:2 * J + n] = can_b
+        return m
+
+    def apply(self, a: int) -> bool:
+        """Carry out action ``a`` if valid; False (nothing changes) for "stop" or an invalid action."""
+        kind, i = action_kind(int(a), self.spec.J)
+        if kind == "stop" or not self.mask()[a]:
+            return False
+        if kind == "both":
+            both = (self.free >= self.dw[i] + self.dp[i] - 1e-9).all(axis=1)
+            if both.any():
+                s = self._pick(both, i)
+                self._put(i, s, worker=True)
+                self._put(i, s, worker=False)
+                return True
+            self._add(i, worker=True)
+            self._add(i, worker=False)
+            return True
+        self._add(i, worker=kind == "worker")
+        return True
+
+    def _pick(self, fits: np.ndarray, i: int) -> int:
+        """A server already hosting job i if one fits (locality), else the first that fits."""
+        hosting = np.zeros_like(fits)
+        hosting[list(self.on_w[i] | self.on_p[i])] = True
+        cand = np.flatnonzero(fits & hosting)
+        return int(cand[0]) if len(cand) else int(np.flatnonzero(fits)[0])
+
+    def _add(self, i: int, worker: bool) -> None:
+        d = self.dw[i] if worker else self.dp[i]
+        self._put(i, self._pick((self.free >= d - 1e-9).all(axis=1), i), worker)
+
+    def _put(self, i: int, s: int, worker: bool) -> None:
+        self._mask = None
+        if worker:
+            self.free[s] -= self.dw[i]
+            self.on_w[i][s] += 1
+            self.w[i] += 1
+        else:
+            self.free[s] -= self.dp[i]
+            self.on_p[i][s] += 1
+            self.p[i] += 1
+
+    def bad_rows(self) -> np.ndarray:
+        """Rows in a "bad state" (§6): workers but no PS, PSs but no workers, or a ratio above 10."""
+        n = len(self.jobs)
+        w, p, ps_job = self.w[:n], self.p[:n], self.max_p[:n] > 0
+        bad = ps_job & (((w > 0) & (p == 0)) | ((p > 0) & (w == 0)) | (w > 10 * p) | (p > 10 * w))
+        return np.flatnonzero(bad & ((w > 0) | (p > 0)))
+
+    # -- result -------------------------------------------------------------------------
+    def runnable(self) -> list[tuple[int, int]]:
+        """(row, trace index) of the jobs whose tasks let them train: enough workers, and a PS if
+        they use PSs. The tasks of a job in a bad state that cannot train are left idle this slot."""
+        st = self.state
+        return [(i, int(j)) for i, j in enumerate(self.jobs)
+                if self.w[i] >= st.jobs[j].min_workers and (self.p[i] >= 1 or self.max_p[i] == 0)]
+
+    def placements(self, previous: Mapping[int, Placement]) -> dict[int, Placement]:
+        """The slot's placements, applying only the difference to ``previous`` (elastic scaling).
+
+        Jobs whose counts are unchanged keep their servers and the changed ones are placed first
+        fit around them; if that does not fit, every job takes the servers chosen while building.
+        """
+        built = {int(j): Placement(dict(self.on_w[i]), dict(self.on_p[i])) for i, j in self.runnable()}
+        st = self.state
+        keep = {j: previous[j] for j, pl in built.items()
+                if j in previous and (previous[j].n_workers, previous[j].n_ps) == (pl.n_workers, pl.n_ps)}
+        if not keep or len(keep) == len(built):
+            return {j: keep.get(j, pl) for j, pl in built.items()}
+        free = st.cluster.capacity.astype(float).copy()
+        for j, pl in keep.items():
+            srv, rows = usage(pl, st.demand_w[j], st.demand_p[j])
+            free[srv] -= rows
+        out = dict(keep)
+        for j, pl in built.items():
+            if j in keep:
+                continue
+            placed = first_fit(free, st.demand_w[j], st.demand_p[j], pl.n_workers, pl.n_ps)
+            if placed is None:
+                return built
+            srv, rows = usage(placed, st.demand_w[j], st.demand_p[j])
+            free[srv] -= rows
+            out[j] = placed
+        return out
+

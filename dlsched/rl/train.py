@@ -1,0 +1,465 @@
+"""Training DL2 (MODELS.md §6): supervised warm-up on a teacher policy, then actor-critic fine-tuning.
+
+**Warm-up.** A registered simulator policy (DRF by default) is replayed on the training traces
+inside :class:`~dlsched.rl.env.DL2Env`: at each slot it is asked for its allocation, and the
+allocation is turned into DL2's action sequence by progressive filling (:func:`teacher_action`:
+the window job furthest below its target by dominant share gets "both", or the worker or PS it
+still lacks, ..., then "stop"; for DRF this is exactly DRF's own order). The policy network learns
+these actions by cross-entropy (Adam, lr 0.005).
+
+**Fine-tuning.** Episodes are played with the policy's own samples; each action of slot t gets
+the slot's discounted return G_t = r_t + γ G_{t+1} (γ = 0.9). Samples go to an experience-replay
+buffer (8,192); minibatches from it update the critic by (G − V(s))² and the actor by
+−log π(a|s)·(G − V(s)) − β·H(π(·|s)) (β = 0.1), with Adam at lr 1e-4. In a "bad state"
+(:meth:`Slot.bad_rows`: workers but no PS, PSs but no workers, ratio > 10) the action is, with
+probability ε, the one that repairs the first bad job (ε-exploration).
+
+Every ``eval_every`` episodes the greedy policy is simulated on the tuning traces; the model with
+the lowest average JCT there is the one kept (``--out``), and the curve of tuning JCT against
+training seconds is written beside it as PNG.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import deque
+from dataclasses import dataclass, field, asdict
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from dlsched.rl.env import DL2Env
+from dlsched.rl.policy import DL2Policy, Model, load_checkpoint, save_checkpoint
+from dlsched.rl.slot import Slot, Spec
+from dlsched.sim.policy import Decision, PolicyContext
+
+
+@dataclass
+class TrainConfig:
+    """Every setting of a training run (recorded in the checkpoint's provenance)."""
+
+    teacher: str = "drf"
+    seed: int = 0
+    J: int = 40
+    hidden: tuple[int, ...] = (256, 256)
+    train_seeds: tuple[int, ...] = tuple(range(1000, 1006))
+    tune_seeds: tuple[int, ...] = (2000, 2001, 2002)
+    n_jobs: int = 60
+    n_servers: int = 16
+    warmup_epochs: int = 10
+    warmup_lr: float = 0.005
+    rl_episodes: int = 300
+    rl_lr: float = 1e-4
+    gamma: float = 0.9
+    beta: float = 0.1
+    epsilon: float = 0.1
+    replay: int = 8192
+    batch: int = 256
+    updates_per_episode: int = 16
+    eval_every: int = 10
+    time_budget_s: float | None = None
+    #: a checkpoint to start from: its warm-up is kept and only fine-tuning runs
+    init: str | None = None
+
+
+# -- teacher -------------------------------------------------------------------------------
+
+def teacher_action(slot: Slot, target: dict[int, tuple[int, int]]) -> int:
+    """The next action towards ``target`` (w, p per trace index): progressive filling by dominant share."""
+    J = slot.spec.J
+    mask = slot.mask()
+    share = slot.dominant_share()
+    best, best_key = slot.spec.stop, None
+    for i, j in enumerate(slot.jobs):
+        tw, tp = target.get(int(j), (0, 0))
+        need_w, need_p = tw > slot.w[i], tp > slot.p[i]
+        if need_w and need_p and mask[2 * J + i]:
+            a = 2 * J + i
+        elif need_w and mask[i]:
+            a = i
+        elif need_p and mask[J + i]:
+            a = J + i
+        else:
+            continue
+        key = (share[i], i)
+        if best_key is None or key < best_key:
+            best, best_key = a, key
+    return best
+
+
+def targets(decision) -> dict[int, tuple[int, int]]:
+    placements = decision.placements if isinstance(decision, Decision) else decision
+    return {int(j): (pl.n_workers, pl.n_ps) for j, pl in placements.items()}
+
+
+def teacher_picker(env: DL2Env, make_teacher: Callable):
+    """``act`` for :func:`rollout` that follows a fresh teacher policy through one episode."""
+    teacher = make_teacher()
+    teacher.reset(PolicyContext(env.cluster, env.speed, seed=env.sim_seed, restart_seconds=env.restart_seconds))
+    target: dict[int, tuple[int, int]] = {}
+
+    def act(obs, info, slot_start: bool) -> int:
+        nonlocal target
+        if slot_start:
+            target = targets(teacher.schedule(env.state, env.events))
+        return teacher_action(env.slot, target)
+
+    return act
+
+
+def teacher_samples(env: DL2Env, make_teacher: Callable, traces: Sequence[int], gamma: float):
+    """States, masks, teacher actions and returns of the teacher replayed on ``env``'s traces."""
+    parts = [rollout(env, teacher_picker(env, make_teacher), gamma, trace=k) for k in traces]
+    return tuple(np.concatenate([p[i] for p in parts]) for i in range(4))
+
+
+def agreement(model: Model, X: np.ndarray, M: np.ndarray, A: np.ndarray) -> float:
+    """Fraction of states where the network's most likely action is the teacher's."""
+    with torch.inference_mode():
+        pred = model.policy(torch.from_numpy(X), torch.from_numpy(M)).argmax(dim=1).numpy()
+    return float((pred == A).mean()) if len(A) else float("nan")
+
+
+def warmup(model: Model, X: np.ndarray, M: np.ndarray, A: np.ndarray, *, epochs: int, lr: float, batch: int,
+           seed: int) -> list[float]:
+    """Cross-entropy of the masked softmax against the teacher's actions; the loss per epoch."""
+    gen = torch.Generator().manual_seed(seed)
+    opt = torch.optim.Adam(model.policy.parameters(), lr=lr)
+    x, m, a = torch.from_numpy(X), torch.from_numpy(M), torch.from_numpy(A)
+    losses = []
+    model.policy.train()
+    for _ in range(epochs):
+        perm = torch.randperm(len(a), generator=gen)
+        total = 0.0
+        for s in range(0, len(a), batch):
+            idx = perm[s:s + batch]
+            loss = nn.functional.cross_entropy(model.policy(x[idx], m[idx]), a[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += float(loss.detach()) * len(idx)
+        losses.append(total / max(len(a), 1))
+    model.policy.eval()
+    return losses
+
+
+# -- reinforcement learning ----------------------------------------------------------------
+
+def repair_action(slot: Slot) -> int | None:
+    """The action that repairs the first job in a bad state, if it is valid."""
+    J, mask = slot.spec.J, slot.mask()
+    for i in slot.bad_rows():
+        a = J + i if slot.w[i] > slot.p[i] else i
+        if mask[a]:
+            return int(a)
+    return None
+
+
+def sampler(env: DL2Env, model: Model, rng: np.random.Generator, epsilon: float):
+    """``act`` for :func:`rollout`: sample π(·|s), or with probability ε repair a job in a bad state."""
+
+    def act(obs, info, slot_start: bool) -> int:
+        if len(info["bad_rows"]) and rng.random() < epsilon:
+            a = repair_action(env.slot)
+            if a is not None:
+                return a
+        with torch.inference_mode():
+            p = torch.softmax(model.policy(torch.from_numpy(obs)[None], torch.from_numpy(info["action_mask"])[None]), 1)
+        p = p[0].numpy().astype(float)
+        return int(rng.choice(len(p), p=p / p.sum()))
+
+    return act
+
+
+def rollout(env: DL2Env, act: Callable, gamma: float, trace: int | None = None):
+    """One episode; (states, masks, actions, returns G of each action's slot, total reward).
+
+    G_t = r_t + γ G_{t+1} over slots; every action of slot t is credited with G_t.
+    """
+    obs, info = env.reset(options=None if trace is None else {"trace": trace})
+    X, M, A, slot_of, rewards = [], [], [], [], [0.0]
+    done, slot_start = False, True
+    while not done:
+        a = act(obs, info, slot_start)
+        X.append(obs)
+        M.append(info["action_mask"])
+        A.append(a)
+        slot_of.append(len(rewards) - 1)
+        obs, r, term, trunc, info = env.step(a)
+        done = term or trunc
+        slot_start = bool(info["slot_end"])
+        if slot_start:
+            rewards[-1] += r
+            rewards.append(0.0)
+    G = np.zeros(len(rewards))
+    acc = 0.0
+    for t in range(len(rewards) - 1, -1, -1):
+        acc = rewards[t] + gamma * acc
+        G[t] = acc
+    return (np.array(X, np.float32), np.array(M, np.int8), np.array(A, np.int64),
+            G[np.array(slot_of, dtype=np.int64)].astype(np.float32), float(sum(rewards)))
+
+
+@dataclass
+class Replay:
+    """Experience replay: the last ``size`` (state, mask, action, return) samples."""
+
+    size: int
+    data: deque = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.data = deque(maxlen=self.size)
+
+    def add(self, X, M, A, G) -> None:
+        self.data.extend(zip(X, M, A, G))
+
+    def sample(self, n: int, rng: np.random.Generator):
+        idx = rng.integers(len(self.data), size=min(n, len(self.data)))
+        X, M, A, G = zip(*(self.data[i] for i in idx))
+        return (torch.from_numpy(np.stack(X)), torch.from_numpy(np.stack(M)),
+                torch.from_numpy(np.array(A)), torch.from_numpy(np.array(G, np.float32)))
+
+
+def actor_critic_update(model: Model, batch, opt_pi, opt_v, beta: float) -> tuple[float, float]:
+    """One step: critic on (G − V)², actor on −log π(a|s)(G − V(s)) − β H (advantages standardised)."""
+    x, m, a, g = batch
+    model.policy.train()
+    model.value.train()
+    v = model.value(x)
+    loss_v = nn.functional.mse_loss(v, g)
+    opt_v.zero_grad()
+    loss_v.backward()
+    opt_v.step()
+    adv = (g - v.detach())
+    adv = (adv - adv.mean()) / (adv.std() + 1e-8) if len(adv) > 1 else adv
+    dist = model.policy.dist(x, m)
+    loss_pi = -(dist.log_prob(a) * adv).mean() - beta * dist.entropy().mean()
+    opt_pi.zero_grad()
+    loss_pi.backward()
+    opt_pi.step()
+    model.policy.eval()
+    model.value.eval()
+    return float(loss_pi.detach()), float(loss_v.detach())
+
+
+def value_warmup(model: Model, X, M, A, G, lr: float, epochs: int, batch: int, seed: int) -> None:
+    """Fit the critic to the teacher's returns so fine-tuning starts from a sensible baseline."""
+    gen = torch.Generator().manual_seed(seed)
+    opt = torch.optim.Adam(model.value.parameters(), lr=lr)
+    x, g = torch.from_numpy(X), torch.from_numpy(G)
+    for _ in range(epochs):
+        perm = torch.randperm(len(g), generator=gen)
+        for s in range(0, len(g), batch):
+            idx = perm[s:s + batch]
+            loss = nn.functional.mse_loss(model.value(x[idx]), g[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    model.value.eval()
+
+
+# -- the training run ----------------------------------------------------------------------
+
+def setting(cfg: TrainConfig, seeds: Sequence[int]):
+    """DL2's job mix on ``cfg.n_servers`` nodes: the traces of ``seeds``, the cluster, the measured speeds."""
+    from dlsched.instance.synthetic import dl2_cluster, dl2_trace
+    from dlsched.sim.speed import TableSpeed
+
+    return [dl2_trace(cfg.n_jobs, seed=s) for s in seeds], dl2_cluster(cfg.n_servers), TableSpeed()
+
+
+def mean_jct(make_policy: Callable, traces, cluster, speed, seed: int = 0) -> float:
+    """Average JCT over ``traces`` (every job of each); inf if a run does not complete."""
+    from dlsched.sim.engine import simulate
+
+    out = []
+    for tr in traces:
+        res = simulate(tr, cluster, make_policy(), speed, seed=seed, stall_calls=200)
+        if res.status != "completed":
+            return float("inf")
+        out.append(float(np.mean(res.jct)))
+    return float(np.mean(out))
+
+
+def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: bool = True) -> dict:
+    """Warm-up then fine-tuning (module docstring); writes the best checkpoint to ``out`` with a
+    provenance JSON and training curves (PNG) beside it; returns the provenance."""
+    from dlsched.console import progress as bar
+    from dlsched.sim.policies import make_policy
+
+    wall0 = time.monotonic()
+    # small MLPs on a shared machine: intra-op threads cost more than they give
+    torch.set_num_threads(1)
+    out = Path(out)
+    rng = np.random.default_rng(cfg.seed)
+    torch.manual_seed(cfg.seed)
+    spec = Spec(J=cfg.J)
+    train_traces, cluster, speed = setting(cfg, cfg.train_seeds)
+    tune_traces = setting(cfg, cfg.tune_seeds)[0]
+    env = DL2Env(train_traces, cluster, speed, spec, seed=cfg.seed)
+    env.reset(seed=cfg.seed)
+    tune_env = DL2Env(tune_traces, cluster, speed, spec, seed=cfg.seed)
+    if cfg.init is None:
+        model = Model.new(spec, cfg.hidden, seed=cfg.seed)
+        # warm-up on the teacher
+        X, M, A, G = teacher_samples(env, lambda: make_policy(cfg.teacher), range(len(train_traces)), cfg.gamma)
+        Xh, Mh, Ah, _ = teacher_samples(tune_env, lambda: make_policy(cfg.teacher), range(len(tune_traces)), cfg.gamma)
+        losses = warmup(model, X, M, A, epochs=cfg.warmup_epochs, lr=cfg.warmup_lr, batch=cfg.batch, seed=cfg.seed)
+        value_warmup(model, X, M, A, G, lr=cfg.warmup_lr, epochs=max(cfg.warmup_epochs // 3, 1), batch=cfg.batch,
+                     seed=cfg.seed)
+        warm = {"warmup_samples": int(len(A)), "warmup_loss": losses,
+                "agreement": {"train": agreement(model, X, M, A), "held_out": agreement(model, Xh, Mh, Ah)}}
+    else:
+        model = load_checkpoint(cfg.init)
+        if model.spec != spec or model.shape.hidden != tuple(cfg.hidden):
+            from dlsched.errors import InputError
+
+            raise InputError(cfg.init, "spec", f"a checkpoint with J={cfg.J} and hidden {list(cfg.hidden)} (as the flags ask)",
+                             f"J={model.spec.J}, hidden {list(model.shape.hidden)}")
+        warm = {k: model.provenance.get(k) for k in ("warmup_samples", "warmup_loss", "agreement")}
+        warm["init"] = {"path": str(cfg.init), **{k: model.provenance.get(k) for k in
+                                                   ("command", "training_seconds", "curve", "best_tune_jct")}}
+    warmup_seconds = time.monotonic() - wall0
+
+    def tune_jct() -> float:
+        return mean_jct(lambda: DL2Policy(model), tune_traces, cluster, speed, seed=cfg.seed)
+
+    teacher_jct = mean_jct(lambda: make_policy(cfg.teacher), tune_traces, cluster, speed, seed=cfg.seed)
+    curve = [(time.monotonic() - wall0, 0, tune_jct())]
+    best = (curve[0][2], 0)
+    save_checkpoint(model, out)
+
+    # actor-critic fine-tuning
+    replay = Replay(cfg.replay)
+    opt_pi = torch.optim.Adam(model.policy.parameters(), lr=cfg.rl_lr)
+    opt_v = torch.optim.Adam(model.value.parameters(), lr=cfg.rl_lr)
+    rewards: list[tuple[float, float]] = []
+    running = None
+    with bar("dl2 actor-critic", cfg.rl_episodes, enabled=progress) as tick:
+        for ep in range(1, cfg.rl_episodes + 1):
+            if cfg.time_budget_s is not None and time.monotonic() - wall0 > cfg.time_budget_s:
+                break
+            tick(f"running reward {running:.3f}  best tune JCT {best[0]:.0f}s" if running is not None else "")
+            Xe, Me, Ae, Ge, R = rollout(env, sampler(env, model, rng, cfg.epsilon), cfg.gamma)
+            # the discounted return of the first slot: what a faster schedule raises
+            running = Ge[0] if running is None else 0.9 * running + 0.1 * Ge[0]
+            rewards.append((time.monotonic() - wall0, float(Ge[0])))
+            replay.add(Xe, Me, Ae, Ge)
+            for _ in range(cfg.updates_per_episode):
+                actor_critic_update(model, replay.sample(cfg.batch, rng), opt_pi, opt_v, cfg.beta)
+            if ep % cfg.eval_every == 0:
+                jct = tune_jct()
+                curve.append((time.monotonic() - wall0, ep, jct))
+                if jct < best[0]:
+                    best = (jct, ep)
+                    save_checkpoint(model, out.with_suffix(".best.tmp.pt"))
+    if best[1] > 0:
+        out.with_suffix(".best.tmp.pt").replace(out)
+    wall = time.monotonic() - wall0
+    final = load_checkpoint(out)
+    prov = {"command": command, "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items()},
+            "seed": cfg.seed, "torch": str(torch.__version__), "numpy": str(np.__version__),
+            "training_seconds": wall, "warmup_seconds": warmup_seconds, **warm,
+            "teacher_tune_jct": teacher_jct if np.isfinite(teacher_jct) else None,
+            "best_episode": best[1], "best_tune_jct": best[0] if np.isfinite(best[0]) else None,
+            "curve": [{"seconds": s, "episode": e, "tune_jct": j if np.isfinite(j) else None} for s, e, j in curve],
+            "episodes_run": len(rewards)}
+    final.provenance = prov
+    save_checkpoint(final, out)
+    out.with_suffix(".json").write_text(json.dumps(prov, indent=1) + "\n")
+    plot_curves(prov, rewards, out.with_suffix(".png"))
+    return prov
+
+
+def plot_curves(prov: dict, rewards, path: Path) -> None:
+    """Tuning-trace JCT against training seconds (the teacher's as a line) and the episode rewards."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.6))
+    c = prov["curve"]
+    a1.plot([p["seconds"] / 60 for p in c], [np.nan if p["tune_jct"] is None else p["tune_jct"] / 3600 for p in c],
+             marker="o", label="DL2")
+    if prov["teacher_tune_jct"] is not None:
+        a1.axhline(prov["teacher_tune_jct"] / 3600, color="gray", ls="--", label=f"teacher ({prov['config']['teacher']})")
+    a1.set_xlabel("training wall time (min)")
+    a1.set_ylabel("average JCT on tuning traces (h)")
+    a1.legend()
+    if rewards:
+        a2.plot([r[0] / 60 for r in rewards], [r[1] for r in rewards], lw=0.8)
+    a2.set_xlabel("training wall time (min)")
+    a2.set_ylabel("episode return G_0")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _seeds(text: str) -> tuple[int, ...]:
+    """``"1000-1011"`` or ``"1,2,5"`` (or a mix) as a tuple of seeds."""
+    from dlsched.errors import InputError
+
+    out: list[int] = []
+    try:
+        for part in text.split(","):
+            lo, sep, hi = part.strip().partition("-")
+            out += list(range(int(lo), int(hi) + 1)) if sep else [int(lo)]
+    except ValueError:
+        raise InputError("<argument>", "--traces", "seeds like 1000-1011 or 1,2,5", text) from None
+    if not out:
+        raise InputError("<argument>", "--traces", "at least one seed", text)
+    return tuple(out)
+
+
+def parser():
+    import argparse
+
+    d = TrainConfig()
+    p = argparse.ArgumentParser(prog="dlsched train dl2",
+                                description="Train DL2: warm-up on a teacher policy, then actor-critic (docs/dl2.md).")
+    p.add_argument("--teacher", default=d.teacher, help="a registered policy to warm up on (default drf)")
+    p.add_argument("--traces", default=f"{d.train_seeds[0]}-{d.train_seeds[-1]}", metavar="SEEDS",
+                   help="seeds of the training traces of DL2's job mix, e.g. 1000-1011")
+    p.add_argument("--tune", default=",".join(map(str, d.tune_seeds)), metavar="SEEDS",
+                   help="seeds of the traces that pick the best checkpoint")
+    p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--jobs", type=int, default=d.n_jobs, help="jobs per trace")
+    p.add_argument("--servers", type=int, default=d.n_servers, help="nodes of DL2's cluster")
+    p.add_argument("--window", type=int, default=d.J, help="J, the jobs the network sees")
+    p.add_argument("--hidden", default=",".join(map(str, d.hidden)), help="hidden layer sizes")
+    p.add_argument("--warmup-epochs", type=int, default=d.warmup_epochs)
+    p.add_argument("--episodes", type=int, default=d.rl_episodes, help="actor-critic episodes")
+    p.add_argument("--budget-min", type=float, default=None, help="stop fine-tuning after this many minutes")
+    p.add_argument("--init", default=None, metavar="CHECKPOINT",
+                   help="start from this checkpoint (keeps its warm-up, runs only the fine-tuning)")
+    p.add_argument("--out", default="dl2.pt", help="checkpoint to write (provenance .json and curves .png beside it)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    return p
+
+
+def main(argv: Sequence[str]) -> int:
+    """``dlsched train dl2``: train and print the provenance summary as one JSON object."""
+    from dlsched.errors import InputError
+
+    args = parser().parse_args(list(argv))
+
+    try:
+        hidden = tuple(int(h) for h in args.hidden.split(","))
+    except ValueError:
+        raise InputError("<argument>", "--hidden", "sizes like 256,256", args.hidden) from None
+    cfg = TrainConfig(teacher=args.teacher, seed=args.seed, J=args.window, hidden=hidden,
+                      train_seeds=_seeds(args.traces), tune_seeds=_seeds(args.tune), n_jobs=args.jobs,
+                      n_servers=args.servers, warmup_epochs=args.warmup_epochs, rl_episodes=args.episodes,
+                      time_budget_s=None if args.budget_min is None else 60 * args.budget_min, init=args.init)
+    from dlsched.sim.policies import policy_class
+
+    policy_class(cfg.teacher)          # an unknown teacher fails before any work
+    prov = train(cfg, args.out, command=" ".join(["dlsched train dl2", *argv]), progress=not args.quiet)
+    print(json.dumps({k: prov[k] for k in ("agreement", "teacher_tune_jct", "best_tune_jct", "best_episode",
+                                            "episodes_run", "training_seconds")}))
+    return 0

@@ -1,0 +1,458 @@
+r"""Optimus (MODELS.md §5): online-fitted convergence and speed models, marginal-gain allocation,
+and its placement principle, as a simulator policy.
+
+At each call (every arrival and completion, and every ``slot_seconds``, Optimus's scheduling
+interval) the policy
+
+1. **estimates each job's remaining steps** :math:`\hat R_j = k^\star_j - k_j` from its
+   observed (step, loss) points by :func:`dlsched.perf.convergence.fit_loss_curve` (β ≥ 0,
+   later points weighted more) and the job's convergence test (δ, W) — ``job.meta``'s
+   ``convergence_delta`` / ``convergence_window`` when the trace states them, as a user states
+   the stopping rule of a job, else the policy's ``criterion``. With fewer than
+   ``min_loss_points`` points the prior is the median length of the finished jobs of its type
+   (else of all finished jobs, else of the other active jobs' estimates, else ``default_steps``);
+2. **fits its speed** :math:`f_j(p, w) = (\theta_0 M/w + \theta_1 + \theta_2 w/p + \theta_3 w +
+   \theta_4 p)^{-1}`, θ ≥ 0 (:func:`dlsched.perf.optimus_fit.fit_sync_points`), on the
+   (p, w, iterations/s) samples the job has reported (``ClusterState.observations``) plus, when
+   ``profile`` is set (the default, as Optimus does), the rates of short profiling runs at the
+   configurations ``profile`` made on arrival: the job becomes schedulable ``profile_seconds``
+   after it arrives, so the profiling time is charged to its completion time (the profiling runs
+   themselves are not simulated on the cluster). A job with fewer than ``min_speed_points``
+   distinct (p, w) samples uses the pooled samples of its job type (all jobs seen so far);
+   failing that, :math:`f \propto \sqrt{p w}` scaled to its mean observed rate (a prior with
+   diminishing but positive returns in both PSs and workers, so that the job tries larger sizes
+   on both axes and so yields the samples to learn from);
+3. **allocates by marginal gain** (:func:`marginal_gain_allocation`): every job starts with 1 PS
+   + ``min_workers`` workers (in arrival order, while they fit), then the task with the largest
+   :math:`\big(T_j(p, w) - T_j(p', w')\big) / \text{share}(\text{task})`, :math:`T_j = \hat R_j /
+   f_j`, is added (a heap with lazy re-evaluation) while a gain is positive and the task fits.
+   ``normalise="cluster"`` (default, MODELS.md §5's wording): share = the task's demand of the
+   cluster's dominant resource r* (the resource the ready jobs ask the largest share of at their
+   start sizes), :math:`d^{r*}/C^{r*}`; ``"task"``: the task's own dominant share
+   :math:`\max_r d^r / C^r` (:func:`task_shares`);
+4. **places** each job by the placement principle (:func:`place_principle`): the fewest servers
+   k such that every server holds p/k PSs and w/k workers; else first fit. A job whose size did
+   not change keeps its servers (no restart). A job that cannot be placed gives back its task of
+   least marginal value until it fits, or waits.
+
+The policy keeps its estimation errors against the truth (read only for statistics:
+``ClusterState.remaining`` and the speed source) at 25/50/75 % of each job's progress:
+:meth:`Optimus.model_errors`.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from dlsched.errors import InputError
+from dlsched.instance.workload import Job
+from dlsched.perf.convergence import Criterion, LossFit, fit_loss_curve
+from dlsched.perf.optimus_fit import OptimusModel, fit_sync_points
+from dlsched.sim.placement import EPS, first_fit, task_slots, usage
+from dlsched.sim.policy import ClusterState, Decision, Event, Placement, PolicyContext
+
+#: progress fractions at which the estimation errors are recorded
+CHECKPOINTS = (0.25, 0.5, 0.75)
+#: Optimus's profiling configurations (p, w): small sizes around the start and a few larger ones
+DEFAULT_PROFILE = ((1, 1), (1, 2), (2, 1), (2, 2), (2, 4), (4, 2), (4, 4), (8, 8))
+
+
+# -- allocation (MODELS.md §5) -----------------------------------------------------------------
+
+def task_shares(demand_w: np.ndarray, demand_p: np.ndarray, capacity: np.ndarray,
+                bottleneck: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    r"""What a worker and a PS of each job cost in the gain's denominator (MODELS.md §5).
+
+    Without ``bottleneck``: the task's dominant share :math:`\max_r d^r / C^r`. With the index of
+    the cluster's dominant resource r*: the task's share of it, :math:`d^{r*} / C^{r*}`; a task
+    that holds none of r* (a PS when GPUs are the bottleneck) costs its dominant share instead,
+    so that it is never free.
+    """
+    cap = np.where(capacity > 0, capacity, 1.0)
+    own_w = np.maximum((demand_w / cap).max(axis=1), 1e-12)
+    own_p = np.maximum((demand_p / cap).max(axis=1), 1e-12)
+    if bottleneck is None:
+        return own_w, own_p
+    bw, bp = demand_w[:, bottleneck] / cap[bottleneck], demand_p[:, bottleneck] / cap[bottleneck]
+    return np.where(bw > 0, bw, own_w), np.where(bp > 0, bp, own_p)
+
+
+def marginal_gain_allocation(times: Sequence[np.ndarray], demand_w: np.ndarray, demand_p: np.ndarray,
+                             capacity: np.ndarray, free: np.ndarray, start: Sequence[tuple[int, int]],
+                             shares: tuple[np.ndarray, np.ndarray] | None = None) -> dict[int, tuple[int, int]]:
+    r"""Optimus's greedy: (p, w) per job i (those left out get nothing).
+
+    ``times[i][p, w]`` is job i's estimated remaining time with p PSs and w workers (``inf`` where
+    it cannot run; the array's shape bounds p and w: ``max_ps + 1, max_workers + 1``).
+    ``start[i]`` = (p0, w0) is its first allocation, given in the list's order while
+    ``demand`` fits the aggregate ``free`` (R,). Then, repeatedly, the task (a worker: w + 1, or a
+    PS: p + 1) of largest gain :math:`(T_i(p, w) - T_i(p', w')) / \text{share}` is added
+    while it is positive and fits; the share is :func:`task_shares` of ``capacity`` (R,), the
+    cluster's total, unless ``shares`` = (per worker, per PS) arrays are given.
+    """
+    share_w, share_p = shares if shares is not None else task_shares(demand_w, demand_p, capacity)
+    left = np.asarray(free, dtype=float).copy()
+    alloc: dict[int, list[int]] = {}
+    for i, (p0, w0) in enumerate(start):
+        need = p0 * demand_p[i] + w0 * demand_w[i]
+        if np.isfinite(times[i][p0, w0]) and np.all(need <= left + EPS):
+            alloc[i] = [p0, w0]
+            left -= need
+
+    def push(heap, i):
+        p, w = alloc[i]
+        T = times[i]
+        now = T[p, w]
+        if w + 1 < T.shape[1]:
+            g = (now - T[p, w + 1]) / share_w[i]
+            if g > 0:
+                heapq.heappush(heap, (-g, i, 1, p, w))
+        if p + 1 < T.shape[0] and p > 0:
+            g = (now - T[p + 1, w]) / share_p[i]
+            if g > 0:
+                heapq.heappush(heap, (-g, i, 0, p, w))
+
+    heap: list = []
+    for i in alloc:
+        push(heap, i)
+    while heap:
+        _, i, kind, p, w = heapq.heappop(heap)
+        if alloc[i] != [p, w]:
+            continue  # stale: the job has grown since this gain was computed
+        d = demand_w[i] if kind else demand_p[i]
+        if not np.all(d <= left + EPS):
+            continue  # this task no longer fits; the job's other task may
+        alloc[i][kind] += 1
+        left -= d
+        push(heap, i)
+    return {i: (pw[0], pw[1]) for i, pw in alloc.items()}
+
+
+# -- placement (MODELS.md §5) ------------------------------------------------------------------
+
+def place_principle(free: np.ndarray, demand_w: np.ndarray, demand_p: np.ndarray, n_workers: int, n_ps: int,
+                    capacity: np.ndarray | None = None) -> Placement | None:
+    """The fewest servers k such that each holds n_ps/k PSs and n_workers/k workers (k divides both).
+
+    Among the servers that can take the per-server share, the fullest ones (least free capacity
+    relative to ``capacity``, the largest server's by default) are used, to keep large holes
+    for large jobs. None if no k works (the caller falls back to first fit).
+    """
+    cap = np.where(capacity > 0, capacity, 1.0) if capacity is not None else np.maximum(free.max(axis=0), 1.0)
+    g = math.gcd(int(n_workers), int(n_ps)) if n_ps else int(n_workers)
+    room = (free / cap).sum(axis=1)
+    for k in range(1, g + 1):
+        if g % k:
+            continue
+        wk, pk = n_workers // k, n_ps // k
+        share = wk * demand_w + pk * demand_p
+        ok = np.flatnonzero(np.all(free >= share - EPS, axis=1))
+        if ok.size >= k:
+            chosen = ok[np.argsort(room[ok], kind="stable")[:k]]
+            return Placement({int(s): wk for s in chosen} if wk else {}, {int(s): pk for s in chosen} if pk else {})
+    return None
+
+
+def place_job(free: np.ndarray, demand_w: np.ndarray, demand_p: np.ndarray, n_workers: int, n_ps: int,
+              capacity: np.ndarray | None = None) -> Placement | None:
+    """The placement principle, else first fit (:func:`dlsched.sim.placement.first_fit`); None if neither fits."""
+    pl = place_principle(free, demand_w, demand_p, n_workers, n_ps, capacity)
+    return pl if pl is not None else first_fit(free, demand_w, demand_p, n_workers, n_ps)
+
+
+# -- the policy ----------------------------------------------------------------------------------
+
+@dataclass
+class _JobModel:
+    """What the policy has learnt about one job."""
+
+    ready: float                                   # schedulable from (arrival + profiling)
+    samples: list = field(default_factory=list)    # (p, w, rate) from profiling and observations
+    n_seen: int = 0                                # observation rows already copied into samples
+    speed: OptimusModel | Callable | None = None
+    speed_key: tuple = ()
+    loss: LossFit | None = None
+    loss_key: int = -1
+    checkpoints: dict = field(default_factory=dict)  # fraction -> (remaining rel. error, speed rel. error)
+
+
+class Optimus:
+    """The Optimus policy (module docstring). ``name = "optimus"``."""
+
+    name = "optimus"
+
+    def __init__(self, *, slot_seconds: float | None = 600.0, criterion: Criterion = Criterion(),
+                 gamma: float = 0.1, min_loss_points: int = 3, min_speed_points: int = 5,
+                 profile: Sequence[tuple[int, int]] = DEFAULT_PROFILE, profile_seconds: float = 10.0,
+                 default_steps: float = 1e4, normalise: str = "cluster"):
+        self.slot_seconds = slot_seconds
+        self.criterion = criterion
+        self.gamma = gamma
+        self.min_loss_points = int(min_loss_points)
+        self.min_speed_points = int(min_speed_points)
+        self.profile = tuple((int(p), int(w)) for p, w in profile)
+        self.profile_seconds = float(profile_seconds)
+        self.default_steps = float(default_steps)
+        if normalise not in ("task", "cluster"):
+            raise InputError("<argument>", "normalise", "'task' or 'cluster'", normalise)
+        self.normalise = normalise
+        self._ctx: PolicyContext | None = None
+
+    # -- protocol --------------------------------------------------------------------------------
+    def reset(self, ctx: PolicyContext) -> None:
+        self._ctx = ctx
+        self._models: dict[int, _JobModel] = {}
+        self._by_type: dict[str, list] = {}           # job type -> pooled (p, w, rate) samples
+        self._finished: dict[str, list[float]] = {}   # job type -> lengths (steps) of finished jobs
+        self._estimate: dict[int, float] = {}         # latest estimated total steps of active jobs
+        self._stats: dict[int, dict] = {}             # finished or running job -> checkpoint errors
+        self._final_speed: dict[int, tuple[str, float]] = {}  # finished job -> (type, error of its last fit)
+        self._capacity = ctx.cluster.total()
+
+    def schedule(self, state: ClusterState, events: Sequence[Event]) -> Decision:
+        for ev in events:
+            if ev.kind == "completion" and ev.job is not None:
+                job = state.jobs[ev.job]
+                self._finished.setdefault(job.job_type, []).append(float(job.iterations))
+                self._estimate.pop(ev.job, None)
+                if ev.job in self._models:
+                    self._final_speed[ev.job] = (job.job_type, self._speed_error(ev.job, job))
+        active = [int(j) for j in state.active]
+        for j in active:
+            self._learn(j, state)
+        ready = [j for j in active if self._models[j].ready <= state.time + 1e-9]
+        later = [self._models[j].ready for j in active if self._models[j].ready > state.time + 1e-9]
+        ready.sort(key=lambda j: (state.arrival[j], j))
+        times = [self._times(j, state) for j in ready]
+        for j in ready:
+            self._record(j, state)
+        start = [(1 if state.jobs[j].uses_ps else 0, state.jobs[j].min_workers) for j in ready]
+        idx = np.asarray(ready, dtype=np.int64)
+        dw, dp = state.demand_w[idx], state.demand_p[idx]
+        bottleneck = None
+        if self.normalise == "cluster" and idx.size:
+            # the cluster's dominant resource: the largest share of the capacity the ready jobs ask at their start sizes
+            p0w0 = np.asarray(start, dtype=float).reshape(-1, 2)
+            asked = p0w0[:, :1] * dp + p0w0[:, 1:] * dw
+            bottleneck = int(np.argmax(asked.sum(axis=0) / np.where(self._capacity > 0, self._capacity, np.inf)))
+        sizes = marginal_gain_allocation(times, dw, dp, self._capacity, self._capacity, start,
+                                         task_shares(dw, dp, self._capacity, bottleneck))
+        placements = self._place(state, {ready[i]: pw for i, pw in sizes.items()},
+                                 {ready[i]: times[i] for i in range(len(ready))},
+                                 {ready[i]: start[i] for i in range(len(ready))})
+        return Decision(placements, next_call=min(later) if later else None)
+
+    # -- learning ----------------------------------------------------------------------------------
+    def _learn(self, j: int, state: ClusterState) -> None:
+        """Create the job's model on first sight (profiling), and copy its new speed samples."""
+        m = self._models.get(j)
+        job = state.jobs[j]
+        if m is None:
+            m = self._models[j] = _JobModel(ready=float(state.arrival[j]))
+            if self.profile:
+                m.ready += self.profile_seconds
+                for p, w in self.profile:
+                    p = min(p, job.max_ps) if job.uses_ps else 0
+                    w = max(min(w, job.max_workers), job.min_workers)
+                    rate = self._measure(job, p, w)
+                    if rate > 0:
+                        m.samples.append((max(p, 1), w, rate))
+            self._by_type.setdefault(job.job_type, []).extend(m.samples)
+        obs = state.observations.get(j)
+        if obs is not None and len(obs.speed) > m.n_seen:
+            new = [(max(int(p), 1), int(w), float(r)) for p, w, r in obs.speed[m.n_seen:] if r > 0 and w > 0]
+            m.samples.extend(new)
+            self._by_type.setdefault(job.job_type, []).extend(new)
+            m.n_seen = len(obs.speed)
+
+    def _measure(self, job: Job, p: int, w: int) -> float:
+        """A profiling run's rate: the simulator's speed source on a compact placement (server 0)."""
+        pl = Placement({0: w}, {0: p} if p else {})
+        return float(self._ctx.speed.rate(job, pl, self._ctx.cluster))
+
+    def _speed_model(self, j: int, job: Job):
+        """f_j(p, w) as a callable on arrays, refitted when its sample set grew (module docstring, 2)."""
+        m = self._models[j]
+        own = m.samples
+        pooled = self._by_type.get(job.job_type, [])
+        key = (len(own), len(pooled) if len({(p, w) for p, w, _ in own}) < self.min_speed_points else -1)
+        if m.speed is not None and key == m.speed_key:
+            return m.speed
+        m.speed_key = key
+        for pts in (own, pooled):
+            if len({(p, w) for p, w, _ in pts}) >= self.min_speed_points:
+                a = np.asarray(pts, dtype=float)
+                model = fit_sync_points(a[:, 0], a[:, 1], a[:, 2], _batch(job))
+                m.speed = model.speed
+                return m.speed
+        if own:
+            a = np.asarray(own, dtype=float)
+            per = float(np.mean(a[:, 2] / np.sqrt(a[:, 0] * a[:, 1])))
+            m.speed = lambda p, w: per * np.sqrt(np.maximum(p, 1) * w)
+        else:
+            m.speed = None
+        return m.speed
+
+    def _remaining(self, j: int, state: ClusterState) -> float:
+        """R̂_j = k* − k_j from the fitted loss curve, or the prior (module docstring, 1)."""
+        job = state.jobs[j]
+        done = _steps_done(state, j)
+        m = self._models[j]
+        obs = state.observations.get(j)
+        pts = obs.loss if obs is not None else []
+        # refit when the points grew by a tenth (at least one): the estimate moves slowly, fits cost
+        if len(pts) >= self.min_loss_points and len(pts) >= m.loss_key + max(1, m.loss_key // 10):
+            a = np.asarray(pts, dtype=float)
+            good = a[:, 1] > 0
+            if good.sum() >= 2:
+                m.loss = fit_loss_curve(a[good, 0], a[good, 1], gamma=self.gamma)
+            m.loss_key = len(pts)
+        if m.loss is not None:
+            total = m.loss.converged_step(_criterion(job, self.criterion))
+        else:
+            same = self._finished.get(job.job_type)
+            every = [x for v in self._finished.values() for x in v]
+            others = [v for k, v in self._estimate.items() if k != j]
+            pool = same or every or others
+            total = float(np.median(pool)) if pool else self.default_steps
+        self._estimate[j] = max(total, done)
+        return max(total - done, 0.01 * max(done, 1.0), 1.0)  # still running: it has not converged yet
+
+    def _times(self, j: int, state: ClusterState) -> np.ndarray:
+        """T_j[p, w] = R̂_j / f_j(p, w) over 0..max_ps × 0..max_workers (inf where it cannot run)."""
+        job = state.jobs[j]
+        P, W = (job.max_ps if job.uses_ps else 0), job.max_workers
+        T = np.full((P + 1, W + 1), np.inf)
+        f = self._speed_model(j, job)
+        rem = self._remaining(j, state)
+        p = np.arange(1 if job.uses_ps else 0, P + 1)
+        w = np.arange(job.min_workers, W + 1)
+        if f is None:  # nothing known yet: it can run at its start size, with no gain from growing
+            T[p[0], w[0]] = rem
+            return T
+        pp, ww = np.meshgrid(np.maximum(p, 1), w, indexing="ij")
+        rate = np.asarray(f(pp.ravel().astype(float), ww.ravel().astype(float)), dtype=float).reshape(pp.shape)
+        with np.errstate(divide="ignore"):
+            T[np.ix_(p, w)] = np.where(rate > 0, rem / np.where(rate > 0, rate, 1.0), np.inf)
+        return T
+
+    # -- placement -------------------------------------------------------------------------------
+    def _place(self, state: ClusterState, sizes: Mapping[int, tuple[int, int]], times: Mapping[int, np.ndarray],
+               start: Mapping[int, tuple[int, int]]) -> dict[int, Placement]:
+        """Kept jobs first, then the others, largest first; shrink a job that does not fit (module docstring, 4)."""
+        free = state.cluster.capacity.astype(float).copy()
+        cap = state.cluster.capacity.max(axis=0)
+        out: dict[int, Placement] = {}
+        moved = []
+        for j, (p, w) in sizes.items():
+            old = state.allocation.get(j)
+            if old is not None and old.n_ps == p and old.n_workers == w:
+                srv, rows = usage(old, state.demand_w[j], state.demand_p[j])
+                free[srv] -= rows
+                out[j] = old
+            else:
+                moved.append(j)
+        share = {j: float(np.max((sizes[j][0] * state.demand_p[j] + sizes[j][1] * state.demand_w[j])
+                                 / np.where(self._capacity > 0, self._capacity, 1.0))) for j in moved}
+        for j in sorted(moved, key=lambda j: (-share[j], j)):
+            p, w = sizes[j]
+            p0, w0 = start[j]
+            T = times[j]
+            while True:
+                pl = place_job(free, state.demand_w[j], state.demand_p[j], w, p, cap)
+                if pl is not None:
+                    srv, rows = usage(pl, state.demand_w[j], state.demand_p[j])
+                    free[srv] -= rows
+                    out[j] = pl
+                    break
+                # give back the task whose loss of time per share is the smallest
+                cand = []
+                if w > w0:
+                    cand.append(((T[p, w - 1] - T[p, w]), 1))
+                if p > p0:
+                    cand.append(((T[p - 1, w] - T[p, w]), 0))
+                if not cand:
+                    break  # not even the start size fits now: the job waits
+                if min(cand)[1]:
+                    w -= 1
+                else:
+                    p -= 1
+        return out
+
+    # -- estimation errors (statistics only: reads the truth) -------------------------------------
+    def _record(self, j: int, state: ClusterState) -> None:
+        job = state.jobs[j]
+        progress = _steps_done(state, j) / job.iterations
+        m = self._models[j]
+        for c in CHECKPOINTS:
+            if progress >= c and c not in m.checkpoints:
+                true_rem = float(state.remaining[j])
+                est_rem = max(self._estimate.get(j, 0.0) - _steps_done(state, j), 0.0)
+                m.checkpoints[c] = (abs(est_rem - true_rem) / true_rem if true_rem > 0 else math.nan,
+                                    self._speed_error(j, job))
+        if m.checkpoints:
+            self._stats[j] = {"job_type": job.job_type, **{c: v for c, v in m.checkpoints.items()}}
+
+    def _speed_error(self, j: int, job: Job) -> float:
+        """Median relative error of f_j against the measured table (TableSpeed) or the speed source's grid."""
+        f = self._speed_model(j, job)
+        if f is None:
+            return math.nan
+        tables = getattr(self._ctx.speed, "tables", None)
+        tb = tables.get(job.job_type) if isinstance(tables, Mapping) else None
+        if tb is not None and hasattr(tb, "g"):
+            keep = (tb.p <= max(job.max_ps, 1)) & (tb.w <= job.max_workers)
+            p, w, truth = tb.p[keep], tb.w[keep], tb.g[keep]
+        else:
+            grid = [(p, w) for p in range(1, max(job.max_ps, 1) + 1) for w in range(job.min_workers, job.max_workers + 1)]
+            p, w = (np.array(x, dtype=float) for x in zip(*grid))
+            truth = np.array([self._measure(job, int(a) if job.uses_ps else 0, int(b)) for a, b in grid])
+        ok = truth > 0
+        if not ok.any():
+            return math.nan
+        est = np.asarray(f(p[ok], w[ok]), dtype=float)
+        return float(np.median(np.abs(est - truth[ok]) / truth[ok]))
+
+    def model_errors(self) -> dict:
+        """Median relative errors over jobs: of the remaining-steps estimate and of the speed fit at
+        25/50/75 % of each job's progress (``n`` jobs each: a checkpoint is taken at the first call
+        at or past it, so a job that ends between two calls misses it), and per job type of the
+        speed fit each finished job had at its completion (``speed_by_type``)."""
+        out: dict = {"remaining": {}, "speed": {}, "speed_by_type": {}}
+        for c in CHECKPOINTS:
+            rows = [s[c] for s in self._stats.values() if c in s]
+            out["remaining"][c] = _median([r[0] for r in rows])
+            out["speed"][c] = _median([r[1] for r in rows])
+            out.setdefault("n", {})[c] = len(rows)
+        for t in sorted({t for t, _ in self._final_speed.values()}):
+            out["speed_by_type"][t] = _median([e for u, e in self._final_speed.values() if u == t])
+        return out
+
+
+def _median(xs) -> float:
+    xs = [x for x in xs if x == x]
+    return float(np.median(xs)) if xs else math.nan
+
+
+def _steps_done(state: ClusterState, j: int) -> float:
+    """Steps the job has trained: the count every training job reports (iterations − remaining)."""
+    return float(state.jobs[j].iterations - state.remaining[j])
+
+
+def _criterion(job: Job, default: Criterion) -> Criterion:
+    d, w = job.meta.get("convergence_delta"), job.meta.get("convergence_window")
+    return Criterion(float(d), float(w)) if d and w else default
+
+
+def _batch(job: Job) -> float:
+    """The global batch M in f(p, w): the job's own (``meta["batch"]``), else its type's measured batch, else 1."""
+    if "batch" in job.meta:
+        return float(job.meta["batch"])
+    from dlsched.perf.profiles import MEASURED_BATCH
+
+    return float(MEASURED_BATCH.get(job.job_type, 1.0))

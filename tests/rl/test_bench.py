@@ -1,0 +1,25 @@
+"""``dlsched bench dl2 --json`` prints one object with the acceptance keys (a tiny run)."""
+
+import json
+
+from dlsched.bench import get_suite
+from dlsched.rl.policy import save_checkpoint
+from dlsched.rl.slot import Spec
+
+from .test_policy import bundles_in_arrival_order
+
+
+def test_bench_dl2_json_has_the_acceptance_keys(tmp_path, capsys):
+    ck = tmp_path / "m.pt"
+    model = bundles_in_arrival_order(Spec(J=6))
+    model.provenance = {"command": "test", "agreement": {"held_out": 0.5}, "config": {"teacher": "drf"}}
+    save_checkpoint(model, ck)
+    assert get_suite("dl2")(["--traces", "1", "--jobs", "5", "--servers", "3", "--small", "0",
+                             "--checkpoint", str(ck), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for key in ("jct_reduction_vs_drf", "jct_reduction_vs_optimus", "traces", "inference_ms_p50"):
+        assert key in out
+    assert out["traces"] == 1 and out["inference_ms_p50"] > 0
+    d, b = out["per_trace_jct"]["dl2"][0], out["per_trace_jct"]["drf"][0]
+    assert abs(out["jct_reduction_vs_drf"] - (1 - d / b)) < 1e-12
+    assert 0 <= out["agreement_with_teacher"] <= 1

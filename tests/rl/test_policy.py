@@ -1,0 +1,110 @@
+"""The ``dl2`` simulator policy and its checkpoints: runs in the engine, bad files are clear errors."""
+
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from dlsched.errors import InputError
+from dlsched.rl.policy import DEFAULT_CHECKPOINT, DL2Policy, Model, load_checkpoint, save_checkpoint
+from dlsched.rl.slot import Spec
+from dlsched.sim.engine import PolicyError, simulate
+from dlsched.sim.policies import make_policy
+
+from tests.sim.helpers import LinearSpeed, cluster, job, trace
+
+from .helpers import small
+
+
+@pytest.fixture(scope="module")
+def untrained(tmp_path_factory):
+    path = tmp_path_factory.mktemp("ck") / "m.pt"
+    save_checkpoint(Model.new(Spec(J=6), (16,), seed=0), path)
+    return path
+
+
+def bundles_in_arrival_order(spec: Spec) -> Model:
+    """A network whose output ignores the state: "both" for the earliest job that can grow, else stop."""
+    model = Model.new(spec, (8,), seed=0)
+    last = model.policy.body[-1]
+    with torch.no_grad():
+        last.weight.zero_()
+        last.bias.fill_(-10.0)
+        last.bias[2 * spec.J:3 * spec.J] = torch.arange(spec.J, 0, -1, dtype=torch.float32)
+        last.bias[spec.stop] = 0.0
+    return model
+
+
+def test_dl2_policy_fills_slots_through_the_engine_and_keeps_unchanged_jobs_in_place():
+    traces, cl, speed = small(8, (7,), 3)
+    pol = DL2Policy(bundles_in_arrival_order(Spec(J=6)))
+    decisions = []
+    orig = pol.schedule
+
+    def spy(state, events):
+        d = orig(state, events)
+        decisions.append((state.time, dict(d.placements)))
+        return d
+
+    pol.schedule = spy
+    res = simulate(traces[0], cl, pol, speed)
+    assert res.status == "completed" and res.completed.all()
+    assert pol.inferences > 0
+    # every decision is made at a slot boundary or keeps the last one
+    for (t0, a), (t1, b) in zip(decisions, decisions[1:]):
+        if t1 % pol.slot_seconds > 1e-6:
+            assert all(b[j] == a[j] for j in b)
+        for j in set(a) & set(b):
+            if (a[j].n_workers, a[j].n_ps) == (b[j].n_workers, b[j].n_ps):
+                assert a[j] == b[j]
+
+
+def test_the_shipped_checkpoint_loads_through_the_policy_table():
+    if not DEFAULT_CHECKPOINT.is_file():
+        pytest.fail(f"the shipped model {DEFAULT_CHECKPOINT} is missing")
+    pol = make_policy("dl2")
+    assert pol.spec.job_types == Spec().job_types
+    assert pol.model.provenance.get("command", "").startswith("dlsched train dl2")
+    traces, cl, speed = small(6, (8,), 4)
+    assert simulate(traces[0], cl, pol, speed).completed.all()
+
+
+def test_missing_foreign_and_misshaped_checkpoints_are_input_errors(tmp_path, untrained):
+    with pytest.raises(InputError, match="no such file"):
+        load_checkpoint(tmp_path / "none.pt")
+    (tmp_path / "junk.pt").write_text("not a checkpoint")
+    with pytest.raises(InputError, match="unreadable"):
+        load_checkpoint(tmp_path / "junk.pt")
+    torch.save({"weights": 1}, tmp_path / "other.pt")
+    with pytest.raises(InputError, match="format"):
+        load_checkpoint(tmp_path / "other.pt")
+    doc = torch.load(untrained, weights_only=True)
+    doc["hidden"] = [32]                 # claims another shape than its weights have
+    torch.save(doc, tmp_path / "shape.pt")
+    with pytest.raises(InputError, match="retrain with `dlsched train dl2`"):
+        load_checkpoint(tmp_path / "shape.pt")
+
+
+def test_a_trace_of_other_job_types_is_a_clear_error(untrained):
+    with pytest.raises(PolicyError, match="job types the DL2 network was trained on"):
+        simulate(trace(job("a", 0.0, 5.0, max_ps=1)), cluster(), DL2Policy(untrained), LinearSpeed())
+
+
+def test_without_torch_the_toolkit_imports_and_dl2_says_what_to_install():
+    code = (
+        "import sys; sys.modules['torch'] = None\n"
+        "import dlsched, dlsched.cli, dlsched.sim.engine\n"
+        "from dlsched.sim.policies import describe\n"
+        "assert 'pip install' in describe('dl2'), describe('dl2')\n"
+        "try:\n"
+        "    import dlsched.rl\n"
+        "except ImportError as e:\n"
+        "    print(e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "pip install 'dlsched[rl]'" in out
+    cli = subprocess.run([sys.executable, "-c", "import sys; sys.modules['torch'] = None\n"
+                          "from dlsched.cli import main; raise SystemExit(main(['train', 'dl2']))"],
+                         capture_output=True, text=True)
+    assert cli.returncode == 2 and "pip install 'dlsched[rl]'" in cli.stderr and "Traceback" not in cli.stderr

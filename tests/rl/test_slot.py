@@ -1,0 +1,110 @@
+"""The slot encoding (MODELS.md §6): mask is exact, placements fit, elastic scaling keeps servers."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from dlsched.errors import InputError
+from dlsched.rl.slot import Slot, Spec, action_kind, window
+from dlsched.sim.engine import Simulation
+from dlsched.sim.placement import usage
+
+from .helpers import small
+
+
+def state_at(n_jobs=10, servers=3, until=6000.0, seed=3):
+    traces, cluster, speed = small(n_jobs, (seed,), servers)
+    sim = Simulation(traces[0], cluster, speed)
+    while sim.time < until and not sim.done:
+        sim.advance(until)
+    return sim, Spec(J=6)
+
+
+def new_slot(sim, spec, slots_run=None):
+    st = sim.state()
+    return Slot(spec, st, spec.type_index(st.jobs), np.zeros(len(st.jobs), np.int64) if slots_run is None else slots_run)
+
+
+def test_observation_rows_follow_arrival_and_one_hot_type():
+    sim, spec = state_at()
+    slot = new_slot(sim, spec)
+    x = slot.observation()
+    assert x.shape == (spec.J, spec.n_features) and x.dtype == np.float32
+    n = len(slot.jobs)
+    assert 0 < n <= spec.J
+    assert list(slot.jobs) == sorted(slot.jobs, key=lambda j: (sim.arrival[j], j))
+    assert (x[:n, :spec.n_types].sum(axis=1) == 1).all() and not x[n:].any()
+    for i, j in enumerate(slot.jobs):
+        assert spec.job_types[int(np.argmax(x[i, :spec.n_types]))] == sim.jobs[j].job_type
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.integers(0, 18), min_size=1, max_size=60))
+def test_every_valid_action_fits_and_every_invalid_one_would_not(actions):
+    sim, spec = state_at()
+    slot = new_slot(sim, spec)
+    cap = sim.cluster.capacity
+    for a in actions:
+        m = slot.mask()
+        kind, i = action_kind(a, spec.J)
+        before = (slot.w.copy(), slot.p.copy())
+        applied = slot.apply(a)
+        assert applied == bool(m[a] and kind != "stop")
+        if not applied:
+            assert (slot.w == before[0]).all() and (slot.p == before[1]).all()
+        assert (slot.free >= -1e-9).all()
+        if kind in ("worker", "ps") and not m[a] and i < len(slot.jobs):
+            d = slot.dw[i] if kind == "worker" else slot.dp[i]
+            limit = slot.max_w[i] if kind == "worker" else slot.max_p[i]
+            counts = slot.w[i] if kind == "worker" else slot.p[i]
+            assert counts >= limit or not (slot.free >= d - 1e-9).all(axis=1).any()
+    # what the slot hands to the engine never over-commits a server and is accepted
+    placements = slot.placements({})
+    used = np.zeros_like(cap)
+    for j, pl in placements.items():
+        srv, rows = usage(pl, sim.demand_w[j], sim.demand_p[j])
+        np.add.at(used, srv, rows)
+    assert (used <= cap + 1e-9).all()
+    sim.apply(placements, "dl2")
+
+
+def test_unchanged_jobs_keep_their_servers_and_changed_ones_move_around_them():
+    sim, spec = state_at()
+    first = new_slot(sim, spec)
+    J = spec.J
+    first.apply(2 * J + 0)
+    first.apply(2 * J + 1)
+    prev = first.placements({})
+    assert set(prev) == {int(first.jobs[0]), int(first.jobs[1])}
+    second = new_slot(sim, spec)
+    second.apply(2 * J + 1)          # job of row 1 first: row 0's servers would differ if rebuilt
+    second.apply(2 * J + 0)
+    second.apply(2 * J + 1)          # row 1 grows
+    now = second.placements(prev)
+    j0, j1 = int(first.jobs[0]), int(first.jobs[1])
+    assert now[j0] == prev[j0]
+    assert (now[j1].n_workers, now[j1].n_ps) == (2, 2)
+
+
+def test_a_job_with_workers_but_no_ps_is_not_run():
+    sim, spec = state_at()
+    slot = new_slot(sim, spec)
+    slot.apply(0)                     # a worker for row 0, no PS
+    assert list(slot.bad_rows()) == [0]
+    assert slot.placements({}) == {}
+
+
+def test_window_is_the_first_J_active_jobs():
+    sim, _ = state_at(n_jobs=12, until=30000.0)
+    st = sim.state()
+    w = window(st, 3)
+    assert len(w) == min(3, len(st.active))
+    rest = np.setdiff1d(st.active, w)
+    assert all(sim.arrival[j] >= sim.arrival[w].max() for j in rest)
+
+
+def test_a_job_type_the_network_does_not_know_is_input_error():
+    sim, _ = state_at()
+    spec = Spec(job_types=("resnet-50",))
+    with pytest.raises(InputError, match="job types the DL2 network was trained on"):
+        spec.type_index(sim.jobs, "t.json")

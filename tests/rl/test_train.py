@@ -1,0 +1,118 @@
+"""Warm-up and actor-critic pieces (MODELS.md §6), each tiny."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from dlsched.rl.env import DL2Env
+from dlsched.rl.policy import Model, load_checkpoint
+from dlsched.rl.slot import Slot, Spec
+from dlsched.rl.train import (Replay, TrainConfig, actor_critic_update, agreement, rollout, sampler, teacher_action,
+                              teacher_samples, targets, train, warmup)
+from dlsched.sim.engine import Simulation
+from dlsched.sim.policies import make_policy
+from dlsched.sim.policy import PolicyContext
+
+from .helpers import small
+
+
+def test_teacher_actions_rebuild_drfs_allocation_in_its_own_order():
+    traces, cluster, speed = small(10, (5,), 6)
+    sim = Simulation(traces[0], cluster, speed)
+    while sim.time < 8000:
+        sim.advance(8000)
+    st = sim.state()
+    drf = make_policy("drf")
+    drf.reset(PolicyContext(cluster, speed))
+    goal = targets(drf.schedule(st, []))
+    spec = Spec(J=10)
+    slot = Slot(spec, st, spec.type_index(st.jobs), np.zeros(len(st.jobs), np.int64))
+    assert len(slot.jobs) == len(st.active) <= spec.J
+    n = 0
+    while (a := teacher_action(slot, goal)) != spec.stop:
+        share = slot.dominant_share()
+        assert share[a % spec.J] == min(share[i] for i, j in enumerate(slot.jobs)
+                                        if (slot.w[i], slot.p[i]) != goal.get(int(j), (0, 0)))
+        assert slot.apply(a)
+        n += 1
+    assert n > 0
+    assert {int(j): (int(slot.w[i]), int(slot.p[i])) for i, j in enumerate(slot.jobs) if slot.w[i]} == goal
+
+
+def test_returns_are_discounted_per_slot():
+    traces, cluster, speed = small(4, (2,), 2)
+    env = DL2Env(traces, cluster, speed, Spec(J=4))
+    stop = env.dl2_spec.stop
+    rewards = []
+
+    def act(obs, info, slot_start):
+        return 2 * env.dl2_spec.J if info["action_mask"][2 * env.dl2_spec.J] else stop
+
+    X, M, A, G, total = rollout(env, act, 0.5)
+    assert len(X) == len(M) == len(A) == len(G) and total > 0
+    # replay the same episode by hand
+    obs, info = env.reset(options=None)
+    slot_rewards, per_action_slot, acc = [0.0], [], 0.0
+    done = False
+    while not done:
+        per_action_slot.append(len(slot_rewards) - 1)
+        obs, r, term, trunc, info = env.step(act(obs, info, False))
+        done = term or trunc
+        if info["slot_end"]:
+            slot_rewards[-1] += r
+            slot_rewards.append(0.0)
+    back = np.zeros(len(slot_rewards))
+    for t in range(len(slot_rewards) - 1, -1, -1):
+        acc = slot_rewards[t] + 0.5 * acc
+        back[t] = acc
+    assert np.allclose(G, back[per_action_slot])
+
+
+def test_warmup_learns_the_teacher_on_its_own_data():
+    traces, cluster, speed = small(8, (1,), 3)
+    env = DL2Env(traces, cluster, speed, Spec(J=6))
+    X, M, A, G = teacher_samples(env, lambda: make_policy("drf"), [0], 0.9)
+    model = Model.new(env.dl2_spec, (64, 64), seed=0)
+    before = agreement(model, X, M, A)
+    losses = warmup(model, X, M, A, epochs=40, lr=0.005, batch=64, seed=0)
+    assert losses[-1] < losses[0]
+    assert agreement(model, X, M, A) > max(before, 0.8)
+
+
+def test_actor_critic_step_moves_both_networks_and_sampling_respects_the_mask():
+    traces, cluster, speed = small(4, (3,), 2)
+    env = DL2Env(traces, cluster, speed, Spec(J=4))
+    model = Model.new(env.dl2_spec, (16,), seed=1)
+    rng = np.random.default_rng(0)
+    X, M, A, G, _ = rollout(env, sampler(env, model, rng, epsilon=0.5), 0.9)
+    assert all(M[k][A[k]] for k in range(len(A)))
+    replay = Replay(50)
+    replay.add(X, M, A, G)
+    assert len(replay.data) == min(50, len(A))
+    p0 = [p.detach().clone() for p in (*model.policy.parameters(), *model.value.parameters())]
+    opt_pi = torch.optim.Adam(model.policy.parameters(), lr=1e-3)
+    opt_v = torch.optim.Adam(model.value.parameters(), lr=1e-3)
+    actor_critic_update(model, replay.sample(32, rng), opt_pi, opt_v, beta=0.1)
+    p1 = [*model.policy.parameters(), *model.value.parameters()]
+    assert all(not torch.equal(a, b) for a, b in zip(p0, p1))
+
+
+def test_a_tiny_training_run_writes_checkpoint_provenance_and_curves(tmp_path):
+    cfg = TrainConfig(J=5, hidden=(16,), train_seeds=(1,), tune_seeds=(2,), n_jobs=5, n_servers=3,
+                      warmup_epochs=2, rl_episodes=2, eval_every=1, batch=64, updates_per_episode=2)
+    out = tmp_path / "m.pt"
+    prov = train(cfg, out, command="test", progress=False)
+    assert out.is_file() and out.with_suffix(".png").is_file()
+    assert json.loads(out.with_suffix(".json").read_text())["seed"] == 0
+    assert prov["episodes_run"] == 2 and len(prov["curve"]) == 3
+    finite = [p["tune_jct"] for p in prov["curve"] if p["tune_jct"] is not None]   # None: a run stalled
+    assert prov["best_tune_jct"] == (min(finite) if finite else None)
+    model = load_checkpoint(out)
+    assert model.spec.J == 5 and model.provenance["command"] == "test"
+    # fine-tuning resumed from it keeps its warm-up figures and records where it started
+    again = train(TrainConfig(**{**cfg.__dict__, "init": str(out), "rl_episodes": 1}), tmp_path / "n.pt",
+                  command="test2", progress=False)
+    assert again["agreement"] == prov["agreement"] and again["init"]["command"] == "test"
+    assert again["curve"][0]["tune_jct"] == prov["best_tune_jct"]
