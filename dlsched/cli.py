@@ -23,7 +23,7 @@ from rich.table import Table
 import dlsched
 from dlsched.bench import get_suite
 from dlsched.console import python_stdout_only, table_console
-from dlsched.errors import DlschedError, InputError
+from dlsched.errors import DlschedError, InputError, MissingExtra
 from dlsched.export import check_model_path, core_of, write_model
 from dlsched.instance import jsonio
 from dlsched.instance.files import check_out_path, write_atomic
@@ -250,7 +250,8 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         if args.debug:
             raise
-        if isinstance(exc, (InputError, PolicyError)):   # a policy that cannot run this input (docs/simulator.md)
+        # bad input, a policy that cannot run this input (docs/simulator.md), a missing optional extra
+        if isinstance(exc, (InputError, PolicyError, MissingExtra)):
             print(f"dlsched: error: {exc}", file=sys.stderr)
             return EXIT_INPUT
         if isinstance(exc, DlschedError):

@@ -34,3 +34,8 @@ class InputError(DlschedError, ValueError):
 
 class SolverError(DlschedError, RuntimeError):
     """A solver backend failed (not: the model is infeasible)."""
+
+
+class MissingExtra(DlschedError, ImportError):
+    """An optional dependency (an extra such as ``dlsched[rl]``) is not installed; the message says
+    what to install. A setup error, like bad input: the CLI exits 2."""

@@ -12,11 +12,7 @@ Importing this package needs PyTorch and gymnasium; without them it raises
 
 from __future__ import annotations
 
-from dlsched.errors import DlschedError
-
-
-class MissingExtra(DlschedError, ImportError):
-    """An optional dependency of DL2 is not installed."""
+from dlsched.errors import MissingExtra
 
 
 def _require() -> None:

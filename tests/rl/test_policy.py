@@ -87,7 +87,8 @@ def test_missing_foreign_and_misshaped_checkpoints_are_input_errors(tmp_path, un
 
 
 def test_a_trace_of_other_job_types_is_a_clear_error(untrained):
-    with pytest.raises(PolicyError, match="job types the DL2 network was trained on"):
+    # an InputError a policy raises passes through the engine unchanged (docs/simulator.md)
+    with pytest.raises(InputError, match="job types the DL2 network was trained on"):
         simulate(trace(job("a", 0.0, 5.0, max_ps=1)), cluster(), DL2Policy(untrained), LinearSpeed())
 
 
