@@ -5,7 +5,8 @@ Setting (MODELS.md §5–§7): DL2's job mix (``dlsched.instance.synthetic.dl2_t
 (``--speed table``), ``--restart-seconds`` charged at every placement change. Every policy of
 ``dlsched.sim.policies`` except offline references runs on every trace (``--policies`` picks a
 subset); each run has a wall-clock budget ``--run-deadline`` (a run that hits it is reported
-``time_limit`` and its figures are left out of the ratios).
+``time_limit`` and its figures are left out of the means and ratios); a policy that refuses the
+trace (an InputError, e.g. OASiS's policies on a trace without utilities) is reported ``refused``.
 
 Per policy the table gives the mean over traces of the average JCT, median and p95 JCT, makespan,
 GPU utilisation and decision latency. ``jct_ratio_drf_over_optimus`` is the mean over traces of
@@ -25,6 +26,11 @@ import sys
 import numpy as np
 
 from dlsched.bench import environment, register_suite
+from dlsched.errors import InputError
+
+#: per-run figures kept in the JSON rows
+_FIGURES = ("completed", "avg_jct", "median_jct", "p95_jct", "p99_jct", "makespan", "avg_queueing_delay", "jain_fairness",
+            "decision_median_s", "decision_p95_s", "engine_per_event_s", "events", "wall_seconds", "gpu_utilisation")
 
 
 def policies_to_run(names: list[str] | None) -> list[str]:
@@ -54,13 +60,17 @@ def run(seeds: int, n_jobs: int, nodes: int, policies: list[str], speed_name: st
             for name in policies:
                 tick(f"seed {seed} / {name}")
                 speed = make_speed(speed_name)
-                res = simulate(trace, cluster, make_policy(name), speed, seed=seed, restart_seconds=restart_seconds,
-                               deadline=run_deadline)
+                try:
+                    res = simulate(trace, cluster, make_policy(name), speed, seed=seed, restart_seconds=restart_seconds,
+                                   deadline=run_deadline)
+                except InputError as exc:       # a policy that does not apply to this trace says so
+                    rows.append({"trace": trace.source, "seed": seed, "policy": name, "status": "refused",
+                                 "message": str(exc), **{k: None for k in _FIGURES}})
+                    continue
                 s = res.summary()
-                rows.append({"trace": trace.source, "seed": seed, **{k: s[k] for k in (
-                    "policy", "status", "completed", "avg_jct", "median_jct", "p95_jct", "p99_jct", "makespan",
-                    "avg_queueing_delay", "jain_fairness", "decision_median_s", "decision_p95_s", "engine_per_event_s",
-                    "events", "wall_seconds")}, "gpu_utilisation": s["utilisation"].get("gpu")})
+                rows.append({"trace": trace.source, "seed": seed, "policy": name, "status": s["status"],
+                             "message": s["message"], **{k: s[k] for k in _FIGURES if k != "gpu_utilisation"},
+                             "gpu_utilisation": s["utilisation"].get("gpu")})
                 if seed == 1:
                     kept[name] = res
     return rows, kept

@@ -138,6 +138,7 @@ class Simulation:
         self._run = np.empty(0, dtype=np.int64)
         self._moved: set[int] = set()                 # progressed since the last state()
         self._sampled = np.zeros(n, dtype=bool)       # speed of the current placement already reported
+        self._has_curve = np.array([j.convergence is not None for j in jobs], dtype=bool)
         self._obs: dict[int, Observations] = {}
         self._rng = np.random.default_rng(seed)
         self._seg: list[tuple[float, float]] = []     # (start, end) of each interval between events
@@ -159,6 +160,11 @@ class Simulation:
     def running(self) -> np.ndarray:
         """Trace indices of the jobs holding resources now."""
         return self._run
+
+    @property
+    def progressing(self) -> int:
+        """How many running jobs have a positive rate (will progress, after any restart)."""
+        return int((self._rate_of[self._run] > 0).sum())
 
     @property
     def active(self) -> np.ndarray:
@@ -357,7 +363,9 @@ class Simulation:
             rem[fin] = 0.0
             self.remaining[run] = np.maximum(rem, 0.0)
             self.attained[run] += self._held_gpu[run] * dt
-            self._moved.update(run[eff > 0].tolist())
+            moved = run[eff > 0]
+            # only jobs with something to report: a loss curve, or a placement not yet sampled
+            self._moved.update(moved[self._has_curve[moved] | ~self._sampled[moved]].tolist())
             finished = run[fin]
         if dt > 0:
             self._seg.append((self.time, t_next))
@@ -449,9 +457,11 @@ def simulate(trace: Trace, cluster: Cluster, policy, speed: SpeedSourceLike, *, 
     ``slot_seconds`` (while jobs are active), and at a Decision's ``next_call``. ``deadline`` is a
     wall-clock budget in seconds: the partial result has status ``"time_limit"``. ``max_time``
     caps simulated time (status ``"max_time"``). A run where nothing can happen any more while
-    jobs wait (no job progresses, no arrival or timer pending), or where the cluster stays idle
-    with jobs waiting for ``stall_calls`` consecutive calls, stops with status ``"stalled"``.
-    A policy that raises ends the run with PolicyError naming it.
+    jobs wait (no job progresses, no arrival or timer pending), or where no job progresses while
+    jobs wait and no arrival is pending for ``stall_calls`` consecutive calls, stops with status
+    ``"stalled"``. The deadline is checked between calls (a single call is not interrupted).
+    A policy that raises ends the run with PolicyError naming it (an InputError it raises, to
+    refuse a trace or cluster it does not apply to, passes through).
     """
     name = str(getattr(policy, "name", type(policy).__name__))
     wall0 = _time.monotonic()
@@ -477,12 +487,15 @@ def simulate(trace: Trace, cluster: Cluster, policy, speed: SpeedSourceLike, *, 
             latencies.append(_time.perf_counter() - t0)
             sim.apply(decision, name)
             until = decision.next_call if isinstance(decision, Decision) else None
-            if until is not None and not until > sim.time:
-                raise PolicyError(name, sim.time, f"next_call {until!r} is not later than now")
+            if until is not None:
+                real = isinstance(until, (int, float, np.integer, np.floating)) and not isinstance(until, bool)
+                if not (real and until > sim.time):
+                    shown = f"{float(until):g}" if real else repr(until)
+                    raise PolicyError(name, sim.time, f"next_call {shown} is not a time later than now")
             if slot is not None and sim.active.size:
                 boundary = (math.floor(sim.time / slot + 1e-9) + 1) * slot
                 until = boundary if until is None else min(until, boundary)
-            waiting = sim.active.size > 0 and sim.running.size == 0 and sim.pending_arrivals == 0
+            waiting = sim.active.size > 0 and sim.progressing == 0 and sim.pending_arrivals == 0
             idle_calls = idle_calls + 1 if waiting else 0
             events = sim.advance(until)
             if (not events and not sim.done) or idle_calls > stall_calls:
@@ -500,11 +513,12 @@ def simulate(trace: Trace, cluster: Cluster, policy, speed: SpeedSourceLike, *, 
 
 
 def _guard(name: str, t: float, fn, *args):
-    """Call a policy method; anything it raises becomes a PolicyError naming it."""
+    """Call a policy method; anything it raises becomes a PolicyError naming it, except an
+    InputError (a policy that refuses the trace or cluster it is given says so itself)."""
     try:
         return fn(*args)
-    except PolicyError:
-        raise
+    except (PolicyError, InputError):
+        raise       # InputError: the policy refuses this trace or cluster, and says why
     except Exception as exc:  # a third-party policy may raise anything: report it, not a traceback
         raise PolicyError(name, t, f"raised {type(exc).__name__}: {exc}") from exc
 

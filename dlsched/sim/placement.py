@@ -72,6 +72,12 @@ def _fit_in_order(f, order, demand_w, demand_p, n_workers, n_ps, ps_first: bool)
                      {int(order[i]): int(ps[i]) for i in np.flatnonzero(ps)})
 
 
+def hold(free: np.ndarray, placement: Placement, demand_w: np.ndarray, demand_p: np.ndarray) -> None:
+    """Take what ``placement`` holds out of ``free`` (in place)."""
+    srv, rows = usage(placement, demand_w, demand_p)
+    free[srv] -= rows
+
+
 def fit(free: np.ndarray, demand_w: np.ndarray, demand_p: np.ndarray, n_workers: int, n_ps: int,
         order: np.ndarray | None = None) -> Placement | None:
     """Place ``n_ps`` PSs and ``n_workers`` workers on servers in ``order`` (index order if None).
@@ -127,8 +133,7 @@ class _KeepOrPlace:
                 w, p = w - 1, (min(p, w - 1) if p else 0)
                 pl = self.fit(free, state.demand_w[j], state.demand_p[j], int(w), int(p))
             if pl is not None:
-                srv, rows = usage(pl, state.demand_w[j], state.demand_p[j])
-                free[srv] -= rows
+                hold(free, pl, state.demand_w[j], state.demand_p[j])
                 out[j] = pl
         return out
 

@@ -30,6 +30,10 @@ def jct_cdf(results: Sequence[SimResult], path: str | Path, title: str = "") -> 
     ax.set_xscale("log")
     ax.set_xlabel("job completion time (s)")
     ax.set_ylabel("fraction of jobs")
+    return _finish(plt, fig, ax, path, title, results)
+
+
+def _finish(plt, fig, ax, path, title, results) -> Path:
     ax.set_title(title or (results[0].trace if results else ""), fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend()
@@ -53,13 +57,7 @@ def utilisation(results: Sequence[SimResult], path: str | Path, resource: str = 
     ax.set_xlabel("simulated time (h)")
     ax.set_ylabel(f"{resource} utilisation")
     ax.set_ylim(0, 1.05)
-    ax.set_title(title or (results[0].trace if results else ""), fontsize=9)
-    ax.grid(alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return Path(path)
+    return _finish(plt, fig, ax, path, title, results)
 
 
 def write_figures(results: Sequence[SimResult], directory: str | Path) -> list[Path]:

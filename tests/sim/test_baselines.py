@@ -94,6 +94,16 @@ def test_drf_gives_ps_jobs_worker_plus_ps_bundles():
     assert drf_sizes(sim.state(), sim.active, sim.cluster.total()) == {0: (4, 2)}
 
 
+def test_drf_backfills_what_aggregate_filling_could_not_pack():
+    # two 4-GPU servers; a and b hold 3 GPUs each; c (one 2-GPU worker) fits the aggregate 2 free GPUs
+    # but no server; d (1 GPU) would wait behind c's aggregate claim without the backfill
+    tr = trace(job("a", 0.0, 100.0, gpus=3), job("b", 0.0, 100.0, gpus=3), job("c", 1.0, 5.0, gpus=2),
+               job("d", 2.0, 5.0, gpus=1))
+    res = simulate(tr, cluster(servers=2, gpus=4), make_policy("drf"), LinearSpeed())
+    assert res.first_start.tolist() == [0.0, 0.0, 100.0, 2.0]
+    assert res.completion.tolist() == [100.0, 100.0, 105.0, 7.0]
+
+
 def test_srtf_preempts_for_the_shortest_job():
     tr = trace(job("long", 0.0, 100.0, gpus=4), job("short", 10.0, 5.0, gpus=4))
     res = simulate(tr, cluster(gpus=4), make_policy("srtf"), LinearSpeed())
@@ -109,14 +119,25 @@ def test_elastic_jobs_grow_under_drf_and_tetris_but_fixed_ones_keep_their_size()
 
 
 def test_table_lists_every_policy_and_each_runs():
+    """Every policy of the table runs on a small generic trace, or refuses it with an InputError
+    naming the policy (policies for one family's traces, e.g. OASiS's, test on their own)."""
+    from dlsched.errors import InputError
+
     assert set(BASELINES) <= set(available())
     tr = trace(job("a", 0.0, 5.0), job("b", 1.0, 3.0, max_workers=2, max_ps=1), job("c", 2.0, 2.0, gpus=2))
+    ran = []
     for name in available():
         assert describe(name), name
         assert POLICIES[name].count(":") == 1
-        res = simulate(tr, cluster(servers=2), make_policy(name), LinearSpeed())
+        try:
+            res = simulate(tr, cluster(servers=2), make_policy(name), LinearSpeed(), deadline=60)
+        except InputError as exc:
+            assert name in str(exc) or make_policy(name).name in str(exc), (name, str(exc))
+            continue
         assert res.status == "completed" and res.completed.all(), name
         assert res.policy == make_policy(name).name
+        ran.append(name)
+    assert set(BASELINES) <= set(ran)
 
 
 def test_unknown_policy_and_bad_parameters_are_input_errors():
@@ -128,3 +149,38 @@ def test_unknown_policy_and_bad_parameters_are_input_errors():
         make_policy("drf", bogus=1)
     with pytest.raises(InputError, match="first_fit"):
         make_policy("drf", placer="random")
+
+
+def _fifo_reference(jobs, gpus, restart):
+    """Strict non-preemptive FIFO on one server of ``gpus`` GPUs, computed without the engine:
+    job j starts at the first time >= its arrival and >= the previous job's start at which its
+    GPUs are free; it runs ``restart`` seconds idle, then K_j / w_j seconds (1 it/s per worker)."""
+    import heapq
+
+    running, free, prev_start, done = [], gpus, 0.0, []
+    for arrival, k, g in jobs:
+        t = max(arrival, prev_start)
+        while True:
+            while running and running[0][0] <= t:
+                free += heapq.heappop(running)[1]
+            if free >= g:
+                break
+            t = max(t, running[0][0])
+        free -= g
+        end = t + restart + k / g
+        heapq.heappush(running, (end, g))
+        prev_start = t
+        done.append(end)
+    return done
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=st.lists(st.tuples(st.integers(0, 30), st.integers(1, 40), st.integers(1, 4)), min_size=1, max_size=10),
+       restart=st.sampled_from([0.0, 2.5]))
+def test_engine_fifo_matches_an_independent_reference(rows, restart):
+    rows = sorted(rows)
+    # each job: g workers of 1 GPU (fixed size), K iterations at 1 it/s per worker
+    tr = Trace(tuple(Job(f"j{i}", float(a), "toy", float(k), {"gpu": 1}, min_workers=g, max_workers=g)
+                     for i, (a, k, g) in enumerate(rows)), "<ref>")
+    res = simulate(tr, Cluster.homogeneous(1, {"gpu": 4}), make_policy("fifo"), LinearSpeed(), restart_seconds=restart)
+    assert res.completion.tolist() == pytest.approx(_fifo_reference(rows, 4, restart))

@@ -253,3 +253,44 @@ def test_unschedulable_arrivals_are_no_events():
     assert res.status == "completed" and set(res.unschedulable) == {"x", "y"}
     assert res.completion[[1, 3]].tolist() == [2.0, 6.0]
     assert [ev for _, ev in pol.calls] == [[("arrival", 1)], [("completion", 1)], [("arrival", 3)]]
+
+
+def test_progress_bar_run_gives_the_same_result():
+    tr = trace(job("a", 0.0, 3.0), job("b", 1.0, 2.0))
+    quiet = simulate(tr, cluster(), Fixed(), LinearSpeed())
+    shown = simulate(tr, cluster(), Fixed(), LinearSpeed(), progress=True)
+    assert shown.completion.tolist() == quiet.completion.tolist() == [3.0, 3.0]
+
+
+def test_a_policy_refusing_the_trace_raises_its_input_error():
+    from dlsched.errors import InputError
+
+    class Picky(Fixed):
+        name = "picky"
+
+        def reset(self, ctx):
+            raise InputError("<trace>", "jobs", "a trace for policy 'picky'", "another")
+
+    with pytest.raises(InputError, match="policy 'picky'"):
+        simulate(trace(job("a", 0.0)), cluster(), Picky(), LinearSpeed())
+
+
+def test_jobs_held_at_rate_zero_by_a_slotted_policy_are_a_stall():
+    class Zero:
+        def rate(self, job, placement, cluster):
+            return 0.0
+
+    class Slotted(Fixed):
+        slot_seconds = 2.0
+
+    res = simulate(trace(job("a", 0.0)), cluster(), Slotted(), Zero(), stall_calls=10)
+    assert res.status == "stalled" and res.sim_time == pytest.approx(22.0)
+    res = simulate(trace(job("a", 0.0)), cluster(), Fixed(), Zero())
+    assert res.status == "stalled" and res.sim_time == 0.0
+
+
+def test_next_call_must_be_in_the_future():
+    with pytest.raises(PolicyError, match="next_call 0 is not a time later than now"):
+        simulate(trace(job("a", 0.0)), cluster(), Fixed(next_call=lambda t: t), LinearSpeed())
+    with pytest.raises(PolicyError, match="next_call 'soon' is not a time"):
+        simulate(trace(job("a", 0.0)), cluster(), Fixed(next_call=lambda t: "soon"), LinearSpeed())

@@ -20,7 +20,7 @@ from typing import Sequence
 
 import numpy as np
 
-from dlsched.sim.placement import EPS, consolidated, make_placer, usage
+from dlsched.sim.placement import EPS, consolidated, hold, make_placer
 from dlsched.sim.policy import ClusterState, Event, Placement, PolicyContext
 
 
@@ -116,7 +116,12 @@ def drf_sizes(state: ClusterState, cand: np.ndarray, total: np.ndarray) -> dict[
         else:
             nw, np_ = w[i] + 1, min(p[i] + 1, maxpl[i])
             add = [dwl[i][r] + (np_ - p[i]) * dpl[i][r] for r in R]
-        if any(add[r] > avail[r] + EPS for r in R):
+        fits = True
+        for r in R:
+            if add[r] > avail[r] + EPS:
+                fits = False
+                break
+        if not fits:
             continue
         for r in R:
             avail[r] -= add[r]
@@ -125,8 +130,10 @@ def drf_sizes(state: ClusterState, cand: np.ndarray, total: np.ndarray) -> dict[
         w[i], p[i] = nw, np_
         if nw < maxwl[i]:
             heapq.heappush(heap, (max((nw * dwl[i][r] + np_ * dpl[i][r]) * inv[r] for r in R), j, i))
-        if any(avail[r] < smallest[r] - EPS for r in R):
-            break
+        for r in R:
+            if avail[r] < smallest[r] - EPS:
+                heap.clear()
+                break
     return {int(cand[i]): (w[i], p[i]) for i in order}
 
 
@@ -136,7 +143,27 @@ class DRF(_Baseline):
     name = "drf"
 
     def schedule(self, state: ClusterState, events: Sequence[Event]) -> dict[int, Placement]:
-        return self.placer.place(state, drf_sizes(state, state.active, self.total))
+        sizes = drf_sizes(state, state.active, self.total)
+        out = self.placer.place(state, sizes)
+        if len(out) < len(sizes):
+            self._backfill(state, out, sizes)
+        return out
+
+    def _backfill(self, state: ClusterState, out: dict[int, Placement], sizes) -> None:
+        """Progressive filling counts aggregate capacity; a sized job that did not pack onto the
+        servers leaves capacity unused, so waiting jobs (dominant share 0, in arrival order) get
+        their first grant where it packs."""
+        free = state.cluster.capacity.copy()
+        for j, pl in out.items():
+            hold(free, pl, state.demand_w[j], state.demand_p[j])
+        for j in state.active.tolist():
+            if j in out or j in sizes:
+                continue
+            job = state.jobs[j]
+            pl = self.placer.fit(free, state.demand_w[j], state.demand_p[j], job.min_workers, 1 if job.uses_ps else 0)
+            if pl is not None:
+                hold(free, pl, state.demand_w[j], state.demand_p[j])
+                out[j] = pl
 
 
 class FIFO(_Baseline):
@@ -154,8 +181,7 @@ class FIFO(_Baseline):
             pl = self.placer.fit(free, state.demand_w[j], state.demand_p[j], w, p)
             if pl is None:
                 break
-            srv, rows = usage(pl, state.demand_w[j], state.demand_p[j])
-            free[srv] -= rows
+            hold(free, pl, state.demand_w[j], state.demand_p[j])
             out[j] = pl
         return out
 

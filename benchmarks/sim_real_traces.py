@@ -1,0 +1,80 @@
+"""Real traces under every baseline: a Gavel trace on Gavel's 3-type cluster, and the Alibaba
+OpenB pods on the OpenB GPU nodes (issue 11 acceptance; docs/results.md "Real traces").
+
+    PYTHONPATH=$PWD python benchmarks/sim_real_traces.py [--policies fifo,srtf,drf,tetris] [--plot DIR] [--json]
+
+Gavel: ``msr_seed0_0e4a51.trace`` (1,181 jobs) on ``36:36:36`` (V100, P100, K80; 4 GPUs a
+server), Gavel's measured throughputs. OpenB: ``openb_pod_list_default.csv`` (8,152 pods) on
+``openb_node_list_gpu_node.csv``, recorded durations (``DurationSpeed``). Policies that refuse a
+trace (an InputError) are reported as such.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from dlsched.bench import environment
+from dlsched.data import data_dir
+from dlsched.errors import InputError
+from dlsched.instance.cluster_spec import load_cluster
+from dlsched.instance.traces import load_trace
+from dlsched.sim.engine import simulate
+from dlsched.sim.policies import make_policy
+from dlsched.sim.speed import make_speed
+
+KEYS = ("policy", "status", "completed", "unschedulable", "avg_jct", "median_jct", "p95_jct", "p99_jct", "makespan",
+        "avg_queueing_delay", "jain_fairness", "utilisation", "decision_median_s", "events", "wall_seconds")
+
+
+def settings():
+    d = data_dir()
+    return {"gavel-3type": (d / "gavel/msr_seed0_0e4a51.trace", "36:36:36", "throughput"),
+            "openb": (d / "alibaba-openb/openb_pod_list_default.csv", d / "alibaba-openb/openb_node_list_gpu_node.csv", "duration")}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--policies", default="fifo,srtf,drf,tetris")
+    ap.add_argument("--only", default=None, help="gavel-3type or openb")
+    ap.add_argument("--plot", default=None, metavar="DIR")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    out = {}
+    for name, (trace_path, cluster_spec, speed) in settings().items():
+        if args.only and name != args.only:
+            continue
+        trace, cluster = load_trace(trace_path), load_cluster(str(cluster_spec))
+        rows, results = [], []
+        for policy in args.policies.split(","):
+            try:
+                res = simulate(trace, cluster, make_policy(policy), make_speed(speed), deadline=1200)
+            except InputError as exc:
+                rows.append({"policy": policy, "status": "refused", "message": str(exc)})
+                continue
+            s = res.summary()
+            rows.append({k: s[k] for k in KEYS})
+            results.append(res)
+            if not args.json:
+                print(f"{name:12s} {policy:10s} {s['status']:9s} avg JCT {s['avg_jct']:.4g} s  median {s['median_jct']:.4g}  "
+                      f"p95 {s['p95_jct']:.4g}  makespan {s['makespan']:.4g}  queueing {s['avg_queueing_delay']:.4g}  "
+                      f"Jain {s['jain_fairness']:.3f}  util {s['utilisation']}  wall {s['wall_seconds']:.1f} s")
+        out[name] = {"trace": trace.source, "cluster": cluster.source, "jobs": len(trace), "speed": speed, "runs": rows}
+        if args.plot and results:
+            from pathlib import Path
+
+            from dlsched.sim.plots import jct_cdf, utilisation
+
+            Path(args.plot).mkdir(parents=True, exist_ok=True)
+            jct_cdf(results, Path(args.plot) / f"{name}_jct_cdf.png")
+            utilisation(results, Path(args.plot) / f"{name}_utilisation.png")
+    out["environment"] = environment()
+    if args.json:
+        print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    from dlsched.console import python_stdout_only
+
+    with python_stdout_only():
+        main()
