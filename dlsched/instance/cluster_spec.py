@@ -58,6 +58,29 @@ def parse_cluster_spec(doc: Any, source: str = "<memory>") -> Cluster:
     return Cluster(tuple(resources), capacity, tuple(e[2] for e in entries), np.array(rack), tuple(names), source=source, **bw)
 
 
+def cluster_to_spec(cluster: Cluster) -> dict:
+    """The JSON cluster spec of ``cluster``, server by server (``parse_cluster_spec`` reads it back
+    to the same cluster)."""
+    servers = []
+    for s in range(cluster.n_servers):
+        entry: dict = {"name": cluster.names[s],
+                       "capacity": {r: _number(cluster.capacity[s, i]) for i, r in enumerate(cluster.resources)},
+                       "rack": int(cluster.rack[s])}
+        if cluster.gpu_type[s]:
+            entry["gpu_type"] = cluster.gpu_type[s]
+        servers.append(entry)
+    doc: dict = {"servers": servers}
+    for k in _BANDWIDTHS:
+        v = getattr(cluster, k)
+        if np.isfinite(v):
+            doc[k] = _number(v)
+    return doc
+
+
+def _number(v: float) -> int | float:
+    return int(v) if float(v).is_integer() else float(v)
+
+
 def load_cluster_spec(path: str | Path) -> Cluster:
     """Read and validate a JSON cluster spec file."""
     from dlsched.instance.jsonio import read_json

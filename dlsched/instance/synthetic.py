@@ -168,14 +168,13 @@ def _poisson_arrivals(rng: np.random.Generator, n_jobs: int, arrival_rate: float
     DL2's slotted form (a Poisson number of jobs at the start of each slot)."""
     if not (arrival_rate > 0 and math.isfinite(arrival_rate)):
         raise InputError("<argument>", "arrival_rate", "a finite rate > 0 (jobs per second)", arrival_rate)
+    times = np.cumsum(rng.exponential(1.0 / arrival_rate, n_jobs))
     if slot_seconds is None:
-        return np.cumsum(rng.exponential(1.0 / arrival_rate, n_jobs))
-    per_slot = arrival_rate * slot_seconds
-    counts: list[int] = []
-    while sum(counts) < n_jobs:
-        counts += rng.poisson(per_slot, max(16, int(2 * n_jobs / max(per_slot, 1e-9)))).tolist()
-    slots = np.repeat(np.arange(len(counts)), counts)[:n_jobs]
-    return slots * float(slot_seconds)
+        return times
+    if not (slot_seconds > 0 and math.isfinite(slot_seconds)):
+        raise InputError("<argument>", "slot_seconds", "a finite slot length > 0", slot_seconds)
+    # the counts of a Poisson process in disjoint slots are independent Poisson(rate * slot)
+    return np.floor(times / slot_seconds) * float(slot_seconds)
 
 
 def dl2_trace(n_jobs: int, seed: int, arrival_rate: float = DL2_ARRIVALS_PER_SLOT / DL2_SLOT_SECONDS, *,

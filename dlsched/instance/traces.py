@@ -125,7 +125,7 @@ def read_openb_nodes(path: str | Path | None = None, *, gpu_only: bool = True) -
         reader = csv.DictReader(fh)
         need = {"sn", "gpu", "model"}
         if not need <= set(reader.fieldnames or ()):
-            raise InputError(str(path), "header", "columns sn, cpu_milli, memory_mib, gpu, model", reader.fieldnames)
+            raise InputError(str(path), "line 1", "columns sn, cpu_milli, memory_mib, gpu, model", reader.fieldnames)
         for ln, row in enumerate(reader, 2):
             gpus = _int(row["gpu"], path, f"line {ln}", "column gpu")
             if gpu_only and gpus == 0:

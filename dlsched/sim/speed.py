@@ -7,21 +7,22 @@ table for DL2's job mix (:mod:`dlsched.instance.synthetic`), a Gavel step for Ga
 for traces whose work is a duration (Tiresias, OpenB) whatever makes :class:`DurationSpeed`
 reproduce the recorded duration (:mod:`dlsched.instance.traces`).
 
-=====================  ==============================================================================
-source                 rate of job j with p PSs and w workers
-=====================  ==============================================================================
-:class:`TableSpeed`    :math:`\hat S_t(p, w) / B_t`: DL2's measured Σ worker samples/s (config_speed.txt)
-                       interpolated by a linear RBF over (p, w) clamped to the measured grid; B_t the
-                       measured global batch
-:class:`LayeredSpeed`  :math:`g(w, p) = 1/\tau(w, p)`, MODELS.md §2.1 (``dlsched.perf.layered``)
-:class:`OptimusSpeed`  :math:`f(p, w) = (\theta_0 M/w + \theta_1 + \theta_2 w/p + \theta_3 w + \theta_4 p)^{-1}`
-                       fitted to the table, MODELS.md §5 (``dlsched.perf.optimus_fit``)
-:class:`ThroughputSpeed` :math:`\sum_{k} h_{i,g(k)}(n)/n` over the n workers k (Gavel steps/s, §4.1)
-:class:`DurationSpeed` :math:`K_j / d_j \cdot w / n_j`: the recorded duration :math:`d_j` at the
-                       requested size :math:`n_j`, linear in the number of workers otherwise
-:class:`Noisy`         any of these times :math:`\exp(\sigma Z - \sigma^2/2)`, Z ~ N(0, 1) drawn once
-                       per (seed, job, placement)
-=====================  ==============================================================================
+==========================  ===========================================================================
+source                      rate of job j with p PSs and w workers
+==========================  ===========================================================================
+:class:`TableSpeed`         :math:`\hat S_t(p, w) / B_t`: DL2's measured Σ worker samples/s
+                            (config_speed.txt) interpolated by a linear RBF over (p, w) clamped to the
+                            measured grid; B_t the measured global batch (MODELS.md §6)
+:class:`LayeredSpeed`       :math:`g(w, p) = 1/\tau(w, p)`, MODELS.md §2.1 (``dlsched.perf.layered``)
+:class:`OptimusSpeed`       :math:`f(p, w) = (\theta_0 M/w + \theta_1 + \theta_2 w/p + \theta_3 w +
+                            \theta_4 p)^{-1}` fitted to the table, MODELS.md §5
+                            (``dlsched.perf.optimus_fit``)
+:class:`ThroughputSpeed`    :math:`\sum_{k} h_{i,g(k)}(n)/n` over the n workers k (Gavel steps/s, §4.1)
+:class:`DurationSpeed`      :math:`K_j / d_j \cdot w / n_j`: the recorded duration :math:`d_j` at the
+                            requested size :math:`n_j`, linear in the number of workers otherwise
+:class:`Noisy`              any of these times :math:`\exp(\sigma Z - \sigma^2/2)`, Z ~ N(0, 1) drawn
+                            once per (seed, job, placement)
+==========================  ===========================================================================
 
 All-reduce jobs (no PS) on a PS table use p = w, as DL2's simulator does for its non-PS mode.
 """

@@ -50,8 +50,14 @@ def test_poisson_arrivals_have_the_requested_rate():
 
 
 def test_slotted_arrivals_fall_on_slot_starts():
-    trace = dl2_trace(100, seed=0, slot_seconds=1200.0)
+    trace = dl2_trace(3000, seed=0, slot_seconds=1200.0)
     assert all(j.arrival % 1200.0 == 0 for j in trace.jobs)
+    # a Poisson number per slot, mean 3 (DL2's default): the variance equals the mean
+    slots = np.array([j.arrival for j in trace.jobs]) // 1200.0
+    counts = np.bincount(slots.astype(int))[:-1]          # the last slot may be cut short
+    assert counts.mean() == pytest.approx(3.0, rel=0.06) and counts.var() == pytest.approx(3.0, rel=0.15)
+    with pytest.raises(InputError, match="slot_seconds"):
+        dl2_trace(5, seed=0, slot_seconds=0.0)
 
 
 def test_each_job_converges_at_its_iterations():

@@ -283,16 +283,12 @@ mutation = st.tuples(st.sampled_from(["field", "drop_field", "swap", "drop_line"
                      st.sampled_from(["", "-1", "nan", "inf", "1e308", "x", "0", "-0.5", "\"", "3.5", ",", "\t"]))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(which=st.integers(0, 3), mutations=st.lists(mutation, min_size=1, max_size=3))
-def test_mutated_real_excerpts_load_or_raise_input_error(data, tmp_path, which, mutations):
-    suffix, lines = list(_excerpts(data).values())[which]
+def mutate(lines, mutations, sep):
     lines = list(lines)
-    sep = "\t" if suffix == ".trace" else ","
     for kind, i, k, value in mutations:
-        i %= len(lines) or 1
         if not lines:
             break
+        i %= len(lines)
         cols = lines[i].split(sep)
         k %= len(cols)
         if kind == "field":
@@ -310,6 +306,14 @@ def test_mutated_real_excerpts_load_or_raise_input_error(data, tmp_path, which, 
             lines.insert(i, lines[i])
         else:
             lines[i] = lines[i][: len(lines[i]) // 2]
+    return lines
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(which=st.integers(0, 3), mutations=st.lists(mutation, min_size=1, max_size=3))
+def test_mutated_real_excerpts_load_or_raise_input_error(data, tmp_path, which, mutations):
+    suffix, lines = list(_excerpts(data).values())[which]
+    lines = mutate(lines, mutations, "\t" if suffix == ".trace" else ",")
     p = tmp_path / f"mutated{suffix}"
     p.write_text("\n".join(lines) + "\n")
     try:
@@ -320,6 +324,20 @@ def test_mutated_real_excerpts_load_or_raise_input_error(data, tmp_path, which, 
         assert len(trace) >= 1 and all(np.isfinite([j.arrival, j.iterations]).all() for j in trace.jobs)
 
 
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(which=st.sampled_from(["alibaba-openb/openb_node_list_all_node.csv", "tiresias/n32g4.csv"]),
+       mutations=st.lists(mutation, min_size=1, max_size=3))
+def test_mutated_cluster_files_load_or_raise_input_error(data, tmp_path, which, mutations):
+    lines = mutate((data / which).read_text().splitlines()[:5], mutations, ",")
+    p = tmp_path / "mutated.csv"
+    p.write_text("\n".join(lines) + "\n")
+    try:
+        c = load_cluster(p)
+    except InputError as e:
+        assert e.source == str(p)
+    else:
+        assert np.isfinite(c.capacity).all() and c.total()[c.index("gpu")] > 0
+
 def test_docs_table_is_what_the_command_prints(data):
     from pathlib import Path
 
@@ -328,3 +346,30 @@ def test_docs_table_is_what_the_command_prints(data):
     doc = (Path(__file__).resolve().parents[2] / "docs" / "simulator-data.md").read_text()
     for line in data_table(data).splitlines():
         assert line in doc, line
+
+
+@settings(max_examples=40, deadline=None)
+@given(caps=st.lists(st.tuples(st.integers(0, 8), st.floats(0, 64, allow_nan=False), st.sampled_from(["", "v100", "k80"]),
+                               st.integers(0, 3)), min_size=1, max_size=6),
+       inter=st.floats(0.5, 100))
+def test_cluster_spec_round_trip(caps, inter):
+    from dlsched.instance.cluster import Cluster
+    from dlsched.instance.cluster_spec import cluster_to_spec
+
+    if sum(c[0] for c in caps) == 0:
+        caps[0] = (1, *caps[0][1:])
+    c = Cluster(("gpu", "cpu"), np.array([[g, cpu] for g, cpu, _, _ in caps], dtype=float), tuple(t for _, _, t, _ in caps),
+                np.array([r for *_, r in caps]), tuple(f"n{i}" for i in range(len(caps))), inter_server_gbps=inter)
+    back = parse_cluster_spec(json.loads(json.dumps(cluster_to_spec(c))), "rt.json")
+    assert back.resources == c.resources and np.array_equal(back.capacity, c.capacity)
+    assert back.gpu_type == c.gpu_type and back.names == c.names and back.rack.tolist() == c.rack.tolist()
+    assert (back.intra_server_gbps, back.inter_server_gbps, back.inter_rack_gbps) == (
+        c.intra_server_gbps, c.inter_server_gbps, c.inter_rack_gbps)
+
+
+def test_openb_nodes_round_trip_through_a_spec(data):
+    from dlsched.instance.cluster_spec import cluster_to_spec
+
+    c = openb_cluster(data / "alibaba-openb" / "openb_node_list_all_node.csv")
+    back = parse_cluster_spec(cluster_to_spec(c))
+    assert np.array_equal(back.capacity, c.capacity) and back.gpu_type == c.gpu_type
