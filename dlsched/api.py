@@ -54,7 +54,6 @@ def solve(instance, method: str = "exact", *, time_limit: float | None = None, g
 
     Method parameters (e.g. ``backend="pyomo"``) are passed as keywords.
     """
-    import dlsched.solvers  # noqa: F401  (registers the methods)
 
     opts = SolveOptions(time_limit=time_limit, mip_rel_gap=gap, threads=threads, seed=seed, log=log,
                         warm_start=warm_start, raw=dict(raw or {}), on_incumbent=on_incumbent)
@@ -70,6 +69,4 @@ def check(instance, solution, claimed_objective: float | None = None) -> CheckRe
 
 
 def methods(family: str | None = None) -> list[str]:
-    import dlsched.solvers  # noqa: F401
-
     return registry.available(family)

@@ -12,6 +12,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from dlsched.errors import InputError
+
 ABS_TOL = 1e-6
 REL_TOL = 1e-9
 
@@ -373,7 +375,9 @@ CHECKERS: dict[str, Callable[..., CheckReport]] = {
 
 def check(instance: Any, solution: Any, claimed_objective: float | None = None) -> CheckReport:
     """Check ``solution`` against ``instance`` with the checker of the instance's family."""
-    fn = CHECKERS.get(instance.family)
+    family = getattr(instance, "family", None)
+    fn = CHECKERS.get(family) if isinstance(family, str) else None
     if fn is None:
-        raise KeyError(f"no checker for family '{instance.family}'")
+        raise InputError("<argument>", "instance", f"an instance of a family with a checker ({', '.join(sorted(CHECKERS))})",
+                         f"family {family!r}" if family is not None else type(instance).__name__)
     return fn(instance, solution, claimed_objective)

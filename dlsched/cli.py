@@ -13,10 +13,20 @@ import json
 import sys
 from pathlib import Path
 
+from rich.console import Console
+from rich.table import Table
+
+import dlsched
+from dlsched.bench import get_suite
+from dlsched.console import python_stdout_only, table_console
+from dlsched.errors import DlschedError, InputError
+from dlsched.instance import jsonio
+from dlsched.models.export import write_model
+from dlsched.solvers import registry
+
 
 def _params(args, method_params: tuple[str, ...]) -> dict:
     """Method parameters from the dedicated flags and ``-P key=value`` (values parsed as JSON)."""
-    from dlsched.errors import InputError
 
     given = {"backend": args.backend, "samples": args.samples}
     params = {k: v for k, v in given.items() if v is not None and k in method_params}
@@ -39,12 +49,7 @@ def _params(args, method_params: tuple[str, ...]) -> dict:
 
 
 def cmd_solve(args) -> int:
-    import dlsched
-    from dlsched.instance import jsonio
-    from dlsched.solvers import registry
-
     inst = dlsched.load(args.path, args.format, problem=args.problem, sense=args.sense)
-    import dlsched.solvers  # noqa: F401
 
     method = registry.lookup(args.method, inst.family)
     params = _params(args, method.params)
@@ -70,7 +75,6 @@ def _with_progress(args, run):
     """Show improving solutions on stderr while a long solve runs (not with --json or --quiet)."""
     if args.json or args.quiet or not sys.stderr.isatty():
         return run(None)
-    from rich.console import Console
 
     console = Console(stderr=True)
     with console.status("solving...") as status:
@@ -85,9 +89,6 @@ def _fmt(x, digits: int = 6) -> str:
 
 
 def _print_result(inst, res, report) -> None:
-    from dlsched.console import table_console
-    from rich.table import Table
-
     t = Table(title=f"{inst.name or Path(str(getattr(inst, 'source', ''))).name}  ({inst.family}, {res.sense})", show_header=False)
     ref = getattr(inst, "reference", None)
     rows = [("method", f"{res.method}" + (f" / {res.backend}" if res.backend else "")),
@@ -106,9 +107,6 @@ def _print_result(inst, res, report) -> None:
 
 
 def cmd_check(args) -> int:
-    import dlsched
-    from dlsched.instance import jsonio
-
     inst = dlsched.load(args.instance, args.format, problem=args.problem, sense=args.sense)
     solution, claimed = jsonio.load_solution(inst, args.solution)
     report = dlsched.check(inst, solution, claimed)
@@ -122,9 +120,6 @@ def cmd_check(args) -> int:
 
 
 def cmd_export(args) -> int:
-    import dlsched
-    from dlsched.models.export import write_model
-
     inst = dlsched.load(args.instance, args.format, problem=args.problem, sense=args.sense)
     write_model(inst.to_core(), args.out)
     print(f"wrote {args.out}")
@@ -132,8 +127,6 @@ def cmd_export(args) -> int:
 
 
 def cmd_convert(args) -> int:
-    import dlsched
-
     inst = dlsched.load(args.path, args.format, problem=args.problem, sense=args.sense)
     dlsched.save(inst, args.out)
     print(f"wrote {args.out}")
@@ -141,9 +134,6 @@ def cmd_convert(args) -> int:
 
 
 def cmd_methods(args) -> int:
-    import dlsched.solvers  # noqa: F401
-    from dlsched.solvers import registry
-
     for m in registry.describe():
         fams = ", ".join(sorted(m.families)) if m.families else "any"
         print(f"{m.name:16s} [{fams}] {m.description}" + (f"  (params: {', '.join(m.params)})" if m.params else ""))
@@ -151,8 +141,6 @@ def cmd_methods(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from dlsched.bench import get_suite
-
     return get_suite(args.suite)(args.rest)
 
 
@@ -215,11 +203,8 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from dlsched.errors import DlschedError
-
     argv = sys.argv[1:] if argv is None else argv
     args = parser().parse_args(argv)
-    from dlsched.console import python_stdout_only
 
     try:
         with python_stdout_only():

@@ -7,6 +7,9 @@ import io
 import os
 import sys
 
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
 
 @contextlib.contextmanager
 def python_stdout_only():
@@ -43,7 +46,6 @@ def python_stdout_only():
 def table_console():
     """A rich console for result tables: at least 140 columns wide, so that a table printed to a
     pipe or a file (where rich assumes 80) is not truncated into ellipses."""
-    from rich.console import Console
 
     return Console(width=max(Console().width, 140))
 
@@ -55,8 +57,6 @@ def progress(description: str, total: int, enabled: bool = True):
     Yields ``tick(label)``: call it at the start of each item; the previous item counts as done.
     Nothing is drawn when ``enabled`` is false or stderr is not a terminal.
     """
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True, disable=not enabled) as bar:

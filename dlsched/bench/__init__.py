@@ -12,6 +12,13 @@ import platform
 import sys
 from typing import Callable
 
+import highspy
+import numpy
+import scipy
+
+import dlsched
+from dlsched.errors import InputError
+
 SUITES: dict[str, Callable[[list[str]], int]] = {}
 
 #: suite name -> module that registers it (imported on demand so the CLI starts fast)
@@ -34,8 +41,6 @@ def register_suite(name: str):
 
 
 def get_suite(name: str) -> Callable[[list[str]], int]:
-    from dlsched.errors import InputError
-
     if name not in SUITE_MODULES:
         raise InputError("<argument>", "bench", f"one of {', '.join(sorted(SUITE_MODULES))}", name)
     importlib.import_module(SUITE_MODULES[name])
@@ -44,11 +49,6 @@ def get_suite(name: str) -> Callable[[list[str]], int]:
 
 def environment(**extra) -> dict:
     """Versions, machine and settings to store beside every benchmark result."""
-    import highspy
-    import numpy
-    import scipy
-
-    import dlsched
 
     return {
         "dlsched": dlsched.__version__,

@@ -18,8 +18,13 @@ import time
 from pathlib import Path
 
 import numpy as np
+from rich.table import Table
 
+import dlsched
 from dlsched.bench import environment, register_suite
+from dlsched.console import table_console
+from dlsched.instance.placement_gen import generate
+from dlsched.solvers.hetplace import DEFAULT_SAMPLES
 
 FULL_SIZES = (8, 16, 32, 64, 128, 256)
 QUICK_SIZES = (8, 16, 32)
@@ -28,8 +33,6 @@ QUICK_SAMPLES = (1, 4, 8, 16)
 
 
 def _timed(inst, method, **kw):
-    import dlsched
-
     t = time.perf_counter()
     res = dlsched.solve(inst, method=method, **kw)
     wall = time.perf_counter() - t
@@ -40,8 +43,6 @@ def _timed(inst, method, **kw):
 
 
 def run(sizes, seeds, samples_list, default_n, time_limit, scale: bool, equal_upto: int, log=None) -> dict:
-    from dlsched.instance.placement_gen import generate
-
     rows = []
     for n in sizes:
         for seed in seeds:
@@ -161,8 +162,6 @@ def plot(summary: dict, outdir: Path) -> Path:
 
 @register_suite("hetplace")
 def main(argv: list[str]) -> int:
-    from dlsched.solvers.hetplace import DEFAULT_SAMPLES
-
     ap = argparse.ArgumentParser(prog="dlsched bench hetplace", description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help=f"sizes {QUICK_SIZES}, 2 seeds, N in {QUICK_SAMPLES}")
     ap.add_argument("--json", action="store_true", help="print one JSON object on stdout")
@@ -186,8 +185,6 @@ def main(argv: list[str]) -> int:
     if args.json:
         print(json.dumps({**summary, "figure": str(fig), "environment": env}))
         return 0
-    from dlsched.console import table_console
-    from rich.table import Table
 
     t = Table(title=f"hetplace vs exact ({summary['instances']} instances, largest n={summary['largest']['n_jobs']})")
     for col in ("N", "mean gap %", "max gap %", "mean s", "Jain"):

@@ -19,8 +19,14 @@ import time
 from pathlib import Path
 
 import numpy as np
+from rich.table import Table
 
+import dlsched
 from dlsched.bench import environment, register_suite
+from dlsched.console import progress, table_console
+from dlsched.data import data_dir
+from dlsched.instance.orlib import count_mkp_problems
+from dlsched.result import gap_to_reference
 
 DEFAULT_FILES = ("orlib/mkp/mknapcb1.txt", "orlib/mkp/mknapcb4.txt")
 DEFAULT_METHODS = ("exact", "lp-round", "core", "sample")
@@ -40,8 +46,6 @@ def best_known(path: Path) -> dict[str, float]:
 
 
 def problems(files: list[Path], select: str | None) -> list[tuple[Path, int]]:
-    from dlsched.instance.orlib import count_mkp_problems
-
     keep = _range(select)
     out = []
     for f in files:
@@ -74,8 +78,6 @@ def reference_of(inst, table: dict[str, float]) -> tuple[float | None, str]:
 
 def run_one(inst, method: str, params: dict, time_limit: float, threads: int, seed: int, ref: float | None) -> dict:
     """One run; ``method`` may carry a label (``core@div``: method ``core``, reported as ``core@div``)."""
-    import dlsched
-    from dlsched.result import gap_to_reference
 
     trace: list[tuple[float, float]] = []
     t0 = time.perf_counter()
@@ -146,8 +148,6 @@ def plot(rows: list[dict], out: Path, time_limit: float) -> list[str]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from dlsched.result import gap_to_reference
-
     out.mkdir(parents=True, exist_ok=True)
     methods = sorted({r["method"] for r in rows})
     grid = np.geomspace(1e-3, max(time_limit, 1e-2), 200)
@@ -212,9 +212,6 @@ def plot(rows: list[dict], out: Path, time_limit: float) -> list[str]:
 
 
 def print_table(summary: dict[str, dict]) -> None:
-    from dlsched.console import table_console
-    from rich.table import Table
-
     tab = Table(title="dlsched bench mkp")
     for col in ("method", "runs", "mean gap %", "max gap %", "W/T/L vs exact", "reached 0.1%",
                 "mean t(0.1%) s", "mean cert. gap %", "checked", "bounds valid"):
@@ -258,10 +255,6 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--from-runs", type=Path, default=None, help="summarise a runs.jsonl instead of solving")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-
-    import dlsched
-    from dlsched.console import progress
-    from dlsched.data import data_dir
 
     if args.from_runs:
         rows = [json.loads(line) for line in args.from_runs.read_text().splitlines() if line.strip()]

@@ -29,8 +29,15 @@ import time
 from pathlib import Path
 
 import numpy as np
+from rich.table import Table
 
+import dlsched
 from dlsched.bench import environment, register_suite
+from dlsched.check import check_oasis
+from dlsched.console import progress, table_console
+from dlsched.instance.oasis import schedule_utility
+from dlsched.instance.oasis_gen import generate, small
+from dlsched.solvers.oasis import price_params, run_oasis
 
 BASELINES = ("fifo", "drf", "risk_reward", "dorm")
 #: ``l_min_share`` of the "OASiS, L estimate" column (docs/oasis.md "Estimating L"): the best of
@@ -42,9 +49,6 @@ L_FAR = (1e2, 1e4, 1e6, 1e8, 1e10, 1e12, 1e13, 1e14)
 
 
 def ratio_study(seeds: int, time_limit: float | None, threads: int = 1) -> dict:
-    from dlsched.console import progress
-    from dlsched.instance.oasis_gen import small
-
     rows = []
     with progress("competitive ratio", seeds) as tick:
         for s in range(seeds):
@@ -66,9 +70,6 @@ def ratio_study(seeds: int, time_limit: float | None, threads: int = 1) -> dict:
 
 def _ratio_row(s: int, inst, time_limit: float | None, threads: int) -> dict:
     """One competitive-ratio instance: offline optimum and OASiS (both checked), α, the pooled bound."""
-    import dlsched
-    from dlsched.check import check_oasis
-    from dlsched.solvers.oasis import price_params
 
     t0 = time.perf_counter()
     opt = dlsched.solve(inst, "offline", threads=threads, time_limit=time_limit)
@@ -91,9 +92,6 @@ def _ratio_row(s: int, inst, time_limit: float | None, threads: int) -> dict:
 
 def paper_setting(n_jobs: int, seed: int, baselines=BASELINES, l_min_share: float = L_MIN_SHARE,
                   bound_time_limit: float | None = 60.0, preset="paper", arrivals: str = "poisson") -> dict:
-    import dlsched
-    from dlsched.check import check_oasis
-    from dlsched.instance.oasis_gen import generate
 
     inst = generate(n_jobs, seed=seed, preset=preset, arrivals=arrivals)
     out = {"jobs": n_jobs, "seed": seed, "fit_alone": int(inst.runnable().sum())}
@@ -128,10 +126,6 @@ def paper_setting(n_jobs: int, seed: int, baselines=BASELINES, l_min_share: floa
 
 
 def sensitivity(n_jobs: int, seed: int, out_dir: Path | None) -> dict:
-    from dlsched.instance.oasis_gen import generate
-    from dlsched.models.oasis import schedule_utility
-    from dlsched.solvers.oasis import run_oasis
-
     inst = generate(n_jobs, seed=seed)
     exact = schedule_utility(inst, run_oasis(inst)[0])
     res = {"jobs": n_jobs, "seed": seed, "exact_utility": exact, "scales": list(SCALES), "U": [], "L": [],
@@ -213,7 +207,6 @@ def _run(args, seeds, jobs, t0) -> dict:
             "ratio_study": ratio})
     if "paper" in parts:
         pseeds = args.paper_seeds or (1 if args.quick else 3)
-        from dlsched.console import progress
 
         paper = []
         with progress("paper setting", len(jobs) * pseeds) as tick:
@@ -242,8 +235,6 @@ def _run(args, seeds, jobs, t0) -> dict:
 
 
 def _table(summary: dict) -> None:
-    from dlsched.console import table_console
-
     ratio, paper, sens = summary.get("ratio_study"), summary.get("paper_setting"), summary.get("sensitivity")
     con = table_console()
     if ratio:
@@ -255,8 +246,6 @@ def _table(summary: dict) -> None:
 
 
 def _ratio_table(con, ratio: dict, seeds: int) -> None:
-    from rich.table import Table
-
     t = Table(title=f"OASiS competitive ratio, {seeds} small instances (10 jobs, T = 10)")
     for col in ("ratio mean", "ratio max", "2α violations", "min 2α", "offline s median", "offline s max", "all optimal",
                 "pooled bound / OPT mean (max)"):
@@ -269,8 +258,6 @@ def _ratio_table(con, ratio: dict, seeds: int) -> None:
 
 
 def _paper_table(con, paper: list) -> None:
-    from rich.table import Table
-
     names = ["oasis", *(["oasis_lest"] if "oasis_lest" in paper[0] else []), *BASELINES, "risk_reward_preemptive"]
     t = Table(title="Paper setting (T = 300, 50 + 50 servers): total utility")
     t.add_column("jobs")

@@ -10,7 +10,13 @@ import argparse
 import json
 from pathlib import Path
 
+from rich.table import Table
+
+import dlsched
 from dlsched.bench import environment, register_suite
+from dlsched.console import progress as progress_bar, table_console
+from dlsched.data import project_root
+from dlsched.result import gap_to_reference
 
 TOL = 1e-6
 
@@ -21,12 +27,9 @@ def instance_files(folder: Path) -> list[Path]:
 
 def run(folder: Path, backends: tuple[str, ...], time_limit: float | None, threads: int | None, progress: bool) -> list[dict]:
     """Solve every instance with each family's ``exact`` method on each backend, and check it."""
-    import dlsched
-    from dlsched.result import gap_to_reference
 
     files = instance_files(folder)
     rows = []
-    from dlsched.console import progress as progress_bar
 
     with progress_bar("bench quick", len(files) * len(backends), enabled=progress) as tick:
         for path in files:
@@ -71,7 +74,6 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-    from dlsched.data import project_root
 
     folder = args.instances or project_root() / "instances"
     backends = tuple(b.strip() for b in args.backends.split(",") if b.strip())
@@ -81,8 +83,6 @@ def main(argv: list[str]) -> int:
         print(json.dumps({"suite": "quick", "rows": rows, "problems": bad,
                           "environment": environment(time_limit=args.time_limit, threads=args.threads)}))
     else:
-        from dlsched.console import table_console
-        from rich.table import Table
 
         t = Table(title=f"dlsched bench quick: {len({r['instance'] for r in rows})} instances x {len(backends)} backends")
         for col in ("instance", "backend", "status", "value", "reference", "gap", "build s", "solve s", "check"):

@@ -24,18 +24,26 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from pathlib import Path
 
 import numpy as np
+from rich.table import Table
 
+import dlsched
 from dlsched.bench import environment, register_suite
+from dlsched.check import check_smd
+from dlsched.console import progress, table_console
+from dlsched.instance.smd_gen import generate
+from dlsched.perf.calibrate import error_table, relative_errors
+from dlsched.perf.optimus_fit import fit_sync, relative_errors as opt_errors
+from dlsched.perf.profiles import builtin
+from dlsched.perf.speeds import read_config_speed
+from dlsched.solvers.exact import solve_core
+from dlsched.solvers.options import SolveOptions
+from dlsched.solvers.smd import TIE_BREAK, decide, epoch_core, parametric
 
 
 def calibration(quick: bool) -> list[dict]:
-    from dlsched.perf.calibrate import error_table, relative_errors
-    from dlsched.perf.optimus_fit import fit_sync, relative_errors as opt_errors
-    from dlsched.perf.profiles import builtin
-    from dlsched.perf.speeds import read_config_speed
-
     tables, _ = read_config_speed()
     if not quick:
         return error_table(tables)
@@ -50,8 +58,6 @@ def calibration(quick: bool) -> list[dict]:
 
 
 def small_instance(k: int, seed: int):
-    from dlsched.instance.smd_gen import generate
-
     n_jobs = 4 + k % 5                      # 4..8 jobs
     servers = 1 + (k // 5) % 2              # 1 or 2 DL2 nodes
     mix = ("dl2", "optimus")[k % 2]
@@ -59,8 +65,6 @@ def small_instance(k: int, seed: int):
 
 
 def gaps(n_instances: int, seed: int, time_limit: float, threads: int) -> list[dict]:
-    from dlsched.console import progress
-
     rows = []
     with progress("gap to the time-indexed optimum", n_instances) as tick:
         for k in range(n_instances):
@@ -71,7 +75,6 @@ def gaps(n_instances: int, seed: int, time_limit: float, threads: int) -> list[d
 
 def _gap_row(inst, time_limit: float, threads: int) -> dict:
     """One small instance: the time-indexed optimum and every method's gap to it, all checked."""
-    import dlsched
 
     t0 = time.perf_counter()
     ti = dlsched.solve(inst, "time-indexed", time_limit=time_limit, threads=threads)
@@ -94,11 +97,6 @@ def _gap_row(inst, time_limit: float, threads: int) -> dict:
 
 
 def exactness(sizes: list[int], seed: int, threads: int, repeats: int = 1) -> list[dict]:
-    from dlsched.instance.smd_gen import generate
-    from dlsched.solvers.exact import solve_core
-    from dlsched.solvers.options import SolveOptions
-    from dlsched.solvers.smd import epoch_core, parametric
-
     opts = SolveOptions(threads=threads)
     rows = []
     for n in sizes:
@@ -125,10 +123,6 @@ def exactness(sizes: list[int], seed: int, threads: int, repeats: int = 1) -> li
 
 
 def decision_time(repeats: int, seed: int, threads: int) -> dict:
-    from dlsched.instance.smd_gen import generate
-    from dlsched.solvers.options import SolveOptions
-    from dlsched.solvers.smd import TIE_BREAK, decide
-
     inst = generate(500, 100, seed=seed, arrival_rate=None)
     opts = SolveOptions(threads=threads)
     active = np.arange(inst.n_jobs)
@@ -141,7 +135,6 @@ def decision_time(repeats: int, seed: int, threads: int) -> dict:
         t0 = time.perf_counter()
         decide(inst, active, opts, slot_aware=True, wait_slots=1.0, tie_break=TIE_BREAK, sub="lp-round")
         times_lp.append(time.perf_counter() - t0)
-    from dlsched.check import check_smd
 
     rep = check_smd(inst, {"allocation": alloc})
     return {"jobs": 500, "servers": 100, "repeats": repeats, "seconds": times, "seconds_p50": float(np.median(times)),
@@ -151,9 +144,6 @@ def decision_time(repeats: int, seed: int, threads: int) -> dict:
 
 
 def load_study(seeds: int, seed: int, threads: int) -> list[dict]:
-    from dlsched.console import progress
-    from dlsched.instance.smd_gen import generate
-
     rows = []
     with progress("load study", 2 * seeds) as tick:
         for mix in ("dl2", "optimus"):
@@ -166,7 +156,6 @@ def load_study(seeds: int, seed: int, threads: int) -> list[dict]:
 
 def _load_row(inst, mix: str, seed: int, threads: int) -> dict:
     """Average JCT of SMD, Optimus and DRF on one loaded instance, every schedule checked."""
-    import dlsched
 
     row = {"mix": mix, "seed": seed, "jobs": inst.n_jobs, "servers": inst.n_servers}
     for m in ("smd", "optimus", "drf"):
@@ -233,7 +222,6 @@ def main(argv: list[str]) -> int:
            "environment": environment(seed=args.seed, time_limit=args.time_limit, threads=args.threads,
                                       quick=args.quick)}
     try:
-        from pathlib import Path
 
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
@@ -249,9 +237,6 @@ def main(argv: list[str]) -> int:
 
 
 def _print(doc: dict) -> None:
-    from dlsched.console import table_console
-    from rich.table import Table
-
     con = table_console()
     t = Table(title="layered model calibration (relative throughput error)")
     for c in ("model", "points", "layered median", "layered p90", "optimus median", "optimus p90"):

@@ -7,7 +7,6 @@ import scipy.sparse as sp
 
 from dlsched.errors import InputError
 from dlsched.instance.core import MCMDK, Reference
-from dlsched.instance.families import Family, register_family
 
 
 def parse_reference(doc: dict) -> Reference | None:
@@ -96,6 +95,3 @@ def parse_solution(inst: MCMDK, sol, source: str) -> np.ndarray:
 
 def dump_solution(choice) -> list[int] | None:
     return None if choice is None else [int(o) for o in choice]
-
-
-register_family(Family("mcmdk", "mcmdk.schema.json", parse, dump, parse_solution, dump_solution, core_solutions=True))

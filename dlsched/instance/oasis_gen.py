@@ -16,12 +16,14 @@ the window).
 
 from __future__ import annotations
 
+import csv
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from dlsched.data import data_dir
 from dlsched.errors import InputError
-from dlsched.models.oasis import OasisInstance, Utility
+from dlsched.instance.oasis import OasisInstance, Utility
 
 RESOURCES = ("gpu", "cpu", "mem_gb")
 #: our choice (the paper does not give server sizes): an 8-GPU worker server and a CPU-only PS server
@@ -64,9 +66,6 @@ PRESETS = {"paper": PAPER, "small": SMALL}
 
 def trace_arrivals(n: int, window: int, rng: np.random.Generator) -> np.ndarray:
     """Arrival slots from the Tiresias 60-job trace (submit_time column), cycled, rescaled to 1..window."""
-    import csv
-
-    from dlsched.data import data_dir
 
     path = data_dir() / "tiresias" / "60_job.csv"
     with open(path) as fh:

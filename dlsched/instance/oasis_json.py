@@ -14,9 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from dlsched.errors import InputError
-from dlsched.instance.families import Family, register_family
 from dlsched.instance.mcmdk_json import dump_reference, parse_reference
-from dlsched.models.oasis import OasisInstance, OasisSchedule, Utility
+from dlsched.instance.oasis import OasisInstance, OasisSchedule, Utility
 
 JOB_FIELDS = ("chunks", "minibatches", "epochs", "tau", "grad_mb", "worker_gbps", "ps_gbps")
 
@@ -142,6 +141,3 @@ def parse_solution(inst: OasisInstance, sol, source: str) -> OasisSchedule:
     sched.workers = np.array(wrows, dtype=np.int64).reshape(-1, 4)
     sched.ps = np.array(prows, dtype=np.int64).reshape(-1, 4)
     return sched
-
-
-register_family(Family("oasis", "oasis.schema.json", parse, dump, parse_solution, dump_solution))

@@ -17,18 +17,22 @@ symbol                 field
 A :class:`Placement` gives each GPU its job (``-1`` idle) and its workload (samples per
 iteration). The instance's model options say how JCTs are computed: ``communication``
 (``ring`` all-reduce or ``ps``) and ``workload`` (``proportional`` or ``equal`` split).
-The formulation and the configuration generator live in :mod:`dlsched.models.placement`.
+The JCT model and the §4.2 configurations (what :meth:`PlacementInstance.to_core` needs) are
+here, at the bottom of the layers; evaluation, decoding and the brute-force reference are in
+:mod:`dlsched.models.placement`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from dlsched.errors import InputError
-from dlsched.instance.core import Reference
+from dlsched.instance.core import MCMDK, Reference
 
 COMMUNICATION = ("ring", "ps")
 WORKLOAD = ("proportional", "equal")
@@ -149,10 +153,8 @@ class PlacementInstance:
         """``<server>/<slot>`` for every GPU."""
         return [f"{self.server_names[s]}/{k}" for s, c in enumerate(self.server_gpus.tolist()) for k in range(c)]
 
-    def to_core(self):
-        """The MCMDK over type-count configurations (MODELS.md §4.2); see :mod:`dlsched.models.placement`."""
-        from dlsched.models.placement import core_model
-
+    def to_core(self) -> MCMDK:
+        """The MCMDK over type-count configurations (MODELS.md §4.2); see :func:`core_model`."""
         return core_model(self).core
 
 
@@ -176,3 +178,108 @@ class Placement:
         """n_i: workers of every job."""
         used = self.gpu_job[self.gpu_job >= 0]
         return np.bincount(used, minlength=n_jobs)
+
+
+MB_TO_GBIT = 8.0 / 1000.0
+
+
+# ------------------------------------------------------------------------------ the JCT model
+
+def comm_seconds(inst: PlacementInstance, i, n, spans) -> np.ndarray:
+    r""":math:`\mathrm{comm}_i(n, r)` per iteration (vectorised over i, n, spans)."""
+    n = np.asarray(n, dtype=float)
+    r = np.where(np.asarray(spans, dtype=bool), inst.inter_gbps, inst.intra_gbps)
+    volume = 2.0 * (n - 1.0) / np.maximum(n, 1.0) if inst.communication == "ring" else 2.0 * (n - 1.0)
+    return volume * inst.model_size_mb[i] * MB_TO_GBIT / r
+
+
+def jct_counts(inst: PlacementInstance, i, counts, spans, workload: str | None = None) -> np.ndarray:
+    r""":math:`J_i` from type-count vectors ``counts`` (``(..., G)``) and a spans-servers flag."""
+    workload = workload or inst.workload
+    i = np.asarray(i)
+    counts = np.asarray(counts, dtype=float)
+    rho = inst.rho[i]
+    n = counts.sum(axis=-1)
+    if workload == "proportional":
+        compute = inst.global_batch[i] / np.einsum("...g,...g->...", counts, rho)
+    else:
+        slowest = np.where(counts > 0, rho, np.inf).min(axis=-1)
+        compute = inst.global_batch[i] / n / slowest
+    return inst.iterations[i] * (compute + comm_seconds(inst, i, n, spans))
+
+
+# ------------------------------------------------------------------------------ exact reference
+
+@lru_cache(maxsize=64)
+def count_vectors(G: int, M: int) -> np.ndarray:
+    """All c in Z^G_{>=0} with 1 <= sum(c) <= M, as a (rows, G) int array."""
+    if G == 1:
+        return np.arange(1, M + 1)[:, None]
+    out = []
+    sub = np.vstack([np.zeros((1, G - 1), dtype=np.int64), count_vectors(G - 1, M)])
+    for first in range(M + 1):
+        rest = sub[sub.sum(axis=1) <= M - first]
+        block = np.hstack([np.full((rest.shape[0], 1), first), rest])
+        out.append(block[block.sum(axis=1) >= 1])
+    return np.vstack(out).astype(np.int64)
+
+
+@dataclass
+class CoreModel:
+    """The MCMDK and, per column, its job, type counts and server (``-1``: any server)."""
+
+    core: MCMDK
+    col_counts: np.ndarray   # (cols, G)
+    col_server: np.ndarray   # (cols,)
+
+
+def core_model(inst: PlacementInstance) -> CoreModel:
+    """Build (once, cached on the instance) the MCMDK of MODELS.md §4.2; see the module docstring."""
+    cached = getattr(inst, "_core_model", None)
+    if cached is not None:
+        return cached
+    G, S, n = inst.n_types, inst.n_servers, inst.n_jobs
+    N = inst.type_counts
+    counts_l, server_l, jcts, ptr = [], [], [], [0]
+    for i in range(n):
+        M = int(inst.max_workers[i])
+        c = count_vectors(G, M)
+        c = c[np.all(c <= N, axis=1)]
+        single = c.sum(axis=1) == 1
+        blocks_c, blocks_s = [c], [np.full(c.shape[0], -1)]
+        vals = [jct_counts(inst, i, c, ~single)]
+        for s in range(S):
+            cap = min(int(inst.server_gpus[s]), M)
+            if cap >= 2:
+                m = np.arange(2, cap + 1)
+                cs = np.zeros((m.size, G), dtype=np.int64)
+                cs[:, inst.server_type[s]] = m
+                blocks_c.append(cs)
+                blocks_s.append(np.full(m.size, s))
+                vals.append(jct_counts(inst, i, cs, np.zeros(m.size, bool)))
+        counts_l.append(np.vstack(blocks_c))
+        server_l.append(np.concatenate(blocks_s))
+        jcts.append(np.concatenate(vals))
+        ptr.append(ptr[-1] + counts_l[-1].shape[0])
+    col_counts = np.vstack(counts_l)
+    col_server = np.concatenate(server_l)
+    value = np.concatenate(jcts) / n
+    ncol = value.size
+    # type rows 0..G-1, then server rows G..G+S-1 (a server holds one GPU type)
+    tr, tc = np.nonzero(col_counts.T)
+    data = [col_counts.T[tr, tc]]
+    rows, cols = [tr], [tc]
+    on = np.flatnonzero(col_server >= 0)
+    rows.append(G + col_server[on])
+    cols.append(on)
+    data.append(col_counts[on].sum(axis=1))
+    A = sp.csr_matrix((np.concatenate(data).astype(float), (np.concatenate(rows), np.concatenate(cols))), shape=(G + S, ncol))
+    b = np.concatenate([N, inst.server_gpus]).astype(float)
+    labels = tuple(f"{'+'.join(f'{int(k)}x{inst.gpu_types[g]}' for g, k in enumerate(cc) if k)}@{inst.server_names[s] if s >= 0 else 'any'}"
+                   for cc, s in zip(col_counts.tolist(), col_server.tolist())) if ncol <= 200_000 else None
+    core = MCMDK(value, A, b, np.asarray(ptr), "min", "exactly_one", inst.name, inst.job_names,
+                 tuple(f"type:{g}" for g in inst.gpu_types) + tuple(f"server:{s}" for s in inst.server_names),
+                 labels, inst.reference, {"family": "placement"}, inst.source)
+    model = CoreModel(core, col_counts, col_server)
+    inst._core_model = model  # the instance is immutable in practice; building is the costly part
+    return model

@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from dlsched.errors import InputError
-from dlsched.instance.families import Family, register_family
 from dlsched.instance.mcmdk_json import dump_reference, parse_reference
 from dlsched.instance.placement import Placement, PlacementInstance
+from dlsched.perf.throughputs import calibrate, load_gavel
 
 
 def parse(doc: dict, source: str) -> PlacementInstance:
@@ -49,7 +49,6 @@ def parse(doc: dict, source: str) -> PlacementInstance:
                     raise InputError(source, f"$.jobs[{i}].throughput.{t}", f"a positive throughput of job '{job['name']}' on GPU type '{t}'", thr[t])
                 continue
             if table is None:
-                from dlsched.perf.throughputs import load_gavel
 
                 table = load_gavel()
             if job["type"] not in table.job_types:
@@ -64,7 +63,6 @@ def parse(doc: dict, source: str) -> PlacementInstance:
             size[i] = job["model_size_mb"]
         else:
             if cal is None:
-                from dlsched.perf.throughputs import calibrate, load_gavel
 
                 table = table or load_gavel()
                 cal = calibrate(table)
@@ -144,6 +142,3 @@ def dump_solution(p: Placement | None):
         return {"gpu_job": p.gpu_job.tolist(), "workload": p.workload.tolist()}
     return {"jobs": [{"name": p.job_names[i], "gpus": [p.gpu_names[k] for k in p.gpus_of(i)],
                       "samples": [float(x) for x in p.workload[p.gpus_of(i)]]} for i in range(len(p.job_names))]}
-
-
-register_family(Family("placement", "placement.schema.json", parse, dump, parse_solution, dump_solution))

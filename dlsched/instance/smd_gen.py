@@ -22,7 +22,7 @@ import numpy as np
 
 from dlsched.data import data_dir
 from dlsched.errors import InputError
-from dlsched.models.smd import SMDInstance, SMDOptions
+from dlsched.instance.smd import SMDInstance, SMDOptions
 from dlsched.perf.layered import iteration_time
 from dlsched.perf.profiles import MEASURED_BATCH, MODELS, builtin
 

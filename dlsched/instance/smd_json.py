@@ -9,9 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from dlsched.errors import InputError
-from dlsched.instance.families import Family, register_family
 from dlsched.instance.mcmdk_json import dump_reference, parse_reference
-from dlsched.models.smd import SMDInstance, SMDOptions
+from dlsched.instance.smd import SMDInstance, SMDOptions
 from dlsched.perf import profiles as builtin_profiles
 from dlsched.perf.layered import LayerProfile
 
@@ -184,6 +183,3 @@ def dump_solution(sol):
     if isinstance(sol, dict):
         return {k: np.asarray(v).tolist() for k, v in sol.items() if k in ("allocation", "schedule")}
     return [int(o) for o in sol]
-
-
-register_family(Family("smd", "smd.schema.json", parse, dump, parse_solution, dump_solution, core_solutions=True))

@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from dlsched.data import data_dir
 from dlsched.errors import InputError
 from dlsched.instance.synthetic import DURATION
 from dlsched.instance.workload import Job, Trace
@@ -104,7 +105,6 @@ def read_gavel_trace(path: str | Path) -> list[TraceJob]:
 
 def gavel_traces() -> list[Path]:
     """The Gavel trace files of the shared reference data."""
-    from dlsched.data import data_dir
 
     return sorted((data_dir() / "gavel").glob("*.trace"))
 
@@ -112,7 +112,6 @@ def gavel_traces() -> list[Path]:
 def read_openb_nodes(path: str | Path | None = None, *, gpu_only: bool = True) -> list[Node]:
     """Read an Alibaba OpenB node list (default: ``openb_node_list_gpu_node.csv``)."""
     if path is None:
-        from dlsched.data import data_dir
 
         path = data_dir() / "alibaba-openb" / "openb_node_list_gpu_node.csv"
     path = Path(path)

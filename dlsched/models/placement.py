@@ -40,42 +40,15 @@ optimum is the optimum of the placement model: this is what "exact" means here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import lru_cache
+import itertools
 
 import numpy as np
-import scipy.sparse as sp
 
-from dlsched.instance.core import MCMDK
-from dlsched.instance.placement import Placement, PlacementInstance
+# the JCT model and the §4.2 configurations are part of the instance (its to_core() needs them)
+from dlsched.instance.placement import (CoreModel, Placement, PlacementInstance, comm_seconds, core_model,  # noqa: F401
+                                        count_vectors, jct_counts)
 
-MB_TO_GBIT = 8.0 / 1000.0
-
-
-# ------------------------------------------------------------------------------ the JCT model
-
-def comm_seconds(inst: PlacementInstance, i, n, spans) -> np.ndarray:
-    r""":math:`\mathrm{comm}_i(n, r)` per iteration (vectorised over i, n, spans)."""
-    n = np.asarray(n, dtype=float)
-    r = np.where(np.asarray(spans, dtype=bool), inst.inter_gbps, inst.intra_gbps)
-    volume = 2.0 * (n - 1.0) / np.maximum(n, 1.0) if inst.communication == "ring" else 2.0 * (n - 1.0)
-    return volume * inst.model_size_mb[i] * MB_TO_GBIT / r
-
-
-def jct_counts(inst: PlacementInstance, i, counts, spans, workload: str | None = None) -> np.ndarray:
-    r""":math:`J_i` from type-count vectors ``counts`` (``(..., G)``) and a spans-servers flag."""
-    workload = workload or inst.workload
-    i = np.asarray(i)
-    counts = np.asarray(counts, dtype=float)
-    rho = inst.rho[i]
-    n = counts.sum(axis=-1)
-    if workload == "proportional":
-        compute = inst.global_batch[i] / np.einsum("...g,...g->...", counts, rho)
-    else:
-        slowest = np.where(counts > 0, rho, np.inf).min(axis=-1)
-        compute = inst.global_batch[i] / n / slowest
-    return inst.iterations[i] * (compute + comm_seconds(inst, i, n, spans))
-
+# ------------------------------------------------------------------------------ evaluation
 
 def evaluate(inst: PlacementInstance, placement: Placement, workload: str | None = None) -> np.ndarray:
     """JCT of every job under ``placement`` (``inf`` for a job with no GPU)."""
@@ -158,82 +131,7 @@ def jain(x) -> float:
     return float(x.sum() ** 2 / (x.size * np.square(x).sum())) if x.size else 1.0
 
 
-# ------------------------------------------------------------------------------ exact reference
-
-@lru_cache(maxsize=64)
-def count_vectors(G: int, M: int) -> np.ndarray:
-    """All c in Z^G_{>=0} with 1 <= sum(c) <= M, as a (rows, G) int array."""
-    if G == 1:
-        return np.arange(1, M + 1)[:, None]
-    out = []
-    sub = np.vstack([np.zeros((1, G - 1), dtype=np.int64), count_vectors(G - 1, M)])
-    for first in range(M + 1):
-        rest = sub[sub.sum(axis=1) <= M - first]
-        block = np.hstack([np.full((rest.shape[0], 1), first), rest])
-        out.append(block[block.sum(axis=1) >= 1])
-    return np.vstack(out).astype(np.int64)
-
-
-@dataclass
-class CoreModel:
-    """The MCMDK and, per column, its job, type counts and server (``-1``: any server)."""
-
-    core: MCMDK
-    col_counts: np.ndarray   # (cols, G)
-    col_server: np.ndarray   # (cols,)
-
-
-def core_model(inst: PlacementInstance) -> CoreModel:
-    """Build (once, cached on the instance) the MCMDK of MODELS.md §4.2; see the module docstring."""
-    cached = getattr(inst, "_core_model", None)
-    if cached is not None:
-        return cached
-    G, S, n = inst.n_types, inst.n_servers, inst.n_jobs
-    N = inst.type_counts
-    counts_l, server_l, jcts, ptr = [], [], [], [0]
-    for i in range(n):
-        M = int(inst.max_workers[i])
-        c = count_vectors(G, M)
-        c = c[np.all(c <= N, axis=1)]
-        single = c.sum(axis=1) == 1
-        blocks_c, blocks_s = [c], [np.full(c.shape[0], -1)]
-        vals = [jct_counts(inst, i, c, ~single)]
-        for s in range(S):
-            cap = min(int(inst.server_gpus[s]), M)
-            if cap >= 2:
-                m = np.arange(2, cap + 1)
-                cs = np.zeros((m.size, G), dtype=np.int64)
-                cs[:, inst.server_type[s]] = m
-                blocks_c.append(cs)
-                blocks_s.append(np.full(m.size, s))
-                vals.append(jct_counts(inst, i, cs, np.zeros(m.size, bool)))
-        counts_l.append(np.vstack(blocks_c))
-        server_l.append(np.concatenate(blocks_s))
-        jcts.append(np.concatenate(vals))
-        ptr.append(ptr[-1] + counts_l[-1].shape[0])
-    col_counts = np.vstack(counts_l)
-    col_server = np.concatenate(server_l)
-    value = np.concatenate(jcts) / n
-    ncol = value.size
-    # type rows 0..G-1, then server rows G..G+S-1 (a server holds one GPU type)
-    tr, tc = np.nonzero(col_counts.T)
-    data = [col_counts.T[tr, tc]]
-    rows, cols = [tr], [tc]
-    on = np.flatnonzero(col_server >= 0)
-    rows.append(G + col_server[on])
-    cols.append(on)
-    data.append(col_counts[on].sum(axis=1))
-    A = sp.csr_matrix((np.concatenate(data).astype(float), (np.concatenate(rows), np.concatenate(cols))), shape=(G + S, ncol))
-    b = np.concatenate([N, inst.server_gpus]).astype(float)
-    labels = tuple(f"{'+'.join(f'{int(k)}x{inst.gpu_types[g]}' for g, k in enumerate(cc) if k)}@{inst.server_names[s] if s >= 0 else 'any'}"
-                   for cc, s in zip(col_counts.tolist(), col_server.tolist())) if ncol <= 200_000 else None
-    core = MCMDK(value, A, b, np.asarray(ptr), "min", "exactly_one", inst.name, inst.job_names,
-                 tuple(f"type:{g}" for g in inst.gpu_types) + tuple(f"server:{s}" for s in inst.server_names),
-                 labels, inst.reference, {"family": "placement"}, inst.source)
-    model = CoreModel(core, col_counts, col_server)
-    inst._core_model = model  # the instance is immutable in practice; building is the costly part
-    return model
-
+# ------------------------------------------------------------------------------ decoding and the brute-force reference
 
 def decode(inst: PlacementInstance, model: CoreModel, choice: np.ndarray) -> Placement:
     """Turn a core solution into a placement: one-server jobs on their server, then the others."""
@@ -261,8 +159,6 @@ def brute_force(inst: PlacementInstance, sizes: np.ndarray | None = None) -> tup
     With ``sizes``, only maps giving job i exactly ``sizes[i]`` GPUs (the best assignment
     of a category, MODELS.md §4.3). Independent of the MCMDK: it enumerates GPUs, not counts.
     """
-    import itertools
-
     n, K = inst.n_jobs, inst.n_gpus
     if (n + 1) ** K > 2_000_000:
         raise ValueError(f"brute force is for tiny cases: {(n + 1) ** K} maps")

@@ -42,8 +42,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from dlsched.instance.smd import SMDInstance
 from dlsched.models.mcmdk import MatrixForm
-from dlsched.models.smd import SMDInstance
 
 
 @dataclass

@@ -25,11 +25,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import least_squares
 
+from dlsched.perf import optimus_fit
 from dlsched.perf.architectures import ARCHITECTURES, BYTES_PER_PARAM
 from dlsched.perf.layered import LayerProfile, iteration_time
-from dlsched.perf.speeds import SpeedTable
+from dlsched.perf.profiles import BACKWARD_RATIO, builtin, profile_from_params
+from dlsched.perf.speeds import SpeedTable, read_config_speed
 
-BACKWARD_RATIO = 2.0
 PARAM_NAMES = ("kappa", "beta_w", "beta_p", "mu_p", "delta")
 
 
@@ -40,15 +41,6 @@ class Fit:
     median_error: float
     p90_error: float
     points: int
-
-
-def profile_from_params(model: str, params: dict, backward_ratio: float = BACKWARD_RATIO) -> LayerProfile:
-    """The calibrated :class:`LayerProfile` of a DL2 model from its five constants."""
-    names, n_params, macs = ARCHITECTURES[model]()
-    phi = params["kappa"] * macs
-    return LayerProfile(model, phi, backward_ratio * phi, BYTES_PER_PARAM * n_params, params["beta_w"],
-                        params["beta_p"], params["mu_p"], params["delta"], tuple(names),
-                        {"source": "calibrated on shared/data/dl2/config_speed.txt"})
 
 
 def relative_errors(prof: LayerProfile, table: SpeedTable, overlap: str = "layerwise") -> np.ndarray:
@@ -106,10 +98,6 @@ def error_table(tables: dict[str, SpeedTable] | None = None) -> list[dict]:
     """Per model: median and 90th-percentile relative throughput error of the stored layered
     profiles (both overlap variants evaluated with the stored layerwise constants, and a
     no-overlap refit) and of Optimus's fitted f(p, w), over the whole valid grid."""
-    from dlsched.perf import optimus_fit
-    from dlsched.perf.profiles import builtin
-    from dlsched.perf.speeds import read_config_speed
-
     if tables is None:
         tables = read_config_speed()[0]
     rows = []
@@ -122,3 +110,7 @@ def error_table(tables: dict[str, SpeedTable] | None = None) -> list[dict]:
                      "no_overlap_median": no.median_error, "no_overlap_p90": no.p90_error,
                      "optimus_median": float(np.median(opt)), "optimus_p90": float(np.quantile(opt, 0.9))})
     return rows
+
+
+if __name__ == "__main__":  # regenerate dlsched.perf.profiles.CALIBRATED
+    print(format_constants(calibrate_all(read_config_speed()[0])))

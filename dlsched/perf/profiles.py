@@ -4,7 +4,7 @@
 ``shared/data/dl2/config_speed.txt`` (layerwise overlap, zero-speed rows dropped). They are
 stored as data so that loading an instance needs neither the data folder nor a fit; the test
 ``tests/perf/test_calibration.py`` re-fits and checks that these constants still reproduce the
-measurements. Regenerate with ``python -m dlsched.perf.profiles``.
+measurements. Regenerate with ``python -m dlsched.perf.calibrate``.
 
 Units: kappa s/(MAC·sample), beta_w/beta_p/mu_p bytes/s, delta s. ``batch`` is the global
 batch of the measurements (DL2's grid).
@@ -15,7 +15,10 @@ from __future__ import annotations
 from functools import lru_cache
 
 from dlsched.errors import InputError
+from dlsched.perf.architectures import ARCHITECTURES, BYTES_PER_PARAM
 from dlsched.perf.layered import LayerProfile
+
+BACKWARD_RATIO = 2.0
 
 CALIBRATED = {
     "resnet-50": {"kappa": 7.84769e-14, "beta_w": 5123070000.0, "beta_p": 539271000.0, "mu_p": 161393000.0, "delta": 0.452444},
@@ -35,18 +38,18 @@ MEASURED_BATCH = {"resnet-50": 32, "vgg-16": 32, "resnext-110": 128, "inception-
 MODELS = tuple(CALIBRATED)
 
 
+def profile_from_params(model: str, params: dict, backward_ratio: float = BACKWARD_RATIO) -> LayerProfile:
+    """The calibrated :class:`LayerProfile` of a DL2 model from its five constants."""
+    names, n_params, macs = ARCHITECTURES[model]()
+    phi = params["kappa"] * macs
+    return LayerProfile(model, phi, backward_ratio * phi, BYTES_PER_PARAM * n_params, params["beta_w"],
+                        params["beta_p"], params["mu_p"], params["delta"], tuple(names),
+                        {"source": "calibrated on shared/data/dl2/config_speed.txt"})
+
+
 @lru_cache(maxsize=None)
 def builtin(name: str) -> LayerProfile:
     """The calibrated profile of a DL2 model (``resnet-50``, ``vgg-16``, ...)."""
-    from dlsched.perf.calibrate import profile_from_params
-
     if name not in CALIBRATED:
         raise InputError("<argument>", "profile", f"one of {', '.join(MODELS)}", name)
     return profile_from_params(name, CALIBRATED[name])
-
-
-if __name__ == "__main__":  # regenerate CALIBRATED
-    from dlsched.perf.calibrate import calibrate_all, format_constants
-    from dlsched.perf.speeds import read_config_speed
-
-    print(format_constants(calibrate_all(read_config_speed()[0])))

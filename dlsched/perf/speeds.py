@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dlsched.data import data_dir
 from dlsched.errors import InputError
 
 
@@ -42,7 +43,6 @@ class SpeedTable:
 def read_config_speed(path: str | Path | None = None) -> tuple[dict[str, SpeedTable], int]:
     """All models' tables and the number of zero-speed rows dropped."""
     if path is None:
-        from dlsched.data import data_dir
 
         path = data_dir() / "dl2" / "config_speed.txt"
     path = Path(path)

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dlsched.data import data_dir
 from dlsched.errors import InputError
 
 GPU_TYPES = ("k80", "p100", "v100")
@@ -82,7 +83,6 @@ class ThroughputTable:
 def load_gavel(path: str | Path | None = None) -> ThroughputTable:
     """Read ``simulation_throughputs.json`` (default: the shared reference data)."""
     if path is None:
-        from dlsched.data import data_dir
 
         path = data_dir() / "gavel" / "simulation_throughputs.json"
     path = Path(path)

@@ -4,4 +4,4 @@
 from dlsched.solvers import core, exact, rounding, sampling  # noqa: F401
 
 # family methods: SMD (§2), OASiS (§3), heterogeneous placement (§4)
-from dlsched.solvers import baselines_oasis, baselines_smd, hetplace, oasis, oasis_offline, smd, smd_time_indexed  # noqa: F401
+from dlsched.solvers import hetplace, oasis, oasis_offline, oasis_online, smd, smd_online, smd_time_indexed  # noqa: F401

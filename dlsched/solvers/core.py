@@ -49,6 +49,7 @@ from dlsched.instance.core import MCMDK
 from dlsched.models.mcmdk import MatrixForm, build_matrix
 from dlsched.result import Result, Status
 from dlsched.solvers import highs
+from dlsched.solvers.exact import solve_core
 from dlsched.solvers.lp import LPInfo, gain, lagrangian, solve_lp, to_sense
 from dlsched.solvers.options import Incumbent, SolveOptions
 from dlsched.solvers.registry import register
@@ -252,7 +253,6 @@ def lns_search(inst: MCMDK, lp: LPInfo, tr: Tracker, deadline: float, stats: dic
     """
     if tr.choice is None:
         return
-    from dlsched.solvers.exact import solve_core
 
     rng = np.random.default_rng(tr.opts.seed)
     delta = job_slack(inst, lp)

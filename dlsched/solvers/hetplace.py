@@ -37,7 +37,7 @@ import numpy as np
 
 from dlsched.errors import InputError
 from dlsched.instance.placement import Placement, PlacementInstance
-from dlsched.models.placement import alone_jct, core_model, decode, evaluate, jain, jct_counts, workloads
+from dlsched.models.placement import alone_jct, core_model, count_vectors, decode, evaluate, jain, jct_counts, workloads
 from dlsched.result import Result, Status
 from dlsched.solvers import highs
 from dlsched.solvers.exact import solve_core
@@ -216,7 +216,6 @@ def _pack_order(inst: PlacementInstance, counts: np.ndarray, order: np.ndarray) 
 def config_table(inst: PlacementInstance, biggest=None) -> tuple[np.ndarray, np.ndarray]:
     """Every job's type-count vectors ``C`` (rows) and their category scores ``cost[i, c]``
     (``inf`` above ``M_i`` or the type counts)."""
-    from dlsched.models.placement import count_vectors
 
     C = count_vectors(inst.n_types, int(inst.max_workers.max()))
     C = C[np.all(C <= inst.type_counts, axis=1)]
@@ -392,7 +391,6 @@ def pair_polish(inst: PlacementInstance, counts: np.ndarray, biggest=None, max_p
     """Re-choose the type counts of two jobs jointly (sizes kept) from what they hold plus the idle
     GPUs, for every pair, while the category's JCT drops. Catches what single exchanges cannot:
     e.g. a job trading two GPUs of different servers for two of one server."""
-    from dlsched.models.placement import count_vectors
 
     counts = np.array(counts, dtype=np.int64)
     n, G = counts.shape

@@ -1,4 +1,6 @@
-r"""OASiS online primal-dual scheduling (MODELS.md §3.2), registered as method ``oasis``.
+r"""OASiS online primal-dual scheduling (MODELS.md §3.2): prices, the dual subroutine, admission.
+
+Method ``oasis`` runs it on the simulator (:mod:`dlsched.solvers.oasis_online`).
 
 Prices of resource r on worker server h and PS server k at allocated amounts g, v:
 
@@ -33,10 +35,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from dlsched.errors import SolverError
-from dlsched.models.oasis import OasisInstance, schedule_from_dense, schedule_utility
-from dlsched.result import Result, Status
-from dlsched.solvers.options import SolveOptions
-from dlsched.solvers.registry import register
+from dlsched.instance.oasis import OasisInstance, schedule_from_dense
 
 _TINY = 1e-300
 
@@ -354,28 +353,3 @@ def run_oasis(inst: OasisInstance, u_scale: float = 1.0, l_scale: float = 1.0, p
 
     sched = schedule_from_dense(inst, Y, Z, reasons)
     return sched, {"decision_seconds": decision, "surplus": surplus, "params": params, "state": state}
-
-
-@register("oasis", families=("oasis",), params=("u_scale", "l_scale", "l_min_share"),
-          description="OASiS online primal-dual admission and scheduling (MODELS.md §3.2)")
-def solve_oasis(inst: OasisInstance, opts: SolveOptions, u_scale: float = 1.0, l_scale: float = 1.0,
-                l_min_share: float = 0.0) -> Result:
-    """OASiS on the whole arrival sequence; ``u_scale``/``l_scale`` model estimated U and L;
-    ``l_min_share`` selects the jobs L is computed from (:func:`price_params`)."""
-    from dlsched.sim.policies.oasis import OasisPolicy, run
-    from dlsched.sim.policies.slotted import deadline_of
-
-    t0 = time.perf_counter()
-    policy = OasisPolicy(float(u_scale), float(l_scale), float(l_min_share))
-    sched, info = run(inst, policy, deadline=deadline_of(opts))
-    secs = time.perf_counter() - t0
-    dec = policy.decision if policy.state is not None else np.zeros(0)
-    p = policy.state.params if policy.state is not None else price_params(inst, u_scale, l_scale, l_min_share)
-    return Result("oasis", Status.FEASIBLE, schedule_utility(inst, sched), None, "max", info["termination"],
-                  None, 0.0, secs, sched,
-                  {"admitted": int(sched.admitted.sum()), "jobs": inst.n_jobs, "alpha": p.alpha,
-                   "decision_seconds_p50": float(np.median(dec)) if len(dec) else 0.0,
-                   "decision_seconds_p99": float(np.percentile(dec, 99)) if len(dec) else 0.0,
-                   "decision_seconds_max": float(dec.max()) if len(dec) else 0.0,
-                   "L1": p.L1, "L2": p.L2, "U1_max": float(p.U1.max()), "U2_max": float(p.U2.max())},
-                  message="online heuristic with a 2*alpha competitive guarantee; no optimality bound")

@@ -14,11 +14,12 @@ import time
 import numpy as np
 
 from dlsched.errors import InputError
+from dlsched.instance.oasis import OasisInstance, schedule_from_dense, schedule_utility
 from dlsched.models import oasis as model
-from dlsched.models.oasis import OasisInstance, schedule_from_dense
 from dlsched.result import Result, Status
 from dlsched.solvers import highs
 from dlsched.solvers.backends import run_cvxpy, run_pyomo
+from dlsched.solvers.oasis import run_oasis
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.registry import flag, register
 
@@ -75,7 +76,6 @@ def solve_offline(inst: OasisInstance, opts: SolveOptions | None = None, backend
         build = time.perf_counter() - t0
         warm_x = None
         if warm:
-            from dlsched.solvers.oasis import run_oasis
 
             w0 = time.perf_counter()
             start, _ = run_oasis(inst)
@@ -95,7 +95,7 @@ def solve_offline(inst: OasisInstance, opts: SolveOptions | None = None, backend
             why = inst.infeasible_reason(int(i))
             if why:
                 sched.reasons[int(i)] = why
-        out.objective = model.schedule_utility(inst, sched)
+        out.objective = schedule_utility(inst, sched)
     res = Result("offline", out.status, out.objective, out.bound, "max", out.termination, backend, build,
                  out.seconds, sched, stats, highs.version(), opts.as_dict())
     if res.objective is not None and res.bound is not None and res.bound < res.objective:

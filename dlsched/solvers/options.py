@@ -8,6 +8,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from dlsched.errors import InputError
+
 
 @dataclass(frozen=True)
 class Incumbent:
@@ -39,8 +41,6 @@ class SolveOptions:
     on_incumbent: Callable[[Incumbent], None] | None = None
 
     def __post_init__(self) -> None:
-        from dlsched.errors import InputError
-
         if self.time_limit is not None and not (self.time_limit > 0):
             raise InputError("<argument>", "time_limit", "a positive number of seconds", self.time_limit)
         if not (0 <= self.mip_rel_gap < 1):

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from dlsched.errors import InputError
+from dlsched.instance.families import FAMILIES
 from dlsched.result import Result
 
 
@@ -42,7 +43,6 @@ def register(name: str, *, families: tuple[str, ...] | None = None, description:
 
 def _generic_ok(family: str | None) -> bool:
     """Generic (core) methods return a core solution: only families whose checker takes one."""
-    from dlsched.instance.families import FAMILIES
 
     return family is None or (family in FAMILIES and FAMILIES[family].core_solutions)
 

@@ -47,6 +47,7 @@ import numpy as np
 from dlsched.instance.core import MCMDK
 from dlsched.result import Result, Status
 from dlsched.solvers import highs
+from dlsched.solvers.exact import solve_core
 from dlsched.solvers.lp import INT_TOL, LPInfo, gain, solve_lp, to_sense
 from dlsched.solvers.options import Incumbent, SolveOptions
 from dlsched.solvers.registry import register
@@ -252,7 +253,6 @@ def exact_repair(p: Packing, choice: np.ndarray, frac: np.ndarray, lp: LPInfo, o
     LP's integral choices fixed (at most ``n_rows`` jobs: a small MILP). If that is infeasible, free
     ``2 n_rows`` more jobs at a time — those whose second-best configuration has the smallest LP
     regret, i.e. the cheapest to move — and try again; at most 1 s in all (or the time left)."""
-    from dlsched.solvers.exact import solve_core
 
     inst = p.inst
     col = np.full(inst.n_jobs, -1, dtype=np.int64)

@@ -12,14 +12,19 @@ from __future__ import annotations
 
 import math
 import time
+from types import SimpleNamespace
 
 import numpy as np
 
 from dlsched.errors import InputError
+from dlsched.instance.smd import SMDInstance, require_aggregate
 from dlsched.models import smd_time_indexed as ti
-from dlsched.models.smd import SMDInstance, require_aggregate
 from dlsched.result import Result, Status
+from dlsched.sim.policies.baselines import DRF
+from dlsched.sim.policies.slotted import deadline_of
+from dlsched.sim.policies.smd import OptimusGreedyPolicy, SMDPolicy, run
 from dlsched.solvers import highs
+from dlsched.solvers.backends import solve_cvxpy, solve_pyomo
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.registry import flag, register
 
@@ -31,12 +36,9 @@ def earliest_completion(inst: SMDInstance, j: int) -> int:
 
 
 def heuristic_schedules(inst: SMDInstance, opts: SolveOptions) -> dict:
-    from dlsched.sim.policies.baselines import DRF
-    from dlsched.sim.policies.smd import OptimusGreedyPolicy, SMDPolicy, run
-
     out = {}
     for name, pol in (("smd", SMDPolicy(inst, opts)), ("optimus", OptimusGreedyPolicy(inst)), ("drf", DRF(placer="first_fit"))):
-        s = run(inst, pol)
+        s = run(inst, pol, deadline=deadline_of(opts))
         if s.complete:
             out[name] = s
     return out
@@ -129,9 +131,6 @@ def time_indexed(instance: SMDInstance, opts: SolveOptions, backend: str = "high
 
 def _solve_other(model: ti.TIModel, backend: str, opts: SolveOptions):
     """Pyomo or CVXPY front end with HiGHS behind it (same rows as the matrix form): (outcome, front-end build seconds)."""
-    from types import SimpleNamespace
-
-    from dlsched.solvers.backends import solve_cvxpy, solve_pyomo
 
     # the shared front-end solvers read n_cols, value and sense from the instance they are given
     shim = SimpleNamespace(n_cols=model.mf.n_cols, value=model.mf.c, sense="min")

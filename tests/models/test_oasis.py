@@ -9,8 +9,8 @@ import pytest
 from dlsched.check import check_oasis
 from dlsched.errors import InputError
 from dlsched.instance import jsonio
+from dlsched.instance.oasis import Utility, schedule_from_dense, schedule_utility
 from dlsched.instance.oasis_gen import generate, small
-from dlsched.models.oasis import Utility, schedule_from_dense, schedule_utility
 
 
 def tiny_doc():

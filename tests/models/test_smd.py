@@ -10,8 +10,8 @@ import dlsched
 from dlsched.check import check_smd
 from dlsched.errors import InputError
 from dlsched.instance import jsonio
+from dlsched.instance.smd import SMDOptions, pareto_mask
 from dlsched.instance.smd_gen import generate
-from dlsched.models.smd import SMDOptions, pareto_mask
 from dlsched.solvers.exact import solve_core
 
 

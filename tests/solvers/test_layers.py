@@ -8,6 +8,7 @@ the checker accepts every solution, lp-round keeps its additive guarantee.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -275,3 +276,26 @@ def test_lp_round_repairs_tight_gap(data, name, sense):
     assert res.status.has_solution(), res.message
     assert dlsched.check(inst, res).feasible
     assert at_least_as_good(inst.sense, res.bound, res.objective)
+
+
+@pytest.mark.parametrize("kind, sense", [("c", "min"), ("e", "min")])
+def test_exact_with_primal_start_keeps_a_valid_bound(kind, sense):
+    """exact with primal_start=on: a checked answer, the layer's statistics, and bound <= objective (min)."""
+    from dlsched.instance.classic_gen import gap_instance
+
+    inst = gap_instance(kind, 5, 60, seed=7)
+    res = dlsched.solve(inst, "exact", time_limit=5, primal_start="on")
+    assert res.status.has_solution() and dlsched.check(inst, res).feasible
+    assert res.stats["primal_start"]["method"] == "core"
+    assert res.bound <= res.objective + 1e-6
+    ref = dlsched.solve(inst, "exact", primal_start="off")       # proven optimum of this small model
+    assert ref.status.value == "optimal" and ref.bound - 1e-6 <= res.objective
+
+
+def test_exact_primal_start_arguments():
+    inst = dlsched.load(Path(__file__).parents[2] / "instances" / "mknap1-0.json")
+    with pytest.raises(InputError):
+        dlsched.solve(inst, "exact", primal_start="sometimes")
+    with pytest.raises(InputError, match="time limit"):
+        dlsched.solve(inst, "exact", primal_start="on")
+    assert "primal_start" not in dlsched.solve(inst, "exact", time_limit=5).stats   # small model: auto is off

@@ -7,9 +7,9 @@ import pytest
 
 import dlsched
 from dlsched.check import check_oasis
+from dlsched.instance.oasis import OasisInstance, Utility
 from dlsched.instance.oasis_gen import generate, small
-from dlsched.models.oasis import OasisInstance, Utility
-from dlsched.solvers.oasis import PriceParams, ClusterState, dual_subroutine, place, price_params, slot_costs
+from dlsched.solvers.oasis import ClusterState, PriceParams, dual_subroutine, place, price_params, slot_costs
 
 
 def random_tiny(seed: int, T: int = 3, H: int = 2, K: int = 2) -> OasisInstance:
@@ -280,8 +280,7 @@ def test_bench_parts_paper_only(capsys):
         out["utility_totals_at_max_jobs"]["oasis_lest"] / out["utility_totals_at_max_jobs"][out["best_baseline"]])
 
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -317,8 +316,9 @@ def test_cli_solve_oasis_methods(capsys, tmp_path, argv):
 def test_cli_bad_oasis_file_names_the_place(capsys, tmp_path):
     import json
 
-    from dlsched.cli import main
     from tests.models.test_oasis import tiny_doc
+
+    from dlsched.cli import main
 
     doc = tiny_doc()
     doc["jobs"][0]["utility"]["gamma2"] = -0.5

@@ -20,6 +20,10 @@ POLICIES: dict[str, str] = {
     "optimus": "dlsched.sim.policies.optimus:Optimus",
     "smd": "dlsched.sim.policies.smd:SMDPolicy",
     "optimus-greedy": "dlsched.sim.policies.smd:OptimusGreedyPolicy",
+    "hetplace": "dlsched.sim.policies.hetplace:HetPlace",
+    "oasis": "dlsched.sim.policies.oasis:OASiS",
+    "risk_reward": "dlsched.sim.policies.oasis_baselines:RiskReward",
+    "dorm": "dlsched.sim.policies.oasis_baselines:Dorm",
     "time-indexed": "dlsched.sim.policies.offline:TimeIndexed",
 }
 

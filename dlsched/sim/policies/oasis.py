@@ -22,14 +22,18 @@ r"""The OASiS family on the simulator (MODELS.md §3.1–§3.3): converter, spee
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from dlsched.errors import InputError
 from dlsched.instance.cluster import Cluster
+from dlsched.instance.oasis import OasisInstance, OasisSchedule
 from dlsched.instance.workload import Job, Trace
-from dlsched.models.oasis import OasisInstance, OasisSchedule
+from dlsched.sim.engine import simulate
 from dlsched.sim.policies.slotted import Slotted, completion_slot
 from dlsched.sim.policy import ClusterState, Placement, PolicyContext
+from dlsched.solvers.oasis import ClusterState as Prices, admit, price_params
 
 ROLES = ("oasis_worker", "oasis_ps")
 
@@ -237,13 +241,11 @@ class OasisPolicy:
         self.state = None
 
     def _start(self, jobs) -> None:
-        from dlsched.solvers.oasis import ClusterState as Prices, price_params
-
         self.inst, self.index = instance_of(jobs, self.name)
         self.trace_of = {int(i): tj for tj, i in enumerate(self.index.tolist())}
         params = self.params or price_params(self.inst, self.u_scale, self.l_scale, self.l_min_share)
         self.state = Prices(self.inst, params)
-        n, T = self.inst.n_jobs, self.inst.horizon
+        n = self.inst.n_jobs
         self.plans: dict[int, tuple[int, np.ndarray, np.ndarray]] = {}
         self.reasons: dict[int, str] = {}
         self.decision = np.zeros(n)
@@ -251,10 +253,6 @@ class OasisPolicy:
 
     def admit(self, i: int) -> None:
         """The dual subroutine for job i at current prices; its plan is committed if the surplus is positive."""
-        import time
-
-        from dlsched.solvers.oasis import admit
-
         t_start = time.perf_counter()
         why, plan, self.surplus[i] = admit(self.state, i)
         if plan is not None:
@@ -288,8 +286,6 @@ def run(inst: OasisInstance, policy, deadline: float | None = None) -> tuple[Oas
     Time runs in slots (Δ = 1 s in the engine) so that work, a whole number of worker-slots, is
     done exactly. Every slot is a decision point, as in the OASiS evaluation.
     """
-    from dlsched.sim.engine import simulate
-
     trace, cluster, speed = to_trace(inst, slot_seconds=1.0)
     slotted = Slotted(policy, 1.0, replan="slots")
     res = simulate(trace, cluster, slotted, speed, max_time=float(inst.horizon), deadline=deadline)
@@ -321,3 +317,28 @@ def run(inst: OasisInstance, policy, deadline: float | None = None) -> tuple[Oas
             # reaching T is the end of an OASiS run; only the wall-clock limit cuts it short
             "termination": "time_limit" if res.status == "time_limit" else "completed"}
     return sched, info
+
+
+# ----------------------------------------------------------------------------- named policies for OASiS traces
+
+class _OnOasisSlots(Slotted):
+    """A slot-level OASiS policy as an engine policy on a trace from :func:`to_trace` (slots of that trace's Δ)."""
+
+    def __init__(self, inner):
+        super().__init__(inner, 1.0, replan="slots")
+
+    def reset(self, ctx: PolicyContext) -> None:
+        if not isinstance(ctx.speed, OasisSpeed):
+            raise InputError("<argument>", "speed", f"the OASiS speed source of to_trace() for policy '{self.name}'",
+                             type(ctx.speed).__name__)
+        self.slot_seconds = ctx.speed.slot_seconds
+        super().reset(ctx)
+
+
+class OASiS(_OnOasisSlots):
+    """OASiS online primal-dual admission and scheduling (MODELS.md §3.2) on an OASiS trace."""
+
+    name = "oasis"
+
+    def __init__(self, u_scale: float = 1.0, l_scale: float = 1.0, l_min_share: float = 0.0):
+        super().__init__(OasisPolicy(u_scale, l_scale, l_min_share))

@@ -17,7 +17,10 @@ import numpy as np
 
 from dlsched.errors import InputError
 from dlsched.sim.placement import make_placer
+from dlsched.sim.policies.smd import instance_view
 from dlsched.sim.policy import ClusterState, Decision, Placement, PolicyContext
+from dlsched.solvers.options import SolveOptions
+from dlsched.solvers.smd_time_indexed import time_indexed
 
 
 class TimeIndexed:
@@ -34,10 +37,6 @@ class TimeIndexed:
         self.placer = make_placer(placer)
 
     def reset(self, ctx: PolicyContext) -> None:
-        from dlsched.sim.policies.smd import instance_view
-        from dlsched.solvers.options import SolveOptions
-        from dlsched.solvers.smd_time_indexed import time_indexed
-
         if ctx.future is None:
             raise InputError("<argument>", "policy", "the whole trace (an offline policy needs PolicyContext.future)", None)
         jobs = ctx.future.jobs

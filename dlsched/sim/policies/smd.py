@@ -16,6 +16,7 @@ r"""The SMD family on the simulator (MODELS.md §2.3, §2.4): converter, speed s
 
 from __future__ import annotations
 
+import heapq
 import math
 from dataclasses import dataclass, field
 
@@ -23,10 +24,13 @@ import numpy as np
 
 from dlsched.instance.cluster import Cluster
 from dlsched.instance.workload import Job, Trace
-from dlsched.models.smd import SMDInstance, require_aggregate
+from dlsched.instance.smd import SMDInstance, require_aggregate
+from dlsched.sim.engine import simulate
 from dlsched.sim.placement import make_placer
 from dlsched.sim.policies.slotted import Slotted, completion_slot
 from dlsched.sim.policy import ClusterState, Placement, PolicyContext
+from dlsched.solvers.options import SolveOptions
+from dlsched.solvers.smd import TIE_BREAK, decide
 
 
 # ----------------------------------------------------------------------------- converter
@@ -102,6 +106,10 @@ def instance_view(jobs, cluster: Cluster, speed, slot_seconds: float = 1200.0) -
 
 # ----------------------------------------------------------------------------- policies
 
+def _fits(used, add, cap) -> bool:
+    return bool(np.all(used + add <= cap + 1e-9))
+
+
 class _AllocationPolicy:
     """Calls ``allocate(view, active) -> (n, 2)`` on the SMD view and packs the answer (event-driven)."""
 
@@ -128,6 +136,8 @@ class _AllocationPolicy:
             else:
                 self.index = np.array([int(j.meta["index"]) for j in state.jobs], dtype=np.int64)
         active = np.asarray(state.active, dtype=np.int64)
+        if not active.size:
+            return {}
         # remaining iterations on the view; jobs not yet arrived keep their full size (unused by the decision)
         rem = self.view.iterations.astype(float).copy()
         rem[self.index[state.done]] = 0.0
@@ -147,27 +157,76 @@ class SMDPolicy(_AllocationPolicy):
     name = "smd"
 
     def __init__(self, inst: SMDInstance | None = None, opts=None, placer: str = "first_fit", **kw):
-        from dlsched.solvers.options import SolveOptions
-        from dlsched.solvers.smd import TIE_BREAK
-
         super().__init__(inst, placer)
         self.opts = opts or SolveOptions(threads=1)
         self.kw = {"slot_aware": True, "wait_slots": 1.0, "tie_break": TIE_BREAK, **kw}
 
     def allocate(self, view, active):
-        from dlsched.solvers.smd import decide
-
         return decide(view, active, self.opts, **self.kw)[0]
 
 
+def optimus_policy(inst: SMDInstance, active: np.ndarray) -> np.ndarray:
+    r"""Optimus's greedy marginal gain (MODELS.md §5) -> (n, 2) allocation.
+
+    Every active job starts with 1 PS + 1 worker (in arrival order, as long as they fit; the
+    others wait); then, repeatedly, the task (one worker or one PS of some job) with the largest
+    positive marginal gain ``(R_j τ_j(w, p) − R_j τ_j(w', p')) / dominant share of the added task``
+    is added (a heap with lazy re-evaluation), until no gain is positive or nothing fits. The
+    dominant share of a task is max_r demand^r / C^r.
+    """
+    n = inst.n_jobs
+    cap = inst.capacity
+    alloc = np.zeros((n, 2), dtype=np.int64)
+    used = np.zeros_like(cap)
+    order = sorted(active.tolist(), key=lambda j: (inst.arrival[j], j))
+    for j in order:
+        add = inst.d[j] + inst.e[j]
+        if _fits(used, add, cap):
+            alloc[j] = (1, 1)
+            used += add
+    safe_cap = np.where(cap > 0, cap, 1.0)
+
+    def share(v):
+        return float(np.max(v / safe_cap))
+
+    def gains(j):
+        w, p = alloc[j]
+        now = inst.iterations[j] * float(inst.tau(j, w, p))
+        out = []
+        if w < inst.max_workers[j]:
+            out.append(((now - inst.iterations[j] * float(inst.tau(j, w + 1, p))) / max(share(inst.d[j]), 1e-12), 0))
+        if p < inst.max_ps[j] and not (inst.options.ps_le_workers and p + 1 > w):
+            out.append(((now - inst.iterations[j] * float(inst.tau(j, w, p + 1))) / max(share(inst.e[j]), 1e-12), 1))
+        return out
+
+    heap = []
+    version = np.zeros(n, dtype=np.int64)
+    for j in np.flatnonzero(alloc[:, 0] > 0).tolist():
+        for gain, kind in gains(j):
+            if gain > 0:
+                heapq.heappush(heap, (-gain, j, kind, 0))
+    while heap:
+        neg, j, kind, ver = heapq.heappop(heap)
+        if ver != version[j]:
+            continue
+        add = inst.d[j] if kind == 0 else inst.e[j]
+        if not _fits(used, add, cap):
+            continue  # this task does not fit any more; the job's other task may still
+        alloc[j, kind] += 1
+        used += add
+        version[j] += 1
+        for gain, k2 in gains(j):
+            if gain > 0:
+                heapq.heappush(heap, (-gain, j, k2, int(version[j])))
+    return alloc
+
+
 class OptimusGreedyPolicy(_AllocationPolicy):
-    """Optimus's marginal-gain greedy with the known τ (MODELS.md §5), :func:`dlsched.solvers.baselines_smd.optimus_policy`."""
+    """Optimus's one-shot marginal-gain greedy with the known τ (MODELS.md §5), re-run at every call."""
 
     name = "optimus-greedy"
 
     def allocate(self, view, active):
-        from dlsched.solvers.baselines_smd import optimus_policy
-
         return optimus_policy(view, active)
 
 
@@ -205,8 +264,6 @@ def run(inst: SMDInstance, policy, replan: str = "events", max_slots: int | None
 
     Arrivals of jobs left out of the trace still trigger a re-decision, as any arrival does.
     """
-    from dlsched.sim.engine import simulate
-
     n, delta = inst.n_jobs, float(inst.slot_seconds)
     unsched = sorted(inst.unschedulable)
     completion = np.full(n, -1, dtype=np.int64)

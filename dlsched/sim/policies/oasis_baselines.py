@@ -1,4 +1,4 @@
-"""Baselines of the OASiS evaluation (MODELS.md §3.3), run on the simulator (:func:`dlsched.sim.policies.oasis.run`).
+"""The baselines of the OASiS evaluation (MODELS.md §3.3) as policies on OASiS traces (:mod:`dlsched.sim.policies.oasis`).
 
 * ``fifo``: jobs in arrival order, each with a fixed worker count (``workers``, default N_i,
   capped by what the empty cluster holds) and the fewest PSs that serve them; strict head-of-line
@@ -21,22 +21,13 @@ even at full speed (it could earn nothing), recording the reason.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
+from scipy.optimize import Bounds, LinearConstraint, milp
 
-from dlsched.models.oasis import OasisInstance, schedule_utility
-from dlsched.result import Result, Status
-from dlsched.sim.policies.oasis import SlotDecide, SlotSim, instance_of, run, units_on
-from dlsched.sim.policies.slotted import deadline_of
-from dlsched.solvers.options import SolveOptions
-from dlsched.solvers.registry import flag, register
-
-
-def _result(name: str, inst: OasisInstance, sched, info: dict, seconds: float) -> Result:
-    return Result(name, Status.FEASIBLE, schedule_utility(inst, sched), None, "max", info["termination"], None, 0.0,
-                  seconds, sched, {"admitted": int(sched.admitted.sum()), "jobs": inst.n_jobs, **info},
-                  message="heuristic baseline: no optimality bound")
+from dlsched.instance.oasis import OasisInstance
+from dlsched.sim.placement import make_placer
+from dlsched.sim.policies.baselines import drf_sizes
+from dlsched.sim.policies.oasis import SlotDecide, SlotSim, _OnOasisSlots, instance_of, units_on
 
 
 def _max_workers_empty(inst: OasisInstance, i: int) -> int:
@@ -78,14 +69,6 @@ class FifoPolicy:
             self.queue.pop(0)
 
 
-@register("fifo", families=("oasis",), params=("workers",),
-          description="FIFO with fixed worker/PS counts (OASiS baseline, MODELS.md §3.3)")
-def solve_fifo(inst: OasisInstance, opts: SolveOptions, workers: int | None = None) -> Result:
-    t0 = time.perf_counter()
-    sched, info = run(inst, SlotDecide(lambda i: FifoPolicy(i, workers), "fifo"), deadline=deadline_of(opts))
-    return _result("fifo", inst, sched, info, time.perf_counter() - t0)
-
-
 # ----------------------------------------------------------------------------- DRF
 
 def _dominant(inst: OasisInstance):
@@ -108,8 +91,6 @@ class DrfPolicy:
     slot_seconds = None
 
     def reset(self, ctx) -> None:
-        from dlsched.sim.placement import make_placer
-
         self.ctx = ctx
         self.total = ctx.cluster.total()
         self.placer = make_placer("first_fit")
@@ -121,8 +102,6 @@ class DrfPolicy:
         return {} if self.sim is None else self.sim.reasons
 
     def schedule(self, state, events):
-        from dlsched.sim.policies.baselines import drf_sizes
-
         if self.sim is None:
             self.inst, self.index = instance_of(state.jobs, self.name)
             self.sim = SlotSim(self.inst)
@@ -140,13 +119,6 @@ class DrfPolicy:
                 self.sim.reasons[i] = why
         cand = np.array([j for j in state.active.tolist() if j in self.admitted], dtype=np.int64)
         return self.placer.place(state, drf_sizes(state, cand, self.total))
-
-
-@register("drf", families=("oasis",), description="DRF recomputed at arrivals and completions (OASiS baseline)")
-def solve_drf(inst: OasisInstance, opts: SolveOptions) -> Result:
-    t0 = time.perf_counter()
-    sched, info = run(inst, DrfPolicy(), deadline=deadline_of(opts))
-    return _result("drf", inst, sched, info, time.perf_counter() - t0)
 
 
 # ----------------------------------------------------------------------------- shared helpers
@@ -242,16 +214,6 @@ class RiskRewardPolicy(_EventPolicy):
                 sim.assign(i, *b)
 
 
-@register("risk_reward", families=("oasis",), params=("risk", "preempt"),
-          description="risk-reward heuristic: reward per resource, drop jobs whose utility is gone (OASiS baseline)")
-def solve_risk_reward(inst: OasisInstance, opts: SolveOptions, risk: float = 0.05, preempt: bool = False) -> Result:
-    t0 = time.perf_counter()
-    preempt = flag(preempt, "preempt")
-    sched, info = run(inst, SlotDecide(lambda i: RiskRewardPolicy(i, float(risk), preempt), "risk_reward"),
-                      deadline=deadline_of(opts))
-    return _result("risk_reward", inst, sched, {**info, "preempt": preempt}, time.perf_counter() - t0)
-
-
 # ----------------------------------------------------------------------------- Dorm-like
 
 class DormPolicy(_EventPolicy):
@@ -280,8 +242,6 @@ class DormPolicy(_EventPolicy):
         self.solves = 0
 
     def allocate(self, t, sim):
-        from scipy.optimize import Bounds, LinearConstraint, milp
-
         inst = self.inst
         J = list(self.active)
         if not J:
@@ -315,11 +275,19 @@ class DormPolicy(_EventPolicy):
                     sim.assign(J[k], *b)
 
 
-@register("dorm", families=("oasis",), params=("lam",),
-          description="Dorm-like utilisation-maximising MILP with a fairness term, re-solved at events (OASiS baseline)")
-def solve_dorm(inst: OasisInstance, opts: SolveOptions, lam: float = 1.0) -> Result:
-    t0 = time.perf_counter()
-    made = []
-    slot = SlotDecide(lambda i: made.append(DormPolicy(i, float(lam))) or made[-1], "dorm")
-    sched, info = run(inst, slot, deadline=deadline_of(opts))
-    return _result("dorm", inst, sched, {**info, "milp_solves": sum(p.solves for p in made)}, time.perf_counter() - t0)
+class RiskReward(_OnOasisSlots):
+    """Risk-reward heuristic (OASiS baseline, MODELS.md §3.3): reward per resource, drop jobs whose utility is gone."""
+
+    name = "risk_reward"
+
+    def __init__(self, risk: float = 0.05, preempt: bool = False):
+        super().__init__(SlotDecide(lambda inst: RiskRewardPolicy(inst, float(risk), bool(preempt)), "risk_reward"))
+
+
+class Dorm(_OnOasisSlots):
+    """Dorm-like utilisation-maximising MILP with a fairness term, re-solved at events (OASiS baseline, MODELS.md §3.3)."""
+
+    name = "dorm"
+
+    def __init__(self, lam: float = 1.0):
+        super().__init__(SlotDecide(lambda inst: DormPolicy(inst, float(lam)), "dorm"))

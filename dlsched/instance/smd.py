@@ -34,6 +34,7 @@ uses no more of every resource (strictly better somewhere). The exact optimum is
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -296,7 +297,6 @@ class SMDInstance:
 
     def with_remaining(self, iterations: np.ndarray) -> "SMDInstance":
         """A copy with other remaining iterations (re-planning); the configuration cache is shared."""
-        import copy
 
         new = copy.copy(self)
         new.iterations = np.asarray(iterations, dtype=float)

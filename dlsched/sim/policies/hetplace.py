@@ -1,0 +1,156 @@
+r"""Heterogeneous placement (MODELS.md §4) on the simulator: converter, speed source, and the policy re-run at events.
+
+* :func:`to_trace` turns a :class:`PlacementInstance` into (Trace, Cluster, speed source): one
+  server per instance server holding its GPUs (GPU type ``gpu_types[server_type[s]]``), every job
+  arriving at 0 with :math:`T_i` iterations, one GPU per worker, at most :math:`M_i` workers, no
+  PSs. :class:`PlacementSpeed` gives a job :math:`T_i / J_i` iterations per second, :math:`J_i`
+  the JCT of §4.1 for its GPU type counts and whether it spans servers, so a placement held
+  until every job ends reproduces the model's JCTs exactly.
+* :class:`HetPlace` re-runs the §4.3 pipeline (``dlsched.solvers.hetplace``) at every arrival
+  and completion over the active jobs with their remaining iterations, and places each job on
+  the GPUs the pipeline chose. On a generic trace it builds the §4 view from the cluster's GPU
+  types and the speed source: :math:`\rho_{i,g}` is job i's rate with one worker on a type-g server
+  per GPU of that worker, :math:`P_i = 1`, no communication term (the speed source already
+  charges it), a type where the job cannot progress gets a negligible throughput so the
+  placement avoids it. Jobs beyond one per GPU wait (in arrival order).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dlsched.errors import InputError
+from dlsched.instance.cluster import Cluster
+from dlsched.instance.placement import PlacementInstance
+from dlsched.instance.workload import Job, Trace
+from dlsched.models.placement import jct_counts
+from dlsched.sim.placement import make_placer, usage
+from dlsched.sim.policy import ClusterState, Placement, PolicyContext
+from dlsched.solvers.hetplace import hetplace
+from dlsched.solvers.options import SolveOptions
+
+#: throughput given to a GPU type on which a job cannot progress (the §4 model needs rho > 0)
+NEGLIGIBLE = 1e-9
+
+
+class PlacementSpeed:
+    """Iterations per second of a placement-family job: :math:`T_i / J_i` (MODELS.md §4.1)."""
+
+    def __init__(self, inst: PlacementInstance):
+        self.inst = inst
+
+    def rate(self, job: Job, placement: Placement, cluster: Cluster) -> float:
+        inst, i = self.inst, int(job.meta["index"])
+        counts = np.zeros(inst.n_types)
+        for s, k in placement.workers.items():
+            counts[inst.server_type[s]] += k
+        if counts.sum() < 1:
+            return 0.0
+        jct = float(jct_counts(inst, i, counts, len([s for s, k in placement.workers.items() if k]) > 1))
+        return float(inst.iterations[i]) / jct
+
+
+def to_trace(inst: PlacementInstance) -> tuple[Trace, Cluster, PlacementSpeed]:
+    """(Trace, Cluster, speed source) of ``inst`` (module docstring)."""
+    S = inst.n_servers
+    cluster = Cluster(("gpu",), inst.server_gpus.astype(float)[:, None], tuple(inst.gpu_types[t] for t in inst.server_type),
+                      np.arange(S), tuple(inst.server_names), intra_server_gbps=float(inst.intra_gbps),
+                      inter_server_gbps=float(inst.inter_gbps), inter_rack_gbps=float(inst.inter_gbps), source=inst.source)
+    jobs = [Job(name=inst.job_names[i], arrival=0.0, job_type=inst.job_types[i], iterations=float(inst.iterations[i]),
+                worker_demand={"gpu": 1.0}, min_workers=1, max_workers=int(inst.max_workers[i]),
+                meta={"index": i, "family": "placement", "placement": inst}) for i in range(inst.n_jobs)]
+    return Trace(tuple(jobs), inst.source), cluster, PlacementSpeed(inst)
+
+
+class HetPlace:
+    """Heterogeneous placement (MODELS.md §4.3): the sampled-categories + market pipeline re-run at every arrival and completion."""
+
+    name = "hetplace"
+    slot_seconds = None
+
+    def __init__(self, samples: int = 8, seed: int | None = None, placer: str = "consolidated"):
+        if int(samples) < 1:
+            raise InputError("<argument>", "samples", "a number of categories >= 1", samples)
+        self.samples, self.seed, self.placer_name = int(samples), seed, placer
+
+    def reset(self, ctx: PolicyContext) -> None:
+        if "gpu" not in ctx.cluster.resources:
+            raise InputError(ctx.cluster.source, "resources", "a cluster with GPUs (heterogeneous placement places GPUs)",
+                             ctx.cluster.resources)
+        self.ctx = ctx
+        self.placer = make_placer(self.placer_name)
+        self.g = ctx.cluster.index("gpu")
+        self.rng_seed = ctx.seed if self.seed is None else self.seed
+        self.calls = 0
+
+    def _view(self, state: ClusterState, jobs: np.ndarray, gpw: np.ndarray) -> tuple[PlacementInstance, np.ndarray]:
+        """The §4 instance of ``jobs`` on the cluster's GPU servers, and the cluster index of each view server."""
+        cl = state.cluster
+        servers = np.flatnonzero(cl.capacity[:, self.g] >= 1)
+        fam = state.jobs[int(jobs[0])].meta.get("placement")
+        if fam is not None and all(state.jobs[int(j)].meta.get("placement") is fam for j in jobs):
+            idx = np.array([int(state.jobs[int(j)].meta["index"]) for j in jobs])
+            return PlacementInstance(fam.gpu_types, fam.server_names, fam.server_type, fam.server_gpus,
+                                     tuple(fam.job_names[i] for i in idx), tuple(fam.job_types[i] for i in idx),
+                                     fam.rho[idx], fam.global_batch[idx], np.asarray(state.remaining)[jobs],
+                                     fam.model_size_mb[idx], np.minimum(fam.max_workers[idx], fam.n_gpus),
+                                     fam.intra_gbps, fam.inter_gbps, fam.communication, fam.workload,
+                                     source=fam.source), np.arange(fam.n_servers)
+        types = sorted({cl.gpu_type[s] for s in servers})
+        t_of = np.array([types.index(cl.gpu_type[s]) for s in servers], dtype=np.int64)
+        rho = np.full((len(jobs), len(types)), NEGLIGIBLE)
+        for a, j in enumerate(jobs.tolist()):
+            for g in range(len(types)):
+                s = int(servers[np.flatnonzero(t_of == g)[0]])
+                pl = Placement({s: 1}, {s: 1} if state.jobs[j].uses_ps else {})
+                rho[a, g] = max(float(self.ctx.speed.rate(state.jobs[j], pl, cl)) / gpw[a], NEGLIGIBLE)
+        K = int(cl.capacity[servers, self.g].astype(np.int64).sum())
+        maxw = np.array([min(state.jobs[j].max_workers * gpw[a], K) for a, j in enumerate(jobs.tolist())], dtype=np.int64)
+        intra = cl.intra_server_gbps if np.isfinite(cl.intra_server_gbps) else 1e9
+        return PlacementInstance(tuple(t or "gpu" for t in types), tuple(cl.names[s] for s in servers), t_of,
+                                 cl.capacity[servers, self.g].astype(np.int64), tuple(state.jobs[j].name for j in jobs.tolist()),
+                                 tuple(state.jobs[j].job_type for j in jobs.tolist()), rho, np.ones(len(jobs)),
+                                 np.asarray(state.remaining)[jobs], np.zeros(len(jobs)), maxw,
+                                 intra, min(cl.inter_server_gbps, intra), source=cl.source), servers
+
+    def schedule(self, state: ClusterState, events) -> dict[int, Placement]:
+        if state.allocation and not any(e.kind != "timer" for e in events):
+            return dict(state.allocation)            # re-run at arrivals and completions only
+        active = np.asarray(state.active, dtype=np.int64)
+        gpw = np.array([int(round(state.demand_w[j, self.g])) for j in active.tolist()], dtype=np.int64)
+        gpu_jobs, other = active[gpw >= 1], active[gpw < 1]
+        K = int(state.cluster.capacity[:, self.g].astype(np.int64).sum())
+        take, per = gpu_jobs[:K], gpw[gpw >= 1][:K]
+        free = state.cluster.capacity.astype(float).copy()
+        out: dict[int, Placement] = {}
+        if take.size:
+            view, servers = self._view(state, take, per)
+            res = hetplace(view, SolveOptions(seed=self.rng_seed + self.calls, threads=1), samples=self.samples)
+            self.calls += 1
+            gpu_server = servers[view.gpu_server]
+            for a, j in enumerate(take.tolist()):
+                got = np.bincount(gpu_server[res.solution.gpu_job == a], minlength=state.cluster.n_servers) // per[a]
+                job = state.jobs[j]
+                pl = Placement({int(s): int(k) for s, k in enumerate(got.tolist()) if k}, {})
+                if job.uses_ps and pl.workers:
+                    # the §4 model has no PS: put the one PS with the job's first worker's server if it fits, else anywhere
+                    pl = self.placer.fit(free, state.demand_w[j], state.demand_p[j], pl.n_workers, 1)
+                ok = pl is not None and job.min_workers <= pl.n_workers <= job.max_workers
+                if ok:
+                    srv, rows = usage(pl, state.demand_w[j], state.demand_p[j])
+                    ok = bool((rows <= free[srv] + 1e-9).all())
+                if not ok:
+                    size = min(max(pl.n_workers if pl is not None else 0, job.min_workers), job.max_workers)
+                    pl = self.placer.fit(free, state.demand_w[j], state.demand_p[j], size, 1 if job.uses_ps else 0)
+                if pl is not None:
+                    srv, rows = usage(pl, state.demand_w[j], state.demand_p[j])
+                    free[srv] -= rows
+                    out[j] = pl
+        for j in other.tolist():
+            job = state.jobs[j]
+            pl = self.placer.fit(free, state.demand_w[j], state.demand_p[j], job.max_workers, 1 if job.uses_ps else 0)
+            if pl is not None:
+                srv, rows = usage(pl, state.demand_w[j], state.demand_p[j])
+                free[srv] -= rows
+                out[j] = pl
+        return out
