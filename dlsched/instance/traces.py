@@ -351,38 +351,3 @@ def load_trace(path: str | Path, format: str | None = None) -> Trace:
     if fmt not in TRACE_FORMATS:
         raise InputError("<argument>", "format", f"one of {', '.join(TRACE_FORMATS)}", fmt)
     return TRACE_FORMATS[fmt](path)
-
-
-def data_table(root: str | Path | None = None) -> str:
-    """A Markdown table of every trace and cluster file of the reference data as loaded
-    (``python -m dlsched.instance.traces``; docs/simulator-data.md)."""
-    from dlsched.instance.cluster_spec import load_cluster
-
-    if root is None:
-        from dlsched.data import data_dir
-
-        root = data_dir()
-    root = Path(root)
-    out = ["| file | format | rows in file | jobs loaded | GPU jobs | GPUs asked (max) | last arrival (s) |",
-           "|---|---|---:|---:|---:|---:|---:|"]
-    files = sorted((root / "gavel").glob("*.trace")) + sorted((root / "tiresias").glob("*_job.csv")) + sorted(
-        (root / "alibaba-openb").glob("openb_pod_list_*.csv"))
-    for f in files:
-        text = [ln for ln in _read_lines(f, "a trace file") if ln.strip()]
-        rows = len(text) - (0 if f.suffix == ".trace" else 1)
-        t = load_trace(f)
-        gpus = [j.max_workers * j.worker_demand.get("gpu", 0.0) for j in t.jobs]
-        out.append(f"| {f.relative_to(root)} | {trace_format(f)} | {rows} | {len(t)} | {sum(g > 0 for g in gpus)} | "
-                   f"{max(gpus):g} | {t.jobs[-1].arrival:.0f} |")
-    out += ["", "| cluster file | servers | GPUs | GPU types |", "|---|---:|---:|---|"]
-    clusters = [root / "gavel" / "cluster_specs.json", *sorted((root / "alibaba-openb").glob("openb_node_list_*.csv")),
-                *sorted(p for p in (root / "tiresias").glob("*.csv") if not p.name.endswith("_job.csv"))]
-    for f in clusters:
-        c = load_cluster(f)
-        types = sorted({g for g in c.gpu_type if g})
-        out.append(f"| {f.relative_to(root)} | {c.n_servers} | {c.total()[c.index('gpu')]:g} | {', '.join(types) or '-'} |")
-    return "\n".join(out)
-
-
-if __name__ == "__main__":
-    print(data_table())

@@ -46,6 +46,9 @@ class Job:
     min_workers: int = 1
     max_workers: int = 1
     max_ps: int = 0
+    #: workers one PS can serve (PS bandwidth / worker bandwidth, MODELS.md §3.1 b_i Σy ≤ B_i Σz);
+    #: None: a PS per worker, the worker+PS bundle of §7
+    workers_per_ps: float | None = None
     weight: float = 1.0
     iterations_per_epoch: float | None = None
     convergence: Convergence | None = None
@@ -57,6 +60,13 @@ class Job:
     def uses_ps(self) -> bool:
         """PS architecture (needs at least one PS to run) rather than all-reduce."""
         return self.max_ps > 0
+
+    def ps_for(self, workers: int) -> int:
+        """PSs a PS job runs with ``workers`` workers under a bundle rule (at least 1, at most ``max_ps``)."""
+        if not self.uses_ps or workers <= 0:
+            return 0
+        per = 1.0 if self.workers_per_ps is None else self.workers_per_ps
+        return int(min(self.max_ps, max(1, math.ceil(workers / per - 1e-9))))
 
     @property
     def epochs(self) -> float | None:
@@ -75,6 +85,8 @@ class Job:
             bad("workers", "1 <= min_workers <= max_workers", (self.min_workers, self.max_workers))
         if self.max_ps < 0:
             bad("max_ps", "a count >= 0", self.max_ps)
+        if self.workers_per_ps is not None and not (math.isfinite(self.workers_per_ps) and self.workers_per_ps > 0):
+            bad("workers_per_ps", "a finite number of workers > 0", self.workers_per_ps)
         if not (math.isfinite(self.weight) and self.weight > 0):
             bad("weight", "a finite weight > 0", self.weight)
         for kind, demand in (("worker_demand", self.worker_demand), ("ps_demand", self.ps_demand)):

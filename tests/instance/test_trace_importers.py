@@ -341,7 +341,7 @@ def test_mutated_cluster_files_load_or_raise_input_error(data, tmp_path, which, 
 def test_docs_table_is_what_the_command_prints(data):
     from pathlib import Path
 
-    from dlsched.instance.traces import data_table
+    from dlsched.instance.inventory import data_table
 
     doc = (Path(__file__).resolve().parents[2] / "docs" / "simulator-data.md").read_text()
     for line in data_table(data).splitlines():

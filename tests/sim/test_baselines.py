@@ -9,7 +9,7 @@ from dlsched.instance.cluster import Cluster
 from dlsched.instance.workload import Job, Trace
 from dlsched.sim.engine import simulate
 from dlsched.sim.policies import POLICIES, available, describe, make_policy
-from dlsched.sim.policies.baselines import drf_sizes
+from dlsched.sim.policies.baselines import drf_fill
 from tests.sim.helpers import LinearSpeed, cluster, job, trace
 
 BASELINES = ("fifo", "srtf", "drf", "tetris")
@@ -78,7 +78,7 @@ def test_drf_equalises_dominant_shares():
 
     sim = Simulation(tr, sim_cluster, LinearSpeed())
     sim.advance()
-    sizes = drf_sizes(sim.state(), sim.active, sim_cluster.total())
+    sizes = drf_fill(sim.state(), sim.active, sim_cluster.total())[0]
     # grants alternate while shares tie: a 1/4 gpu per worker, b 1/2 cpu per worker -> a 2 (share 1/2), b 1 (1/2);
     # a's third worker (3/4 gpu) fits, b's second (cpu 8/8 with a's 3 cpus) does not
     assert sizes == {0: (3, 0), 1: (1, 0)}
@@ -91,7 +91,7 @@ def test_drf_gives_ps_jobs_worker_plus_ps_bundles():
     sim = Simulation(tr, cluster(gpus=4, cpus=8), LinearSpeed())
     sim.advance()
     # each worker 1 gpu + 1 cpu, each PS 1 cpu: bundles (1 w + 1 PS), (1 w + 1 PS), then workers only up to 4
-    assert drf_sizes(sim.state(), sim.active, sim.cluster.total()) == {0: (4, 2)}
+    assert drf_fill(sim.state(), sim.active, sim.cluster.total())[0] == {0: (4, 2)}
 
 
 def test_drf_backfills_what_aggregate_filling_could_not_pack():

@@ -16,11 +16,13 @@ full size alone on the empty cluster, asked once per job of the speed source.
 from __future__ import annotations
 
 import heapq
-from typing import Sequence
+import math
+from collections import Counter
+from typing import Mapping, Sequence
 
 import numpy as np
 
-from dlsched.sim.placement import EPS, consolidated, hold, make_placer
+from dlsched.sim.placement import EPS, consolidated, first_fit, hold, make_placer
 from dlsched.sim.policy import ClusterState, Event, Placement, PolicyContext
 
 
@@ -60,50 +62,73 @@ class _Baseline:
 
 
 def grant_vectors(state: ClusterState, cand: np.ndarray):
-    """Per candidate: min workers, max workers, max PSs, first-grant vector and per-grant vectors.
+    """Per candidate: min workers, max workers, max PSs, workers per PS, first-grant vector, per-worker
+    and per-PS vectors.
 
-    First grant: ``min_workers`` workers (+1 PS for a PS job); a later grant: one worker, plus one
-    PS while the job has fewer than ``max_ps`` (MODELS.md §7 bundle).
+    First grant: ``min_workers`` workers and the PSs they need; a later grant: one worker, plus the
+    PSs the job then needs (:func:`ps_count`: one per worker, the MODELS.md §7 bundle, unless the
+    job's PS serves ``workers_per_ps`` workers, §3.1).
     """
     jobs = state.jobs
     minw = np.array([jobs[j].min_workers for j in cand.tolist()], dtype=np.int64)
     maxw = np.array([jobs[j].max_workers for j in cand.tolist()], dtype=np.int64)
     maxp = np.array([jobs[j].max_ps for j in cand.tolist()], dtype=np.int64)
+    per = np.array([jobs[j].workers_per_ps or 0.0 for j in cand.tolist()], dtype=float)
     dw, dp = state.demand_w[cand], state.demand_p[cand]
-    first = minw[:, None] * dw + (maxp > 0)[:, None] * dp
-    return minw, maxw, maxp, dw, dp, first
+    p0 = np.array([ps_count(int(minw[i]), int(minw[i]), int(maxp[i]), float(per[i])) for i in range(cand.size)],
+                  dtype=np.int64)
+    first = minw[:, None] * dw + p0[:, None] * dp
+    return minw, maxw, maxp, per, dw, dp, first
 
 
-def _next_grant(i, w, p, minw, maxw, maxp, dw, dp, first):
+def ps_count(w: int, minw: int, maxp: int, per: float) -> int:
+    """PSs of a job granted ``w`` workers: none for all-reduce; ``ceil(w / per)`` when a PS serves
+    ``per`` workers; else the bundle count 1 + (w - minw); never above ``maxp``."""
+    if maxp <= 0 or w <= 0:
+        return 0
+    if per > 0:
+        return min(maxp, max(1, math.ceil(w / per - 1e-9)))
+    return min(maxp, 1 + w - minw)
+
+
+def _next_grant(i, w, p, minw, maxw, maxp, per, dw, dp, first):
     """(workers, PSs, added vector) of candidate i's next grant, or None at its maximum."""
     if w[i] == 0:
-        return minw[i], (1 if maxp[i] > 0 else 0), first[i]
+        return minw[i], ps_count(int(minw[i]), int(minw[i]), int(maxp[i]), float(per[i])), first[i]
     if w[i] >= maxw[i]:
         return None
-    p_new = min(p[i] + 1, maxp[i])
+    p_new = max(p[i], ps_count(int(w[i]) + 1, int(minw[i]), int(maxp[i]), float(per[i])))
     return w[i] + 1, p_new, dw[i] + (p_new - p[i]) * dp[i]
 
 
-def drf_sizes(state: ClusterState, cand: np.ndarray, total: np.ndarray) -> dict[int, tuple[int, int]]:
+def drf_fill(state: ClusterState, cand: np.ndarray, total: np.ndarray,
+             servers: np.ndarray | None = None) -> tuple[dict[int, tuple[int, int]], dict[int, Placement]]:
     """Dominant resource fairness by progressive filling (MODELS.md §7).
 
     Repeatedly the candidate with the lowest dominant share max_r a_j^r / C^r (ties: earlier
     arrival) gets its next grant if it fits the aggregate capacity left; a job whose grant does
-    not fit stops growing. Returns (workers, PSs) of every job that got at least its first grant,
-    in the order of those first grants.
+    not fit stops growing. With ``servers`` (free capacity per server, (S, R)) a grant must also
+    fit on the servers: its tasks are placed first fit on a tentative copy, as a cluster's DRF
+    hands out tasks on machines (aggregate capacity alone over-sizes jobs whose tasks do not pack,
+    e.g. on OASiS's separate worker and PS servers). Returns (workers, PSs) of every job that got
+    at least its first grant, in the order of those first grants, and (with ``servers``) the
+    tentative placements, which pack by construction.
     """
     cand = np.asarray(cand, dtype=np.int64)
     if not cand.size:
-        return {}
-    minw, maxw, maxp, dw, dp, first = grant_vectors(state, cand)
+        return {}, {}
+    minw, maxw, maxp, per, dw, dp, first = grant_vectors(state, cand)
     # the heap loop runs once per grant: plain floats over the few resources beat small numpy calls
     R = range(len(total))
     inv = [1.0 / c if c > 0 else 0.0 for c in total.tolist()]
     avail = total.astype(float).tolist()
     # no grant of any candidate is smaller than this, so once avail is below it in some resource, stop
-    smallest = np.minimum(first, dw + (maxp > 0)[:, None] * dp).min(axis=0).tolist()
+    # (a later grant may add no PS: one worker is the least it adds)
+    smallest = np.minimum(first, dw).min(axis=0).tolist()
     dwl, dpl, firstl = dw.tolist(), dp.tolist(), first.tolist()
-    minwl, maxwl, maxpl = minw.tolist(), maxw.tolist(), maxp.tolist()
+    minwl, maxwl, maxpl, perl = minw.tolist(), maxw.tolist(), maxp.tolist(), per.tolist()
+    sfree = None if servers is None else np.array(servers, dtype=float)
+    where: dict[int, tuple[Counter, Counter]] = {}
     w = [0] * cand.size
     p = [0] * cand.size
     order: list[int] = []
@@ -112,15 +137,24 @@ def drf_sizes(state: ClusterState, cand: np.ndarray, total: np.ndarray) -> dict[
     while heap:
         _, j, i = heapq.heappop(heap)
         if w[i] == 0:
-            nw, np_, add = minwl[i], (1 if maxpl[i] > 0 else 0), firstl[i]
+            nw, np_, add = minwl[i], ps_count(minwl[i], minwl[i], maxpl[i], perl[i]), firstl[i]
         else:
-            nw, np_ = w[i] + 1, min(p[i] + 1, maxpl[i])
+            nw = w[i] + 1
+            np_ = max(p[i], ps_count(nw, minwl[i], maxpl[i], perl[i]))
             add = [dwl[i][r] + (np_ - p[i]) * dpl[i][r] for r in R]
         fits = True
         for r in R:
             if add[r] > avail[r] + EPS:
                 fits = False
                 break
+        if fits and sfree is not None:
+            got = first_fit(sfree, dw[i], dp[i], int(nw - w[i]), int(np_ - p[i]))
+            fits = got is not None
+            if fits:
+                hold(sfree, got, dw[i], dp[i])
+                cw, cp = where.setdefault(i, (Counter(), Counter()))
+                cw.update(got.workers)
+                cp.update(got.ps)
         if not fits:
             continue
         for r in R:
@@ -134,7 +168,16 @@ def drf_sizes(state: ClusterState, cand: np.ndarray, total: np.ndarray) -> dict[
             if avail[r] < smallest[r] - EPS:
                 heap.clear()
                 break
-    return {int(cand[i]): (w[i], p[i]) for i in order}
+    sizes = {int(cand[i]): (w[i], p[i]) for i in order}
+    return sizes, {int(cand[i]): Placement(dict(where[i][0]), dict(where[i][1])) for i in order if i in where}
+
+
+def packed(placed: dict[int, Placement], sizes: Mapping[int, tuple[int, int]],
+           tentative: dict[int, Placement]) -> dict[int, Placement]:
+    """The placer's answer if it placed every size in full (it keeps unchanged jobs where they
+    are: no restart), else the filling's own placements, which pack every size."""
+    full = all(j in placed and (placed[j].n_workers, placed[j].n_ps) == tuple(sz) for j, sz in sizes.items())
+    return placed if full or len(tentative) < len(sizes) else tentative
 
 
 class DRF(_Baseline):
@@ -143,27 +186,8 @@ class DRF(_Baseline):
     name = "drf"
 
     def schedule(self, state: ClusterState, events: Sequence[Event]) -> dict[int, Placement]:
-        sizes = drf_sizes(state, state.active, self.total)
-        out = self.placer.place(state, sizes)
-        if len(out) < len(sizes):
-            self._backfill(state, out, sizes)
-        return out
-
-    def _backfill(self, state: ClusterState, out: dict[int, Placement], sizes) -> None:
-        """Progressive filling counts aggregate capacity; a sized job that did not pack onto the
-        servers leaves capacity unused, so waiting jobs (dominant share 0, in arrival order) get
-        their first grant where it packs."""
-        free = state.cluster.capacity.copy()
-        for j, pl in out.items():
-            hold(free, pl, state.demand_w[j], state.demand_p[j])
-        for j in state.active.tolist():
-            if j in out or j in sizes:
-                continue
-            job = state.jobs[j]
-            pl = self.placer.fit(free, state.demand_w[j], state.demand_p[j], job.min_workers, 1 if job.uses_ps else 0)
-            if pl is not None:
-                hold(free, pl, state.demand_w[j], state.demand_p[j])
-                out[j] = pl
+        sizes, tentative = drf_fill(state, state.active, self.total, state.cluster.capacity)
+        return packed(self.placer.place(state, sizes), sizes, tentative)
 
 
 class FIFO(_Baseline):
@@ -224,7 +248,7 @@ class Tetris(_Baseline):
         cand = np.asarray(state.active, dtype=np.int64)
         if not cand.size:
             return {}
-        minw, maxw, maxp, dw, dp, first = grant_vectors(state, cand)
+        minw, maxw, maxp, per, dw, dp, first = grant_vectors(state, cand)
         T = self.remaining_time(state, cand)
         finite = np.isfinite(T)
         tmax = T[finite].max() if finite.any() else 1.0
@@ -244,12 +268,12 @@ class Tetris(_Baseline):
             top = align[ok].max()
             score = np.where(ok, (align / top if top > 0 else 0.0) + self.remaining_weight * short, -np.inf)
             i = int(np.argmax(score))
-            nw, np_, add = _next_grant(i, w, p, minw, maxw, maxp, dw, dp, first)
+            nw, np_, add = _next_grant(i, w, p, minw, maxw, maxp, per, dw, dp, first)
             avail -= add
             if w[i] == 0:
                 order.append(i)
             w[i], p[i] = nw, np_
-            g = _next_grant(i, w, p, minw, maxw, maxp, dw, dp, first)
+            g = _next_grant(i, w, p, minw, maxw, maxp, per, dw, dp, first)
             if g is None:
                 growing[i] = False
             else:

@@ -96,6 +96,7 @@ def to_trace(inst: OasisInstance, slot_seconds: float | None = None) -> tuple[Tr
                         worker_demand={**{r: float(v) for r, v in zip(inst.resources, inst.worker_demand[i]) if v > 0}, ROLES[0]: 1.0},
                         ps_demand={**{r: float(v) for r, v in zip(inst.resources, inst.ps_demand[i]) if v > 0}, ROLES[1]: 1.0},
                         min_workers=1, max_workers=int(inst.chunks[i]), max_ps=max(int(inst.ps_needed(i, int(inst.chunks[i]))), 1),
+                        workers_per_ps=float(inst.ps_gbps[i] / inst.worker_gbps[i]),
                         utility=lambda s, u=u: float(u(max(1, int(np.ceil(s / delta - 1e-9))))),
                         meta={"index": i, "family": "oasis", "oasis": inst}))
     return Trace.sorted(jobs, source=inst.source), cluster, OasisSpeed(inst, delta)

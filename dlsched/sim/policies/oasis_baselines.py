@@ -3,7 +3,7 @@
 * ``fifo``: jobs in arrival order, each with a fixed worker count (``workers``, default N_i,
   capped by what the empty cluster holds) and the fewest PSs that serve them; strict head-of-line
   blocking; an allocation is held until the job finishes.
-* ``drf``: the simulator's one DRF (:func:`dlsched.sim.policies.baselines.drf_sizes`, progressive
+* ``drf``: the simulator's one DRF (:func:`dlsched.sim.policies.baselines.drf_fill`, progressive
   filling by worker+PS bundles, placed first fit) over the jobs that could finish by T with N_i
   workers when they arrived (:class:`DrfPolicy`).
 * ``risk_reward``: our reading of a risk-reward heuristic (docs/oasis.md): at every event,
@@ -26,7 +26,7 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 
 from dlsched.instance.oasis import OasisInstance
 from dlsched.sim.placement import make_placer
-from dlsched.sim.policies.baselines import drf_sizes
+from dlsched.sim.policies.baselines import drf_fill, packed
 from dlsched.sim.policies.oasis import SlotDecide, SlotSim, _OnOasisSlots, instance_of, units_on
 
 
@@ -118,7 +118,8 @@ class DrfPolicy:
             else:
                 self.sim.reasons[i] = why
         cand = np.array([j for j in state.active.tolist() if j in self.admitted], dtype=np.int64)
-        return self.placer.place(state, drf_sizes(state, cand, self.total))
+        sizes, tentative = drf_fill(state, cand, self.total, state.cluster.capacity)
+        return packed(self.placer.place(state, sizes), sizes, tentative)
 
 
 # ----------------------------------------------------------------------------- shared helpers
