@@ -17,7 +17,7 @@ import time
 
 from dlsched.bench import environment
 from dlsched.instance.generate import random_mcmdk
-from dlsched.solvers.exact import solve_core
+from dlsched.solvers.milp import solve_core
 from dlsched.solvers.options import SolveOptions
 
 BACKENDS = ("highs", "pyomo", "cvxpy")

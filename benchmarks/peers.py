@@ -143,6 +143,28 @@ def _median_time(ts: list[float | None]) -> float | None:
     return None if math.isinf(m) else float(m)
 
 
+def markdown(summary: list[dict], env: dict) -> str:
+    """The summary as a Markdown table: per class, mean / max gap (%) and median time to 0.1% (s)."""
+    methods = list(dict.fromkeys(r["method"] for r in summary))
+    classes = list(dict.fromkeys(r["class"] for r in summary))
+    cell = {(r["class"], r["method"]): r for r in summary}
+
+    def fmt(r):
+        if r is None or r["skipped"] == r["instances"]:
+            return "skipped"
+        if r["mean_gap"] is None:
+            return f"{r['with_solution']}/{r['instances']} solved"
+        t = r["time_to_0.1pct_median"]
+        return f"{100 * r['mean_gap']:.3f} / {100 * r['max_gap']:.3f} / {'-' if t is None else f'{t:.1f}'}"
+
+    lines = [f"limit {env.get('limit')} s, 1 thread, seeds from {env.get('seed0')}, {env.get('per_class')} per class; "
+             "cell: mean gap % / max gap % / median seconds to within 0.1% of the best found",
+             "", "| class | " + " | ".join(methods) + " |", "|---" * (len(methods) + 1) + "|"]
+    for c in classes:
+        lines.append(f"| {c} | " + " | ".join(fmt(cell.get((c, m))) for m in methods) + " |")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--suite", default="mkp", choices=("mkp", "gap", "sched"))
@@ -152,7 +174,13 @@ def main(argv=None) -> int:
     ap.add_argument("--sizes", nargs="*", default=None, help="only these classes, e.g. 10x250 or 80x1600")
     ap.add_argument("--methods", nargs="*", default=list(DLSCHED_METHODS) + list(PEERS))
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--from-json", type=Path, default=None, help="print the tables of an earlier run's JSON (no solving)")
+    ap.add_argument("--markdown", action="store_true", help="print the summary as a Markdown table")
     args = ap.parse_args(argv)
+    if args.from_json:
+        doc = json.loads(args.from_json.read_text())
+        print(markdown(doc["summary"], doc["environment"]) if args.markdown else json.dumps(doc["summary"], indent=1))
+        return 0
     limit = args.limit or (10.0 if args.suite == "mkp" else 30.0)
     for m in args.methods:
         if m in PEERS and not available(m):

@@ -9,9 +9,11 @@ from typing import Any
 from dlsched.check import CheckReport, check as _check
 from dlsched.errors import InputError
 from dlsched.instance import jsonio, orlib
+from dlsched.instance.core import SENSES
+from dlsched.instance.families import FAMILIES
 from dlsched.result import Result
 from dlsched.solvers import registry
-from dlsched.solvers.options import SolveOptions
+from dlsched.solvers.options import Budget, SolveOptions
 
 FORMATS = ("auto", "json", "mkp", "gap")
 
@@ -20,18 +22,30 @@ def load(path: str | os.PathLike, format: str = "auto", *, problem: int | None =
     """Load an instance: a dlsched/1 JSON file or an OR-Library MKP/GAP file.
 
     ``problem`` picks the K-th (0-based) problem of a multi-problem MKP file; ``sense`` the
-    GAP objective sense (default ``min``). A GAP file's reference value is taken from a
-    ``bounds.txt`` beside it when its lower and upper bounds agree.
+    GAP objective sense (default ``min``; a JSON or MKP file states its own, so ``sense`` is an
+    error there). A GAP file's reference value is taken from a ``bounds.txt`` beside it when
+    its lower and upper bounds agree. Every bad argument or file is an :class:`InputError`.
     """
-    if format not in FORMATS:
+    if not isinstance(path, (str, os.PathLike)):
+        raise InputError("<argument>", "path", "a file path (str or os.PathLike)", type(path).__name__)
+    if not isinstance(format, str) or format not in FORMATS:
         raise InputError("<argument>", "format", f"one of {', '.join(FORMATS)}", format)
+    if problem is not None and (isinstance(problem, bool) or not isinstance(problem, int) or problem < 0):
+        raise InputError("<argument>", "problem", "a problem index >= 0 (an int)", problem)
+    if sense is not None and sense not in SENSES:
+        raise InputError("<argument>", "sense", f"one of {', '.join(SENSES)}", sense)
     fmt = orlib.detect_format(path) if format == "auto" else format
+    if sense is not None and fmt != "gap":
+        raise InputError(str(path), "--sense", f"no sense for a{'n MKP' if fmt == 'mkp' else ' JSON'} file (it states its own; "
+                         "--sense is for GAP files)", sense)
     if fmt == "json":
         if problem not in (None, 0):
             raise InputError(str(path), "--problem", "no problem index for a JSON file (it holds one instance)", problem)
         return jsonio.load_json(path)
     if fmt == "mkp":
         return orlib.read_mkp(path, problem)
+    if problem not in (None, 0):
+        raise InputError(str(path), "--problem", "no problem index for a GAP file (it holds one instance)", problem)
     sense = sense or "min"
     bounds_file = Path(path).with_name("bounds.txt")
     ref = None
@@ -49,16 +63,22 @@ def save(instance, path: str | os.PathLike) -> None:
 
 def solve(instance, method: str = "exact", *, time_limit: float | None = None, gap: float = 0.0,
           threads: int | None = None, seed: int = 0, log: bool = False, warm_start=None,
-          raw: dict[str, Any] | None = None, on_incumbent=None, **params) -> Result:
+          raw: dict[str, Any] | None = None, on_incumbent=None, budget: Budget | None = None, **params) -> Result:
     """Solve ``instance`` with a registered method (``dlsched.methods()`` lists them).
 
-    Method parameters (e.g. ``backend="pyomo"``) are passed as keywords.
+    Method parameters (e.g. ``backend="pyomo"``) are passed as keywords. ``time_limit`` is the
+    wall-clock budget of the whole call (docs/contract.md); a caller that started the clock
+    earlier (the CLI, before loading the file) passes its running ``budget`` instead. Options the
+    method does not honour raise :class:`InputError` before anything runs.
     """
 
+    if budget is not None:
+        if time_limit is not None and time_limit != budget.limit:
+            raise InputError("<argument>", "time_limit", f"the budget's own limit ({budget.limit}) or nothing", time_limit)
+        time_limit = budget.limit
     opts = SolveOptions(time_limit=time_limit, mip_rel_gap=gap, threads=threads, seed=seed, log=log,
-                        warm_start=warm_start, raw=dict(raw or {}), on_incumbent=on_incumbent)
-    res = registry.call(instance, method, opts, **params)
-    return res
+                        warm_start=warm_start, raw=dict(raw or {}), on_incumbent=on_incumbent, budget=budget)
+    return registry.call(instance, method, opts, **params)
 
 
 def check(instance, solution, claimed_objective: float | None = None) -> CheckReport:
@@ -69,4 +89,7 @@ def check(instance, solution, claimed_objective: float | None = None) -> CheckRe
 
 
 def methods(family: str | None = None) -> list[str]:
+    """Names of the methods usable on ``family`` (every name when ``family`` is None)."""
+    if family is not None and (not isinstance(family, str) or family not in FAMILIES):
+        raise InputError("<argument>", "family", f"one of {', '.join(sorted(FAMILIES))} (or None)", family)
     return registry.available(family)

@@ -16,6 +16,7 @@ from dlsched.errors import InputError
 
 ABS_TOL = 1e-6
 REL_TOL = 1e-9
+MAX_INT = 2**53
 
 
 @dataclass
@@ -33,6 +34,52 @@ class CheckReport:
         return self
 
 
+def _integers(x: Any, what: str, ndim: int) -> tuple[np.ndarray | None, str | None]:
+    """``x`` as an int64 array of ``ndim`` dimensions, or the reason it is not one (a rejection,
+    never an exception: the checker judges whatever it is handed)."""
+    try:
+        a = np.asarray(x)
+    except (TypeError, ValueError, OverflowError):
+        return None, f"{what} is not a rectangular array of integers"
+    if a.ndim != ndim:
+        return None, f"{what} has {a.ndim} dimensions, expected {ndim}"
+    if a.dtype.kind == "b" or a.dtype.kind not in "iuf":
+        return None, f"{what} must hold integers, it holds {a.dtype.name} values"
+    if a.dtype.kind == "f" and not (np.all(np.isfinite(a)) and np.all(a == np.round(a))):
+        return None, f"{what} must hold integers, it holds non-integral or non-finite numbers"
+    if a.size and (a.max() > MAX_INT or a.min() < -MAX_INT):
+        return None, f"{what} holds an integer beyond 2^53 in magnitude"
+    return a.astype(np.int64), None
+
+
+def _finite_numbers(x: Any, what: str, ndim: int) -> tuple[np.ndarray | None, str | None]:
+    try:
+        a = np.asarray(x)
+    except (TypeError, ValueError, OverflowError):
+        return None, f"{what} is not a rectangular array of numbers"
+    if a.ndim != ndim or a.dtype.kind == "b" or a.dtype.kind not in "iuf":
+        return None, f"{what} must be a {ndim}-dimensional array of numbers"
+    a = a.astype(float)
+    if not np.all(np.isfinite(a)):
+        return None, f"{what} holds a NaN or an infinity"
+    return a, None
+
+
+def _claim(claimed: Any, total: float, what: str, recomputed: str) -> list[str]:
+    """The violation of a claimed objective: not a finite number, or not the recomputed ``total``
+    (relative tolerance 1e-6). No claim, or a total that is not finite (the solution is already
+    rejected for it), adds nothing."""
+    if claimed is None:
+        return []
+    if isinstance(claimed, (bool, np.bool_)) or not isinstance(claimed, (int, float, np.integer, np.floating)):
+        return [f"the claimed {what} {claimed!r} is not a number"]
+    if not np.isfinite(claimed):
+        return [f"the claimed {what} {claimed!r} is not finite"]
+    if np.isfinite(total) and abs(claimed - total) > 1e-6 * max(1.0, abs(total)):
+        return [f"claimed {what} {claimed:g} but {recomputed} {total:g}"]
+    return []
+
+
 def _within(used: float, cap: float) -> bool:
     return used <= cap + ABS_TOL + REL_TOL * abs(cap)
 
@@ -44,14 +91,12 @@ def check_mcmdk(inst, choice, claimed_objective: float | None = None) -> CheckRe
     every capacity row respected; recomputes the objective sum of the chosen values.
     """
     bad: list[str] = []
-    choice = np.asarray(choice)
     n_jobs = len(inst.job_ptr) - 1
-    if choice.ndim != 1 or choice.shape[0] != n_jobs:
+    choice, why = _integers(choice, "configuration indices", 1)
+    if why:
+        return CheckReport(False, None, [why])
+    if choice.shape[0] != n_jobs:
         return CheckReport(False, None, [f"solution has {choice.shape} entries, instance has {n_jobs} jobs"])
-    if not np.issubdtype(choice.dtype, np.integer):
-        if not np.all(np.equal(np.mod(choice, 1), 0)):
-            return CheckReport(False, None, ["configuration indices must be integers"])
-        choice = choice.astype(np.int64)
     counts = [int(inst.job_ptr[j + 1] - inst.job_ptr[j]) for j in range(n_jobs)]
     A = inst.A.tocsc()
     used = np.zeros(len(inst.b))
@@ -74,8 +119,7 @@ def check_mcmdk(inst, choice, claimed_objective: float | None = None) -> CheckRe
         if not _within(used[k], float(inst.b[k])):
             row = inst.row_names[k] if inst.row_names else f"row{k}"
             bad.append(f"capacity row '{row}' uses {used[k]:g} > {inst.b[k]:g}")
-    if claimed_objective is not None and abs(claimed_objective - total) > 1e-6 * max(1.0, abs(total)):
-        bad.append(f"claimed objective {claimed_objective:g} but the chosen values sum to {total:g}")
+    bad += _claim(claimed_objective, total, "objective", "the chosen values sum to")
     return CheckReport(not bad, total, bad)
 
 
@@ -133,7 +177,9 @@ def check_smd(inst, solution, claimed_objective: float | None = None) -> CheckRe
         return CheckReport(False, None, ["an SMD solution is {'allocation': ...} or {'schedule': ...} (generic "
                                          "methods translate their core solution through solution_from_core)"])
     if "allocation" in solution:
-        alloc = np.asarray(solution["allocation"], dtype=np.int64)
+        alloc, why = _integers(solution["allocation"], "allocation", 2)
+        if why:
+            return CheckReport(False, None, [why])
         if alloc.ndim != 2 or alloc.shape[0] != n or alloc.shape[1] not in (2, 3):
             return CheckReport(False, None, [f"allocation has shape {alloc.shape}, expected ({n}, 2)"])
         per_server = inst.options.capacity == "per_server"
@@ -164,7 +210,9 @@ def check_smd(inst, solution, claimed_objective: float | None = None) -> CheckRe
             where = f"{r}@{inst.server_names[idx[0]]}" if per_server else r
             bad.append(f"capacity '{where}' uses {used[idx]:g} > {caps[idx]:g}")
     elif "schedule" in solution:
-        sch = np.asarray(solution["schedule"], dtype=np.int64)
+        sch, why = _integers(solution["schedule"], "schedule", 3)
+        if why:
+            return CheckReport(False, None, [why])
         if sch.ndim != 3 or sch.shape[1:] != (n, 2):
             return CheckReport(False, None, [f"schedule has shape {sch.shape}, expected (T, {n}, 2)"])
         if inst.options.capacity == "per_server":
@@ -209,8 +257,7 @@ def check_smd(inst, solution, claimed_objective: float | None = None) -> CheckRe
                 total += float(inst.weight[j]) * done[j]
     else:
         return CheckReport(False, None, ["an SMD solution is {'allocation': ...} or {'schedule': ...}"])
-    if claimed_objective is not None and abs(claimed_objective - total) > 1e-6 * max(1.0, abs(total)):
-        bad.append(f"claimed objective {claimed_objective:g} but the solution's objective is {total:g}")
+    bad += _claim(claimed_objective, total, "objective", "the solution's objective is")
     return CheckReport(not bad, total, bad)
 
 
@@ -242,10 +289,28 @@ def check_oasis(inst, sched, claimed_objective: float | None = None) -> CheckRep
     bad: list[str] = []
     n, T = inst.n_jobs, int(inst.horizon)
     H, K = inst.worker_cap.shape[0], inst.ps_cap.shape[0]
-    W = np.asarray(sched.workers, dtype=np.int64).reshape(-1, 4)
-    P = np.asarray(sched.ps, dtype=np.int64).reshape(-1, 4)
-    admitted = np.asarray(sched.admitted, dtype=bool)
-    if admitted.shape != (n,) or np.asarray(sched.completion).shape != (n,):
+    parts = {}
+    for name in ("workers", "ps", "completion", "admitted"):
+        if not hasattr(sched, name):
+            return CheckReport(False, None, [f"an oasis schedule has workers, ps, completion and admitted; '{name}' is missing"])
+    for name, ndim in (("workers", 2), ("ps", 2), ("completion", 1)):
+        value = getattr(sched, name)
+        if name != "completion" and isinstance(value, (list, tuple, np.ndarray)) and len(value) == 0:
+            value = np.zeros((0, 4), np.int64)   # no rows at all: nothing placed
+        parts[name], why = _integers(value, name, ndim)
+        if why:
+            return CheckReport(False, None, [why])
+    W, P, completion = parts["workers"], parts["ps"], parts["completion"]
+    for name, rows in (("workers", W), ("ps", P)):
+        if rows.shape[1:] != (4,):
+            return CheckReport(False, None, [f"{name} rows are (job, slot, server, count), found shape {rows.shape}"])
+    try:
+        admitted = np.asarray(sched.admitted)
+    except (TypeError, ValueError):
+        admitted = np.zeros(0, dtype=object)
+    if admitted.dtype.kind != "b":
+        return CheckReport(False, None, [f"admitted must be booleans, found {admitted.dtype.name} values"])
+    if admitted.shape != (n,) or completion.shape != (n,):
         return CheckReport(False, None, [f"schedule describes {admitted.shape} jobs, the instance has {n}"])
     for name, rows, S in (("workers", W, H), ("ps", P, K)):
         if len(rows) == 0:
@@ -295,12 +360,11 @@ def check_oasis(inst, sched, claimed_objective: float | None = None) -> CheckRep
             bad.append(f"job '{name}' has more PSs than workers in slot {int(np.argmax(z > y))}")
         active = np.flatnonzero(y > 0)
         last = int(active[-1]) if len(active) else 0
-        if int(sched.completion[i]) != last:
-            bad.append(f"job '{name}' claims completion slot {int(sched.completion[i])}, its last slot with workers is {last}")
+        if int(completion[i]) != last:
+            bad.append(f"job '{name}' claims completion slot {int(completion[i])}, its last slot with workers is {last}")
         if len(active):
             total += float(_oasis_utility(inst.utilities[i], last - a + 1))
-    if claimed_objective is not None and abs(claimed_objective - total) > 1e-6 * max(1.0, abs(total)):
-        bad.append(f"claimed total utility {claimed_objective:g} but the schedule's utilities sum to {total:g}")
+    bad += _claim(claimed_objective, total, "total utility", "the schedule's utilities sum to")
     return CheckReport(not bad, total, bad)
 
 
@@ -351,8 +415,10 @@ def check_placement(inst, placement, claimed_objective: float | None = None) -> 
     batch; the claimed objective equals the recomputed average JCT.
     """
     K = int(sum(int(c) for c in inst.server_gpus))
-    gpu_job = np.asarray(getattr(placement, "gpu_job", []))
-    workload = np.asarray(getattr(placement, "workload", []), dtype=float)
+    gpu_job, why = _integers(getattr(placement, "gpu_job", None), "gpu_job", 1)
+    workload, why2 = _finite_numbers(getattr(placement, "workload", None), "workload", 1)
+    if why or why2:
+        return CheckReport(False, None, [why or why2])
     if gpu_job.shape != (K,) or workload.shape != (K,):
         return CheckReport(False, None, [f"placement covers {gpu_job.shape} GPUs / {workload.shape} loads, the cluster has {K}"])
     n = len(inst.job_names)
@@ -364,8 +430,7 @@ def check_placement(inst, placement, claimed_objective: float | None = None) -> 
     jcts, more = placement_jcts(inst, gpu_job, workload)
     bad += more
     total = float(np.mean(jcts))
-    if claimed_objective is not None and np.isfinite(total) and abs(claimed_objective - total) > 1e-6 * max(1.0, abs(total)):
-        bad.append(f"claimed average JCT {claimed_objective:g} but the placement gives {total:g}")
+    bad += _claim(claimed_objective, total, "average JCT", "the placement gives")
     return CheckReport(not bad, total, bad)
 
 

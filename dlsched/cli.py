@@ -4,6 +4,10 @@ The contract scripts rely on: ``dlsched solve ... --json`` prints exactly one JS
 at least ``status, objective, bound, gap, build_seconds, solve_seconds, method, backend``; bad
 input exits 2 with one line ``dlsched: error: <file>: at <place>: expected ..., found ...``
 (a traceback only with ``--debug``); an infeasible instance is a status, exit 0.
+
+Exit codes (docs/cli.md), the same from every subcommand: 0 success; 1 the checker rejected a
+solution; 2 bad input or usage (a file, a field, an argument; argparse's usage errors too);
+3 a failure that is not the input's fault (a solver backend, or a bug: ``--debug`` shows it).
 """
 
 from __future__ import annotations
@@ -20,9 +24,15 @@ import dlsched
 from dlsched.bench import get_suite
 from dlsched.console import python_stdout_only, table_console
 from dlsched.errors import DlschedError, InputError
+from dlsched.export import check_model_path, core_of, write_model
 from dlsched.instance import jsonio
-from dlsched.models.export import write_model
+from dlsched.instance.files import check_out_path, write_atomic
+from dlsched.sim.engine import PolicyError
+from dlsched.sim.run import add_parsers as add_sim_parsers
 from dlsched.solvers import registry
+from dlsched.solvers.options import Budget
+
+EXIT_OK, EXIT_REJECTED, EXIT_INPUT, EXIT_FAILURE = 0, 1, 2, 3
 
 
 def _params(args, method_params: tuple[str, ...]) -> dict:
@@ -49,17 +59,19 @@ def _params(args, method_params: tuple[str, ...]) -> dict:
 
 
 def cmd_solve(args) -> int:
+    budget = Budget(args.time_limit)     # the time limit covers loading the file too (docs/contract.md)
+    if args.out:
+        check_out_path(args.out, [args.path])
     inst = dlsched.load(args.path, args.format, problem=args.problem, sense=args.sense)
-
     method = registry.lookup(args.method, inst.family)
     params = _params(args, method.params)
     res = _with_progress(args, lambda cb: dlsched.solve(
         inst, args.method, time_limit=args.time_limit, gap=args.gap, threads=args.threads, seed=args.seed,
-        log=args.log, on_incumbent=cb, **params))
+        log=args.log, on_incumbent=cb, budget=budget, **params))
     report = dlsched.check(inst, res) if res.status.has_solution() else None
     if args.out:
         doc = jsonio.solution_document(inst, res)
-        jsonio.write_atomic(args.out, json.dumps(doc, indent=1) + "\n")
+        write_atomic(args.out, json.dumps(doc, indent=1) + "\n")
     if args.json:
         out = res.summary()
         out.update(instance=inst.name, family=inst.family,
@@ -68,7 +80,7 @@ def cmd_solve(args) -> int:
         print(json.dumps(out))
     else:
         _print_result(inst, res, report)
-    return 0 if report is None or report.feasible else 1
+    return EXIT_OK if report is None or report.feasible else EXIT_REJECTED
 
 
 def _with_progress(args, run):
@@ -116,28 +128,30 @@ def cmd_check(args) -> int:
         print(("feasible" if report.feasible else "INFEASIBLE") + f"; objective {_fmt(report.objective, 10)}")
         for v in report.violations:
             print("  - " + v)
-    return 0 if report.feasible else 1
+    return EXIT_OK if report.feasible else EXIT_REJECTED
 
 
 def cmd_export(args) -> int:
+    check_model_path(check_out_path(args.out, [args.instance], "out"))
     inst = dlsched.load(args.instance, args.format, problem=args.problem, sense=args.sense)
-    write_model(inst.to_core(), args.out)
+    write_model(core_of(inst), args.out)
     print(f"wrote {args.out}")
-    return 0
+    return EXIT_OK
 
 
 def cmd_convert(args) -> int:
+    check_out_path(args.out, [args.path], "out")
     inst = dlsched.load(args.path, args.format, problem=args.problem, sense=args.sense)
     dlsched.save(inst, args.out)
     print(f"wrote {args.out}")
-    return 0
+    return EXIT_OK
 
 
 def cmd_methods(args) -> int:
     for m in registry.describe():
         fams = ", ".join(sorted(m.families)) if m.families else "any"
         print(f"{m.name:16s} [{fams}] {m.description}" + (f"  (params: {', '.join(m.params)})" if m.params else ""))
-    return 0
+    return EXIT_OK
 
 
 def cmd_bench(args) -> int:
@@ -191,8 +205,6 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("methods", help="list the methods")
     p.set_defaults(fn=cmd_methods)
 
-    from dlsched.sim.run import add_parsers as add_sim_parsers
-
     add_sim_parsers(sub)
 
     p = sub.add_parser("bench", help="run a benchmark suite (quick, ...)", add_help=False)
@@ -209,13 +221,19 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with python_stdout_only():
             return args.fn(args)
-    except DlschedError as exc:
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as exc:
         if args.debug:
             raise
-        print(f"dlsched: error: {exc}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:
-        return 0
+        if isinstance(exc, (InputError, PolicyError)):   # a policy that cannot run this input (docs/simulator.md)
+            print(f"dlsched: error: {exc}", file=sys.stderr)
+            return EXIT_INPUT
+        if isinstance(exc, DlschedError):
+            print(f"dlsched: failure: {exc}", file=sys.stderr)
+        else:
+            print(f"dlsched: internal error: {type(exc).__name__}: {exc} (a bug; --debug shows the traceback)", file=sys.stderr)
+        return EXIT_FAILURE
 
 
 if __name__ == "__main__":

@@ -12,35 +12,88 @@ from typing import Any
 
 
 class Status(str, enum.Enum):
-    """What solution exists (not why the solver stopped: that is ``termination``)."""
+    """What solution exists (MOI's primal status), not why the method stopped (``termination``).
 
-    OPTIMAL = "optimal"          # a solution proven optimal within the requested gap
-    FEASIBLE = "feasible"        # a solution, optimality not proven (time limit, heuristic)
+    docs/contract.md, "Status": ``OPTIMAL`` and ``FEASIBLE`` carry a solution (and its
+    objective); the others carry none. ``INFEASIBLE`` and ``UNBOUNDED`` are proofs; a solver that
+    can only say "infeasible or unbounded" gives ``NO_SOLUTION`` with termination
+    ``infeasible_or_unbounded``.
+    """
+
+    OPTIMAL = "optimal"          # a solution proven optimal (termination "optimal")
+    FEASIBLE = "feasible"        # a solution, optimality not proven (time limit, gap limit, heuristic)
     INFEASIBLE = "infeasible"    # proven: no solution exists
-    UNBOUNDED = "unbounded"
-    NO_SOLUTION = "no_solution"  # stopped (e.g. time limit) before any solution was found
+    UNBOUNDED = "unbounded"      # proven: the objective is unbounded
+    NO_SOLUTION = "no_solution"  # no solution to return (stopped early, bound-only method, undecided)
     ERROR = "error"
 
     def has_solution(self) -> bool:
         return self in (Status.OPTIMAL, Status.FEASIBLE)
 
 
-def relative_gap(objective: float | None, bound: float | None) -> float | None:
-    r"""Relative optimality gap, HiGHS's definition.
+#: Every termination string a method may report (MOI's termination status), with its meaning.
+#: docs/contract.md reproduces this table; a test checks that the two agree.
+TERMINATIONS: dict[str, str] = {
+    "optimal": "proven optimal (bound equals objective within HiGHS's tolerance 1e-6 absolute / 1e-9 relative)",
+    "gap_limit": "stopped because the relative gap reached the requested `gap` (not proven optimal)",
+    "time_limit": "stopped by the whole-call time limit; the best solution so far and its bound are returned",
+    "infeasible": "proven infeasible: no solution exists",
+    "unbounded": "proven unbounded",
+    "infeasible_or_unbounded": "HiGHS proved that no optimal solution exists without deciding which of the two (presolve)",
+    "iteration_limit": "stopped by a HiGHS iteration limit (a `raw` option)",
+    "solution_limit": "stopped by a HiGHS solution-count limit (a `raw` option)",
+    "objective_bound": "stopped by a HiGHS objective bound (a `raw` option)",
+    "objective_target": "stopped by a HiGHS objective target (a `raw` option)",
+    "interrupted": "interrupted (a callback or the user)",
+    "memory_limit": "stopped by a memory limit",
+    "local_optimum": "a heuristic ended at a local optimum of its neighbourhoods (lp-round)",
+    "repair_failed": "lp-round found no configuration that fits for every job (exactly_one); no solution",
+    "sample_optimal": "sample: optimal on the sampled columns; the whole problem's gap is in the bound",
+    "time_horizon": "time-indexed with a user horizon below the provable one: optimal or infeasible only among schedules ending by it",
+    "fixed_point": "smd epoch mode: the parametric iteration repeated itself before proving optimality",
+    "heuristic": "a constructive heuristic ran to its end (greedy, hetplace)",
+    "completed": "a simulation scheduled every job it could to the end of the instance",
+    "slot_cap": "a simulation stopped at its slot cap before every job completed (no solution)",
+    "bound_only": "a bound-only method (pooled-bound) solved its relaxation; it never returns a solution",
+    "error": "the method or solver failed",
+    "unknown": "the solver stopped for a reason it did not report",
+}
 
-    .. math:: \mathrm{gap} = |\mathrm{bound} - \mathrm{objective}| / \max(|\mathrm{objective}|, 10^{-9})
+#: a bound this close to the objective counts as equal (HiGHS's mip_feasibility_tolerance, and a
+#: relative term for large objectives): used by the gap and by the side check
+ABS_TOL = 1e-6
+REL_TOL = 1e-9
 
-    ``0`` when both are zero, ``None`` when either is missing (no certificate),
-    ``inf`` when the bound is infinite.
+
+def _close(a: float, b: float) -> bool:
+    d = abs(a - b)
+    return d <= ABS_TOL or d <= REL_TOL * max(abs(a), abs(b))
+
+
+def relative_gap(objective: float | None, bound: float | None, sense: str = "max") -> float | None:
+    r"""Relative optimality gap, HiGHS's definition, respecting the sense (docs/contract.md, "Gap").
+
+    .. math:: \mathrm{gap} = \frac{\mathrm{bound} - \mathrm{objective}}{|\mathrm{objective}|}\ (\max),
+              \qquad \frac{\mathrm{objective} - \mathrm{bound}}{|\mathrm{objective}|}\ (\min)
+
+    ``None`` when either value is missing (no certificate); ``0`` when they agree within
+    :data:`ABS_TOL` / :data:`REL_TOL`; ``inf`` when the bound is infinite on the valid side or the
+    objective is 0 with a nonzero difference (undefined). A **negative** value means the bound is
+    on the wrong side of the objective: an inconsistency, reported as such by
+    :meth:`Result.inconsistency`, never hidden by ``abs()``.
     """
     if objective is None or bound is None:
         return None
-    if not (math.isfinite(objective) and math.isfinite(bound)):
-        return math.inf
-    diff = abs(bound - objective)
-    if diff <= 1e-12:
+    if math.isnan(objective) or math.isnan(bound):
+        return math.nan
+    diff = (bound - objective) if sense == "max" else (objective - bound)
+    if math.isinf(bound) or math.isinf(objective):
+        return math.inf if diff > 0 else (0.0 if diff == 0 or math.isnan(diff) else -math.inf)
+    if _close(objective, bound):
         return 0.0
-    return diff / max(abs(objective), 1e-9)
+    if objective == 0:
+        return math.inf if diff > 0 else -math.inf
+    return diff / abs(objective)
 
 
 def gap_to_reference(value: float | None, reference: float, sense: str) -> float | None:
@@ -82,7 +135,30 @@ class Result:
 
     @property
     def gap(self) -> float | None:
-        return relative_gap(self.objective, self.bound)
+        return relative_gap(self.objective, self.bound, self.sense)
+
+    def inconsistency(self) -> str | None:
+        """What breaks the contract's invariants (docs/contract.md), or ``None``: a solution
+        without an objective or the reverse, a status that disagrees with the termination, a
+        bound on the wrong side of the objective."""
+        has = self.status.has_solution()
+        if has != (self.solution is not None) or has != (self.objective is not None):
+            return (f"status {self.status.value} with solution {'present' if self.solution is not None else 'absent'}"
+                    f" and objective {self.objective!r}")
+        if self.termination not in TERMINATIONS:
+            return f"termination {self.termination!r} is not in the documented vocabulary"
+        if (self.status == Status.OPTIMAL) != (self.termination == "optimal" and has):
+            return f"status {self.status.value} with termination {self.termination}"
+        for st in (Status.INFEASIBLE, Status.UNBOUNDED):
+            if (self.status == st) != (self.termination == st.value):
+                return f"status {self.status.value} with termination {self.termination}"
+        gap = self.gap
+        if self.status == Status.OPTIMAL and gap != 0:
+            return f"status optimal with gap {gap!r} (a proof of optimality is a bound equal to the objective)"
+        if gap is not None and not gap >= 0:
+            return (f"bound {self.bound!r} is on the wrong side of objective {self.objective!r} "
+                    f"({'max' if self.sense == 'max' else 'min'}imisation)")
+        return None
 
     def summary(self) -> dict[str, Any]:
         """The fields of the CLI's ``--json`` contract, JSON-safe."""
@@ -108,3 +184,48 @@ class Result:
             "stats": {k: v for k, v in self.stats.items() if isinstance(v, (int, float, str, bool, type(None)))},
             "message": self.message,
         }
+
+
+def make_result(method: str, opts: Any, *, sense: str, termination: str, solution: Any = None,
+                objective: float | None = None, bound: float | None = None, backend: str | None = None,
+                build_seconds: float = 0.0, solve_seconds: float | None = None, stats: dict | None = None,
+                solver_version: str = "", message: str = "") -> Result:
+    """The one :class:`Result` factory (docs/contract.md): the status follows from the termination
+    and from whether a solution is given, so the two can never disagree.
+
+    * a ``solution`` (with its ``objective``) gives ``OPTIMAL`` when ``termination == "optimal"``,
+      else ``FEASIBLE``;
+    * no solution gives ``INFEASIBLE`` / ``UNBOUNDED`` / ``ERROR`` for those terminations and
+      ``NO_SOLUTION`` otherwise;
+    * ``solve_seconds`` defaults to the time since the call's budget started, less the build;
+    * a bound on the wrong side of the objective is reported (``stats["inconsistency"]`` and the
+      message), never repaired.
+
+    ``opts`` is the call's :class:`~dlsched.solvers.options.SolveOptions`.
+    """
+    if termination not in TERMINATIONS:
+        raise ValueError(f"termination {termination!r} is not in the documented vocabulary (dlsched.result.TERMINATIONS)")
+    if (solution is None) != (objective is None):
+        raise ValueError(f"{method}: a solution needs its objective and an objective its solution")
+    if solution is not None:
+        if termination in ("infeasible", "unbounded", "infeasible_or_unbounded", "error", "repair_failed",
+                           "slot_cap", "bound_only"):
+            raise ValueError(f"{method}: termination {termination} with a solution")
+        status = Status.OPTIMAL if termination == "optimal" else Status.FEASIBLE
+    else:
+        if termination == "optimal":
+            raise ValueError(f"{method}: termination optimal without a solution")
+        status = {"infeasible": Status.INFEASIBLE, "unbounded": Status.UNBOUNDED,
+                  "error": Status.ERROR}.get(termination, Status.NO_SOLUTION)
+    if solve_seconds is None:
+        solve_seconds = max(0.0, opts.clock.elapsed() - build_seconds)
+    res = Result(method=method, status=status, objective=None if objective is None else float(objective),
+                 bound=None if bound is None else float(bound), sense=sense, termination=termination,
+                 backend=backend, build_seconds=float(build_seconds), solve_seconds=float(solve_seconds),
+                 solution=solution, stats=dict(stats or {}), solver_version=solver_version,
+                 options=opts.as_dict(), message=message)
+    why = res.inconsistency()
+    if why:
+        res.stats["inconsistency"] = why
+        res.message = (res.message + "; " if res.message else "") + "inconsistent: " + why
+    return res

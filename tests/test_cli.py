@@ -1,6 +1,8 @@
 """The CLI contract: one JSON object with --json, one clear line and exit 2 on bad input."""
 
+import importlib
 import json
+import os
 import subprocess
 import sys
 
@@ -29,9 +31,26 @@ def test_solve_json_contract(capsys, data, backend):
     assert doc["checked"] is True
 
 
+def table_rows(out: str) -> dict[str, str]:
+    """The ``key | value`` rows of a printed result table."""
+    cells = [[c.strip() for c in line.split("\u2502")] for line in out.splitlines() if line.count("\u2502") == 3]
+    return {c[1]: c[2] for c in cells}
+
+
 def test_solve_table(capsys, instances_dir):
     code, out, _ = run(capsys, "solve", str(instances_dir / "dl-small.json"))
-    assert code == 0 and "713.3" in out and "feasible" in out
+    rows = table_rows(out)
+    # the solve's own rows (not the reference row, which also shows 713.3), and the checker's verdict
+    assert code == 0 and rows["status"] == "optimal (optimal)" and float(rows["objective"]) == pytest.approx(713.3)
+    assert float(rows["bound"]) == pytest.approx(713.3) and rows["checker"] == "feasible"
+
+
+def test_solve_table_shows_a_rejection(capsys, instances_dir, monkeypatch):
+    """The table's checker row can say something else than 'feasible' (and the exit code is 1)."""
+    checker = importlib.import_module("dlsched.check")
+    monkeypatch.setitem(checker.CHECKERS, "mcmdk", lambda inst, sol, claimed=None: checker.CheckReport(False, None, ["made up"]))
+    code, out, _ = run(capsys, "solve", str(instances_dir / "dl-small.json"))
+    assert code == 1 and table_rows(out)["checker"] == "REJECTED: made up"
 
 
 def test_solve_out_then_check(capsys, tmp_path, data):
@@ -66,13 +85,65 @@ def test_convert_and_export(capsys, tmp_path, data):
     (["solve", "{data}/orlib/mkp/mknap1.txt", "--method", "sample", "-P", "seed=3"], "at -P seed: expected --seed S"),
     (["solve", "/no/such/file.json"], "/no/such/file.json: at file: expected an existing file"),
     (["export", "{data}/orlib/mkp/mknap1.txt", "out.xyz"], "expected a name ending in .mps or .lp"),
+    (["export", "{instances}/oasis-tiny.json", "{tmp}/o.lp"], "expected a family that reduces to the core MCMDK"),
+    (["solve", "{instances}/dl-small.json", "--sense", "max"], "--sense is for GAP files"),
+    (["solve", "{instances}/dl-small.json", "--out", "{instances}/dl-small.json"], "expected a path other than the input files"),
+    (["solve", "{instances}/dl-small.json", "--out", "{tmp}/no/such/dir/s.json"], "expected a path in an existing folder"),
+    (["solve", "{instances}/dl-small.json", "--out", "{tmp}"], "is a directory"),
+    (["convert", "{instances}/dl-small.json", "{instances}/dl-small.json"], "expected a path other than the input files"),
+    (["export", "{instances}/dl-small.json", "{tmp}/missing/x.lp"], "expected a path in an existing folder"),
+    (["check", "{instances}/dl-small.json", "{tmp}"], "found a directory"),
+    (["check", "{instances}/dl-small.json", "{instances}/dl-small.json"], "expected 'solution'"),
 ])
-def test_bad_input_exits_2_with_one_line(capsys, data, argv, fragment):
-    argv = [a.format(data=data) for a in argv]
+def test_bad_input_exits_2_with_one_line(capsys, data, instances_dir, tmp_path, argv, fragment):
+    argv = [a.format(data=data, instances=instances_dir, tmp=tmp_path) for a in argv]
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == ""
     assert err.startswith("dlsched: error: ") and fragment in err and err.count("\n") == 1
     assert "Traceback" not in err
+
+
+def test_out_into_a_read_only_folder_is_refused_before_solving(capsys, instances_dir, tmp_path, monkeypatch):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    solved = []
+    monkeypatch.setattr("dlsched.solve", lambda *a, **k: solved.append(1))
+    try:
+        code, _, err = run(capsys, "solve", str(instances_dir / "dl-small.json"), "--out", str(ro / "s.json"))
+    finally:
+        ro.chmod(0o700)
+    if os.geteuid() == 0:  # root writes anywhere: then the file is simply written
+        return
+    assert code == 2 and "not writable" in err and not solved
+
+
+@pytest.mark.parametrize("edit, code, fragment", [
+    (lambda d: d.update(objective=float("nan")), 2, "at $.objective: expected a finite number"),
+    (lambda d: d.update(objective="713.3"), 2, "at $.objective: expected a number or null"),
+    (lambda d: d.update(objective=d["objective"] + 1), 1, "claimed objective"),
+    (lambda d: d["solution"].__setitem__(0, 1e30), 2, "below 1e15"),
+    (lambda d: d["solution"].__setitem__(0, 0.5), 2, "expected an integer"),
+    (lambda d: d["solution"].__setitem__(0, 99), 1, "chose configuration 99"),
+])
+def test_check_exit_codes(capsys, instances_dir, tmp_path, edit, code, fragment):
+    """1 only for a rejection, 2 for a file that is not a solution, never a traceback."""
+    sol = tmp_path / "s.json"
+    assert run(capsys, "solve", str(instances_dir / "dl-small.json"), "--out", str(sol), "--json")[0] == 0
+    doc = json.loads(sol.read_text())
+    edit(doc)
+    sol.write_text(json.dumps(doc))
+    got, out, err = run(capsys, "check", str(instances_dir / "dl-small.json"), str(sol))
+    assert got == code and fragment in (out + err) and "Traceback" not in err
+
+
+def test_internal_error_exits_3_without_traceback(capsys, instances_dir, monkeypatch):
+    def boom(*a, **k):
+        raise ZeroDivisionError("boom")
+
+    monkeypatch.setattr("dlsched.solve", boom)
+    code, _, err = run(capsys, "solve", str(instances_dir / "dl-small.json"))
+    assert code == 3 and "internal error: ZeroDivisionError: boom" in err and "Traceback" not in err
 
 
 def test_bad_backend_choice_is_usage_error(data):

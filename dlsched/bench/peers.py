@@ -28,8 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
+from dlsched.export import write_model
 from dlsched.instance.core import MCMDK
-from dlsched.models.export import write_model
 
 #: multiplier for non-integer data given to CP-SAT (which accepts integer coefficients only)
 CPSAT_SCALE = 1000.0

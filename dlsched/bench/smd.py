@@ -38,7 +38,7 @@ from dlsched.perf.calibrate import error_table, relative_errors
 from dlsched.perf.optimus_fit import fit_sync, relative_errors as opt_errors
 from dlsched.perf.profiles import builtin
 from dlsched.perf.speeds import read_config_speed
-from dlsched.solvers.exact import solve_core
+from dlsched.solvers.milp import solve_core
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.smd import TIE_BREAK, decide, epoch_core, parametric
 

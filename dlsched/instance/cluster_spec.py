@@ -24,18 +24,23 @@ from typing import Any
 
 import numpy as np
 
+from dlsched.data import data_dir
 from dlsched.errors import InputError
 from dlsched.instance.cluster import Cluster
+from dlsched.instance.jsonio import read_json, validate
+from dlsched.instance.synthetic import dl2_cluster
+from dlsched.instance.traces import _csv_rows, _int, _read_lines, read_openb_nodes
 
 GAVEL_GPU_ORDER = ("v100", "p100", "k80")
 _GAVEL_SPEC = re.compile(r"^\d+:\d+:\d+$")
 _DL2 = re.compile(r"^dl2:(\d+)$")
 _BANDWIDTHS = ("intra_server_gbps", "inter_server_gbps", "inter_rack_gbps")
+#: the largest cluster a file may describe (dense per-server arrays are built; the dlsched/1 schemas use the same bound)
+MAX_SERVERS = 100_000
 
 
 def parse_cluster_spec(doc: Any, source: str = "<memory>") -> Cluster:
     """A Cluster from a parsed JSON cluster spec (validated against ``cluster.schema.json``)."""
-    from dlsched.instance.jsonio import validate
 
     validate(doc, "cluster.schema.json", source)
     entries: list[tuple[str, dict, str, int | None]] = []
@@ -83,7 +88,6 @@ def _number(v: float) -> int | float:
 
 def load_cluster_spec(path: str | Path) -> Cluster:
     """Read and validate a JSON cluster spec file."""
-    from dlsched.instance.jsonio import read_json
 
     return parse_cluster_spec(read_json(path), str(path))
 
@@ -108,11 +112,8 @@ def gavel_cluster(spec: str, gpus_per_server: int = 4, source: str = "<argument>
 
 def load_gavel_cluster_specs(path: str | Path | None = None) -> dict[str, list[Cluster]]:
     """Every cluster of Gavel's ``cluster_specs.json``, by virtual cluster, in the file's order."""
-    from dlsched.instance.jsonio import read_json
 
     if path is None:
-        from dlsched.data import data_dir
-
         path = data_dir() / "gavel" / "cluster_specs.json"
     doc = read_json(path)
     return _gavel_specs(doc, str(path))
@@ -131,11 +132,8 @@ def _gavel_specs(doc: Any, source: str) -> dict[str, list[Cluster]]:
 
 def openb_cluster(path: str | Path | None = None) -> Cluster:
     """An OpenB node list (default ``openb_node_list_gpu_node.csv``), every row a server."""
-    from dlsched.instance.traces import read_openb_nodes
 
     if path is None:
-        from dlsched.data import data_dir
-
         path = data_dir() / "alibaba-openb" / "openb_node_list_gpu_node.csv"
     nodes = read_openb_nodes(path, gpu_only=False)
     if not nodes:
@@ -150,7 +148,6 @@ TIRESIAS_CLUSTER_COLUMNS = ("num_switch", "num_node_p_switch", "num_gpu_p_node",
 
 def load_tiresias_cluster(path: str | Path) -> Cluster:
     """A Tiresias cluster CSV (e.g. ``n32g4.csv``): switches x nodes of GPUs, CPUs and memory (GB)."""
-    from dlsched.instance.traces import _csv_rows, _int
 
     path = Path(path)
     rows = _csv_rows(path, "a Tiresias cluster CSV", TIRESIAS_CLUSTER_COLUMNS)
@@ -160,8 +157,13 @@ def load_tiresias_cluster(path: str | Path) -> Cluster:
     v = {c: _int(row[c], path, f"line {ln}", c, 1 if c in ("num_switch", "num_node_p_switch") else 0)
          for c in TIRESIAS_CLUSTER_COLUMNS}
     n = v["num_switch"] * v["num_node_p_switch"]
-    cluster = Cluster.homogeneous(n, {"gpu": v["num_gpu_p_node"], "cpu": v["num_cpu_p_node"], "memory": v["mem_p_node"]},
-                                  servers_per_rack=v["num_node_p_switch"])
+    if n > MAX_SERVERS:
+        raise InputError(str(path), f"line {ln}", f"at most {MAX_SERVERS} nodes (num_switch x num_node_p_switch)", n)
+    try:
+        cluster = Cluster.homogeneous(n, {"gpu": v["num_gpu_p_node"], "cpu": v["num_cpu_p_node"], "memory": v["mem_p_node"]},
+                                      servers_per_rack=v["num_node_p_switch"])
+    except InputError as exc:   # e.g. no GPU at all: name this file, not the in-memory cluster
+        raise InputError(str(path), f"line {ln} ({exc.where})", exc.expected, exc.found) from None
     return Cluster(cluster.resources, cluster.capacity, cluster.gpu_type, cluster.rack, cluster.names, source=str(path))
 
 
@@ -175,18 +177,13 @@ def load_cluster(path: str | Path) -> Cluster:
             return gavel_cluster(text)
         m = _DL2.match(text)
         if m:
-            from dlsched.instance.synthetic import dl2_cluster
-
             return dl2_cluster(int(m.group(1)))
         raise InputError(text, "file", "a cluster file, 'V:P:K' Gavel GPU counts or 'dl2:N'", "no such file")
     if p.suffix == ".json":
-        from dlsched.instance.jsonio import read_json
-
         doc = read_json(p)
         if isinstance(doc, dict) and ("servers" in doc or "groups" in doc):
             return parse_cluster_spec(doc, text)
         return next(iter(_gavel_specs(doc, text).values()))[0]
-    from dlsched.instance.traces import _read_lines
 
     first = (_read_lines(p, "a cluster file") or [""])[0]
     header = {c.strip() for c in first.split(",")}

@@ -28,6 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from dlsched.errors import InputError
+from dlsched.instance.fields import array_argument
 
 SENSES = ("max", "min")
 CHOOSE = ("at_most_one", "exactly_one")
@@ -65,10 +66,15 @@ class MCMDK:
 
     def __post_init__(self) -> None:
         src = self.source
-        self.value = np.asarray(self.value, dtype=float).ravel()
-        self.b = np.asarray(self.b, dtype=float).ravel()
-        self.job_ptr = np.asarray(self.job_ptr, dtype=np.int64).ravel()
-        A = sp.csr_matrix(self.A, dtype=float)
+        self.value = array_argument(src, "value", self.value)
+        self.b = array_argument(src, "b", self.b)
+        self.job_ptr = array_argument(src, "job_ptr", self.job_ptr, np.int64)
+        if self.A is None or isinstance(self.A, (str, bytes, dict)):
+            raise InputError(src, "A", "a matrix (scipy.sparse or a 2-D array of numbers)", type(self.A).__name__)
+        try:
+            A = sp.csr_matrix(self.A, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise InputError(src, "A", "a matrix (scipy.sparse or a 2-D array of numbers)", str(exc)) from None
         A.eliminate_zeros()
         A.sort_indices()
         self.A = A
@@ -84,12 +90,16 @@ class MCMDK:
         _finite(src, "value", self.value)
         _finite(src, "A", A.data)
         _finite(src, "capacity", self.b)
+        if A.nnz and A.data.min() < 0:
+            raise InputError(src, "A", "resource use a >= 0", float(A.data.min()))
         neg = np.flatnonzero(self.b < 0)
         if neg.size:
             raise InputError(src, f"capacity[{neg[0]}]", "a capacity >= 0", float(self.b[neg[0]]))
         for attr, size in (("job_names", self.n_jobs), ("row_names", self.n_rows), ("config_labels", n)):
             names = getattr(self, attr)
             if names is not None:
+                if isinstance(names, (str, bytes)) or not hasattr(names, "__iter__"):
+                    raise InputError(src, attr, f"a sequence of {size} names", type(names).__name__)
                 names = tuple(str(s) for s in names)
                 if len(names) != size:
                     raise InputError(src, attr, f"{size} names", f"{len(names)} names")
@@ -166,8 +176,17 @@ def _finite(source: str, where: str, arr: np.ndarray) -> None:
 
 def from_dense(values: list[list[float]], uses: list[list[list[float]]], capacity: list[float], **kw) -> MCMDK:
     """Build an MCMDK from per-job lists: ``values[j][o]`` and ``uses[j][o][k]`` (small cases, tests)."""
+    b = array_argument("<argument>", "capacity", capacity)
+    if not isinstance(values, (list, tuple)) or not isinstance(uses, (list, tuple)) or len(values) != len(uses) \
+            or not all(isinstance(vj, (list, tuple)) and isinstance(uj, (list, tuple)) and len(vj) == len(uj)
+                       for vj, uj in zip(values, uses)):
+        raise InputError("<argument>", "values/uses", "per-job lists of equal lengths (values[j][o], uses[j][o][k])",
+                         f"{type(values).__name__}/{type(uses).__name__}")
     job_ptr = np.concatenate([[0], np.cumsum([len(v) for v in values])])
-    value = np.array([v for vj in values for v in vj], dtype=float)
-    cols = [u for uj in uses for u in uj]
-    A = np.array(cols, dtype=float).reshape(len(cols), len(capacity)).T if cols else np.zeros((len(capacity), 0))
-    return MCMDK(value, sp.csr_matrix(A), np.asarray(capacity, dtype=float), job_ptr, **kw)
+    value = array_argument("<argument>", "values", [v for vj in values for v in vj])
+    cols = [array_argument("<argument>", f"uses[{j}][{o}]", u) for j, uj in enumerate(uses) for o, u in enumerate(uj)]
+    bad = next((k for k, u in enumerate(cols) if u.size != b.size), None)
+    if bad is not None:
+        raise InputError("<argument>", "uses", f"{b.size} numbers per configuration (one per capacity)", f"{cols[bad].size}")
+    A = np.array(cols).reshape(len(cols), b.size).T if cols else np.zeros((b.size, 0))
+    return MCMDK(value, sp.csr_matrix(A), b, job_ptr, **kw)

@@ -24,6 +24,7 @@ import scipy.sparse as sp
 
 from dlsched.errors import InputError
 from dlsched.instance.core import MCMDK
+from dlsched.instance.fields import count_argument
 
 
 def random_mcmdk(n_jobs: int, n_configs: int, n_rows: int, seed: int = 0, *, tightness: float = 0.5,
@@ -34,9 +35,8 @@ def random_mcmdk(n_jobs: int, n_configs: int, n_rows: int, seed: int = 0, *, tig
     Same arguments, same instance (``numpy.random.default_rng(seed)``). ``density`` is the chance
     that a job uses a resource at all (each job uses at least one).
     """
-    for name, val, lo in (("n_jobs", n_jobs, 1), ("n_configs", n_configs, 1), ("n_rows", n_rows, 1)):
-        if int(val) != val or val < lo:
-            raise InputError("<argument>", name, f"an integer >= {lo}", val)
+    for name, val in (("n_jobs", n_jobs), ("n_configs", n_configs), ("n_rows", n_rows)):
+        count_argument(name, val, 1)
     if not 0 < tightness <= 1:
         raise InputError("<argument>", "tightness", "a fraction in (0, 1]", tightness)
     if not 0 < density <= 1:

@@ -10,17 +10,16 @@ import json
 import math
 import os
 import re
-import tempfile
 from functools import lru_cache
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import jsonschema
 from referencing import Registry, Resource
 
 from dlsched.errors import InputError
-from dlsched.instance.families import FAMILIES
+from dlsched.instance.families import FAMILIES, Family
+from dlsched.instance.files import read_text, write_atomic
 
 FORMAT = "dlsched/1"
 
@@ -46,16 +45,76 @@ def json_path(parts) -> str:
     return out
 
 
-def _nonfinite(doc: Any, path: list) -> tuple[list, float] | None:
-    """The first NaN or infinity in a parsed document (JSON Schema cannot see them)."""
-    if isinstance(doc, float) and not math.isfinite(doc):
-        return path, doc
-    items = doc.items() if isinstance(doc, dict) else enumerate(doc) if isinstance(doc, list) else ()
-    for k, v in items:
-        hit = _nonfinite(v, path + [k])
-        if hit:
-            return hit
-    return None
+#: every number in a dlsched/1 (or OR-Library) file has a magnitude below 10^15: HiGHS treats a
+#: matrix entry of 1e15 or more as infinite (its ``large_matrix_value``), float64 holds every
+#: integer below it exactly, and every integer field fits int64
+MAX_MAGNITUDE = 1e15
+MAGNITUDE_RULE = "a number of magnitude below 1e15"
+#: nesting depth of a document (the deepest in the format is a schedule: 5 levels)
+MAX_DEPTH = 32
+_INT_DIGITS = 18  # longer integer literals are not converted (Python refuses 4300+ digits; 10^15 has 16)
+
+
+class _LongInteger(str):
+    """An integer literal too long to convert; reported with its JSON path by :func:`scan`."""
+
+
+class _DuplicateKeys(dict):
+    """An object in which a key appeared twice; ``duplicate`` is the key."""
+
+    duplicate: str = ""
+
+
+def _pairs(pairs: list) -> dict:
+    out = dict(pairs)
+    if len(out) == len(pairs):
+        return out
+    seen: set = set()
+    dup = next(k for k, _ in pairs if k in seen or seen.add(k))
+    out = _DuplicateKeys(out)
+    out.duplicate = dup
+    return out
+
+
+def _parse_int(text: str):
+    return int(text) if len(text.lstrip("-")) <= _INT_DIGITS else _LongInteger(text)
+
+
+def scan(doc: Any, source: str) -> None:
+    """Raise :class:`InputError` at the JSON path of the first duplicate key, NaN or infinity,
+    number of magnitude 10^15 or more (:data:`MAX_MAGNITUDE`), or nesting deeper than :data:`MAX_DEPTH`
+    (JSON Schema cannot see any of them)."""
+    stack: list[tuple[Any, list]] = [(doc, [])]
+    while stack:
+        node, path = stack.pop()
+        if len(path) > MAX_DEPTH:
+            raise InputError(source, json_path(path), f"a document nested at most {MAX_DEPTH} deep", f"depth {len(path)}")
+        if isinstance(node, _LongInteger):
+            raise InputError(source, json_path(path), MAGNITUDE_RULE, f"an integer of {len(node.lstrip('-'))} digits")
+        if isinstance(node, bool) or not isinstance(node, (int, float, dict, list)):
+            continue
+        if isinstance(node, float) and not math.isfinite(node):
+            raise InputError(source, json_path(path), "a finite number", node)
+        if isinstance(node, (int, float)):
+            if not abs(node) < MAX_MAGNITUDE:
+                raise InputError(source, json_path(path), MAGNITUDE_RULE, node)
+            continue
+        if isinstance(node, _DuplicateKeys):
+            raise InputError(source, json_path(path + [node.duplicate]), "each key once in an object", f"'{node.duplicate}' twice")
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        stack.extend((v, path + [k]) for k, v in reversed(list(items)))
+
+
+def loads(text: str, source: str) -> Any:
+    """Parse JSON text strictly (see :func:`scan`); errors name the line and column."""
+    try:
+        doc = json.loads(text, object_pairs_hook=_pairs, parse_int=_parse_int)
+    except json.JSONDecodeError as exc:
+        raise InputError(source, f"line {exc.lineno} column {exc.colno}", "valid JSON", exc.msg) from None
+    except RecursionError:
+        raise InputError(source, "$", f"a document nested at most {MAX_DEPTH} deep", "deeper nesting") from None
+    scan(doc, source)
+    return doc
 
 
 def _expected(err: jsonschema.ValidationError) -> str:
@@ -76,9 +135,7 @@ def _expected(err: jsonschema.ValidationError) -> str:
 
 def validate(doc: Any, schema: str, source: str) -> None:
     """Validate ``doc`` against a shipped schema; raise :class:`InputError` on the first problem."""
-    bad = _nonfinite(doc, [])
-    if bad:
-        raise InputError(source, json_path(bad[0]), "a finite number", bad[1])
+    scan(doc, source)
     errors = list(_validator(schema).iter_errors(doc))
     if errors:
         err = jsonschema.exceptions.best_match(errors)
@@ -99,7 +156,7 @@ def parse_document(doc: Any, source: str = "<memory>"):
     if doc.get("format") != FORMAT:
         raise InputError(source, "$.format", f"'{FORMAT}'", doc.get("format", "no such field"))
     family = doc.get("family")
-    if family not in FAMILIES:
+    if not isinstance(family, str) or family not in FAMILIES:
         raise InputError(source, "$.family", f"one of {', '.join(sorted(FAMILIES))}", family if family is not None else "no such field")
     fam = FAMILIES[family]
     validate(doc, fam.schema, source)
@@ -120,17 +177,7 @@ def _unique_job_names(doc: dict, source: str) -> None:
 
 
 def read_json(path: str | os.PathLike) -> Any:
-    path = Path(path)
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise InputError(str(path), "file", "an existing file", "no such file") from None
-    except (IsADirectoryError, UnicodeDecodeError) as exc:
-        raise InputError(str(path), "file", "a UTF-8 JSON file", type(exc).__name__) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(str(path), f"line {exc.lineno} column {exc.colno}", "valid JSON", exc.msg) from None
+    return loads(read_text(path), str(path))
 
 
 def load_json(path: str | os.PathLike):
@@ -138,26 +185,18 @@ def load_json(path: str | os.PathLike):
     return parse_document(read_json(path), str(path))
 
 
+def family_of(instance) -> Family:
+    """The family table entry of an instance object (an :class:`InputError` for anything else)."""
+    family = getattr(instance, "family", None)
+    if not isinstance(family, str) or family not in FAMILIES:
+        raise InputError("<argument>", "instance", f"an instance of a family ({', '.join(sorted(FAMILIES))})",
+                         type(instance).__name__)
+    return FAMILIES[family]
+
+
 def to_document(instance) -> dict:
-    fam = FAMILIES[instance.family]
-    doc = fam.dump(instance)
+    doc = family_of(instance).dump(instance)
     return {"format": FORMAT, "family": instance.family, **doc}
-
-
-def write_atomic(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder, then rename."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 _FLAT_LIST = re.compile(r"\[([^\[\]{}\"]*)\]")
@@ -176,7 +215,7 @@ def save_json(instance, path: str | os.PathLike) -> None:
 # ------------------------------------------------------------------------------ solutions
 
 def solution_document(instance, result) -> dict:
-    fam = FAMILIES[instance.family]
+    fam = family_of(instance)
     return {"format": FORMAT, "kind": "solution", "family": instance.family, "instance": instance.name,
             **result.summary(), "solution": fam.dump_solution(result.solution)}
 
@@ -194,5 +233,7 @@ def load_solution(instance, path: str | os.PathLike):
     if doc["solution"] is None:
         raise InputError(source, "$.solution", "a solution",
                          f"null (the run that wrote this file found none: status {doc.get('status', 'unknown')})")
-    fam = FAMILIES[instance.family]
-    return fam.parse_solution(instance, doc["solution"], source), doc.get("objective")
+    claimed = doc.get("objective")
+    if claimed is not None and (isinstance(claimed, bool) or not isinstance(claimed, (int, float))):
+        raise InputError(source, "$.objective", "a number or null", claimed)
+    return family_of(instance).parse_solution(instance, doc["solution"], source), claimed

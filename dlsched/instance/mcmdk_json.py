@@ -7,6 +7,7 @@ import scipy.sparse as sp
 
 from dlsched.errors import InputError
 from dlsched.instance.core import MCMDK, Reference
+from dlsched.instance.fields import int_list
 
 
 def parse_reference(doc: dict) -> Reference | None:
@@ -88,9 +89,7 @@ def dump(inst: MCMDK) -> dict:
 
 def parse_solution(inst: MCMDK, sol, source: str) -> np.ndarray:
     """A core solution: a list with the chosen configuration index of every job (-1 = none)."""
-    if not isinstance(sol, list) or not all(isinstance(o, int) and not isinstance(o, bool) for o in sol):
-        raise InputError(source, "$.solution", f"a list of {inst.n_jobs} integers (configuration per job, -1 = none)", sol)
-    return np.array(sol, dtype=np.int64)
+    return np.array(int_list(sol, source, "$.solution"), dtype=np.int64)
 
 
 def dump_solution(choice) -> list[int] | None:

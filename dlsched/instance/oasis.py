@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from dlsched.errors import InputError
+from dlsched.instance.fields import array_argument, integer, names_argument, number_argument
 
 UTILITY_KINDS = ("sigmoid", "step", "linear")
 
@@ -84,10 +85,11 @@ class Utility:
             if p["gamma1"] < 0:
                 raise InputError(source, f"{where}.gamma1", "gamma1 >= 0", p["gamma1"])
         elif self.kind == "step":
+            for k in ("value", "after"):
+                if p.get(k, 0.0) < 0:
+                    raise InputError(source, f"{where}.{k}", "a non-negative number", p[k])
             if p.get("after", 0.0) > p["value"]:
                 raise InputError(source, f"{where}.after", f"at most value={p['value']} (a utility that does not increase with time)", p["after"])
-            if min(p["value"], p.get("after", 0.0)) < 0:
-                raise InputError(source, f"{where}.value", "a non-negative value", p["value"])
         else:
             if p["slope"] < 0:
                 raise InputError(source, f"{where}.slope", "slope >= 0 (a utility that does not increase with time)", p["slope"])
@@ -138,13 +140,19 @@ class OasisInstance:
     family = "oasis"
 
     def __post_init__(self) -> None:
-        self.arrival = np.asarray(self.arrival, dtype=np.int64)
-        for name in ("chunks", "minibatches", "epochs"):
-            setattr(self, name, np.asarray(getattr(self, name), dtype=np.int64))
+        src = self.source
+        self.resources = names_argument(src, "resources", self.resources)
+        self.horizon = integer(self.horizon, src, "horizon", 1)
+        self.slot_seconds = number_argument(src, "slot_seconds", self.slot_seconds)
+        for name in ("arrival", "chunks", "minibatches", "epochs"):
+            setattr(self, name, array_argument(src, name, getattr(self, name), np.int64))
         for name in ("tau", "grad_mb", "worker_gbps", "ps_gbps"):
-            setattr(self, name, np.asarray(getattr(self, name), dtype=float))
+            setattr(self, name, array_argument(src, name, getattr(self, name)))
         for name in ("worker_cap", "ps_cap", "worker_demand", "ps_demand"):
-            setattr(self, name, np.asarray(getattr(self, name), dtype=float).reshape(-1, len(self.resources)))
+            setattr(self, name, array_argument(src, name, getattr(self, name), float, (None, len(self.resources))))
+        if not isinstance(self.utilities, (list, tuple)) or not all(isinstance(u, Utility) for u in self.utilities) \
+                or len(self.utilities) != len(self.arrival):
+            raise InputError(src, "utilities", f"{len(self.arrival)} Utility objects (one per job)", self.utilities)
         n = self.n_jobs
         if not self.job_names:
             self.job_names = tuple(f"job{i}" for i in range(n))
@@ -189,7 +197,9 @@ class OasisInstance:
     def ps_needed(self, i: int, y) -> np.ndarray:
         r"""Fewest PSs serving y workers: :math:`\lceil b_i y / B_i \rceil` (one at least when y > 0)."""
         y = np.asarray(y)
-        return np.ceil(self.worker_gbps[i] * y / self.ps_gbps[i] - 1e-9).astype(np.int64)
+        # the 1e-9 absorbs rounding in b y / B; it must not round a tiny positive need down to 0
+        need = np.ceil(self.worker_gbps[i] * y / self.ps_gbps[i] - 1e-9).astype(np.int64)
+        return np.where(y > 0, np.maximum(need, 1), 0)
 
     def worker_fit(self) -> np.ndarray:
         """(n, H) workers of job i that fit on an empty worker server h."""

@@ -23,6 +23,7 @@ import numpy as np
 
 from dlsched.data import data_dir
 from dlsched.errors import InputError
+from dlsched.instance.fields import count_argument
 from dlsched.instance.oasis import OasisInstance, Utility
 
 RESOURCES = ("gpu", "cpu", "mem_gb")
@@ -80,6 +81,9 @@ def generate(n_jobs: int, *, horizon: int = 300, worker_servers: int = 50, ps_se
              preset: str | Ranges = "paper", arrivals: str = "poisson", arrival_window: int | None = None,
              seed: int = 0, mix=MIX, name: str | None = None) -> OasisInstance:
     """A seeded oasis instance; every random choice comes from ``numpy.random.default_rng(seed)``."""
+    for arg, val, lo in (("n_jobs", n_jobs, 1), ("horizon", horizon, 1), ("worker_servers", worker_servers, 1),
+                         ("ps_servers", ps_servers, 1), ("seed", seed, 0)):
+        count_argument(arg, val, lo)
     rg = PRESETS.get(preset) if isinstance(preset, str) else preset
     if rg is None:
         raise InputError("<argument>", "preset", f"one of {', '.join(PRESETS)}", preset)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from dlsched.errors import InputError
+from dlsched.instance.fields import boolean, int_array, integer
 from dlsched.instance.mcmdk_json import dump_reference, parse_reference
 from dlsched.instance.oasis import OasisInstance, OasisSchedule, Utility
 
@@ -122,22 +123,24 @@ def parse_solution(inst: OasisInstance, sol, source: str) -> OasisSchedule:
     n = inst.n_jobs
     sched = OasisSchedule.empty(n)
     wrows, prows = [], []
+    seen: dict[int, int] = {}
     for e, entry in enumerate(sol["jobs"]):
         w = f"{where}.jobs[{e}]"
-        i = entry.get("job") if isinstance(entry, dict) else None
-        if not isinstance(i, int) or not 0 <= i < n:
-            raise InputError(source, w + ".job", f"a job index in 0..{n - 1}", i)
-        if not entry.get("admitted", False):
+        if not isinstance(entry, dict):
+            raise InputError(source, w, "an object {job, admitted, completion, workers, ps}", entry)
+        i = integer(entry.get("job"), source, w + ".job", 0, n - 1)
+        if i in seen:
+            raise InputError(source, w + ".job", "each job once", f"job {i} again (first at {where}.jobs[{seen[i]}])")
+        seen[i] = e
+        if not boolean(entry.get("admitted", False), source, w + ".admitted"):
             if "reason" in entry:
                 sched.reasons[i] = str(entry["reason"])
             continue
         sched.admitted[i] = True
-        sched.completion[i] = int(entry.get("completion", 0))
+        sched.completion[i] = integer(entry.get("completion", 0), source, w + ".completion")
         for key, rows in (("workers", wrows), ("ps", prows)):
-            for q, row in enumerate(entry.get(key, [])):
-                if not (isinstance(row, list) and len(row) == 3 and all(isinstance(v, int) for v in row)):
-                    raise InputError(source, f"{w}.{key}[{q}]", "[slot, server, count] integers", row)
-                rows.append([i, *row])
+            arr = int_array(entry.get(key, []), source, f"{w}.{key}", (None, 3), "a list of [slot, server, count] integers")
+            rows.extend([i, *row] for row in arr.reshape(-1, 3).tolist())
     sched.workers = np.array(wrows, dtype=np.int64).reshape(-1, 4)
     sched.ps = np.array(prows, dtype=np.int64).reshape(-1, 4)
     return sched

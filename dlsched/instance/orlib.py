@@ -20,8 +20,12 @@ import scipy.sparse as sp
 
 from dlsched.errors import InputError
 from dlsched.instance.core import MCMDK, Reference
+from dlsched.instance.files import read_text
+from dlsched.instance.jsonio import MAGNITUDE_RULE, MAX_MAGNITUDE
 
-_NUMBER = re.compile(r"\S+")
+_TOKEN = re.compile(r"\S+")
+#: a plain decimal number in ASCII (no '1_000', no 'inf'/'nan', no other scripts' digits)
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
 
 
 class Tokens:
@@ -29,55 +33,59 @@ class Tokens:
 
     def __init__(self, path: str | Path):
         self.source = str(path)
-        try:
-            text = Path(path).read_text()
-        except FileNotFoundError:
-            raise InputError(self.source, "file", "an existing file", "no such file") from None
-        except UnicodeDecodeError:
-            raise InputError(self.source, "file", "a text file", "binary data") from None
+        text = read_text(path)
         toks, lines = [], []
         for ln, line in enumerate(text.splitlines(), 1):
-            for t in _NUMBER.findall(line):
+            for t in _TOKEN.findall(line):
                 toks.append(t)
                 lines.append(ln)
         self.toks, self.lines, self.pos = toks, lines, 0
-        self.first_line = next((_NUMBER.findall(l) for l in text.splitlines() if l.strip()), [])
+        self.first_line = next((_TOKEN.findall(l) for l in text.splitlines() if l.strip()), [])
 
     def where(self) -> str:
         if self.pos < len(self.toks):
             return f"line {self.lines[self.pos]}, token {self.pos + 1}"
         return f"token {self.pos + 1} (after line {self.lines[-1] if self.lines else 0})"
 
-    def take(self, count: int, what: str, integer: bool = False) -> np.ndarray:
+    def take(self, count: int, what: str, integer: bool = False, minimum: float | None = None) -> np.ndarray:
         if self.pos + count > len(self.toks):
             raise InputError(self.source, self.where(), f"{count} numbers for {what}",
                              f"end of file after {len(self.toks) - self.pos}")
         chunk = self.toks[self.pos:self.pos + count]
-        try:
-            arr = np.array(chunk, dtype=float)
-        except ValueError:
-            bad = next(i for i, t in enumerate(chunk) if not _is_number(t))
-            self.pos += bad
-            raise InputError(self.source, self.where(), f"a number in {what}", chunk[bad]) from None
+        arr = numbers(chunk, self._at, what, self.source)
         if integer and not np.all(arr == np.round(arr)):
-            raise InputError(self.source, self.where(), f"integers for {what}", chunk)
+            bad = int(np.flatnonzero(arr != np.round(arr))[0])
+            raise InputError(self.source, self._at(bad), f"an integer for {what}", chunk[bad])
+        if minimum is not None and np.any(arr < minimum):
+            bad = int(np.flatnonzero(arr < minimum)[0])
+            raise InputError(self.source, self._at(bad), f"numbers >= {minimum:g} for {what}", chunk[bad])
         self.pos += count
         return arr
 
+    def _at(self, offset: int) -> str:
+        """``where`` of the token ``offset`` places ahead (for an error inside a chunk)."""
+        self.pos += offset
+        try:
+            return self.where()
+        finally:
+            self.pos -= offset
+
     def one(self, what: str, integer: bool = False, minimum: float | None = None) -> float:
-        at = self.where()
-        x = float(self.take(1, what, integer)[0])
-        if minimum is not None and x < minimum:
-            raise InputError(self.source, at, f"{what} >= {minimum:g}", x)
-        return x
+        return float(self.take(1, what, integer, minimum)[0])
 
 
-def _is_number(t: str) -> bool:
-    try:
-        float(t)
-        return True
-    except ValueError:
-        return False
+def numbers(tokens: list[str], where, what: str, source: str | None = None) -> np.ndarray:
+    """Tokens as float64, each a plain ASCII decimal of magnitude below 10^15 (the rule of
+    dlsched/1 files, ``jsonio.MAX_MAGNITUDE``); ``where(i)`` names the place of token i."""
+    bad = next((i for i, t in enumerate(tokens) if not _NUMBER.fullmatch(t)), None)
+    if bad is None:
+        arr = np.array(tokens, dtype=float)
+        big = np.flatnonzero(~(np.abs(arr) < MAX_MAGNITUDE))
+        if not big.size:
+            return arr
+        bad = int(big[0])
+        raise InputError(source or "<file>", where(bad), f"{MAGNITUDE_RULE} in {what}", tokens[bad])
+    raise InputError(source or "<file>", where(bad), f"a plain decimal number in {what}", tokens[bad])
 
 
 def _mkp(tok: Tokens, name: str) -> MCMDK:
@@ -85,11 +93,8 @@ def _mkp(tok: Tokens, name: str) -> MCMDK:
     m = int(tok.one("m (number of constraints)", integer=True, minimum=1))
     opt = tok.one("the optimum value")
     p = tok.take(n, f"the {n} profits")
-    at = tok.where()
-    W = tok.take(n * m, f"the {m} x {n} constraint matrix").reshape(m, n)
+    W = tok.take(n * m, f"the {m} x {n} constraint matrix", minimum=0).reshape(m, n)
     b = tok.take(m, f"the {m} capacities")
-    if np.any(W < 0):
-        raise InputError(tok.source, at, "non-negative constraint coefficients", float(W.min()))
     ref = Reference(opt, True, f"{Path(tok.source).name} header") if opt > 0 else None
     return MCMDK(p, sp.csr_matrix(W), b, np.arange(n + 1), "max", "at_most_one", name,
                  tuple(f"item{i}" for i in range(n)), tuple(f"c{k}" for k in range(m)), None, ref,
@@ -132,7 +137,7 @@ def read_gap(path: str | Path, sense: str = "min", reference: float | None = Non
     m = int(tok.one("m (agents)", integer=True, minimum=1))
     n = int(tok.one("n (jobs)", integer=True, minimum=1))
     cost = tok.take(m * n, f"the {m} x {n} cost matrix").reshape(m, n)
-    use = tok.take(m * n, f"the {m} x {n} resource matrix").reshape(m, n)
+    use = tok.take(m * n, f"the {m} x {n} resource matrix", minimum=0).reshape(m, n)
     cap = tok.take(m, f"the {m} agent capacities")
     # column of (job j, agent i) is j * m + i; its only resource use is a_ij on row i.
     cols = np.arange(n * m)
@@ -147,14 +152,15 @@ def read_gap(path: str | Path, sense: str = "min", reference: float | None = Non
 def gap_bounds(path: str | Path) -> dict[tuple[str, str], tuple[float, float]]:
     """``bounds.txt``: (instance, 'max'|'min') -> (LB, UB)."""
     out = {}
-    for ln, line in enumerate(Path(path).read_text().splitlines(), 1):
+    for ln, line in enumerate(read_text(path).splitlines(), 1):
         parts = line.split()
         if not parts:
             continue
         if len(parts) != 3 or "_" not in parts[0]:
             raise InputError(str(path), f"line {ln}", "'<name>_<Max|Min> LB UB'", line)
         name, sense = parts[0].rsplit("_", 1)
-        out[(name, sense.lower())] = (float(parts[1]), float(parts[2]))
+        lb, ub = numbers(parts[1:], lambda i: f"line {ln}", "the bounds LB UB", str(path))
+        out[(name, sense.lower())] = (float(lb), float(ub))
     return out
 
 
@@ -163,13 +169,10 @@ def detect_format(path: str | Path) -> str:
     p = Path(path)
     if p.suffix.lower() == ".json":
         return "json"
-    if not p.exists():
-        raise InputError(str(p), "file", "an existing file", "no such file")
-    with open(p, "rb") as fh:
-        head = fh.read(4096)
-    if head.lstrip().startswith(b"{"):
+    head = read_text(p)[:4096]
+    if head.lstrip().startswith("{"):
         return "json"
-    first = next((l.split() for l in head.decode(errors="replace").splitlines() if l.strip()), [])
+    first = next((l.split() for l in head.splitlines() if l.strip()), [])
     if len(first) == 2:
         return "gap"
     if len(first) in (1, 3):

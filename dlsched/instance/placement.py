@@ -33,8 +33,11 @@ import scipy.sparse as sp
 
 from dlsched.errors import InputError
 from dlsched.instance.core import MCMDK, Reference
+from dlsched.instance.fields import array_argument, names_argument, number_argument
 
 COMMUNICATION = ("ring", "ps")
+#: the largest cluster a placement instance may describe (the checker and the methods keep per-GPU arrays)
+MAX_GPUS = 100_000
 WORKLOAD = ("proportional", "equal")
 
 
@@ -66,17 +69,16 @@ class PlacementInstance:
 
     def __post_init__(self) -> None:
         src = self.source
-        self.gpu_types = tuple(self.gpu_types)
-        self.server_names = tuple(self.server_names)
-        self.job_names = tuple(self.job_names)
-        self.job_types = tuple(self.job_types)
-        self.server_type = np.asarray(self.server_type, dtype=np.int64)
-        self.server_gpus = np.asarray(self.server_gpus, dtype=np.int64)
-        self.rho = np.asarray(self.rho, dtype=float).reshape(len(self.job_names), len(self.gpu_types))
-        self.global_batch = np.asarray(self.global_batch, dtype=float)
-        self.iterations = np.asarray(self.iterations, dtype=float)
-        self.model_size_mb = np.asarray(self.model_size_mb, dtype=float)
-        self.max_workers = np.asarray(self.max_workers, dtype=np.int64)
+        for attr in ("gpu_types", "server_names", "job_names"):
+            setattr(self, attr, names_argument(src, attr, getattr(self, attr)))
+        self.job_types = names_argument(src, "job_types", self.job_types, len(self.job_names))
+        for attr in ("server_type", "server_gpus", "max_workers"):
+            setattr(self, attr, array_argument(src, attr, getattr(self, attr), np.int64))
+        self.rho = array_argument(src, "rho", self.rho, float, (len(self.job_names), len(self.gpu_types)))
+        for attr in ("global_batch", "iterations", "model_size_mb"):
+            setattr(self, attr, array_argument(src, attr, getattr(self, attr)))
+        self.intra_gbps = number_argument(src, "intra_gbps", self.intra_gbps)
+        self.inter_gbps = number_argument(src, "inter_gbps", self.inter_gbps)
         n, S = len(self.job_names), len(self.server_names)
         if self.communication not in COMMUNICATION:
             raise InputError(src, "model.communication", f"one of {COMMUNICATION}", self.communication)
@@ -104,6 +106,8 @@ class PlacementInstance:
                     raise InputError(src, f"job '{self.job_names[i]}' (type '{self.job_types[i]}') on GPU type '{self.gpu_types[g]}'",
                                      "a positive throughput", float(r))
         K = self.n_gpus
+        if K > MAX_GPUS:
+            raise InputError(src, "$.cluster.servers", f"at most {MAX_GPUS} GPUs in all (per-GPU arrays are built)", f"{K} GPUs")
         for attr, ok in (("global_batch", self.global_batch > 0), ("iterations", self.iterations > 0),
                          ("model_size_mb", self.model_size_mb >= 0), ("max_workers", self.max_workers >= 1)):
             bad = np.flatnonzero(~ok)

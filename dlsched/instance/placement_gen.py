@@ -16,6 +16,7 @@ from functools import lru_cache
 import numpy as np
 
 from dlsched.errors import InputError
+from dlsched.instance.fields import count_argument
 from dlsched.instance.placement import PlacementInstance
 from dlsched.instance.traces import Node, gavel_traces, read_gavel_trace
 from dlsched.perf.throughputs import batch_size, calibrate, load_gavel
@@ -61,6 +62,9 @@ def generate(n_jobs: int, gpus_per_type: dict[str, int] | None = None, *, seed: 
     (the 4-tuple of :func:`gavel_cluster` / :func:`openb_cluster`) replaces it, e.g. OpenB nodes.
     ``calibration_gbps`` is the bandwidth the Gavel multi-GPU measurements are attributed to.
     """
+    for arg, val, lo in (("n_jobs", n_jobs, 1), ("gpus_per_server", gpus_per_server, 1), ("max_workers", max_workers, 1),
+                         ("seed", seed, 0)):
+        count_argument(arg, val, lo)
     table, cal, trace = _gavel()
     gpus_per_type = gpus_per_type or {"k80": 4, "p100": 4, "v100": 4}
     names, stype, sgpus, types = cluster if cluster is not None else gavel_cluster(gpus_per_type, gpus_per_server)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from dlsched.errors import InputError
+from dlsched.instance.fields import int_list, number_list
 from dlsched.instance.mcmdk_json import dump_reference, parse_reference
 from dlsched.instance.placement import Placement, PlacementInstance
 from dlsched.perf.throughputs import calibrate, load_gavel
@@ -105,9 +106,8 @@ def dump(inst: PlacementInstance) -> dict:
 
 def parse_solution(inst: PlacementInstance, sol, source: str) -> Placement:
     if isinstance(sol, dict) and "gpu_job" in sol:
-        gj, wl = sol.get("gpu_job"), sol.get("workload")
-        if not (isinstance(gj, list) and isinstance(wl, list) and len(gj) == len(wl) == inst.n_gpus):
-            raise InputError(source, "$.solution", f"lists 'gpu_job' and 'workload' of {inst.n_gpus} entries", type(gj).__name__)
+        gj = int_list(sol.get("gpu_job"), source, "$.solution.gpu_job", inst.n_gpus)
+        wl = number_list(sol.get("workload"), source, "$.solution.workload", inst.n_gpus)
         return Placement(np.array(gj, dtype=np.int64), np.array(wl, dtype=float), inst.job_names, tuple(inst.gpu_names()))
     if not isinstance(sol, dict) or not isinstance(sol.get("jobs"), list):
         raise InputError(source, "$.solution", "an object {\"jobs\": [{\"name\", \"gpus\", \"samples\"}, ...]}", type(sol).__name__)
@@ -117,20 +117,21 @@ def parse_solution(inst: PlacementInstance, sol, source: str) -> Placement:
     load = np.zeros(inst.n_gpus)
     for e, entry in enumerate(sol["jobs"]):
         where = f"$.solution.jobs[{e}]"
-        if not isinstance(entry, dict) or entry.get("name") not in job_index:
-            raise InputError(source, f"{where}.name", "a job name of the instance", entry.get("name") if isinstance(entry, dict) else entry)
-        gpus, samples = entry.get("gpus", []), entry.get("samples", [])
-        if not isinstance(gpus, list) or not isinstance(samples, list) or len(gpus) != len(samples):
-            raise InputError(source, f"{where}", "lists 'gpus' and 'samples' of equal length", (len(gpus) if isinstance(gpus, list) else gpus))
+        name = entry.get("name") if isinstance(entry, dict) else entry
+        if not isinstance(name, str) or name not in job_index:
+            raise InputError(source, f"{where}.name", "a job name of the instance", name)
+        gpus = entry.get("gpus", [])
+        if not isinstance(gpus, list):
+            raise InputError(source, f"{where}.gpus", "a list of GPU names '<server>/<slot>'", gpus)
+        samples = number_list(entry.get("samples", []), source, f"{where}.samples", len(gpus))
         for q, g in enumerate(gpus):
-            if g not in gpu_index:
+            if not isinstance(g, str) or g not in gpu_index:
                 raise InputError(source, f"{where}.gpus[{q}]", "a GPU name '<server>/<slot>'", g)
             k = gpu_index[g]
             if gpu_job[k] != -1:
-                # keep the first owner; the checker reports the double use from the raw list
                 raise InputError(source, f"{where}.gpus[{q}]", "a GPU used by one job only", f"'{g}' given twice")
-            gpu_job[k] = job_index[entry["name"]]
-            load[k] = float(samples[q])
+            gpu_job[k] = job_index[name]
+            load[k] = samples[q]
     return Placement(gpu_job, load, inst.job_names, tuple(inst.gpu_names()))
 
 

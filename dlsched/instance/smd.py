@@ -42,6 +42,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from dlsched.errors import InputError
+from dlsched.instance.fields import array_argument, names_argument, number_argument
 from dlsched.instance.core import MCMDK, Reference
 from dlsched.perf.layered import OVERLAP_MODES, LayerProfile, iteration_time
 
@@ -111,14 +112,21 @@ class SMDInstance:
 
     def __post_init__(self) -> None:
         src = self.source
-        n = len(self.job_names)
-        self.server_cap = np.asarray(self.server_cap, dtype=float).reshape(-1, len(self.resources))
+        self.resources = names_argument(src, "resources", self.resources)
+        self.job_names = names_argument(src, "job_names", self.job_names)
+        n, R = len(self.job_names), len(self.resources)
+        self.job_type = names_argument(src, "job_type", self.job_type, n)
+        self.server_cap = array_argument(src, "server_cap", self.server_cap, float, (None, R))
+        self.server_names = names_argument(src, "server_names", self.server_names, self.server_cap.shape[0])
         for attr in ("batch", "iterations", "weight", "arrival"):
-            setattr(self, attr, np.asarray(getattr(self, attr), dtype=float).ravel())
-        self.d = np.asarray(self.d, dtype=float).reshape(n, len(self.resources))
-        self.e = np.asarray(self.e, dtype=float).reshape(n, len(self.resources))
-        self.max_workers = np.asarray(self.max_workers, dtype=np.int64).ravel()
-        self.max_ps = np.asarray(self.max_ps, dtype=np.int64).ravel()
+            setattr(self, attr, array_argument(src, attr, getattr(self, attr)))
+        self.d = array_argument(src, "d", self.d, float, (n, R))
+        self.e = array_argument(src, "e", self.e, float, (n, R))
+        self.max_workers = array_argument(src, "max_workers", self.max_workers, np.int64)
+        self.max_ps = array_argument(src, "max_ps", self.max_ps, np.int64)
+        self.slot_seconds = number_argument(src, "slot_seconds", self.slot_seconds)
+        if not isinstance(self.profiles, dict) or not isinstance(self.options, SMDOptions):
+            raise InputError(src, "profiles/options", "a dict of LayerProfile and an SMDOptions", (type(self.profiles).__name__, type(self.options).__name__))
         for attr, lo, strict in (("batch", 0, True), ("iterations", 0, False), ("weight", 0, True), ("arrival", 0, False)):
             arr = getattr(self, attr)
             if arr.size != n:

@@ -22,6 +22,7 @@ import numpy as np
 
 from dlsched.data import data_dir
 from dlsched.errors import InputError
+from dlsched.instance.fields import count_argument
 from dlsched.instance.smd import SMDInstance, SMDOptions
 from dlsched.perf.layered import iteration_time
 from dlsched.perf.profiles import MEASURED_BATCH, MODELS, builtin
@@ -43,8 +44,9 @@ def generate(n_jobs: int, n_servers: int, *, mix: str = "dl2", seed: int = 0, sl
     """An SMD instance with ``n_jobs`` jobs on ``n_servers`` DL2 nodes (every random choice from ``seed``)."""
     if mix not in MIXES:
         raise InputError("<argument>", "mix", f"one of {MIXES}", mix)
-    if n_jobs < 0 or n_servers < 1:
-        raise InputError("<argument>", "n_jobs/n_servers", "n_jobs >= 0 and n_servers >= 1", (n_jobs, n_servers))
+    for arg, val, lo in (("n_jobs", n_jobs, 0), ("n_servers", n_servers, 1), ("max_workers", max_workers, 1),
+                         ("max_ps", max_ps, 1), ("seed", seed, 0)):
+        count_argument(arg, val, lo)
     rng = np.random.default_rng(seed)
     table = job_types()
     types = [MODELS[i] for i in rng.integers(0, len(MODELS), n_jobs)]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from dlsched.errors import InputError
+from dlsched.instance.fields import int_array
 from dlsched.instance.mcmdk_json import dump_reference, parse_reference
 from dlsched.instance.smd import SMDInstance, SMDOptions
 from dlsched.perf import profiles as builtin_profiles
@@ -164,16 +165,15 @@ def dump(inst: SMDInstance) -> dict:
 def parse_solution(inst: SMDInstance, sol, source: str):
     """``{"allocation": [[w, p], ...]}`` (``[w, p, server]`` under per-server capacity) or ``{"schedule": [[[w, p], ...], ...]}`` -> numpy arrays."""
     if isinstance(sol, dict) and "allocation" in sol:
-        arr = np.asarray(sol["allocation"])
-        if arr.ndim != 2 or arr.shape[0] != inst.n_jobs or arr.shape[1] not in (2, 3) or not np.issubdtype(arr.dtype, np.integer):
-            raise InputError(source, "$.solution.allocation", f"{inst.n_jobs} integer rows [w, p] (or [w, p, server])", sol["allocation"])
-        return {"allocation": arr.astype(np.int64)}
+        expected = f"{inst.n_jobs} integer rows [w, p] (or [w, p, server])"
+        arr = int_array(sol["allocation"], source, "$.solution.allocation", (inst.n_jobs, None), expected)
+        if arr.ndim != 2 or arr.shape[1] not in (2, 3):
+            raise InputError(source, "$.solution.allocation", expected, f"rows of {arr.shape[1] if arr.ndim == 2 else 0} entries")
+        return {"allocation": arr}
     if isinstance(sol, dict) and "schedule" in sol:
-        arr = np.asarray(sol["schedule"])
-        if arr.ndim != 3 or arr.shape[1:] != (inst.n_jobs, 2) or not np.issubdtype(arr.dtype, np.integer):
-            raise InputError(source, "$.solution.schedule", f"a list of slots, each {inst.n_jobs} integer pairs [w, p]",
-                             f"shape {arr.shape}")
-        return {"schedule": arr.astype(np.int64)}
+        arr = int_array(sol["schedule"], source, "$.solution.schedule", (None, inst.n_jobs, 2),
+                        f"a list of slots, each {inst.n_jobs} integer pairs [w, p]")
+        return {"schedule": arr.reshape(-1, inst.n_jobs, 2)}
     raise InputError(source, "$.solution", "an object with 'allocation' or 'schedule'", sol)
 
 

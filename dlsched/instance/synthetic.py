@@ -46,9 +46,11 @@ from pathlib import Path
 
 import numpy as np
 
+from dlsched.data import data_dir
 from dlsched.errors import InputError
 from dlsched.instance.cluster import Cluster
 from dlsched.instance.workload import Convergence, Job, Trace
+from dlsched.perf.speeds import read_config_speed
 
 #: DL2's parameters.py: MAX_NUM_EPOCHS, MAX_NUM_WORKERS (bounds workers and PSs), TS_DURATION,
 #: NUM_RESR_SLOTS per node and resource, GPU slots per GPU, MAX_ARRVS_PER_TS (default setting)
@@ -97,8 +99,6 @@ class DL2JobType:
 def read_dl2_job_types(path: str | Path | None = None) -> tuple[DL2JobType, ...]:
     """DL2's job-type table (default ``shared/data/dl2/job_types.csv``), in the file's order."""
     if path is None:
-        from dlsched.data import data_dir
-
         path = data_dir() / "dl2" / "job_types.csv"
     return _read_job_types(str(path))
 
@@ -130,8 +130,6 @@ def _read_job_types(path: str) -> tuple[DL2JobType, ...]:
 
 @lru_cache(maxsize=4)
 def _global_batches(path: str | None) -> dict[str, float]:
-    from dlsched.perf.speeds import read_config_speed
-
     tables, _ = read_config_speed(path)
     return {m: t.batch for m, t in tables.items()}
 

@@ -52,7 +52,9 @@ from typing import Mapping, Sequence
 
 from dlsched.data import data_dir
 from dlsched.errors import InputError
-from dlsched.instance.synthetic import DURATION
+from dlsched.instance.files import read_text
+from dlsched.instance.jsonio import MAGNITUDE_RULE, MAX_MAGNITUDE
+from dlsched.instance.synthetic import DURATION, dl2_trace, poisson_trace
 from dlsched.instance.workload import Job, Trace
 
 OPENB_GPU_MODELS = ("G2", "T4", "P100", "V100M16", "V100M32", "G3", "A10")
@@ -112,7 +114,6 @@ def gavel_traces() -> list[Path]:
 def read_openb_nodes(path: str | Path | None = None, *, gpu_only: bool = True) -> list[Node]:
     """Read an Alibaba OpenB node list (default: ``openb_node_list_gpu_node.csv``)."""
     if path is None:
-
         path = data_dir() / "alibaba-openb" / "openb_node_list_gpu_node.csv"
     path = Path(path)
     try:
@@ -138,11 +139,9 @@ def read_openb_nodes(path: str | Path | None = None, *, gpu_only: bool = True) -
 
 def _read_lines(path: Path, what: str) -> list[str]:
     try:
-        return path.read_text().splitlines()
-    except FileNotFoundError:
-        raise InputError(str(path), "file", what, "no such file") from None
-    except (IsADirectoryError, UnicodeDecodeError) as exc:
-        raise InputError(str(path), "file", f"{what} (UTF-8 text)", type(exc).__name__) from None
+        return read_text(path).splitlines()
+    except InputError as exc:   # every file-system failure (a directory, a symlink loop, binary data, ...)
+        raise InputError(exc.source, exc.where, f"{what} (UTF-8 text)", exc.found) from None
 
 
 def _float(text: str, path: Path | str, where: str, what: str, minimum: float | None = 0.0, strict: bool = False) -> float:
@@ -154,6 +153,8 @@ def _float(text: str, path: Path | str, where: str, what: str, minimum: float | 
     if not math.isfinite(v) or (minimum is not None and (v <= minimum if strict else v < minimum)):
         bound = "" if minimum is None else f" {'>' if strict else '>='} {minimum:g}"
         raise InputError(str(path), f"{where}, {what}", f"a finite number{bound}", text)
+    if not abs(v) < MAX_MAGNITUDE:
+        raise InputError(str(path), f"{where}, {what}", MAGNITUDE_RULE, text)
     return v
 
 
@@ -246,8 +247,6 @@ OPENB_POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", 
 def load_openb_pods(path: str | Path | None = None) -> Trace:
     """Alibaba OpenB pods (default ``openb_pod_list_default.csv``) as jobs (module docstring)."""
     if path is None:
-        from dlsched.data import data_dir
-
         path = data_dir() / "alibaba-openb" / "openb_pod_list_default.csv"
     path = Path(path)
     jobs, lines = [], []
@@ -343,8 +342,6 @@ def load_trace(path: str | Path, format: str | None = None) -> Trace:
     :mod:`dlsched.instance.synthetic` (N jobs, seed 0 by default)."""
     m = _SYNTHETIC.match(str(path))
     if m and not Path(path).exists():
-        from dlsched.instance.synthetic import dl2_trace, poisson_trace
-
         gen = dl2_trace if m.group(1) == "dl2" else poisson_trace
         return gen(int(m.group(2)), int(m.group(3) or 0))
     fmt = format or trace_format(path)

@@ -23,19 +23,7 @@ Offline optimum (MODELS.md §3.1, one-hot completion linearisation), written in 
 with :math:`R_i = \lceil E_i N_i M_i (\tau_i + 2 e_i / b_i) \rceil` worker-slots (the work),
 :math:`t^{min}_i = a_i + \lceil R_i / N_i \rceil - 1` the earliest completion slot.
 
-=======================  ==============================================================
-symbol                   field
-=======================  ==============================================================
-:math:`T`                ``OasisInstance.horizon``
-:math:`c_h^r, c_k^r`     ``worker_cap[h, r]``, ``ps_cap[k, r]``
-:math:`a_i`              ``arrival[i]`` (slot, 1-based)
-:math:`N_i, M_i, E_i`    ``chunks``, ``minibatches``, ``epochs``
-:math:`\tau_i`           ``tau`` (slots per mini-batch of compute)
-:math:`e_i, b_i, B_i`    ``grad_mb`` (MB), ``worker_gbps``, ``ps_gbps``
-:math:`w_i^r, s_i^r`     ``worker_demand[i, r]``, ``ps_demand[i, r]``
-:math:`f_i`              ``utilities[i]`` (:class:`Utility`)
-:math:`R_i`              ``work()`` (worker-slots), :math:`D^{min}_i` = ``min_duration()``
-=======================  ==============================================================
+The symbols are fields of :class:`~dlsched.instance.oasis.OasisInstance` (its module has the table).
 
 Tightening used by the matrix builder (docs/oasis.md): variables before :math:`a_i` and
 completion indicators before :math:`t^{min}_i` are not created; every y/z has the upper bound

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import json
 import sys
+from pathlib import Path
 
 from dlsched.errors import InputError
 
@@ -87,6 +88,8 @@ def cmd_simulate(args) -> int:
             params[key] = json.loads(val)
         except json.JSONDecodeError:
             params[key] = val
+    if args.plot and Path(args.plot).exists() and not Path(args.plot).is_dir():
+        raise InputError("<argument>", "--plot", "a folder for the figures", f"'{args.plot}' is not a folder")
     policy = make_policy(args.policy, **params)
     trace = load_trace(args.trace)
     cluster = load_cluster(args.cluster, trace)

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
+from typing import Any, Callable
 
 import numpy as np
 
-from dlsched.errors import SolverError
-from dlsched.instance.core import MCMDK
+from dlsched.errors import InputError, SolverError
 from dlsched.result import Status
-from dlsched.solvers.highs import MatrixOutcome
+from dlsched.solvers.highs import MatrixOutcome, in_child, solve_matrix, typed_options
 from dlsched.solvers.options import SolveOptions
 
 # ---------------------------------------------------------------- Pyomo (contrib.solver Highs)
@@ -65,14 +66,15 @@ def run_pyomo(model, opts: SolveOptions) -> MatrixOutcome:
     solver = Highs()
     if not solver.available():
         raise SolverError("Pyomo cannot find highspy: pip install highspy")
-    options = {"mip_rel_gap": float(opts.mip_rel_gap), "random_seed": int(opts.seed)}
-    options.update(opts.raw)  # passed last, unchanged: Pyomo forwards them to HiGHS
+    typed = typed_options(opts)     # the time limit is what remains of the call's budget, read now
+    options = {"mip_rel_gap": typed["mip_rel_gap"], "random_seed": typed["random_seed"]}
+    options.update(opts.raw)  # validated when the call started, passed last: Pyomo forwards them to HiGHS
     kwargs = dict(tee=bool(opts.log), load_solutions=False, raise_exception_on_nonoptimal_result=False,
                   rel_gap=float(opts.mip_rel_gap), solver_options=options)
-    if opts.time_limit is not None:
-        kwargs["time_limit"] = float(opts.time_limit)
-    if opts.threads is not None:
-        kwargs["threads"] = int(opts.threads)
+    if "time_limit" in typed:
+        kwargs["time_limit"] = typed["time_limit"]
+    if "threads" in typed:
+        kwargs["threads"] = typed["threads"]
     t0 = time.perf_counter()
     res = solver.solve(model, **kwargs)
     wall = time.perf_counter() - t0
@@ -92,15 +94,6 @@ def run_pyomo(model, opts: SolveOptions) -> MatrixOutcome:
     elif out.status == Status.OPTIMAL:
         out.bound = out.objective
     return out.settle()
-
-
-def solve_pyomo(model, inst: MCMDK, opts: SolveOptions) -> MatrixOutcome:
-    """Solve a model from :func:`~dlsched.models.mcmdk.build_pyomo`; ``out.x`` holds the columns."""
-    out = run_pyomo(model, opts)
-    if out.status.has_solution():
-        x = model.x
-        out.x = np.array([x[o].value if x[o].value is not None else 0.0 for o in range(inst.n_cols)], dtype=float)
-    return out
 
 
 # ---------------------------------------------------------------- CVXPY (solver cp.HIGHS)
@@ -127,12 +120,8 @@ def run_cvxpy(problem, opts: SolveOptions, sense: str) -> MatrixOutcome:
     """
     import cvxpy as cp
 
-    options = {"mip_rel_gap": float(opts.mip_rel_gap), "random_seed": int(opts.seed), "output_flag": bool(opts.log)}
-    if opts.time_limit is not None:
-        options["time_limit"] = float(opts.time_limit)
-    if opts.threads is not None:
-        options["threads"] = int(opts.threads)
-    options.update(opts.raw)
+    options = {**typed_options(opts), "output_flag": bool(opts.log)}
+    options.update(opts.raw)    # validated when the call started, passed last
     t0 = time.perf_counter()
     try:
         problem.solve(solver=cp.HIGHS, verbose=bool(opts.log), **options)
@@ -158,11 +147,88 @@ def run_cvxpy(problem, opts: SolveOptions, sense: str) -> MatrixOutcome:
     return out.settle()
 
 
-def solve_cvxpy(problem, x, inst: MCMDK, opts: SolveOptions) -> MatrixOutcome:
-    """Solve a problem from :func:`~dlsched.models.mcmdk.build_cvxpy`; ``out.x`` holds the columns
-    and the objective is recomputed from them (CVXPY's value carries the solver's tolerance)."""
-    out = run_cvxpy(problem, opts, inst.sense)
-    if out.status.has_solution():
-        out.x = np.asarray(x.value, dtype=float).ravel()
-        out.objective = float(inst.value @ out.x)
-    return out.settle()
+# ---------------------------------------------------------------- one dispatcher over the three front ends
+
+BACKENDS = ("highs", "pyomo", "cvxpy")
+
+
+@dataclass
+class FrontEnds:
+    """One MILP written for the three front ends (docs/contract.md, "Backends").
+
+    Each builder is called only for the chosen backend and returns the model and a reader:
+
+    * ``matrix() -> (MatrixForm, decode)``, ``decode(x)`` turning HiGHS's column values into the
+      family's solution; ``warm() -> x | None`` (optional) a MIP start, highspy only;
+    * ``pyomo() -> (model, read)`` and ``cvxpy() -> (problem, read)``, ``read()`` reading the
+      solved model's variables into the family's solution.
+
+    ``objective(solution)`` (optional) recomputes the objective from the decoded solution, so
+    the three front ends report the value the checker recomputes, not the solver's rounded one.
+    """
+
+    sense: str
+    matrix: Callable[[], tuple[Any, Callable[[np.ndarray], Any]]]
+    pyomo: Callable[[], tuple[Any, Callable[[], Any]]]
+    cvxpy: Callable[[], tuple[Any, Callable[[], Any]]]
+    warm: Callable[[Any], np.ndarray | None] | None = None
+    objective: Callable[[Any], float] | None = None
+
+
+def solve_front_end(fe: FrontEnds, backend: str, opts: SolveOptions) -> tuple[MatrixOutcome, Any, float]:
+    """Build and solve ``fe`` through ``backend``: (outcome, family solution or None, build seconds).
+
+    Build seconds include Pyomo's and CVXPY's translation inside their ``solve()``; the time
+    limit given to HiGHS is what remains of the call's budget after the build. With a time limit,
+    the Pyomo and CVXPY paths (whose Python build cannot be interrupted: 19 s for 100k columns in
+    Pyomo) run whole in a forked child stopped at the deadline (:func:`~dlsched.solvers.highs.in_child`);
+    the highspy path guards only HiGHS itself (:func:`~dlsched.solvers.highs.solve_matrix`).
+    """
+    if backend not in BACKENDS:
+        raise InputError("<argument>", "backend", f"one of {', '.join(BACKENDS)}", backend)
+    if backend != "highs" and opts.clock.limited:
+        t0 = time.perf_counter()
+        done, value = in_child(lambda report: _solve_front_end(fe, backend, opts), opts.clock)
+        if done:
+            value[0].stats["guarded"] = True
+            return value
+        return (MatrixOutcome(Status.NO_SOLUTION, "time_limit", None, None, None, time.perf_counter() - t0,
+                              stats={"guarded": True, "stopped_at_deadline": True}), None, 0.0)
+    return _solve_front_end(fe, backend, opts)
+
+
+#: Pyomo and CVXPY translate the model inside ``solve()`` before HiGHS starts, and load the solution
+#: after it stops: about as long again as their build, and half of it (measured on 10k columns,
+#: Pyomo). HiGHS's time limit leaves this multiple of the build time for both.
+AROUND_SOLVE_SHARE = 1.5
+
+
+def _leave_time_to_read(opts: SolveOptions, build: float) -> SolveOptions:
+    """Options whose budget ends :data:`AROUND_SOLVE_SHARE` x ``build`` seconds before the call's."""
+    if not opts.clock.limited:
+        return opts
+    return opts.within(opts.clock.share(1.0, at_most=max(opts.clock.remaining() - AROUND_SOLVE_SHARE * build, 1e-3)))
+
+
+def _solve_front_end(fe: FrontEnds, backend: str, opts: SolveOptions) -> tuple[MatrixOutcome, Any, float]:
+    t0 = time.perf_counter()
+    if backend == "highs":
+        mf, decode = fe.matrix()
+        warm = fe.warm(mf) if fe.warm is not None else None
+        build = time.perf_counter() - t0
+        out = solve_matrix(mf, opts, warm_x=warm)
+        read = (lambda: decode(out.x)) if out.x is not None else None
+    elif backend == "pyomo":
+        model, read = fe.pyomo()
+        build = time.perf_counter() - t0
+        out = run_pyomo(model, _leave_time_to_read(opts, build))
+    else:
+        problem, read = fe.cvxpy()
+        build = time.perf_counter() - t0
+        out = run_cvxpy(problem, _leave_time_to_read(opts, build), fe.sense)
+    build += out.stats.pop("compile_seconds", 0.0)
+    solution = read() if (read is not None and out.status.has_solution()) else None
+    if solution is not None and fe.objective is not None:
+        out.objective = float(fe.objective(solution))
+        out.settle()
+    return out, solution, build

@@ -47,9 +47,9 @@ import numpy as np
 
 from dlsched.instance.core import MCMDK
 from dlsched.models.mcmdk import MatrixForm, build_matrix
-from dlsched.result import Result, Status
+from dlsched.result import Result, Status, make_result
 from dlsched.solvers import highs
-from dlsched.solvers.exact import solve_core
+from dlsched.solvers.milp import solve_core
 from dlsched.solvers.lp import LPInfo, gain, lagrangian, solve_lp, to_sense
 from dlsched.solvers.options import Incumbent, SolveOptions
 from dlsched.solvers.registry import register
@@ -58,13 +58,20 @@ from dlsched.solvers.rounding import lp_round_core, sub_instance
 DEFAULT_FRACTIONS = (0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0)
 #: cores wider than this many columns are only started when they are predicted to fit their budget
 BIG_CORE = 20_000
+#: share of the budget (at most 1 s) for lp-round's local search, the first incumbent
+SEARCH_SHARE = 0.1
+#: a stage is not started with less than this many seconds left
+MIN_STAGE_SECONDS = 0.02
+#: diversified cores grow (or shrink) by this factor after a core that was easy (or hard)
+CORE_GROWTH = 1.15
 
 
 @dataclass
 class Tracker:
     """Best solution and best certified bound (both in gain units) across the stages of a layer.
 
-    Streams every improvement to ``opts.on_incumbent`` with the time since ``t0``.
+    Streams every improvement to ``opts.on_incumbent`` with the time since ``t0`` (the start of the
+    call's budget, ``opts.budget``).
     """
 
     inst: MCMDK
@@ -107,10 +114,20 @@ class Tracker:
     def proven(self) -> bool:
         return self.choice is not None and self.bound - self.gain <= 1e-9 * max(1.0, abs(self.gain))
 
+    @property
+    def within_gap(self) -> bool:
+        """The requested relative gap (``opts.mip_rel_gap``, HiGHS's definition) is reached."""
+        if self.choice is None:
+            return False
+        return self.proven or (self.opts.mip_rel_gap > 0 and self.gain != 0
+                               and self.bound - self.gain <= self.opts.mip_rel_gap * abs(self.gain))
+
+    @property
+    def done(self) -> bool:
+        return self.proven or self.within_gap
+
     def remaining(self) -> float:
-        if self.opts.time_limit is None:
-            return math.inf
-        return self.opts.time_limit - (time.perf_counter() - self.t0)
+        return self.opts.clock.remaining()
 
 
 def _integral_gains(inst: MCMDK) -> bool:
@@ -149,8 +166,9 @@ def solve_restricted(inst: MCMDK, mf: MatrixForm, lp: LPInfo, keep: np.ndarray, 
         if tr.opts.on_incumbent is not None and sign * inc.objective > tr.gain + 1e-9:
             tr.opts.on_incumbent(Incumbent(offset + inc.seconds, inc.objective, to_sense(inst, tr.bound)))
 
-    opts = SolveOptions(time_limit=None if math.isinf(time_limit) else max(time_limit, 1e-3), mip_rel_gap=0.0, threads=tr.opts.threads,
-                        seed=tr.opts.seed, log=tr.opts.log, raw=dict(tr.opts.raw), on_incumbent=on_improve)
+    # the core MIP may stop at the requested gap: its bound still certifies (module docstring)
+    opts = tr.opts.within(tr.opts.clock.share(1.0, at_most=None if math.isinf(time_limit) else time_limit),
+                          on_incumbent=on_improve, warm_start=None)
     out = highs.solve_matrix(sub, opts, warm_x=warm)
     stats.setdefault("stages", []).append({
         "kept_columns": int(keep.sum()), "free_jobs": int(_free_jobs(inst, keep, none_ok)),
@@ -159,7 +177,7 @@ def solve_restricted(inst: MCMDK, mf: MatrixForm, lp: LPInfo, keep: np.ndarray, 
     if out.x is not None and out.status.has_solution():
         choice = inst.choice_from_columns(out.x)
         tr.offer(choice, chosen_gain(inst, choice))
-    if out.status in (Status.OPTIMAL, Status.INFEASIBLE):
+    if out.status in (Status.OPTIMAL, Status.INFEASIBLE) and out.termination != "gap_limit":
         core_bound = tr.gain if out.status == Status.OPTIMAL else -math.inf
     elif out.bound is not None:
         core_bound = sign * out.bound
@@ -175,19 +193,22 @@ def _free_jobs(inst: MCMDK, keep: np.ndarray, none_ok: np.ndarray) -> int:
     return int((kept > 1).sum())
 
 
-def start(instance, opts: SolveOptions, search_share: float = 0.1) -> tuple[MCMDK, Tracker, dict]:
+def start(instance, opts: SolveOptions, search_share: float = SEARCH_SHARE) -> tuple[MCMDK, Tracker, dict]:
     """Core model, LP, certified bound and an lp-round incumbent: the first steps every sparsification layer shares.
 
-    The clock (``Tracker.t0``) starts before the core model is built, so the time limit covers it."""
-    t0 = time.perf_counter()
+    The clock (``Tracker.t0``) is the call's budget, started before the core model is built, so the
+    time limit covers it."""
+    opts = opts.started()
+    t0 = opts.clock.start
+    b0 = time.perf_counter()
     inst = instance.to_core()
-    build = time.perf_counter() - t0
+    build = time.perf_counter() - b0
     lp = solve_lp(inst, opts)
     tr = Tracker(inst, opts, t0, lp, build)
     stats: dict = {"lp_seconds": round(lp.seconds, 4), "lp_bound": lp.bound}
     if lp.status != Status.OPTIMAL:
         return inst, tr, stats
-    search = 1.0 if opts.time_limit is None else min(1.0, search_share * opts.time_limit)
+    search = min(1.0, search_share * opts.clock.remaining())
     p, _, rstats = lp_round_core(inst, opts, lp, t0=t0, search_seconds=search)
     stats["lp_round_objective"] = None if p is None else p.objective()
     if p is not None:
@@ -196,27 +217,25 @@ def start(instance, opts: SolveOptions, search_share: float = 0.1) -> tuple[MCMD
 
 
 def finish(name: str, inst: MCMDK, opts: SolveOptions, tr: Tracker, stats: dict, termination: str) -> Result:
-    """The :class:`Result` of a layer from its tracker (build and solve seconds apart)."""
-    seconds = time.perf_counter() - tr.t0 - tr.build_seconds
+    """The :class:`Result` of a layer from its tracker (build and solve seconds apart): ``optimal``
+    when the tracker proved it, ``gap_limit`` when the requested gap was reached, ``infeasible``
+    when the certified bound is ``-inf`` and no solution exists, else ``termination``."""
     lp = tr.lp
-    res = Result(name, Status.NO_SOLUTION, None, None, inst.sense, termination, "highs", tr.build_seconds, seconds, None,
-                 stats, highs.version(), opts.as_dict())
+    stats = dict(stats, history=len(tr.history))
+    common = dict(sense=inst.sense, backend="highs", build_seconds=tr.build_seconds, stats=stats,
+                  solver_version=highs.version())
     if lp.status in (Status.INFEASIBLE, Status.UNBOUNDED):
-        res.status, res.termination = lp.status, lp.termination
-        res.message = "the LP relaxation is " + lp.status.value
-        return res
-    if math.isfinite(tr.bound):
-        res.bound = to_sense(inst, tr.bound)
+        return make_result(name, opts, termination=lp.termination, message="the LP relaxation is " + lp.status.value, **common)
+    bound = to_sense(inst, tr.bound) if math.isfinite(tr.bound) else None
     if tr.choice is not None:
-        res.solution = tr.choice
-        res.objective = to_sense(inst, tr.gain)
-        res.status = Status.OPTIMAL if tr.proven else Status.FEASIBLE
-        if tr.proven:
-            res.termination = "optimal"
-    elif tr.bound == -math.inf:
-        res.status, res.termination = Status.INFEASIBLE, "infeasible"
-    res.stats["history"] = len(tr.history)
-    return res
+        term = "optimal" if tr.proven else ("gap_limit" if tr.within_gap else termination)
+        return make_result(name, opts, termination=term, solution=tr.choice, objective=to_sense(inst, tr.gain),
+                           bound=bound, **common)
+    if tr.bound == -math.inf:
+        return make_result(name, opts, termination="infeasible", **common)
+    if termination == "optimal":       # no incumbent but the search space is exhausted: undecided
+        termination = "unknown"
+    return make_result(name, opts, termination=termination, bound=bound, **common)
 
 
 def job_slack(inst: MCMDK, lp: LPInfo) -> np.ndarray:
@@ -263,7 +282,7 @@ def lns_search(inst: MCMDK, lp: LPInfo, tr: Tracker, deadline: float, stats: dic
     rounds = improved = 0
     while True:
         left = deadline - time.perf_counter()
-        if left <= 0.02 or tr.proven:
+        if left <= MIN_STAGE_SECONDS or tr.done:
             break
         gumbel = -np.log(-np.log(rng.random(inst.n_jobs)))
         key = (logw + gumbel) if rounds % 2 == 0 else gumbel
@@ -273,8 +292,8 @@ def lns_search(inst: MCMDK, lp: LPInfo, tr: Tracker, deadline: float, stats: dic
         col[on] = inst.job_ptr[np.flatnonzero(on)] + tr.choice[on]
         sub = sub_instance(inst, freed, col)
         limit = min(sub_seconds, left)
-        opts = SolveOptions(time_limit=max(limit, 1e-3), threads=tr.opts.threads,
-                            seed=int(rng.integers(2**31 - 1)), raw=dict(tr.opts.raw), warm_start=tr.choice[freed])
+        opts = tr.opts.within(tr.opts.clock.share(1.0, at_most=limit), seed=int(rng.integers(2**31 - 1)),
+                              warm_start=tr.choice[freed], mip_rel_gap=0.0, on_incumbent=None)
         res = solve_core(sub, opts)
         rounds += 1
         if res.solution is not None and res.status.has_solution():
@@ -318,12 +337,14 @@ def perturbed(inst: MCMDK, lp: LPInfo, rng: np.random.Generator, noise: float) -
 
 @register("core", description="core-problem sparsification by LP regret, growing cores solved by HiGHS",
           params=("core_fractions", "stage_share", "diversify", "price_noise", "lns", "free", "sub_seconds",
-                  "temperature"))
+                  "temperature", "search_share", "big_core"), supports=("gap", "raw"))
 def core(instance, opts: SolveOptions, core_fractions=DEFAULT_FRACTIONS, stage_share: float = 0.3,
          diversify: bool = True, price_noise: float = 0.2, lns: bool = False, free: int | None = None,
-         sub_seconds: float = 0.3, temperature: float = 1.0) -> Result:
+         sub_seconds: float = 0.3, temperature: float = 1.0, search_share: float = SEARCH_SHARE,
+         big_core: int = BIG_CORE) -> Result:
     """Core-problem method (module docstring: stages, certified bound, diversified cores, LNS)."""
-    inst, tr, stats = start(instance, opts)
+    opts = opts.started()
+    inst, tr, stats = start(instance, opts, float(search_share))
     if tr.lp.status != Status.OPTIMAL:
         return finish("core", inst, opts, tr, stats, tr.lp.termination)
     lp = tr.lp
@@ -333,14 +354,14 @@ def core(instance, opts: SolveOptions, core_fractions=DEFAULT_FRACTIONS, stage_s
     fractions = sorted(float(f) for f in core_fractions)
     if not fractions or fractions[-1] < 1.0:
         fractions.append(1.0)
-    timed = opts.time_limit is not None
+    timed = opts.clock.limited
     after = (diversify or lns) and timed     # a later phase takes over once a core is hard
     solved = fractions[0]
     rate, last_core = None, None
     for i, f in enumerate(fractions):
         last = i == len(fractions) - 1
         left = tr.remaining()
-        if tr.proven or left <= 0:
+        if tr.done or left <= 0:
             break
         keep, none_ok = core_mask(inst, lp, f, tr)
         size = (int(keep.sum()), int(none_ok.sum()))
@@ -348,7 +369,7 @@ def core(instance, opts: SolveOptions, core_fractions=DEFAULT_FRACTIONS, stage_s
             continue
         previous = size
         budget = left if last else stage_share * left
-        if timed and size[0] > BIG_CORE and rate is not None and rate * size[0] > budget:
+        if timed and size[0] > int(big_core) and rate is not None and rate * size[0] > budget:
             # HiGHS does not stop inside presolve / the root LP of a wide model: a core that
             # cannot get through them in its budget would overrun the time limit (measured:
             # a 35k-column core given 3.5 s ran 13 s). Stop growing instead.
@@ -366,20 +387,20 @@ def core(instance, opts: SolveOptions, core_fractions=DEFAULT_FRACTIONS, stage_s
                 termination = "optimal"
         elif after and term != "infeasible":   # an infeasible core (no incumbent yet) is not a hard one
             break
-    if diversify and timed and not tr.proven:
+    if diversify and timed and not tr.done:
         rng = np.random.default_rng(opts.seed)
         f, rounds = solved, 0
-        while tr.remaining() > 0.02 and not tr.proven:
+        while tr.remaining() > MIN_STAGE_SECONDS and not tr.done:
             info = perturbed(inst, lp, rng, price_noise)
             keep, none_ok = core_mask(inst, info, f, tr)
-            budget = min(tr.remaining(), stage_share * opts.time_limit)
+            budget = min(tr.remaining(), stage_share * opts.clock.limit)
             term, secs = solve_restricted(inst, mf, info, keep, none_ok, tr, budget, stats)
             rounds += 1
             done = term in ("optimal", "infeasible")
-            f = min(1.0, f * 1.15) if done and secs < budget / 3 else (f if done else f / 1.15)
+            f = min(1.0, f * CORE_GROWTH) if done and secs < budget / 3 else (f if done else f / CORE_GROWTH)
         stats["diversified_cores"] = rounds
-    if lns and timed and not tr.proven and tr.remaining() > 0:
-        lns_search(inst, lp, tr, tr.t0 + opts.time_limit, stats, free=free, sub_seconds=sub_seconds,
+    if lns and timed and not tr.done and tr.remaining() > 0:
+        lns_search(inst, lp, tr, time.perf_counter() + tr.remaining(), stats, free=free, sub_seconds=sub_seconds,
                    temperature=temperature)
     if tr.proven:
         termination = "optimal"

@@ -38,9 +38,10 @@ import numpy as np
 from dlsched.errors import InputError
 from dlsched.instance.placement import Placement, PlacementInstance
 from dlsched.models.placement import alone_jct, core_model, count_vectors, decode, evaluate, jain, jct_counts, workloads
-from dlsched.result import Result, Status
+from dlsched.result import Result, make_result
 from dlsched.solvers import highs
-from dlsched.solvers.exact import solve_core
+from dlsched.solvers.backends import BACKENDS
+from dlsched.solvers.milp import solve_core
 from dlsched.solvers.market import clear
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.registry import register
@@ -57,19 +58,21 @@ def fairness_stats(inst: PlacementInstance, jct: np.ndarray) -> dict:
             "max_slowdown": float(slow.max()), "mean_slowdown": float(slow.mean())}
 
 
-def _finish(inst: PlacementInstance, gpu_job: np.ndarray | None, method: str, t0: float, build: float,
-            stats: dict, bound: float | None, status: Status = Status.FEASIBLE, termination: str = "heuristic",
-            opts: SolveOptions | None = None) -> Result:
-    res = Result(method=method, status=status, sense="min", termination=termination, backend=None,
-                 build_seconds=build, solve_seconds=time.perf_counter() - t0 - build, stats=dict(stats),
-                 solver_version=highs.version(), options=(opts or SolveOptions()).as_dict(), bound=bound)
+def placement_result(inst: PlacementInstance, gpu_job: np.ndarray | None, method: str, opts: SolveOptions, *,
+                     termination: str, bound: float | None, stats: dict, build: float = 0.0,
+                     backend: str | None = None, message: str = "") -> Result:
+    """A placement method's :class:`Result` through the one factory: the placement (when there is
+    one) scored by the exact JCT model, with its fairness figures."""
+    stats = dict(stats)
+    solution = objective = None
     if gpu_job is not None:
-        p = Placement(gpu_job, workloads(inst, gpu_job), inst.job_names, tuple(inst.gpu_names()))
-        jct = evaluate(inst, p)
-        res.solution = p
-        res.objective = float(jct.mean())
-        res.stats.update(fairness_stats(inst, jct))
-    return res
+        solution = Placement(gpu_job, workloads(inst, gpu_job), inst.job_names, tuple(inst.gpu_names()))
+        jct = evaluate(inst, solution)
+        objective = float(jct.mean())
+        stats.update(fairness_stats(inst, jct))
+    return make_result(method, opts, sense="min", termination=termination, solution=solution, objective=objective,
+                       bound=bound, backend=backend, build_seconds=build, stats=stats,
+                       solver_version=highs.version() if backend else "", message=message)
 
 
 def _biggest_server(inst: PlacementInstance) -> np.ndarray:
@@ -226,13 +229,19 @@ def config_table(inst: PlacementInstance, biggest=None) -> tuple[np.ndarray, np.
     return C, np.where(C.sum(axis=1)[None, :] <= inst.max_workers[:, None], J, np.inf)
 
 
+#: without a feasible total JCT, the subgradient steps aim this factor above the best value so far
+POLYAK_OVERSHOOT = 1.05
+#: the step is halved after this many steps without improvement
+STALL_STEPS = 10
+
+
 def type_prices(inst: PlacementInstance, C: np.ndarray, J: np.ndarray, upper: float | None = None,
                 iters: int = 200) -> tuple[np.ndarray, float]:
     r"""Lagrangian prices :math:`\lambda_g \ge 0` of the type rows (MODELS.md §1, pricing).
 
     Maximises :math:`L(\lambda) = \sum_i \min_c (J_i(c) + \lambda^\top c) - \lambda^\top N` by
     projected subgradient steps (Polyak's rule towards ``upper``, a feasible total JCT, or,
-    without one, towards 5% above the best value so far).
+    without one, :data:`POLYAK_OVERSHOOT` times the best value so far).
     :math:`L(\lambda) / n` is a valid lower bound on the average JCT: the category score of a
     count vector never exceeds the JCT of any placement with those counts.
     """
@@ -249,12 +258,12 @@ def type_prices(inst: PlacementInstance, C: np.ndarray, J: np.ndarray, upper: fl
             best_L, best_lam, since = L, lam.copy(), 0
         else:
             since += 1
-            if since >= 10:
+            if since >= STALL_STEPS:
                 theta, since = theta / 2, 0
         g = N - C[pick].sum(axis=0)                # supply minus demand
         if np.all(g >= 0) and np.allclose(lam * g, 0):
             break                                  # complementary: L is the optimum of the relaxation
-        target = upper if upper is not None else 1.05 * best_L
+        target = upper if upper is not None else POLYAK_OVERSHOOT * best_L
         step = theta * max(target - L, 1e-12 * abs(target)) / max(float(g @ g), 1.0)
         lam = np.maximum(0.0, lam - step * g)
     return best_lam, best_L
@@ -501,7 +510,7 @@ def _need(instance) -> PlacementInstance:
     return instance
 
 
-@register("exact", families=("placement",), params=("backend",),
+@register("exact", families=("placement",), params=("backend",), supports=("gap", "raw"), backends=BACKENDS,
           description="exact MCMDK over type-count configurations (MODELS.md §4.2), decoded to a placement")
 def exact(instance, opts: SolveOptions, backend: str = "highs") -> Result:
     inst = _need(instance)
@@ -509,27 +518,20 @@ def exact(instance, opts: SolveOptions, backend: str = "highs") -> Result:
     model = core_model(inst)
     build = time.perf_counter() - t0
     res = solve_core(model.core, opts, backend)
-    out = _finish(inst, None, "exact", t0, build, {"columns": model.core.n_cols, "rows": model.core.n_rows,
-                                                    "mip_seconds": res.solve_seconds, **{k: v for k, v in res.stats.items()}},
-                  res.bound, res.status, res.termination, opts)
-    out.backend = backend
-    if res.solution is not None and res.status.has_solution():
-        p = decode(inst, model, res.solution)
-        fin = _finish(inst, p.gpu_job, "exact", t0, build, out.stats, res.bound, res.status, res.termination, opts)
-        fin.backend = backend
-        return fin
-    out.message = res.message
-    return out
+    stats = {"columns": model.core.n_cols, "rows": model.core.n_rows, "mip_seconds": res.solve_seconds, **res.stats}
+    gpu_job = decode(inst, model, res.solution).gpu_job if res.status.has_solution() else None
+    return placement_result(inst, gpu_job, "exact", opts, termination=res.termination, bound=res.bound, stats=stats,
+                            build=build + res.build_seconds, backend=backend, message=res.message)
 
 
 @register("greedy", families=("placement",), params=(),
           description="marginal-gain greedy sizing + best-fit placement (baseline)")
 def greedy(instance, opts: SolveOptions) -> Result:
     inst = _need(instance)
-    t0 = time.perf_counter()
     counts = greedy_counts(inst)
     gpu_job = pack(inst, counts)
-    return _finish(inst, gpu_job, "greedy", t0, 0.0, {}, float(alone_jct(inst).mean()), opts=opts)
+    return placement_result(inst, gpu_job, "greedy", opts, termination="heuristic", bound=float(alone_jct(inst).mean()),
+                            stats={})
 
 
 DEFAULT_SAMPLES = 8
@@ -579,13 +581,16 @@ def price_categories(inst: PlacementInstance, C, J, lam, N: int, rng: np.random.
 
 
 @register("hetplace", families=("placement",), params=("samples", "valuation", "polish", "sampler", "noise", "market_iters"),
+          supports=("gap",),
           description="sampled categories + matching market per category (MODELS.md §4.3)")
 def hetplace(instance, opts: SolveOptions, samples: int = DEFAULT_SAMPLES,
              valuation: str = "tangent", polish: bool = True, sampler: str = "prices", noise: float = 0.1,
              market_iters: int = 1) -> Result:
     """The §4.3 pipeline (module docstring). ``sampler``: ``prices`` (default; categories chosen by
     the jobs at perturbed Lagrangian type prices) or ``moves`` (random unit moves around the
-    greedy sizing). Reports the Lagrangian lower bound as ``bound``."""
+    greedy sizing). Reports the Lagrangian lower bound as ``bound``. Stops evaluating categories
+    when the call's budget is spent (termination ``time_limit``, at least one category is always
+    evaluated) or the best placement is within the requested gap of the bound (``gap_limit``)."""
     inst = _need(instance)
     if int(samples) < 1:
         raise InputError("<argument>", "samples", "a number of categories >= 1", samples)
@@ -593,7 +598,6 @@ def hetplace(instance, opts: SolveOptions, samples: int = DEFAULT_SAMPLES,
         raise InputError("<argument>", "sampler", "'prices' or 'moves'", sampler)
     polish = polish in (True, "true", "True", "1", 1)
     seed = int(opts.seed)  # the common option: dlsched.solve(..., seed=S), `dlsched solve --seed S`
-    t0 = time.perf_counter()
     rng = np.random.default_rng(seed)
     biggest = _biggest_server(inst)
     C, J = config_table(inst, biggest)
@@ -604,8 +608,14 @@ def hetplace(instance, opts: SolveOptions, samples: int = DEFAULT_SAMPLES,
         cats = [(s, None) for s in sample_categories(inst, greedy_counts(inst).sum(axis=1), int(samples), rng)]
     # the Lagrangian prices are per-GPU JCT values, the scale of the tangent valuation: a warm start
     best_val, best_job, rounds, swaps, prices = np.inf, None, 0, 0, (lam if valuation == "tangent" else None)
+    bound = max(L / inst.n_jobs, float(alone_jct(inst).mean()))
+    termination = "heuristic"
     for sizes, init in cats:
-        if opts.time_limit is not None and best_job is not None and time.perf_counter() - t0 > opts.time_limit:
+        if best_job is not None and opts.clock.expired():
+            termination = "time_limit"
+            break
+        if best_job is not None and opts.mip_rel_gap > 0 and best_val - bound <= opts.mip_rel_gap * best_val:
+            termination = "gap_limit"
             break
         gpu_job, val, r, m, prices = evaluate_category(inst, sizes, valuation, polish, biggest, init, prices,
                                                          int(market_iters))
@@ -616,5 +626,4 @@ def hetplace(instance, opts: SolveOptions, samples: int = DEFAULT_SAMPLES,
     stats = {"samples": int(samples), "categories": len(cats), "market_rounds": rounds, "swaps": swaps,
              "valuation": valuation if isinstance(valuation, str) else "custom", "sampler": sampler, "seed": seed,
              "lagrangian_bound": L / inst.n_jobs}
-    bound = max(L / inst.n_jobs, float(alone_jct(inst).mean()))
-    return _finish(inst, best_job, "hetplace", t0, 0.0, stats, bound, opts=opts)
+    return placement_result(inst, best_job, "hetplace", opts, termination=termination, bound=bound, stats=stats)

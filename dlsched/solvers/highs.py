@@ -6,26 +6,30 @@ HiGHS model status through one table (:data:`STATUS_TABLE`, practice 6).
 
 from __future__ import annotations
 
+import functools
 import math
+import multiprocessing as mp
+import pickle
 import time
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable
 
 import highspy
 import numpy as np
 
-from dlsched.errors import SolverError
+from dlsched.errors import InputError, SolverError
 from dlsched.models.mcmdk import MatrixForm
 from dlsched.result import Status
-from dlsched.solvers.options import Incumbent, SolveOptions, warn_unknown
+from dlsched.solvers.options import Incumbent, SolveOptions
 
 MS = highspy.HighsModelStatus
 
 #: HiGHS model status -> (termination, status when a solution exists, status when none does)
 STATUS_TABLE: dict[Any, tuple[str, Status, Status]] = {
     MS.kOptimal: ("optimal", Status.OPTIMAL, Status.ERROR),
-    MS.kInfeasible: ("infeasible", Status.INFEASIBLE, Status.INFEASIBLE),
-    MS.kUnboundedOrInfeasible: ("infeasible_or_unbounded", Status.INFEASIBLE, Status.INFEASIBLE),
+    MS.kInfeasible: ("infeasible", Status.ERROR, Status.INFEASIBLE),      # "infeasible" with a point: a fault
+    # not a proof of either (HiGHS's presolve stops there): no solution, and the termination says so
+    MS.kUnboundedOrInfeasible: ("infeasible_or_unbounded", Status.FEASIBLE, Status.NO_SOLUTION),
     MS.kUnbounded: ("unbounded", Status.UNBOUNDED, Status.UNBOUNDED),
     MS.kTimeLimit: ("time_limit", Status.FEASIBLE, Status.NO_SOLUTION),
     MS.kIterationLimit: ("iteration_limit", Status.FEASIBLE, Status.NO_SOLUTION),
@@ -39,11 +43,38 @@ STATUS_TABLE: dict[Any, tuple[str, Status, Status]] = {
 }
 UNKNOWN = ("unknown", Status.FEASIBLE, Status.ERROR)
 
-RAW_OPTIONS = {"presolve", "mip_heuristic_effort", "mip_feasibility_tolerance", "primal_feasibility_tolerance",
-               "dual_feasibility_tolerance", "mip_abs_gap", "mip_max_nodes", "simplex_strategy", "solver",
-               "parallel", "mip_detect_symmetry", "mip_lp_age_limit", "log_file", "run_crossover"}
+#: HiGHS options that have a typed counterpart in SolveOptions: refused in ``raw`` (one way to say each)
+TYPED = {"time_limit": "time_limit", "mip_rel_gap": "gap", "threads": "threads", "random_seed": "seed",
+         "output_flag": "log", "log_to_console": "log"}
 
 
+def check_raw(raw: dict[str, Any]) -> dict[str, Any]:
+    """Validate ``raw`` HiGHS options up front (docs/contract.md, "raw"): every key must be a HiGHS
+    option HiGHS accepts with that value, and none may duplicate a typed option. The same
+    dictionary is then passed last, unchanged, to every HiGHS run of the method, through every
+    front end (highspy, Pyomo, CVXPY) and to the LP relaxations of the layers."""
+    if not raw:
+        return {}
+    if not isinstance(raw, dict):
+        raise InputError("<argument>", "raw", "a dict of HiGHS options", type(raw).__name__)
+    h = highspy.Highs()
+    h.silent()
+    for key, val in raw.items():
+        if key in TYPED:
+            raise InputError("<argument>", f"raw[{key!r}]", f"the typed option `{TYPED[key]}` instead", val)
+        try:
+            known = h.getOptionType(str(key))[0] == highspy.HighsStatus.kOk
+        except Exception:     # older highspy raise on unknown names
+            known = False
+        if not known:
+            raise InputError("<argument>", f"raw[{key!r}]", "a HiGHS option name (https://ergo-code.github.io/HiGHS/stable/options/definitions/)", key)
+        v = val.item() if isinstance(val, np.generic) else val
+        if h.setOptionValue(str(key), v) != highspy.HighsStatus.kOk:
+            raise InputError("<argument>", f"raw[{key!r}]", "a value HiGHS accepts for this option", val)
+    return {k: (v.item() if isinstance(v, np.generic) else v) for k, v in raw.items()}
+
+
+@functools.cache
 def version() -> str:
     return f"highs {highspy.Highs().version()}"
 
@@ -72,7 +103,10 @@ class MatrixOutcome:
     def settle(self) -> "MatrixOutcome":
         """A MIP stopped by a positive gap tolerance has not proven its incumbent optimal: call it
         feasible, termination ``gap_limit`` (HiGHS says "optimal" either way). Differences within
-        HiGHS's own absolute tolerance (1e-6) still count as proven."""
+        HiGHS's own absolute tolerance (1e-6) still count as proven. "Optimal" without a
+        solution (a solver fault) is an ``error``."""
+        if self.termination == "optimal" and not self.status.has_solution():
+            self.status, self.termination = Status.ERROR, "error"
         if self.status == Status.OPTIMAL and self.objective is not None and self.bound is not None:
             diff = abs(self.bound - self.objective)
             if diff > 1e-6 and diff > 1e-9 * max(1.0, abs(self.objective)):
@@ -95,34 +129,82 @@ def load(mf: MatrixForm, opts: SolveOptions | None = None) -> highspy.Highs:
                          M.data.astype(np.float64), mf.integrality.astype(np.int32))
     if status == highspy.HighsStatus.kError:
         raise SolverError("highspy rejected the model (passModel returned kError); run with log on to see why")
-    if opts.time_limit is not None:
-        h.setOptionValue("time_limit", float(opts.time_limit))
-    h.setOptionValue("mip_rel_gap", float(opts.mip_rel_gap))
-    h.setOptionValue("random_seed", int(opts.seed))
-    if opts.threads is not None:
-        h.setOptionValue("threads", int(opts.threads))
-    for key, val in warn_unknown(opts.raw, RAW_OPTIONS, "highs").items():
+    for key, val in typed_options(opts).items():
+        h.setOptionValue(key, val)
+    for key, val in opts.raw.items():     # validated by check_raw when the call started
         h.setOptionValue(key, val.item() if isinstance(val, np.generic) else val)
     return h
 
 
+#: the ``threads`` value HiGHS's process-wide task scheduler was started with (0: HiGHS's default)
+_scheduler_threads: list[int] = []
+
+
+def use_threads(threads: int | None) -> None:
+    """Make HiGHS's process-wide scheduler match ``threads``: HiGHS refuses to run (status "Not
+    Set") when a solve asks for another thread count than the first solve of the process did."""
+    want = int(threads or 0)
+    if _scheduler_threads and _scheduler_threads[0] != want:
+        highspy.Highs.resetGlobalScheduler(False)
+    _scheduler_threads[:] = [want]
+
+
+def typed_options(opts: SolveOptions) -> dict[str, Any]:
+    """The typed options as HiGHS options, for every front end alike (called just before HiGHS
+    runs). The time limit is what remains of the call's budget (less its resolution), read now."""
+    use_threads(opts.threads)
+    out: dict[str, Any] = {"mip_rel_gap": float(opts.mip_rel_gap), "random_seed": int(opts.seed)}
+    limit = opts.clock.seconds_for_solver()
+    if limit is not None:
+        out["time_limit"] = float(limit)
+    if opts.threads is not None:
+        out["threads"] = int(opts.threads)
+    return out
+
+
 def solve_matrix(mf: MatrixForm, opts: SolveOptions | None = None, *, warm_x: np.ndarray | None = None,
                  want_duals: bool = False) -> MatrixOutcome:
-    """Solve ``mf`` with HiGHS; ``warm_x`` (column values) is passed through ``setSolution``."""
-    opts = opts or SolveOptions()
+    """Solve ``mf`` with HiGHS; ``warm_x`` (column values) is passed through ``setSolution``.
+
+    With a time limit, models of :data:`GUARD_NONZEROS` or more nonzeros are solved by
+    :func:`solve_guarded` (a forked child stopped at the deadline), because HiGHS does not read
+    its clock inside presolve's probing or before the root LP's first iteration (measured:
+    11.8 s for a 1 s limit on 100k columns, docs/contract.md "Time limit").
+    """
+    opts = (opts or SolveOptions()).started()
+    if opts.clock.limited and int(mf.M.nnz) >= GUARD_NONZEROS and "fork" in mp.get_all_start_methods():
+        return solve_guarded(mf, opts, warm_x=warm_x, want_duals=want_duals)
+    return solve_here(mf, opts, warm_x=warm_x, want_duals=want_duals)
+
+
+#: with a time limit, HiGHS runs in a forked child for models with at least this many nonzeros
+#: (below it the overrun of HiGHS's unchecked steps was under 0.05 s in benchmarks/timelimits.py,
+#: less than the cost of forking)
+GUARD_NONZEROS = 50_000
+
+
+def solve_here(mf: MatrixForm, opts: SolveOptions, *, warm_x: np.ndarray | None = None, want_duals: bool = False,
+               improving: Callable[[float, float, float, np.ndarray], None] | None = None) -> MatrixOutcome:
+    """Solve ``mf`` with HiGHS in this process. ``improving(seconds, objective, bound, x)`` (or else
+    ``opts.on_incumbent``) hears every improving MIP solution."""
     h = load(mf, opts)
     is_mip = bool(mf.integrality.any())
     if warm_x is not None:
         h.setSolution(int(mf.n_cols), np.arange(mf.n_cols, dtype=np.int32), np.asarray(warm_x, dtype=np.float64))
     t0 = time.perf_counter()
-    if opts.on_incumbent is not None and is_mip:
+    if improving is None and opts.on_incumbent is not None:
         cb = opts.on_incumbent
 
-        def improving(e):
-            d = e.data_out
-            cb(Incumbent(time.perf_counter() - t0, float(d.objective_function_value), float(d.mip_dual_bound)))
+        def improving(sec, obj, bnd, x):
+            cb(Incumbent(sec, obj, bnd))
 
-        h.cbMipImprovingSolution.subscribe(improving)
+    if improving is not None and is_mip:
+        def on_improving(e):
+            d = e.data_out
+            improving(time.perf_counter() - t0, float(d.objective_function_value), float(d.mip_dual_bound),
+                      np.asarray(d.mip_solution, dtype=float))
+
+        h.cbMipImprovingSolution.subscribe(on_improving)
     run = h.run()
     seconds = time.perf_counter() - t0
     if run == highspy.HighsStatus.kError:
@@ -151,3 +233,96 @@ def solve_matrix(mf: MatrixForm, opts: SolveOptions | None = None, *, warm_x: np
     if status == Status.OPTIMAL and out.bound is None:
         out.bound = out.objective
     return out.settle()
+
+
+def in_child(work: Callable[[Callable[[Any], None]], Any], budget, on_progress: Callable[[Any], None] | None = None
+             ) -> tuple[bool, Any]:
+    """Run ``work(report)`` in a forked child until ``budget`` is spent: ``(True, its value)``, or
+    ``(False, None)`` when the child had to be killed at the deadline.
+
+    The child starts a fresh HiGHS scheduler (the parent's worker threads do not survive a fork);
+    every ``report(message)`` reaches ``on_progress(message)`` in the parent as it happens. An
+    exception in the child is raised again in the parent.
+    """
+    ctx = mp.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+
+    def child():
+        highspy.Highs.resetGlobalScheduler(False)
+        _scheduler_threads.clear()
+        # Pyomo asks highspy to run HiGHS in a helper thread (HandleKeyboardInterrupt), which never
+        # starts in a forked process; the parent handles interrupts here, so run in this thread
+        highspy.Highs.HandleKeyboardInterrupt = property(lambda self: False, lambda self, value: None)
+        try:
+            send.send(("done", work(lambda msg: send.send(("progress", msg)))))
+        except Exception as exc:      # handed to the parent, which raises it
+            try:
+                pickle.loads(pickle.dumps(exc))
+            except Exception:         # an exception that does not survive pickling: its text
+                exc = SolverError(f"{type(exc).__name__}: {exc}")
+            send.send(("error", exc))
+        finally:
+            send.close()
+
+    proc = ctx.Process(target=child, daemon=True)
+    proc.start()
+    send.close()
+    try:
+        while True:
+            left = budget.remaining()
+            if left <= 0 or not recv.poll(left):
+                return False, None
+            try:
+                kind, value = recv.recv()
+            except EOFError:
+                raise SolverError("the guarded HiGHS process ended without an answer (out of memory?)") from None
+            if kind == "progress":
+                if on_progress is not None:
+                    on_progress(value)
+            elif kind == "done":
+                return True, value
+            else:
+                raise value
+    finally:
+        if proc.is_alive():
+            proc.kill()
+        proc.join()
+        recv.close()
+
+
+def solve_guarded(mf: MatrixForm, opts: SolveOptions, *, warm_x: np.ndarray | None = None,
+                  want_duals: bool = False) -> MatrixOutcome:
+    """HiGHS in a forked child (:func:`in_child`) that is stopped when the call's budget runs out.
+
+    The child gives HiGHS the remaining budget as usual; the parent keeps every improving
+    solution the child reports (and its dual bound, valid whenever it is reported) and forwards it
+    to ``opts.on_incumbent``. If the child has not answered when the budget is spent (HiGHS is in
+    a step that does not read its clock), it is killed and the best solution so far is returned
+    with termination ``time_limit``.
+    """
+    t0 = time.perf_counter()
+    best: list[tuple] = []
+
+    def progress(msg):
+        sec, obj, bnd, x = msg
+        best[:] = [(obj, bnd, x)]
+        if opts.on_incumbent is not None:
+            opts.on_incumbent(Incumbent(sec, obj, bnd))
+
+    def work(report):
+        out = solve_here(mf, replace(opts, on_incumbent=None), warm_x=warm_x, want_duals=want_duals,
+                         improving=lambda sec, obj, bnd, x: report((sec, obj, bnd, x)))
+        out.highs = None
+        return out
+
+    done, outcome = in_child(work, opts.clock, progress)
+    if done:
+        outcome.stats["guarded"] = True
+        return outcome
+    out = MatrixOutcome(Status.NO_SOLUTION, "time_limit", None, None, None, time.perf_counter() - t0,
+                        stats={"guarded": True, "stopped_at_deadline": True})
+    if best:
+        obj, bnd, x = best[0]
+        out.status, out.x, out.objective = Status.FEASIBLE, x, obj
+        out.bound = bnd if math.isfinite(bnd) else None
+    return out

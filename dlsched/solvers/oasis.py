@@ -86,7 +86,10 @@ def price_params(inst: OasisInstance, u_scale: float = 1.0, l_scale: float = 1.0
             per = np.where(dem > 0, f_best[:, None] / dem, -np.inf)[ok]
         U = per.max(axis=0)
         tot = dem.sum(axis=1)
-        eta = float(np.max(T * cap.sum() / (R[ok] * tot[ok])))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            eta = float(np.max(T * cap.sum() / (R[ok] * tot[ok])))
+        if not (np.isfinite(eta) and eta > 0):
+            eta = 1.0  # no capacity of this kind at all: no job can run, any eta > 0 keeps L defined
         fmax = float(max(f_best[ok].max(), 1e-12))
         sel = ok & (f_worst >= l_min_share * fmax) if l_min_share > 0 else ok
         if not sel.any():

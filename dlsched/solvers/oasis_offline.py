@@ -2,8 +2,8 @@
 
 ``backend``: ``highs`` (vectorised matrix -> highspy; the fast path, with optional valid rows:
 ``symmetry``, ``server_link``, ``cumulative_work``), ``pyomo`` or ``cvxpy`` (declarative builders
-of the same MILP; tests prove the three agree on small instances). ``warm`` (default on) passes the OASiS schedule to
-HiGHS as a starting incumbent.
+of the same MILP; tests prove the three agree on small instances). ``warm`` (default on with the
+highs backend) passes the OASiS schedule to HiGHS as a starting incumbent.
 """
 
 from __future__ import annotations
@@ -16,103 +16,98 @@ import numpy as np
 from dlsched.errors import InputError
 from dlsched.instance.oasis import OasisInstance, schedule_from_dense, schedule_utility
 from dlsched.models import oasis as model
-from dlsched.result import Result, Status
+from dlsched.result import Result, make_result
 from dlsched.solvers import highs
-from dlsched.solvers.backends import run_cvxpy, run_pyomo
+from dlsched.solvers.backends import BACKENDS, FrontEnds, solve_front_end
 from dlsched.solvers.oasis import run_oasis
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.registry import flag, register
 
-BACKENDS = ("highs", "pyomo", "cvxpy")
+
+def front_ends(inst: OasisInstance, warm: bool, symmetry: bool, server_link: bool, cumulative_work: bool,
+               stats: dict) -> FrontEnds:
+    """The offline MILP through the three front ends; every reader returns an :class:`OasisSchedule`
+    and the objective is the schedule's utility (what the checker recomputes)."""
+    idx_of: list = []
+
+    def matrix():
+        mf, idx = model.build_matrix(inst, symmetry=symmetry, server_link=server_link, cumulative_work=cumulative_work)
+        idx_of[:] = [idx]
+        stats.update(rows=int(mf.n_rows), cols=int(mf.n_cols), nonzeros=int(mf.M.nnz))
+        return mf, lambda x: _explain(inst, model.schedule_from_columns(inst, idx, x))
+
+    def warm_start(mf):
+        w0 = time.perf_counter()
+        start, _ = run_oasis(inst)
+        stats["warm_seconds"] = time.perf_counter() - w0
+        return model.columns_from_schedule(inst, idx_of[0], start)
+
+    def pyomo():
+        m = model.build_pyomo(inst)
+
+        def read():
+            y = np.zeros((inst.n_jobs, inst.horizon, inst.n_worker_servers))
+            z = np.zeros((inst.n_jobs, inst.horizon, inst.n_ps_servers))
+            for (i, t, h), v in m.Y.items():
+                y[i, t - 1, h] = v.value or 0.0
+            for (i, t, k), v in m.Z.items():
+                z[i, t - 1, k] = v.value or 0.0
+            return _explain(inst, schedule_from_dense(inst, y, z))
+
+        return m, read
+
+    def cvxpy():
+        prob, C, Y, Z = model.build_cvxpy(inst)
+        return prob, lambda: _explain(inst, schedule_from_dense(inst, np.stack([v.value for v in Y], axis=1),
+                                                                np.stack([v.value for v in Z], axis=1)))
+
+    return FrontEnds("max", matrix, pyomo, cvxpy, warm=warm_start if warm else None,
+                     objective=lambda sched: schedule_utility(inst, sched))
 
 
-def _solve_pyomo(inst: OasisInstance, opts: SolveOptions):
-    """Pyomo front end: (build seconds, outcome, schedule)."""
-    import pyomo.environ as pyo
-
-    t0 = time.perf_counter()
-    m = model.build_pyomo(inst)
-    build = time.perf_counter() - t0
-    out = run_pyomo(m, opts)
-    build += out.stats.pop("compile_seconds", 0.0)
-    sched = None
-    if out.status.has_solution():
-        y = np.zeros((inst.n_jobs, inst.horizon, inst.n_worker_servers))
-        z = np.zeros((inst.n_jobs, inst.horizon, inst.n_ps_servers))
-        for (i, t, h), v in m.Y.items():
-            y[i, t - 1, h] = pyo.value(v) or 0.0
-        for (i, t, k), v in m.Z.items():
-            z[i, t - 1, k] = pyo.value(v) or 0.0
-        sched = schedule_from_dense(inst, y, z)
-    return build, out, sched
-
-
-def _solve_cvxpy(inst: OasisInstance, opts: SolveOptions):
-    """CVXPY front end: (build seconds incl. canonicalisation, outcome, schedule)."""
-    t0 = time.perf_counter()
-    prob, C, Y, Z = model.build_cvxpy(inst)
-    build = time.perf_counter() - t0
-    out = run_cvxpy(prob, opts, "max")
-    build += out.stats.pop("compile_seconds", 0.0)
-    sched = None
-    if out.status.has_solution():
-        y = np.stack([v.value for v in Y], axis=1)
-        z = np.stack([v.value for v in Z], axis=1)
-        sched = schedule_from_dense(inst, y, z)
-    return build, out, sched
+def _explain(inst: OasisInstance, sched):
+    """Say why each job the optimum did not admit is out (its own infeasibility when it has one)."""
+    sched.reasons = {int(i): inst.infeasible_reason(int(i)) or "not admitted by the optimum"
+                     for i in np.flatnonzero(~sched.admitted)}
+    return sched
 
 
 def solve_offline(inst: OasisInstance, opts: SolveOptions | None = None, backend: str = "highs",
-                  warm: bool = True, symmetry: bool = False, server_link: bool = False,
+                  warm: bool | None = None, symmetry: bool = False, server_link: bool = False,
                   cumulative_work: bool = False) -> Result:
-    """Offline optimum: the time-indexed MILP with one-hot completion indicators."""
-    opts = opts or SolveOptions()
-    if backend not in BACKENDS:
-        raise InputError("<argument>", "backend", f"one of {', '.join(BACKENDS)}", backend)
-    t0 = time.perf_counter()
-    stats = {}
-    if backend == "highs":
-        mf, idx = model.build_matrix(inst, symmetry=symmetry, server_link=server_link, cumulative_work=cumulative_work)
-        build = time.perf_counter() - t0
-        warm_x = None
-        if warm:
+    """Offline optimum: the time-indexed MILP with one-hot completion indicators.
 
-            w0 = time.perf_counter()
-            start, _ = run_oasis(inst)
-            warm_x = model.columns_from_schedule(inst, idx, start)
-            stats["warm_seconds"] = time.perf_counter() - w0
-        out = highs.solve_matrix(mf, opts, warm_x=warm_x)
-        sched = model.schedule_from_columns(inst, idx, out.x) if out.x is not None else None
-        stats.update(out.stats, rows=int(mf.n_rows), cols=int(mf.n_cols), nonzeros=int(mf.M.nnz))
-    elif backend == "pyomo":
-        build, out, sched = _solve_pyomo(inst, opts)
-    else:
-        build, out, sched = _solve_cvxpy(inst, opts)
-    if sched is not None:
-        # completion taken from the schedule itself: its utility is what the checker recomputes
-        sched.reasons = {i: "not admitted by the optimum" for i in np.flatnonzero(~sched.admitted)}
-        for i in np.flatnonzero(~sched.admitted):
-            why = inst.infeasible_reason(int(i))
-            if why:
-                sched.reasons[int(i)] = why
-        out.objective = schedule_utility(inst, sched)
-    res = Result("offline", out.status, out.objective, out.bound, "max", out.termination, backend, build,
-                 out.seconds, sched, stats, highs.version(), opts.as_dict())
-    if res.objective is not None and res.bound is not None and res.bound < res.objective:
-        res.bound = max(res.bound, res.objective)  # utility of the schedule may round above the MILP value
-    return res
+    ``warm`` (default: on with the highs backend) runs OASiS inside the call's budget and passes
+    its schedule to HiGHS; the valid rows are highspy-only. Asking for either with another
+    backend is an :class:`InputError`. If the schedule's utility exceeds HiGHS's bound (it should
+    not), the result reports the inconsistency; the bound is not raised to hide it."""
+    opts = (opts or SolveOptions()).started()
+    if backend != "highs":
+        for name, on in (("warm", warm), ("symmetry", symmetry), ("server_link", server_link),
+                         ("cumulative_work", cumulative_work)):
+            if on:
+                raise InputError("<argument>", name, f"off with the {backend} backend (highs only)", on)
+    stats: dict = {}
+    fe = front_ends(inst, backend == "highs" if warm is None else warm, symmetry, server_link, cumulative_work, stats)
+    out, sched, build = solve_front_end(fe, backend, opts)
+    return make_result("offline", opts, sense="max", termination=out.termination, solution=sched,
+                       objective=out.objective if sched is not None else None, bound=out.bound, backend=backend,
+                       build_seconds=build, solve_seconds=out.seconds, stats={**stats, **out.stats},
+                       solver_version=highs.version())
 
 
 @register("offline", families=("oasis",), params=("backend", "warm", "symmetry", "server_link", "cumulative_work"),
+          supports=("gap", "raw"), backends=BACKENDS,
           description="offline optimum of the OASiS model: time-indexed MILP with HiGHS (MODELS.md §3.1)")
-def offline(inst: OasisInstance, opts: SolveOptions, backend: str = "highs", warm: bool = True, symmetry: bool = False,
-            server_link: bool = False, cumulative_work: bool = False) -> Result:
+def offline(inst: OasisInstance, opts: SolveOptions, backend: str = "highs", warm: bool | None = None,
+            symmetry: bool = False, server_link: bool = False, cumulative_work: bool = False) -> Result:
     """Offline optimum; the optional valid rows (highs backend) are off by default (docs/oasis.md)."""
-    return solve_offline(inst, opts, backend, warm=flag(warm, "warm"), symmetry=flag(symmetry, "symmetry"),
-                         server_link=flag(server_link, "server_link"), cumulative_work=flag(cumulative_work, "cumulative_work"))
+    return solve_offline(inst, opts, backend, warm=None if warm is None else flag(warm, "warm"),
+                         symmetry=flag(symmetry, "symmetry"), server_link=flag(server_link, "server_link"),
+                         cumulative_work=flag(cumulative_work, "cumulative_work"))
 
 
-@register("exact", families=("oasis",), params=("backend",),
+@register("exact", families=("oasis",), params=("backend",), supports=("gap", "raw"), backends=BACKENDS,
           description="offline optimum of the OASiS model (alias of offline)")
 def exact_oasis(inst: OasisInstance, opts: SolveOptions, backend: str = "highs") -> Result:
     return solve_offline(inst, opts, backend)
@@ -126,19 +121,21 @@ def pooled_bound(inst: OasisInstance, opts: SolveOptions | None = None, eps: flo
     the truncation slack; no schedule is returned. ``relax=True`` also relaxes the run
     indicators (an LP: weaker, faster).
     """
-    opts = opts or SolveOptions()
+    opts = (opts or SolveOptions()).started()
     t0 = time.perf_counter()
     mf, idx = model.build_pooled_matrix(inst, eps=eps, relax=relax)
     build = time.perf_counter() - t0
     out = highs.solve_matrix(mf, opts)
     bound = None if out.bound is None else out.bound + idx.slack
     stats = dict(out.stats, rows=int(mf.n_rows), cols=int(mf.n_cols), nonzeros=int(mf.M.nnz), jobs_kept=int(len(idx.jobs)),
-                 slack=idx.slack, relaxation_value=out.objective)
-    return Result("pooled-bound", Status.NO_SOLUTION, None, bound, "max", out.termination, "highs", build, out.seconds,
-                  None, stats, highs.version(), opts.as_dict())
+                 slack=idx.slack, relaxation_value=out.objective, relaxation_termination=out.termination)
+    # a bound-only method: "optimal" describes the relaxation, not a solution of the instance
+    termination = "bound_only" if out.termination in ("optimal", "gap_limit") else out.termination
+    return make_result("pooled-bound", opts, sense="max", termination=termination, bound=bound, backend="highs",
+                       build_seconds=build, solve_seconds=out.seconds, stats=stats, solver_version=highs.version())
 
 
-@register("pooled-bound", families=("oasis",), params=("eps", "relax"),
+@register("pooled-bound", families=("oasis",), params=("eps", "relax"), supports=("gap", "raw"),
           description="upper bound on the OASiS offline optimum: pooled-server relaxation (no schedule)")
 def pooled(inst: OasisInstance, opts: SolveOptions, eps: float = 1e-6, relax: bool = False) -> Result:
     try:

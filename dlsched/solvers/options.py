@@ -2,13 +2,73 @@
 
 from __future__ import annotations
 
+import math
+import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import numpy as np
 
 from dlsched.errors import InputError
+
+#: the resolution of the whole-call time limit (docs/contract.md, "Time limit"): a method checks
+#: its budget at least this often between steps it cannot interrupt, and gives HiGHS the
+#: remaining time less this margin, so the call ends within the limit plus about this much
+#: plus the overrun of one uninterruptible step (measured in benchmarks/timelimits.py)
+RESOLUTION = 0.05
+
+
+class Budget:
+    """The wall-clock budget of one whole call (docs/contract.md, "Time limit").
+
+    Created once at the start of the call (``dlsched.solve``, the CLI before it loads the file);
+    every step reads ``remaining()`` and passes the budget (or a :meth:`share` of it) down, so
+    loading, model building, warm starts, simulations and every sub-solve count against one
+    clock. ``limit=None`` is an unlimited budget (``remaining()`` is ``inf``).
+    """
+
+    __slots__ = ("limit", "start")
+
+    def __init__(self, limit: float | None = None, start: float | None = None):
+        self.limit = None if limit is None else float(limit)
+        self.start = time.perf_counter() if start is None else float(start)
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+    def remaining(self) -> float:
+        """Seconds left (``inf`` without a limit, never negative)."""
+        if self.limit is None:
+            return math.inf
+        return max(0.0, self.limit - self.elapsed())
+
+    def expired(self) -> bool:
+        return self.limit is not None and self.elapsed() >= self.limit
+
+    @property
+    def limited(self) -> bool:
+        return self.limit is not None
+
+    def share(self, fraction: float, at_most: float | None = None) -> "Budget":
+        """A child budget of ``fraction`` of the time left (capped at ``at_most`` seconds) starting now:
+        how a decomposition divides what remains among its steps. At least 1 ms, so that a spent
+        budget still gives a valid (immediately expiring) one."""
+        left = self.remaining()
+        sec = fraction * left if math.isfinite(left) else None
+        if at_most is not None:
+            sec = at_most if sec is None else min(sec, at_most)
+        return Budget(None if sec is None else max(sec, 1e-3))
+
+    def seconds_for_solver(self) -> float | None:
+        """The time limit to give one uninterruptible solver call: what remains less
+        :data:`RESOLUTION` (at least 1 ms, so a spent budget still returns an answer at once)."""
+        if self.limit is None:
+            return None
+        return max(self.remaining() - RESOLUTION, 1e-3)
+
+    def __repr__(self) -> str:
+        return f"Budget(limit={self.limit}, elapsed={self.elapsed():.3f})"
 
 
 @dataclass(frozen=True)
@@ -29,6 +89,9 @@ class SolveOptions:
     ``warm_start`` is a core solution (configuration index per job, ``-1`` = none).
     ``raw`` holds backend options passed last, unchanged.
     ``on_incumbent`` is called with an :class:`Incumbent` whenever a better solution is found.
+    ``budget`` is the call's :class:`Budget`; :meth:`started` creates it from ``time_limit`` when
+    the call starts (the registry does this for every method), and sub-steps receive
+    :meth:`within` copies that carry a share of it.
     """
 
     time_limit: float | None = None
@@ -39,6 +102,7 @@ class SolveOptions:
     warm_start: np.ndarray | None = None
     raw: dict[str, Any] = field(default_factory=dict)
     on_incumbent: Callable[[Incumbent], None] | None = None
+    budget: Budget | None = None
 
     def __post_init__(self) -> None:
         if self.time_limit is not None and not (self.time_limit > 0):
@@ -47,6 +111,21 @@ class SolveOptions:
             raise InputError("<argument>", "gap", "a relative gap in [0, 1)", self.mip_rel_gap)
         if self.threads is not None and self.threads < 1:
             raise InputError("<argument>", "threads", "a positive integer", self.threads)
+
+    def started(self) -> "SolveOptions":
+        """These options with the call's budget running (the existing one if already started)."""
+        if self.budget is not None:
+            return self
+        return replace(self, budget=Budget(self.time_limit))
+
+    @property
+    def clock(self) -> Budget:
+        """The running budget (a fresh one when the options were never started)."""
+        return self.budget if self.budget is not None else Budget(self.time_limit)
+
+    def within(self, budget: Budget, **changes) -> "SolveOptions":
+        """Options for a sub-step limited by ``budget`` (e.g. ``opts.budget.share(0.3)``)."""
+        return replace(self, budget=budget, time_limit=budget.limit, **changes)
 
     def as_dict(self) -> dict[str, Any]:
         """The options as recorded beside a result."""

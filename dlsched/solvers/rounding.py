@@ -41,13 +41,14 @@ The reported ``bound`` is the Lagrangian bound :math:`L(u)` at the LP prices (= 
 from __future__ import annotations
 
 import time
+from typing import Callable
 
 import numpy as np
 
 from dlsched.instance.core import MCMDK
-from dlsched.result import Result, Status
+from dlsched.result import Result, Status, make_result, relative_gap
 from dlsched.solvers import highs
-from dlsched.solvers.exact import solve_core
+from dlsched.solvers.milp import solve_core
 from dlsched.solvers.lp import INT_TOL, LPInfo, gain, solve_lp, to_sense
 from dlsched.solvers.options import Incumbent, SolveOptions
 from dlsched.solvers.registry import register
@@ -55,6 +56,8 @@ from dlsched.solvers.registry import register
 FEAS_TOL = 1e-9
 #: local search looks at no more than this many candidate columns (lowest LP regret first)
 MAX_CANDIDATES = 20_000
+#: the exact repair of ``exactly_one`` instances runs for at most this many seconds (or the time left)
+REPAIR_SECONDS = 1.0
 
 
 class Packing:
@@ -154,7 +157,7 @@ def greedy_fill(p: Packing, cols: np.ndarray, jobs_open: np.ndarray | None = Non
     return added
 
 
-def one_opt(p: Packing, cols: np.ndarray, Ac: np.ndarray, deadline: float) -> int:
+def one_opt(p: Packing, cols: np.ndarray, Ac: np.ndarray, go: Callable[[], bool]) -> int:
     """Best-improvement moves of one job (to a column of ``cols`` or to none) until none improves."""
     inst = p.inst
     cj = inst.col_job[cols]
@@ -162,7 +165,7 @@ def one_opt(p: Packing, cols: np.ndarray, Ac: np.ndarray, deadline: float) -> in
     tol = inst.b + FEAS_TOL * np.maximum(1.0, np.abs(inst.b))
     moves = 0
     allow_none = inst.choose == "at_most_one"
-    while time.perf_counter() < deadline:
+    while go():
         cur_gain = np.where(p.col >= 0, p.g[np.maximum(p.col, 0)], 0.0)
         delta = gc - cur_gain[cj]
         cand = np.flatnonzero(delta > 1e-9)
@@ -187,7 +190,7 @@ def one_opt(p: Packing, cols: np.ndarray, Ac: np.ndarray, deadline: float) -> in
     return moves
 
 
-def swap(p: Packing, cols: np.ndarray, Ac: np.ndarray, deadline: float) -> bool:
+def swap(p: Packing, cols: np.ndarray, Ac: np.ndarray, go: Callable[[], bool]) -> bool:
     """First improving swap: drop a chosen job j1, give a column of ``cols`` to another job j2."""
     inst = p.inst
     if inst.choose != "at_most_one":
@@ -198,7 +201,7 @@ def swap(p: Packing, cols: np.ndarray, Ac: np.ndarray, deadline: float) -> bool:
     cur_gain = np.where(p.col >= 0, p.g[np.maximum(p.col, 0)], 0.0)
     chosen = np.flatnonzero(p.col >= 0)
     for j1 in chosen[np.argsort(cur_gain[chosen])]:    # cheapest first
-        if time.perf_counter() >= deadline:
+        if not go():
             return False
         delta = gc - cur_gain[cj] - cur_gain[j1]
         cand = np.flatnonzero((delta > 1e-9) & (cj != j1))
@@ -215,17 +218,23 @@ def swap(p: Packing, cols: np.ndarray, Ac: np.ndarray, deadline: float) -> bool:
     return False
 
 
-def local_search(p: Packing, cols: np.ndarray, deadline: float, report=None) -> dict:
-    """1-opt to a local optimum, then swaps (each followed by 1-opt and a greedy fill) until none improves."""
+def local_search(p: Packing, cols: np.ndarray, deadline: float, report=None,
+                 enough: Callable[[], bool] | None = None) -> dict:
+    """1-opt to a local optimum, then swaps (each followed by 1-opt and a greedy fill) until none
+    improves, the ``deadline`` passes or ``enough()`` says the requested gap is reached."""
     Ac = p.inst.A[:, cols].toarray()
     stats = {"one_opt_moves": 0, "swaps": 0}
-    stats["one_opt_moves"] += one_opt(p, cols, Ac, deadline)
+
+    def go() -> bool:
+        return time.perf_counter() < deadline and not (enough is not None and enough())
+
+    stats["one_opt_moves"] += one_opt(p, cols, Ac, go)
     if report:
         report()
-    while time.perf_counter() < deadline and swap(p, cols, Ac, deadline):
+    while go() and swap(p, cols, Ac, go):
         stats["swaps"] += 1
         greedy_fill(p, cols)
-        stats["one_opt_moves"] += one_opt(p, cols, Ac, deadline)
+        stats["one_opt_moves"] += one_opt(p, cols, Ac, go)
         if report:
             report()
     return stats
@@ -247,12 +256,12 @@ def sub_instance(inst: MCMDK, free: np.ndarray, col: np.ndarray) -> MCMDK:
                  inst.choose, inst.name + "-sub")
 
 
-def exact_repair(p: Packing, choice: np.ndarray, frac: np.ndarray, lp: LPInfo, opts: SolveOptions, t0: float,
+def exact_repair(p: Packing, choice: np.ndarray, frac: np.ndarray, lp: LPInfo, opts: SolveOptions,
                  stats: dict) -> None:
     """``exactly_one`` fallback when greedy placement fails: solve the fractional jobs exactly with the
     LP's integral choices fixed (at most ``n_rows`` jobs: a small MILP). If that is infeasible, free
     ``2 n_rows`` more jobs at a time — those whose second-best configuration has the smallest LP
-    regret, i.e. the cheapest to move — and try again; at most 1 s in all (or the time left)."""
+    regret, i.e. the cheapest to move — and try again; at most :data:`REPAIR_SECONDS` in all (or the time left)."""
 
     inst = p.inst
     col = np.full(inst.n_jobs, -1, dtype=np.int64)
@@ -265,8 +274,7 @@ def exact_repair(p: Packing, choice: np.ndarray, frac: np.ndarray, lp: LPInfo, o
     second = np.full(inst.n_jobs, np.inf)
     second[has] = np.minimum.reduceat(reg, inst.job_ptr[:-1][has])
     order = [j for j in np.argsort(second, kind="stable") if j not in set(frac.tolist())]
-    deadline = time.perf_counter() + (1.0 if opts.time_limit is None else
-                                      min(1.0, opts.time_limit - (time.perf_counter() - t0)))
+    deadline = time.perf_counter() + min(REPAIR_SECONDS, opts.clock.remaining())
     extra, tries = 0, 0
     while time.perf_counter() < deadline:
         free = np.sort(np.concatenate([frac, np.asarray(order[:extra], dtype=np.int64)])).astype(np.int64)
@@ -274,8 +282,8 @@ def exact_repair(p: Packing, choice: np.ndarray, frac: np.ndarray, lp: LPInfo, o
             extra += 2 * inst.n_rows
             continue
         sub = sub_instance(inst, free, col)
-        res = solve_core(sub, SolveOptions(time_limit=max(deadline - time.perf_counter(), 1e-3),
-                                           threads=opts.threads, seed=opts.seed))
+        res = solve_core(sub, opts.within(opts.clock.share(1.0, at_most=max(deadline - time.perf_counter(), 1e-3)),
+                                          mip_rel_gap=0.0, warm_start=None, on_incumbent=None))
         tries += 1
         if res.status.has_solution():
             for j in range(inst.n_jobs):
@@ -293,9 +301,11 @@ def lp_round_core(inst: MCMDK, opts: SolveOptions, lp: LPInfo | None = None, *, 
                   search_seconds: float | None = None) -> tuple[Packing | None, LPInfo, dict]:
     """Steps 1–4 on a core instance; returns the packing (None if repair failed), the LP and stats.
 
-    ``search_seconds`` caps the local search (default: the rest of ``opts.time_limit``).
+    ``search_seconds`` caps the local search (default: the rest of the call's budget); the search
+    also stops once the requested gap (``opts.mip_rel_gap``) to the LP bound is reached.
     """
-    t0 = time.perf_counter() if t0 is None else t0
+    opts = opts.started()
+    t0 = opts.clock.start if t0 is None else t0
     if lp is None:
         lp = solve_lp(inst, opts)
     stats: dict = {"lp_seconds": lp.seconds}
@@ -325,44 +335,55 @@ def lp_round_core(inst: MCMDK, opts: SolveOptions, lp: LPInfo | None = None, *, 
             scaled = inst.A.T @ (1.0 / np.maximum(inst.b, 1e-9))
             greedy_fill(p, np.argsort(scaled, kind="stable"))
         if not p.feasible():
-            exact_repair(p, choice, frac, lp, opts, t0, stats)
+            exact_repair(p, choice, frac, lp, opts, stats)
     else:
         greedy_fill(p, cols)
     stats["repair_gain"] = p.gain_total()
     if not p.feasible():
         return None, lp, stats
     report()
-    limit = None if opts.time_limit is None else max(0.0, opts.time_limit - (time.perf_counter() - t0))
+    limit = opts.clock.remaining()
     if search_seconds is not None:
-        limit = search_seconds if limit is None else min(limit, search_seconds)
-    deadline = np.inf if limit is None else time.perf_counter() + limit
-    stats.update(local_search(p, cols, deadline, report))
+        limit = min(limit, search_seconds)
+    deadline = time.perf_counter() + limit
+    stats.update(local_search(p, cols, deadline, report, enough=lambda: within_gap(lp, p, opts.mip_rel_gap)))
     return p, lp, stats
 
 
-@register("lp-round", description="LP rounding + greedy repair + local search, additive guarantee")
+def within_gap(lp: LPInfo, p: Packing, gap: float) -> bool:
+    """Is the packing within the relative ``gap`` of the LP bound (HiGHS's definition, gain units)?"""
+    g = p.gain_total()
+    return gap > 0 and g != 0 and lp.bound_gain - g <= gap * abs(g)
+
+
+@register("lp-round", description="LP rounding + greedy repair + local search, additive guarantee",
+          supports=("gap", "raw"))
 def lp_round(instance, opts: SolveOptions) -> Result:
     """LP rounding of the core MCMDK (module docstring: the additive guarantee and its proof)."""
+    opts = opts.started()
     t0 = time.perf_counter()
     inst = instance.to_core()
     build = time.perf_counter() - t0
     p, lp, stats = lp_round_core(inst, opts)
-    seconds = time.perf_counter() - t0 - build
     bound = lp.bound if lp.status == Status.OPTIMAL else None
-    res = Result("lp-round", Status.NO_SOLUTION, None, bound, inst.sense, "local_optimum", "highs", build, seconds,
-                 None, stats, highs.version(), opts.as_dict())
+    common = dict(sense=inst.sense, backend="highs", build_seconds=build, stats=stats, solver_version=highs.version())
     if lp.status in (Status.INFEASIBLE, Status.UNBOUNDED):
-        res.status, res.termination, res.message = lp.status, lp.termination, "the LP relaxation is " + lp.status.value
-        return res
+        return make_result("lp-round", opts, termination=lp.termination, message="the LP relaxation is " + lp.status.value,
+                           **common)
     if p is None:
-        res.termination = "repair_failed"
-        res.message = ("repair (greedy, then exact on the fractional and cheapest-to-move jobs) found no "
-                       "configuration that fits for every job (exactly_one); no guarantee exists in this case")
-        return res
-    res.solution = p.choice()
-    res.objective = p.objective()
-    limit_hit = opts.time_limit is not None and seconds >= opts.time_limit
-    res.termination = "time_limit" if limit_hit else "local_optimum"
-    res.status = Status.OPTIMAL if res.gap is not None and res.gap <= 1e-9 else Status.FEASIBLE
-    return res
-
+        msg = ("repair (greedy, then exact on the fractional and cheapest-to-move jobs) found no "
+               "configuration that fits for every job (exactly_one); no guarantee exists in this case")
+        term = lp.termination if lp.status != Status.OPTIMAL else "repair_failed"
+        return make_result("lp-round", opts, termination=term, bound=bound, message=msg, **common)
+    objective = p.objective()
+    gap = relative_gap(objective, bound, inst.sense)
+    if gap == 0:
+        term = "optimal"
+    elif within_gap(lp, p, opts.mip_rel_gap):
+        term = "gap_limit"
+    elif opts.clock.expired():
+        term = "time_limit"
+    else:
+        term = "local_optimum"
+    return make_result("lp-round", opts, termination=term, solution=p.choice(), objective=objective, bound=bound,
+                       **common)

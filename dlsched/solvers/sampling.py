@@ -48,12 +48,13 @@ def sample_columns(inst: MCMDK, lp: LPInfo, samples: int, seed: int) -> np.ndarr
 
 
 @register("sample", description="importance-sampled columns (N per job) + LP support, reduced MILP with HiGHS",
-          params=("samples", "seed"))
+          params=("samples", "seed"), supports=("gap", "raw"))
 def sample(instance, opts: SolveOptions, samples: int = 10, seed: int | None = None) -> Result:
     """Column sampling (module docstring: the sample, the certified bound)."""
     if int(samples) != samples or samples < 1:
         raise InputError("<argument>", "samples", "a positive integer (configurations kept per job)", samples)
     seed = opts.seed if seed is None else int(seed)
+    opts = opts.started()
     inst, tr, stats = start(instance, opts)
     if tr.lp.status != Status.OPTIMAL:
         return finish("sample", inst, opts, tr, stats, tr.lp.termination)
@@ -66,10 +67,12 @@ def sample(instance, opts: SolveOptions, samples: int = 10, seed: int | None = N
     stats.update(samples=int(samples), seed=seed, kept_columns=int(keep.sum()))
     left = tr.remaining()
     termination = "time_limit"
-    if left > 0 and not tr.proven:
+    if left > 0 and not tr.done:
         termination, _ = solve_restricted(inst, build_matrix(inst), lp, keep, none_ok, tr, left, stats)
     if tr.proven:
         termination = "optimal"
-    elif termination == "optimal":
-        termination = "sample_optimal"     # optimal on the sample; the whole problem's gap is in the bound
+    elif termination in ("optimal", "gap_limit", "infeasible"):
+        # the sample is solved (or has no solution): that proves nothing for the whole problem,
+        # whose gap is in the certified bound
+        termination = "sample_optimal"
     return finish("sample", inst, opts, tr, stats, termination)

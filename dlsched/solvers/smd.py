@@ -51,7 +51,7 @@ the exact §2.2 optimum).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -61,7 +61,8 @@ from dlsched.instance.smd import SMDInstance
 from dlsched.models import mcmdk as core_model
 from dlsched.result import Result
 from dlsched.solvers import highs
-from dlsched.solvers.exact import solve_core
+from dlsched.solvers.backends import BACKENDS
+from dlsched.solvers.milp import solve_core
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.registry import register
 from dlsched.solvers.rounding import lp_round_core
@@ -111,7 +112,7 @@ def parametric(core: MCMDK, opts: SolveOptions | None = None, *, memory: bool = 
 
     if sub not in SUBPROBLEMS:
         raise InputError("<argument>", "sub", f"one of {SUBPROBLEMS}", sub)
-    opts = opts or SolveOptions()
+    opts = (opts or SolveOptions()).started()
     t0 = time.perf_counter()
     N, g, is_ratio = ratio_data(core)
     jobs_of = core.col_job
@@ -176,6 +177,8 @@ def parametric(core: MCMDK, opts: SolveOptions | None = None, *, memory: bool = 
                     new_pts = True
         if not new_pts or (repeated and not memory):
             break  # a fixed point: no new tangent (with exact subproblems and memory: optimal)
+        if opts.clock.expired():
+            break  # the call's budget is spent: the best solution so far and its bound
         retangent(np.unique(jobs_of[chosen]).tolist())
     if best_choice is None:
         best_choice = np.zeros(n_jobs, dtype=np.int64)
@@ -189,7 +192,7 @@ class _ExactSub:
     """The subproblem MCMDK loaded once into HiGHS; costs changed in place, best solution as MIP start."""
 
     def __init__(self, core: MCMDK, opts: SolveOptions):
-        self.core = core
+        self.core, self.opts = core, opts
         self.h = highs.load(core_model.build_matrix(core), opts)
         self.idx = np.arange(core.n_cols, dtype=np.int32)
 
@@ -200,6 +203,9 @@ class _ExactSub:
             warm = np.zeros(core.n_cols)
             warm[core.columns_of(warm_choice)] = 1.0
             h.setSolution(core.n_cols, self.idx, warm)
+        limit = self.opts.clock.seconds_for_solver()
+        if limit is not None:      # what remains of the call's budget, read before every subproblem
+            h.setOptionValue("time_limit", limit)
         h.run()
         info = h.getInfo()
         if info.primal_solution_status != 2:
@@ -225,7 +231,7 @@ class _RoundSub:
         sub.choose = "at_most_one"
         self.core, self.sub, self.run = core, sub, run
         self.defer_cost = core.value[core.job_ptr[:-1]]
-        self.opts = SolveOptions(threads=opts.threads, seed=opts.seed)
+        self.opts = replace(opts, mip_rel_gap=0.0, on_incumbent=None, warm_start=None)
         self.search = search_seconds
 
     def solve(self, cost: np.ndarray, warm_choice):
@@ -322,11 +328,10 @@ def epoch_core(inst: SMDInstance, jobs: np.ndarray, *, slot_aware: bool = False,
     return core
 
 
-@register("exact", families=("smd",), params=("backend",),
+@register("exact", families=("smd",), params=("backend",), supports=("gap", "raw"), backends=BACKENDS,
           description="exact §2.2 one-epoch allocation: MCMDK over Pareto (w, p) configurations")
 def exact_epoch(instance: SMDInstance, opts: SolveOptions, backend: str = "highs") -> Result:
     """The enumerated exact MILP of MODELS.md §2.2; the solution is an allocation."""
-
     t0 = time.perf_counter()
     core = instance.to_core()
     build = time.perf_counter() - t0

@@ -12,19 +12,19 @@ from __future__ import annotations
 
 import math
 import time
-from types import SimpleNamespace
 
 import numpy as np
 
 from dlsched.errors import InputError
 from dlsched.instance.smd import SMDInstance, require_aggregate
 from dlsched.models import smd_time_indexed as ti
-from dlsched.result import Result, Status
+from dlsched.result import Result, Status, make_result
 from dlsched.sim.policies.baselines import DRF
 from dlsched.sim.policies.slotted import deadline_of
 from dlsched.sim.policies.smd import OptimusGreedyPolicy, SMDPolicy, run
 from dlsched.solvers import highs
-from dlsched.solvers.backends import solve_cvxpy, solve_pyomo
+from dlsched.solvers.backends import BACKENDS, solve_front_end
+from dlsched.solvers.milp import column_front_ends
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.registry import flag, register
 
@@ -75,14 +75,16 @@ def warm_vector(model: ti.TIModel, inst: SMDInstance, sched) -> np.ndarray | Non
     return x
 
 
-@register("time-indexed", families=("smd",), params=("backend", "resizing", "horizon"),
+@register("time-indexed", families=("smd",), params=("backend", "resizing", "horizon"), supports=("gap", "raw"),
+          backends=BACKENDS,
           description="exact time-indexed MILP (MODELS.md §2.4): min Σ ω_j C_j, with or without resizing")
 def time_indexed(instance: SMDInstance, opts: SolveOptions, backend: str = "highs", resizing: bool = True,
                  horizon: int | None = None) -> Result:
-    if backend not in ("highs", "pyomo", "cvxpy"):
-        raise InputError("<argument>", "backend", "one of highs, pyomo, cvxpy", backend)
+    """The §2.4 MILP; the heuristic schedules that bound the horizon and warm-start HiGHS run inside
+    the call's budget, and HiGHS gets what remains."""
     resizing = flag(resizing, "resizing")
     require_aggregate(instance)
+    opts = opts.started()
     t0 = time.perf_counter()
     heur = heuristic_schedules(instance, opts)
     best = min(heur.values(), key=lambda s: s.objective) if heur else None
@@ -103,44 +105,24 @@ def time_indexed(instance: SMDInstance, opts: SolveOptions, backend: str = "high
     build = time.perf_counter() - t0
     stats = {"horizon": T, "horizon_provable": provable, "rows": int(model.mf.n_rows), "cols": int(model.mf.n_cols),
              "heuristic_ub": None if best is None else best.objective}
-    if backend == "highs":
-        warm = warm_vector(model, instance, best) if (best is not None and resizing) else None
-        out = highs.solve_matrix(model.mf, opts, warm_x=warm)
-        x = out.x
-    else:
-        out, front_build = _solve_other(model, backend, opts)
-        x = out.x
-        build += front_build + out.stats.pop("compile_seconds", 0.0)
-    status, bound = out.status, out.bound
+    warm = warm_vector(model, instance, best) if (best is not None and resizing and backend == "highs") else None
+    fe = column_front_ends(model.mf.n_cols, model.mf.c, "min", lambda: model.mf, lambda: ti.build_pyomo(model),
+                           lambda: ti.build_cvxpy(model), lambda x: {"schedule": ti.schedule_from_x(instance, model, x)}, warm)
+    out, solution, front_build = solve_front_end(fe, backend, opts)
+    build += front_build
+    termination, bound = out.termination, out.bound
     if restricted:
-        status = {Status.OPTIMAL: Status.FEASIBLE, Status.INFEASIBLE: Status.NO_SOLUTION}.get(status, status)
+        # optimal or infeasible only among schedules ending by T: neither is a proof for the instance
+        termination = {"optimal": "time_horizon", "infeasible": "time_horizon"}.get(termination, termination)
         bound = None
-    res = Result("time-indexed", status, out.objective, bound, "min", out.termination, backend, build,
-                 out.seconds, None, {**stats, **out.stats}, highs.version(), opts.as_dict())
-    if x is not None and out.status.has_solution():
-        res.solution = {"schedule": ti.schedule_from_x(instance, model, x)}
+    messages = []
     if model.unschedulable:
-        res.message = "cannot be scheduled (does not fit alone): " + ", ".join(instance.job_names[j] for j in model.unschedulable)
+        messages.append("cannot be scheduled (does not fit alone): " + ", ".join(instance.job_names[j] for j in model.unschedulable))
     if out.status == Status.INFEASIBLE:
-        res.message = (res.message + "; " if res.message else "") + f"no schedule completes every job within {T} slots"
+        messages.append(f"no schedule completes every job within {T} slots")
     if restricted:
-        res.message = (res.message + "; " if res.message else "") + (
-            f"horizon {T} is below the provable one: optimal only among schedules ending by slot {T}")
-    return res
-
-
-def _solve_other(model: ti.TIModel, backend: str, opts: SolveOptions):
-    """Pyomo or CVXPY front end with HiGHS behind it (same rows as the matrix form): (outcome, front-end build seconds)."""
-
-    # the shared front-end solvers read n_cols, value and sense from the instance they are given
-    shim = SimpleNamespace(n_cols=model.mf.n_cols, value=model.mf.c, sense="min")
-    t0 = time.perf_counter()
-    if backend == "pyomo":
-        m = ti.build_pyomo(model)
-        build = time.perf_counter() - t0
-        out = solve_pyomo(m, shim, opts)
-    else:
-        prob, v = ti.build_cvxpy(model)
-        build = time.perf_counter() - t0
-        out = solve_cvxpy(prob, v, shim, opts)
-    return out, build
+        messages.append(f"horizon {T} is below the provable one: optimal only among schedules ending by slot {T}")
+    return make_result("time-indexed", opts, sense="min", termination=termination, solution=solution,
+                       objective=out.objective if solution is not None else None, bound=bound, backend=backend,
+                       build_seconds=build, solve_seconds=out.seconds, stats={**stats, **out.stats},
+                       solver_version=highs.version(), message="; ".join(messages))

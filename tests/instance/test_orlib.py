@@ -107,7 +107,7 @@ def test_one_problem_file_rejects_problem_index(data):
 def test_non_number_token(tmp_path):
     bad = tmp_path / "bad.txt"
     bad.write_text("1\n2 1 0\n5 x\n1 1\n3\n")
-    with pytest.raises(InputError, match=r"bad.txt: at line 3, token 6: expected a number in the 2 profits, found x"):
+    with pytest.raises(InputError, match=r"bad.txt: at line 3, token 6: expected a plain decimal number in the 2 profits, found x"):
         dlsched.load(bad)
 
 

@@ -14,7 +14,7 @@ from dlsched.instance.placement import Placement, PlacementInstance
 from dlsched.instance.placement_gen import generate, openb_cluster
 from dlsched.instance.traces import read_gavel_trace, read_openb_nodes, gavel_traces
 from dlsched.models.placement import alone_jct, brute_force, core_model, decode, evaluate, jct_counts, workloads
-from dlsched.solvers.exact import solve_core
+from dlsched.solvers.milp import solve_core
 
 
 def tiny(seed=0, n=3, types=None, per_server=2, **kw):

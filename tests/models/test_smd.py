@@ -12,7 +12,7 @@ from dlsched.errors import InputError
 from dlsched.instance import jsonio
 from dlsched.instance.smd import SMDOptions, pareto_mask
 from dlsched.instance.smd_gen import generate
-from dlsched.solvers.exact import solve_core
+from dlsched.solvers.milp import solve_core
 
 
 def tiny_doc(**over):

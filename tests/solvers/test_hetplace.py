@@ -109,7 +109,7 @@ def test_bound_le_exact_le_heuristics_and_all_checked(mid):
 
 
 def test_generic_core_exact_agrees_with_family_exact(mid):
-    from dlsched.solvers.exact import solve_core
+    from dlsched.solvers.milp import solve_core
 
     inst = mid[0]
     assert solve_core(inst.to_core()).objective == pytest.approx(dlsched.solve(inst, method="exact").objective, rel=1e-9)

@@ -10,7 +10,7 @@ import dlsched
 from dlsched.instance.smd_gen import generate
 from dlsched.sim.policies.baselines import DRF
 from dlsched.sim.policies.smd import OptimusGreedyPolicy, run
-from dlsched.solvers.exact import solve_core
+from dlsched.solvers.milp import solve_core
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.smd import epoch_core, parametric
 

@@ -1,0 +1,75 @@
+"""The whole-call budget (docs/contract.md §5): its arithmetic, and the guarded HiGHS path.
+
+No wall-clock assertions (benchmarks/timelimits.py measures wall/limit): these tests check what
+a stopped or guarded solve returns."""
+
+import math
+
+import numpy as np
+import pytest
+
+import dlsched
+from dlsched.errors import InputError
+from dlsched.instance.generate import random_mcmdk
+from dlsched.models.mcmdk import build_matrix
+from dlsched.result import Status
+from dlsched.solvers import highs
+from dlsched.solvers.options import Budget, SolveOptions
+
+
+def test_budget_arithmetic():
+    free = Budget()
+    assert free.remaining() == math.inf and not free.expired() and free.seconds_for_solver() is None
+    b = Budget(10.0, start=0.0)           # started long ago: spent
+    assert b.expired() and b.remaining() == 0.0 and b.seconds_for_solver() == pytest.approx(1e-3)
+    fresh = Budget(10.0)
+    part = fresh.share(0.3, at_most=2.0)
+    assert part.limit == pytest.approx(2.0) and fresh.share(0.1).limit <= 1.0
+    assert Budget().share(0.5, at_most=3.0).limit == 3.0 and Budget().share(0.5).limit is None
+
+
+def test_options_carry_one_budget_through_sub_steps():
+    opts = SolveOptions(time_limit=5.0).started()
+    assert opts.started() is opts                     # started once
+    sub = opts.within(opts.clock.share(0.5))
+    assert sub.time_limit == pytest.approx(sub.budget.limit) and sub.budget.limit <= 2.5
+
+
+def test_guarded_solve_answers_like_the_direct_one():
+    # above GUARD_NONZEROS with a limit: HiGHS runs in a forked child; given ample time it returns
+    # the same optimum, and a starved one returns a consistent answer (a checked incumbent or none)
+    inst = random_mcmdk(2000, 10, 2, seed=4)
+    mf = build_matrix(inst)
+    assert mf.M.nnz >= highs.GUARD_NONZEROS
+    seen = []
+    res = dlsched.solve(inst, threads=1, time_limit=120, gap=1e-3, on_incumbent=seen.append)
+    assert res.stats.get("guarded") and res.status.has_solution() and dlsched.check(inst, res).feasible
+    assert seen and seen[-1].objective == pytest.approx(res.objective)
+    direct = dlsched.solve(inst, threads=1, gap=1e-3)
+    assert res.bound == pytest.approx(direct.bound, rel=1e-3)
+    starved = dlsched.solve(inst, threads=1, time_limit=0.02)
+    assert starved.inconsistency() is None and starved.termination == "time_limit"
+    if starved.status.has_solution():
+        assert dlsched.check(inst, starved).feasible
+
+
+def test_errors_in_the_guarded_child_reach_the_caller():
+    with pytest.raises(ZeroDivisionError):
+        highs.in_child(lambda report: 1 / 0, Budget(30.0))
+    done, value = highs.in_child(lambda report: (report("hello"), 42)[1], Budget(30.0), on_progress=print)
+    assert done and value == 42
+
+
+def test_pyomo_and_cvxpy_refuse_a_warm_start():
+    inst = random_mcmdk(5, 3, 2, seed=0)
+    for backend in ("pyomo", "cvxpy"):
+        with pytest.raises(InputError):
+            dlsched.solve(inst, backend=backend, warm_start=np.zeros(5, dtype=int))
+
+
+def test_a_bad_warm_start_is_an_input_error():
+    inst = random_mcmdk(5, 3, 2, seed=0)
+    for bad in (np.zeros(4, dtype=int), np.full(5, 7), np.full(5, 0.5), "abc"):
+        with pytest.raises(InputError):
+            dlsched.solve(inst, warm_start=bad)
+    assert dlsched.solve(inst, warm_start=np.zeros(5, dtype=int)).status == Status.OPTIMAL
