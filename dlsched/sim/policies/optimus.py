@@ -182,7 +182,10 @@ class _JobModel:
 
 
 class Optimus:
-    """The Optimus policy (module docstring). ``name = "optimus"``."""
+    """Optimus: online-fitted loss-curve and speed models, marginal-gain allocation, placement principle (MODELS.md §5).
+
+    Options and the choices behind them: the module docstring.
+    """
 
     name = "optimus"
 
@@ -418,20 +421,40 @@ class Optimus:
         est = np.asarray(f(p[ok], w[ok]), dtype=float)
         return float(np.median(np.abs(est - truth[ok]) / truth[ok]))
 
+    def error_records(self) -> list[dict]:
+        """One row per job seen: its type, the relative errors of its remaining-steps estimate
+        (``remaining@0.25`` ...) and of its speed fit (``speed@0.25`` ...) at each checkpoint it
+        reached (a checkpoint is taken at the first call at or past it, so a job that ends between
+        two calls misses it), and of the speed fit it had at completion (``speed@end``)."""
+        rows = []
+        for j in sorted(set(self._stats) | set(self._final_speed)):
+            st = self._stats.get(j, {})
+            row = {"job": j, "job_type": st.get("job_type") or self._final_speed[j][0]}
+            for c in CHECKPOINTS:
+                if c in st:
+                    row[f"remaining@{c}"], row[f"speed@{c}"] = st[c]
+            if j in self._final_speed:
+                row["speed@end"] = self._final_speed[j][1]
+            rows.append(row)
+        return rows
+
     def model_errors(self) -> dict:
-        """Median relative errors over jobs: of the remaining-steps estimate and of the speed fit at
-        25/50/75 % of each job's progress (``n`` jobs each: a checkpoint is taken at the first call
-        at or past it, so a job that ends between two calls misses it), and per job type of the
-        speed fit each finished job had at its completion (``speed_by_type``)."""
-        out: dict = {"remaining": {}, "speed": {}, "speed_by_type": {}}
-        for c in CHECKPOINTS:
-            rows = [s[c] for s in self._stats.values() if c in s]
-            out["remaining"][c] = _median([r[0] for r in rows])
-            out["speed"][c] = _median([r[1] for r in rows])
-            out.setdefault("n", {})[c] = len(rows)
-        for t in sorted({t for t, _ in self._final_speed.values()}):
-            out["speed_by_type"][t] = _median([e for u, e in self._final_speed.values() if u == t])
-        return out
+        """Medians over jobs of :meth:`error_records` (:func:`summarise_errors`)."""
+        return summarise_errors(self.error_records())
+
+
+def summarise_errors(rows: Sequence[Mapping]) -> dict:
+    """Median relative errors over the rows of :meth:`Optimus.error_records` (of one run or many):
+    ``remaining[c]`` and ``speed[c]`` at each checkpoint c with the count ``n[c]``, and per job
+    type the speed fit at completion, ``speed_by_type``."""
+    out: dict = {"remaining": {}, "speed": {}, "n": {}, "speed_by_type": {}}
+    for c in CHECKPOINTS:
+        out["remaining"][c] = _median([r[f"remaining@{c}"] for r in rows if f"remaining@{c}" in r])
+        out["speed"][c] = _median([r[f"speed@{c}"] for r in rows if f"speed@{c}" in r])
+        out["n"][c] = sum(f"remaining@{c}" in r for r in rows)
+    for t in sorted({r["job_type"] for r in rows if "speed@end" in r}):
+        out["speed_by_type"][t] = _median([r["speed@end"] for r in rows if r["job_type"] == t and "speed@end" in r])
+    return out
 
 
 def _median(xs) -> float:
