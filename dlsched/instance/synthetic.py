@@ -50,6 +50,7 @@ from dlsched.data import data_dir
 from dlsched.errors import InputError
 from dlsched.instance.cluster import Cluster
 from dlsched.instance.workload import Convergence, Job, Trace
+from dlsched.perf.convergence import Criterion, converged_step as perf_converged_step
 from dlsched.perf.speeds import read_config_speed
 
 #: DL2's parameters.py: MAX_NUM_EPOCHS, MAX_NUM_WORKERS (bounds workers and PSs), TS_DURATION,
@@ -151,14 +152,9 @@ def convergence_curve(iterations: float, window: float, remaining: float, initia
 
 
 def converged_step(curve: Convergence, delta: float, window: float) -> float:
-    r"""The step k at which ℓ(k − W) − ℓ(k) = δ (the loss improves by less than δ over W steps from then on).
-
-    With :math:`x = \beta_0 k + \beta_1` the condition is :math:`\beta_0 W / (x (x - \beta_0 W)) = δ`,
-    i.e. :math:`δ x^2 - δ \beta_0 W x - \beta_0 W = 0`, whose positive root gives k.
-    """
-    aW = curve.beta0 * window
-    x = (delta * aW + math.sqrt((delta * aW) ** 2 + 4.0 * delta * aW)) / (2.0 * delta)
-    return (x - curve.beta1) / curve.beta0
+    """The step at which ``curve`` has converged by the (δ, W) test: the one closed form of
+    :func:`dlsched.perf.convergence.converged_step`, which Optimus applies to its fitted curves."""
+    return perf_converged_step((curve.beta0, curve.beta1, curve.beta2), Criterion(delta, window))
 
 
 def _poisson_arrivals(rng: np.random.Generator, n_jobs: int, arrival_rate: float, slot_seconds: float | None) -> np.ndarray:
