@@ -61,13 +61,6 @@ class Job:
         """PS architecture (needs at least one PS to run) rather than all-reduce."""
         return self.max_ps > 0
 
-    def ps_for(self, workers: int) -> int:
-        """PSs a PS job runs with ``workers`` workers under a bundle rule (at least 1, at most ``max_ps``)."""
-        if not self.uses_ps or workers <= 0:
-            return 0
-        per = 1.0 if self.workers_per_ps is None else self.workers_per_ps
-        return int(min(self.max_ps, max(1, math.ceil(workers / per - 1e-9))))
-
     @property
     def epochs(self) -> float | None:
         return None if not self.iterations_per_epoch else self.iterations / self.iterations_per_epoch
