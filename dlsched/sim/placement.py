@@ -36,7 +36,7 @@ def task_slots(free: np.ndarray, demand: np.ndarray) -> np.ndarray:
     return np.maximum(np.floor(free[:, need] / demand[need] + EPS).min(axis=1), 0).astype(np.int64)
 
 
-def _take(slots: np.ndarray, count: int) -> np.ndarray | None:
+def fill_in_order(slots: np.ndarray, count: int) -> np.ndarray | None:
     """Counts per position, filling positions in order (as many as fit); None if ``count`` does not fit."""
     if count <= 0:
         return np.zeros(slots.shape[0], np.int64)
@@ -61,7 +61,7 @@ def _fit_in_order(f, order, demand_w, demand_p, n_workers, n_ps, ps_first: bool)
         kinds.reverse()
     counts = []
     for demand, count in kinds:
-        c = _take(task_slots(f, demand), count) if count else np.zeros(len(order), np.int64)
+        c = fill_in_order(task_slots(f, demand), count) if count else np.zeros(len(order), np.int64)
         if c is None:
             return None
         if count:

@@ -31,6 +31,7 @@ from dlsched.instance.cluster import Cluster
 from dlsched.instance.oasis import OasisInstance, OasisSchedule
 from dlsched.instance.workload import Job, Trace
 from dlsched.sim.engine import simulate
+from dlsched.sim.placement import fill_in_order, task_slots
 from dlsched.sim.policies.slotted import Slotted, completion_slot
 from dlsched.sim.policy import ClusterState, Placement, PolicyContext
 from dlsched.solvers.oasis import ClusterState as Prices, admit, price_params
@@ -40,20 +41,9 @@ ROLES = ("oasis_worker", "oasis_ps")
 
 # ----------------------------------------------------------------------------- converter
 
-def units_on(free: np.ndarray, demand: np.ndarray) -> np.ndarray:
-    """Units of ``demand`` (R,) that fit on each server given ``free`` (S, R)."""
-    need = demand > 0
-    return np.maximum(np.floor(free[:, need] / demand[need] + 1e-9).min(axis=1), 0).astype(np.int64)
-
-
 def first_fit(free: np.ndarray, demand: np.ndarray, count: int) -> np.ndarray | None:
     """Place ``count`` units on servers in index order (as many per server as fit); None if they do not."""
-    if count <= 0:
-        return np.zeros(free.shape[0], np.int64)
-    u = units_on(free, demand)
-    if u.sum() < count:
-        return None
-    return np.minimum(u, np.maximum(count - (np.cumsum(u) - u), 0))
+    return fill_in_order(task_slots(free, demand), count)
 
 
 class OasisSpeed:

@@ -25,15 +25,15 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 from dlsched.instance.oasis import OasisInstance
-from dlsched.sim.placement import make_placer
+from dlsched.sim.placement import make_placer, task_slots
 from dlsched.sim.policies.baselines import drf_fill, packed
-from dlsched.sim.policies.oasis import SlotDecide, SlotSim, _OnOasisSlots, instance_of, units_on
+from dlsched.sim.policies.oasis import SlotDecide, SlotSim, _OnOasisSlots, instance_of
 
 
 def _max_workers_empty(inst: OasisInstance, i: int) -> int:
     """Largest worker count of job i (with its PSs) that the empty cluster holds, at most N_i."""
-    wmax = int(units_on(inst.worker_cap, inst.worker_demand[i]).sum())
-    pmax = int(units_on(inst.ps_cap, inst.ps_demand[i]).sum())
+    wmax = int(task_slots(inst.worker_cap, inst.worker_demand[i]).sum())
+    pmax = int(task_slots(inst.ps_cap, inst.ps_demand[i]).sum())
     w = min(int(inst.chunks[i]), wmax)
     while w > 0 and int(inst.ps_needed(i, w)) > pmax:
         w -= 1
@@ -127,7 +127,7 @@ class DrfPolicy:
 def _largest_bundle(sim: SlotSim, i: int, upto: int):
     """The largest worker count <= ``upto`` (with its PSs) that fits now, placed first fit."""
     inst = sim.inst
-    y_cap = int(units_on(sim.free_w, inst.worker_demand[i]).sum())
+    y_cap = int(task_slots(sim.free_w, inst.worker_demand[i]).sum())
     for w in range(min(upto, y_cap), 0, -1):
         b = sim.try_bundle(i, w)
         if b is not None:
