@@ -55,17 +55,11 @@ def available(peer: str) -> bool:
     return importlib.util.find_spec(PEERS[peer]) is not None
 
 
-def _choice(inst: MCMDK, x: np.ndarray) -> np.ndarray:
-    """Configuration index per job from a 0/1 column vector (-1: none chosen)."""
-    on = np.asarray(x) > 0.5
-    choice = np.full(inst.n_jobs, -1, dtype=np.int64)
-    cols = np.flatnonzero(on)
-    choice[inst.col_job[cols]] = cols - inst.job_ptr[inst.col_job[cols]]
-    return choice
-
-
-def _objective(inst: MCMDK, x: np.ndarray) -> float:
-    return float(inst.value @ (np.asarray(x) > 0.5))
+def _solution(inst: MCMDK, x) -> tuple[np.ndarray, float]:
+    """The choice per job of a 0/1 column vector and its value on the original data (as the checker
+    recomputes it; a peer's own objective may carry its tolerances or CP-SAT's scaling)."""
+    choice = inst.choice_from_columns(np.asarray(x, dtype=float))
+    return choice, float(inst.value[inst.columns_of(choice)].sum())
 
 
 def _integral(a: np.ndarray) -> bool:
@@ -113,7 +107,7 @@ def run_cpsat(inst: MCMDK, limit: float, seed: int = 0) -> PeerRun:
                   version=ortools.__version__, note="data scaled to integers" if scaled else "")
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         xv = np.array([solver.value(v) for v in x])
-        run.choice, run.objective = _choice(inst, xv), _objective(inst, xv)
+        run.choice, run.objective = _solution(inst, xv)
         run.bound = solver.best_objective_bound / k
     return run
 
@@ -168,7 +162,7 @@ def run_scip(inst: MCMDK, limit: float, seed: int = 0) -> PeerRun:
         variables = model.getVars()
         sol = model.getBestSol()
         x = _read_back(inst, [v.name for v in variables], [model.getSolVal(sol, v) for v in variables])
-        run.choice, run.objective = _choice(inst, x), _objective(inst, x)
+        run.choice, run.objective = _solution(inst, x)
         run.bound = model.getDualbound()
         run.status = "optimal" if status == "optimal" else "feasible"
     elif status == "infeasible":
@@ -204,7 +198,7 @@ def run_gurobi(inst: MCMDK, limit: float, seed: int = 0) -> PeerRun:
     if model.SolCount > 0:
         variables = model.getVars()
         x = _read_back(inst, [v.VarName for v in variables], model.getAttr("X", variables))
-        run.choice, run.objective = _choice(inst, x), _objective(inst, x)
+        run.choice, run.objective = _solution(inst, x)
         run.bound = model.ObjBound
         run.status = "optimal" if model.Status == gp.GRB.OPTIMAL else "feasible"
     elif model.Status == gp.GRB.INFEASIBLE:
