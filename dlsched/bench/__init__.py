@@ -9,15 +9,18 @@ from __future__ import annotations
 import importlib
 import os
 import platform
+import subprocess
 import sys
+from functools import lru_cache
 from typing import Callable
 
-import highspy
 import numpy
 import scipy
 
 import dlsched
+from dlsched.data import project_root
 from dlsched.errors import InputError
+from dlsched.solvers import highs
 
 SUITES: dict[str, Callable[[list[str]], int]] = {}
 
@@ -49,18 +52,32 @@ def get_suite(name: str) -> Callable[[list[str]], int]:
     return SUITES[name]
 
 
+@lru_cache(maxsize=1)
+def git_revision() -> str | None:
+    """The checkout's commit (``-dirty`` with uncommitted changes to tracked files); None outside git."""
+    try:
+        rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=project_root(), capture_output=True, text=True,
+                             timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=project_root(),
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return rev + ("-dirty" if dirty else "")
+
+
 def environment(**extra) -> dict:
-    """Versions, machine and settings to store beside every benchmark result."""
+    """Versions, machine, git revision and settings to store beside every benchmark result."""
 
     return {
         "dlsched": dlsched.__version__,
         "python": sys.version.split()[0],
-        "highs": highspy.Highs().version(),
+        "highs": highs.version_number(),
         "numpy": numpy.__version__,
         "scipy": scipy.__version__,
         "machine": platform.machine(),
         "processor": platform.processor() or platform.machine(),
         "cpus": os.cpu_count(),
         "platform": platform.platform(),
+        "git": git_revision(),
         **extra,
     }

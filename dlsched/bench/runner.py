@@ -19,14 +19,13 @@ import json
 import math
 import os
 import platform
-import subprocess
 import time
 import traceback
 from dataclasses import asdict
 from functools import lru_cache
 from pathlib import Path
 
-from dlsched.bench import register_suite, report
+from dlsched.bench import environment, git_revision, register_suite, report
 from dlsched.bench.suite import InstanceRef, MethodSpec, Suite
 from dlsched.errors import InputError
 
@@ -107,22 +106,7 @@ def _solve_and_check(ref: InstanceRef, method: MethodSpec, seed: int, limits: di
     return out
 
 
-def git_revision() -> str | None:
-    from dlsched.data import project_root
-
-    try:
-        rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=project_root(), capture_output=True, text=True,
-                             timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=project_root(),
-                               capture_output=True, text=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return rev + ("-dirty" if dirty else "")
-
-
 def header(suite: Suite, command: str | None = None) -> dict:
-    from dlsched.bench import environment
-
     return {"format": FORMAT, "version": FORMAT_VERSION, "suite": suite.name, "suite_digest": suite.digest(),
             "command": command,
             "suite_file": suite.source, "definition": suite.definition, "limits": suite.limits(),

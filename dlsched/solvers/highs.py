@@ -75,8 +75,13 @@ def check_raw(raw: dict[str, Any]) -> dict[str, Any]:
 
 
 @functools.cache
+def version_number() -> str:
+    """HiGHS's version, read from the module's constants (creating a Highs object to ask prints its banner on stdout)."""
+    return f"{highspy.HIGHS_VERSION_MAJOR}.{highspy.HIGHS_VERSION_MINOR}.{highspy.HIGHS_VERSION_PATCH}"
+
+
 def version() -> str:
-    return f"highs {highspy.Highs().version()}"
+    return f"highs {version_number()}"
 
 
 def translate(model_status, has_solution: bool) -> tuple[str, Status]:
