@@ -272,3 +272,29 @@ def test_cluster_dominant_resource_shares():
     assert w[0] == pytest.approx(0.25) and p[0] == pytest.approx(1 / 16)
     with pytest.raises(Exception):
         Optimus(normalise="nope")
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 1000), n=st.integers(1, 7), le=st.booleans())
+def test_one_shot_policy_is_the_one_greedy_on_the_instance_tau(seed, n, le):
+    """The one-shot ``optimus-greedy`` (smd.optimus_policy) = the naive greedy on R_j τ_j(w, p)
+    read from the instance, starting from (1, 1) in arrival order; p ≤ w under ps_le_workers."""
+    from dlsched.instance.smd import SMDOptions
+    from dlsched.instance.smd_gen import generate
+    from dlsched.sim.policies.smd import optimus_policy
+
+    inst = generate(n, 1, seed=seed, max_workers=4, max_ps=3, options=SMDOptions(ps_le_workers=le, max_workers=4, max_ps=3))
+    order = sorted(range(n), key=lambda j: (inst.arrival[j], j))
+    times = []
+    for j in order:
+        T = np.full((inst.max_ps[j] + 1, inst.max_workers[j] + 1), np.inf)
+        for p in range(1, inst.max_ps[j] + 1):
+            for w in range(max(p, 1) if le else 1, inst.max_workers[j] + 1):
+                T[p, w] = inst.iterations[j] * float(inst.tau(j, w, p))
+        times.append(T)
+    want = _naive_greedy(times, inst.d[order], inst.e[order], inst.capacity, inst.capacity, [(1, 1)] * n)
+    got = optimus_policy(inst, np.arange(n))
+    for k, j in enumerate(order):
+        p, w = want.get(k, (0, 0))
+        assert tuple(got[j]) == (w, p)
+        assert not le or got[j, 1] <= got[j, 0]
