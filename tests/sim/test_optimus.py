@@ -275,15 +275,15 @@ def test_cluster_dominant_resource_shares():
 
 
 @settings(max_examples=15, deadline=None)
-@given(seed=st.integers(0, 1000), n=st.integers(1, 7), le=st.booleans())
-def test_one_shot_policy_is_the_one_greedy_on_the_instance_tau(seed, n, le):
+@given(seed=st.integers(0, 1000), n=st.integers(1, 7), servers=st.integers(1, 4), le=st.booleans())
+def test_one_shot_policy_is_the_one_greedy_on_the_instance_tau(seed, n, servers, le):
     """The one-shot ``optimus-greedy`` (smd.optimus_policy) = the naive greedy on R_j τ_j(w, p)
     read from the instance, starting from (1, 1) in arrival order; p ≤ w under ps_le_workers."""
     from dlsched.instance.smd import SMDOptions
     from dlsched.instance.smd_gen import generate
     from dlsched.sim.policies.smd import optimus_policy
 
-    inst = generate(n, 1, seed=seed, max_workers=4, max_ps=3, options=SMDOptions(ps_le_workers=le, max_workers=4, max_ps=3))
+    inst = generate(n, servers, seed=seed, max_workers=4, max_ps=3, options=SMDOptions(ps_le_workers=le, max_workers=4, max_ps=3))
     order = sorted(range(n), key=lambda j: (inst.arrival[j], j))
     times = []
     for j in order:
