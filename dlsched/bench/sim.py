@@ -11,8 +11,10 @@ trace (an InputError, e.g. OASiS's policies on a trace without utilities) is rep
 Per policy the table gives the mean over traces of the average JCT, median and p95 JCT, makespan,
 GPU utilisation and decision latency. ``jct_ratio_drf_over_optimus`` is the mean over traces of
 avg JCT(DRF) / avg JCT(Optimus) on the same trace, ``makespan_ratio_drf_over_optimus`` likewise;
-null when the table has no ``optimus`` or a run did not complete. ``--json`` prints exactly one
-JSON object with the environment recorded.
+null when the table has no ``optimus`` or a run did not complete. ``optimus_model_errors``:
+Optimus's median relative errors of its remaining-epochs estimate and of its speed fit at 25/50/75 %
+of each job's progress, pooled over its completed runs (:func:`model_errors`). ``--json`` prints
+exactly one JSON object with the environment recorded.
 
 ``--quick``: 3 traces of 40 jobs on 16 nodes, 60 s per run.
 """
@@ -44,8 +46,9 @@ def policies_to_run(names: list[str] | None) -> list[str]:
 
 
 def run(seeds: int, n_jobs: int, nodes: int, policies: list[str], speed_name: str, restart_seconds: float,
-        run_deadline: float | None, progress: bool = False) -> tuple[list[dict], dict]:
-    """Simulate every policy on every trace; returns the run rows and the results kept for figures."""
+        run_deadline: float | None, progress: bool = False) -> tuple[list[dict], dict, list[dict]]:
+    """Simulate every policy on every trace; returns the run rows, the results kept for figures and
+    Optimus's model-error records (one per job of every completed ``optimus`` run)."""
     from dlsched.console import progress as progress_bar
     from dlsched.instance.synthetic import dl2_cluster, dl2_trace
     from dlsched.sim.engine import simulate
@@ -53,15 +56,16 @@ def run(seeds: int, n_jobs: int, nodes: int, policies: list[str], speed_name: st
     from dlsched.sim.speed import make_speed
 
     cluster = dl2_cluster(nodes)
-    rows, kept = [], {}
+    rows, kept, errors = [], {}, []
     with progress_bar("bench sim", seeds * len(policies), enabled=progress) as tick:
         for seed in range(1, seeds + 1):
             trace = dl2_trace(n_jobs, seed)
             for name in policies:
                 tick(f"seed {seed} / {name}")
                 speed = make_speed(speed_name)
+                policy = make_policy(name)
                 try:
-                    res = simulate(trace, cluster, make_policy(name), speed, seed=seed, restart_seconds=restart_seconds,
+                    res = simulate(trace, cluster, policy, speed, seed=seed, restart_seconds=restart_seconds,
                                    deadline=run_deadline)
                 except InputError as exc:       # a policy that does not apply to this trace says so
                     rows.append({"trace": trace.source, "seed": seed, "policy": name, "status": "refused",
@@ -71,9 +75,11 @@ def run(seeds: int, n_jobs: int, nodes: int, policies: list[str], speed_name: st
                 rows.append({"trace": trace.source, "seed": seed, "policy": name, "status": s["status"],
                              "message": s["message"], **{k: s[k] for k in _FIGURES if k != "gpu_utilisation"},
                              "gpu_utilisation": s["utilisation"].get("gpu")})
+                if name == "optimus" and s["status"] == "completed":
+                    errors += [{"seed": seed, **r} for r in policy.error_records()]
                 if seed == 1:
                     kept[name] = res
-    return rows, kept
+    return rows, kept, errors
 
 
 def _ratio(rows: list[dict], key: str, num: str = "drf", den: str = "optimus") -> float | None:
@@ -85,6 +91,21 @@ def _ratio(rows: list[dict], key: str, num: str = "drf", den: str = "optimus") -
                         for a, b in pairs):
         return None
     return float(np.mean([a[key] / b[key] for a, b in pairs]))
+
+
+def model_errors(records: list[dict]) -> dict | None:
+    """Optimus's model errors pooled over its completed runs (MODELS.md §5): median relative error
+    of the remaining-epochs estimate (``remaining``) and of the speed fit against the speed source
+    (``speed``) at 25/50/75 % of each job's progress, with the counts ``n``, and per job type the
+    speed fit at completion; keys are "25%", "50%", "75%". None without an ``optimus`` run."""
+    if not records:
+        return None
+    from dlsched.sim.policies.optimus import summarise_errors
+
+    e = summarise_errors(records)
+    pct = lambda d: {f"{round(100 * c)}%": v for c, v in d.items()}  # noqa: E731
+    return {"remaining": pct(e["remaining"]), "speed": pct(e["speed"]), "n": pct(e["n"]),
+            "speed_by_type": e["speed_by_type"], "jobs": len(records)}
 
 
 def table(rows: list[dict], policies: list[str]) -> dict[str, dict]:
@@ -126,6 +147,11 @@ def _print_table(tab: dict, doc: dict) -> None:
                   f(r["decision_median_s"], 3), f(r["wall_seconds"], 3))
     table_console().print(t)
     print(f"DRF / Optimus: avg JCT {f(doc['jct_ratio_drf_over_optimus'])}, makespan {f(doc['makespan_ratio_drf_over_optimus'])}")
+    e = doc.get("optimus_model_errors")
+    if e:
+        print("Optimus model errors (median relative, at 25/50/75 % of progress): remaining epochs "
+              + ", ".join(f(v, 3) for v in e["remaining"].values()) + "; speed fit "
+              + ", ".join(f(v, 3) for v in e["speed"].values()))
 
 
 @register_suite("sim")
@@ -147,7 +173,7 @@ def main(argv: list[str]) -> int:
     nodes = args.nodes or (16 if args.quick else 96)
     deadline = args.run_deadline or (60.0 if args.quick else 600.0)
     policies = policies_to_run(args.policies.split(",") if args.policies else None)
-    rows, kept = run(seeds, n_jobs, nodes, policies, args.speed, args.restart_seconds, deadline,
+    rows, kept, errors = run(seeds, n_jobs, nodes, policies, args.speed, args.restart_seconds, deadline,
                      progress=not args.json and sys.stderr.isatty())
     tab = table(rows, policies)
     doc = {"suite": "sim",
@@ -156,6 +182,7 @@ def main(argv: list[str]) -> int:
            "policies": policies, "traces": sorted({r["trace"] for r in rows}),
            "jct_ratio_drf_over_optimus": _ratio(rows, "avg_jct"),
            "makespan_ratio_drf_over_optimus": _ratio(rows, "makespan"),
+           "optimus_model_errors": model_errors(errors),
            "table": tab, "runs": rows, "environment": environment(seeds=list(range(1, seeds + 1)))}
     if args.plot:
         from dlsched.sim.plots import write_figures
