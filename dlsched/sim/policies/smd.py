@@ -26,6 +26,7 @@ from dlsched.instance.workload import Job, Trace
 from dlsched.instance.smd import SMDInstance, require_aggregate
 from dlsched.sim.engine import simulate
 from dlsched.sim.placement import make_placer
+from dlsched.sim.policies.optimus import marginal_gain_allocation
 from dlsched.sim.policies.slotted import Slotted, completion_slot
 from dlsched.sim.policy import ClusterState, Placement, PolicyContext
 from dlsched.solvers.options import SolveOptions
@@ -169,8 +170,6 @@ def optimus_policy(inst: SMDInstance, active: np.ndarray) -> np.ndarray:
     gain :math:`(T_j(p, w) - T_j(p', w')) / \max_r \text{demand}^r / C^r` is added until no
     gain is positive or nothing fits. ``ps_le_workers`` makes every p > w unreachable.
     """
-    from dlsched.sim.policies.optimus import marginal_gain_allocation
-
     idx = np.sort(np.asarray(active, dtype=np.int64))
     alloc = np.zeros((inst.n_jobs, 2), dtype=np.int64)
     if not idx.size:
