@@ -22,7 +22,8 @@ interval) the policy
    failing that, :math:`f \propto \sqrt{p w}` scaled to its mean observed rate (a prior with
    diminishing but positive returns in both PSs and workers, so that the job tries larger sizes
    on both axes and so yields the samples to learn from);
-3. **allocates by marginal gain** (:func:`marginal_gain_allocation`): every job starts with 1 PS
+3. **allocates by marginal gain** (:func:`marginal_gain_allocation`, the toolkit's one Optimus
+   greedy, which the one-shot ``optimus-greedy`` also calls): every job starts with 1 PS
    + ``min_workers`` workers (in arrival order, while they fit), then the task with the largest
    :math:`\big(T_j(p, w) - T_j(p', w')\big) / \text{share}(\text{task})`, :math:`T_j = \hat R_j /
    f_j`, is added (a heap with lazy re-evaluation) while a gain is positive and the task fits.
@@ -76,7 +77,8 @@ def task_shares(demand_w: np.ndarray, demand_p: np.ndarray, capacity: np.ndarray
     Without ``bottleneck``: the task's dominant share :math:`\max_r d^r / C^r`. With the index of
     the cluster's dominant resource r*: the task's share of it, :math:`d^{r*} / C^{r*}`; a task
     that holds none of r* (a PS when GPUs are the bottleneck) costs its dominant share instead,
-    so that it is never free.
+    so that it is never free. With ``amount``: the task's demand of its own dominant resource (the
+    largest :math:`d^r / C^r`) in that resource's units, as the authors' scheduler divides.
     """
     cap = np.where(capacity > 0, capacity, 1.0)
     if amount:
