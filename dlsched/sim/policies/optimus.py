@@ -59,7 +59,7 @@ from dlsched.errors import InputError
 from dlsched.instance.workload import Job
 from dlsched.perf.convergence import Criterion, LossFit, fit_loss_curve
 from dlsched.perf.optimus_fit import OptimusModel, fit_sync_points
-from dlsched.sim.placement import EPS, first_fit, task_slots, usage
+from dlsched.sim.placement import EPS, first_fit, usage
 from dlsched.sim.policy import ClusterState, Decision, Event, Placement, PolicyContext
 
 #: progress fractions at which the estimation errors are recorded
