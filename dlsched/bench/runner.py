@@ -138,23 +138,23 @@ def run_suite(suite: Suite, out: str | Path | None, *, executor=None, progress: 
               max_cells: int | None = None, command: str | None = None) -> list[dict]:
     """Run the cells of ``suite`` not yet in ``out`` (``None``: keep nothing on disk).
 
-    Returns the rows of every finished cell (earlier ones from the file, then the new ones; the
-    last row of a cell wins). ``max_cells`` stops after that many new cells (a partial sweep).
+    Returns the rows of every finished cell in the suite's cell order (the last row of a cell
+    wins), whichever executor ran them. ``max_cells`` stops after that many new cells (a partial sweep).
     """
     from dlsched.bench.executors import LocalExecutor
 
     executor = executor or LocalExecutor(1)
     path = None if out is None else Path(out)
     done, old = _open_results(path, suite, command) if path is not None else (set(), [])
-    todo = [c for c in suite.cells() if cell_id(*c) not in done]
+    fn, calls = suite.calls()
+    todo = [args for cid, args in calls if cid not in done]
     if max_cells is not None:
         todo = todo[:max_cells]
-    limits = suite.limits()
     new: list[dict] = []
     log = path.open("a") if path is not None else None
     try:
         with _progress(f"{suite.name}", len(todo), len(done), progress) as advance:
-            for row in executor.map_cells(run_cell, [(ref, m, rep, limits) for ref, m, rep in todo]):
+            for row in executor.map_cells(fn, todo):
                 new.append(row)
                 if log is not None:
                     log.write(json.dumps(row, default=_json_default) + "\n")
@@ -163,7 +163,8 @@ def run_suite(suite: Suite, out: str | Path | None, *, executor=None, progress: 
     finally:
         if log is not None:
             log.close()
-    return latest(old + new)
+    order = {cid: k for k, (cid, _) in enumerate(calls)}
+    return sorted(latest(old + new), key=lambda r: order.get(r["cell"], len(order)))
 
 
 def _json_default(x):

@@ -22,13 +22,19 @@ A suite file (``dlsched/bench/suites/*.toml`` bundled, or any path)::
     params = { diversify = true }      # optional: method parameters
     sets = ["orlib-mkp"]               # optional: only on these instance sets (default: all)
 
-Other kinds: ``bundled`` (``pattern``: glob in the bundled ``instances/``), ``folder``
+Other instance kinds: ``bundled`` (``pattern``: glob in the bundled ``instances/``), ``folder``
 (``path`` and ``pattern``; a relative path is read from the suite file's folder) and
 ``generated`` (``generator`` one of :data:`GENERATORS`, ``seeds`` a list or
 ``{start, count}``, ``params`` its keyword arguments).
 
 :func:`load_suite` validates everything it can before any solve: an unknown key, method,
 instance kind or generator is one :class:`~dlsched.errors.InputError` naming the file and key.
+
+The cells above (``kind = "solve"``, the default) solve instances. ``kind = "simulate"`` suites
+replay traces under simulator policies (:mod:`dlsched.bench.simcells`); ``kind = "study"`` suites
+run the per-case parts of a family's study (:mod:`dlsched.bench.tasks`). ``family`` names the
+family whose summary ``dlsched bench run`` prints after the sweep (``dlsched bench FAMILY`` runs
+the family's suite file and prints it too).
 """
 
 from __future__ import annotations
@@ -53,7 +59,12 @@ GENERATORS = {
     "oasis-small": ("dlsched.instance.oasis_gen", "small"),   # the competitive-ratio instances
 }
 
-TOP_KEYS = {"name", "description", "time_limit", "threads", "gap", "repetitions", "seed", "instances", "methods"}
+TOP_KEYS = {"name", "description", "kind", "family", "time_limit", "threads", "gap", "repetitions", "seed",
+            "instances", "methods"}
+KINDS = ("solve", "simulate", "study")
+#: family -> module whose ``summarise_suite(rows, suite)`` gives the family's summary of a suite's rows
+FAMILIES = {"sim": "dlsched.bench.sim", "dl2": "dlsched.bench.dl2", "smd": "dlsched.bench.smd",
+            "oasis": "dlsched.bench.oasis", "hetplace": "dlsched.bench.hetplace"}
 SET_KEYS = {
     "bundled": {"kind", "name", "pattern"},
     "data": {"kind", "name", "files", "problems", "best_known"},
@@ -122,6 +133,10 @@ class Suite:
     instances: list[InstanceRef]
     methods: list[MethodSpec]
     definition: dict                   # the parsed file, for the digest and the results header
+    kind: str = "solve"
+    family: str | None = None
+    simulation: dict = field(default_factory=dict)   # kind simulate: traces, policies, settings
+    tasks: list = field(default_factory=list)        # kind study: the TaskCells
 
     def digest(self) -> str:
         """What makes two runs comparable: the parsed definition (not the file's formatting)."""
@@ -132,7 +147,26 @@ class Suite:
                 "repetitions": self.repetitions, "seed": self.seed}
 
     def cells(self) -> list[tuple[InstanceRef, MethodSpec, int]]:
+        """The (instance, method, repetition) cells of a solve suite (empty for the other kinds)."""
         return [(i, m, r) for i in self.instances for m in self.methods if m.runs_on(i) for r in range(self.repetitions)]
+
+    def calls(self) -> tuple[Any, list[tuple[str, tuple]]]:
+        """The function every cell runs and, per cell in suite order, its id and arguments."""
+        limits = self.limits()
+        if self.kind == "simulate":
+            from dlsched.bench import simcells
+
+            sim = self.simulation
+            return simcells.run_sim_cell, [(simcells.cell_id(t, p, r), (t, p, r, sim["settings"]))
+                                           for t in sim["traces"] for p in sim["policies"] if p.runs_on(t)
+                                           for r in range(self.repetitions)]
+        if self.kind == "study":
+            from dlsched.bench.tasks import run_task_cell
+
+            return run_task_cell, [(c.id, (c, limits)) for c in self.tasks]
+        from dlsched.bench.runner import cell_id, run_cell
+
+        return run_cell, [(cell_id(*c), (*c, limits)) for c in self.cells()]
 
 
 def resolve(name_or_path: str | Path) -> Path:
@@ -151,11 +185,26 @@ def resolve(name_or_path: str | Path) -> Path:
 def load_suite(name_or_path: str | Path) -> Suite:
     """Read and validate a suite file (see the module docstring)."""
     path = resolve(name_or_path)
-    src = str(path)
     try:
         doc = tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as exc:
-        raise InputError(src, "TOML", "a valid TOML document", str(exc)) from None
+        raise InputError(str(path), "TOML", "a valid TOML document", str(exc)) from None
+    return suite_from_definition(doc, path)
+
+
+def suite_from_definition(doc: dict, path: Path, source: str | None = None) -> Suite:
+    """A validated suite from a parsed suite file (``path``: where relative paths start; ``source``
+    names it in errors, default the path). Family commands pass their suite file's definition
+    with the command line's settings applied."""
+    src = source or str(path)
+    kind = doc.get("kind", "solve") if isinstance(doc, dict) else None
+    if kind not in KINDS:
+        raise InputError(src, "kind", f"one of {', '.join(KINDS)}", kind)
+    family = doc.get("family")
+    if family is not None and family not in FAMILIES:
+        raise InputError(src, "family", f"one of {', '.join(FAMILIES)}", family)
+    if kind != "solve":
+        return _other_kind(src, path, doc, kind, family)
     _unknown(src, "", doc, TOP_KEYS)
     name = _typed(src, "name", doc.get("name", path.stem), str, "a string")
     time_limit = doc.get("time_limit")
@@ -187,7 +236,45 @@ def load_suite(name_or_path: str | Path) -> Suite:
     if dup is not None:
         raise InputError(src, "methods", "distinct labels (add label = \"...\")", dup)
     return Suite(name, src, str(doc.get("description", "")), None if time_limit is None else float(time_limit),
-                 threads, float(gap), repetitions, seed, refs, methods, doc)
+                 threads, float(gap), repetitions, seed, refs, methods, doc, kind, family)
+
+
+def _other_kind(src: str, path: Path, doc: dict, kind: str, family: str | None) -> Suite:
+    """A simulate or study suite: the shared settings here, the cells in their own modules."""
+    name = _typed(src, "name", doc.get("name", path.stem), str, "a string")
+    time_limit = doc.get("time_limit")
+    if time_limit is not None and not (isinstance(time_limit, (int, float)) and time_limit > 0):
+        raise InputError(src, "time_limit", "a positive number of seconds", time_limit)
+    threads = _typed(src, "threads", doc.get("threads", 1), int, "a positive integer", lo=1)
+    repetitions = _typed(src, "repetitions", doc.get("repetitions", 1), int, "a positive integer", lo=1)
+    seed = _typed(src, "seed", doc.get("seed", 0), int, "an integer", lo=0)
+    suite = Suite(name, src, str(doc.get("description", "")), None if time_limit is None else float(time_limit),
+                  threads, 0.0, repetitions, seed, [], [], doc, kind, family)
+    if kind == "simulate":
+        from dlsched.bench import simcells
+
+        suite.simulation = simcells.parse(src, path.parent, doc, _unknown, _typed)
+    else:
+        from dlsched.bench import tasks
+
+        suite.tasks = tasks.parse(src, doc, _unknown)
+    return suite
+
+
+def seed_list(src: str, where: str, value: Any, integers: bool = True) -> list:
+    """A list of seeds (or, with ``integers=False``, of any JSON values), or ``{start, count}``."""
+    if isinstance(value, dict):
+        _unknown(src, where, value, {"start", "count"})
+        start, count = value.get("start", 0), value.get("count", 1)
+        if not all(isinstance(x, int) and not isinstance(x, bool) for x in (start, count)) or count < 1:
+            raise InputError(src, where, "{start, count} with integers, count >= 1", value)
+        value = list(range(start, start + count))
+    ok = isinstance(value, list) and value and (not integers or all(isinstance(x, int) and not isinstance(x, bool)
+                                                                     for x in value))
+    if not ok:
+        raise InputError(src, where, "a list of integer seeds or {start, count}" if integers
+                         else "a list of values or {start, count}", value)
+    return value
 
 
 def _unknown(src: str, where: str, table: Any, allowed: set[str]) -> None:
@@ -274,12 +361,7 @@ def _generated(src: str, where: str, set_name: str, s: dict) -> list[InstanceRef
     gen = s.get("generator")
     if gen not in GENERATORS:
         raise InputError(src, f"{where}.generator", f"one of {', '.join(GENERATORS)}", gen)
-    seeds = s.get("seeds", [0])
-    if isinstance(seeds, dict):
-        _unknown(src, f"{where}.seeds", seeds, {"start", "count"})
-        seeds = list(range(int(seeds.get("start", 0)), int(seeds.get("start", 0)) + int(seeds.get("count", 1))))
-    if not isinstance(seeds, list) or not seeds or not all(isinstance(x, int) and not isinstance(x, bool) for x in seeds):
-        raise InputError(src, f"{where}.seeds", "a list of integer seeds or {start, count}", seeds)
+    seeds = seed_list(src, f"{where}.seeds", s.get("seeds", [0]))
     params = s.get("params", {})
     mod, fn = GENERATORS[gen]
     sig = inspect.signature(getattr(importlib.import_module(mod), fn))
