@@ -222,6 +222,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://HOST:8786 ('local': a LocalCluster)")
     ap.add_argument("--max-cells", type=int, default=None, help="stop after this many new cells (rerun to continue)")
     ap.add_argument("--no-progress", action="store_true")
+    ap.add_argument("--json", action="store_true", help="print one JSON object (with the family's summary, if any)")
     args = ap.parse_args(argv)
     suite = load_suite(args.suite)
     out = args.out or Path("results") / f"{suite.name}.jsonl"
@@ -235,9 +236,35 @@ def main(argv: list[str]) -> int:
     finally:
         getattr(executor, "close", lambda: None)()
     wall = time.perf_counter() - t0
-    rows = report.with_references([{**r, "suite": suite.name} for r in rows])
-    summary = report.summarise(rows)
-    report.print_tables(summary, f"dlsched bench run {suite.name}: {len(rows)}/{len(suite.cells())} cells "
-                                 f"({executor.description}, {wall:.1f} s this run)")
-    print(f"results: {out}")
+    title = (f"dlsched bench run {suite.name}: {len(rows)}/{len(suite.calls()[1])} cells "
+             f"({executor.description}, {wall:.1f} s this run)")
+    rows = [{**r, "suite": suite.name} for r in rows]
+    family = family_summary(rows, suite)
+    if args.json:
+        print(json.dumps({"suite": suite.name, "results": str(out), "cells": len(rows),
+                          "failures": sum(1 for r in rows if failed(r)), "summary": family}, default=_json_default))
+    elif suite.kind == "solve":
+        report.print_tables(report.summarise(report.with_references(rows)), title)
+    elif suite.kind == "simulate":
+        report.print_table(report.SIM_COLUMNS, {m: report._sim_cells(x) for m, x in report.sim_summary(rows).items()}, title)
+    else:
+        report.print_table(report.STUDY_COLUMNS, {m: report._study_cells(x) for m, x in report.study_summary(rows).items()},
+                           title)
+    if family is not None and not args.json:
+        report.print_table(("figure", "value"), {k: [report._value(v)] for k, v in family.items()
+                                                 if isinstance(v, (int, float, str, bool)) or v is None},
+                           f"{suite.family} summary")
+    if not args.json:
+        print(f"results: {out}")
     return 1 if any(failed(r) for r in rows) else 0
+
+
+def family_summary(rows: list[dict], suite: Suite) -> dict | None:
+    """The summary ``dlsched bench FAMILY`` prints, from a suite's rows (None: the suite names no family)."""
+    import importlib
+
+    from dlsched.bench.suite import FAMILIES
+
+    if suite.family is None:
+        return None
+    return importlib.import_module(FAMILIES[suite.family]).summarise_suite(rows, suite)
