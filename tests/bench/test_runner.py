@@ -277,7 +277,7 @@ def test_example_suites_in_docs_load():
     files = sorted((root / "docs" / "suites").glob("*.toml"))
     assert files
     for f in files:
-        assert load_suite(f).cells()
+        assert load_suite(f).calls()[1]
 
 
 def test_bench_run_cli_records_its_command_and_resumes(tmp_path, capsys):
