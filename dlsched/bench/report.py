@@ -87,14 +87,19 @@ def _label(r: dict, many_suites: bool) -> str:
     return f"{r['suite']}:{r['method']}" if many_suites else r["method"]
 
 
-def summarise(rows: list[dict]) -> dict[str, dict]:
-    """Per method label (``suite:method`` when several suites): the table's columns."""
+def by_label(rows: list[dict], key: str = "method") -> dict[str, list[dict]]:
+    """Rows grouped by ``row[key]`` (``suite:value`` when the rows come from several suites)."""
     many = len({r["suite"] for r in rows}) > 1
     by: dict[str, list[dict]] = {}
     for r in rows:
-        by.setdefault(_label(r, many), []).append(r)
+        by.setdefault(f"{r['suite']}:{r[key]}" if many else r[key], []).append(r)
+    return by
+
+
+def summarise(rows: list[dict]) -> dict[str, dict]:
+    """Per method label (``suite:method`` when several suites): the table's columns."""
     out = {}
-    for m, rs in by.items():
+    for m, rs in by_label(rows).items():
         gaps = [r["ref_gap"] for r in rs if r["ref_gap"] is not None]
         secs = [r["seconds"] for r in rs if _finite(r.get("seconds"))]
         out[m] = {"cells": len(rs), "solutions": sum(1 for r in rs if _finite(r.get("objective"))),
@@ -240,12 +245,8 @@ def _save(fig, path: Path) -> Path:
 
 def sim_summary(rows: list[dict]) -> dict[str, dict]:
     """Per policy label (``suite:policy`` when several suites): the JCT table's columns."""
-    many = len({r["suite"] for r in rows}) > 1
-    by: dict[str, list[dict]] = {}
-    for r in rows:
-        by.setdefault(_label(r, many), []).append(r)
     out = {}
-    for m, rs in by.items():
+    for m, rs in by_label(rows).items():
         done = [r for r in rs if r.get("status") == "completed"]
         jct = np.array([x for r in rs for x in r.get("jct") or []], dtype=float)
 
@@ -274,12 +275,8 @@ def _sim_cells(s: dict) -> list[str]:
 
 def study_summary(rows: list[dict]) -> dict[str, dict]:
     """Per task (``suite:task`` when several suites): cells, failures, seconds."""
-    many = len({r["suite"] for r in rows}) > 1
-    by: dict[str, list[dict]] = {}
-    for r in rows:
-        by.setdefault(f"{r['suite']}:{r['task']}" if many else r["task"], []).append(r)
     return {t: {"cells": len(rs), "failures": sum(1 for r in rs if "exception" in r),
-                "seconds": float(sum(r.get("seconds") or 0.0 for r in rs))} for t, rs in by.items()}
+                "seconds": float(sum(r.get("seconds") or 0.0 for r in rs))} for t, rs in by_label(rows, "task").items()}
 
 
 STUDY_COLUMNS = ("task", "cells", "failures", "seconds (sum)")
@@ -310,10 +307,9 @@ def jct_cdf(rows: list[dict], out: Path) -> Path:
     import matplotlib.pyplot as plt
 
     out.mkdir(parents=True, exist_ok=True)
-    many = len({r["suite"] for r in rows}) > 1
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    for m in sorted({_label(r, many) for r in rows}):
-        jct = np.sort([x for r in rows if _label(r, many) == m for x in r.get("jct") or []])
+    for m, rs in sorted(by_label(rows).items()):
+        jct = np.sort([x for r in rs for x in r.get("jct") or []])
         if jct.size:
             ax.step(jct, np.arange(1, jct.size + 1) / jct.size, where="post", label=m)
     style(ax, "job completion time (s), log", "fraction of completed jobs", "JCT CDF per policy (all traces)",

@@ -117,26 +117,14 @@ class SimSettings:
 
 def parse(src: str, base: Path, doc: dict, unknown, typed) -> dict:
     """The simulation parts of a suite file: ``traces``, ``policies``, ``settings`` (validated)."""
+    from dlsched.bench.suite import once, tables
+
     unknown(src, "", doc, TOP_KEYS)
-    sets = doc.get("traces")
-    if not isinstance(sets, list) or not sets:
-        raise InputError(src, "traces", "at least one [[traces]] table", sets)
-    traces: list[TraceRef] = []
-    for k, s in enumerate(sets):
-        traces += _trace_set(src, base, f"traces[{k}]", s, unknown)
-    keys = [t.key for t in traces]
-    dup = next((x for x in keys if keys.count(x) > 1), None)
-    if dup is not None:
-        raise InputError(src, "traces", "every trace once (give the sets distinct names)", dup)
-    pols = doc.get("policies")
-    if not isinstance(pols, list) or not pols:
-        raise InputError(src, "policies", "at least one [[policies]] table", pols)
+    traces = [t for k, s in enumerate(tables(src, doc, "traces")) for t in _trace_set(src, base, f"traces[{k}]", s, unknown)]
+    once(src, "traces", [t.key for t in traces], "every trace once (give the sets distinct names)")
     names = {t.set_name for t in traces}
-    policies = [_policy(src, f"policies[{k}]", p, names, unknown) for k, p in enumerate(pols)]
-    labels = [p.label for p in policies]
-    dup = next((x for x in labels if labels.count(x) > 1), None)
-    if dup is not None:
-        raise InputError(src, "policies", "distinct labels (add label = \"...\")", dup)
+    policies = [_policy(src, f"policies[{k}]", p, names, unknown) for k, p in enumerate(tables(src, doc, "policies"))]
+    once(src, "policies", [p.label for p in policies], "distinct labels (add label = \"...\")")
     speed = typed(src, "speed", doc.get("speed", "table"), str, "the name of a speed source")
     from dlsched.sim.speed import make_speed
 
@@ -179,7 +167,7 @@ def _cluster(src: str, base: Path, c: Any, unknown) -> tuple:
 
 
 def _trace_set(src: str, base: Path, where: str, s: Any, unknown) -> list[TraceRef]:
-    from dlsched.bench.suite import seed_list
+    from dlsched.bench.suite import generator_call
 
     unknown(src, where, s, TRACE_KEYS)
     set_name = str(s.get("name", s.get("generator", "files")))
@@ -199,17 +187,7 @@ def _trace_set(src: str, base: Path, where: str, s: Any, unknown) -> list[TraceR
                 raise InputError(src, f"{where}.files", f"a trace file ({exc.expected})", str(f)) from None
             out.append(TraceRef(key=f"{set_name}/{p.name}", set_name=set_name, path=str(p)))
         return out
-    gen = s.get("generator")
-    if gen not in TRACE_GENERATORS:
-        raise InputError(src, f"{where}.generator", f"one of {', '.join(TRACE_GENERATORS)} (or files = [...])", gen)
-    seeds = seed_list(src, f"{where}.seeds", s.get("seeds", [0]))
-    params = s.get("params", {})
-    mod, fn = TRACE_GENERATORS[gen]
-    sig = inspect.signature(getattr(importlib.import_module(mod), fn))
-    unknown(src, f"{where}.params", params, set(sig.parameters) - {"seed"})
-    if "n_jobs" not in params:
-        raise InputError(src, f"{where}.params.n_jobs", "the number of jobs per trace", "nothing")
-    packed = tuple(sorted((k, json.dumps(v)) for k, v in params.items()))
+    gen, seeds, packed = generator_call(src, where, s, TRACE_GENERATORS, " (or files = [...])")
     return [TraceRef(key=f"{set_name}/{gen}-seed{x}", set_name=set_name, seed=x, generator=gen, params=packed)
             for x in seeds]
 

@@ -206,6 +206,19 @@ def suite_from_definition(doc: dict, path: Path, source: str | None = None) -> S
     if kind != "solve":
         return _other_kind(src, path, doc, kind, family)
     _unknown(src, "", doc, TOP_KEYS)
+    gap = doc.get("gap", 0.0)
+    if not (isinstance(gap, (int, float)) and 0 <= gap < 1):
+        raise InputError(src, "gap", "a relative gap in [0, 1)", gap)
+    refs = [r for k, s in enumerate(tables(src, doc, "instances")) for r in instance_set(src, path.parent, f"instances[{k}]", s)]
+    once(src, "instances", [r.key for r in refs], "every instance once (give the sets distinct names)")
+    set_names = {r.set_name for r in refs}
+    methods = [_method(src, f"methods[{k}]", m, set_names) for k, m in enumerate(tables(src, doc, "methods"))]
+    once(src, "methods", [m.label for m in methods], "distinct labels (add label = \"...\")")
+    return Suite(*_settings(src, path, doc, float(gap)), refs, methods, doc, kind, family)
+
+
+def _settings(src: str, path: Path, doc: dict, gap: float) -> tuple:
+    """Name, source, description, time limit, threads, gap, repetitions and seed of a suite file."""
     name = _typed(src, "name", doc.get("name", path.stem), str, "a string")
     time_limit = doc.get("time_limit")
     if time_limit is not None and not (isinstance(time_limit, (int, float)) and time_limit > 0):
@@ -213,43 +226,28 @@ def suite_from_definition(doc: dict, path: Path, source: str | None = None) -> S
     threads = _typed(src, "threads", doc.get("threads", 1), int, "a positive integer", lo=1)
     repetitions = _typed(src, "repetitions", doc.get("repetitions", 1), int, "a positive integer", lo=1)
     seed = _typed(src, "seed", doc.get("seed", 0), int, "an integer", lo=0)
-    gap = doc.get("gap", 0.0)
-    if not (isinstance(gap, (int, float)) and 0 <= gap < 1):
-        raise InputError(src, "gap", "a relative gap in [0, 1)", gap)
-    sets = doc.get("instances")
-    if not isinstance(sets, list) or not sets:
-        raise InputError(src, "instances", "at least one [[instances]] table", sets)
-    refs: list[InstanceRef] = []
-    for k, s in enumerate(sets):
-        refs += instance_set(src, path.parent, f"instances[{k}]", s)
-    keys = [r.key for r in refs]
+    return (name, src, str(doc.get("description", "")), None if time_limit is None else float(time_limit), threads, gap,
+            repetitions, seed)
+
+
+def tables(src: str, doc: dict, key: str) -> list:
+    """The ``[[key]]`` tables of a suite file (at least one)."""
+    items = doc.get(key)
+    if not isinstance(items, list) or not items:
+        raise InputError(src, key, f"at least one [[{key}]] table", items)
+    return items
+
+
+def once(src: str, where: str, keys: list, expected: str) -> None:
+    """An error naming the first key that occurs twice."""
     dup = next((x for x in keys if keys.count(x) > 1), None)
     if dup is not None:
-        raise InputError(src, "instances", "every instance once (give the sets distinct names)", dup)
-    meths = doc.get("methods")
-    if not isinstance(meths, list) or not meths:
-        raise InputError(src, "methods", "at least one [[methods]] table", meths)
-    set_names = {r.set_name for r in refs}
-    methods = [_method(src, f"methods[{k}]", m, set_names) for k, m in enumerate(meths)]
-    labels = [m.label for m in methods]
-    dup = next((x for x in labels if labels.count(x) > 1), None)
-    if dup is not None:
-        raise InputError(src, "methods", "distinct labels (add label = \"...\")", dup)
-    return Suite(name, src, str(doc.get("description", "")), None if time_limit is None else float(time_limit),
-                 threads, float(gap), repetitions, seed, refs, methods, doc, kind, family)
+        raise InputError(src, where, expected, dup)
 
 
 def _other_kind(src: str, path: Path, doc: dict, kind: str, family: str | None) -> Suite:
     """A simulate or study suite: the shared settings here, the cells in their own modules."""
-    name = _typed(src, "name", doc.get("name", path.stem), str, "a string")
-    time_limit = doc.get("time_limit")
-    if time_limit is not None and not (isinstance(time_limit, (int, float)) and time_limit > 0):
-        raise InputError(src, "time_limit", "a positive number of seconds", time_limit)
-    threads = _typed(src, "threads", doc.get("threads", 1), int, "a positive integer", lo=1)
-    repetitions = _typed(src, "repetitions", doc.get("repetitions", 1), int, "a positive integer", lo=1)
-    seed = _typed(src, "seed", doc.get("seed", 0), int, "an integer", lo=0)
-    suite = Suite(name, src, str(doc.get("description", "")), None if time_limit is None else float(time_limit),
-                  threads, 0.0, repetitions, seed, [], [], doc, kind, family)
+    suite = Suite(*_settings(src, path, doc, 0.0), [], [], doc, kind, family)
     if kind == "simulate":
         from dlsched.bench import simcells
 
@@ -358,21 +356,27 @@ def _file_problems(path: Path, keep: set[int] | None) -> list[int | None]:
 
 
 def _generated(src: str, where: str, set_name: str, s: dict) -> list[InstanceRef]:
+    gen, seeds, packed = generator_call(src, where, s, GENERATORS)
+    return [InstanceRef(key=f"{set_name}/{gen}-seed{x}", set_name=set_name, generator=gen, seed=x, params=packed)
+            for x in seeds]
+
+
+def generator_call(src: str, where: str, s: dict, table: dict, other: str = "") -> tuple[str, list[int], tuple]:
+    """A generated set's generator (a key of ``table``: name -> (module, function)), its seeds and
+    its keyword arguments as sorted (key, json) pairs, each checked against the function."""
     gen = s.get("generator")
-    if gen not in GENERATORS:
-        raise InputError(src, f"{where}.generator", f"one of {', '.join(GENERATORS)}", gen)
+    if gen not in table:
+        raise InputError(src, f"{where}.generator", f"one of {', '.join(table)}{other}", gen)
     seeds = seed_list(src, f"{where}.seeds", s.get("seeds", [0]))
     params = s.get("params", {})
-    mod, fn = GENERATORS[gen]
+    mod, fn = table[gen]
     sig = inspect.signature(getattr(importlib.import_module(mod), fn))
     _unknown(src, f"{where}.params", params, set(sig.parameters) - {"seed"})
     missing = [p.name for p in sig.parameters.values()
                if p.default is inspect.Parameter.empty and p.name not in params and p.name != "seed"]
     if missing:
         raise InputError(src, f"{where}.params.{missing[0]}", f"a value (generator '{gen}' needs it)", "nothing")
-    packed = tuple(sorted((k, json.dumps(v)) for k, v in params.items()))
-    return [InstanceRef(key=f"{set_name}/{gen}-seed{x}", set_name=set_name, generator=gen, seed=x, params=packed)
-            for x in seeds]
+    return gen, seeds, tuple(sorted((k, json.dumps(v)) for k, v in params.items()))
 
 
 def _method(src: str, where: str, m: Any, set_names: set[str]) -> MethodSpec:

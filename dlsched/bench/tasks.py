@@ -79,14 +79,11 @@ class TaskCell:
 
 def parse(src: str, doc: dict, unknown) -> list[TaskCell]:
     """The cells of a study suite (validated: task names, grid and parameter keys)."""
-    from dlsched.bench.suite import seed_list
+    from dlsched.bench.suite import once, seed_list, tables
 
     unknown(src, "", doc, TOP_KEYS)
-    tasks = doc.get("tasks")
-    if not isinstance(tasks, list) or not tasks:
-        raise InputError(src, "tasks", "at least one [[tasks]] table", tasks)
     cells: list[TaskCell] = []
-    for k, t in enumerate(tasks):
+    for k, t in enumerate(tables(src, doc, "tasks")):
         where = f"tasks[{k}]"
         unknown(src, where, t, TASK_KEYS)
         name = t.get("name")
@@ -101,10 +98,7 @@ def parse(src: str, doc: dict, unknown) -> list[TaskCell]:
         for values in itertools.product(*[v for _, v in axes]):
             point = tuple((key, json.dumps(v)) for (key, _), v in zip(axes, values))
             cells.append(TaskCell(name, point, fixed))
-    ids = [c.id for c in cells]
-    dup = next((x for x in ids if ids.count(x) > 1), None)
-    if dup is not None:
-        raise InputError(src, "tasks", "every cell once", dup)
+    once(src, "tasks", [c.id for c in cells], "every cell once")
     return cells
 
 
