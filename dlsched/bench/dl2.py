@@ -14,6 +14,8 @@ network, DRF, Optimus and SMD are simulated on the same cluster in the same run:
 * ``training``: seconds, episodes and the checkpoint's command (from its provenance).
 
 ``--quick``: 10 validation traces, 2 small ones. ``--json`` prints exactly one JSON object.
+The simulations are the cells of the suite file ``dl2`` (``dlsched/bench/suites/dl2.toml``) with
+these settings; the agreement and the small-trace study run here.
 """
 
 from __future__ import annotations

@@ -22,6 +22,11 @@ job count divided by the best total of the paper's own baselines (FIFO, DRF, Dor
 ``utility_vs_best_baseline`` is
 OASiS's total over the paper-setting instances of the largest job count divided by the best
 baseline's total over the same instances. ``--json`` prints exactly one JSON object.
+
+The sections are the cells of the suite file ``oasis`` (``oasis-quick`` with ``--quick``;
+``dlsched/bench/suites/``), tasks ``oasis.ratio``, ``oasis.paper`` and ``oasis.sensitivity``, run
+with the command line's settings; :func:`summarise_suite` is the summary (also of ``dlsched bench
+run oasis``).
 """
 
 from __future__ import annotations

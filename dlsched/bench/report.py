@@ -317,9 +317,19 @@ def jct_cdf(rows: list[dict], out: Path) -> Path:
     return _save(fig, out / "jct_cdf.png")
 
 
+def family_summary(rows: list[dict], suite) -> dict | None:
+    """The summary ``dlsched bench FAMILY`` prints, from a suite's rows (None: the suite names no family)."""
+    import importlib
+
+    from dlsched.bench.suite import FAMILIES
+
+    if suite.family is None:
+        return None
+    return importlib.import_module(FAMILIES[suite.family]).summarise_suite(rows, suite)
+
+
 def family_summaries(heads: list[dict], rows: list[dict]) -> dict[str, dict]:
     """Per results file whose suite names a family: the family's summary of its rows (scalars only)."""
-    from dlsched.bench.runner import family_summary
     from dlsched.bench.suite import FAMILIES, suite_from_definition
 
     out = {}

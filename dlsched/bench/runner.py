@@ -36,6 +36,25 @@ def cell_id(ref: InstanceRef, method: MethodSpec, rep: int) -> str:
     return f"{ref.key}|{method.label}|{rep}"
 
 
+def cells_of(suite: Suite) -> tuple:
+    """The function every cell of ``suite`` runs and, per cell in suite order, its id and arguments:
+    solve cells here, simulate cells in :mod:`dlsched.bench.simcells`, study cells in
+    :mod:`dlsched.bench.tasks`."""
+    limits = suite.limits()
+    if suite.kind == "simulate":
+        from dlsched.bench import simcells
+
+        sim = suite.simulation
+        return simcells.run_sim_cell, [(simcells.cell_id(t, p, r), (t, p, r, sim["settings"]))
+                                       for t in sim["traces"] for p in sim["policies"] if p.runs_on(t)
+                                       for r in range(suite.repetitions)]
+    if suite.kind == "study":
+        from dlsched.bench.tasks import run_task_cell
+
+        return run_task_cell, [(c.id, (c, limits)) for c in suite.tasks]
+    return run_cell, [(cell_id(*c), (*c, limits)) for c in suite.cells()]
+
+
 @lru_cache(maxsize=8)
 def _best_known(path: str) -> dict[str, float]:
     from dlsched.bench.mkp import best_known
@@ -146,7 +165,7 @@ def run_suite(suite: Suite, out: str | Path | None, *, executor=None, progress: 
     executor = executor or LocalExecutor(1)
     path = None if out is None else Path(out)
     done, old = _open_results(path, suite, command) if path is not None else (set(), [])
-    fn, calls = suite.calls()
+    fn, calls = cells_of(suite)
     todo = [args for cid, args in calls if cid not in done]
     if max_cells is not None:
         todo = todo[:max_cells]
@@ -212,7 +231,8 @@ def main(argv: list[str]) -> int:
     import shlex
 
     from dlsched.bench.executors import make_executor
-    from dlsched.bench.suite import bundled_suites, load_suite
+    from dlsched.bench.suite import load_suite
+    from dlsched.bench.suitefile import bundled_suites
 
     ap = argparse.ArgumentParser(prog="dlsched bench run", description=main.__doc__.split(":")[1].strip())
     ap.add_argument("suite", help=f"a suite file (.toml) or a bundled suite: {', '.join(bundled_suites())}")
@@ -236,10 +256,10 @@ def main(argv: list[str]) -> int:
     finally:
         getattr(executor, "close", lambda: None)()
     wall = time.perf_counter() - t0
-    title = (f"dlsched bench run {suite.name}: {len(rows)}/{len(suite.calls()[1])} cells "
+    title = (f"dlsched bench run {suite.name}: {len(rows)}/{len(cells_of(suite)[1])} cells "
              f"({executor.description}, {wall:.1f} s this run)")
     rows = [{**r, "suite": suite.name} for r in rows]
-    family = family_summary(rows, suite)
+    family = report.family_summary(rows, suite)
     if args.json:
         print(json.dumps({"suite": suite.name, "results": str(out), "cells": len(rows),
                           "failures": sum(1 for r in rows if failed(r)), "summary": family}, default=_json_default))
@@ -259,12 +279,4 @@ def main(argv: list[str]) -> int:
     return 1 if any(failed(r) for r in rows) else 0
 
 
-def family_summary(rows: list[dict], suite: Suite) -> dict | None:
-    """The summary ``dlsched bench FAMILY`` prints, from a suite's rows (None: the suite names no family)."""
-    import importlib
 
-    from dlsched.bench.suite import FAMILIES
-
-    if suite.family is None:
-        return None
-    return importlib.import_module(FAMILIES[suite.family]).summarise_suite(rows, suite)

@@ -14,7 +14,9 @@ avg JCT(DRF) / avg JCT(Optimus) on the same trace, ``makespan_ratio_drf_over_opt
 null when the table has no ``optimus`` or a run did not complete. ``--json`` prints exactly one
 JSON object with the environment recorded.
 
-``--quick``: 3 traces of 40 jobs on 16 nodes, 60 s per run.
+``--quick``: 3 traces of 40 jobs on 16 nodes, 60 s per run. The runs are the cells of the suite
+file ``sim`` (``dlsched/bench/suites/sim.toml``) with these settings; ``dlsched bench run sim``
+runs the file as is and prints :func:`summarise_suite`.
 """
 
 from __future__ import annotations

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dlsched.bench.suitefile import generator_call, once, tables, typed, unknown
 from dlsched.errors import InputError
 
 #: trace generator -> (module, function); each takes ``n_jobs`` and ``seed`` and keyword parameters
@@ -115,15 +116,13 @@ class SimSettings:
         return load_cluster(self.cluster[1])
 
 
-def parse(src: str, base: Path, doc: dict, unknown, typed) -> dict:
+def parse(src: str, base: Path, doc: dict) -> dict:
     """The simulation parts of a suite file: ``traces``, ``policies``, ``settings`` (validated)."""
-    from dlsched.bench.suite import once, tables
-
     unknown(src, "", doc, TOP_KEYS)
-    traces = [t for k, s in enumerate(tables(src, doc, "traces")) for t in _trace_set(src, base, f"traces[{k}]", s, unknown)]
+    traces = [t for k, s in enumerate(tables(src, doc, "traces")) for t in _trace_set(src, base, f"traces[{k}]", s)]
     once(src, "traces", [t.key for t in traces], "every trace once (give the sets distinct names)")
     names = {t.set_name for t in traces}
-    policies = [_policy(src, f"policies[{k}]", p, names, unknown) for k, p in enumerate(tables(src, doc, "policies"))]
+    policies = [_policy(src, f"policies[{k}]", p, names) for k, p in enumerate(tables(src, doc, "policies"))]
     once(src, "policies", [p.label for p in policies], "distinct labels (add label = \"...\")")
     speed = typed(src, "speed", doc.get("speed", "table"), str, "the name of a speed source")
     from dlsched.sim.speed import make_speed
@@ -136,13 +135,13 @@ def parse(src: str, base: Path, doc: dict, unknown, typed) -> dict:
     if not isinstance(restart, (int, float)) or isinstance(restart, bool) or restart < 0:
         raise InputError(src, "restart_seconds", "a number of seconds >= 0", restart)
     deadline = doc.get("time_limit")
-    settings = SimSettings(cluster=_cluster(src, base, doc.get("cluster"), unknown), speed=speed,
+    settings = SimSettings(cluster=_cluster(src, base, doc.get("cluster")), speed=speed,
                            restart_seconds=float(restart), deadline=None if deadline is None else float(deadline),
                            seed=doc.get("seed"))
     return {"traces": traces, "policies": policies, "settings": settings}
 
 
-def _cluster(src: str, base: Path, c: Any, unknown) -> tuple:
+def _cluster(src: str, base: Path, c: Any) -> tuple:
     if c is None:
         return ("generator", "dl2", ())
     unknown(src, "cluster", c, CLUSTER_KEYS)
@@ -166,9 +165,7 @@ def _cluster(src: str, base: Path, c: Any, unknown) -> tuple:
     return ("generator", gen, tuple(sorted((k, json.dumps(v)) for k, v in params.items())))
 
 
-def _trace_set(src: str, base: Path, where: str, s: Any, unknown) -> list[TraceRef]:
-    from dlsched.bench.suite import generator_call
-
+def _trace_set(src: str, base: Path, where: str, s: Any) -> list[TraceRef]:
     unknown(src, where, s, TRACE_KEYS)
     set_name = str(s.get("name", s.get("generator", "files")))
     if "files" in s:
@@ -192,7 +189,7 @@ def _trace_set(src: str, base: Path, where: str, s: Any, unknown) -> list[TraceR
             for x in seeds]
 
 
-def _policy(src: str, where: str, p: Any, set_names: set[str], unknown) -> PolicySpec:
+def _policy(src: str, where: str, p: Any, set_names: set[str]) -> PolicySpec:
     from dlsched.sim.policies import available, policy_class
 
     unknown(src, where, p, POLICY_KEYS)

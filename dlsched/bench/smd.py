@@ -16,7 +16,10 @@ Parts (``--quick`` runs smaller versions of the same parts):
 5. **load** (without ``--quick``) — 200 jobs on 10 DL2 nodes arriving at 8 per slot, both mixes,
    3 seeds: average JCT (slots) of SMD, Optimus and DRF (no optimum at this size).
 
-Every random choice comes from ``--seed``; solver threads default to 1.
+Every random choice comes from ``--seed``; solver threads default to 1. The parts are the cells of
+the suite file ``smd`` (``smd-quick`` with ``--quick``; ``dlsched/bench/suites/``), tasks
+``smd.calibration``, ``smd.gap``, ``smd.exact``, ``smd.decision`` and ``smd.load``, run with the
+command line's settings; :func:`summarise_suite` is the summary (also of ``dlsched bench run smd``).
 """
 
 from __future__ import annotations

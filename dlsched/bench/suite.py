@@ -41,13 +41,12 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import inspect
 import json
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dlsched.bench.suitefile import generator_call, once, read_suite_file, tables, typed, unknown
 from dlsched.errors import InputError
 
 #: generator name -> (module, function, its size arguments); keyword ``seed`` is set per instance
@@ -72,14 +71,6 @@ SET_KEYS = {
     "generated": {"kind", "name", "generator", "seeds", "params"},
 }
 METHOD_KEYS = {"name", "label", "params", "sets"}
-
-
-def suites_dir() -> Path:
-    return Path(__file__).resolve().parent / "suites"
-
-
-def bundled_suites() -> list[str]:
-    return sorted(p.stem for p in suites_dir().glob("*.toml"))
 
 
 @dataclass(frozen=True)
@@ -150,45 +141,11 @@ class Suite:
         """The (instance, method, repetition) cells of a solve suite (empty for the other kinds)."""
         return [(i, m, r) for i in self.instances for m in self.methods if m.runs_on(i) for r in range(self.repetitions)]
 
-    def calls(self) -> tuple[Any, list[tuple[str, tuple]]]:
-        """The function every cell runs and, per cell in suite order, its id and arguments."""
-        limits = self.limits()
-        if self.kind == "simulate":
-            from dlsched.bench import simcells
-
-            sim = self.simulation
-            return simcells.run_sim_cell, [(simcells.cell_id(t, p, r), (t, p, r, sim["settings"]))
-                                           for t in sim["traces"] for p in sim["policies"] if p.runs_on(t)
-                                           for r in range(self.repetitions)]
-        if self.kind == "study":
-            from dlsched.bench.tasks import run_task_cell
-
-            return run_task_cell, [(c.id, (c, limits)) for c in self.tasks]
-        from dlsched.bench.runner import cell_id, run_cell
-
-        return run_cell, [(cell_id(*c), (*c, limits)) for c in self.cells()]
-
-
-def resolve(name_or_path: str | Path) -> Path:
-    """A bundled suite name (``mkp``) or a path to a suite file."""
-    p = Path(name_or_path)
-    if p.suffix == ".toml" or p.exists():
-        if not p.is_file():
-            raise InputError(str(p), "suite", "a suite file (TOML)", "no such file")
-        return p
-    cand = suites_dir() / f"{name_or_path}.toml"
-    if not cand.is_file():
-        raise InputError("<argument>", "suite", f"a suite file or one of {', '.join(bundled_suites())}", str(name_or_path))
-    return cand
 
 
 def load_suite(name_or_path: str | Path) -> Suite:
     """Read and validate a suite file (see the module docstring)."""
-    path = resolve(name_or_path)
-    try:
-        doc = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(str(path), "TOML", "a valid TOML document", str(exc)) from None
+    doc, path = read_suite_file(name_or_path)
     return suite_from_definition(doc, path)
 
 
@@ -205,7 +162,7 @@ def suite_from_definition(doc: dict, path: Path, source: str | None = None) -> S
         raise InputError(src, "family", f"one of {', '.join(FAMILIES)}", family)
     if kind != "solve":
         return _other_kind(src, path, doc, kind, family)
-    _unknown(src, "", doc, TOP_KEYS)
+    unknown(src, "", doc, TOP_KEYS)
     gap = doc.get("gap", 0.0)
     if not (isinstance(gap, (int, float)) and 0 <= gap < 1):
         raise InputError(src, "gap", "a relative gap in [0, 1)", gap)
@@ -219,30 +176,15 @@ def suite_from_definition(doc: dict, path: Path, source: str | None = None) -> S
 
 def _settings(src: str, path: Path, doc: dict, gap: float) -> tuple:
     """Name, source, description, time limit, threads, gap, repetitions and seed of a suite file."""
-    name = _typed(src, "name", doc.get("name", path.stem), str, "a string")
+    name = typed(src, "name", doc.get("name", path.stem), str, "a string")
     time_limit = doc.get("time_limit")
     if time_limit is not None and not (isinstance(time_limit, (int, float)) and time_limit > 0):
         raise InputError(src, "time_limit", "a positive number of seconds", time_limit)
-    threads = _typed(src, "threads", doc.get("threads", 1), int, "a positive integer", lo=1)
-    repetitions = _typed(src, "repetitions", doc.get("repetitions", 1), int, "a positive integer", lo=1)
-    seed = _typed(src, "seed", doc.get("seed", 0), int, "an integer", lo=0)
+    threads = typed(src, "threads", doc.get("threads", 1), int, "a positive integer", lo=1)
+    repetitions = typed(src, "repetitions", doc.get("repetitions", 1), int, "a positive integer", lo=1)
+    seed = typed(src, "seed", doc.get("seed", 0), int, "an integer", lo=0)
     return (name, src, str(doc.get("description", "")), None if time_limit is None else float(time_limit), threads, gap,
             repetitions, seed)
-
-
-def tables(src: str, doc: dict, key: str) -> list:
-    """The ``[[key]]`` tables of a suite file (at least one)."""
-    items = doc.get(key)
-    if not isinstance(items, list) or not items:
-        raise InputError(src, key, f"at least one [[{key}]] table", items)
-    return items
-
-
-def once(src: str, where: str, keys: list, expected: str) -> None:
-    """An error naming the first key that occurs twice."""
-    dup = next((x for x in keys if keys.count(x) > 1), None)
-    if dup is not None:
-        raise InputError(src, where, expected, dup)
 
 
 def _other_kind(src: str, path: Path, doc: dict, kind: str, family: str | None) -> Suite:
@@ -251,43 +193,12 @@ def _other_kind(src: str, path: Path, doc: dict, kind: str, family: str | None) 
     if kind == "simulate":
         from dlsched.bench import simcells
 
-        suite.simulation = simcells.parse(src, path.parent, doc, _unknown, _typed)
+        suite.simulation = simcells.parse(src, path.parent, doc)
     else:
         from dlsched.bench import tasks
 
-        suite.tasks = tasks.parse(src, doc, _unknown)
+        suite.tasks = tasks.parse(src, doc)
     return suite
-
-
-def seed_list(src: str, where: str, value: Any, integers: bool = True) -> list:
-    """A list of seeds (or, with ``integers=False``, of any JSON values), or ``{start, count}``."""
-    if isinstance(value, dict):
-        _unknown(src, where, value, {"start", "count"})
-        start, count = value.get("start", 0), value.get("count", 1)
-        if not all(isinstance(x, int) and not isinstance(x, bool) for x in (start, count)) or count < 1:
-            raise InputError(src, where, "{start, count} with integers, count >= 1", value)
-        value = list(range(start, start + count))
-    ok = isinstance(value, list) and value and (not integers or all(isinstance(x, int) and not isinstance(x, bool)
-                                                                     for x in value))
-    if not ok:
-        raise InputError(src, where, "a list of integer seeds or {start, count}" if integers
-                         else "a list of values or {start, count}", value)
-    return value
-
-
-def _unknown(src: str, where: str, table: Any, allowed: set[str]) -> None:
-    if not isinstance(table, dict):
-        raise InputError(src, where or "top level", "a table", table)
-    for key in table:
-        if key not in allowed:
-            at = f"{where}.{key}" if where else key
-            raise InputError(src, at, f"one of the keys {', '.join(sorted(allowed))}", key)
-
-
-def _typed(src: str, where: str, value: Any, typ: type, expected: str, lo: int | None = None):
-    if not isinstance(value, typ) or isinstance(value, bool) or (lo is not None and value < lo):
-        raise InputError(src, where, expected, value)
-    return value
 
 
 def _problems(src: str, where: str, text: Any) -> set[int] | None:
@@ -307,7 +218,7 @@ def instance_set(src: str, base: Path, where: str, s: Any) -> list[InstanceRef]:
     if not isinstance(s, dict) or s.get("kind") not in SET_KEYS:
         raise InputError(src, f"{where}.kind", f"one of {', '.join(SET_KEYS)}", s.get("kind") if isinstance(s, dict) else s)
     kind = s["kind"]
-    _unknown(src, where, s, SET_KEYS[kind])
+    unknown(src, where, s, SET_KEYS[kind])
     set_name = str(s.get("name", kind))
     if kind == "generated":
         return _generated(src, where, set_name, s)
@@ -321,7 +232,7 @@ def instance_set(src: str, base: Path, where: str, s: Any) -> list[InstanceRef]:
             raise InputError(src, f"{where}.files", "a list of files under the reference data", names)
         files = [data_dir() / f for f in names]
     else:
-        folder = Path(_typed(src, f"{where}.path", s.get("path"), str, "a folder of instance files"))
+        folder = Path(typed(src, f"{where}.path", s.get("path"), str, "a folder of instance files"))
         folder = folder if folder.is_absolute() else base / folder
         if not folder.is_dir():
             raise InputError(src, f"{where}.path", "a folder of instance files", str(folder))
@@ -361,34 +272,16 @@ def _generated(src: str, where: str, set_name: str, s: dict) -> list[InstanceRef
             for x in seeds]
 
 
-def generator_call(src: str, where: str, s: dict, table: dict, other: str = "") -> tuple[str, list[int], tuple]:
-    """A generated set's generator (a key of ``table``: name -> (module, function)), its seeds and
-    its keyword arguments as sorted (key, json) pairs, each checked against the function."""
-    gen = s.get("generator")
-    if gen not in table:
-        raise InputError(src, f"{where}.generator", f"one of {', '.join(table)}{other}", gen)
-    seeds = seed_list(src, f"{where}.seeds", s.get("seeds", [0]))
-    params = s.get("params", {})
-    mod, fn = table[gen]
-    sig = inspect.signature(getattr(importlib.import_module(mod), fn))
-    _unknown(src, f"{where}.params", params, set(sig.parameters) - {"seed"})
-    missing = [p.name for p in sig.parameters.values()
-               if p.default is inspect.Parameter.empty and p.name not in params and p.name != "seed"]
-    if missing:
-        raise InputError(src, f"{where}.params.{missing[0]}", f"a value (generator '{gen}' needs it)", "nothing")
-    return gen, seeds, tuple(sorted((k, json.dumps(v)) for k, v in params.items()))
-
-
 def _method(src: str, where: str, m: Any, set_names: set[str]) -> MethodSpec:
     import dlsched.solvers  # noqa: F401  (registers the methods)
     from dlsched.solvers import registry
 
-    _unknown(src, where, m, METHOD_KEYS)
+    unknown(src, where, m, METHOD_KEYS)
     name = m.get("name")
     if name not in registry.available():
         raise InputError(src, f"{where}.name", f"a method, one of {', '.join(registry.available())}", name)
     params = m.get("params", {})
-    _unknown(src, f"{where}.params", params, {p for meth in registry.describe() if meth.name == name for p in meth.params})
+    unknown(src, f"{where}.params", params, {p for meth in registry.describe() if meth.name == name for p in meth.params})
     sets = m.get("sets", [])
     if not isinstance(sets, list) or any(x not in set_names for x in sets):
         bad = next((x for x in sets if x not in set_names), sets) if isinstance(sets, list) else sets

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dlsched.bench.suitefile import once, read_suite_file, seed_list, tables, unknown
 from dlsched.errors import InputError
 
 #: task name -> "module:function" (imported when a suite names it)
@@ -77,10 +78,8 @@ class TaskCell:
         return {k: json.loads(v) for k, v in (*self.params, *self.point)}
 
 
-def parse(src: str, doc: dict, unknown) -> list[TaskCell]:
+def parse(src: str, doc: dict) -> list[TaskCell]:
     """The cells of a study suite (validated: task names, grid and parameter keys)."""
-    from dlsched.bench.suite import once, seed_list, tables
-
     unknown(src, "", doc, TOP_KEYS)
     cells: list[TaskCell] = []
     for k, t in enumerate(tables(src, doc, "tasks")):
@@ -139,15 +138,7 @@ def failures(rows: list[dict]) -> list[str]:
 
 def load_definition(name_or_path: str | Path) -> tuple[dict, Path]:
     """A suite file's parsed TOML and its path (family commands edit it before building the suite)."""
-    import tomllib
-
-    from dlsched.bench.suite import resolve
-
-    path = resolve(name_or_path)
-    try:
-        return tomllib.loads(path.read_text()), path
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(str(path), "TOML", "a valid TOML document", str(exc)) from None
+    return read_suite_file(name_or_path)
 
 
 def with_settings(doc: dict, **settings) -> dict:
@@ -171,7 +162,5 @@ def with_params(doc: dict, task: str, **params) -> dict:
 
 def grid_values(doc: dict, task: str, key: str) -> list:
     """The values of grid axis ``key`` of the first ``task`` table of ``doc`` (empty if none)."""
-    from dlsched.bench.suite import seed_list
-
     t = next((t for t in doc.get("tasks", []) if t.get("name") == task and key in t.get("grid", {})), None)
     return [] if t is None else seed_list("<suite>", f"{task}.grid.{key}", t["grid"][key], integers=False)

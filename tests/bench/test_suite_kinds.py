@@ -12,8 +12,9 @@ import pytest
 from dlsched.bench import report
 from dlsched.bench.executors import DaskExecutor, LocalExecutor
 from dlsched.bench.results import read_results
-from dlsched.bench.runner import run_suite
-from dlsched.bench.suite import bundled_suites, load_suite
+from dlsched.bench.runner import cells_of, run_suite
+from dlsched.bench.suite import load_suite
+from dlsched.bench.suitefile import bundled_suites
 from dlsched.cli import main as cli
 from dlsched.errors import InputError
 
@@ -78,9 +79,9 @@ def test_family_suites_are_bundled_and_load():
     assert {"sim", "dl2", "smd", "smd-quick", "oasis", "oasis-quick", "hetplace", "hetplace-quick"} <= set(bundled_suites())
     for name in ("sim", "dl2", "smd", "smd-quick", "oasis", "oasis-quick", "hetplace", "hetplace-quick"):
         s = load_suite(name)
-        assert s.family and s.calls()[1] and not s.cells()
-    assert len(load_suite("sim").calls()[1]) == 10 * len(load_suite("sim").simulation["policies"])
-    assert len(load_suite("smd").calls()[1]) == 1 + 40 + 7 * 3 + 1 + 2 * 3
+        assert s.family and cells_of(s)[1] and not s.cells()
+    assert len(cells_of(load_suite("sim"))[1]) == 10 * len(load_suite("sim").simulation["policies"])
+    assert len(cells_of(load_suite("smd"))[1]) == 1 + 40 + 7 * 3 + 1 + 2 * 3
 
 
 def test_simulation_cells_are_the_simulator_runs(tmp_path):
