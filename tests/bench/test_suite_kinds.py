@@ -144,6 +144,12 @@ def test_study_cells_resume_and_keep_the_suite_order(tmp_path):
     assert all(g["ti_checked"] and g["smd_checked"] for g in gaps)
 
 
+def test_study_cells_in_worker_processes_give_the_same_results(tmp_path):
+    s = load_suite(write(tmp_path, STUDY))
+    strip = lambda rows: [(r["cell"], {k: v for k, v in r["result"].items() if "seconds" not in k}) for r in rows]
+    assert strip(run_suite(s, None, executor=LocalExecutor(2), progress=False)) == strip(run_suite(s, None, progress=False))
+
+
 def test_report_of_a_simulation_suite_has_jct_table_cdf_and_family_summary(tmp_path, capsys):
     p = write(tmp_path, SIM)
     out = tmp_path / "r.jsonl"
