@@ -11,8 +11,10 @@ trace (an InputError, e.g. OASiS's policies on a trace without utilities) is rep
 Per policy the table gives the mean over traces of the average JCT, median and p95 JCT, makespan,
 GPU utilisation and decision latency. ``jct_ratio_drf_over_optimus`` is the mean over traces of
 avg JCT(DRF) / avg JCT(Optimus) on the same trace, ``makespan_ratio_drf_over_optimus`` likewise;
-null when the table has no ``optimus`` or a run did not complete. ``--json`` prints exactly one
-JSON object with the environment recorded.
+null when the table has no ``optimus`` or a run did not complete. ``optimus_model_errors``:
+Optimus's median relative errors of its remaining-epochs estimate and of its speed fit at 25/50/75 %
+of each job's progress, pooled over its completed runs (:func:`model_errors`). ``--json`` prints
+exactly one JSON object with the environment recorded.
 
 ``--quick``: 3 traces of 40 jobs on 16 nodes, 60 s per run. The runs are the cells of the suite
 file ``sim`` (``dlsched/bench/suites/sim.toml``) with these settings; ``dlsched bench run sim``
@@ -77,18 +79,41 @@ def run(seeds: int, n_jobs: int, nodes: int, policies: list[str], speed_name: st
 
 
 def _row(r: dict) -> dict:
-    """A suite row (dlsched.bench.simcells) as this table's run row."""
-    return {"trace": r.get("trace_source", r["trace"]), "seed": r["trace_seed"], "policy": r["policy"], "status": r["status"],
-            "message": r.get("message") or r.get("exception", ""), **{k: r.get(k) for k in _FIGURES}}
+    """A suite row (dlsched.bench.simcells) as this table's run row (with Optimus's per-job model
+    errors under ``model_errors`` while :func:`model_errors` has not taken them out)."""
+    out = {"trace": r.get("trace_source", r["trace"]), "seed": r["trace_seed"], "policy": r["policy"], "status": r["status"],
+           "message": r.get("message") or r.get("exception", ""), **{k: r.get(k) for k in _FIGURES}}
+    if r.get("policy_name", r["policy"]) == "optimus" and r["status"] == "completed" and r.get("model_errors"):
+        out["model_errors"] = r["model_errors"]
+    return out
+
+
+def model_errors(runs: list[dict]) -> dict | None:
+    """Optimus's model errors pooled over its completed runs (MODELS.md §5), taken out of ``runs``:
+    median relative error of the remaining-epochs estimate (``remaining``) and of the speed fit
+    against the speed source (``speed``) at 25/50/75 % of each job's progress, with the counts
+    ``n``, and per job type the speed fit at completion; keys "25%", "50%", "75%". None without a
+    completed ``optimus`` run."""
+    records = [e for r in runs for e in (r.pop("model_errors", None) or [])]
+    if not records:
+        return None
+    from dlsched.sim.policies.optimus import summarise_errors
+
+    e = summarise_errors([{k: v for k, v in x.items() if v is not None} for x in records])
+    pct = lambda d: {f"{round(100 * c)}%": v for c, v in d.items()}  # noqa: E731
+    return {"remaining": pct(e["remaining"]), "speed": pct(e["speed"]), "n": pct(e["n"]),
+            "speed_by_type": e["speed_by_type"], "jobs": len(records)}
 
 
 def summarise_suite(rows: list[dict], suite) -> dict:
-    """``dlsched bench run sim``: the table and ratios of this command from a sim suite's rows."""
+    """``dlsched bench run sim``: the table and ratios of this command from a sim suite's rows, and
+    Optimus's model errors when its rows have them."""
     runs = [_row(r) for r in rows]
+    errors = model_errors(runs)
     policies = [p.label for p in suite.simulation["policies"]]
     return {"suite": suite.name, "policies": policies, "traces": sorted({r["trace"] for r in runs}),
             "jct_ratio_drf_over_optimus": _ratio(runs, "avg_jct"), "makespan_ratio_drf_over_optimus": _ratio(runs, "makespan"),
-            "table": table(runs, policies), "runs": runs}
+            **({"optimus_model_errors": errors} if errors else {}), "table": table(runs, policies), "runs": runs}
 
 
 def _ratio(rows: list[dict], key: str, num: str = "drf", den: str = "optimus") -> float | None:
@@ -141,6 +166,11 @@ def _print_table(tab: dict, doc: dict) -> None:
                   f(r["decision_median_s"], 3), f(r["wall_seconds"], 3))
     table_console().print(t)
     print(f"DRF / Optimus: avg JCT {f(doc['jct_ratio_drf_over_optimus'])}, makespan {f(doc['makespan_ratio_drf_over_optimus'])}")
+    e = doc.get("optimus_model_errors")
+    if e:
+        print("Optimus model errors (median relative, at 25/50/75 % of progress): remaining epochs "
+              + ", ".join(f(v, 3) for v in e["remaining"].values()) + "; speed fit "
+              + ", ".join(f(v, 3) for v in e["speed"].values()))
 
 
 @register_suite("sim")
@@ -164,6 +194,7 @@ def main(argv: list[str]) -> int:
     policies = policies_to_run(args.policies.split(",") if args.policies else None)
     rows, kept = run(seeds, n_jobs, nodes, policies, args.speed, args.restart_seconds, deadline,
                      progress=not args.json and sys.stderr.isatty(), keep=bool(args.plot))
+    errors = model_errors(rows)
     tab = table(rows, policies)
     doc = {"suite": "sim",
            "setting": {"traces": seeds, "jobs": n_jobs, "nodes": nodes, "speed": args.speed,
@@ -171,6 +202,7 @@ def main(argv: list[str]) -> int:
            "policies": policies, "traces": sorted({r["trace"] for r in rows}),
            "jct_ratio_drf_over_optimus": _ratio(rows, "avg_jct"),
            "makespan_ratio_drf_over_optimus": _ratio(rows, "makespan"),
+           "optimus_model_errors": errors,
            "table": tab, "runs": rows, "environment": environment(seeds=list(range(1, seeds + 1)))}
     if args.plot:
         from dlsched.sim.plots import write_figures

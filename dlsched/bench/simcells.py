@@ -28,8 +28,8 @@ A suite file with ``kind = "simulate"`` (``dlsched/bench/suites/sim.toml``)::
 
 A cell's row holds the run's summary (:meth:`dlsched.sim.metrics.SimResult.summary`: status,
 JCT statistics, makespan, utilisation, fairness, decision latency), the sorted JCTs of its
-completed jobs (``jct``, for the report's CDFs) and, for a policy that records them (DL2), its
-inference seconds. A policy that refuses the trace (an InputError) gives a ``refused`` row;
+completed jobs (``jct``, for the report's CDFs) and, for a policy that records them, DL2's
+inference seconds and Optimus's per-job model errors (``model_errors``). A policy that refuses the trace (an InputError) gives a ``refused`` row;
 any other exception an ``exception`` row, retried when the sweep resumes.
 """
 
@@ -251,6 +251,9 @@ def run_sim_cell(ref: TraceRef, policy: PolicySpec, rep: int, settings: SimSetti
                    jct=sorted(float(x) for x in np.asarray(res.jct)[res.completed]))
         if hasattr(pol, "inference_seconds"):
             row["inference_seconds"] = [float(x) for x in pol.inference_seconds]
+        if hasattr(pol, "error_records"):     # Optimus's estimation errors per job (MODELS.md §5), NaN as null
+            row["model_errors"] = [{k: (None if isinstance(v, float) and v != v else v) for k, v in e.items()}
+                                   for e in pol.error_records()]
     except InputError as exc:          # the policy does not apply to this trace: a result, not a failure
         row.update(status="refused", message=str(exc), **{k: None for k in FIGURES}, gpu_utilisation=None, jct=[])
     except Exception as exc:  # noqa: BLE001  (one failing cell must not end a sweep)

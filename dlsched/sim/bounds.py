@@ -1,0 +1,194 @@
+r"""Lower bounds on the average job completion time of a trace, valid for every policy.
+
+For a speed source whose rate depends on a job's PS and worker counts only (DL2's measured
+table, :class:`~dlsched.sim.speed.TableSpeed`; Optimus's fitted model), job j at (p, w) runs
+:math:`T_j(p, w) = K_j / \text{rate}_j(p, w)` seconds and holds :math:`u^r_j(p, w) = (p e^r_j +
+w d^r_j) / C^r` of the cluster's resource r (C^r the cluster total). Over the configurations that
+fit the whole cluster:
+
+* **alone**: :math:`C_j \ge a_j + \rho + \min_{p,w} T_j(p, w)`: the job alone on the whole
+  cluster at its fastest size, plus the engine's restart cost ρ that every first start pays;
+* **capacity** (per resource r): to finish, job j must hold at least
+  :math:`A^r_j = \min_{p,w} T_j(p, w)\, u^r_j(p, w)` cluster-seconds of r, whatever sizes it runs
+  at (a restart holds resources without progress, which only adds to it), and at any time the
+  jobs together hold at most one cluster of r. So every schedule is a preemptive schedule of
+  processing times :math:`A^r_j` with release dates :math:`a_j` on one machine, whose smallest
+  :math:`\sum_j C_j` is given by SRPT (optimal for 1 | r_j, pmtn | ΣC_j, and sharing the machine
+  never helps).
+
+:func:`jct_lower_bound` returns both means and their maximum, the bound. A speed source that
+depends on where the tasks are (locality) is evaluated on one nominal server; the bound is then
+valid only if that placement is at least as fast as any other.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+import numpy as np
+
+from dlsched.instance.cluster import Cluster
+from dlsched.instance.workload import Trace
+from dlsched.sim.policy import Placement
+
+
+def job_configurations(job, cluster: Cluster, speed) -> tuple[np.ndarray, np.ndarray]:
+    """(T_j(p, w) seconds, u_j(p, w) shares of shape (n, R)) of every size (p, w) that fits the cluster
+    total and runs at a positive rate."""
+    total = cluster.total()
+    cap = np.where(total > 0, total, np.inf)
+    dw, dp = cluster.vector(job.worker_demand), cluster.vector(job.ps_demand)
+    ps = range(1, job.max_ps + 1) if job.uses_ps else (0,)
+    times, shares = [], []
+    for p in ps:
+        for w in range(job.min_workers, job.max_workers + 1):
+            held = p * dp + w * dw
+            if np.any(held > total + 1e-9):
+                continue
+            rate = float(speed.rate(job, Placement({0: w}, {0: p} if p else {}), cluster))
+            if rate > 0:
+                times.append(job.iterations / rate)
+                shares.append(held / cap)
+    return np.asarray(times, dtype=float), np.asarray(shares, dtype=float).reshape(-1, len(total))
+
+
+def srpt_completions(release: np.ndarray, work: np.ndarray) -> np.ndarray:
+    """Completion times of preemptive SRPT on one unit-speed machine (optimal ΣC_j with release dates)."""
+    order = np.argsort(release, kind="stable")
+    done = np.empty(len(work))
+    heap: list = []
+    t, k = 0.0, 0
+    while k < len(order) or heap:
+        if not heap:
+            t = max(t, float(release[order[k]]))
+        while k < len(order) and release[order[k]] <= t:
+            j = int(order[k])
+            heapq.heappush(heap, (float(work[j]), j))
+            k += 1
+        left, j = heapq.heappop(heap)
+        nxt = float(release[order[k]]) if k < len(order) else np.inf
+        if t + left <= nxt:
+            t += left
+            done[j] = t
+        else:
+            heapq.heappush(heap, (left - (nxt - t), j))
+            t = nxt
+    return done
+
+
+def jct_lower_bound(trace: Trace, cluster: Cluster, speed, restart_seconds: float = 0.0) -> dict:
+    """Lower bounds on the average JCT of ``trace`` (module docstring): ``alone``, ``capacity``
+    (per resource) and ``bound`` = their maximum, in seconds; ``None`` entries if a job fits nowhere."""
+    arrival = np.array([j.arrival for j in trace.jobs], dtype=float)
+    alone = np.empty(len(trace.jobs))
+    area = np.empty((len(trace.jobs), len(cluster.resources)))
+    for i, job in enumerate(trace.jobs):
+        T, u = job_configurations(job, cluster, speed)
+        if T.size == 0:
+            return {"alone": None, "capacity": None, "bound": None, "unschedulable": job.name}
+        alone[i] = restart_seconds + T.min()
+        area[i] = (T[:, None] * u).min(axis=0)
+    capacity = {r: float(np.mean(srpt_completions(arrival, area[:, k]) - arrival))
+                for k, r in enumerate(cluster.resources) if cluster.total()[k] > 0}
+    mean_alone = float(alone.mean())
+    return {"alone": mean_alone, "capacity": capacity, "bound": max(mean_alone, *capacity.values())}
+
+
+def pareto(times: np.ndarray, shares: np.ndarray) -> np.ndarray:
+    """Indices of the sizes no other size beats on time and on every resource share at once."""
+    a = np.c_[times, shares]
+    le = np.all(a[:, None, :] <= a[None, :, :] + 1e-12, axis=2)      # le[i, k]: i is no worse than k everywhere
+    lt = np.any(a[:, None, :] < a[None, :, :] - 1e-12, axis=2)
+    dominated = np.any(le & lt, axis=0)
+    return np.flatnonzero(~dominated)
+
+
+def lp_lower_bound(trace: Trace, cluster: Cluster, speed, restart_seconds: float = 0.0, *,
+                   slot_seconds: float = 1800.0, horizon: float | None = None) -> dict:
+    r"""A capacity-aware LP lower bound on the average JCT (time-indexed, mean busy time).
+
+    Time is cut into slots of ``slot_seconds`` up to ``horizon`` (default: the last arrival plus
+    the longest single-job time, twice), then one unbounded tail slot. :math:`y_{jck}` is the
+    fraction of job j done at size c in slot k (sizes: :func:`pareto` of
+    :func:`job_configurations`, the others are never needed by the relaxation); it takes
+    :math:`y_{jck} T_{jc}` seconds and :math:`y_{jck} T_{jc} u^r_{jc}` cluster-seconds of r:
+
+    .. math:: \sum_{c,k} y_{jck} = 1, \quad \sum_c y_{jck} T_{jc} \le |k \cap [a_j, \infty)|, \quad
+              \sum_{j,c} y_{jck} T_{jc} u^r_{jc} \le |k| \ (k \ne \text{tail}),
+
+    :math:`C_j \ge \sum_{c,k} y_{jck} \max(s_k, a_j) + \min_c T_{jc} / 2` (a job's progress has
+    density at most :math:`1/\min_c T_{jc}` over time, so its mean time is at least
+    :math:`\min_c T_{jc}/2` before its completion; each slot is charged at its start) and
+    :math:`C_j \ge a_j + \rho + \min_c T_{jc}`; minimise :math:`\frac1n \sum_j (C_j - a_j)`.
+    Every schedule gives a feasible point, so the optimum is a lower bound. Solved by HiGHS
+    (:func:`scipy.optimize.linprog`). Returns ``{"bound": seconds, "status": ..., "slots": ...}``.
+    """
+    import scipy.sparse as sp
+    from scipy.optimize import linprog
+
+    jobs = trace.jobs
+    n, R = len(jobs), len(cluster.resources)
+    arrival = np.array([j.arrival for j in jobs], dtype=float)
+    conf = []
+    for job in jobs:
+        T, u = job_configurations(job, cluster, speed)
+        if T.size == 0:
+            return {"bound": None, "status": f"job {job.name} fits nowhere", "slots": 0}
+        keep = pareto(T, u)
+        conf.append((T[keep], u[keep], float(T.min())))
+    tmin = np.array([c[2] for c in conf])
+    if horizon is None:
+        horizon = float(arrival.max() + 2 * tmin.max())
+    K = int(np.ceil(horizon / slot_seconds))
+    start = np.arange(K + 1) * slot_seconds          # slot k = [start[k], start[k+1]); slot K is the tail
+    cols_job, cols_T, cols_u, cols_k, cols_t = [], [], [], [], []
+    for j, (T, u, _) in enumerate(conf):
+        k0 = min(int(arrival[j] // slot_seconds), K)
+        ks = np.arange(k0, K + 1)
+        cc, kk = np.meshgrid(np.arange(T.size), ks, indexing="ij")
+        cols_job.append(np.full(cc.size, j))
+        cols_T.append(T[cc.ravel()])
+        cols_u.append(u[cc.ravel()])
+        cols_k.append(kk.ravel())
+        cols_t.append(np.maximum(start[kk.ravel()], arrival[j]))
+    job_of, Tc, uc, kc, tc = (np.concatenate(x) for x in (cols_job, cols_T, cols_u, cols_k, cols_t))
+    m = job_of.size
+    # variables: y (m), then C (n)
+    finite = kc < K
+    rows, cols, vals, ub = [], [], [], []
+    # per job and finite slot: time used <= the slot's length after the arrival
+    jk = job_of[finite] * K + kc[finite]
+    uniq, inv = np.unique(jk, return_inverse=True)
+    rows.append(inv)
+    cols.append(np.flatnonzero(finite))
+    vals.append(Tc[finite])
+    jj, kk = uniq // K, uniq % K
+    ub.append(np.minimum(start[kk + 1] - np.maximum(start[kk], arrival[jj]), slot_seconds))
+    off = uniq.size
+    # per resource and finite slot: cluster-seconds used <= the slot's length
+    for r in range(R):
+        if cluster.total()[r] <= 0:
+            continue
+        rows.append(off + kc[finite])
+        cols.append(np.flatnonzero(finite))
+        vals.append(Tc[finite] * uc[finite, r])
+        ub.append(np.full(K, slot_seconds))
+        off += K
+    # mean busy time: sum_c,k t y - C_j <= -tmin_j / 2
+    rows.append(off + job_of)
+    cols.append(np.arange(m))
+    vals.append(tc)
+    rows.append(off + np.arange(n))
+    cols.append(m + np.arange(n))
+    vals.append(-np.ones(n))
+    ub.append(-tmin / 2)
+    off += n
+    A_ub = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(off, m + n))
+    A_eq = sp.csr_matrix((np.ones(m), (job_of, np.arange(m))), shape=(n, m + n))
+    c = np.r_[np.zeros(m), np.full(n, 1.0 / n)]
+    bounds = np.c_[np.zeros(m + n), np.full(m + n, np.inf)]
+    bounds[m:, 0] = arrival + restart_seconds + tmin
+    res = linprog(c, A_ub=A_ub, b_ub=np.concatenate(ub), A_eq=A_eq, b_eq=np.ones(n), bounds=bounds, method="highs")
+    if res.status != 0:
+        return {"bound": None, "status": res.message, "slots": K}
+    return {"bound": float(res.fun - arrival.mean()), "status": "optimal", "slots": K, "variables": m + n}
