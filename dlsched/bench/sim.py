@@ -24,9 +24,17 @@ import json
 import sys
 
 import numpy as np
+from rich.table import Table
 
 from dlsched.bench import environment, register_suite
+from dlsched.console import progress as progress_bar
+from dlsched.console import table_console
 from dlsched.errors import InputError
+from dlsched.instance.synthetic import dl2_cluster, dl2_trace
+from dlsched.sim.engine import simulate
+from dlsched.sim.plots import write_figures
+from dlsched.sim.policies import available, make_policy, policy_class
+from dlsched.sim.speed import make_speed
 
 #: per-run figures kept in the JSON rows
 _FIGURES = ("completed", "avg_jct", "median_jct", "p95_jct", "p99_jct", "makespan", "avg_queueing_delay", "jain_fairness",
@@ -34,8 +42,6 @@ _FIGURES = ("completed", "avg_jct", "median_jct", "p95_jct", "p99_jct", "makespa
 
 
 def policies_to_run(names: list[str] | None) -> list[str]:
-    from dlsched.sim.policies import available, policy_class
-
     if names:
         for n in names:
             policy_class(n)             # an unknown name is an InputError
@@ -46,12 +52,6 @@ def policies_to_run(names: list[str] | None) -> list[str]:
 def run(seeds: int, n_jobs: int, nodes: int, policies: list[str], speed_name: str, restart_seconds: float,
         run_deadline: float | None, progress: bool = False) -> tuple[list[dict], dict]:
     """Simulate every policy on every trace; returns the run rows and the results kept for figures."""
-    from dlsched.console import progress as progress_bar
-    from dlsched.instance.synthetic import dl2_cluster, dl2_trace
-    from dlsched.sim.engine import simulate
-    from dlsched.sim.policies import make_policy
-    from dlsched.sim.speed import make_speed
-
     cluster = dl2_cluster(nodes)
     rows, kept = [], {}
     with progress_bar("bench sim", seeds * len(policies), enabled=progress) as tick:
@@ -105,10 +105,6 @@ def table(rows: list[dict], policies: list[str]) -> dict[str, dict]:
 
 
 def _print_table(tab: dict, doc: dict) -> None:
-    from rich.table import Table
-
-    from dlsched.console import table_console
-
     t = Table(title=f"bench sim: {doc['setting']['traces']} DL2-mix traces x {doc['setting']['jobs']} jobs, "
                     f"{doc['setting']['nodes']} nodes, speed {doc['setting']['speed']}, "
                     f"restart {doc['setting']['restart_seconds']:g} s (means over completed runs)")
@@ -158,8 +154,6 @@ def main(argv: list[str]) -> int:
            "makespan_ratio_drf_over_optimus": _ratio(rows, "makespan"),
            "table": tab, "runs": rows, "environment": environment(seeds=list(range(1, seeds + 1)))}
     if args.plot:
-        from dlsched.sim.plots import write_figures
-
         doc["figures"] = [str(p) for p in write_figures(list(kept.values()), args.plot)]
     if args.json:
         print(json.dumps(doc))

@@ -25,14 +25,15 @@ from types import MappingProxyType
 from typing import Mapping
 
 import numpy as np
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from dlsched.errors import DlschedError, InputError
 from dlsched.instance.cluster import Cluster
 from dlsched.instance.workload import Trace
 from dlsched.sim.metrics import SimResult
 from dlsched.sim.placement import EPS, consolidated, task_slots, usage
-from dlsched.sim.policy import (ClusterState, Decision, Event, Observations, Placement, PolicyContext,
-                                SpeedSourceLike)
+from dlsched.sim.policy import ClusterState, Decision, Event, Observations, Placement, PolicyContext, SpeedSourceLike
 
 
 class PolicyError(DlschedError, RuntimeError):
@@ -535,9 +536,6 @@ class _progress_bar:
 
     def __enter__(self):
         if self.enabled:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
             self.bar = Progress(TextColumn("simulating"), BarColumn(), MofNCompleteColumn(), TextColumn("t={task.fields[t]}"),
                                 TimeElapsedColumn(), console=Console(stderr=True), transient=True)
             self.bar.start()

@@ -23,6 +23,7 @@ from typing import Mapping
 
 import numpy as np
 
+from dlsched.errors import InputError
 from dlsched.sim.policy import ClusterState, Placement
 
 #: capacity slack for float demands (fractional GPUs, memory in GB)
@@ -278,8 +279,6 @@ PLACERS = {"first_fit": FirstFit, "consolidated": Consolidated}
 
 
 def make_placer(name: str):
-    from dlsched.errors import InputError
-
     if name not in PLACERS:
         raise InputError("<argument>", "placer", f"one of {', '.join(PLACERS)}", name)
     return PLACERS[name]()
