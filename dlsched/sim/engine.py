@@ -226,25 +226,30 @@ class Simulation:
             raise PolicyError(policy, self.time, f"expected a Decision or a dict job -> Placement, got {type(placements).__name__}")
         new: dict[int, Placement] = {}
         changed: list[int] = []
+        alloc = self._alloc
+        kept = 0                                   # entries of alloc carried over as they are
         for key, pl in placements.items():
-            if pl is not None and self._alloc.get(key) is pl:    # unchanged: checked when it was applied
+            if pl is not None and alloc.get(key) is pl:    # unchanged: checked when it was applied
                 new[key] = pl
+                kept += 1
                 continue
             j = self._check_job(key, policy)
             if pl is None:
                 continue
             if not isinstance(pl, Placement):
                 raise PolicyError(policy, self.time, f"job {j}: expected a Placement, got {type(pl).__name__}")
-            old = self._alloc.get(j)
+            old = alloc.get(j)
             if old is pl or old == pl:
                 new[j] = old
+                kept += 1
                 continue
             if not pl.workers and not pl.ps:
                 continue
             self._check_placement(j, pl, policy)
             new[j] = pl
             changed.append(j)
-        released = [j for j in self._alloc if new.get(j) is not self._alloc[j]]
+        # most calls keep every running job where it is: then nothing is released (no second pass)
+        released = [] if kept == len(alloc) else [j for j in alloc if new.get(j) is not alloc[j]]
         used = self._used.copy()
         for j in released:
             srv, rows = self._usage[j]
@@ -276,7 +281,8 @@ class Simulation:
                 self.first_start[j] = self.time
         self._used = used
         self._alloc = new
-        self._run = np.array(sorted(new), dtype=np.int64)
+        if released or changed:                    # else the same jobs run: _run stands
+            self._run = np.array(sorted(new), dtype=np.int64)
         self.engine_seconds += _time.perf_counter() - t0
 
     def _check_job(self, key, policy: str) -> int:
