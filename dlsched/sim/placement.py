@@ -28,13 +28,16 @@ from dlsched.sim.policy import ClusterState, Placement
 
 #: capacity slack for float demands (fractional GPUs, memory in GB)
 EPS = 1e-9
+#: how many tasks that need nothing fit on a server: more than any task count, and small enough that
+#: a sum over the servers stays far inside int64 (2^40 x 100,000 servers < 2^57)
+UNBOUNDED = 1 << 40
 
 
 def task_slots(free: np.ndarray, demand: np.ndarray) -> np.ndarray:
-    """How many tasks of ``demand`` (R,) fit on each server of ``free`` (S, R); a huge count if ``demand`` is 0."""
+    """How many tasks of ``demand`` (R,) fit on each server of ``free`` (S, R); :data:`UNBOUNDED` if ``demand`` is 0."""
     need = demand > 0
     if not need.any():
-        return np.full(free.shape[0], np.iinfo(np.int64).max // 4, dtype=np.int64)
+        return np.full(free.shape[0], UNBOUNDED, dtype=np.int64)
     return np.maximum(np.floor(free[:, need] / demand[need] + EPS).min(axis=1), 0).astype(np.int64)
 
 
