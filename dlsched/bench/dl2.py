@@ -14,6 +14,8 @@ network, DRF, Optimus and SMD are simulated on the same cluster in the same run:
 * ``training``: seconds, episodes and the checkpoint's command (from its provenance).
 
 ``--quick``: 10 validation traces, 2 small ones. ``--json`` prints exactly one JSON object.
+The simulations are the cells of the suite file ``dl2`` (``dlsched/bench/suites/dl2.toml``) with
+these settings; the agreement and the small-trace study run here.
 """
 
 from __future__ import annotations
@@ -51,32 +53,29 @@ def _reduction(dl2: list, other: list) -> float | None:
 
 
 def study(seeds, n_jobs: int, n_servers: int, checkpoint, progress: bool) -> dict:
-    from dlsched.console import progress as bar
-    from dlsched.instance.synthetic import dl2_cluster, dl2_trace
-    from dlsched.rl.policy import DL2Policy
-    from dlsched.sim.policies import available, make_policy
-    from dlsched.sim.speed import TableSpeed
+    """DL2 and the baselines on the validation traces: the cells of the bundled ``dl2`` suite file
+    (``dlsched/bench/suites/dl2.toml``) with these settings."""
+    from dlsched.bench.runner import run_suite
+    from dlsched.sim.policies import available
 
-    cluster, speed = dl2_cluster(n_servers), TableSpeed()
-    names = [b for b in BASELINES if b in available()]
+    s = suite(seeds, n_jobs, n_servers, checkpoint, [b for b in BASELINES if b in available()])
+    return summarise_suite(run_suite(s, None, progress=progress), s)
+
+
+def summarise_suite(rows: list[dict], suite) -> dict:
+    """JCTs, reductions and inference latency from the rows of a dl2 suite (``dlsched bench run dl2``)."""
+    names = list(dict.fromkeys(r["policy"] for r in rows if r["policy"] != "dl2"))
+    seeds = list(dict.fromkeys(r["trace_seed"] for r in rows))
+    n_jobs = suite.definition["traces"][0].get("params", {}).get("n_jobs")
+    n_servers = suite.definition.get("cluster", {}).get("params", {}).get("n_servers")
     jct: dict[str, list] = {"dl2": [], **{b: [] for b in names}}
     errors: dict[str, str] = {}
     latency: list[float] = []
-    with bar("bench dl2", len(seeds), enabled=progress) as tick:
-        for s in seeds:
-            tick(f"trace seed {s}")
-            tr = dl2_trace(n_jobs, seed=s)
-            pol = DL2Policy(checkpoint)
-            v, err = _run(tr, cluster, pol, speed)
-            jct["dl2"].append(v)
-            latency += pol.inference_seconds
-            if err:
-                errors[f"dl2/{s}"] = err
-            for b in names:
-                v, err = _run(tr, cluster, make_policy(b), speed)
-                jct[b].append(v)
-                if err:
-                    errors[f"{b}/{s}"] = err
+    for r in rows:
+        jct[r["policy"]].append(r.get("avg_jct") if r["status"] == "completed" else None)
+        latency += r.get("inference_seconds", [])
+        if r["status"] != "completed":
+            errors[f"{r['policy']}/{r['trace_seed']}"] = r.get("exception") or f"{r['status']}: {r.get('message')}"
     ms = np.array(latency) * 1e3
     out = {"seeds": list(seeds), "n_jobs": n_jobs, "n_servers": n_servers,
            "mean_jct": {k: (float(np.mean([x for x in v if x is not None])) if any(x is not None for x in v) else None)
@@ -88,6 +87,19 @@ def study(seeds, n_jobs: int, n_servers: int, checkpoint, progress: bool) -> dic
     for b in names:
         out[f"jct_reduction_vs_{b}"] = _reduction(jct["dl2"], jct[b])
     return out
+
+
+def suite(seeds, n_jobs: int, n_servers: int, checkpoint, baselines):
+    """The bundled ``dl2`` suite file with these traces, nodes, checkpoint and baselines."""
+    from dlsched.bench.suite import suite_from_definition
+    from dlsched.bench.tasks import load_definition
+
+    doc, path = load_definition("dl2")
+    dl2 = {"name": "dl2", **({} if checkpoint is None else {"params": {"checkpoint": str(checkpoint)}})}
+    doc = {**doc, "cluster": {"generator": "dl2", "params": {"n_servers": n_servers}},
+           "traces": [{**doc["traces"][0], "seeds": list(seeds), "params": {"n_jobs": n_jobs}}],
+           "policies": [dl2, *({"name": b} for b in baselines)]}
+    return suite_from_definition(doc, path, source=f"{path} (with the command line's settings)")
 
 
 def agreement_on(seeds, n_jobs: int, n_servers: int, checkpoint, teacher: str) -> float:

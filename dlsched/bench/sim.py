@@ -14,7 +14,9 @@ avg JCT(DRF) / avg JCT(Optimus) on the same trace, ``makespan_ratio_drf_over_opt
 null when the table has no ``optimus`` or a run did not complete. ``--json`` prints exactly one
 JSON object with the environment recorded.
 
-``--quick``: 3 traces of 40 jobs on 16 nodes, 60 s per run.
+``--quick``: 3 traces of 40 jobs on 16 nodes, 60 s per run. The runs are the cells of the suite
+file ``sim`` (``dlsched/bench/suites/sim.toml``) with these settings; ``dlsched bench run sim``
+runs the file as is and prints :func:`summarise_suite`.
 """
 
 from __future__ import annotations
@@ -24,17 +26,8 @@ import json
 import sys
 
 import numpy as np
-from rich.table import Table
 
 from dlsched.bench import environment, register_suite
-from dlsched.console import progress as progress_bar
-from dlsched.console import table_console
-from dlsched.errors import InputError
-from dlsched.instance.synthetic import dl2_cluster, dl2_trace
-from dlsched.sim.engine import simulate
-from dlsched.sim.plots import write_figures
-from dlsched.sim.policies import available, make_policy, policy_class
-from dlsched.sim.speed import make_speed
 
 #: per-run figures kept in the JSON rows
 _FIGURES = ("completed", "avg_jct", "median_jct", "p95_jct", "p99_jct", "makespan", "avg_queueing_delay", "jain_fairness",
@@ -42,6 +35,8 @@ _FIGURES = ("completed", "avg_jct", "median_jct", "p95_jct", "p99_jct", "makespa
 
 
 def policies_to_run(names: list[str] | None) -> list[str]:
+    from dlsched.sim.policies import available, policy_class
+
     if names:
         for n in names:
             policy_class(n)             # an unknown name is an InputError
@@ -49,31 +44,51 @@ def policies_to_run(names: list[str] | None) -> list[str]:
     return [n for n in available() if not getattr(policy_class(n), "offline", False)]
 
 
+def suite(seeds: int, n_jobs: int, nodes: int, policies: list[str], speed_name: str, restart_seconds: float,
+          run_deadline: float | None):
+    """The bundled ``sim`` suite file (``dlsched/bench/suites/sim.toml``) with these settings."""
+    from dlsched.bench.suite import suite_from_definition
+    from dlsched.bench.tasks import load_definition
+
+    doc, path = load_definition("sim")
+    doc = {k: v for k, v in doc.items() if k != "time_limit"}
+    doc.update(speed=speed_name, restart_seconds=restart_seconds, cluster={"generator": "dl2", "params": {"n_servers": nodes}},
+               traces=[{**doc["traces"][0], "seeds": {"start": 1, "count": seeds}, "params": {"n_jobs": n_jobs}}],
+               policies=[{"name": p} for p in policies], **({} if run_deadline is None else {"time_limit": run_deadline}))
+    return suite_from_definition(doc, path, source=f"{path} (with the command line's settings)")
+
+
 def run(seeds: int, n_jobs: int, nodes: int, policies: list[str], speed_name: str, restart_seconds: float,
-        run_deadline: float | None, progress: bool = False) -> tuple[list[dict], dict]:
-    """Simulate every policy on every trace; returns the run rows and the results kept for figures."""
-    cluster = dl2_cluster(nodes)
-    rows, kept = [], {}
-    with progress_bar("bench sim", seeds * len(policies), enabled=progress) as tick:
-        for seed in range(1, seeds + 1):
-            trace = dl2_trace(n_jobs, seed)
-            for name in policies:
-                tick(f"seed {seed} / {name}")
-                speed = make_speed(speed_name)
-                try:
-                    res = simulate(trace, cluster, make_policy(name), speed, seed=seed, restart_seconds=restart_seconds,
-                                   deadline=run_deadline)
-                except InputError as exc:       # a policy that does not apply to this trace says so
-                    rows.append({"trace": trace.source, "seed": seed, "policy": name, "status": "refused",
-                                 "message": str(exc), **{k: None for k in _FIGURES}})
-                    continue
-                s = res.summary()
-                rows.append({"trace": trace.source, "seed": seed, "policy": name, "status": s["status"],
-                             "message": s["message"], **{k: s[k] for k in _FIGURES if k != "gpu_utilisation"},
-                             "gpu_utilisation": s["utilisation"].get("gpu")})
-                if seed == 1:
-                    kept[name] = res
+        run_deadline: float | None, progress: bool = False, keep: bool = False) -> tuple[list[dict], dict]:
+    """Simulate every policy on every trace (the suite's cells); returns the run rows and, with
+    ``keep``, the SimResults of trace seed 1 (for figures; simulated again here)."""
+    from dlsched.bench.runner import run_suite
+    from dlsched.bench.simcells import simulate_cell
+
+    s = suite(seeds, n_jobs, nodes, policies, speed_name, restart_seconds, run_deadline)
+    rows = [_row(r) for r in run_suite(s, None, progress=progress)]
+    kept = {}
+    if keep:
+        first = s.simulation["traces"][0]
+        for p in s.simulation["policies"]:
+            if next(r for r in rows if r["seed"] == first.seed and r["policy"] == p.label)["status"] != "refused":
+                kept[p.label] = simulate_cell(first, p, 0, s.simulation["settings"])[0]
     return rows, kept
+
+
+def _row(r: dict) -> dict:
+    """A suite row (dlsched.bench.simcells) as this table's run row."""
+    return {"trace": r.get("trace_source", r["trace"]), "seed": r["trace_seed"], "policy": r["policy"], "status": r["status"],
+            "message": r.get("message") or r.get("exception", ""), **{k: r.get(k) for k in _FIGURES}}
+
+
+def summarise_suite(rows: list[dict], suite) -> dict:
+    """``dlsched bench run sim``: the table and ratios of this command from a sim suite's rows."""
+    runs = [_row(r) for r in rows]
+    policies = [p.label for p in suite.simulation["policies"]]
+    return {"suite": suite.name, "policies": policies, "traces": sorted({r["trace"] for r in runs}),
+            "jct_ratio_drf_over_optimus": _ratio(runs, "avg_jct"), "makespan_ratio_drf_over_optimus": _ratio(runs, "makespan"),
+            "table": table(runs, policies), "runs": runs}
 
 
 def _ratio(rows: list[dict], key: str, num: str = "drf", den: str = "optimus") -> float | None:
@@ -105,6 +120,10 @@ def table(rows: list[dict], policies: list[str]) -> dict[str, dict]:
 
 
 def _print_table(tab: dict, doc: dict) -> None:
+    from rich.table import Table
+
+    from dlsched.console import table_console
+
     t = Table(title=f"bench sim: {doc['setting']['traces']} DL2-mix traces x {doc['setting']['jobs']} jobs, "
                     f"{doc['setting']['nodes']} nodes, speed {doc['setting']['speed']}, "
                     f"restart {doc['setting']['restart_seconds']:g} s (means over completed runs)")
@@ -144,7 +163,7 @@ def main(argv: list[str]) -> int:
     deadline = args.run_deadline or (60.0 if args.quick else 600.0)
     policies = policies_to_run(args.policies.split(",") if args.policies else None)
     rows, kept = run(seeds, n_jobs, nodes, policies, args.speed, args.restart_seconds, deadline,
-                     progress=not args.json and sys.stderr.isatty())
+                     progress=not args.json and sys.stderr.isatty(), keep=bool(args.plot))
     tab = table(rows, policies)
     doc = {"suite": "sim",
            "setting": {"traces": seeds, "jobs": n_jobs, "nodes": nodes, "speed": args.speed,
@@ -154,6 +173,8 @@ def main(argv: list[str]) -> int:
            "makespan_ratio_drf_over_optimus": _ratio(rows, "makespan"),
            "table": tab, "runs": rows, "environment": environment(seeds=list(range(1, seeds + 1)))}
     if args.plot:
+        from dlsched.sim.plots import write_figures
+
         doc["figures"] = [str(p) for p in write_figures(list(kept.values()), args.plot)]
     if args.json:
         print(json.dumps(doc))

@@ -246,6 +246,24 @@ def can_fork() -> bool:
     return "fork" in mp.get_all_start_methods()
 
 
+def _private_capture_lock() -> None:
+    """Give this (forked) process its own Pyomo output-capture lock.
+
+    Once ``multiprocessing`` is imported, Pyomo's ``capture_output_lock`` is a
+    ``multiprocessing.Lock``: a semaphore shared with every process forked afterwards. A child
+    killed at its deadline while inside ``capture_output`` (its enter or exit, which joins
+    Pyomo's reader threads) never releases it, and every later capture in the parent and in
+    every later child then waits for good ("Deadlock starting capture_output" after Pyomo's
+    200 s). A child's captures concern only its own output, so a lock of its own is enough.
+    """
+    import sys
+    import threading
+
+    deps = sys.modules.get("pyomo.common.dependencies")
+    if deps is not None:
+        deps.capture_output_lock = threading.Lock()
+
+
 def in_child(work: Callable[[Callable[[Any], None]], Any], budget, on_progress: Callable[[Any], None] | None = None
              ) -> tuple[bool, Any]:
     """Run ``work(report)`` in a forked child until ``budget`` is spent: ``(True, its value)``, or
@@ -264,6 +282,7 @@ def in_child(work: Callable[[Callable[[Any], None]], Any], budget, on_progress: 
         # Pyomo asks highspy to run HiGHS in a helper thread (HandleKeyboardInterrupt), which never
         # starts in a forked process; the parent handles interrupts here, so run in this thread
         highspy.Highs.HandleKeyboardInterrupt = property(lambda self: False, lambda self, value: None)
+        _private_capture_lock()
         try:
             send.send(("done", work(lambda msg: send.send(("progress", msg)))))
         except Exception as exc:      # handed to the parent, which raises it
