@@ -77,7 +77,8 @@ def cardinality_range(inst: MCMDK, z: float, delta: float, opts: SolveOptions) -
     mf = build_matrix(inst)
     n = inst.n_jobs
     h = highs.load(with_rows(mf, [np.ones(mf.n_cols)], [0.0], [float(n)], relax=True), opts)
-    h.setOptionValue("solver", "simplex")
+    if "solver" not in opts.raw:      # the user's raw options come last (docs/contract.md, "raw")
+        h.setOptionValue("solver", "simplex")
     row = mf.n_rows
     sign = 1.0 if inst.sense == "max" else -1.0
     # a solution worth z + delta on hyperplane k needs z_LP(k) >= z + delta; HiGHS's LP tolerances are far below this slack
