@@ -130,18 +130,20 @@ def hyperplane(instance, opts: SolveOptions, core_share: float = CORE_SHARE) -> 
                       "bound": first.bound, "status": first.status.value}}
     common = dict(sense=inst.sense, backend="highs", solver_version=highs.version(),
                   build_seconds=convert + first.build_seconds)
-    if not first.status.has_solution() or first.status == Status.OPTIMAL or opts.clock.expired() \
-            or (first.bound is not None and opts.mip_rel_gap > 0
-                and abs(first.bound - first.objective) <= opts.mip_rel_gap * abs(first.objective)):
+    has = first.status.has_solution()
+    decided = first.status in (Status.OPTIMAL, Status.INFEASIBLE, Status.UNBOUNDED, Status.ERROR)
+    if decided or opts.clock.expired() or (has and first.bound is not None and opts.mip_rel_gap > 0
+                                           and abs(first.bound - first.objective) <= opts.mip_rel_gap * abs(first.objective)):
         return make_result("hyperplane", opts, termination=first.termination, solution=first.solution,
                            objective=first.objective, bound=first.bound, stats=dict(first.stats, **stats),
                            message=first.message, **common)
-    z = sign * first.objective
+    # no incumbent from the core layer in its share (e.g. its LP took it all): the whole MILP, no range
+    z = sign * first.objective if has else -math.inf
     delta = 1.0 if _integral_gains(inst) else 0.0
     mf = build_matrix(inst)
     rows, lower, upper = [], [], []
     range_bound = math.inf
-    if inst.choose == "at_most_one" and inst.n_cols <= CARDINALITY_COLUMNS:
+    if has and inst.choose == "at_most_one" and inst.n_cols <= CARDINALITY_COLUMNS:
         found = cardinality_range(inst, z, delta, opts)
         if found is None:      # no hyperplane can beat z: the incumbent is optimal
             stats["cardinality"] = "none can improve"
@@ -152,8 +154,10 @@ def hyperplane(instance, opts: SolveOptions, core_share: float = CORE_SHARE) -> 
         rows.append(np.ones(inst.n_cols))
         lower.append(float(k_lo))
         upper.append(float(k_hi))
-    warm = np.zeros(inst.n_cols)
-    warm[inst.columns_of(first.solution)] = 1.0
+    warm = None
+    if has:
+        warm = np.zeros(inst.n_cols)
+        warm[inst.columns_of(first.solution)] = 1.0
     if rows and not lower[0] <= warm.sum() <= upper[0]:
         warm = None        # the incumbent is off the range: cut at its value instead
         rows.append(gain(inst))
@@ -165,7 +169,7 @@ def hyperplane(instance, opts: SolveOptions, core_share: float = CORE_SHARE) -> 
         opts, warm_start=None,
         on_incumbent=None if stream is None else (lambda inc: stream(replace(inc, seconds=inc.seconds + offset)))),
         warm_x=warm)
-    best_choice, best = first.solution, z
+    best_choice, best = (first.solution, z) if has else (None, -math.inf)
     if out.x is not None and out.status.has_solution():
         choice = inst.choice_from_columns(out.x)
         g = float(gain(inst)[inst.columns_of(choice)].sum())
@@ -180,9 +184,13 @@ def hyperplane(instance, opts: SolveOptions, core_share: float = CORE_SHARE) -> 
     bound = min(max(z, min(beta, range_bound)), sign * first.bound if first.bound is not None else math.inf)
     if delta and math.isfinite(bound):
         bound = math.floor(bound + 1e-6)
+    stats.update(whole={"termination": out.termination, "seconds": round(out.seconds, 4), **out.stats})
+    if best_choice is None:        # neither step found a solution: HiGHS's word on the whole model
+        termination = out.termination if out.termination in ("infeasible", "infeasible_or_unbounded") else "time_limit"
+        return make_result("hyperplane", opts, termination=termination, stats=stats,
+                           bound=sign * bound if math.isfinite(bound) else None, **common)
     proven = bound - best <= 1e-9 * max(1.0, abs(best))
     gap_ok = opts.mip_rel_gap > 0 and best != 0 and bound - best <= opts.mip_rel_gap * abs(best)
     termination = "optimal" if proven else ("gap_limit" if gap_ok else "time_limit")
-    stats.update(whole={"termination": out.termination, "seconds": round(out.seconds, 4), **out.stats})
     return make_result("hyperplane", opts, termination=termination, solution=best_choice, objective=sign * best,
                        bound=sign * bound if math.isfinite(bound) else None, stats=stats, **common)

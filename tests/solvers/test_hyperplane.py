@@ -85,3 +85,20 @@ def test_hyperplane_rejects_a_bad_share():
     inst = chu_beasley_mkp(20, 5, 0.5, 1)
     with pytest.raises(InputError):
         dlsched.solve(inst, "hyperplane", time_limit=1, core_share=1.5)
+
+
+def test_hyperplane_goes_on_when_the_core_layer_finds_nothing(monkeypatch):
+    """The core layer's share may end without an incumbent (on a 4,000-job model its LP took it all):
+    the whole MILP then gets the rest of the time instead of the call returning with no solution."""
+    import dlsched.solvers.hyperplane as hp
+    from dlsched.result import make_result
+
+    def nothing(inst, opts):
+        return make_result("core", opts, sense=inst.sense, termination="time_limit", bound=None)
+
+    monkeypatch.setattr(hp, "core_layer", nothing)
+    inst = chu_beasley_mkp(30, 5, 0.5, 2)
+    res = dlsched.solve(inst, "hyperplane", time_limit=3, threads=1)
+    ref = dlsched.solve(inst, "exact", threads=1)
+    assert res.status.has_solution() and dlsched.check(inst, res).feasible
+    assert res.bound >= ref.objective - 1e-6 >= res.objective - 1e-6
