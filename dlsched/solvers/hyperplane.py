@@ -51,7 +51,7 @@ from dlsched.result import Result, Status, make_result
 from dlsched.solvers import highs
 from dlsched.solvers.core import _integral_gains, core as core_layer
 from dlsched.solvers.lp import gain
-from dlsched.solvers.options import Incumbent, SolveOptions
+from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.registry import register
 
 #: share of the time limit for the core layer's incumbent (chosen on generated Chu–Beasley problems, docs/layers.md)
@@ -137,13 +137,24 @@ def hyperplane(instance, opts: SolveOptions, core_share: float = CORE_SHARE) -> 
         return make_result("hyperplane", opts, termination=first.termination, solution=first.solution,
                            objective=first.objective, bound=first.bound, stats=dict(first.stats, **stats),
                            message=first.message, **common)
-    # no incumbent from the core layer in its share (e.g. its LP took it all): the whole MILP, no range
-    z = sign * first.objective if has else -math.inf
+    if not has:
+        # no incumbent from the core layer in its share (on a 4,000-job, 100,000-column model its LP
+        # took most of it): the core layer again with the rest of the time; from scratch, the whole
+        # MILP found only the empty solution there (docs/results.md, issue 14)
+        again = core_layer(inst, opts)
+        bounds = [b for b in (first.bound, again.bound) if b is not None]
+        bound = (min(bounds) if inst.sense == "max" else max(bounds)) if bounds else None
+        stats["core_again"] = {"objective": again.objective, "bound": again.bound, "status": again.status.value}
+        termination = again.termination if again.termination != "optimal" or again.solution is not None else "time_limit"
+        return make_result("hyperplane", opts, termination=termination, solution=again.solution,
+                           objective=again.objective, bound=bound, stats=dict(again.stats, **stats),
+                           message=again.message, **dict(common, build_seconds=common["build_seconds"] + again.build_seconds))
+    z = sign * first.objective
     delta = 1.0 if _integral_gains(inst) else 0.0
     mf = build_matrix(inst)
     rows, lower, upper = [], [], []
     range_bound = math.inf
-    if has and inst.choose == "at_most_one" and inst.n_cols <= CARDINALITY_COLUMNS:
+    if inst.choose == "at_most_one" and inst.n_cols <= CARDINALITY_COLUMNS:
         found = cardinality_range(inst, z, delta, opts)
         if found is None:      # no hyperplane can beat z: the incumbent is optimal
             stats["cardinality"] = "none can improve"
@@ -154,10 +165,8 @@ def hyperplane(instance, opts: SolveOptions, core_share: float = CORE_SHARE) -> 
         rows.append(np.ones(inst.n_cols))
         lower.append(float(k_lo))
         upper.append(float(k_hi))
-    warm = None
-    if has:
-        warm = np.zeros(inst.n_cols)
-        warm[inst.columns_of(first.solution)] = 1.0
+    warm = np.zeros(inst.n_cols)
+    warm[inst.columns_of(first.solution)] = 1.0
     if rows and not lower[0] <= warm.sum() <= upper[0]:
         warm = None        # the incumbent is off the range: cut at its value instead
         rows.append(gain(inst))
@@ -169,7 +178,7 @@ def hyperplane(instance, opts: SolveOptions, core_share: float = CORE_SHARE) -> 
         opts, warm_start=None,
         on_incumbent=None if stream is None else (lambda inc: stream(replace(inc, seconds=inc.seconds + offset)))),
         warm_x=warm)
-    best_choice, best = (first.solution, z) if has else (None, -math.inf)
+    best_choice, best = first.solution, z
     if out.x is not None and out.status.has_solution():
         choice = inst.choice_from_columns(out.x)
         g = float(gain(inst)[inst.columns_of(choice)].sum())
@@ -185,10 +194,6 @@ def hyperplane(instance, opts: SolveOptions, core_share: float = CORE_SHARE) -> 
     if delta and math.isfinite(bound):
         bound = math.floor(bound + 1e-6)
     stats.update(whole={"termination": out.termination, "seconds": round(out.seconds, 4), **out.stats})
-    if best_choice is None:        # neither step found a solution: HiGHS's word on the whole model
-        termination = out.termination if out.termination in ("infeasible", "infeasible_or_unbounded") else "time_limit"
-        return make_result("hyperplane", opts, termination=termination, stats=stats,
-                           bound=sign * bound if math.isfinite(bound) else None, **common)
     proven = bound - best <= 1e-9 * max(1.0, abs(best))
     gap_ok = opts.mip_rel_gap > 0 and best != 0 and bound - best <= opts.mip_rel_gap * abs(best)
     termination = "optimal" if proven else ("gap_limit" if gap_ok else "time_limit")

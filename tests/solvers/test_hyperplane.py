@@ -88,17 +88,23 @@ def test_hyperplane_rejects_a_bad_share():
 
 
 def test_hyperplane_goes_on_when_the_core_layer_finds_nothing(monkeypatch):
-    """The core layer's share may end without an incumbent (on a 4,000-job model its LP took it all):
-    the whole MILP then gets the rest of the time instead of the call returning with no solution."""
+    """The core layer's share may end without an incumbent (on a 4,000-job model its LP took most of
+    it): the core layer then gets the rest of the time instead of the call returning with no solution."""
     import dlsched.solvers.hyperplane as hp
     from dlsched.result import make_result
 
-    def nothing(inst, opts):
-        return make_result("core", opts, sense=inst.sense, termination="time_limit", bound=None)
+    real, calls = hp.core_layer, []
 
-    monkeypatch.setattr(hp, "core_layer", nothing)
+    def nothing_first(inst, opts):
+        calls.append(1)
+        if len(calls) == 1:
+            return make_result("core", opts, sense=inst.sense, termination="time_limit", bound=None)
+        return real(inst, opts)
+
+    monkeypatch.setattr(hp, "core_layer", nothing_first)
     inst = chu_beasley_mkp(30, 5, 0.5, 2)
     res = dlsched.solve(inst, "hyperplane", time_limit=3, threads=1)
     ref = dlsched.solve(inst, "exact", threads=1)
     assert res.status.has_solution() and dlsched.check(inst, res).feasible
     assert res.bound >= ref.objective - 1e-6 >= res.objective - 1e-6
+    assert len(calls) == 2 and "core_again" in res.stats
