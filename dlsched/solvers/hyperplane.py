@@ -29,6 +29,10 @@ HiGHS's search on 30-constraint problems, where the core layer's cores stay narr
 range, whichever is smaller; :math:`-\infty` when step 3 proves it infeasible, and then
 :math:`z` is optimal); the reported bound is the smaller of that and the core layer's.
 
+If the core layer's share ends without an incumbent (measured once, on a 4,000-job,
+100,000-column model whose LP took most of it), steps 2–3 are skipped and the core layer gets
+the rest of the time (the whole MILP from scratch found only the empty solution there).
+
 Under ``exactly_one`` every solution has :math:`\kappa = n_{jobs}`, and models with more than
 :data:`CARDINALITY_COLUMNS` columns would spend too long in the LPs of step 2: then step 2 is
 skipped and step 3 is the whole MILP from the incumbent (``exact`` with a primal start).
