@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -34,7 +35,11 @@ from dlsched.bench.peers import PEERS, available, run_peer
 from dlsched.instance.classic_gen import GAP_TYPES, chu_beasley_mkp, gap_instance
 from dlsched.instance.generate import random_mcmdk
 
-DLSCHED_METHODS = ("exact", "core", "sample")
+DLSCHED_METHODS = ("exact", "core", "sample", "hyperplane")
+#: the decomposition layers (``exact`` is plain HiGHS, one of the references of the target)
+LAYERS = ("core", "sample", "hyperplane", "lp-round")
+#: the open-source references of issue 14's target: the best layer's mean gap no worse than each
+REFERENCES = ("exact", "scip", "cpsat")
 
 
 def instances(suite: str, per_class: int, seed0: int, sizes: list[str] | None):
@@ -67,11 +72,22 @@ def instances(suite: str, per_class: int, seed0: int, sizes: list[str] | None):
         raise SystemExit(f"unknown suite {suite!r} (mkp, gap, sched)")
 
 
+def method_spec(spec: str) -> tuple[str, dict]:
+    """``name`` or ``name:key=value,key=value`` (a method with parameters, e.g. ``hyperplane:core_share=0.5``)."""
+    name, _, rest = spec.partition(":")
+    params = {}
+    for item in filter(None, rest.split(",")):
+        key, _, value = item.partition("=")
+        params[key] = json.loads(value) if value[:1] in "-0123456789[{tf" else value
+    return name, params
+
+
 def run_dlsched(inst, method: str, limit: float, seed: int) -> dict:
     trace: list[tuple[float, float]] = []
     t0 = time.perf_counter()
-    res = dlsched.solve(inst, method, time_limit=limit, threads=1, seed=seed,
-                        on_incumbent=lambda i: trace.append((i.seconds, i.objective)))
+    name, params = method_spec(method)
+    res = dlsched.solve(inst, name, time_limit=limit, threads=1, seed=seed,
+                        on_incumbent=lambda i: trace.append((i.seconds, i.objective)), **params)
     wall = time.perf_counter() - t0
     ok = dlsched.check(inst, res).feasible if res.status.has_solution() else None
     if res.objective is not None:
@@ -145,6 +161,14 @@ def _median_time(ts: list[float | None]) -> float | None:
     return None if math.isinf(m) else float(m)
 
 
+def _load_note(env: dict) -> str:
+    """The machine's 1-minute load average over the run (recorded before and after each instance)."""
+    la = env.get("load_average")
+    if not la or la.get("mean") is None:
+        return ""
+    return f"; load average {la['min']:.1f}-{la['max']:.1f} (mean {la['mean']:.1f}) on {env.get('cpus', '?')} cores"
+
+
 def markdown(summary: list[dict], env: dict) -> str:
     """The summary as a Markdown table: per class, mean / max gap (%) and median time to 0.1% (s)."""
     methods = list(dict.fromkeys(r["method"] for r in summary))
@@ -162,11 +186,30 @@ def markdown(summary: list[dict], env: dict) -> str:
 
     lines = [f"limit {env.get('limit')} s, 1 thread, seeds from {env.get('seed0')}, {env.get('per_class')} per class; "
              "cell: mean gap % / max gap % / median seconds to within 0.1% of the best found "
-             "[median seconds to within 1% / 0.1% of the best proven bound]",
+             "[median seconds to within 1% / 0.1% of the best proven bound]" + _load_note(env),
              "", "| class | " + " | ".join(methods) + " |", "|---" * (len(methods) + 1) + "|"]
     for c in classes:
         lines.append(f"| {c} | " + " | ".join(fmt(cell.get((c, m))) for m in methods) + " |")
-    return "\n".join(lines)
+    return "\n".join(lines + [""] + target_lines(summary))
+
+
+def target_lines(summary: list[dict]) -> list[str]:
+    """Per class: the best layer's mean gap against each reference that ran (a missing mean gap,
+    i.e. some instance without a solution, counts as worse than any gap)."""
+    gap = {(r["class"], r["method"]): (math.inf if r["mean_gap"] is None else r["mean_gap"])
+           for r in summary if r["skipped"] < r["instances"]}
+    classes = list(dict.fromkeys(r["class"] for r in summary))
+    out = ["| class | best layer (mean gap %) | target (no worse than " + ", ".join(REFERENCES) + ") |", "|---|---|---|"]
+    for c in classes:
+        layers = [(v, m) for (k, m), v in gap.items() if k == c and method_spec(m)[0] in LAYERS]
+        refs = [(gap[(c, m)], m) for m in REFERENCES if (c, m) in gap]
+        if not layers:
+            continue
+        g, m = min(layers)
+        behind = [f"{r} {100 * v:.3f}" for v, r in refs if v < g - 1e-12]
+        show = "no solution on some" if math.isinf(g) else f"{100 * g:.3f}"
+        out.append(f"| {c} | {m} {show} | " + ("met" if not behind else "missed: " + ", ".join(behind)) + " |")
+    return out
 
 
 def main(argv=None) -> int:
@@ -176,7 +219,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seed0", type=int, default=1000)
     ap.add_argument("--limit", type=float, default=None, help="seconds per method (default: 10 mkp, 30 gap/sched)")
     ap.add_argument("--sizes", nargs="*", default=None, help="only these classes, e.g. 10x250 or 80x1600")
-    ap.add_argument("--methods", nargs="*", default=list(DLSCHED_METHODS) + list(PEERS))
+    ap.add_argument("--methods", nargs="*", default=list(DLSCHED_METHODS) + list(PEERS),
+                    help="dlsched methods (name or name:key=value,...) and peers")
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--from-json", type=Path, default=None, help="print the tables of an earlier run's JSON (no solving)")
     ap.add_argument("--markdown", action="store_true", help="print the summary as a Markdown table")
@@ -193,6 +237,7 @@ def main(argv=None) -> int:
     for idx, (cls, inst) in enumerate(instances(args.suite, args.per_class, args.seed0, args.sizes)):
         order = args.methods[idx % len(args.methods):] + args.methods[:idx % len(args.methods)]
         runs = []
+        load_before = os.getloadavg()[0]
         for m in order:
             run = run_other(inst, m, limit, args.seed0) if m in PEERS else run_dlsched(inst, m, limit, args.seed0)
             runs.append(run)
@@ -211,7 +256,7 @@ def main(argv=None) -> int:
             r["t01b"] = time_to(r["trace"], best_bound, inst.sense, 0.001) if ok else None
         bad = bound_violations(runs, inst.sense)
         cells.append({"class": cls, "instance": inst.name, "sense": inst.sense, "best": best, "best_bound": best_bound,
-                      "runs": runs,
+                      "runs": runs, "load_average": [load_before, os.getloadavg()[0]],
                       "bound_violations": bad, "unchecked": [r["method"] for r in runs if r["checked"] is False]})
         line = "  ".join(f"{r['method']} {100 * r['gap']:.3f}%" if r["gap"] is not None else f"{r['method']} -"
                          for r in sorted(runs, key=lambda r: args.methods.index(r["method"])))
@@ -229,8 +274,11 @@ def main(argv=None) -> int:
                   fmt(row["time_to_1pct_median"], 1, 1), fmt(row["time_to_0.1pct_median"], 1, 1),
                   f"{row['checked']}/{row['instances']}" + (" skipped" if row["skipped"] else ""))
     Console(width=160).print(t)
+    loads = [x for c in cells for x in c["load_average"]]
     doc = {"environment": environment(suite=args.suite, limit=limit, threads=1, seed0=args.seed0,
                                       per_class=args.per_class,
+                                      load_average={"min": min(loads, default=None), "max": max(loads, default=None),
+                                                    "mean": float(np.mean(loads)) if loads else None},
                                       peers={p: available(p) for p in PEERS}),
            "summary": summary, "cells": cells}
     if args.json:
