@@ -22,6 +22,7 @@ training seconds is written beside it as PNG.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections import deque
 from dataclasses import dataclass, field, asdict
@@ -46,20 +47,24 @@ class TrainConfig:
     seed: int = 0
     J: int = 40
     hidden: tuple[int, ...] = (256, 256)
-    train_seeds: tuple[int, ...] = tuple(range(1000, 1006))
+    train_seeds: tuple[int, ...] = tuple(range(1000, 1012))
     tune_seeds: tuple[int, ...] = (2000, 2001, 2002)
     n_jobs: int = 60
     n_servers: int = 16
-    warmup_epochs: int = 10
+    warmup_epochs: int = 15
     warmup_lr: float = 0.005
+    #: "jct" (minus the jobs in the system per slot) or "epochs" (the paper's), see dlsched.rl.env
+    reward: str = "jct"
     rl_episodes: int = 300
     rl_lr: float = 1e-4
-    gamma: float = 0.9
-    beta: float = 0.1
+    gamma: float = 0.95
+    beta: float = 0.01
+    #: PPO-style clipping of the probability ratio to the acting policy's (0: the plain actor-critic step)
+    clip: float = 0.2
     epsilon: float = 0.1
     replay: int = 8192
     batch: int = 256
-    updates_per_episode: int = 16
+    updates_per_episode: int = 32
     eval_every: int = 10
     time_budget_s: float | None = None
     #: a checkpoint to start from: its warm-up is kept and only fine-tuning runs
@@ -124,6 +129,20 @@ def agreement(model: Model, X: np.ndarray, M: np.ndarray, A: np.ndarray) -> floa
     return float((pred == A).mean()) if len(A) else float("nan")
 
 
+def agreement_by_kind(model: Model, X: np.ndarray, M: np.ndarray, A: np.ndarray) -> dict[str, dict]:
+    """:func:`agreement` per kind of the teacher's action (worker, ps, both, stop): count and fraction."""
+    from dlsched.rl.slot import action_kind
+
+    J = model.spec.J
+    kinds = np.array([action_kind(int(a), J)[0] for a in A]) if len(A) else np.array([], dtype=str)
+    out = {}
+    for k in ("worker", "ps", "both", "stop"):
+        sel = kinds == k
+        if sel.any():
+            out[k] = {"n": int(sel.sum()), "agreement": agreement(model, X[sel], M[sel], A[sel])}
+    return out
+
+
 def warmup(model: Model, X: np.ndarray, M: np.ndarray, A: np.ndarray, *, epochs: int, lr: float, batch: int,
            seed: int) -> list[float]:
     """Cross-entropy of the masked softmax against the teacher's actions; the loss per epoch."""
@@ -160,34 +179,43 @@ def repair_action(slot: Slot) -> int | None:
 
 
 def sampler(env: DL2Env, model: Model, rng: np.random.Generator, epsilon: float):
-    """``act`` for :func:`rollout`: sample π(·|s), or with probability ε repair a job in a bad state."""
+    """``act`` for :func:`rollout`: sample π(·|s), or with probability ε repair a job in a bad state.
 
-    def act(obs, info, slot_start: bool) -> int:
-        if len(info["bad_rows"]) and rng.random() < epsilon:
-            a = repair_action(env.slot)
-            if a is not None:
-                return a
+    Returns (action, log-probability of the action under the acting behaviour), the latter for
+    the clipped ratio of :func:`actor_critic_update`.
+    """
+
+    def act(obs, info, slot_start: bool) -> tuple[int, float]:
         with torch.inference_mode():
             p = torch.softmax(model.policy(torch.from_numpy(obs)[None], torch.from_numpy(info["action_mask"])[None]), 1)
         p = p[0].numpy().astype(float)
-        return int(rng.choice(len(p), p=p / p.sum()))
+        p /= p.sum()
+        if len(info["bad_rows"]) and rng.random() < epsilon:
+            a = repair_action(env.slot)
+            if a is not None:
+                return a, float(np.log(epsilon + (1 - epsilon) * p[a]))
+        a = int(rng.choice(len(p), p=p))
+        return a, float(np.log(max(p[a], 1e-12)))
 
     return act
 
 
 def rollout(env: DL2Env, act: Callable, gamma: float, trace: int | None = None):
-    """One episode; (states, masks, actions, returns G of each action's slot, total reward).
+    """One episode; (states, masks, actions, returns G of each action's slot, total reward, log-probabilities).
 
-    G_t = r_t + γ G_{t+1} over slots; every action of slot t is credited with G_t.
+    G_t = r_t + γ G_{t+1} over slots; every action of slot t is credited with G_t. ``act`` returns an
+    action, or (action, its log-probability under the acting policy); the latter are 0 otherwise.
     """
     obs, info = env.reset(options=None if trace is None else {"trace": trace})
-    X, M, A, slot_of, rewards = [], [], [], [], [0.0]
+    X, M, A, LP, slot_of, rewards = [], [], [], [], [], [0.0]
     done, slot_start = False, True
     while not done:
         a = act(obs, info, slot_start)
+        a, lp = a if isinstance(a, tuple) else (a, 0.0)
         X.append(obs)
         M.append(info["action_mask"])
         A.append(a)
+        LP.append(lp)
         slot_of.append(len(rewards) - 1)
         obs, r, term, trunc, info = env.step(a)
         done = term or trunc
@@ -201,12 +229,12 @@ def rollout(env: DL2Env, act: Callable, gamma: float, trace: int | None = None):
         acc = rewards[t] + gamma * acc
         G[t] = acc
     return (np.array(X, np.float32), np.array(M, np.int8), np.array(A, np.int64),
-            G[np.array(slot_of, dtype=np.int64)].astype(np.float32), float(sum(rewards)))
+            G[np.array(slot_of, dtype=np.int64)].astype(np.float32), float(sum(rewards)), np.array(LP, np.float32))
 
 
 @dataclass
 class Replay:
-    """Experience replay: the last ``size`` (state, mask, action, return) samples."""
+    """Experience replay: the last ``size`` (state, mask, action, return, log-probability) samples."""
 
     size: int
     data: deque = field(init=False)
@@ -214,19 +242,25 @@ class Replay:
     def __post_init__(self) -> None:
         self.data = deque(maxlen=self.size)
 
-    def add(self, X, M, A, G) -> None:
-        self.data.extend(zip(X, M, A, G))
+    def add(self, X, M, A, G, LP=None) -> None:
+        self.data.extend(zip(X, M, A, G, np.zeros(len(A), np.float32) if LP is None else LP))
 
     def sample(self, n: int, rng: np.random.Generator):
         idx = rng.integers(len(self.data), size=min(n, len(self.data)))
-        X, M, A, G = zip(*(self.data[i] for i in idx))
-        return (torch.from_numpy(np.stack(X)), torch.from_numpy(np.stack(M)),
-                torch.from_numpy(np.array(A)), torch.from_numpy(np.array(G, np.float32)))
+        X, M, A, G, LP = zip(*(self.data[i] for i in idx))
+        return (torch.from_numpy(np.stack(X)), torch.from_numpy(np.stack(M)), torch.from_numpy(np.array(A)),
+                torch.from_numpy(np.array(G, np.float32)), torch.from_numpy(np.array(LP, np.float32)))
 
 
-def actor_critic_update(model: Model, batch, opt_pi, opt_v, beta: float) -> tuple[float, float]:
-    """One step: critic on (G − V)², actor on −log π(a|s)(G − V(s)) − β H (advantages standardised)."""
-    x, m, a, g = batch
+def actor_critic_update(model: Model, batch, opt_pi, opt_v, beta: float, clip: float = 0.0) -> tuple[float, float]:
+    """One step: critic on (G − V)², actor on −log π(a|s)·A − β H with A = G − V(s) standardised per batch.
+
+    With ``clip`` > 0 the actor's term is PPO's clipped surrogate −min(ρA, clip(ρ, 1 ± clip)A),
+    ρ = π(a|s) / μ(a|s) against the log-probabilities μ recorded when acting (batch's fifth entry):
+    replayed samples come from older policies, and the clip keeps one update from undoing the
+    warm-up (without it the warm-started policy drifted away within 100 episodes, docs/dl2.md).
+    """
+    x, m, a, g = batch[:4]
     model.policy.train()
     model.value.train()
     v = model.value(x)
@@ -237,7 +271,13 @@ def actor_critic_update(model: Model, batch, opt_pi, opt_v, beta: float) -> tupl
     adv = (g - v.detach())
     adv = (adv - adv.mean()) / (adv.std() + 1e-8) if len(adv) > 1 else adv
     dist = model.policy.dist(x, m)
-    loss_pi = -(dist.log_prob(a) * adv).mean() - beta * dist.entropy().mean()
+    logp = dist.log_prob(a)
+    if clip > 0:
+        ratio = torch.exp(logp - batch[4])
+        gain = torch.minimum(ratio * adv, torch.clamp(ratio, 1 - clip, 1 + clip) * adv)
+    else:
+        gain = logp * adv
+    loss_pi = -gain.mean() - beta * dist.entropy().mean()
     opt_pi.zero_grad()
     loss_pi.backward()
     opt_pi.step()
@@ -300,9 +340,9 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     spec = Spec(J=cfg.J)
     train_traces, cluster, speed = setting(cfg, cfg.train_seeds)
     tune_traces = setting(cfg, cfg.tune_seeds)[0]
-    env = DL2Env(train_traces, cluster, speed, spec, seed=cfg.seed)
+    env = DL2Env(train_traces, cluster, speed, spec, seed=cfg.seed, reward=cfg.reward)
     env.reset(seed=cfg.seed)
-    tune_env = DL2Env(tune_traces, cluster, speed, spec, seed=cfg.seed)
+    tune_env = DL2Env(tune_traces, cluster, speed, spec, seed=cfg.seed, reward=cfg.reward)
     if cfg.init is None:
         model = Model.new(spec, cfg.hidden, seed=cfg.seed)
         # warm-up on the teacher
@@ -312,7 +352,8 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
         value_warmup(model, X, M, A, G, lr=cfg.warmup_lr, epochs=max(cfg.warmup_epochs // 3, 1), batch=cfg.batch,
                      seed=cfg.seed)
         warm = {"warmup_samples": int(len(A)), "warmup_loss": losses,
-                "agreement": {"train": agreement(model, X, M, A), "held_out": agreement(model, Xh, Mh, Ah)}}
+                "agreement": {"train": agreement(model, X, M, A), "held_out": agreement(model, Xh, Mh, Ah),
+                              "held_out_by_action": agreement_by_kind(model, Xh, Mh, Ah)}}
     else:
         model = load_checkpoint(cfg.init)
         if model.spec != spec or model.shape.hidden != tuple(cfg.hidden):
@@ -344,16 +385,19 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
             if cfg.time_budget_s is not None and time.monotonic() - wall0 > cfg.time_budget_s:
                 break
             tick(f"running reward {running:.3f}  best tune JCT {best[0]:.0f}s" if running is not None else "")
-            Xe, Me, Ae, Ge, R = rollout(env, sampler(env, model, rng, cfg.epsilon), cfg.gamma)
+            Xe, Me, Ae, Ge, R, LPe = rollout(env, sampler(env, model, rng, cfg.epsilon), cfg.gamma)
             # the discounted return of the first slot: what a faster schedule raises
             running = Ge[0] if running is None else 0.9 * running + 0.1 * Ge[0]
             rewards.append((time.monotonic() - wall0, float(Ge[0])))
-            replay.add(Xe, Me, Ae, Ge)
+            replay.add(Xe, Me, Ae, Ge, LPe)
             for _ in range(cfg.updates_per_episode):
-                actor_critic_update(model, replay.sample(cfg.batch, rng), opt_pi, opt_v, cfg.beta)
+                actor_critic_update(model, replay.sample(cfg.batch, rng), opt_pi, opt_v, cfg.beta, cfg.clip)
             if ep % cfg.eval_every == 0:
                 jct = tune_jct()
                 curve.append((time.monotonic() - wall0, ep, jct))
+                if not progress:    # a log line per evaluation for runs in the background
+                    print(f"episode {ep} at {curve[-1][0]:.0f}s: tuning JCT {jct:.0f}s (best {min(best[0], jct):.0f}s)",
+                          file=sys.stderr, flush=True)
                 if jct < best[0]:
                     best = (jct, ep)
                     save_checkpoint(model, out.with_suffix(".best.tmp.pt"))
@@ -434,6 +478,12 @@ def parser():
     p.add_argument("--hidden", default=",".join(map(str, d.hidden)), help="hidden layer sizes")
     p.add_argument("--warmup-epochs", type=int, default=d.warmup_epochs)
     p.add_argument("--episodes", type=int, default=d.rl_episodes, help="actor-critic episodes")
+    p.add_argument("--reward", choices=["jct", "epochs"], default=d.reward,
+                   help="per-slot reward: minus the jobs in the system (default) or the paper's Σ epochs/E_i")
+    p.add_argument("--gamma", type=float, default=d.gamma, help="discount per slot")
+    p.add_argument("--beta", type=float, default=d.beta, help="entropy weight")
+    p.add_argument("--clip", type=float, default=d.clip, help="PPO-style ratio clip (0: plain actor-critic)")
+    p.add_argument("--rl-lr", type=float, default=d.rl_lr, help="Adam learning rate of fine-tuning")
     p.add_argument("--budget-min", type=float, default=None, help="stop fine-tuning after this many minutes")
     p.add_argument("--init", default=None, metavar="CHECKPOINT",
                    help="start from this checkpoint (keeps its warm-up, runs only the fine-tuning)")
@@ -455,6 +505,7 @@ def main(argv: Sequence[str]) -> int:
     cfg = TrainConfig(teacher=args.teacher, seed=args.seed, J=args.window, hidden=hidden,
                       train_seeds=_seeds(args.traces), tune_seeds=_seeds(args.tune), n_jobs=args.jobs,
                       n_servers=args.servers, warmup_epochs=args.warmup_epochs, rl_episodes=args.episodes,
+                      reward=args.reward, gamma=args.gamma, beta=args.beta, clip=args.clip, rl_lr=args.rl_lr,
                       time_budget_s=None if args.budget_min is None else 60 * args.budget_min, init=args.init)
     from dlsched.sim.policies import policy_class
 

@@ -50,7 +50,7 @@ def test_returns_are_discounted_per_slot():
     def act(obs, info, slot_start):
         return 2 * env.dl2_spec.J if info["action_mask"][2 * env.dl2_spec.J] else stop
 
-    X, M, A, G, total = rollout(env, act, 0.5)
+    X, M, A, G, total, _ = rollout(env, act, 0.5)
     assert len(X) == len(M) == len(A) == len(G) and total > 0
     # replay the same episode by hand
     obs, info = env.reset(options=None)
@@ -86,10 +86,10 @@ def test_actor_critic_step_moves_both_networks_and_sampling_respects_the_mask():
     env = DL2Env(traces, cluster, speed, Spec(J=4))
     model = Model.new(env.dl2_spec, (16,), seed=1)
     rng = np.random.default_rng(0)
-    X, M, A, G, _ = rollout(env, sampler(env, model, rng, epsilon=0.5), 0.9)
+    X, M, A, G, _, LP = rollout(env, sampler(env, model, rng, epsilon=0.5), 0.9)
     assert all(M[k][A[k]] for k in range(len(A)))
     replay = Replay(50)
-    replay.add(X, M, A, G)
+    replay.add(X, M, A, G, LP)
     assert len(replay.data) == min(50, len(A))
     p0 = [p.detach().clone() for p in (*model.policy.parameters(), *model.value.parameters())]
     opt_pi = torch.optim.Adam(model.policy.parameters(), lr=1e-3)
