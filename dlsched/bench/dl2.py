@@ -1,6 +1,6 @@
 """``dlsched bench dl2``: the DL2 acceptance study (MODELS.md §6, docs/dl2.md).
 
-On validation traces of DL2's job mix (``dl2_trace`` seeds 1..N; training used 1000-1009 and the
+On validation traces of DL2's job mix (``dl2_trace`` seeds 1..N; training used 1000-1011 and the
 checkpoint was picked on 2000-2002, so none of these was seen in training) the shipped DL2
 network, DRF, Optimus and SMD are simulated on the same cluster in the same run:
 
@@ -11,7 +11,12 @@ network, DRF, Optimus and SMD are simulated on the same cluster in the same run:
 * ``inference_ms_p50`` / ``_p95``: wall time of one network inference (one action), CPU;
 * on ``--small`` tiny traces (5 jobs, 2 nodes) the average JCT against the exact time-indexed
   optimum (MODELS.md §2.4, HiGHS with ``--time-limit``): ``gap_to_optimum`` = JCT̄(DL2)/JCT̄(OPT) − 1;
-* ``training``: seconds, episodes and the checkpoint's command (from its provenance).
+* ``training``: seconds, episodes and the checkpoint's command (from its provenance);
+* ``lower_bound``: the mean over the validation traces of a lower bound on each trace's average
+  JCT (:mod:`dlsched.sim.bounds`: isolated, SRPT per resource, fluid time-indexed LP), each
+  policy's mean over it, and ``max_reduction_vs_drf`` = 1 − bound / DRF: no schedule reduces
+  DRF's average JCT by more;
+* ``other_teachers``: warm-up agreement and tuning figures of the runs not shipped.
 
 ``--quick``: 10 validation traces, 2 small ones. ``--json`` prints exactly one JSON object.
 """
@@ -90,6 +95,33 @@ def study(seeds, n_jobs: int, n_servers: int, checkpoint, progress: bool) -> dic
     return out
 
 
+def bound_study(seeds, n_jobs: int, n_servers: int, mean_jct: dict, interval: float, time_limit: float) -> dict:
+    """Lower bounds on the average JCT of every validation trace (dlsched.sim.bounds) and how far each
+    policy's mean is above their mean; ``max_reduction_vs_drf`` = 1 − bound / DRF is the largest
+    reduction against DRF that any schedule could reach."""
+    from dlsched.instance.synthetic import dl2_cluster, dl2_trace
+    from dlsched.sim.bounds import mean_jct_lower_bound
+    from dlsched.sim.speed import TableSpeed
+
+    cluster, speed = dl2_cluster(n_servers), TableSpeed()
+    per = [mean_jct_lower_bound(dl2_trace(n_jobs, seed=s), cluster, speed, interval=interval, time_limit=time_limit)
+           for s in seeds]
+    lb = float(np.mean([b["bound"] for b in per]))
+    out = {"mean": lb, "per_trace": [b["bound"] for b in per],
+           "isolated": float(np.mean([b["isolated"] for b in per])),
+           "capacity": {r: float(np.mean([b["capacity"][r] for b in per])) for r in per[0]["capacity"]},
+           "lp": float(np.mean([b["lp"] for b in per])) if all(b["lp"] is not None for b in per) else None,
+           "lp_interval": interval}
+    for k, v in mean_jct.items():
+        if v is not None:
+            out[f"{k}_over_bound"] = v / lb
+    if mean_jct.get("drf"):
+        out["max_reduction_vs_drf"] = 1.0 - lb / mean_jct["drf"]
+    if mean_jct.get("optimus"):
+        out["max_reduction_vs_optimus"] = 1.0 - lb / mean_jct["optimus"]
+    return out
+
+
 def agreement_on(seeds, n_jobs: int, n_servers: int, checkpoint, teacher: str) -> float:
     from dlsched.instance.synthetic import dl2_cluster, dl2_trace
     from dlsched.rl.env import DL2Env
@@ -108,6 +140,7 @@ def small_study(seeds, checkpoint, time_limit: float) -> dict:
     """DL2 and DRF against the exact time-indexed optimum on tiny traces (5 jobs, 2 nodes)."""
     from dlsched.instance.synthetic import dl2_cluster, dl2_trace
     from dlsched.rl.policy import DL2Policy
+    from dlsched.sim.bounds import mean_jct_lower_bound
     from dlsched.sim.policies import available, make_policy
     from dlsched.sim.speed import TableSpeed
 
@@ -119,16 +152,34 @@ def small_study(seeds, checkpoint, time_limit: float) -> dict:
         tr = dl2_trace(5, seed=s)
         t0 = time.monotonic()
         opt, err = _run(tr, cluster, make_policy("time-indexed", time_limit=time_limit), speed)
-        row = {"seed": s, "opt": opt, "opt_seconds": time.monotonic() - t0, "opt_error": err or None}
+        row = {"seed": s, "opt": opt, "opt_seconds": time.monotonic() - t0, "opt_error": err or None,
+               "bound": mean_jct_lower_bound(tr, cluster, speed, interval=600.0)["bound"]}
         for name, pol in (("dl2", DL2Policy(checkpoint)), ("drf", make_policy("drf"))):
             row[name], err = _run(tr, cluster, pol, speed)
             row[f"{name}_error"] = err or None
         rows.append(row)
     ok = [r for r in rows if r["opt"] and r["dl2"]]
     return {"traces": rows, "time_limit": time_limit,
+            "opt_over_bound": float(np.mean([r["opt"] for r in ok]) / np.mean([r["bound"] for r in ok])) if ok else None,
             "gap_to_optimum": float(np.mean([r["dl2"] for r in ok]) / np.mean([r["opt"] for r in ok]) - 1) if ok else None,
             "drf_gap_to_optimum": (float(np.mean([r["drf"] for r in ok if r["drf"]]) / np.mean([r["opt"] for r in ok]) - 1)
                                    if ok and all(r["drf"] for r in ok) else None)}
+
+
+def other_teachers() -> dict:
+    """Warm-up and tuning figures of the runs that were not shipped, from their provenance files
+    (``dlsched/rl/checkpoints/runs/*.json``, written by ``dlsched train dl2`` beside their checkpoints)."""
+    from dlsched.rl.policy import DEFAULT_CHECKPOINT
+
+    out = {}
+    for path in sorted((DEFAULT_CHECKPOINT.parent / "runs").glob("*.json")):
+        prov = json.loads(path.read_text())
+        out[path.stem] = {"command": prov.get("command"), "teacher": prov.get("config", {}).get("teacher"),
+                          "warmup_agreement_held_out": prov.get("agreement", {}).get("held_out"),
+                          "warmup_agreement_held_out_by_action": prov.get("agreement", {}).get("held_out_by_action"),
+                          **{k: prov.get(k) for k in ("teacher_tune_jct", "best_tune_jct", "best_episode",
+                                                      "episodes_run", "training_seconds")}}
+    return out
 
 
 @register_suite("dl2")
@@ -141,6 +192,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--small", type=int, default=None, help="tiny traces against the exact optimum (default 4, quick 2)")
     ap.add_argument("--time-limit", type=float, default=60.0, help="seconds per exact time-indexed solve")
     ap.add_argument("--checkpoint", default=None, help="a DL2 checkpoint (default: the shipped model)")
+    ap.add_argument("--bound-interval", type=float, default=2400.0,
+                    help="interval (s) of the fluid LP lower bound (smaller: tighter, slower)")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args(argv)
     from dlsched.rl.policy import load_checkpoint
@@ -151,9 +204,14 @@ def main(argv: list[str]) -> int:
     wall0 = time.monotonic()
     out = study(range(1, n + 1), args.jobs, args.servers, args.checkpoint, progress=not args.json)
     out["traces"] = n
+    out["lower_bound"] = bound_study(range(1, n + 1), args.jobs, args.servers, out["mean_jct"], args.bound_interval,
+                                     args.time_limit)
     out["agreement_with_teacher"] = agreement_on(range(1, 4), args.jobs, args.servers, args.checkpoint,
                                                  prov.get("config", {}).get("teacher", "drf"))
     out["warmup_agreement_held_out"] = prov.get("agreement", {}).get("held_out")
+    out["warmup_agreement_held_out_by_action"] = prov.get("agreement", {}).get("held_out_by_action")
+    out["teacher"] = prov.get("config", {}).get("teacher")
+    out["other_teachers"] = other_teachers()
     out["small"] = small_study(range(101, 101 + n_small), args.checkpoint, args.time_limit) if n_small else None
     out["training"] = {k: prov.get(k) for k in ("command", "seed", "training_seconds", "warmup_seconds",
                                                 "episodes_run", "best_episode", "best_tune_jct", "teacher_tune_jct")}
@@ -168,11 +226,17 @@ def main(argv: list[str]) -> int:
     for b in BASELINES:
         if f"jct_reduction_vs_{b}" in out and out[f"jct_reduction_vs_{b}"] is not None:
             print(f"  JCT reduction vs {b:8s} {100 * out[f'jct_reduction_vs_{b}']:6.1f} %")
+    lb = out["lower_bound"]
+    nan = float("nan")
+    print(f"  lower bound on mean JCT {lb['mean'] / 3600:.2f} h; mean JCT / bound: DRF {lb.get('drf_over_bound', nan):.2f}, "
+          f"Optimus {lb.get('optimus_over_bound', nan):.2f}, DL2 {lb.get('dl2_over_bound', nan):.2f}; "
+          f"no schedule is more than {100 * lb.get('max_reduction_vs_drf', nan):.1f} % below DRF")
     print(f"  agreement with the teacher (held-out, shipped model): {100 * out['agreement_with_teacher']:.1f} %")
     if out["inference_ms_p50"] is not None:
         print(f"  inference: median {out['inference_ms_p50']:.3f} ms, p95 {out['inference_ms_p95']:.3f} ms")
     if out["small"] and out["small"].get("gap_to_optimum") is not None:
-        print(f"  small traces: DL2 {100 * out['small']['gap_to_optimum']:.1f} % above the time-indexed optimum")
+        print(f"  small traces: DL2 {100 * out['small']['gap_to_optimum']:.1f} % above the time-indexed optimum, "
+              f"which is {out['small']['opt_over_bound']:.2f} x the lower bound")
     if out["errors"]:
         print(f"  runs without a result: {out['errors']}")
     return 0

@@ -34,7 +34,7 @@ import torch
 from torch import nn
 
 from dlsched.rl.env import DL2Env
-from dlsched.rl.policy import DL2Policy, Model, load_checkpoint, save_checkpoint
+from dlsched.rl.policy import DL2Policy, Model, choose, load_checkpoint, save_checkpoint
 from dlsched.rl.slot import Slot, Spec
 from dlsched.sim.policy import Decision, PolicyContext
 
@@ -61,6 +61,9 @@ class TrainConfig:
     beta: float = 0.01
     #: PPO-style clipping of the probability ratio to the acting policy's (0: the plain actor-critic step)
     clip: float = 0.2
+    #: the actor's baseline: "critic" (A = G − V(s)) or "greedy" (A = episode return − the greedy
+    #: policy's return on the same trace, the self-critical baseline)
+    baseline: str = "critic"
     epsilon: float = 0.1
     replay: int = 8192
     batch: int = 256
@@ -242,14 +245,18 @@ class Replay:
     def __post_init__(self) -> None:
         self.data = deque(maxlen=self.size)
 
-    def add(self, X, M, A, G, LP=None) -> None:
-        self.data.extend(zip(X, M, A, G, np.zeros(len(A), np.float32) if LP is None else LP))
+    def add(self, X, M, A, G, LP=None, ADV=None) -> None:
+        n = len(A)
+        self.data.extend(zip(X, M, A, G, np.zeros(n, np.float32) if LP is None else LP,
+                             np.full(n, np.nan, np.float32) if ADV is None else ADV))
 
     def sample(self, n: int, rng: np.random.Generator):
+        """(states, masks, actions, returns, log-probabilities, given advantages or NaN) as tensors."""
         idx = rng.integers(len(self.data), size=min(n, len(self.data)))
-        X, M, A, G, LP = zip(*(self.data[i] for i in idx))
+        X, M, A, G, LP, ADV = zip(*(self.data[i] for i in idx))
         return (torch.from_numpy(np.stack(X)), torch.from_numpy(np.stack(M)), torch.from_numpy(np.array(A)),
-                torch.from_numpy(np.array(G, np.float32)), torch.from_numpy(np.array(LP, np.float32)))
+                torch.from_numpy(np.array(G, np.float32)), torch.from_numpy(np.array(LP, np.float32)),
+                torch.from_numpy(np.array(ADV, np.float32)))
 
 
 def actor_critic_update(model: Model, batch, opt_pi, opt_v, beta: float, clip: float = 0.0) -> tuple[float, float]:
@@ -268,8 +275,12 @@ def actor_critic_update(model: Model, batch, opt_pi, opt_v, beta: float, clip: f
     opt_v.zero_grad()
     loss_v.backward()
     opt_v.step()
-    adv = (g - v.detach())
-    adv = (adv - adv.mean()) / (adv.std() + 1e-8) if len(adv) > 1 else adv
+    given = batch[5] if len(batch) > 5 else None
+    if given is not None and not torch.isnan(given).any():
+        adv = given                      # the self-critical baseline's, already scaled
+    else:
+        adv = (g - v.detach())
+        adv = (adv - adv.mean()) / (adv.std() + 1e-8) if len(adv) > 1 else adv
     dist = model.policy.dist(x, m)
     logp = dist.log_prob(a)
     if clip > 0:
@@ -284,6 +295,16 @@ def actor_critic_update(model: Model, batch, opt_pi, opt_v, beta: float, clip: f
     model.policy.eval()
     model.value.eval()
     return float(loss_pi.detach()), float(loss_v.detach())
+
+
+def explained_variance(model: Model, X: np.ndarray, G: np.ndarray) -> float:
+    """1 − Var(G − V(s)) / Var(G) of the critic on an episode's samples, before learning from them
+    (1: the critic predicts the returns, 0: no better than their mean)."""
+    if len(G) < 2 or float(np.var(G)) == 0.0:
+        return float("nan")
+    with torch.inference_mode():
+        v = model.value(torch.from_numpy(X)).numpy()
+    return float(1.0 - np.var(G - v) / np.var(G))
 
 
 def value_warmup(model: Model, X, M, A, G, lr: float, epochs: int, batch: int, seed: int) -> None:
@@ -376,20 +397,32 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
 
     # actor-critic fine-tuning
     replay = Replay(cfg.replay)
+    adv_scale = None
     opt_pi = torch.optim.Adam(model.policy.parameters(), lr=cfg.rl_lr)
     opt_v = torch.optim.Adam(model.value.parameters(), lr=cfg.rl_lr)
-    rewards: list[tuple[float, float]] = []
+    rewards: list[tuple[float, float, float]] = []
     running = None
     with bar("dl2 actor-critic", cfg.rl_episodes, enabled=progress) as tick:
         for ep in range(1, cfg.rl_episodes + 1):
             if cfg.time_budget_s is not None and time.monotonic() - wall0 > cfg.time_budget_s:
                 break
             tick(f"running reward {running:.3f}  best tune JCT {best[0]:.0f}s" if running is not None else "")
-            Xe, Me, Ae, Ge, R, LPe = rollout(env, sampler(env, model, rng, cfg.epsilon), cfg.gamma)
+            ADVe = None
+            if cfg.baseline == "greedy":
+                # the self-critical baseline: the greedy policy's undiscounted return on the same trace
+                k = int(rng.integers(len(train_traces)))
+                greedy = rollout(env, lambda obs, info, _: choose(model, obs, info["action_mask"]), cfg.gamma, trace=k)[4]
+                Xe, Me, Ae, Ge, R, LPe = rollout(env, sampler(env, model, rng, cfg.epsilon), cfg.gamma, trace=k)
+                # scaled by a running RMS: every action of an episode shares one advantage, so a
+                # minibatch cannot standardise it
+                adv_scale = abs(R - greedy) if adv_scale is None else float(np.sqrt(0.9 * adv_scale ** 2 + 0.1 * (R - greedy) ** 2))
+                ADVe = np.full(len(Ae), (R - greedy) / max(adv_scale, 1e-8), np.float32)
+            else:
+                Xe, Me, Ae, Ge, R, LPe = rollout(env, sampler(env, model, rng, cfg.epsilon), cfg.gamma)
             # the discounted return of the first slot: what a faster schedule raises
             running = Ge[0] if running is None else 0.9 * running + 0.1 * Ge[0]
-            rewards.append((time.monotonic() - wall0, float(Ge[0])))
-            replay.add(Xe, Me, Ae, Ge, LPe)
+            rewards.append((time.monotonic() - wall0, float(Ge[0]), explained_variance(model, Xe, Ge)))
+            replay.add(Xe, Me, Ae, Ge, LPe, ADVe)
             for _ in range(cfg.updates_per_episode):
                 actor_critic_update(model, replay.sample(cfg.batch, rng), opt_pi, opt_v, cfg.beta, cfg.clip)
             if ep % cfg.eval_every == 0:
@@ -411,7 +444,8 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
             "teacher_tune_jct": teacher_jct if np.isfinite(teacher_jct) else None,
             "best_episode": best[1], "best_tune_jct": best[0] if np.isfinite(best[0]) else None,
             "curve": [{"seconds": s, "episode": e, "tune_jct": j if np.isfinite(j) else None} for s, e, j in curve],
-            "episodes_run": len(rewards)}
+            "episodes_run": len(rewards),
+            "critic_explained_variance": [round(r[2], 4) for r in rewards]}
     final.provenance = prov
     save_checkpoint(final, out)
     out.with_suffix(".json").write_text(json.dumps(prov, indent=1) + "\n")
@@ -439,6 +473,10 @@ def plot_curves(prov: dict, rewards, path: Path) -> None:
         a2.plot([r[0] / 60 for r in rewards], [r[1] for r in rewards], lw=0.8)
     a2.set_xlabel("training wall time (min)")
     a2.set_ylabel("episode return G_0")
+    if rewards:
+        a3 = a2.twinx()
+        a3.plot([r[0] / 60 for r in rewards], [r[2] for r in rewards], lw=0.8, color="tab:orange")
+        a3.set_ylabel("critic's explained variance", color="tab:orange")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -483,6 +521,8 @@ def parser():
     p.add_argument("--gamma", type=float, default=d.gamma, help="discount per slot")
     p.add_argument("--beta", type=float, default=d.beta, help="entropy weight")
     p.add_argument("--clip", type=float, default=d.clip, help="PPO-style ratio clip (0: plain actor-critic)")
+    p.add_argument("--baseline", choices=["critic", "greedy"], default=d.baseline,
+                   help="actor's baseline: the critic V(s) (default) or the greedy policy's return on the same trace")
     p.add_argument("--rl-lr", type=float, default=d.rl_lr, help="Adam learning rate of fine-tuning")
     p.add_argument("--budget-min", type=float, default=None, help="stop fine-tuning after this many minutes")
     p.add_argument("--init", default=None, metavar="CHECKPOINT",
@@ -506,6 +546,7 @@ def main(argv: Sequence[str]) -> int:
                       train_seeds=_seeds(args.traces), tune_seeds=_seeds(args.tune), n_jobs=args.jobs,
                       n_servers=args.servers, warmup_epochs=args.warmup_epochs, rl_episodes=args.episodes,
                       reward=args.reward, gamma=args.gamma, beta=args.beta, clip=args.clip, rl_lr=args.rl_lr,
+                      baseline=args.baseline,
                       time_budget_s=None if args.budget_min is None else 60 * args.budget_min, init=args.init)
     from dlsched.sim.policies import policy_class
 
