@@ -72,6 +72,9 @@ class TrainConfig:
     time_budget_s: float | None = None
     #: a checkpoint to start from: its warm-up is kept and only fine-tuning runs
     init: str | None = None
+    #: DAgger rounds after the warm-up (0: none), each followed by this many epochs on all samples
+    dagger_rounds: int = 0
+    dagger_epochs: int = 5
 
 
 # -- teacher -------------------------------------------------------------------------------
@@ -123,6 +126,24 @@ def teacher_samples(env: DL2Env, make_teacher: Callable, traces: Sequence[int], 
     """States, masks, teacher actions and returns of the teacher replayed on ``env``'s traces."""
     parts = [rollout(env, teacher_picker(env, make_teacher), gamma, trace=k) for k in traces]
     return tuple(np.concatenate([p[i] for p in parts]) for i in range(4))
+
+
+def dagger_samples(env: DL2Env, model: Model, make_teacher: Callable, traces: Sequence[int], gamma: float):
+    """States the greedy network reaches by itself on ``env``'s traces, each labelled with the
+    teacher's action there (DAgger, Ross et al. 2011): the teacher is consulted at every slot, as in
+    :func:`teacher_samples`, but the network acts. Returns states, masks and teacher actions."""
+    parts = []
+    for k in traces:
+        teach = teacher_picker(env, make_teacher)
+        labels: list[int] = []
+
+        def act(obs, info, slot_start: bool, teach=teach, labels=labels) -> int:
+            labels.append(teach(obs, info, slot_start))
+            return choose(model, obs, info["action_mask"])
+
+        X, M = rollout(env, act, gamma, trace=k)[:2]
+        parts.append((X, M, np.array(labels, np.int64)))
+    return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))
 
 
 def agreement(model: Model, X: np.ndarray, M: np.ndarray, A: np.ndarray) -> float:
@@ -385,6 +406,21 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
         warm = {k: model.provenance.get(k) for k in ("warmup_samples", "warmup_loss", "agreement")}
         warm["init"] = {"path": str(cfg.init), **{k: model.provenance.get(k) for k in
                                                    ("command", "training_seconds", "curve", "best_tune_jct")}}
+    if cfg.dagger_rounds:
+        # imitation on the network's own states: the teacher's trajectories plus, per round, the
+        # states the current network reaches, all labelled by the teacher
+        if cfg.init is not None:
+            X, M, A, _ = teacher_samples(env, lambda: make_policy(cfg.teacher), range(len(train_traces)), cfg.gamma)
+            Xh, Mh, Ah, _ = teacher_samples(tune_env, lambda: make_policy(cfg.teacher), range(len(tune_traces)),
+                                            cfg.gamma)
+        rounds = []
+        for r in range(cfg.dagger_rounds):
+            Xd, Md, Ad = dagger_samples(env, model, lambda: make_policy(cfg.teacher), range(len(train_traces)), cfg.gamma)
+            X, M, A = np.concatenate([X, Xd]), np.concatenate([M, Md]), np.concatenate([A, Ad])
+            loss = warmup(model, X, M, A, epochs=cfg.dagger_epochs, lr=cfg.warmup_lr, batch=cfg.batch, seed=cfg.seed + r + 1)
+            rounds.append({"samples": int(len(A)), "loss": loss,
+                           "held_out": agreement(model, Xh, Mh, Ah), "seconds": time.monotonic() - wall0})
+        warm["dagger"] = rounds
     warmup_seconds = time.monotonic() - wall0
 
     def tune_jct() -> float:
@@ -523,6 +559,8 @@ def parser():
     p.add_argument("--clip", type=float, default=d.clip, help="PPO-style ratio clip (0: plain actor-critic)")
     p.add_argument("--baseline", choices=["critic", "greedy"], default=d.baseline,
                    help="actor's baseline: the critic V(s) (default) or the greedy policy's return on the same trace")
+    p.add_argument("--dagger", type=int, default=d.dagger_rounds, metavar="ROUNDS",
+                   help="DAgger rounds after the warm-up: label the network's own states by the teacher and retrain")
     p.add_argument("--rl-lr", type=float, default=d.rl_lr, help="Adam learning rate of fine-tuning")
     p.add_argument("--budget-min", type=float, default=None, help="stop fine-tuning after this many minutes")
     p.add_argument("--init", default=None, metavar="CHECKPOINT",
@@ -546,7 +584,7 @@ def main(argv: Sequence[str]) -> int:
                       train_seeds=_seeds(args.traces), tune_seeds=_seeds(args.tune), n_jobs=args.jobs,
                       n_servers=args.servers, warmup_epochs=args.warmup_epochs, rl_episodes=args.episodes,
                       reward=args.reward, gamma=args.gamma, beta=args.beta, clip=args.clip, rl_lr=args.rl_lr,
-                      baseline=args.baseline,
+                      baseline=args.baseline, dagger_rounds=args.dagger,
                       time_budget_s=None if args.budget_min is None else 60 * args.budget_min, init=args.init)
     from dlsched.sim.policies import policy_class
 

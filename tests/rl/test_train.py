@@ -138,3 +138,11 @@ def test_a_given_advantage_replaces_the_critics():
     # zero advantage and no entropy weight: the actor has no gradient, whatever the critic says
     actor_critic_update(model, replay.sample(32, np.random.default_rng(1)), opt_pi, opt_v, beta=0.0, clip=0.2)
     assert all(torch.equal(a, b) for a, b in zip(p0, model.policy.parameters()))
+
+
+def test_dagger_rounds_add_the_networks_own_states_labelled_by_the_teacher(tmp_path):
+    cfg = TrainConfig(J=5, hidden=(16,), train_seeds=(1,), tune_seeds=(2,), n_jobs=5, n_servers=3,
+                      warmup_epochs=1, rl_episodes=0, batch=64, dagger_rounds=1, dagger_epochs=1)
+    prov = train(cfg, tmp_path / "d.pt", command="test", progress=False)
+    (r,) = prov["dagger"]
+    assert r["samples"] > prov["warmup_samples"] and 0 <= r["held_out"] <= 1
