@@ -6,8 +6,9 @@ network, DRF, Optimus and SMD are simulated on the same cluster in the same run:
 
 * ``jct_reduction_vs_drf`` = 1 − mean_k JCT̄_k(DL2) / mean_k JCT̄_k(DRF) (JCT̄_k: average JCT of
   trace k), likewise vs Optimus and SMD (the paper: 44.1 % and 17.5 % vs DRF and Optimus);
-* ``agreement``: fraction of the teacher's (DRF's) actions the network takes on the first three
-  validation traces (the warm-up model's figure on held-out traces is in ``provenance``);
+* ``agreement``: fraction of its teacher's actions (the checkpoint's, e.g. Optimus) the network
+  takes on the first three validation traces (the warm-up model's figure on held-out traces is in
+  ``provenance``);
 * ``inference_ms_p50`` / ``_p95``: wall time of one network inference (one action), CPU;
 * on ``--small`` tiny traces (5 jobs, 2 nodes) the average JCT against the exact time-indexed
   optimum (MODELS.md §2.4, HiGHS with ``--time-limit``): ``gap_to_optimum`` = JCT̄(DL2)/JCT̄(OPT) − 1;

@@ -8,11 +8,17 @@ still lacks, ..., then "stop"; for DRF this is exactly DRF's own order). The pol
 these actions by cross-entropy (Adam, lr 0.005).
 
 **Fine-tuning.** Episodes are played with the policy's own samples; each action of slot t gets
-the slot's discounted return G_t = r_t + γ G_{t+1} (γ = 0.9). Samples go to an experience-replay
-buffer (8,192); minibatches from it update the critic by (G − V(s))² and the actor by
-−log π(a|s)·(G − V(s)) − β·H(π(·|s)) (β = 0.1), with Adam at lr 1e-4. In a "bad state"
+the slot's discounted return G_t = r_t + γ G_{t+1} (γ = 0.95; the paper's 0.9 is ``--gamma``),
+with the reward of :mod:`dlsched.rl.env` (``"jct"``, minus the jobs in the system, by default;
+the paper's ``"epochs"`` by ``--reward``). Samples and the log-probability of each action under
+the policy that took it go to an experience-replay buffer (8,192); minibatches from it update the
+critic by (G − V(s))² and the actor by PPO's clipped surrogate of ρ = π(a|s)/μ(a|s) times the
+advantage A = G − V(s), standardised per minibatch (``clip = 0`` gives the paper's
+−log π(a|s)·A), minus β·H(π(·|s)) (β = 0.01), with Adam at lr 1e-4. ``baseline="greedy"``
+replaces V(s) by the greedy policy's return on the same trace (self-critical). In a "bad state"
 (:meth:`Slot.bad_rows`: workers but no PS, PSs but no workers, ratio > 10) the action is, with
-probability ε, the one that repairs the first bad job (ε-exploration).
+probability ε, the one that repairs the first bad job (ε-exploration). Optional DAgger rounds
+(``dagger_rounds``) follow the warm-up. Why these choices: docs/dl2.md ("Training").
 
 Every ``eval_every`` episodes the greedy policy is simulated on the tuning traces; the model with
 the lowest average JCT there is the one kept (``--out``), and the curve of tuning JCT against
