@@ -1,25 +1,30 @@
 """Optimus vs DRF on DL2's job mix with DL2's measured speeds (issue 11 acceptance; MODELS.md §5-§7).
 
-Setting: ``dl2_trace(--jobs, seed)`` for seeds 1..``--seeds`` (DL2's 8 job types, Poisson arrivals
-of 3 jobs per 1,200-s slot), on ``dl2_cluster(--nodes)`` (DL2's default 96 nodes of 8 CPU slots and
-2 GPUs), speeds from ``TableSpeed`` (DL2's measured config_speed.txt, interpolated), a restart cost
-of ``--restart-seconds`` charged by the engine to every job whose placement changes (all policies
-alike). FIFO, SRTF, DRF, Tetris and Optimus run on every trace; SMD (slow: an MILP per event) on
-the first ``--smd-seeds`` traces, and the ablation ``optimus-oracle`` (:func:`oracle_optimus`,
+Setting: ``dl2_trace(--jobs, seed)`` for seeds ``--first-seed``.. (``--seeds`` of them; DL2's 8 job
+types, Poisson arrivals of 3 jobs per 1,200-s slot), on ``dl2_cluster(--nodes)`` (DL2's default 96
+nodes of 8 CPU slots and 2 GPUs), speeds from ``TableSpeed`` (DL2's measured config_speed.txt,
+interpolated), a restart cost of ``--restart-seconds`` charged by the engine to every job whose
+placement changes (all policies alike). FIFO, SRTF, DRF, Tetris, Optimus and the ablation
+``optimus-relative`` (:func:`relative_optimus`) run on every trace; SMD (slow: an MILP per event)
+on the first ``--smd-seeds`` traces, and the ablation ``optimus-oracle`` (:func:`oracle_optimus`,
 Optimus fed the true speeds and remaining steps) on the first ``--oracle-seeds``. Per run it also
 records the load while jobs arrive (:func:`contention`), to show that the setting is contended.
+Per trace it computes lower bounds on the average JCT that hold for every policy
+(:func:`lower_bounds`: each job alone on the whole cluster at its fastest size, and the
+time-indexed LP of ``dlsched.sim.bounds``) and reports DRF / LB and Optimus / LB.
 
 Prints one table (means over traces; ratios are per trace, then averaged: the mean of
-avg JCT(DRF) / avg JCT(Optimus) and of makespan(DRF) / makespan(Optimus), with min and max), and
-Optimus's model errors pooled over all jobs of all traces: the median relative error of its
-speed fit against the measured table per job type (the fit each job had when it finished), and
-of its remaining-steps (= remaining-epochs) estimate at 25/50/75 % of each job's progress.
-``--json`` prints one JSON object instead.
+avg JCT(DRF) / avg JCT(Optimus) and of makespan(DRF) / makespan(Optimus), with min and max), the
+per-trace bounds and ratios, and Optimus's model errors pooled over all jobs of all traces: the
+median relative error of its speed fit against the measured table per job type (the fit each job
+had when it finished), and of its remaining-steps (= remaining-epochs) estimate at 25/50/75 % of
+each job's progress. ``--json`` prints one JSON object instead.
 
     PYTHONPATH=$PWD python benchmarks/optimus_vs_drf.py            # the figures in docs/results.md
+    PYTHONPATH=$PWD python benchmarks/optimus_vs_drf.py --first-seed 100 --seeds 5 --smd-seeds 0   # tuning seeds
     PYTHONPATH=$PWD python benchmarks/optimus_vs_drf.py --quick    # 2 traces of 60 jobs on 24 nodes (~1 min)
 
-No default was tuned on seeds 1..10 (Optimus's options were chosen on seeds 100-101).
+No default was tuned on seeds 1..10 (Optimus's options were compared on seeds 100-104).
 """
 
 from __future__ import annotations
@@ -52,6 +57,29 @@ def oracle_optimus():
     return OracleOptimus(profile=())
 
 
+def relative_optimus():
+    """Ablation: Optimus with ``gain="relative"`` (not Optimus: a task is worth the fraction of a
+    job's remaining time it saves, not the seconds; dlsched.sim.policies.optimus)."""
+    from dlsched.sim.policies.optimus import Optimus
+
+    pol = Optimus(gain="relative")
+    pol.name = "optimus-relative"
+    return pol
+
+
+def lower_bounds(trace, cluster, restart_seconds: float, lp_slot_seconds: float) -> dict:
+    """Lower bounds on this trace's average JCT valid for every policy (dlsched.sim.bounds): each job
+    alone on the whole cluster at its fastest size, and the time-indexed LP; ``bound`` = the larger."""
+    from dlsched.sim.bounds import jct_lower_bound, lp_lower_bound
+    from dlsched.sim.speed import TableSpeed
+
+    alone = jct_lower_bound(trace, cluster, TableSpeed(), restart_seconds)
+    lp = lp_lower_bound(trace, cluster, TableSpeed(), restart_seconds, slot_seconds=lp_slot_seconds)
+    vals = [v for v in (alone["bound"], lp["bound"]) if v is not None]
+    return {"alone": alone["alone"], "capacity_srpt": alone["capacity"], "lp": lp["bound"], "lp_status": lp["status"],
+            "lp_slot_seconds": lp_slot_seconds, "bound": max(vals) if vals else None}
+
+
 def contention(res) -> dict:
     """Load while jobs still arrive: mean share of each resource held and mean number of jobs in
     the system over [first, last arrival], and the mean queueing delay (arrival to first start)."""
@@ -67,20 +95,22 @@ def contention(res) -> dict:
 
 
 def run(seeds: int, n_jobs: int, nodes: int, restart_seconds: float, smd_seeds: int, run_deadline: float | None,
-        verbose: bool = True, oracle_seeds: int = 0) -> dict:
+        verbose: bool = True, oracle_seeds: int = 0, first_seed: int = 1, lp_slot_seconds: float = 3600.0) -> dict:
     from dlsched.instance.synthetic import dl2_cluster, dl2_trace
     from dlsched.sim.engine import simulate
     from dlsched.sim.policies import make_policy
     from dlsched.sim.speed import TableSpeed
 
     cluster = dl2_cluster(nodes)
-    rows, errors = [], []
-    for seed in range(1, seeds + 1):
+    rows, errors, bounds = [], [], {}
+    ablations = {"optimus-oracle": oracle_optimus, "optimus-relative": relative_optimus}
+    for k, seed in enumerate(range(first_seed, first_seed + seeds)):
         trace = dl2_trace(n_jobs, seed)
-        names = ["optimus", *BASELINES] + (["smd"] if seed <= smd_seeds else []) + \
-            (["optimus-oracle"] if seed <= oracle_seeds else [])
+        bounds[seed] = lower_bounds(trace, cluster, restart_seconds, lp_slot_seconds)
+        names = ["optimus", *BASELINES, "optimus-relative"] + (["smd"] if k < smd_seeds else []) + \
+            (["optimus-oracle"] if k < oracle_seeds else [])
         for name in names:
-            policy = oracle_optimus() if name == "optimus-oracle" else make_policy(name)
+            policy = ablations[name]() if name in ablations else make_policy(name)
             t0 = time.perf_counter()
             res = simulate(trace, cluster, policy, TableSpeed(), seed=seed, restart_seconds=restart_seconds,
                            deadline=run_deadline)
@@ -97,7 +127,8 @@ def run(seeds: int, n_jobs: int, nodes: int, restart_seconds: float, smd_seeds: 
                 print(f"seed {seed:2d} {name:8s} {r['status']:9s} avg JCT {r['avg_jct'] or float('nan'):10.0f} s  "
                       f"makespan {r['makespan'] or float('nan'):10.0f} s  wall {r['wall_seconds']:6.1f} s",
                       file=sys.stderr, flush=True)
-    return summarise(rows, errors, {"traces": seeds, "jobs": n_jobs, "nodes": nodes, "restart_seconds": restart_seconds,
+    return summarise(rows, errors, bounds, {"traces": seeds, "first_seed": first_seed, "jobs": n_jobs, "nodes": nodes,
+                                            "restart_seconds": restart_seconds,
                                     "smd_traces": min(smd_seeds, seeds), "oracle_traces": min(oracle_seeds, seeds),
                                     "speed": "TableSpeed (DL2 config_speed.txt)",
                                     "arrivals": "Poisson, 3 jobs per 1,200 s", "run_deadline": run_deadline})
@@ -113,7 +144,27 @@ def _per_trace_ratio(rows: list[dict], key: str) -> list[float]:
     return out
 
 
-def summarise(rows: list[dict], errors: list[dict], setting: dict) -> dict:
+def per_seed(rows: list[dict], bounds: dict) -> list[dict]:
+    """Per trace: the lower bound, avg JCT and makespan of DRF, Optimus and the relative-gain
+    ablation, and their ratios to the bound and DRF / Optimus."""
+    by = {(r["seed"], r["policy"]): r for r in rows}
+    out = []
+    for seed, b in sorted(bounds.items()):
+        row = {"seed": seed, "lower_bound": b["bound"], "lower_bound_alone": b["alone"], "lower_bound_lp": b["lp"]}
+        for name in ("drf", "optimus", "optimus-relative"):
+            r = by.get((seed, name))
+            jct = r["avg_jct"] if r else None
+            row[f"{name}_avg_jct"] = jct
+            row[f"{name}_makespan"] = r["makespan"] if r else None
+            row[f"{name}_over_lb"] = jct / b["bound"] if jct and b["bound"] else None
+        for name in ("optimus", "optimus-relative"):
+            a, o = row["drf_avg_jct"], row[f"{name}_avg_jct"]
+            row[f"drf_over_{name}"] = a / o if a and o else None
+        out.append(row)
+    return out
+
+
+def summarise(rows: list[dict], errors: list[dict], bounds: dict, setting: dict) -> dict:
     from dlsched.sim.policies.optimus import summarise_errors
 
     table = {}
@@ -132,7 +183,8 @@ def summarise(rows: list[dict], errors: list[dict], setting: dict) -> dict:
 
     return {"setting": setting, "table": table,
             "jct_ratio_drf_over_optimus": stat(jct), "makespan_ratio_drf_over_optimus": stat(mk),
-            "optimus_model_errors": summarise_errors(errors), "runs": rows,
+            "optimus_model_errors": summarise_errors(errors), "per_seed": per_seed(rows, bounds),
+            "lower_bounds": {str(k): v for k, v in bounds.items()}, "runs": rows,
             "environment": environment(seeds=sorted({r["seed"] for r in rows}))}
 
 
@@ -152,6 +204,14 @@ def print_report(doc: dict) -> None:
         v = doc[key]
         print(f"DRF / Optimus {label}: " + ("-" if v is None else
               f"{v['mean']:.2f}x (per-trace min {v['min']:.2f}, max {v['max']:.2f}, {v['n']} traces)"))
+    print(f"{'seed':>4s} {'LB (h)':>7s} {'alone':>6s} {'LP':>6s} {'DRF/LB':>7s} {'Opt/LB':>7s} {'rel/LB':>7s} "
+          f"{'DRF/Opt':>8s} {'DRF/rel':>8s}")
+    f = lambda x, d=2: "-" if x is None else f"{x:.{d}f}"  # noqa: E731
+    for r in doc["per_seed"]:
+        h = lambda x: None if x is None else x / 3600  # noqa: E731
+        print(f"{r['seed']:>4d} {f(h(r['lower_bound'])):>7s} {f(h(r['lower_bound_alone'])):>6s} {f(h(r['lower_bound_lp'])):>6s} "
+              f"{f(r['drf_over_lb']):>7s} {f(r['optimus_over_lb']):>7s} {f(r['optimus-relative_over_lb']):>7s} "
+              f"{f(r['drf_over_optimus']):>8s} {f(r['drf_over_optimus-relative']):>8s}")
     e = doc["optimus_model_errors"]
     print("Optimus remaining-steps estimate, median relative error at 25/50/75 % of progress: " +
           ", ".join(f"{e['remaining'][c]:.3f} (n={e['n'][c]})" for c in e["remaining"]))
@@ -169,6 +229,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--smd-seeds", type=int, default=3)
     ap.add_argument("--run-deadline", type=float, default=900.0, help="wall seconds per run")
     ap.add_argument("--oracle-seeds", type=int, default=3, help="traces with the optimus-oracle ablation")
+    ap.add_argument("--first-seed", type=int, default=1, help="traces are seeds first..first+seeds-1 (tuning: 100)")
+    ap.add_argument("--lp-slot-seconds", type=float, default=3600.0, help="slot of the LP lower bound")
     ap.add_argument("--quick", action="store_true", help="2 traces of 60 jobs on 24 nodes, no SMD")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--out", default=None, metavar="FILE", help="also write the JSON object to FILE")
@@ -176,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.quick:
         a.seeds, a.jobs, a.nodes, a.smd_seeds, a.oracle_seeds = 2, 60, 24, 0, 1
     doc = run(a.seeds, a.jobs, a.nodes, a.restart_seconds, a.smd_seeds, a.run_deadline, verbose=not a.json,
-              oracle_seeds=a.oracle_seeds)
+              oracle_seeds=a.oracle_seeds, first_seed=a.first_seed, lp_slot_seconds=a.lp_slot_seconds)
     if a.out:
         with open(a.out, "w") as fh:
             json.dump(doc, fh, default=str, indent=1)

@@ -7,12 +7,20 @@ Gavel: ``msr_seed0_0e4a51.trace`` (1,181 jobs) on ``36:36:36`` (V100, P100, K80;
 server), Gavel's measured throughputs. OpenB: ``openb_pod_list_default.csv`` (8,152 pods) on
 ``openb_node_list_gpu_node.csv``, recorded durations (``DurationSpeed``). Policies that refuse a
 trace (an InputError) are reported as such.
+
+``--target-load L``, ``--target-peak P`` or ``--arrival-scale S`` rescale the arrivals of every
+trace run (dlsched/sim/load.py: the offered GPU load, or the peak GPU demand were every job
+started on arrival, reaches the target; the factor is decided from the trace alone), as
+``dlsched simulate`` does; the figures are then named ``<trace>-<rule>_*.png``.
+
+    PYTHONPATH=$PWD python benchmarks/sim_real_traces.py --only openb --target-load 0.9 --plot DIR
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from dlsched.bench import environment
 from dlsched.data import data_dir
@@ -20,7 +28,9 @@ from dlsched.errors import InputError
 from dlsched.instance.cluster_spec import load_cluster
 from dlsched.instance.traces import load_trace
 from dlsched.sim.engine import simulate
+from dlsched.sim.plots import jct_cdf, utilisation
 from dlsched.sim.policies import make_policy
+from dlsched.sim.run import rescale
 from dlsched.sim.speed import make_speed
 
 KEYS = ("policy", "status", "completed", "unschedulable", "avg_jct", "median_jct", "p95_jct", "p99_jct", "makespan",
@@ -38,6 +48,10 @@ def main() -> None:
     ap.add_argument("--policies", default="fifo,srtf,drf,tetris")
     ap.add_argument("--only", default=None, help="gavel-3type or openb")
     ap.add_argument("--plot", default=None, metavar="DIR")
+    ap.add_argument("--target-load", type=float, default=None, metavar="L")
+    ap.add_argument("--target-peak", type=float, default=None, metavar="P")
+    ap.add_argument("--arrival-scale", type=float, default=None, metavar="S")
+    ap.add_argument("--deadline", type=float, default=1200.0, metavar="S", help="wall seconds per run")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     out = {}
@@ -45,10 +59,19 @@ def main() -> None:
         if args.only and name != args.only:
             continue
         trace, cluster = load_trace(trace_path), load_cluster(str(cluster_spec))
+        trace, scaling = rescale(trace, cluster, make_speed(speed), arrival_scale=args.arrival_scale,
+                                 target_load=args.target_load, target_peak=args.target_peak)
+        if scaling:
+            rule = (f"load{args.target_load:g}" if args.target_load is not None else
+                    f"peak{args.target_peak:g}" if args.target_peak is not None else f"scale{args.arrival_scale:g}")
+            name = f"{name}-{rule}"
+            if not args.json:
+                print(f"{name}: arrivals x{scaling['arrival_scale']:.6g} ({scaling['arrival_rule']}), offered load "
+                      f"{scaling['offered_load']}, peak demand {scaling['peak_demand']}")
         rows, results = [], []
         for policy in args.policies.split(","):
             try:
-                res = simulate(trace, cluster, make_policy(policy), make_speed(speed), deadline=1200)
+                res = simulate(trace, cluster, make_policy(policy), make_speed(speed), deadline=args.deadline)
             except InputError as exc:
                 rows.append({"policy": policy, "status": "refused", "message": str(exc)})
                 continue
@@ -59,12 +82,8 @@ def main() -> None:
                 print(f"{name:12s} {policy:10s} {s['status']:9s} avg JCT {s['avg_jct']:.4g} s  median {s['median_jct']:.4g}  "
                       f"p95 {s['p95_jct']:.4g}  makespan {s['makespan']:.4g}  queueing {s['avg_queueing_delay']:.4g}  "
                       f"Jain {s['jain_fairness']:.3f}  util {s['utilisation']}  wall {s['wall_seconds']:.1f} s")
-        out[name] = {"trace": trace.source, "cluster": cluster.source, "jobs": len(trace), "speed": speed, "runs": rows}
+        out[name] = {"trace": trace.source, "cluster": cluster.source, "jobs": len(trace), "speed": speed, **scaling, "runs": rows}
         if args.plot and results:
-            from pathlib import Path
-
-            from dlsched.sim.plots import jct_cdf, utilisation
-
             Path(args.plot).mkdir(parents=True, exist_ok=True)
             jct_cdf(results, Path(args.plot) / f"{name}_jct_cdf.png")
             utilisation(results, Path(args.plot) / f"{name}_utilisation.png")

@@ -9,27 +9,41 @@ Gavel: the three ``msr_seed0_*.trace`` files merged by arrival (names made uniqu
 throughputs (``ThroughputSpeed``).
 
     PYTHONPATH=$PWD python benchmarks/sim_scale.py [--sizes 500,2000,10000] [--policy drf] [--json]
+    PYTHONPATH=$PWD python benchmarks/sim_scale.py --against REV [--repeats 1] [--json]
+
+``--against REV`` measures side by side: the package of commit REV (``git archive`` into a
+temporary folder) and this checkout's, each case in a fresh process, old then new, at the same
+moment of the machine; it reports both, the ratios old / new, and whether the two made the same
+decisions (a digest of every job's start and completion time, bit for bit). Each row records
+``digest`` for that comparison.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import json
+import os
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
-from dlsched.bench import environment
 from dlsched.data import data_dir
 from dlsched.instance.cluster import Cluster
-from dlsched.instance.cluster_spec import gavel_cluster
+from dlsched.instance.cluster_spec import load_cluster
 from dlsched.instance.synthetic import poisson_trace
 from dlsched.instance.traces import load_gavel_trace
 from dlsched.instance.workload import Trace
 from dlsched.sim.engine import simulate
 from dlsched.sim.policies import make_policy
 from dlsched.sim.speed import make_speed
+
+ARRIVAL_RATE = 1 / 30
 
 
 def gavel_2000() -> Trace:
@@ -40,16 +54,63 @@ def gavel_2000() -> Trace:
     return Trace(tuple(jobs[:2000]), "gavel msr_seed0_* merged, first 2000 jobs")
 
 
+def case(name: str):
+    """(trace, cluster, speed) of a case: ``generated:N`` or ``gavel``."""
+    if name == "gavel":
+        return gavel_2000(), load_cluster("500:0:0"), make_speed("throughput")
+    return poisson_trace(int(name.split(":")[1]), 0, arrival_rate=ARRIVAL_RATE), Cluster.homogeneous(125, {"gpu": 4}), \
+        make_speed("duration")
+
+
 def measure(trace: Trace, cluster: Cluster, speed, policy: str) -> dict:
     t0, c0 = time.perf_counter(), time.process_time()
     res = simulate(trace, cluster, make_policy(policy), speed)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     s = res.summary()
+    digest = hashlib.sha256(np.ascontiguousarray(np.stack([res.first_start, res.completion])).tobytes()).hexdigest()[:16]
     return {"trace": trace.source, "jobs": len(trace), "policy": policy, "status": s["status"], "wall_seconds": wall, "cpu_seconds": cpu,
             "events": s["events"], "engine_seconds": res.engine_seconds,
             "engine_per_event_us": 1e6 * res.engine_seconds / max(res.n_events, 1),
             "policy_seconds": float(res.decision_seconds.sum()), "policy_median_us": 1e6 * s["decision_median_s"],
-            "avg_jct": s["avg_jct"], "gpu_utilisation": s["utilisation"]["gpu"], "unschedulable": s["unschedulable"]}
+            "avg_jct": s["avg_jct"], "gpu_utilisation": s["utilisation"]["gpu"], "unschedulable": s["unschedulable"],
+            "digest": digest}
+
+
+def exponent(sizes, seconds) -> float | None:
+    """k of seconds ~ n^k, least squares on log-log."""
+    return float(np.polyfit(np.log(sizes), np.log(seconds), 1)[0]) if len(sizes) > 1 else None
+
+
+def in_subprocess(tree: Path, name: str, policy: str) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(tree), "OMP_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, __file__, "--case", name, "--policy", policy], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def against(rev: str, names: list[str], policy: str, repeats: int) -> dict:
+    """Each case in the package of ``rev`` and in this checkout, alternately; best of ``repeats``."""
+    here = Path(__file__).resolve().parent.parent
+    sha = subprocess.run(["git", "-C", str(here), "rev-parse", "--short", rev], check=True, capture_output=True, text=True).stdout.strip()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = subprocess.run(["git", "-C", str(here), "archive", sha, "dlsched"], check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        for name in names:
+            runs = {"old": [], "new": []}
+            for _ in range(repeats):
+                runs["old"].append(in_subprocess(Path(tmp), name, policy))
+                runs["new"].append(in_subprocess(here, name, policy))
+            old, new = (min(runs[k], key=lambda r: r["cpu_seconds"]) for k in ("old", "new"))
+            rows.append({"case": name, "old": old, "new": new, "same_decisions": old["digest"] == new["digest"],
+                         "cpu_ratio_old_over_new": old["cpu_seconds"] / new["cpu_seconds"],
+                         "wall_ratio_old_over_new": old["wall_seconds"] / new["wall_seconds"],
+                         "engine_per_event_ratio_old_over_new": old["engine_per_event_us"] / new["engine_per_event_us"]})
+    gen = [r for r in rows if r["case"].startswith("generated:")]
+    sizes = [r["old"]["jobs"] for r in gen]
+    return {"against": sha, "cases": rows,
+            "growth_exponent": {k: exponent(sizes, [r[k]["wall_seconds"] for r in gen]) for k in ("old", "new")},
+            "growth_exponent_cpu": {k: exponent(sizes, [r[k]["cpu_seconds"] for r in gen]) for k in ("old", "new")}}
 
 
 def main() -> None:
@@ -57,28 +118,48 @@ def main() -> None:
     ap.add_argument("--sizes", default="500,2000,10000")
     ap.add_argument("--policy", default="drf")
     ap.add_argument("--no-gavel", action="store_true")
+    ap.add_argument("--against", metavar="REV", help="also run the package of this commit, side by side")
+    ap.add_argument("--repeats", type=int, default=1, help="with --against: best of this many runs of each")
+    ap.add_argument("--case", help=argparse.SUPPRESS)      # one case, one JSON row (the --against worker)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    if args.case:
+        print(json.dumps(measure(*case(args.case), args.policy)))
+        return
+    from dlsched.bench import environment
+
     sizes = [int(x) for x in args.sizes.split(",")]
-    cluster = Cluster.homogeneous(125, {"gpu": 4})
-    rows = [measure(poisson_trace(n, 0, arrival_rate=1 / 30), cluster, make_speed("duration"), args.policy) for n in sizes]
-    if len(sizes) > 1:
-        exponent = float(np.polyfit(np.log(sizes), np.log([r["wall_seconds"] for r in rows]), 1)[0])
-    else:
-        exponent = None
-    out = {"generated": rows, "growth_exponent": exponent}
+    names = [f"generated:{n}" for n in sizes] + ([] if args.no_gavel else ["gavel"])
+    env = environment(policy=args.policy, sizes=sizes, arrival_rate=ARRIVAL_RATE, seed=0)
+    if args.against:
+        out = {**against(args.against, names, args.policy, args.repeats), "environment": env}
+        if args.json:
+            print(json.dumps(out))
+            return
+        for r in out["cases"]:
+            o, n = r["old"], r["new"]
+            print(f"{r['case']:16s} {o['jobs']:6d} jobs  old {o['wall_seconds']:7.2f} s wall ({o['cpu_seconds']:6.2f} s cpu, engine "
+                  f"{o['engine_per_event_us']:4.0f} us/event)  new {n['wall_seconds']:7.2f} s wall ({n['cpu_seconds']:6.2f} s cpu, engine "
+                  f"{n['engine_per_event_us']:4.0f} us/event)  cpu old/new {r['cpu_ratio_old_over_new']:.2f}x  "
+                  f"same decisions: {r['same_decisions']}")
+        print(f"growth exponent (wall ~ n^k) against {out['against']}: old k = {out['growth_exponent']['old']:.3f}, "
+              f"new k = {out['growth_exponent']['new']:.3f}")
+        return
+    rows = [measure(*case(name), args.policy) for name in names]
+    gen = rows[:len(sizes)]
+    out = {"generated": gen, "growth_exponent": exponent(sizes, [r["wall_seconds"] for r in gen])}
     if not args.no_gavel:
-        out["gavel"] = measure(gavel_2000(), gavel_cluster("500:0:0"), make_speed("throughput"), args.policy)
-    out["environment"] = environment(policy=args.policy, sizes=sizes, arrival_rate=1 / 30, seed=0)
+        out["gavel"] = rows[-1]
+    out["environment"] = env
     if args.json:
         print(json.dumps(out))
         return
-    for r in rows + ([out["gavel"]] if "gavel" in out else []):
+    for r in rows:
         print(f"{r['jobs']:6d} jobs {r['policy']:6s} {r['status']:9s} wall {r['wall_seconds']:7.2f} s (cpu {r['cpu_seconds']:6.2f} s)  events {r['events']:6d}  "
               f"engine {r['engine_per_event_us']:6.0f} us/event ({r['engine_seconds']:.2f} s)  policy {r['policy_seconds']:.2f} s "
               f"(median {r['policy_median_us']:.0f} us/call)  GPU util {r['gpu_utilisation']:.3f}  [{r['trace']}]")
-    if exponent is not None:
-        print(f"growth exponent (wall ~ n^k): k = {exponent:.3f}")
+    if out["growth_exponent"] is not None:
+        print(f"growth exponent (wall ~ n^k): k = {out['growth_exponent']:.3f}")
 
 
 if __name__ == "__main__":

@@ -161,7 +161,7 @@ def cmd_bench(args) -> int:
 def cmd_report(args) -> int:
     from dlsched.bench.report import main
 
-    return main(args.rest)
+    return main(args.rest[1:] if args.rest[:1] == ["--"] else args.rest)
 
 
 def cmd_train(args) -> int:
@@ -239,7 +239,10 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    argv = sys.argv[1:] if argv is None else list(argv)
+    at = next((k for k, a in enumerate(argv[:2]) if a == "report"), None)
+    if at is not None:              # `report --pages DIR`: an option first is the report's, not ours
+        argv.insert(at + 1, "--")
     args = parser().parse_args(argv)
 
     try:

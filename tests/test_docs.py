@@ -45,6 +45,40 @@ def test_every_figure_file_is_shown_somewhere():
     assert files and not [p for p in files if p.name not in shown]
 
 
+def test_generated_pages_are_what_their_results_files_give(monkeypatch, capsys):
+    """Every docs/report/*/report.md is remade from its committed results file(s) by the command
+    written on it: a hand edit, or results changed without remaking the page, fails here."""
+    from dlsched.bench.report import main, pages
+
+    monkeypatch.chdir(ROOT)
+    found = pages(DOCS / "report")
+    assert {p.parent.name for p, _ in found} >= {"quick", "solvers", "sim-small", "oasis-quick"}
+    stale = [str(p.relative_to(ROOT)) for p, argv in found if main([*argv, "--check"]) != 0]
+    assert not stale, f"pages that differ from their results files (remake: dlsched report --pages docs/report): {stale}"
+
+
+def test_a_hand_edited_page_is_caught(tmp_path, monkeypatch, capsys):
+    import shutil
+
+    from dlsched.bench.report import main
+
+    monkeypatch.chdir(ROOT)
+    page = DOCS / "report" / "sim-small" / "report.md"
+    copy = tmp_path / "sim-small"
+    shutil.copytree(page.parent, copy)
+    argv = ["docs/report/sim-small/results.jsonl", "--out", str(copy), "--no-figures"]
+    assert main(argv) == 0 and main([*argv, "--check"]) == 0
+    (copy / "report.md").write_text((copy / "report.md").read_text().replace("| drf | 3/3", "| drf | 2/3"))
+    assert main([*argv, "--check"]) == 1
+
+
+def test_every_generated_page_is_in_the_site_navigation():
+    nav = (ROOT / "mkdocs.yml").read_text()
+    missing = [p.relative_to(DOCS).as_posix() for p in (DOCS / "report").glob("*/report.md")
+               if p.relative_to(DOCS).as_posix() not in nav]
+    assert not missing, missing
+
+
 @pytest.mark.skipif(any(importlib.util.find_spec(m) is None for m in ("mkdocs", "material", "mkdocstrings")),
                     reason="the docs tools are not installed (pip install -e '.[docs]')")
 def test_site_builds_strictly(tmp_path):

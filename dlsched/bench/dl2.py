@@ -7,19 +7,20 @@ network, DRF, Optimus and SMD are simulated on the same cluster in the same run:
 * ``jct_reduction_vs_drf`` = 1 − mean_k JCT̄_k(DL2) / mean_k JCT̄_k(DRF) (JCT̄_k: average JCT of
   trace k), likewise vs Optimus and SMD (the paper: 44.1 % and 17.5 % vs DRF and Optimus);
 * ``agreement``: fraction of its teacher's actions (the checkpoint's, e.g. Optimus) the network
-  takes on the first three validation traces (the warm-up model's figure on held-out traces is in
-  ``provenance``);
+  takes on the first three validation traces (the warm-up model's figure on held-out traces is in ``provenance``);
 * ``inference_ms_p50`` / ``_p95``: wall time of one network inference (one action), CPU;
 * on ``--small`` tiny traces (5 jobs, 2 nodes) the average JCT against the exact time-indexed
   optimum (MODELS.md §2.4, HiGHS with ``--time-limit``): ``gap_to_optimum`` = JCT̄(DL2)/JCT̄(OPT) − 1;
 * ``training``: seconds, episodes and the checkpoint's command (from its provenance);
-* ``lower_bound``: the mean over the validation traces of a lower bound on each trace's average
-  JCT (:mod:`dlsched.sim.bounds`: isolated, SRPT per resource, fluid time-indexed LP), each
-  policy's mean over it, and ``max_reduction_vs_drf`` = 1 − bound / DRF: no schedule reduces
-  DRF's average JCT by more;
+* ``lower_bound``: the mean over the validation traces of lower bounds on each trace's average
+  JCT (:mod:`dlsched.sim.bounds`: alone, SRPT per resource, the time-indexed LP), each policy's
+  mean over it, and ``max_reduction_vs_drf`` = 1 − bound / DRF: no schedule reduces DRF's
+  average JCT by more;
 * ``other_teachers``: warm-up agreement and tuning figures of the runs not shipped.
 
 ``--quick``: 10 validation traces, 2 small ones. ``--json`` prints exactly one JSON object.
+The simulations are the cells of the suite file ``dl2`` (``dlsched/bench/suites/dl2.toml``) with
+these settings; the agreement and the small-trace study run here.
 """
 
 from __future__ import annotations
@@ -57,32 +58,29 @@ def _reduction(dl2: list, other: list) -> float | None:
 
 
 def study(seeds, n_jobs: int, n_servers: int, checkpoint, progress: bool) -> dict:
-    from dlsched.console import progress as bar
-    from dlsched.instance.synthetic import dl2_cluster, dl2_trace
-    from dlsched.rl.policy import DL2Policy
-    from dlsched.sim.policies import available, make_policy
-    from dlsched.sim.speed import TableSpeed
+    """DL2 and the baselines on the validation traces: the cells of the bundled ``dl2`` suite file
+    (``dlsched/bench/suites/dl2.toml``) with these settings."""
+    from dlsched.bench.runner import run_suite
+    from dlsched.sim.policies import available
 
-    cluster, speed = dl2_cluster(n_servers), TableSpeed()
-    names = [b for b in BASELINES if b in available()]
+    s = suite(seeds, n_jobs, n_servers, checkpoint, [b for b in BASELINES if b in available()])
+    return summarise_suite(run_suite(s, None, progress=progress), s)
+
+
+def summarise_suite(rows: list[dict], suite) -> dict:
+    """JCTs, reductions and inference latency from the rows of a dl2 suite (``dlsched bench run dl2``)."""
+    names = list(dict.fromkeys(r["policy"] for r in rows if r["policy"] != "dl2"))
+    seeds = list(dict.fromkeys(r["trace_seed"] for r in rows))
+    n_jobs = suite.definition["traces"][0].get("params", {}).get("n_jobs")
+    n_servers = suite.definition.get("cluster", {}).get("params", {}).get("n_servers")
     jct: dict[str, list] = {"dl2": [], **{b: [] for b in names}}
     errors: dict[str, str] = {}
     latency: list[float] = []
-    with bar("bench dl2", len(seeds), enabled=progress) as tick:
-        for s in seeds:
-            tick(f"trace seed {s}")
-            tr = dl2_trace(n_jobs, seed=s)
-            pol = DL2Policy(checkpoint)
-            v, err = _run(tr, cluster, pol, speed)
-            jct["dl2"].append(v)
-            latency += pol.inference_seconds
-            if err:
-                errors[f"dl2/{s}"] = err
-            for b in names:
-                v, err = _run(tr, cluster, make_policy(b), speed)
-                jct[b].append(v)
-                if err:
-                    errors[f"{b}/{s}"] = err
+    for r in rows:
+        jct[r["policy"]].append(r.get("avg_jct") if r["status"] == "completed" else None)
+        latency += r.get("inference_seconds", [])
+        if r["status"] != "completed":
+            errors[f"{r['policy']}/{r['trace_seed']}"] = r.get("exception") or f"{r['status']}: {r.get('message')}"
     ms = np.array(latency) * 1e3
     out = {"seeds": list(seeds), "n_jobs": n_jobs, "n_servers": n_servers,
            "mean_jct": {k: (float(np.mean([x for x in v if x is not None])) if any(x is not None for x in v) else None)
@@ -96,30 +94,61 @@ def study(seeds, n_jobs: int, n_servers: int, checkpoint, progress: bool) -> dic
     return out
 
 
-def bound_study(seeds, n_jobs: int, n_servers: int, mean_jct: dict, interval: float, time_limit: float) -> dict:
-    """Lower bounds on the average JCT of every validation trace (dlsched.sim.bounds) and how far each
-    policy's mean is above their mean; ``max_reduction_vs_drf`` = 1 − bound / DRF is the largest
-    reduction against DRF that any schedule could reach."""
+def suite(seeds, n_jobs: int, n_servers: int, checkpoint, baselines):
+    """The bundled ``dl2`` suite file with these traces, nodes, checkpoint and baselines."""
+    from dlsched.bench.suite import suite_from_definition
+    from dlsched.bench.tasks import load_definition
+
+    doc, path = load_definition("dl2")
+    dl2 = {"name": "dl2", **({} if checkpoint is None else {"params": {"checkpoint": str(checkpoint)}})}
+    doc = {**doc, "cluster": {"generator": "dl2", "params": {"n_servers": n_servers}},
+           "traces": [{**doc["traces"][0], "seeds": list(seeds), "params": {"n_jobs": n_jobs}}],
+           "policies": [dl2, *({"name": b} for b in baselines)]}
+    return suite_from_definition(doc, path, source=f"{path} (with the command line's settings)")
+
+
+def bound_study(seeds, n_jobs: int, n_servers: int, mean_jct: dict, slot_seconds: float) -> dict:
+    """Lower bounds on the average JCT of every validation trace (:mod:`dlsched.sim.bounds`) and how
+    far each policy's mean is above their mean; ``max_reduction_vs_drf`` = 1 − bound / DRF is the
+    largest reduction against DRF that any schedule could reach."""
     from dlsched.instance.synthetic import dl2_cluster, dl2_trace
-    from dlsched.sim.bounds import mean_jct_lower_bound
+    from dlsched.sim.bounds import jct_lower_bound, lp_lower_bound
     from dlsched.sim.speed import TableSpeed
 
     cluster, speed = dl2_cluster(n_servers), TableSpeed()
-    per = [mean_jct_lower_bound(dl2_trace(n_jobs, seed=s), cluster, speed, interval=interval, time_limit=time_limit)
-           for s in seeds]
-    lb = float(np.mean([b["bound"] for b in per]))
-    out = {"mean": lb, "per_trace": [b["bound"] for b in per],
-           "isolated": float(np.mean([b["isolated"] for b in per])),
-           "capacity": {r: float(np.mean([b["capacity"][r] for b in per])) for r in per[0]["capacity"]},
-           "lp": float(np.mean([b["lp"] for b in per])) if all(b["lp"] is not None for b in per) else None,
-           "lp_interval": interval}
+    simple, lp = [], []
+    for s in seeds:
+        tr = dl2_trace(n_jobs, seed=s)
+        simple.append(jct_lower_bound(tr, cluster, speed))
+        lp.append(lp_lower_bound(tr, cluster, speed, slot_seconds=slot_seconds))
+    per = [max(v for v in (a["bound"], b["bound"]) if v is not None) for a, b in zip(simple, lp)]
+    lb = float(np.mean(per))
+    out = {"mean": lb, "per_trace": per, "alone": float(np.mean([a["alone"] for a in simple])),
+           "capacity": {r: float(np.mean([a["capacity"][r] for a in simple])) for r in simple[0]["capacity"]},
+           "lp": float(np.mean([b["bound"] for b in lp])) if all(b["bound"] is not None for b in lp) else None,
+           "lp_slot_seconds": slot_seconds}
     for k, v in mean_jct.items():
         if v is not None:
             out[f"{k}_over_bound"] = v / lb
-    if mean_jct.get("drf"):
-        out["max_reduction_vs_drf"] = 1.0 - lb / mean_jct["drf"]
-    if mean_jct.get("optimus"):
-        out["max_reduction_vs_optimus"] = 1.0 - lb / mean_jct["optimus"]
+    for b in ("drf", "optimus"):
+        if mean_jct.get(b):
+            out[f"max_reduction_vs_{b}"] = 1.0 - lb / mean_jct[b]
+    return out
+
+
+def other_teachers() -> dict:
+    """Warm-up and tuning figures of the runs that were not shipped, from their provenance files
+    (``dlsched/rl/checkpoints/runs/*.json``, written by ``dlsched train dl2`` beside their checkpoints)."""
+    from dlsched.rl.policy import DEFAULT_CHECKPOINT
+
+    out = {}
+    for path in sorted((DEFAULT_CHECKPOINT.parent / "runs").glob("*.json")):
+        prov = json.loads(path.read_text())
+        out[path.stem] = {"command": prov.get("command"), "teacher": prov.get("config", {}).get("teacher"),
+                          "warmup_agreement_held_out": prov.get("agreement", {}).get("held_out"),
+                          "warmup_agreement_held_out_by_action": prov.get("agreement", {}).get("held_out_by_action"),
+                          **{k: prov.get(k) for k in ("teacher_tune_jct", "best_tune_jct", "best_episode",
+                                                      "episodes_run", "training_seconds")}}
     return out
 
 
@@ -141,7 +170,7 @@ def small_study(seeds, checkpoint, time_limit: float) -> dict:
     """DL2 and DRF against the exact time-indexed optimum on tiny traces (5 jobs, 2 nodes)."""
     from dlsched.instance.synthetic import dl2_cluster, dl2_trace
     from dlsched.rl.policy import DL2Policy
-    from dlsched.sim.bounds import mean_jct_lower_bound
+    from dlsched.sim.bounds import jct_lower_bound, lp_lower_bound
     from dlsched.sim.policies import available, make_policy
     from dlsched.sim.speed import TableSpeed
 
@@ -154,7 +183,8 @@ def small_study(seeds, checkpoint, time_limit: float) -> dict:
         t0 = time.monotonic()
         opt, err = _run(tr, cluster, make_policy("time-indexed", time_limit=time_limit), speed)
         row = {"seed": s, "opt": opt, "opt_seconds": time.monotonic() - t0, "opt_error": err or None,
-               "bound": mean_jct_lower_bound(tr, cluster, speed, interval=600.0)["bound"]}
+               "bound": max(v for v in (jct_lower_bound(tr, cluster, speed)["bound"],
+                                        lp_lower_bound(tr, cluster, speed, slot_seconds=600.0)["bound"]) if v is not None)}
         for name, pol in (("dl2", DL2Policy(checkpoint)), ("drf", make_policy("drf"))):
             row[name], err = _run(tr, cluster, pol, speed)
             row[f"{name}_error"] = err or None
@@ -167,22 +197,6 @@ def small_study(seeds, checkpoint, time_limit: float) -> dict:
                                    if ok and all(r["drf"] for r in ok) else None)}
 
 
-def other_teachers() -> dict:
-    """Warm-up and tuning figures of the runs that were not shipped, from their provenance files
-    (``dlsched/rl/checkpoints/runs/*.json``, written by ``dlsched train dl2`` beside their checkpoints)."""
-    from dlsched.rl.policy import DEFAULT_CHECKPOINT
-
-    out = {}
-    for path in sorted((DEFAULT_CHECKPOINT.parent / "runs").glob("*.json")):
-        prov = json.loads(path.read_text())
-        out[path.stem] = {"command": prov.get("command"), "teacher": prov.get("config", {}).get("teacher"),
-                          "warmup_agreement_held_out": prov.get("agreement", {}).get("held_out"),
-                          "warmup_agreement_held_out_by_action": prov.get("agreement", {}).get("held_out_by_action"),
-                          **{k: prov.get(k) for k in ("teacher_tune_jct", "best_tune_jct", "best_episode",
-                                                      "episodes_run", "training_seconds")}}
-    return out
-
-
 @register_suite("dl2")
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="dlsched bench dl2", description=__doc__.split("\n")[0])
@@ -193,8 +207,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--small", type=int, default=None, help="tiny traces against the exact optimum (default 4, quick 2)")
     ap.add_argument("--time-limit", type=float, default=60.0, help="seconds per exact time-indexed solve")
     ap.add_argument("--checkpoint", default=None, help="a DL2 checkpoint (default: the shipped model)")
-    ap.add_argument("--bound-interval", type=float, default=2400.0,
-                    help="interval (s) of the fluid LP lower bound (smaller: tighter, slower)")
+    ap.add_argument("--bound-slot", type=float, default=2400.0,
+                    help="slot (s) of the time-indexed LP lower bound (smaller: tighter, slower)")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args(argv)
     from dlsched.rl.policy import load_checkpoint
@@ -205,8 +219,7 @@ def main(argv: list[str]) -> int:
     wall0 = time.monotonic()
     out = study(range(1, n + 1), args.jobs, args.servers, args.checkpoint, progress=not args.json)
     out["traces"] = n
-    out["lower_bound"] = bound_study(range(1, n + 1), args.jobs, args.servers, out["mean_jct"], args.bound_interval,
-                                     args.time_limit)
+    out["lower_bound"] = bound_study(range(1, n + 1), args.jobs, args.servers, out["mean_jct"], args.bound_slot)
     out["agreement_with_teacher"] = agreement_on(range(1, 4), args.jobs, args.servers, args.checkpoint,
                                                  prov.get("config", {}).get("teacher", "drf"))
     out["warmup_agreement_held_out"] = prov.get("agreement", {}).get("held_out")
@@ -227,8 +240,7 @@ def main(argv: list[str]) -> int:
     for b in BASELINES:
         if f"jct_reduction_vs_{b}" in out and out[f"jct_reduction_vs_{b}"] is not None:
             print(f"  JCT reduction vs {b:8s} {100 * out[f'jct_reduction_vs_{b}']:6.1f} %")
-    lb = out["lower_bound"]
-    nan = float("nan")
+    lb, nan = out["lower_bound"], float("nan")
     print(f"  lower bound on mean JCT {lb['mean'] / 3600:.2f} h; mean JCT / bound: DRF {lb.get('drf_over_bound', nan):.2f}, "
           f"Optimus {lb.get('optimus_over_bound', nan):.2f}, DL2 {lb.get('dl2_over_bound', nan):.2f}; "
           f"no schedule is more than {100 * lb.get('max_reduction_vs_drf', nan):.1f} % below DRF")

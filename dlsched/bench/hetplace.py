@@ -3,6 +3,8 @@
 For seeded Gavel instances (n jobs on n K80 + n P100 + n V100 GPUs, 4 per server) it runs
 the exact MCMDK (1 thread, a time limit), then ``hetplace`` for every sample budget N, the
 greedy baseline, and the equal-split comparison; then one scale run (256 jobs, 1,024 GPUs).
+Sizes, seeds and budgets are those of the suite file ``hetplace`` (``hetplace-quick`` with
+``--quick``; ``dlsched/bench/suites/``), one ``hetplace.instance`` cell per (n, seed).
 Reports per N: mean and max gap of the average JCT to the optimum, run time and Jain's
 fairness; the speedup over the exact method on the largest instances; and, with ``--json``,
 one JSON object on stdout. Timing is wall time of the whole method (build + solve).
@@ -13,7 +15,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -22,14 +23,16 @@ from rich.table import Table
 
 import dlsched
 from dlsched.bench import environment, register_suite
+from dlsched.bench.runner import run_suite
+from dlsched.bench.suite import suite_from_definition
+from dlsched.bench.tasks import failures, grid_values, load_definition, results_of, with_grid, with_params, with_settings
 from dlsched.console import table_console
+from dlsched.errors import InputError
 from dlsched.instance.placement_gen import generate
 from dlsched.solvers.hetplace import DEFAULT_SAMPLES
 
-FULL_SIZES = (8, 16, 32, 64, 128, 256)
-QUICK_SIZES = (8, 16, 32)
+#: the sample budgets of the full suite (dlsched/bench/suites/hetplace.toml), for :func:`replot`
 FULL_SAMPLES = (1, 2, 4, 8, 16, 32)
-QUICK_SAMPLES = (1, 4, 8, 16)
 
 
 def _timed(inst, method, **kw):
@@ -42,43 +45,54 @@ def _timed(inst, method, **kw):
     return res, wall
 
 
-def run(sizes, seeds, samples_list, default_n, time_limit, scale: bool, equal_upto: int, log=None) -> dict:
-    rows = []
-    for n in sizes:
-        for seed in seeds:
-            inst = generate(n, {"k80": n, "p100": n, "v100": n}, seed=seed)
-            ex, ex_t = _timed(inst, "exact", threads=1, time_limit=time_limit)
-            row = {"n_jobs": n, "n_gpus": inst.n_gpus, "seed": seed, "exact_status": ex.status.value,
-                   "exact_objective": ex.objective, "exact_bound": ex.bound, "exact_seconds": ex_t,
-                   "exact_jain": ex.stats.get("jain_fairness"), "hetplace": {}}
-            for N in samples_list:
-                h, h_t = _timed(inst, "hetplace", samples=N, seed=seed)
-                row["hetplace"][N] = {"objective": h.objective, "seconds": h_t, "jain": h.stats["jain_fairness"],
-                                      "bound": h.bound, "gap": h.objective / ex.objective - 1 if ex.objective else None}
-            g, g_t = _timed(inst, "greedy")
-            row["greedy"] = {"objective": g.objective, "seconds": g_t, "gap": g.objective / ex.objective - 1, "jain": g.stats["jain_fairness"]}
-            if n <= equal_upto:
-                eq = dataclasses.replace(inst, workload="equal")
-                eq_ex, _ = _timed(eq, "exact", threads=1, time_limit=time_limit)
-                eq_h, _ = _timed(eq, "hetplace", samples=default_n, seed=seed)
-                p = ex.solution
-                mixed = bool(any(len(set(inst.gpu_type[p.gpus_of(i)].tolist())) > 1 for i in range(inst.n_jobs)))
-                row["equal_split"] = {"exact": eq_ex.objective, "hetplace": eq_h.objective, "optimum_mixes_types": mixed}
-            rows.append(row)
-            if log:
-                d = row["hetplace"][default_n]
-                log(f"n={n:4d} K={inst.n_gpus:4d} seed={seed} exact {ex_t:7.2f}s ({ex.status.value})  "
-                    f"hetplace[N={default_n}] {d['seconds']:.3f}s gap {100 * d['gap']:.3f}%  greedy gap {100 * row['greedy']['gap']:.2f}%")
-    out = {"rows": rows}
+def instance_task(n: int, seed: int, samples: list[int], time_limit: float | None, equal_upto: int = 64,
+                  default_n: int = DEFAULT_SAMPLES) -> dict:
+    """One Gavel instance (n jobs on n K80 + n P100 + n V100 GPUs): exact, hetplace for every
+    sample budget, greedy, and (up to ``equal_upto`` jobs) the equal-split comparison."""
+    inst = generate(n, {"k80": n, "p100": n, "v100": n}, seed=seed)
+    ex, ex_t = _timed(inst, "exact", threads=1, time_limit=time_limit)
+    row = {"n_jobs": n, "n_gpus": inst.n_gpus, "seed": seed, "exact_status": ex.status.value,
+           "exact_objective": ex.objective, "exact_bound": ex.bound, "exact_seconds": ex_t,
+           "exact_jain": ex.stats.get("jain_fairness"), "hetplace": {}}
+    for N in samples:
+        h, h_t = _timed(inst, "hetplace", samples=N, seed=seed)
+        row["hetplace"][N] = {"objective": h.objective, "seconds": h_t, "jain": h.stats["jain_fairness"],
+                              "bound": h.bound, "gap": h.objective / ex.objective - 1 if ex.objective else None}
+    g, g_t = _timed(inst, "greedy")
+    row["greedy"] = {"objective": g.objective, "seconds": g_t, "gap": g.objective / ex.objective - 1, "jain": g.stats["jain_fairness"]}
+    if n <= equal_upto:
+        eq = dataclasses.replace(inst, workload="equal")
+        eq_ex, _ = _timed(eq, "exact", threads=1, time_limit=time_limit)
+        eq_h, _ = _timed(eq, "hetplace", samples=default_n, seed=seed)
+        p = ex.solution
+        mixed = bool(any(len(set(inst.gpu_type[p.gpus_of(i)].tolist())) > 1 for i in range(inst.n_jobs)))
+        row["equal_split"] = {"exact": eq_ex.objective, "hetplace": eq_h.objective, "optimum_mixes_types": mixed}
+    return row
+
+
+def scale_task(samples: int = DEFAULT_SAMPLES) -> dict:
+    """One hetplace run at scale: 256 jobs on 1,024 GPUs of three types, against its Lagrangian bound."""
+    inst = generate(256, {"k80": 342, "p100": 341, "v100": 341}, seed=0)
+    h, h_t = _timed(inst, "hetplace", samples=samples, seed=0)
+    return {"n_jobs": 256, "n_gpus": inst.n_gpus, "types": 3, "seconds": h_t, "objective": h.objective,
+            "bound": h.bound, "bound_gap": h.objective / h.bound - 1, "jain": h.stats["jain_fairness"],
+            "samples": samples}
+
+
+def summarise_suite(rows: list[dict], suite) -> dict:
+    """The summary of a hetplace study suite's rows (``dlsched bench hetplace``, ``bench run hetplace``)."""
+    cells = results_of(rows, "hetplace.instance")
+    if not cells:
+        raise InputError(suite.source, "tasks", "hetplace.instance cells that finished", failures(rows) or "none")
+    for r in cells:                    # JSON turned the sample budgets into strings
+        r["hetplace"] = {int(k): v for k, v in r["hetplace"].items()}
+    samples = sorted(cells[0]["hetplace"])
+    default_n = next(c.kwargs().get("default_n", DEFAULT_SAMPLES) for c in suite.tasks if c.task == "hetplace.instance")
+    out = {"rows": cells}
+    scale = results_of(rows, "hetplace.scale")
     if scale:
-        inst = generate(256, {"k80": 342, "p100": 341, "v100": 341}, seed=0)
-        h, h_t = _timed(inst, "hetplace", samples=default_n, seed=0)
-        out["scale"] = {"n_jobs": 256, "n_gpus": inst.n_gpus, "types": 3, "seconds": h_t, "objective": h.objective,
-                        "bound": h.bound, "bound_gap": h.objective / h.bound - 1, "jain": h.stats["jain_fairness"],
-                        "samples": default_n}
-        if log:
-            log(f"scale: 256 jobs on {inst.n_gpus} GPUs: {h_t:.2f}s, within {100 * (h.objective / h.bound - 1):.3f}% of the Lagrangian bound")
-    return out
+        out["scale"] = scale[0]
+    return {**summarise(out, samples, default_n), "failures": failures(rows), "raw": out}
 
 
 def summarise(out: dict, samples_list, default_n) -> dict:
@@ -163,28 +177,35 @@ def plot(summary: dict, outdir: Path) -> Path:
 @register_suite("hetplace")
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="dlsched bench hetplace", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help=f"sizes {QUICK_SIZES}, 2 seeds, N in {QUICK_SAMPLES}")
+    ap.add_argument("--quick", action="store_true", help="suite hetplace-quick: sizes 8 16 32, 2 seeds, N in 1 4 8 16")
     ap.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     ap.add_argument("--out", default="results/hetplace", help="folder for the figure and the raw rows")
     ap.add_argument("--seeds", type=int, default=None, help="seeds per size (default 5, quick 2)")
-    ap.add_argument("--time-limit", type=float, default=120.0, help="exact method's limit in seconds")
+    ap.add_argument("--sizes", type=int, nargs="+", default=None, help="job counts (default: the suite file's)")
+    ap.add_argument("--samples", type=int, nargs="+", default=None, help="sample budgets N (default: the suite file's)")
+    ap.add_argument("--time-limit", type=float, default=None, help="exact method's limit in seconds (default 120)")
     ap.add_argument("--no-scale", action="store_true", help="skip the 256-job / 1,024-GPU run")
     args = ap.parse_args(argv)
-    sizes = QUICK_SIZES if args.quick else FULL_SIZES
-    samples_list = QUICK_SAMPLES if args.quick else FULL_SAMPLES
-    seeds = range(args.seeds if args.seeds is not None else (2 if args.quick else 5))
-    log = (lambda s: print(s, file=sys.stderr, flush=True))  # progress on stderr; stdout holds only the JSON
-    out = run(sizes, list(seeds), samples_list, DEFAULT_SAMPLES, args.time_limit, not args.no_scale,
-              equal_upto=64, log=log)
-    summary = summarise(out, samples_list, DEFAULT_SAMPLES)
+    name = "hetplace-quick" if args.quick else "hetplace"
+    doc, path = load_definition(name)
+    doc = with_settings(doc, time_limit=args.time_limit)
+    doc = with_grid(doc, "hetplace.instance", n=args.sizes,
+                    seed=None if args.seeds is None else {"start": 0, "count": args.seeds})
+    doc = with_params(doc, "hetplace.instance", samples=args.samples)
+    if args.no_scale:
+        doc = {**doc, "tasks": [t for t in doc["tasks"] if t["name"] != "hetplace.scale"]}
+    suite = suite_from_definition(doc, path, source=f"{path} (with the command line's settings)")
+    summary = summarise_suite(run_suite(suite, None, progress=not args.json), suite)
+    out = summary.pop("raw")
     outdir = Path(args.out)
     outdir.mkdir(parents=True, exist_ok=True)
     (outdir / "rows.json").write_text(json.dumps(out, indent=1, default=str))
     fig = plot(summary, outdir)
-    env = environment(seed=list(seeds), time_limit=args.time_limit, threads=1, sizes=list(sizes))
+    env = environment(seed=grid_values(doc, "hetplace.instance", "seed"), time_limit=suite.time_limit, threads=1,
+                      sizes=grid_values(doc, "hetplace.instance", "n"), suite=name)
     if args.json:
         print(json.dumps({**summary, "figure": str(fig), "environment": env}))
-        return 0
+        return 1 if summary["failures"] else 0
 
     t = Table(title=f"hetplace vs exact ({summary['instances']} instances, largest n={summary['largest']['n_jobs']})")
     for col in ("N", "mean gap %", "max gap %", "mean s", "Jain"):

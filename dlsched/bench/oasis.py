@@ -22,6 +22,11 @@ job count divided by the best total of the paper's own baselines (FIFO, DRF, Dor
 ``utility_vs_best_baseline`` is
 OASiS's total over the paper-setting instances of the largest job count divided by the best
 baseline's total over the same instances. ``--json`` prints exactly one JSON object.
+
+The sections are the cells of the suite file ``oasis`` (``oasis-quick`` with ``--quick``;
+``dlsched/bench/suites/``), tasks ``oasis.ratio``, ``oasis.paper`` and ``oasis.sensitivity``, run
+with the command line's settings; :func:`summarise_suite` is the summary (also of ``dlsched bench
+run oasis``).
 """
 
 from __future__ import annotations
@@ -36,8 +41,12 @@ from rich.table import Table
 
 import dlsched
 from dlsched.bench import environment, register_suite
+from dlsched.bench.runner import run_suite
+from dlsched.bench.suite import suite_from_definition
+from dlsched.bench.tasks import (failures, grid_values, load_definition, results_of, with_grid, with_params,
+                                 with_settings)
 from dlsched.check import check_oasis
-from dlsched.console import progress, table_console
+from dlsched.console import table_console
 from dlsched.instance.oasis import schedule_utility
 from dlsched.instance.oasis_gen import generate, small
 from dlsched.solvers.oasis import price_params, run_oasis
@@ -53,12 +62,13 @@ SCALES = (0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 L_FAR = (1e2, 1e4, 1e6, 1e8, 1e10, 1e12, 1e13, 1e14)
 
 
-def ratio_study(seeds: int, time_limit: float | None, threads: int = 1) -> dict:
-    rows = []
-    with progress("competitive ratio", seeds) as tick:
-        for s in range(seeds):
-            tick(f"instance {s}")
-            rows.append(_ratio_row(s, small(s), time_limit, threads))
+def ratio_task(s: int, time_limit: float | None, threads: int = 1) -> dict:
+    """Competitive-ratio instance ``s`` (``oasis_gen.small``)."""
+    return _ratio_row(s, small(s), time_limit, threads)
+
+
+def ratio_study(rows: list[dict]) -> dict:
+    """The competitive-ratio section from its instances' rows."""
     ratios = np.array([r["ratio"] for r in rows])
     # how tight the pooled bound (used where the exact optimum is out of reach) is where OPT is known
     tight = np.array([r["pooled_bound"] / r["offline"] for r in rows if r["offline"] > 0 and r["optimal"]])
@@ -130,6 +140,15 @@ def paper_setting(n_jobs: int, seed: int, baselines=BASELINES, l_min_share: floa
     return out
 
 
+def paper_task(jobs: int, seed: int, l_min_share: float = L_MIN_SHARE, time_limit: float | None = 60.0) -> dict:
+    """One paper-setting instance; ``time_limit`` bounds the pooled upper bound's MILP."""
+    return paper_setting(jobs, seed, l_min_share=l_min_share, bound_time_limit=time_limit)
+
+
+def sensitivity_task(jobs: int, seed: int, out: str | None = None) -> dict:
+    return sensitivity(jobs, seed, None if out is None else Path(out))
+
+
 def sensitivity(n_jobs: int, seed: int, out_dir: Path | None) -> dict:
     inst = generate(n_jobs, seed=seed)
     exact = schedule_utility(inst, run_oasis(inst)[0])
@@ -174,53 +193,77 @@ def sensitivity(n_jobs: int, seed: int, out_dir: Path | None) -> dict:
 @register_suite("oasis")
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="dlsched bench oasis", description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="10 small instances, 100 jobs, no sensitivity")
+    ap.add_argument("--quick", action="store_true", help="suite oasis-quick: 10 small instances, 100 jobs, no sensitivity")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--seeds", type=int, default=None, help="small instances for the ratio study (default 30; quick 10)")
     ap.add_argument("--jobs", type=int, nargs="+", default=None, help="paper-setting job counts (default 100 400)")
-    ap.add_argument("--seed", type=int, default=1, help="seed of the (first) paper-setting instance")
+    ap.add_argument("--seed", type=int, default=None, help="seed of the (first) paper-setting instance (default 1)")
     ap.add_argument("--paper-seeds", type=int, default=None, help="paper-setting instances per job count (default 3; quick 1)")
-    ap.add_argument("--time-limit", type=float, default=60.0, help="seconds per offline MILP")
-    ap.add_argument("--sensitivity-jobs", type=int, default=400)
+    ap.add_argument("--time-limit", type=float, default=None, help="seconds per offline MILP (default 60)")
+    ap.add_argument("--sensitivity-jobs", type=int, default=None, help="default 400")
     ap.add_argument("--out", type=Path, default=Path("results/oasis"))
     ap.add_argument("--parts", nargs="+", choices=("ratio", "paper", "sensitivity"), default=None,
                     help="sections to run (default all; --quick: ratio paper)")
-    ap.add_argument("--l-min-share", type=float, default=L_MIN_SHARE,
-                    help="also run OASiS with this L estimate in the paper setting (column oasis_lest; 0: skip)")
+    ap.add_argument("--l-min-share", type=float, default=None,
+                    help=f"also run OASiS with this L estimate in the paper setting (column oasis_lest; 0: skip; default {L_MIN_SHARE})")
     args = ap.parse_args(argv)
-    seeds = args.seeds or (10 if args.quick else 30)
-    jobs = args.jobs or ([100] if args.quick else [100, 400])
     t0 = time.perf_counter()
-    summary = _run(args, seeds, jobs, t0)
+    suite = _suite(args)
+    summary = summarise_suite(run_suite(suite, None, progress=not args.json), suite)
+    summary["seconds"] = time.perf_counter() - t0
+    summary["environment"] = environment(seed=_paper_seeds(suite)[:1] or None, time_limit=suite.time_limit, threads=1,
+                                         suite=suite.name)
     if args.json:
         print(json.dumps(summary, default=float))
-        return 0
-    _table(summary)
-    return 0
+    else:
+        _table(summary)
+    return 1 if summary["failures"] else 0
 
 
-def _run(args, seeds, jobs, t0) -> dict:
-    parts = set(args.parts or (("ratio", "paper") if args.quick else ("ratio", "paper", "sensitivity")))
-    summary = {"suite": "oasis", "parts": sorted(parts)}
-    if "ratio" in parts:
-        ratio = ratio_study(seeds, args.time_limit)
+def _suite(args):
+    """The oasis (or oasis-quick) suite file with the command line's settings."""
+    name = "oasis-quick" if args.quick else "oasis"
+    doc, path = load_definition(name)
+    doc = with_settings(doc, time_limit=args.time_limit)
+    if args.parts:
+        task = {"ratio": "oasis.ratio", "paper": "oasis.paper", "sensitivity": "oasis.sensitivity"}
+        doc = {**doc, "tasks": [t for t in doc["tasks"] if t["name"] in {task[p] for p in args.parts}]}
+        if "sensitivity" in args.parts and not any(t["name"] == "oasis.sensitivity" for t in doc["tasks"]):
+            doc["tasks"].append({"name": "oasis.sensitivity", "params": {"jobs": 400, "seed": 1}})
+    if args.seeds is not None:
+        doc = with_grid(doc, "oasis.ratio", s={"start": 0, "count": args.seeds})
+    seeds = grid_values(doc, "oasis.paper", "seed")
+    if seeds and (args.seed is not None or args.paper_seeds is not None):
+        first = seeds[0] if args.seed is None else args.seed
+        doc = with_grid(doc, "oasis.paper", seed={"start": first, "count": args.paper_seeds or len(seeds)})
+    doc = with_grid(doc, "oasis.paper", jobs=args.jobs)
+    doc = with_params(doc, "oasis.paper", l_min_share=args.l_min_share)
+    doc = with_params(doc, "oasis.sensitivity", jobs=args.sensitivity_jobs, seed=args.seed, out=str(args.out))
+    return suite_from_definition(doc, path, source=f"{path} (with the command line's settings)")
+
+
+def _paper_seeds(suite) -> list[int]:
+    return sorted({c.kwargs()["seed"] for c in suite.tasks if c.task == "oasis.paper"})
+
+
+def summarise_suite(rows: list[dict], suite) -> dict:
+    """The summary of an oasis study suite's rows: the headline first (module docstring)."""
+    summary = {"suite": "oasis", "parts": sorted({c.task.split(".")[1] for c in suite.tasks}),
+               "failures": failures(rows)}
+    ratio_rows = results_of(rows, "oasis.ratio")
+    if ratio_rows:
+        ratio = ratio_study(ratio_rows)
         summary.update({
             "ratio_mean": ratio["ratio_mean"], "ratio_max": ratio["ratio_max"], "ratio_median": ratio["ratio_median"],
-            "alpha_bound_violations": ratio["alpha_bound_violations"], "ratio_instances": seeds,
+            "alpha_bound_violations": ratio["alpha_bound_violations"], "ratio_instances": len(ratio_rows),
             "offline_all_optimal": ratio["all_optimal"],
             "offline_seconds_median": ratio["offline_seconds_median"], "offline_seconds_max": ratio["offline_seconds_max"],
             "ratio_study": ratio})
-    if "paper" in parts:
-        pseeds = args.paper_seeds or (1 if args.quick else 3)
-
-        paper = []
-        with progress("paper setting", len(jobs) * pseeds) as tick:
-            for n in jobs:
-                for k in range(pseeds):
-                    tick(f"{n} jobs, seed {args.seed + k}")
-                    paper.append(paper_setting(n, args.seed + k, l_min_share=args.l_min_share, bound_time_limit=args.time_limit))
-        last = [p for p in paper if p["jobs"] == jobs[-1]]
-        names = ["oasis", *(["oasis_lest"] if args.l_min_share > 0 else []), *BASELINES, "risk_reward_preemptive"]
+    paper = results_of(rows, "oasis.paper")
+    if paper:
+        last = [p for p in paper if p["jobs"] == paper[-1]["jobs"]]
+        lest = "oasis_lest" in paper[0]
+        names = ["oasis", *(["oasis_lest"] if lest else []), *BASELINES, "risk_reward_preemptive"]
         totals = {m: float(sum(p[m]["utility"] for p in last)) for m in [*names, "upper_bound"]}
         best = max(BASELINES, key=lambda b: totals[b])
         paper_best = max(PAPER_BASELINES, key=lambda b: totals[b])
@@ -230,16 +273,15 @@ def _run(args, seeds, jobs, t0) -> dict:
             "best_paper_baseline": paper_best,
             "utility_vs_best_baseline": totals["oasis"] / max(totals[best], 1e-12), "best_baseline": best,
             "bound_vs_best_baseline": totals["upper_bound"] / max(totals[best], 1e-12),
-            "utility_totals_at_max_jobs": totals, "paper_seeds": pseeds, "paper_setting": paper,
+            "utility_totals_at_max_jobs": totals, "paper_seeds": len(last), "paper_setting": paper,
             "decision_seconds_p50": float(np.median([p["decision_seconds_p50"] for p in last])),
             "decision_seconds_p99": float(max(p["decision_seconds_p99"] for p in last))})
-        if args.l_min_share > 0:
-            summary["l_min_share"] = args.l_min_share
+        if lest:
+            summary["l_min_share"] = paper[0]["l_min_share"]
             summary["lest_vs_best_baseline"] = totals["oasis_lest"] / max(totals[best], 1e-12)
-    if "sensitivity" in parts:
-        summary["sensitivity"] = sensitivity(args.sensitivity_jobs, args.seed, args.out)
-    summary["seconds"] = time.perf_counter() - t0
-    summary["environment"] = environment(seed=args.seed, time_limit=args.time_limit, threads=1)
+    sens = results_of(rows, "oasis.sensitivity")
+    if sens:
+        summary["sensitivity"] = sens[0]
     lead = ("suite", "parts", "utility_vs_paper_baselines", "best_paper_baseline", "utility_vs_best_baseline",
             "best_baseline", "bound_vs_best_baseline")
     return {**{k: summary[k] for k in lead if k in summary}, **summary}   # the headline first

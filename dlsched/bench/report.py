@@ -9,22 +9,36 @@ method found (then gaps are certified upper estimates), else the best value any 
 Figures (matplotlib, Agg): ``profile.png`` (Dolan–Moré performance profile of the time to
 reach 0.1 % of the reference), ``gap_vs_time.png`` (mean gap to the reference over the
 incumbent streams, log-log) and ``families.png`` (mean gap per family and method).
-``report.md`` holds the tables and figures with the command that made them.
+
+Rows of simulation suites (``kind = "simulate"``) give a JCT table per policy (runs, completed
+runs, mean of the runs' average JCT, median and 95th percentile of all completed jobs' JCTs,
+mean makespan, GPU utilisation, decision latency) and ``jct_cdf.png``, the empirical CDF of the
+completed jobs' JCTs per policy over all traces. Rows of study suites (``kind = "study"``) give a
+table per task (cells, failures, seconds). A suite that names its ``family`` also gets the
+family's own summary (its scalar figures), computed from the rows as ``dlsched bench FAMILY``
+does. ``report.md`` holds the tables and figures with the command that made them.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import re
 import shlex
 from pathlib import Path
 
 import numpy as np
 
 from dlsched.bench.results import TARGET, failed, latest, read_results
+from dlsched.errors import InputError
 from dlsched.result import gap_to_reference
 
 FLOOR = 1e-3           # gap-versus-time: a mean gap of 0 % is drawn at 0.001 % (log axis)
+
+
+def kind(row: dict) -> str:
+    """The cell kind of a row: solve (instance x method), simulate or study."""
+    return row.get("kind", "solve")
 
 
 def load(paths: list[str | Path]) -> tuple[list[dict], list[dict]]:
@@ -73,14 +87,19 @@ def _label(r: dict, many_suites: bool) -> str:
     return f"{r['suite']}:{r['method']}" if many_suites else r["method"]
 
 
-def summarise(rows: list[dict]) -> dict[str, dict]:
-    """Per method label (``suite:method`` when several suites): the table's columns."""
+def by_label(rows: list[dict], key: str = "method") -> dict[str, list[dict]]:
+    """Rows grouped by ``row[key]`` (``suite:value`` when the rows come from several suites)."""
     many = len({r["suite"] for r in rows}) > 1
     by: dict[str, list[dict]] = {}
     for r in rows:
-        by.setdefault(_label(r, many), []).append(r)
+        by.setdefault(f"{r['suite']}:{r[key]}" if many else r[key], []).append(r)
+    return by
+
+
+def summarise(rows: list[dict]) -> dict[str, dict]:
+    """Per method label (``suite:method`` when several suites): the table's columns."""
     out = {}
-    for m, rs in by.items():
+    for m, rs in by_label(rows).items():
         gaps = [r["ref_gap"] for r in rs if r["ref_gap"] is not None]
         secs = [r["seconds"] for r in rs if _finite(r.get("seconds"))]
         out[m] = {"cells": len(rs), "solutions": sum(1 for r in rs if _finite(r.get("objective"))),
@@ -224,44 +243,223 @@ def _save(fig, path: Path) -> Path:
     return path
 
 
-def markdown(heads: list[dict], paths: list, summary: dict[str, dict], files: list[Path], out: Path, command: str) -> str:
-    """A page the docs include: provenance, the summary table and the figures, with the commands."""
-    from dlsched.bench.suite import suites_dir
+def sim_summary(rows: list[dict]) -> dict[str, dict]:
+    """Per policy label (``suite:policy`` when several suites): the JCT table's columns."""
+    out = {}
+    for m, rs in by_label(rows).items():
+        done = [r for r in rs if r.get("status") == "completed"]
+        jct = np.array([x for r in rs for x in r.get("jct") or []], dtype=float)
 
+        def mean(key, rs=done):
+            vals = [r[key] for r in rs if _finite(r.get(key))]
+            return float(np.mean(vals)) if vals else None
+
+        out[m] = {"runs": len(rs), "completed": len(done), "failures": sum(1 for r in rs if "exception" in r),
+                  "jobs_done": int(jct.size), "mean_avg_jct": mean("avg_jct"),
+                  "median_jct": float(np.median(jct)) if jct.size else None,
+                  "p95_jct": float(np.percentile(jct, 95)) if jct.size else None,
+                  "mean_makespan": mean("makespan"), "gpu_utilisation": mean("gpu_utilisation"),
+                  "decision_median_s": mean("decision_median_s")}
+    return out
+
+
+SIM_COLUMNS = ("policy", "runs ok", "jobs done", "mean avg JCT (s)", "median JCT (s)", "p95 JCT (s)", "mean makespan (s)",
+               "GPU util", "decision med (s)")
+
+
+def _sim_cells(s: dict) -> list[str]:
+    f = lambda x, d=6: "-" if x is None else f"{x:.{d}g}"
+    return [f"{s['completed']}/{s['runs']}", str(s["jobs_done"]), f(s["mean_avg_jct"]), f(s["median_jct"]), f(s["p95_jct"]),
+            f(s["mean_makespan"]), f(s["gpu_utilisation"], 3), f(s["decision_median_s"], 3)]
+
+
+def study_summary(rows: list[dict]) -> dict[str, dict]:
+    """Per task (``suite:task`` when several suites): cells, failures, seconds."""
+    return {t: {"cells": len(rs), "failures": sum(1 for r in rs if "exception" in r),
+                "seconds": float(sum(r.get("seconds") or 0.0 for r in rs))} for t, rs in by_label(rows, "task").items()}
+
+
+STUDY_COLUMNS = ("task", "cells", "failures", "seconds (sum)")
+
+
+def _study_cells(s: dict) -> list[str]:
+    return [str(s["cells"]), str(s["failures"]), f"{s['seconds']:.2f}"]
+
+
+def print_table(columns, body: dict[str, list[str]], title: str) -> None:
+    from rich.table import Table
+
+    from dlsched.console import table_console
+
+    tab = Table(title=title)
+    for k, col in enumerate(columns):
+        tab.add_column(col, justify="left" if k == 0 else "right")
+    for m, cells in body.items():
+        tab.add_row(m, *cells)
+    table_console().print(tab)
+
+
+def jct_cdf(rows: list[dict], out: Path) -> Path:
+    """``jct_cdf.png``: per policy, the empirical CDF of every completed job's JCT over all traces."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for m, rs in sorted(by_label(rows).items()):
+        jct = np.sort([x for r in rs for x in r.get("jct") or []])
+        if jct.size:
+            ax.step(jct, np.arange(1, jct.size + 1) / jct.size, where="post", label=m)
+    style(ax, "job completion time (s), log", "fraction of completed jobs", "JCT CDF per policy (all traces)",
+          fontsize="small")
+    return _save(fig, out / "jct_cdf.png")
+
+
+def family_summary(rows: list[dict], suite) -> dict | None:
+    """The summary ``dlsched bench FAMILY`` prints, from a suite's rows (None: the suite names no family)."""
+    import importlib
+
+    from dlsched.bench.suite import FAMILIES
+
+    if suite.family is None:
+        return None
+    return importlib.import_module(FAMILIES[suite.family]).summarise_suite(rows, suite)
+
+
+def family_summaries(heads: list[dict], rows: list[dict]) -> dict[str, dict]:
+    """Per results file whose suite names a family: the family's summary of its rows (scalars only)."""
+    from dlsched.bench.suite import FAMILIES, suite_from_definition
+
+    out = {}
+    for h in heads:
+        fam = (h.get("definition") or {}).get("family")
+        if fam not in FAMILIES:
+            continue
+        suite = suite_from_definition(h["definition"], Path(str(h.get("suite_file", "."))), source=str(h.get("suite_file")))
+        mine = [r for r in rows if r["suite"] == h.get("suite")]
+        doc = family_summary(mine, suite)
+        out[h["suite"]] = {k: v for k, v in doc.items() if isinstance(v, (int, float, str, bool)) or v is None}
+    return out
+
+
+def _value(v) -> str:
+    return f"{v:.6g}" if isinstance(v, float) else str(v)
+
+
+def markdown(heads: list[dict], paths: list, sections: list[tuple[str, tuple, dict]], files: list[Path], out: Path,
+             command: str) -> str:
+    """A page the docs include: provenance, the tables (``sections``: heading, columns, rows) and the
+    figures, with the commands."""
     lines = ["# Benchmark report", "", f"Made by `{command}` from:", ""]
     for h, p in zip(heads, paths):
         env = h.get("environment", {})
         src = Path(str(h.get("suite_file", "")))
-        suite = h.get("suite") if src.parent == suites_dir() else str(src)
+        suite = h.get("suite") if src.parent.parts[-3:] == ("dlsched", "bench", "suites") else str(src)
         made = h.get("command") or f"dlsched bench run {suite} --out {p}"
         lines.append(f"- `{p}`, made by `{made}`: "
                      f"suite `{h.get('suite')}` ({h.get('suite_digest')}), git `{h.get('git')}`, started "
                      f"{h.get('started')}; limits {h.get('limits')}; dlsched {env.get('dlsched')}, HiGHS "
                      f"{env.get('highs')}, Python {env.get('python')}, {env.get('cpus')} CPUs ({env.get('processor')})")
-    cols = ["method", "cells", "solutions", "optimal", "failures", "mean gap %", "max gap %", "reached 0.1%",
-            "mean s", "reference"]
-    lines += ["", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join([m, *_cells(s)]) + " |" for m, s in summary.items()]
+    for heading, cols, body in sections:
+        if heading:
+            lines += ["", f"## {heading}"]
+        lines += ["", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        lines += ["| " + " | ".join([m, *cells]) + " |" for m, cells in body.items()]
     for f in files:
         rel = Path(f).resolve().relative_to(out.resolve()) if Path(f).resolve().is_relative_to(out.resolve()) else f
         lines += ["", f"![{Path(f).stem}]({rel})", "", f"Figure made by `{command}`."]
     return "\n".join(lines) + "\n"
 
 
+SOLVE_COLUMNS = ("method", "cells", "solutions", "optimal", "failures", "mean gap %", "max gap %", "reached 0.1%",
+                 "mean s", "reference")
+
+
+def build(results: list[str], out: Path, command: str, figs: str = "draw") -> tuple[str, list[Path], bool]:
+    """Tables (printed), figures and the page text of ``results``; whether any cell failed.
+    ``figs``: ``draw`` the figures, only ``name`` them on the page (``--check``), or ``none``."""
+    heads, rows = load(results)
+    suites = ", ".join(sorted({h.get("suite", "?") for h in heads}))
+    sections: list[tuple[str, tuple, dict]] = []
+    files: list[Path] = []
+    bad = False
+    solve = with_references([r for r in rows if kind(r) == "solve"])
+    if solve:
+        summary = summarise(solve)
+        print_tables(summary, "dlsched report: " + suites)
+        sections.append(("", SOLVE_COLUMNS, {m: _cells(s) for m, s in summary.items()}))
+        files += _figures(figs, out, ("profile.png", "gap_vs_time.png", "families.png"), lambda: figures(solve, out))
+        bad |= any(s["failures"] for s in summary.values())
+    sim = [r for r in rows if kind(r) == "simulate"]
+    if sim:
+        ss = sim_summary(sim)
+        body = {m: _sim_cells(s) for m, s in ss.items()}
+        print_table(SIM_COLUMNS, body, "dlsched report, simulations: " + suites)
+        sections.append(("Simulations: JCT per policy", SIM_COLUMNS, body))
+        files += _figures(figs, out, ("jct_cdf.png",), lambda: [jct_cdf(sim, out)])
+        bad |= any(s["failures"] for s in ss.values())
+    study = [r for r in rows if kind(r) == "study"]
+    if study:
+        st = study_summary(study)
+        body = {t: _study_cells(s) for t, s in st.items()}
+        print_table(STUDY_COLUMNS, body, "dlsched report, study tasks: " + suites)
+        sections.append(("Study tasks", STUDY_COLUMNS, body))
+        bad |= any(s["failures"] for s in st.values())
+    for name, fam in family_summaries(heads, rows).items():
+        body = {k: [_value(v)] for k, v in fam.items()}
+        print_table(("figure", "value"), body, f"family summary of {name}")
+        sections.append((f"Family summary: {name}", ("figure", "value"), body))
+    return markdown(heads, results, sections, files, out, command), files, bad
+
+
+def _figures(figs: str, out: Path, names: tuple[str, ...], draw) -> list[Path]:
+    if figs == "none":
+        return []
+    return draw() if figs == "draw" else [out / n for n in names]
+
+
+MADE_BY = re.compile(r"^Made by `dlsched report ([^`]*)` from:$", re.M)
+
+
+def pages(root: Path) -> list[tuple[Path, list[str]]]:
+    """Every generated page under ``root`` (``*/report.md``) and the ``dlsched report`` arguments
+    that made it (read from the page's "Made by" line)."""
+    out = []
+    for page in sorted(Path(root).glob("*/report.md")):
+        m = MADE_BY.search(page.read_text())
+        if m is None:
+            raise InputError(str(page), "line 3", "a \"Made by `dlsched report ...` from:\" line (a generated page)",
+                             page.read_text().splitlines()[2:3])
+        out.append((page, shlex.split(m.group(1))))
+    return out
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="dlsched report", description=__doc__.split("\n")[0])
-    ap.add_argument("results", nargs="+", help="results files of `dlsched bench run`")
+    ap.add_argument("results", nargs="*", help="results files of `dlsched bench run`")
     ap.add_argument("--out", type=Path, default=Path("results/report"), help="folder for the figures and report.md")
     ap.add_argument("--no-figures", action="store_true")
+    ap.add_argument("--check", action="store_true",
+                    help="write nothing: exit 1 if OUT/report.md differs from the page these results give")
+    ap.add_argument("--pages", type=Path, default=None, metavar="DIR",
+                    help="remake every DIR/*/report.md with the command written on it (with --check: compare only)")
     args = ap.parse_args(argv)
-    heads, rows = load(args.results)
-    rows = with_references(rows)
-    summary = summarise(rows)
-    print_tables(summary, "dlsched report: " + ", ".join(sorted({h.get("suite", "?") for h in heads})))
-    files = [] if args.no_figures or not rows else figures(rows, args.out)
-    command = "dlsched report " + " ".join(shlex.quote(a) for a in argv)
-    args.out.mkdir(parents=True, exist_ok=True)
+    if args.pages is not None:
+        codes = [main([*page_argv, *(["--check"] if args.check else [])]) for _, page_argv in pages(args.pages)]
+        return max(codes, default=0)
+    if not args.results:
+        raise InputError("<argument>", "results", "results files of `dlsched bench run` (or --pages DIR)", "none")
+    command = "dlsched report " + " ".join(shlex.quote(a) for a in argv if a != "--check")
+    text, files, bad = build(args.results, args.out, command,
+                             "none" if args.no_figures else "name" if args.check else "draw")
     page = args.out / "report.md"
-    page.write_text(markdown(heads, args.results, summary, files, args.out, command))
+    if args.check:
+        same = page.is_file() and page.read_text() == text
+        print(f"{page}: " + ("up to date" if same else f"differs from what `{command}` writes"))
+        return 0 if same else 1
+    args.out.mkdir(parents=True, exist_ok=True)
+    page.write_text(text)
     print("wrote " + ", ".join(str(p) for p in [*files, page]))
-    return 1 if any(s["failures"] for s in summary.values()) else 0
+    return 1 if bad else 0

@@ -36,6 +36,25 @@ def cell_id(ref: InstanceRef, method: MethodSpec, rep: int) -> str:
     return f"{ref.key}|{method.label}|{rep}"
 
 
+def cells_of(suite: Suite) -> tuple:
+    """The function every cell of ``suite`` runs and, per cell in suite order, its id and arguments:
+    solve cells here, simulate cells in :mod:`dlsched.bench.simcells`, study cells in
+    :mod:`dlsched.bench.tasks`."""
+    limits = suite.limits()
+    if suite.kind == "simulate":
+        from dlsched.bench import simcells
+
+        sim = suite.simulation
+        return simcells.run_sim_cell, [(simcells.cell_id(t, p, r), (t, p, r, sim["settings"]))
+                                       for t in sim["traces"] for p in sim["policies"] if p.runs_on(t)
+                                       for r in range(suite.repetitions)]
+    if suite.kind == "study":
+        from dlsched.bench.tasks import run_task_cell
+
+        return run_task_cell, [(c.id, (c, limits)) for c in suite.tasks]
+    return run_cell, [(cell_id(*c), (*c, limits)) for c in suite.cells()]
+
+
 @lru_cache(maxsize=8)
 def _best_known(path: str) -> dict[str, float]:
     from dlsched.bench.mkp import best_known
@@ -138,23 +157,23 @@ def run_suite(suite: Suite, out: str | Path | None, *, executor=None, progress: 
               max_cells: int | None = None, command: str | None = None) -> list[dict]:
     """Run the cells of ``suite`` not yet in ``out`` (``None``: keep nothing on disk).
 
-    Returns the rows of every finished cell (earlier ones from the file, then the new ones; the
-    last row of a cell wins). ``max_cells`` stops after that many new cells (a partial sweep).
+    Returns the rows of every finished cell in the suite's cell order (the last row of a cell
+    wins), whichever executor ran them. ``max_cells`` stops after that many new cells (a partial sweep).
     """
     from dlsched.bench.executors import LocalExecutor
 
     executor = executor or LocalExecutor(1)
     path = None if out is None else Path(out)
     done, old = _open_results(path, suite, command) if path is not None else (set(), [])
-    todo = [c for c in suite.cells() if cell_id(*c) not in done]
+    fn, calls = cells_of(suite)
+    todo = [args for cid, args in calls if cid not in done]
     if max_cells is not None:
         todo = todo[:max_cells]
-    limits = suite.limits()
     new: list[dict] = []
     log = path.open("a") if path is not None else None
     try:
         with _progress(f"{suite.name}", len(todo), len(done), progress) as advance:
-            for row in executor.map_cells(run_cell, [(ref, m, rep, limits) for ref, m, rep in todo]):
+            for row in executor.map_cells(fn, todo):
                 new.append(row)
                 if log is not None:
                     log.write(json.dumps(row, default=_json_default) + "\n")
@@ -163,7 +182,8 @@ def run_suite(suite: Suite, out: str | Path | None, *, executor=None, progress: 
     finally:
         if log is not None:
             log.close()
-    return latest(old + new)
+    order = {cid: k for k, (cid, _) in enumerate(calls)}
+    return sorted(latest(old + new), key=lambda r: order.get(r["cell"], len(order)))
 
 
 def _json_default(x):
@@ -211,7 +231,8 @@ def main(argv: list[str]) -> int:
     import shlex
 
     from dlsched.bench.executors import make_executor
-    from dlsched.bench.suite import bundled_suites, load_suite
+    from dlsched.bench.suite import load_suite
+    from dlsched.bench.suitefile import bundled_suites
 
     ap = argparse.ArgumentParser(prog="dlsched bench run", description=main.__doc__.split(":")[1].strip())
     ap.add_argument("suite", help=f"a suite file (.toml) or a bundled suite: {', '.join(bundled_suites())}")
@@ -221,6 +242,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://HOST:8786 ('local': a LocalCluster)")
     ap.add_argument("--max-cells", type=int, default=None, help="stop after this many new cells (rerun to continue)")
     ap.add_argument("--no-progress", action="store_true")
+    ap.add_argument("--json", action="store_true", help="print one JSON object (with the family's summary, if any)")
     args = ap.parse_args(argv)
     suite = load_suite(args.suite)
     out = args.out or Path("results") / f"{suite.name}.jsonl"
@@ -234,9 +256,27 @@ def main(argv: list[str]) -> int:
     finally:
         getattr(executor, "close", lambda: None)()
     wall = time.perf_counter() - t0
-    rows = report.with_references([{**r, "suite": suite.name} for r in rows])
-    summary = report.summarise(rows)
-    report.print_tables(summary, f"dlsched bench run {suite.name}: {len(rows)}/{len(suite.cells())} cells "
-                                 f"({executor.description}, {wall:.1f} s this run)")
-    print(f"results: {out}")
+    title = (f"dlsched bench run {suite.name}: {len(rows)}/{len(cells_of(suite)[1])} cells "
+             f"({executor.description}, {wall:.1f} s this run)")
+    rows = [{**r, "suite": suite.name} for r in rows]
+    family = report.family_summary(rows, suite)
+    if args.json:
+        print(json.dumps({"suite": suite.name, "results": str(out), "cells": len(rows),
+                          "failures": sum(1 for r in rows if failed(r)), "summary": family}, default=_json_default))
+    elif suite.kind == "solve":
+        report.print_tables(report.summarise(report.with_references(rows)), title)
+    elif suite.kind == "simulate":
+        report.print_table(report.SIM_COLUMNS, {m: report._sim_cells(x) for m, x in report.sim_summary(rows).items()}, title)
+    else:
+        report.print_table(report.STUDY_COLUMNS, {m: report._study_cells(x) for m, x in report.study_summary(rows).items()},
+                           title)
+    if family is not None and not args.json:
+        report.print_table(("figure", "value"), {k: [report._value(v)] for k, v in family.items()
+                                                 if isinstance(v, (int, float, str, bool)) or v is None},
+                           f"{suite.family} summary")
+    if not args.json:
+        print(f"results: {out}")
     return 1 if any(failed(r) for r in rows) else 0
+
+
+

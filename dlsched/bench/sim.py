@@ -11,10 +11,14 @@ trace (an InputError, e.g. OASiS's policies on a trace without utilities) is rep
 Per policy the table gives the mean over traces of the average JCT, median and p95 JCT, makespan,
 GPU utilisation and decision latency. ``jct_ratio_drf_over_optimus`` is the mean over traces of
 avg JCT(DRF) / avg JCT(Optimus) on the same trace, ``makespan_ratio_drf_over_optimus`` likewise;
-null when the table has no ``optimus`` or a run did not complete. ``--json`` prints exactly one
-JSON object with the environment recorded.
+null when the table has no ``optimus`` or a run did not complete. ``optimus_model_errors``:
+Optimus's median relative errors of its remaining-epochs estimate and of its speed fit at 25/50/75 %
+of each job's progress, pooled over its completed runs (:func:`model_errors`). ``--json`` prints
+exactly one JSON object with the environment recorded.
 
-``--quick``: 3 traces of 40 jobs on 16 nodes, 60 s per run.
+``--quick``: 3 traces of 40 jobs on 16 nodes, 60 s per run. The runs are the cells of the suite
+file ``sim`` (``dlsched/bench/suites/sim.toml``) with these settings; ``dlsched bench run sim``
+runs the file as is and prints :func:`summarise_suite`.
 """
 
 from __future__ import annotations
@@ -26,7 +30,6 @@ import sys
 import numpy as np
 
 from dlsched.bench import environment, register_suite
-from dlsched.errors import InputError
 
 #: per-run figures kept in the JSON rows
 _FIGURES = ("completed", "avg_jct", "median_jct", "p95_jct", "p99_jct", "makespan", "avg_queueing_delay", "jain_fairness",
@@ -43,37 +46,74 @@ def policies_to_run(names: list[str] | None) -> list[str]:
     return [n for n in available() if not getattr(policy_class(n), "offline", False)]
 
 
-def run(seeds: int, n_jobs: int, nodes: int, policies: list[str], speed_name: str, restart_seconds: float,
-        run_deadline: float | None, progress: bool = False) -> tuple[list[dict], dict]:
-    """Simulate every policy on every trace; returns the run rows and the results kept for figures."""
-    from dlsched.console import progress as progress_bar
-    from dlsched.instance.synthetic import dl2_cluster, dl2_trace
-    from dlsched.sim.engine import simulate
-    from dlsched.sim.policies import make_policy
-    from dlsched.sim.speed import make_speed
+def suite(seeds: int, n_jobs: int, nodes: int, policies: list[str], speed_name: str, restart_seconds: float,
+          run_deadline: float | None):
+    """The bundled ``sim`` suite file (``dlsched/bench/suites/sim.toml``) with these settings."""
+    from dlsched.bench.suite import suite_from_definition
+    from dlsched.bench.tasks import load_definition
 
-    cluster = dl2_cluster(nodes)
-    rows, kept = [], {}
-    with progress_bar("bench sim", seeds * len(policies), enabled=progress) as tick:
-        for seed in range(1, seeds + 1):
-            trace = dl2_trace(n_jobs, seed)
-            for name in policies:
-                tick(f"seed {seed} / {name}")
-                speed = make_speed(speed_name)
-                try:
-                    res = simulate(trace, cluster, make_policy(name), speed, seed=seed, restart_seconds=restart_seconds,
-                                   deadline=run_deadline)
-                except InputError as exc:       # a policy that does not apply to this trace says so
-                    rows.append({"trace": trace.source, "seed": seed, "policy": name, "status": "refused",
-                                 "message": str(exc), **{k: None for k in _FIGURES}})
-                    continue
-                s = res.summary()
-                rows.append({"trace": trace.source, "seed": seed, "policy": name, "status": s["status"],
-                             "message": s["message"], **{k: s[k] for k in _FIGURES if k != "gpu_utilisation"},
-                             "gpu_utilisation": s["utilisation"].get("gpu")})
-                if seed == 1:
-                    kept[name] = res
+    doc, path = load_definition("sim")
+    doc = {k: v for k, v in doc.items() if k != "time_limit"}
+    doc.update(speed=speed_name, restart_seconds=restart_seconds, cluster={"generator": "dl2", "params": {"n_servers": nodes}},
+               traces=[{**doc["traces"][0], "seeds": {"start": 1, "count": seeds}, "params": {"n_jobs": n_jobs}}],
+               policies=[{"name": p} for p in policies], **({} if run_deadline is None else {"time_limit": run_deadline}))
+    return suite_from_definition(doc, path, source=f"{path} (with the command line's settings)")
+
+
+def run(seeds: int, n_jobs: int, nodes: int, policies: list[str], speed_name: str, restart_seconds: float,
+        run_deadline: float | None, progress: bool = False, keep: bool = False) -> tuple[list[dict], dict]:
+    """Simulate every policy on every trace (the suite's cells); returns the run rows and, with
+    ``keep``, the SimResults of trace seed 1 (for figures; simulated again here)."""
+    from dlsched.bench.runner import run_suite
+    from dlsched.bench.simcells import simulate_cell
+
+    s = suite(seeds, n_jobs, nodes, policies, speed_name, restart_seconds, run_deadline)
+    rows = [_row(r) for r in run_suite(s, None, progress=progress)]
+    kept = {}
+    if keep:
+        first = s.simulation["traces"][0]
+        for p in s.simulation["policies"]:
+            if next(r for r in rows if r["seed"] == first.seed and r["policy"] == p.label)["status"] != "refused":
+                kept[p.label] = simulate_cell(first, p, 0, s.simulation["settings"])[0]
     return rows, kept
+
+
+def _row(r: dict) -> dict:
+    """A suite row (dlsched.bench.simcells) as this table's run row (with Optimus's per-job model
+    errors under ``model_errors`` while :func:`model_errors` has not taken them out)."""
+    out = {"trace": r.get("trace_source", r["trace"]), "seed": r["trace_seed"], "policy": r["policy"], "status": r["status"],
+           "message": r.get("message") or r.get("exception", ""), **{k: r.get(k) for k in _FIGURES}}
+    if r.get("policy_name", r["policy"]) == "optimus" and r["status"] == "completed" and r.get("model_errors"):
+        out["model_errors"] = r["model_errors"]
+    return out
+
+
+def model_errors(runs: list[dict]) -> dict | None:
+    """Optimus's model errors pooled over its completed runs (MODELS.md §5), taken out of ``runs``:
+    median relative error of the remaining-epochs estimate (``remaining``) and of the speed fit
+    against the speed source (``speed``) at 25/50/75 % of each job's progress, with the counts
+    ``n``, and per job type the speed fit at completion; keys "25%", "50%", "75%". None without a
+    completed ``optimus`` run."""
+    records = [e for r in runs for e in (r.pop("model_errors", None) or [])]
+    if not records:
+        return None
+    from dlsched.sim.policies.optimus import summarise_errors
+
+    e = summarise_errors([{k: v for k, v in x.items() if v is not None} for x in records])
+    pct = lambda d: {f"{round(100 * c)}%": v for c, v in d.items()}  # noqa: E731
+    return {"remaining": pct(e["remaining"]), "speed": pct(e["speed"]), "n": pct(e["n"]),
+            "speed_by_type": e["speed_by_type"], "jobs": len(records)}
+
+
+def summarise_suite(rows: list[dict], suite) -> dict:
+    """``dlsched bench run sim``: the table and ratios of this command from a sim suite's rows, and
+    Optimus's model errors when its rows have them."""
+    runs = [_row(r) for r in rows]
+    errors = model_errors(runs)
+    policies = [p.label for p in suite.simulation["policies"]]
+    return {"suite": suite.name, "policies": policies, "traces": sorted({r["trace"] for r in runs}),
+            "jct_ratio_drf_over_optimus": _ratio(runs, "avg_jct"), "makespan_ratio_drf_over_optimus": _ratio(runs, "makespan"),
+            **({"optimus_model_errors": errors} if errors else {}), "table": table(runs, policies), "runs": runs}
 
 
 def _ratio(rows: list[dict], key: str, num: str = "drf", den: str = "optimus") -> float | None:
@@ -126,6 +166,11 @@ def _print_table(tab: dict, doc: dict) -> None:
                   f(r["decision_median_s"], 3), f(r["wall_seconds"], 3))
     table_console().print(t)
     print(f"DRF / Optimus: avg JCT {f(doc['jct_ratio_drf_over_optimus'])}, makespan {f(doc['makespan_ratio_drf_over_optimus'])}")
+    e = doc.get("optimus_model_errors")
+    if e:
+        print("Optimus model errors (median relative, at 25/50/75 % of progress): remaining epochs "
+              + ", ".join(f(v, 3) for v in e["remaining"].values()) + "; speed fit "
+              + ", ".join(f(v, 3) for v in e["speed"].values()))
 
 
 @register_suite("sim")
@@ -148,7 +193,8 @@ def main(argv: list[str]) -> int:
     deadline = args.run_deadline or (60.0 if args.quick else 600.0)
     policies = policies_to_run(args.policies.split(",") if args.policies else None)
     rows, kept = run(seeds, n_jobs, nodes, policies, args.speed, args.restart_seconds, deadline,
-                     progress=not args.json and sys.stderr.isatty())
+                     progress=not args.json and sys.stderr.isatty(), keep=bool(args.plot))
+    errors = model_errors(rows)
     tab = table(rows, policies)
     doc = {"suite": "sim",
            "setting": {"traces": seeds, "jobs": n_jobs, "nodes": nodes, "speed": args.speed,
@@ -156,6 +202,7 @@ def main(argv: list[str]) -> int:
            "policies": policies, "traces": sorted({r["trace"] for r in rows}),
            "jct_ratio_drf_over_optimus": _ratio(rows, "avg_jct"),
            "makespan_ratio_drf_over_optimus": _ratio(rows, "makespan"),
+           "optimus_model_errors": errors,
            "table": tab, "runs": rows, "environment": environment(seeds=list(range(1, seeds + 1)))}
     if args.plot:
         from dlsched.sim.plots import write_figures

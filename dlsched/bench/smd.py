@@ -16,7 +16,10 @@ Parts (``--quick`` runs smaller versions of the same parts):
 5. **load** (without ``--quick``) — 200 jobs on 10 DL2 nodes arriving at 8 per slot, both mixes,
    3 seeds: average JCT (slots) of SMD, Optimus and DRF (no optimum at this size).
 
-Every random choice comes from ``--seed``; solver threads default to 1.
+Every random choice comes from ``--seed``; solver threads default to 1. The parts are the cells of
+the suite file ``smd`` (``smd-quick`` with ``--quick``; ``dlsched/bench/suites/``), tasks
+``smd.calibration``, ``smd.gap``, ``smd.exact``, ``smd.decision`` and ``smd.load``, run with the
+command line's settings; :func:`summarise_suite` is the summary (also of ``dlsched bench run smd``).
 """
 
 from __future__ import annotations
@@ -31,8 +34,12 @@ from rich.table import Table
 
 import dlsched
 from dlsched.bench import environment, register_suite
+from dlsched.bench.runner import run_suite
+from dlsched.bench.suite import suite_from_definition
+from dlsched.bench.tasks import failures, load_definition, results_of, with_grid, with_settings
 from dlsched.check import check_smd
-from dlsched.console import progress, table_console
+from dlsched.console import table_console
+from dlsched.errors import InputError
 from dlsched.instance.smd_gen import generate
 from dlsched.perf.calibrate import error_table, relative_errors
 from dlsched.perf.optimus_fit import fit_sync, relative_errors as opt_errors
@@ -64,13 +71,13 @@ def small_instance(k: int, seed: int):
     return generate(n_jobs, servers, mix=mix, seed=seed * 1000 + k, max_len_slots=3.0, arrival_rate=1.0)
 
 
-def gaps(n_instances: int, seed: int, time_limit: float, threads: int) -> list[dict]:
-    rows = []
-    with progress("gap to the time-indexed optimum", n_instances) as tick:
-        for k in range(n_instances):
-            tick(f"instance {k}")
-            rows.append(_gap_row(small_instance(k, seed), time_limit, threads))
-    return rows
+def calibration_task(quick: bool) -> dict:
+    return {"rows": calibration(quick)}
+
+
+def gap_task(k: int, seed: int, time_limit: float | None, threads: int) -> dict:
+    """Small instance ``k`` (:func:`small_instance`): every method against the time-indexed optimum."""
+    return _gap_row(small_instance(k, seed), time_limit, threads)
 
 
 def _gap_row(inst, time_limit: float, threads: int) -> dict:
@@ -96,33 +103,30 @@ def _gap_row(inst, time_limit: float, threads: int) -> dict:
     return row
 
 
-def exactness(sizes: list[int], seed: int, threads: int, repeats: int = 1) -> list[dict]:
+def exact_task(n: int, repeat: int, seed: int, threads: int) -> dict:
+    """The parametric iteration (and its lp-round variant) against the enumerated exact MILP, ``n`` jobs."""
     opts = SolveOptions(threads=threads)
-    rows = []
-    for n in sizes:
-        for r in range(repeats):
-            inst = generate(n, max(1, n // 5), seed=seed * 7919 + n * 31 + r, arrival_rate=None)
-            core = epoch_core(inst, np.arange(n))
-            t0 = time.perf_counter()
-            ex = solve_core(core, opts)
-            t_ex = time.perf_counter() - t0
-            out = parametric(core, opts)
-            lp = parametric(core, opts, sub="lp-round")
-            tol = 1e-6 * max(1.0, abs(ex.objective))
-            rows.append({"jobs": n, "servers": inst.n_servers, "columns": int(core.n_cols), "exact": ex.objective,
-                         "exact_seconds": t_ex, "parametric": out.objective, "parametric_bound": out.bound,
-                         "iterations": out.iterations, "parametric_seconds": out.seconds, "certified": out.optimal,
-                         "agree": bool(abs(out.objective - ex.objective) <= tol),
-                         "lp_round": lp.objective, "lp_round_bound": lp.bound, "lp_round_delta": lp.delta,
-                         "lp_round_iterations": lp.iterations, "lp_round_seconds": lp.seconds,
-                         "lp_round_gap": (lp.objective - ex.objective) / ex.objective,
-                         # bound <= exact <= SMD(lp-round) <= exact + Δ (MODELS.md §2.3 "guarantee")
-                         "lp_round_guarantee_holds": bool(lp.bound <= ex.objective + tol and ex.objective <= lp.objective + tol
-                                                          and lp.objective <= ex.objective + lp.delta + tol)})
-    return rows
+    inst = generate(n, max(1, n // 5), seed=seed * 7919 + n * 31 + repeat, arrival_rate=None)
+    core = epoch_core(inst, np.arange(n))
+    t0 = time.perf_counter()
+    ex = solve_core(core, opts)
+    t_ex = time.perf_counter() - t0
+    out = parametric(core, opts)
+    lp = parametric(core, opts, sub="lp-round")
+    tol = 1e-6 * max(1.0, abs(ex.objective))
+    return {"jobs": n, "servers": inst.n_servers, "columns": int(core.n_cols), "exact": ex.objective,
+            "exact_seconds": t_ex, "parametric": out.objective, "parametric_bound": out.bound,
+            "iterations": out.iterations, "parametric_seconds": out.seconds, "certified": out.optimal,
+            "agree": bool(abs(out.objective - ex.objective) <= tol),
+            "lp_round": lp.objective, "lp_round_bound": lp.bound, "lp_round_delta": lp.delta,
+            "lp_round_iterations": lp.iterations, "lp_round_seconds": lp.seconds,
+            "lp_round_gap": (lp.objective - ex.objective) / ex.objective,
+            # bound <= exact <= SMD(lp-round) <= exact + Δ (MODELS.md §2.3 "guarantee")
+            "lp_round_guarantee_holds": bool(lp.bound <= ex.objective + tol and ex.objective <= lp.objective + tol
+                                             and lp.objective <= ex.objective + lp.delta + tol)}
 
 
-def decision_time(repeats: int, seed: int, threads: int) -> dict:
+def decision_task(repeats: int, seed: int, threads: int) -> dict:
     inst = generate(500, 100, seed=seed, arrival_rate=None)
     opts = SolveOptions(threads=threads)
     active = np.arange(inst.n_jobs)
@@ -143,15 +147,10 @@ def decision_time(repeats: int, seed: int, threads: int) -> dict:
             "checked": bool(rep.feasible)}
 
 
-def load_study(seeds: int, seed: int, threads: int) -> list[dict]:
-    rows = []
-    with progress("load study", 2 * seeds) as tick:
-        for mix in ("dl2", "optimus"):
-            for k in range(seeds):
-                tick(f"{mix} mix, seed {seed * 100 + k}")
-                rows.append(_load_row(generate(200, 10, mix=mix, seed=seed * 100 + k, arrival_rate=8.0, max_len_slots=6.0),
-                                      mix, seed * 100 + k, threads))
-    return rows
+def load_task(mix: str, k: int, seed: int, threads: int) -> dict:
+    """200 jobs on 10 DL2 nodes arriving at 8 per slot (instance seed ``100 seed + k``)."""
+    s = seed * 100 + k
+    return _load_row(generate(200, 10, mix=mix, seed=s, arrival_rate=8.0, max_len_slots=6.0), mix, s, threads)
 
 
 def _load_row(inst, mix: str, seed: int, threads: int) -> dict:
@@ -191,38 +190,47 @@ def summarise(cal, gap_rows, exact_rows, dec) -> dict:
     }
 
 
-@register_suite("smd")
-def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="dlsched bench smd", description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="smaller runs of every part (about a minute)")
-    ap.add_argument("--json", action="store_true", help="print one JSON object")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--instances", type=int, default=None, help="small gap instances (default 20 quick, 40 full)")
-    ap.add_argument("--time-limit", type=float, default=120.0, help="per time-indexed MILP (s)")
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--out", default="results/smd", help="folder for the per-instance rows (JSON)")
-    args = ap.parse_args(argv)
-
-    t0 = time.perf_counter()
-    cal = calibration(args.quick)
-    n_inst = args.instances or (20 if args.quick else 40)
-    gap_rows = gaps(n_inst, args.seed, args.time_limit, args.threads)
-    sizes = [6, 8, 10, 12] if args.quick else [6, 8, 10, 12, 50, 200, 500]
-    exact_rows = exactness(sizes, args.seed, args.threads, repeats=2 if args.quick else 3)
-    dec = decision_time(3 if args.quick else 7, args.seed, args.threads)
-    load_rows = [] if args.quick else load_study(3, args.seed, args.threads)
-    summary = summarise(cal, gap_rows, exact_rows, dec)
+def summarise_suite(rows: list[dict], suite) -> dict:
+    """The summary of an smd study suite's rows (``dlsched bench smd``, ``dlsched bench run smd``)."""
+    cal = [r for part in results_of(rows, "smd.calibration") for r in part["rows"]]
+    gap_rows, exact_rows = results_of(rows, "smd.gap"), results_of(rows, "smd.exact")
+    dec, load_rows = results_of(rows, "smd.decision"), results_of(rows, "smd.load")
+    if not (cal and gap_rows and exact_rows and dec):
+        raise InputError(suite.source, "tasks", "smd.calibration, smd.gap, smd.exact and smd.decision cells that finished",
+                         failures(rows) or "none")
+    summary = summarise(cal, gap_rows, exact_rows, dec[0])
     if load_rows:
         jct = {m: float(np.mean([r[f"{m}_avg_jct"] for r in load_rows])) for m in ("smd", "optimus", "drf")}
         summary.update({f"load_avg_jct_{m}": v for m, v in jct.items()})
         summary["load_all_checked"] = all(r[f"{m}_checked"] for r in load_rows for m in jct)
-    summary["seconds"] = time.perf_counter() - t0
-    doc = {**summary, "calibration": cal, "gap_rows": gap_rows, "exactness": exact_rows, "decision": dec,
-           "load": load_rows,
-           "environment": environment(seed=args.seed, time_limit=args.time_limit, threads=args.threads,
-                                      quick=args.quick)}
-    try:
+    return {**summary, "calibration": cal, "gap_rows": gap_rows, "exactness": exact_rows, "decision": dec[0],
+            "load": load_rows, "failures": failures(rows)}
 
+
+@register_suite("smd")
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="dlsched bench smd", description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="smaller runs of every part: suite smd-quick (about a minute)")
+    ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument("--seed", type=int, default=None, help="default: the suite file's (0)")
+    ap.add_argument("--instances", type=int, default=None, help="small gap instances (default: the suite file's, 20 quick, 40 full)")
+    ap.add_argument("--time-limit", type=float, default=None, help="per time-indexed MILP (s; default: the suite file's, 120)")
+    ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--out", default="results/smd", help="folder for the per-instance rows (JSON)")
+    args = ap.parse_args(argv)
+
+    t0 = time.perf_counter()
+    name = "smd-quick" if args.quick else "smd"
+    doc, path = load_definition(name)
+    doc = with_settings(doc, seed=args.seed, time_limit=args.time_limit, threads=args.threads)
+    if args.instances is not None:
+        doc = with_grid(doc, "smd.gap", k={"start": 0, "count": args.instances})
+    suite = suite_from_definition(doc, path, source=f"{path} (with the command line's settings)")
+    doc = summarise_suite(run_suite(suite, None, progress=not args.json), suite)
+    doc["seconds"] = time.perf_counter() - t0
+    doc["environment"] = environment(seed=suite.seed, time_limit=suite.time_limit, threads=suite.threads,
+                                     quick=args.quick, suite=name)
+    try:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
         (out / ("smd-quick.json" if args.quick else "smd.json")).write_text(json.dumps(doc, indent=1, default=float))
@@ -232,7 +240,8 @@ def main(argv: list[str]) -> int:
         print(json.dumps(doc, default=float))
     else:
         _print(doc)
-    ok = summary["all_checked"] and summary["lp_round_guarantee_holds"] and summary["exact_small_agree"].split("/")[0] == summary["exact_small_agree"].split("/")[1]
+    ok = doc["all_checked"] and doc["lp_round_guarantee_holds"] and not doc["failures"] \
+        and doc["exact_small_agree"].split("/")[0] == doc["exact_small_agree"].split("/")[1]
     return 0 if ok else 1
 
 

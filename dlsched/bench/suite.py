@@ -22,26 +22,31 @@ A suite file (``dlsched/bench/suites/*.toml`` bundled, or any path)::
     params = { diversify = true }      # optional: method parameters
     sets = ["orlib-mkp"]               # optional: only on these instance sets (default: all)
 
-Other kinds: ``bundled`` (``pattern``: glob in the bundled ``instances/``), ``folder``
+Other instance kinds: ``bundled`` (``pattern``: glob in the bundled ``instances/``), ``folder``
 (``path`` and ``pattern``; a relative path is read from the suite file's folder) and
 ``generated`` (``generator`` one of :data:`GENERATORS`, ``seeds`` a list or
 ``{start, count}``, ``params`` its keyword arguments).
 
 :func:`load_suite` validates everything it can before any solve: an unknown key, method,
 instance kind or generator is one :class:`~dlsched.errors.InputError` naming the file and key.
+
+The cells above (``kind = "solve"``, the default) solve instances. ``kind = "simulate"`` suites
+replay traces under simulator policies (:mod:`dlsched.bench.simcells`); ``kind = "study"`` suites
+run the per-case parts of a family's study (:mod:`dlsched.bench.tasks`). ``family`` names the
+family whose summary ``dlsched bench run`` prints after the sweep (``dlsched bench FAMILY`` runs
+the family's suite file and prints it too).
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib
-import inspect
 import json
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dlsched.bench.suitefile import generator_call, once, read_suite_file, tables, typed, unknown
 from dlsched.errors import InputError
 
 #: generator name -> (module, function, its size arguments); keyword ``seed`` is set per instance
@@ -53,7 +58,12 @@ GENERATORS = {
     "oasis-small": ("dlsched.instance.oasis_gen", "small"),   # the competitive-ratio instances
 }
 
-TOP_KEYS = {"name", "description", "time_limit", "threads", "gap", "repetitions", "seed", "instances", "methods"}
+TOP_KEYS = {"name", "description", "kind", "family", "time_limit", "threads", "gap", "repetitions", "seed",
+            "instances", "methods"}
+KINDS = ("solve", "simulate", "study")
+#: family -> module whose ``summarise_suite(rows, suite)`` gives the family's summary of a suite's rows
+FAMILIES = {"sim": "dlsched.bench.sim", "dl2": "dlsched.bench.dl2", "smd": "dlsched.bench.smd",
+            "oasis": "dlsched.bench.oasis", "hetplace": "dlsched.bench.hetplace"}
 SET_KEYS = {
     "bundled": {"kind", "name", "pattern"},
     "data": {"kind", "name", "files", "problems", "best_known"},
@@ -61,14 +71,6 @@ SET_KEYS = {
     "generated": {"kind", "name", "generator", "seeds", "params"},
 }
 METHOD_KEYS = {"name", "label", "params", "sets"}
-
-
-def suites_dir() -> Path:
-    return Path(__file__).resolve().parent / "suites"
-
-
-def bundled_suites() -> list[str]:
-    return sorted(p.stem for p in suites_dir().glob("*.toml"))
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,10 @@ class Suite:
     instances: list[InstanceRef]
     methods: list[MethodSpec]
     definition: dict                   # the parsed file, for the digest and the results header
+    kind: str = "solve"
+    family: str | None = None
+    simulation: dict = field(default_factory=dict)   # kind simulate: traces, policies, settings
+    tasks: list = field(default_factory=list)        # kind study: the TaskCells
 
     def digest(self) -> str:
         """What makes two runs comparable: the parsed definition (not the file's formatting)."""
@@ -132,77 +138,67 @@ class Suite:
                 "repetitions": self.repetitions, "seed": self.seed}
 
     def cells(self) -> list[tuple[InstanceRef, MethodSpec, int]]:
+        """The (instance, method, repetition) cells of a solve suite (empty for the other kinds)."""
         return [(i, m, r) for i in self.instances for m in self.methods if m.runs_on(i) for r in range(self.repetitions)]
 
-
-def resolve(name_or_path: str | Path) -> Path:
-    """A bundled suite name (``mkp``) or a path to a suite file."""
-    p = Path(name_or_path)
-    if p.suffix == ".toml" or p.exists():
-        if not p.is_file():
-            raise InputError(str(p), "suite", "a suite file (TOML)", "no such file")
-        return p
-    cand = suites_dir() / f"{name_or_path}.toml"
-    if not cand.is_file():
-        raise InputError("<argument>", "suite", f"a suite file or one of {', '.join(bundled_suites())}", str(name_or_path))
-    return cand
 
 
 def load_suite(name_or_path: str | Path) -> Suite:
     """Read and validate a suite file (see the module docstring)."""
-    path = resolve(name_or_path)
-    src = str(path)
-    try:
-        doc = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(src, "TOML", "a valid TOML document", str(exc)) from None
-    _unknown(src, "", doc, TOP_KEYS)
-    name = _typed(src, "name", doc.get("name", path.stem), str, "a string")
-    time_limit = doc.get("time_limit")
-    if time_limit is not None and not (isinstance(time_limit, (int, float)) and time_limit > 0):
-        raise InputError(src, "time_limit", "a positive number of seconds", time_limit)
-    threads = _typed(src, "threads", doc.get("threads", 1), int, "a positive integer", lo=1)
-    repetitions = _typed(src, "repetitions", doc.get("repetitions", 1), int, "a positive integer", lo=1)
-    seed = _typed(src, "seed", doc.get("seed", 0), int, "an integer", lo=0)
+    doc, path = read_suite_file(name_or_path)
+    return suite_from_definition(doc, path)
+
+
+def suite_from_definition(doc: dict, path: Path, source: str | None = None) -> Suite:
+    """A validated suite from a parsed suite file (``path``: where relative paths start; ``source``
+    names it in errors, default the path). Family commands pass their suite file's definition
+    with the command line's settings applied."""
+    src = source or str(path)
+    kind = doc.get("kind", "solve") if isinstance(doc, dict) else None
+    if kind not in KINDS:
+        raise InputError(src, "kind", f"one of {', '.join(KINDS)}", kind)
+    family = doc.get("family")
+    if family is not None and family not in FAMILIES:
+        raise InputError(src, "family", f"one of {', '.join(FAMILIES)}", family)
+    if kind != "solve":
+        return _other_kind(src, path, doc, kind, family)
+    unknown(src, "", doc, TOP_KEYS)
     gap = doc.get("gap", 0.0)
     if not (isinstance(gap, (int, float)) and 0 <= gap < 1):
         raise InputError(src, "gap", "a relative gap in [0, 1)", gap)
-    sets = doc.get("instances")
-    if not isinstance(sets, list) or not sets:
-        raise InputError(src, "instances", "at least one [[instances]] table", sets)
-    refs: list[InstanceRef] = []
-    for k, s in enumerate(sets):
-        refs += instance_set(src, path.parent, f"instances[{k}]", s)
-    keys = [r.key for r in refs]
-    dup = next((x for x in keys if keys.count(x) > 1), None)
-    if dup is not None:
-        raise InputError(src, "instances", "every instance once (give the sets distinct names)", dup)
-    meths = doc.get("methods")
-    if not isinstance(meths, list) or not meths:
-        raise InputError(src, "methods", "at least one [[methods]] table", meths)
+    refs = [r for k, s in enumerate(tables(src, doc, "instances")) for r in instance_set(src, path.parent, f"instances[{k}]", s)]
+    once(src, "instances", [r.key for r in refs], "every instance once (give the sets distinct names)")
     set_names = {r.set_name for r in refs}
-    methods = [_method(src, f"methods[{k}]", m, set_names) for k, m in enumerate(meths)]
-    labels = [m.label for m in methods]
-    dup = next((x for x in labels if labels.count(x) > 1), None)
-    if dup is not None:
-        raise InputError(src, "methods", "distinct labels (add label = \"...\")", dup)
-    return Suite(name, src, str(doc.get("description", "")), None if time_limit is None else float(time_limit),
-                 threads, float(gap), repetitions, seed, refs, methods, doc)
+    methods = [_method(src, f"methods[{k}]", m, set_names) for k, m in enumerate(tables(src, doc, "methods"))]
+    once(src, "methods", [m.label for m in methods], "distinct labels (add label = \"...\")")
+    return Suite(*_settings(src, path, doc, float(gap)), refs, methods, doc, kind, family)
 
 
-def _unknown(src: str, where: str, table: Any, allowed: set[str]) -> None:
-    if not isinstance(table, dict):
-        raise InputError(src, where or "top level", "a table", table)
-    for key in table:
-        if key not in allowed:
-            at = f"{where}.{key}" if where else key
-            raise InputError(src, at, f"one of the keys {', '.join(sorted(allowed))}", key)
+def _settings(src: str, path: Path, doc: dict, gap: float) -> tuple:
+    """Name, source, description, time limit, threads, gap, repetitions and seed of a suite file."""
+    name = typed(src, "name", doc.get("name", path.stem), str, "a string")
+    time_limit = doc.get("time_limit")
+    if time_limit is not None and not (isinstance(time_limit, (int, float)) and time_limit > 0):
+        raise InputError(src, "time_limit", "a positive number of seconds", time_limit)
+    threads = typed(src, "threads", doc.get("threads", 1), int, "a positive integer", lo=1)
+    repetitions = typed(src, "repetitions", doc.get("repetitions", 1), int, "a positive integer", lo=1)
+    seed = typed(src, "seed", doc.get("seed", 0), int, "an integer", lo=0)
+    return (name, src, str(doc.get("description", "")), None if time_limit is None else float(time_limit), threads, gap,
+            repetitions, seed)
 
 
-def _typed(src: str, where: str, value: Any, typ: type, expected: str, lo: int | None = None):
-    if not isinstance(value, typ) or isinstance(value, bool) or (lo is not None and value < lo):
-        raise InputError(src, where, expected, value)
-    return value
+def _other_kind(src: str, path: Path, doc: dict, kind: str, family: str | None) -> Suite:
+    """A simulate or study suite: the shared settings here, the cells in their own modules."""
+    suite = Suite(*_settings(src, path, doc, 0.0), [], [], doc, kind, family)
+    if kind == "simulate":
+        from dlsched.bench import simcells
+
+        suite.simulation = simcells.parse(src, path.parent, doc)
+    else:
+        from dlsched.bench import tasks
+
+        suite.tasks = tasks.parse(src, doc)
+    return suite
 
 
 def _problems(src: str, where: str, text: Any) -> set[int] | None:
@@ -222,7 +218,7 @@ def instance_set(src: str, base: Path, where: str, s: Any) -> list[InstanceRef]:
     if not isinstance(s, dict) or s.get("kind") not in SET_KEYS:
         raise InputError(src, f"{where}.kind", f"one of {', '.join(SET_KEYS)}", s.get("kind") if isinstance(s, dict) else s)
     kind = s["kind"]
-    _unknown(src, where, s, SET_KEYS[kind])
+    unknown(src, where, s, SET_KEYS[kind])
     set_name = str(s.get("name", kind))
     if kind == "generated":
         return _generated(src, where, set_name, s)
@@ -236,7 +232,7 @@ def instance_set(src: str, base: Path, where: str, s: Any) -> list[InstanceRef]:
             raise InputError(src, f"{where}.files", "a list of files under the reference data", names)
         files = [data_dir() / f for f in names]
     else:
-        folder = Path(_typed(src, f"{where}.path", s.get("path"), str, "a folder of instance files"))
+        folder = Path(typed(src, f"{where}.path", s.get("path"), str, "a folder of instance files"))
         folder = folder if folder.is_absolute() else base / folder
         if not folder.is_dir():
             raise InputError(src, f"{where}.path", "a folder of instance files", str(folder))
@@ -271,24 +267,7 @@ def _file_problems(path: Path, keep: set[int] | None) -> list[int | None]:
 
 
 def _generated(src: str, where: str, set_name: str, s: dict) -> list[InstanceRef]:
-    gen = s.get("generator")
-    if gen not in GENERATORS:
-        raise InputError(src, f"{where}.generator", f"one of {', '.join(GENERATORS)}", gen)
-    seeds = s.get("seeds", [0])
-    if isinstance(seeds, dict):
-        _unknown(src, f"{where}.seeds", seeds, {"start", "count"})
-        seeds = list(range(int(seeds.get("start", 0)), int(seeds.get("start", 0)) + int(seeds.get("count", 1))))
-    if not isinstance(seeds, list) or not seeds or not all(isinstance(x, int) and not isinstance(x, bool) for x in seeds):
-        raise InputError(src, f"{where}.seeds", "a list of integer seeds or {start, count}", seeds)
-    params = s.get("params", {})
-    mod, fn = GENERATORS[gen]
-    sig = inspect.signature(getattr(importlib.import_module(mod), fn))
-    _unknown(src, f"{where}.params", params, set(sig.parameters) - {"seed"})
-    missing = [p.name for p in sig.parameters.values()
-               if p.default is inspect.Parameter.empty and p.name not in params and p.name != "seed"]
-    if missing:
-        raise InputError(src, f"{where}.params.{missing[0]}", f"a value (generator '{gen}' needs it)", "nothing")
-    packed = tuple(sorted((k, json.dumps(v)) for k, v in params.items()))
+    gen, seeds, packed = generator_call(src, where, s, GENERATORS)
     return [InstanceRef(key=f"{set_name}/{gen}-seed{x}", set_name=set_name, generator=gen, seed=x, params=packed)
             for x in seeds]
 
@@ -297,12 +276,12 @@ def _method(src: str, where: str, m: Any, set_names: set[str]) -> MethodSpec:
     import dlsched.solvers  # noqa: F401  (registers the methods)
     from dlsched.solvers import registry
 
-    _unknown(src, where, m, METHOD_KEYS)
+    unknown(src, where, m, METHOD_KEYS)
     name = m.get("name")
     if name not in registry.available():
         raise InputError(src, f"{where}.name", f"a method, one of {', '.join(registry.available())}", name)
     params = m.get("params", {})
-    _unknown(src, f"{where}.params", params, {p for meth in registry.describe() if meth.name == name for p in meth.params})
+    unknown(src, f"{where}.params", params, {p for meth in registry.describe() if meth.name == name for p in meth.params})
     sets = m.get("sets", [])
     if not isinstance(sets, list) or any(x not in set_names for x in sets):
         bad = next((x for x in sets if x not in set_names), sets) if isinstance(sets, list) else sets

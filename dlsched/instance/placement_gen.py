@@ -32,8 +32,11 @@ def _gavel():
     return table, calibrate(table), tuple(jobs)
 
 
-def gavel_cluster(gpus_per_type: dict[str, int], gpus_per_server: int = 4) -> tuple[list[str], list[int], list[int], tuple[str, ...]]:
-    """Servers of ``gpus_per_server`` GPUs of one type each (the last one of a type may be smaller)."""
+def gavel_servers(gpus_per_type: dict[str, int], gpus_per_server: int = 4) -> tuple[list[str], list[int], list[int], tuple[str, ...]]:
+    """The server table of a placement instance, (names, type index, GPUs, type names): servers of
+    ``gpus_per_server`` GPUs of one type each (the last one of a type may be smaller). The
+    simulator's :class:`~dlsched.instance.cluster.Cluster` of a Gavel spec is
+    :func:`dlsched.instance.cluster_spec.gavel_cluster`."""
     types = tuple(gpus_per_type)
     names, stype, sgpus = [], [], []
     for g, t in enumerate(types):
@@ -59,7 +62,7 @@ def generate(n_jobs: int, gpus_per_type: dict[str, int] | None = None, *, seed: 
     """A placement instance with ``n_jobs`` jobs drawn (seeded) from the Gavel traces.
 
     ``gpus_per_type`` (default 4 K80, 4 P100, 4 V100) uses Gavel's GPU type names; ``cluster``
-    (the 4-tuple of :func:`gavel_cluster` / :func:`openb_cluster`) replaces it, e.g. OpenB nodes.
+    (the 4-tuple of :func:`gavel_servers` / :func:`openb_servers`) replaces it, e.g. OpenB nodes.
     ``calibration_gbps`` is the bandwidth the Gavel multi-GPU measurements are attributed to.
     """
     for arg, val, lo in (("n_jobs", n_jobs, 1), ("gpus_per_server", gpus_per_server, 1), ("max_workers", max_workers, 1),
@@ -67,7 +70,7 @@ def generate(n_jobs: int, gpus_per_type: dict[str, int] | None = None, *, seed: 
         count_argument(arg, val, lo)
     table, cal, trace = _gavel()
     gpus_per_type = gpus_per_type or {"k80": 4, "p100": 4, "v100": 4}
-    names, stype, sgpus, types = cluster if cluster is not None else gavel_cluster(gpus_per_type, gpus_per_server)
+    names, stype, sgpus, types = cluster if cluster is not None else gavel_servers(gpus_per_type, gpus_per_server)
     rng = np.random.default_rng(seed)
     picks = rng.choice(len(trace), size=n_jobs, replace=len(trace) < n_jobs)
     jobs = [trace[p] for p in picks]
@@ -86,8 +89,10 @@ def generate(n_jobs: int, gpus_per_type: dict[str, int] | None = None, *, seed: 
         name=name or f"gavel-n{n_jobs}-k{K}-s{seed}", meta={"seed": seed, "generator": "gavel"})
 
 
-def openb_cluster(nodes: list[Node], type_map: dict[str, str] | None = None) -> tuple[list[str], list[int], list[int], tuple[str, ...]]:
-    """Servers from OpenB nodes; ``type_map`` maps an OpenB GPU model to a throughput column.
+def openb_servers(nodes: list[Node], type_map: dict[str, str] | None = None) -> tuple[list[str], list[int], list[int], tuple[str, ...]]:
+    """The server table of a placement instance (as :func:`gavel_servers`) from OpenB nodes; ``type_map``
+    maps an OpenB GPU model to a throughput column. The simulator's Cluster of an OpenB node list
+    is :func:`dlsched.instance.cluster_spec.openb_cluster`.
 
     A node whose model has no map raises an error naming the node and the model.
     """

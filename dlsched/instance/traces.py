@@ -46,7 +46,7 @@ from __future__ import annotations
 import csv
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -336,15 +336,34 @@ def trace_format(path: str | Path) -> str:
                      f"(or give the format: {', '.join(TRACE_FORMATS)})", first[:80])
 
 
-def load_trace(path: str | Path, format: str | None = None) -> Trace:
+def load_trace(path: str | Path, format: str | None = None, *, time_scale: float = 1.0) -> Trace:
     """Any supported trace (``format`` one of :data:`TRACE_FORMATS`, else detected from the file);
     ``dl2:N[:SEED]`` and ``poisson:N[:SEED]`` name the seeded synthetic traces of
-    :mod:`dlsched.instance.synthetic` (N jobs, seed 0 by default)."""
+    :mod:`dlsched.instance.synthetic` (N jobs, seed 0 by default). ``time_scale`` s != 1 rescales
+    the arrivals (:func:`scale_arrivals`)."""
     m = _SYNTHETIC.match(str(path))
     if m and not Path(path).exists():
         gen = dl2_trace if m.group(1) == "dl2" else poisson_trace
-        return gen(int(m.group(2)), int(m.group(3) or 0))
-    fmt = format or trace_format(path)
-    if fmt not in TRACE_FORMATS:
-        raise InputError("<argument>", "format", f"one of {', '.join(TRACE_FORMATS)}", fmt)
-    return TRACE_FORMATS[fmt](path)
+        trace = gen(int(m.group(2)), int(m.group(3) or 0))
+    else:
+        fmt = format or trace_format(path)
+        if fmt not in TRACE_FORMATS:
+            raise InputError("<argument>", "format", f"one of {', '.join(TRACE_FORMATS)}", fmt)
+        trace = TRACE_FORMATS[fmt](path)
+    return trace if time_scale == 1.0 else scale_arrivals(trace, time_scale)
+
+
+def scale_arrivals(trace: Trace, s: float) -> Trace:
+    """The trace with every arrival moved to a'_j = a_0 + s (a_j - a_0), a_0 the first arrival.
+
+    Deterministic (no sampling): s < 1 compresses the arrival process by 1/s (the same jobs,
+    in the same order, with the same work, arriving s times as far apart), s > 1 spreads it.
+    Used to replay a trace at a stated offered load (dlsched/sim/load.py).
+    """
+    if not (isinstance(s, (int, float)) and not isinstance(s, bool) and math.isfinite(s) and s > 0):
+        raise InputError("<argument>", "arrival scale", "a finite factor > 0", s)
+    if not trace.jobs:
+        return trace
+    a0 = trace.jobs[0].arrival
+    jobs = tuple(replace(j, arrival=a0 + s * (j.arrival - a0)) for j in trace.jobs)
+    return Trace(jobs, f"{trace.source} (arrivals x{s:.6g})")

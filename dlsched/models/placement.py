@@ -125,12 +125,6 @@ def alone_jct(inst: PlacementInstance, workload: str | None = None) -> np.ndarra
     return out
 
 
-def jain(x) -> float:
-    r"""Jain's index :math:`(\sum x)^2 / (n \sum x^2)` (1 = all equal)."""
-    x = np.asarray(x, dtype=float)
-    return float(x.sum() ** 2 / (x.size * np.square(x).sum())) if x.size else 1.0
-
-
 # ------------------------------------------------------------------------------ decoding and the brute-force reference
 
 def decode(inst: PlacementInstance, model: CoreModel, choice: np.ndarray) -> Placement:

@@ -1,24 +1,24 @@
-"""Lower bounds on the average JCT of any schedule of a trace (what no policy can beat).
+r"""Lower bounds on the average job completion time of a trace, valid for every policy.
 
-Two relaxations, each valid for every policy the simulator can run (any allocation over time,
-preemption and resizing free):
+For a speed source whose rate depends on a job's PS and worker counts only (DL2's measured
+table, :class:`~dlsched.sim.speed.TableSpeed`; Optimus's fitted model), job j at (p, w) runs
+:math:`T_j(p, w) = K_j / \text{rate}_j(p, w)` seconds and holds :math:`u^r_j(p, w) = (p e^r_j +
+w d^r_j) / C^r` of the cluster's resource r (C^r the cluster total). Over the configurations that
+fit the whole cluster:
 
-* **isolated**: job j alone on the whole cluster at its fastest configuration,
-  d_j = K_j / max_{(p, w)} f_j(p, w) over the (PS, worker) counts within the job's limits whose
-  aggregate demand w d_w + p d_p fits the cluster's total capacity C. JCT_j >= d_j.
-* **capacity** (per resource r): every iteration of job j uses at least
-  a_j^r / K_j = min_{(p, w)} (w d_w^r + p d_p^r) / f_j(p, w) resource-seconds of r, and the
-  cluster supplies C^r per second. Any schedule therefore induces a preemptive schedule of
-  processing times a_j^r / C^r with release dates a_j on one machine, on which shortest remaining
-  processing time first minimises Σ_j (C_j − a_j) over every schedule, processor sharing
-  included (Schrage 1968). So Σ_j JCT_j >= the SRPT flow time of that machine.
+* **alone**: :math:`C_j \ge a_j + \rho + \min_{p,w} T_j(p, w)`: the job alone on the whole
+  cluster at its fastest size, plus the engine's restart cost ρ that every first start pays;
+* **capacity** (per resource r): to finish, job j must hold at least
+  :math:`A^r_j = \min_{p,w} T_j(p, w)\, u^r_j(p, w)` cluster-seconds of r, whatever sizes it runs
+  at (a restart holds resources without progress, which only adds to it), and at any time the
+  jobs together hold at most one cluster of r. So every schedule is a preemptive schedule of
+  processing times :math:`A^r_j` with release dates :math:`a_j` on one machine, whose smallest
+  :math:`\sum_j C_j` is given by SRPT (optimal for 1 | r_j, pmtn | ΣC_j, and sharing the machine
+  never helps).
 
-* **fluid LP** (:func:`fluid_lp_bound`): a time-indexed LP over the jobs' Pareto-optimal
-  configurations with the cluster's aggregate capacity per interval, which combines both.
-
-The bound reported is the largest of these averages (each is a valid bound on the average).
-It needs a speed source that depends only on (job type, p, w) (``speed(job_type, p, w)``, e.g.
-:class:`~dlsched.sim.speed.TableSpeed`); all-reduce jobs run with p = w as the speed sources do.
+:func:`jct_lower_bound` returns both means and their maximum, the bound. A speed source that
+depends on where the tasks are (locality) is evaluated on one nominal server; the bound is then
+valid only if that placement is at least as fast as any other.
 """
 
 from __future__ import annotations
@@ -27,179 +27,168 @@ import heapq
 
 import numpy as np
 
-from dlsched.errors import InputError
 from dlsched.instance.cluster import Cluster
 from dlsched.instance.workload import Trace
+from dlsched.sim.policy import Placement
 
 
-def _configs(job, total: np.ndarray, dw: np.ndarray, dp: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(p, w, demand per resource) of every configuration of ``job`` that fits the total capacity."""
-    ws = np.arange(max(job.min_workers, 1), job.max_workers + 1)
-    ps = np.arange(1, job.max_ps + 1) if job.uses_ps else np.zeros(1, dtype=int)
-    P, W = (a.ravel() for a in np.meshgrid(ps, ws, indexing="ij"))
-    use = W[:, None] * dw[None, :] + P[:, None] * dp[None, :]
-    ok = (use <= total[None, :] + 1e-9).all(axis=1)
-    return P[ok], W[ok], use[ok]
+def job_configurations(job, cluster: Cluster, speed) -> tuple[np.ndarray, np.ndarray]:
+    """(T_j(p, w) seconds, u_j(p, w) shares of shape (n, R)) of every size (p, w) that fits the cluster
+    total and runs at a positive rate."""
+    total = cluster.total()
+    cap = np.where(total > 0, total, np.inf)
+    dw, dp = cluster.vector(job.worker_demand), cluster.vector(job.ps_demand)
+    ps = range(1, job.max_ps + 1) if job.uses_ps else (0,)
+    times, shares = [], []
+    for p in ps:
+        for w in range(job.min_workers, job.max_workers + 1):
+            held = p * dp + w * dw
+            if np.any(held > total + 1e-9):
+                continue
+            rate = float(speed.rate(job, Placement({0: w}, {0: p} if p else {}), cluster))
+            if rate > 0:
+                times.append(job.iterations / rate)
+                shares.append(held / cap)
+    return np.asarray(times, dtype=float), np.asarray(shares, dtype=float).reshape(-1, len(total))
 
 
-def srpt_flow_time(release: np.ndarray, work: np.ndarray) -> float:
-    """Σ_j (C_j − r_j) of shortest remaining processing time first on one unit-speed machine."""
+def srpt_completions(release: np.ndarray, work: np.ndarray) -> np.ndarray:
+    """Completion times of preemptive SRPT on one unit-speed machine (optimal ΣC_j with release dates)."""
     order = np.argsort(release, kind="stable")
-    heap: list[tuple[float, int]] = []
-    t, total, k, n = 0.0, 0.0, 0, len(order)
-    while k < n or heap:
+    done = np.empty(len(work))
+    heap: list = []
+    t, k = 0.0, 0
+    while k < len(order) or heap:
         if not heap:
             t = max(t, float(release[order[k]]))
-        while k < n and release[order[k]] <= t + 1e-12:
-            heapq.heappush(heap, (float(work[order[k]]), int(order[k])))
+        while k < len(order) and release[order[k]] <= t:
+            j = int(order[k])
+            heapq.heappush(heap, (float(work[j]), j))
             k += 1
-        rem, j = heapq.heappop(heap)
-        nxt = float(release[order[k]]) if k < n else np.inf
-        if t + rem <= nxt:
-            t += rem
-            total += t - float(release[j])
+        left, j = heapq.heappop(heap)
+        nxt = float(release[order[k]]) if k < len(order) else np.inf
+        if t + left <= nxt:
+            t += left
+            done[j] = t
         else:
-            heapq.heappush(heap, (rem - (nxt - t), j))
+            heapq.heappush(heap, (left - (nxt - t), j))
             t = nxt
-    return total
+    return done
 
 
-def _rates(speed, job, P: np.ndarray, W: np.ndarray, cache: dict) -> np.ndarray:
-    """f_j(p, w) over the configurations (memoised per job type and limits: the engine's rates are)."""
-    key = (job.job_type, job.uses_ps, job.min_workers, job.max_workers, job.max_ps, len(P))
-    if key not in cache:
-        pp = P if job.uses_ps else W
-        if hasattr(speed, "speeds"):
-            cache[key] = np.asarray(speed.speeds(job.job_type, pp, W), dtype=float)
-        else:
-            cache[key] = np.array([speed.speed(job.job_type, int(p), int(w)) for p, w in zip(pp, W)])
-    return cache[key]
+def jct_lower_bound(trace: Trace, cluster: Cluster, speed, restart_seconds: float = 0.0) -> dict:
+    """Lower bounds on the average JCT of ``trace`` (module docstring): ``alone``, ``capacity``
+    (per resource) and ``bound`` = their maximum, in seconds; ``None`` entries if a job fits nowhere."""
+    arrival = np.array([j.arrival for j in trace.jobs], dtype=float)
+    alone = np.empty(len(trace.jobs))
+    area = np.empty((len(trace.jobs), len(cluster.resources)))
+    for i, job in enumerate(trace.jobs):
+        T, u = job_configurations(job, cluster, speed)
+        if T.size == 0:
+            return {"alone": None, "capacity": None, "bound": None, "unschedulable": job.name}
+        alone[i] = restart_seconds + T.min()
+        area[i] = (T[:, None] * u).min(axis=0)
+    capacity = {r: float(np.mean(srpt_completions(arrival, area[:, k]) - arrival))
+                for k, r in enumerate(cluster.resources) if cluster.total()[k] > 0}
+    mean_alone = float(alone.mean())
+    return {"alone": mean_alone, "capacity": capacity, "bound": max(mean_alone, *capacity.values())}
 
 
-def _pareto(rate: np.ndarray, use: np.ndarray) -> np.ndarray:
-    """Configurations no other one beats in speed while using no more of any resource."""
-    better = (rate[None, :] >= rate[:, None]) & (use[None, :, :] <= use[:, None, :]).all(axis=2)
-    strictly = (rate[None, :] > rate[:, None]) | (use[None, :, :] < use[:, None, :]).any(axis=2)
-    return np.flatnonzero(~(better & strictly).any(axis=1))
+def pareto(times: np.ndarray, shares: np.ndarray) -> np.ndarray:
+    """Indices of the sizes no other size beats on time and on every resource share at once."""
+    a = np.c_[times, shares]
+    le = np.all(a[:, None, :] <= a[None, :, :] + 1e-12, axis=2)      # le[i, k]: i is no worse than k everywhere
+    lt = np.any(a[:, None, :] < a[None, :, :] - 1e-12, axis=2)
+    dominated = np.any(le & lt, axis=0)
+    return np.flatnonzero(~dominated)
 
 
-def job_configs(trace: Trace, cluster: Cluster, speed) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Per job, (speed in iterations/s, demand per resource) of its Pareto-optimal configurations."""
-    if not (hasattr(speed, "speed") or hasattr(speed, "speeds")):
-        raise InputError(type(speed).__name__, "speed", "a speed source of (job type, p, w) such as TableSpeed",
-                         "a placement-dependent source")
-    total = cluster.capacity.sum(axis=0).astype(float)
-    names = list(cluster.resources)
-    cache: dict = {}
-    out = []
-    for j, job in enumerate(trace.jobs):
-        dw = np.array([job.worker_demand.get(r, 0.0) for r in names], dtype=float)
-        dp = np.array([job.ps_demand.get(r, 0.0) for r in names], dtype=float)
-        P, W, use = _configs(job, total, dw, dp)
-        rate = _rates(speed, job, P, W, cache)
-        good = np.flatnonzero(rate > 0)
-        if not good.size:
-            raise InputError(trace.source, f"jobs[{j}]", "a job with a configuration of positive speed that fits the cluster",
-                             job.name)
-        keep = good[_pareto(rate[good], use[good])]
-        out.append((rate[keep], use[keep]))
-    return out
+def lp_lower_bound(trace: Trace, cluster: Cluster, speed, restart_seconds: float = 0.0, *,
+                   slot_seconds: float = 1800.0, horizon: float | None = None) -> dict:
+    r"""A capacity-aware LP lower bound on the average JCT (time-indexed, mean busy time).
 
+    Time is cut into slots of ``slot_seconds`` up to ``horizon`` (default: the last arrival plus
+    the longest single-job time, twice), then one unbounded tail slot. :math:`y_{jck}` is the
+    fraction of job j done at size c in slot k (sizes: :func:`pareto` of
+    :func:`job_configurations`, the others are never needed by the relaxation); it takes
+    :math:`y_{jck} T_{jc}` seconds and :math:`y_{jck} T_{jc} u^r_{jc}` cluster-seconds of r:
 
-def mean_jct_lower_bound(trace: Trace, cluster: Cluster, speed, *, lp: bool = True, interval: float = 2400.0,
-                         time_limit: float = 60.0) -> dict:
-    """The bounds of the module docstring on the average JCT of ``trace`` on ``cluster`` (seconds).
+    .. math:: \sum_{c,k} y_{jck} = 1, \quad \sum_c y_{jck} T_{jc} \le |k \cap [a_j, \infty)|, \quad
+              \sum_{j,c} y_{jck} T_{jc} u^r_{jc} \le |k| \ (k \ne \text{tail}),
 
-    Returns ``{"isolated", "capacity": {resource: ...}, "lp" (or None), "bound"}``, ``bound`` the
-    largest; ``lp`` is :func:`fluid_lp_bound` (``interval``, ``time_limit``) unless ``lp`` is false.
+    :math:`C_j \ge \sum_{c,k} y_{jck} \max(s_k, a_j) + \min_c T_{jc} / 2` (a job's progress has
+    density at most :math:`1/\min_c T_{jc}` over time, so its mean time is at least
+    :math:`\min_c T_{jc}/2` before its completion; each slot is charged at its start) and
+    :math:`C_j \ge a_j + \rho + \min_c T_{jc}`; minimise :math:`\frac1n \sum_j (C_j - a_j)`.
+    Every schedule gives a feasible point, so the optimum is a lower bound. Solved by HiGHS
+    (:func:`scipy.optimize.linprog`). Returns ``{"bound": seconds, "status": ..., "slots": ...}``.
     """
-    configs = job_configs(trace, cluster, speed)
-    total = cluster.capacity.sum(axis=0).astype(float)
-    names = list(cluster.resources)
-    n = len(trace.jobs)
-    K = np.array([job.iterations for job in trace.jobs], dtype=float)
-    iso = np.array([K[j] / rate.max() for j, (rate, _) in enumerate(configs)])
-    area = np.array([K[j] * (use / rate[:, None]).min(axis=0) for j, (rate, use) in enumerate(configs)])
-    arrival = np.array([job.arrival for job in trace.jobs], dtype=float)
-    capacity = {names[r]: srpt_flow_time(arrival, area[:, r] / total[r]) / n for r in range(len(names)) if total[r] > 0}
-    out = {"isolated": float(iso.mean()), "capacity": capacity, "lp": None}
-    if lp:
-        out["lp"] = fluid_lp_bound(arrival, K, configs, total, iso, interval=interval, time_limit=time_limit)
-    out["bound"] = max(v for v in (out["isolated"], *capacity.values(), out["lp"]) if v is not None)
-    return out
-
-
-def fluid_lp_bound(arrival: np.ndarray, K: np.ndarray, configs, total: np.ndarray, iso: np.ndarray, *,
-                   interval: float = 1200.0, time_limit: float = 60.0, horizon: float | None = None) -> float | None:
-    r"""A time-indexed fluid LP relaxation's bound on the average JCT (None if HiGHS gives no optimum in time).
-
-    Intervals [t_k, t_k + Δ) up to a horizon H, then one unbounded interval [H, ∞). z_jck ≥ 0 is the
-    fraction of interval k in which job j runs its configuration c (speed f_jc, demand u_jc), only
-    after its arrival; y_jk = Σ_c z_jck Δ f_jc / K_j is the fraction of j's work done in k, and
-    u_j the fraction done after H:
-
-        Σ_c z_jck ≤ |[t_k, t_k + Δ) ∩ [a_j, ∞)| / Δ     (one configuration at a time)
-        Σ_j Σ_c z_jck u_jc^r ≤ C^r                     (capacity, every resource r)
-        Σ_k y_jk + u_j = 1
-
-    minimise Σ_j [Σ_k y_jk max(t_k, a_j) + u_j H + d_j / 2 − a_j] / n. It is a bound because the
-    work of j, spread over time with density at most 1/d_j (d_j its isolated time), has a mean
-    time M_j ≥ Σ_k y_jk max(t_k, a_j) and ends at C_j ≥ M_j + d_j/2, and every schedule gives a
-    feasible (z, u). Switching configuration is free and tasks need not pack on servers.
-    """
+    import scipy.sparse as sp
     from scipy.optimize import linprog
-    from scipy.sparse import coo_matrix
 
-    n, R = len(K), len(total)
+    jobs = trace.jobs
+    n, R = len(jobs), len(cluster.resources)
+    arrival = np.array([j.arrival for j in jobs], dtype=float)
+    conf = []
+    for job in jobs:
+        T, u = job_configurations(job, cluster, speed)
+        if T.size == 0:
+            return {"bound": None, "status": f"job {job.name} fits nowhere", "slots": 0}
+        keep = pareto(T, u)
+        conf.append((T[keep], u[keep], float(T.min())))
+    tmin = np.array([c[2] for c in conf])
     if horizon is None:
-        horizon = float(arrival.max() + 2 * iso.max())
-    T = int(np.ceil(horizon / interval))
-    starts = np.arange(T) * interval
-    rows, cols, vals = [], [], []
-    ub_rows, ub_cols, ub_vals = [], [], []
-    cost, b_ub = [], []
-    n_var = 0
-    # capacity rows: k * R + r; per-(j, k) rows after them
-    cap_rows = T * R
-    b_ub += [float(total[r]) for _ in range(T) for r in range(R)]
-    eq_rows, eq_cols, eq_vals = [], [], []
-    for j in range(n):
-        rate, use = configs[j]
-        C = len(rate)
-        k0 = int(np.floor(arrival[j] / interval))
-        for k in range(k0, T):
-            avail = (min(starts[k] + interval, starts[k] + interval) - max(starts[k], arrival[j])) / interval
-            if avail <= 0:
-                continue
-            idx = np.arange(n_var, n_var + C)
-            n_var += C
-            y = interval * rate / K[j]
-            cost += list(y * max(starts[k], arrival[j]))
-            eq_rows += [j] * C
-            eq_cols += idx.tolist()
-            eq_vals += y.tolist()
-            row = len(b_ub)
-            b_ub.append(avail)
-            ub_rows += [row] * C
-            ub_cols += idx.tolist()
-            ub_vals += [1.0] * C
-            for r in range(R):
-                nz = use[:, r] > 0
-                ub_rows += [k * R + r] * int(nz.sum())
-                ub_cols += idx[nz].tolist()
-                ub_vals += use[nz, r].tolist()
-    # the unbounded last interval
-    tail = np.arange(n_var, n_var + n)
-    n_var += n
-    cost += [horizon] * n
-    eq_rows += list(range(n))
-    eq_cols += tail.tolist()
-    eq_vals += [1.0] * n
-    A_ub = coo_matrix((ub_vals, (ub_rows, ub_cols)), shape=(len(b_ub), n_var)).tocsr()
-    A_eq = coo_matrix((eq_vals, (eq_rows, eq_cols)), shape=(n, n_var)).tocsr()
-    res = linprog(np.array(cost), A_ub=A_ub, b_ub=np.array(b_ub), A_eq=A_eq, b_eq=np.ones(n), bounds=(0, None),
-                  method="highs", options={"time_limit": time_limit})
+        horizon = float(arrival.max() + 2 * tmin.max())
+    K = int(np.ceil(horizon / slot_seconds))
+    start = np.arange(K + 1) * slot_seconds          # slot k = [start[k], start[k+1]); slot K is the tail
+    cols_job, cols_T, cols_u, cols_k, cols_t = [], [], [], [], []
+    for j, (T, u, _) in enumerate(conf):
+        k0 = min(int(arrival[j] // slot_seconds), K)
+        ks = np.arange(k0, K + 1)
+        cc, kk = np.meshgrid(np.arange(T.size), ks, indexing="ij")
+        cols_job.append(np.full(cc.size, j))
+        cols_T.append(T[cc.ravel()])
+        cols_u.append(u[cc.ravel()])
+        cols_k.append(kk.ravel())
+        cols_t.append(np.maximum(start[kk.ravel()], arrival[j]))
+    job_of, Tc, uc, kc, tc = (np.concatenate(x) for x in (cols_job, cols_T, cols_u, cols_k, cols_t))
+    m = job_of.size
+    # variables: y (m), then C (n)
+    finite = kc < K
+    rows, cols, vals, ub = [], [], [], []
+    # per job and finite slot: time used <= the slot's length after the arrival
+    jk = job_of[finite] * K + kc[finite]
+    uniq, inv = np.unique(jk, return_inverse=True)
+    rows.append(inv)
+    cols.append(np.flatnonzero(finite))
+    vals.append(Tc[finite])
+    jj, kk = uniq // K, uniq % K
+    ub.append(np.minimum(start[kk + 1] - np.maximum(start[kk], arrival[jj]), slot_seconds))
+    off = uniq.size
+    # per resource and finite slot: cluster-seconds used <= the slot's length
+    for r in range(R):
+        if cluster.total()[r] <= 0:
+            continue
+        rows.append(off + kc[finite])
+        cols.append(np.flatnonzero(finite))
+        vals.append(Tc[finite] * uc[finite, r])
+        ub.append(np.full(K, slot_seconds))
+        off += K
+    # mean busy time: sum_c,k t y - C_j <= -tmin_j / 2
+    rows.append(off + job_of)
+    cols.append(np.arange(m))
+    vals.append(tc)
+    rows.append(off + np.arange(n))
+    cols.append(m + np.arange(n))
+    vals.append(-np.ones(n))
+    ub.append(-tmin / 2)
+    off += n
+    A_ub = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(off, m + n))
+    A_eq = sp.csr_matrix((np.ones(m), (job_of, np.arange(m))), shape=(n, m + n))
+    c = np.r_[np.zeros(m), np.full(n, 1.0 / n)]
+    bounds = np.c_[np.zeros(m + n), np.full(m + n, np.inf)]
+    bounds[m:, 0] = arrival + restart_seconds + tmin
+    res = linprog(c, A_ub=A_ub, b_ub=np.concatenate(ub), A_eq=A_eq, b_eq=np.ones(n), bounds=bounds, method="highs")
     if res.status != 0:
-        return None
-    # the dual bound of an optimal LP is its value; HiGHS's optimum is within its tolerances
-    return float((res.fun + np.sum(iso / 2 - arrival)) / n)
+        return {"bound": None, "status": res.message, "slots": K}
+    return {"bound": float(res.fun - arrival.mean()), "status": "optimal", "slots": K, "variables": m + n}

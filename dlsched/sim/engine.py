@@ -25,14 +25,15 @@ from types import MappingProxyType
 from typing import Mapping
 
 import numpy as np
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from dlsched.errors import DlschedError, InputError
 from dlsched.instance.cluster import Cluster
 from dlsched.instance.workload import Trace
 from dlsched.sim.metrics import SimResult
 from dlsched.sim.placement import EPS, consolidated, task_slots, usage
-from dlsched.sim.policy import (ClusterState, Decision, Event, Observations, Placement, PolicyContext,
-                                SpeedSourceLike)
+from dlsched.sim.policy import ClusterState, Decision, Event, Observations, Placement, PolicyContext, SpeedSourceLike
 
 
 class PolicyError(DlschedError, RuntimeError):
@@ -225,25 +226,30 @@ class Simulation:
             raise PolicyError(policy, self.time, f"expected a Decision or a dict job -> Placement, got {type(placements).__name__}")
         new: dict[int, Placement] = {}
         changed: list[int] = []
+        alloc = self._alloc
+        kept = 0                                   # entries of alloc carried over as they are
         for key, pl in placements.items():
-            if pl is not None and self._alloc.get(key) is pl:    # unchanged: checked when it was applied
+            if pl is not None and alloc.get(key) is pl:    # unchanged: checked when it was applied
                 new[key] = pl
+                kept += 1
                 continue
             j = self._check_job(key, policy)
             if pl is None:
                 continue
             if not isinstance(pl, Placement):
                 raise PolicyError(policy, self.time, f"job {j}: expected a Placement, got {type(pl).__name__}")
-            old = self._alloc.get(j)
+            old = alloc.get(j)
             if old is pl or old == pl:
                 new[j] = old
+                kept += 1
                 continue
             if not pl.workers and not pl.ps:
                 continue
             self._check_placement(j, pl, policy)
             new[j] = pl
             changed.append(j)
-        released = [j for j in self._alloc if new.get(j) is not self._alloc[j]]
+        # most calls keep every running job where it is: then nothing is released (no second pass)
+        released = [] if kept == len(alloc) else [j for j in alloc if new.get(j) is not alloc[j]]
         used = self._used.copy()
         for j in released:
             srv, rows = self._usage[j]
@@ -275,7 +281,8 @@ class Simulation:
                 self.first_start[j] = self.time
         self._used = used
         self._alloc = new
-        self._run = np.array(sorted(new), dtype=np.int64)
+        if released or changed:                    # else the same jobs run: _run stands
+            self._run = np.array(sorted(new), dtype=np.int64)
         self.engine_seconds += _time.perf_counter() - t0
 
     def _check_job(self, key, policy: str) -> int:
@@ -311,14 +318,20 @@ class Simulation:
             raise PolicyError(policy, self.time, f"job {j} ({job.name}): {p} PSs for a job without PSs (all-reduce)")
 
     # -- time ----------------------------------------------------------------------------------
-    def next_event_time(self, until: float | None = None) -> float:
+    def _completions(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per running job: rate r_j, the time its progress starts (after any restart), and
+        t_complete(j) = start + remaining / r_j (inf at rate 0)."""
+        run = self._run
+        rate = self._rate_of[run]
+        start = np.maximum(self.time, self._resume_of[run])
+        pos = rate > 0
+        return rate, start, np.where(pos, start + self.remaining[run] / np.where(pos, rate, 1.0), math.inf)
+
+    def next_event_time(self, until: float | None = None, completions=None) -> float:
         """When :meth:`advance` would stop: the next arrival, completion, ``until`` or ``max_time``."""
         t = self.arrival[self._next] if self._next < self.n else math.inf
         if self._run.size:
-            rate = self._rate_of[self._run]
-            with np.errstate(divide="ignore"):
-                tc = np.maximum(self.time, self._resume_of[self._run]) + np.where(
-                    rate > 0, self.remaining[self._run] / np.where(rate > 0, rate, 1.0), math.inf)
+            tc = (completions or self._completions())[2]
             t = min(t, float(tc.min()))
         if until is not None:
             t = min(t, until)
@@ -343,20 +356,18 @@ class Simulation:
         t0 = _time.perf_counter()
         if self.done:
             return []
-        t_next = self.next_event_time(until)
+        run = self._run
+        comp = self._completions() if run.size else None
+        t_next = self.next_event_time(until, comp)
         if math.isinf(t_next):
             self.engine_seconds += _time.perf_counter() - t0
             return []
         dt = t_next - self.time
-        run = self._run
         finished = np.empty(0, dtype=np.int64)
         if run.size:
-            rate = self._rate_of[run]
-            start = np.maximum(self.time, self._resume_of[run])
+            rate, start, tc = comp
             eff = np.maximum(t_next - start, 0.0)
             rem = self.remaining[run] - rate * eff
-            with np.errstate(divide="ignore", invalid="ignore"):
-                tc = np.where(rate > 0, start + self.remaining[run] / np.where(rate > 0, rate, 1.0), math.inf)
             # exact completion: the job whose completion time defines t_next (and any tie) ends now
             tol = 1e-9 * max(1.0, abs(t_next))
             fin = (tc <= t_next + tol) | (rem <= 1e-12 * self.iterations[run])
@@ -383,8 +394,8 @@ class Simulation:
                 self._held_gpu[j] = 0.0
                 self._sampled[j] = False
                 events.append(Event(t_next, "completion", j))
-            self._run = run[~np.isin(run, finished)]
-            self._active = self._active[~np.isin(self._active, finished)]
+            self._run = run[~self.finished[run]]          # a mask lookup: no sort, as np.isin would
+            self._active = self._active[~self.finished[self._active]]
         first = self._next
         while self._next < self.n and self.arrival[self._next] <= t_next:
             self._next += 1
@@ -531,9 +542,6 @@ class _progress_bar:
 
     def __enter__(self):
         if self.enabled:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
             self.bar = Progress(TextColumn("simulating"), BarColumn(), MofNCompleteColumn(), TextColumn("t={task.fields[t]}"),
                                 TimeElapsedColumn(), console=Console(stderr=True), transient=True)
             self.bar.start()

@@ -33,13 +33,22 @@ def _mean(x: np.ndarray) -> float | None:
     return float(x.mean()) if x.size else None
 
 
-def jain(x: np.ndarray) -> float | None:
-    """Jain's fairness index (Σx)² / (n Σx²) of positive values; None for none."""
-    x = np.asarray(x, dtype=float)
+def jain(x) -> float | None:
+    """Jain's fairness index J = (Σx)² / (n Σx²) ∈ [1/n, 1] of values x >= 0 (1: all equal).
+
+    The one definition in dlsched (the simulator's fairness of JCT_iso / JCT; heterogeneous
+    placement's of slowdowns). Edges: non-finite values (a job with no isolated JCT, or none
+    at all) are left out, n counting the finite ones; with no finite value, or all of them 0,
+    the index is undefined (0/0) and the answer is None, not a number. J is computed on x / max x
+    (it is scale-free), so squares of tiny or huge values neither underflow nor overflow.
+    """
+    x = np.asarray(x, dtype=float).reshape(-1)
     x = x[np.isfinite(x)]
-    if not x.size or not (x ** 2).sum() > 0:
+    top = np.abs(x).max() if x.size else 0.0
+    if not top > 0:
         return None
-    return float(x.sum() ** 2 / (x.size * (x ** 2).sum()))
+    y = x / top
+    return float(y.sum() ** 2 / (y.size * (y * y).sum()))
 
 
 @dataclass

@@ -18,21 +18,26 @@ a job whose size does not pack onto the servers is shrunk a bundle at a time (no
 
 from __future__ import annotations
 
+import math
 from typing import Mapping
 
 import numpy as np
 
+from dlsched.errors import InputError
 from dlsched.sim.policy import ClusterState, Placement
 
 #: capacity slack for float demands (fractional GPUs, memory in GB)
 EPS = 1e-9
+#: how many tasks that need nothing fit on a server: more than any task count, and small enough that
+#: a sum over the servers stays far inside int64 (2^40 x 100,000 servers < 2^57)
+UNBOUNDED = 1 << 40
 
 
 def task_slots(free: np.ndarray, demand: np.ndarray) -> np.ndarray:
-    """How many tasks of ``demand`` (R,) fit on each server of ``free`` (S, R); a huge count if ``demand`` is 0."""
+    """How many tasks of ``demand`` (R,) fit on each server of ``free`` (S, R); :data:`UNBOUNDED` if ``demand`` is 0."""
     need = demand > 0
     if not need.any():
-        return np.full(free.shape[0], np.iinfo(np.int64).max // 4, dtype=np.int64)
+        return np.full(free.shape[0], UNBOUNDED, dtype=np.int64)
     return np.maximum(np.floor(free[:, need] / demand[need] + EPS).min(axis=1), 0).astype(np.int64)
 
 
@@ -99,6 +104,127 @@ def first_fit(free, demand_w, demand_p, n_workers: int, n_ps: int) -> Placement 
     return fit(free, demand_w, demand_p, n_workers, n_ps)
 
 
+class FirstFitPool:
+    """Free capacity (S, R) from which tasks are taken first fit, one request after another.
+
+    ``take(demand_w, demand_p, n_workers, n_ps)`` answers exactly what ``first_fit(pool.free, ...)``
+    followed by ``hold(pool.free, ...)`` would (the same placement, the same floating-point
+    operations on ``free``) for a fraction of the cost, because free capacity here only
+    decreases: for each demand vector the servers before the first one with room for it never
+    get room again and are skipped, and the servers from there on are read one by one while few
+    are needed (most requests), the rest of the row in one numpy pass (a long scan, or a request
+    that does not fit). DRF's tentative placement of every grant (policies/baselines.drf_fill)
+    is the caller this exists for.
+    """
+
+    #: servers read one by one before the rest of the row is done in one numpy pass
+    SCAN = 8
+
+    def __init__(self, free: np.ndarray):
+        self.free = np.array(free, dtype=float)
+        self.S = self.free.shape[0]
+        self._lo: dict[tuple, int] = {}     # demand vector -> no server before this one has room for it
+
+    def take(self, demand_w, demand_p, n_workers: int, n_ps: int) -> tuple[list, list] | None:
+        """Place and hold ``n_workers`` workers and ``n_ps`` PSs as :func:`fit` does (PSs first, else
+        workers first); returns ([(server, workers)], [(server, PSs)]) in server order, or None
+        (nothing held)."""
+        dw = demand_w if type(demand_w) is tuple else tuple(map(float, demand_w))
+        dp = demand_p if type(demand_p) is tuple else tuple(map(float, demand_p))
+        got = self._fit(dw, dp, n_workers, n_ps, ps_first=True)
+        if got is None and n_ps:
+            got = self._fit(dw, dp, n_workers, n_ps, ps_first=False)
+        if got is None:
+            return None
+        w, p = got
+        # hold()'s arithmetic, free[s] -= w_s * d_w + p_s * d_p, per touched server
+        F, item = self.free, self.free.item
+        if not p:
+            for s, a in w:
+                a = float(a)
+                for r, x in enumerate(dw):
+                    F[s, r] = item(s, r) - a * x      # = a * x + 0 * d_p: no PS here
+            return w, p
+        ws, ps = dict(w), dict(p)
+        for s in sorted(ws.keys() | ps.keys()):
+            a, b = float(ws.get(s, 0)), float(ps.get(s, 0))
+            for r, (x, y) in enumerate(zip(dw, dp)):
+                F[s, r] = item(s, r) - (a * x + b * y)
+        return w, p
+
+    def _fit(self, dw, dp, n_workers, n_ps, ps_first: bool):
+        kinds = [(dp, n_ps), (dw, n_workers)]
+        if not ps_first:
+            kinds.reverse()
+        (d0, c0), (d1, c1) = kinds
+        first = self._scan(d0, c0, None) if c0 else []
+        if first is None:
+            return None
+        second = self._scan(d1, c1, (d0, first) if first else None) if c1 else []
+        if second is None:
+            return None
+        return (second, first) if ps_first else (first, second)
+
+    def _scan(self, d: tuple, count: int, pending) -> list | None:
+        """[(server, tasks)] filling servers in index order with ``count`` tasks of demand ``d``, as
+        ``fill_in_order(task_slots(f, d), count)`` on f = free minus ``pending`` = (demand, [(server,
+        tasks)]) (taken as ``f - c * demand``, :func:`_fit_in_order`'s arithmetic); None if they do
+        not fit."""
+        need = [(r, x) for r, x in enumerate(d) if x > 0]
+        F, S = self.free, self.S
+        if not need:                       # no resource needed: the generic path, whatever it answers
+            f = F.copy()
+            if pending:
+                for s, c in pending[1]:
+                    f[s] = f[s] - c * np.asarray(pending[0])
+            c = fill_in_order(task_slots(f, np.asarray(d)), count)
+            return None if c is None else [(int(s), int(c[s])) for s in np.flatnonzero(c)]
+        sub = {} if pending is None else {s: c for s, c in pending[1]}
+        pd = None if pending is None else pending[0]
+        lo = self._lo.get(d, 0)
+        out, left, room = [], count, None
+        s, end = lo, min(S, lo + self.SCAN)
+        item, floor = F.item, math.floor
+        while s < end:
+            k = None
+            c_s = sub.get(s)
+            for r, x in need:
+                f = item(s, r) if c_s is None else item(s, r) - c_s * pd[r]
+                v = floor(f / x + EPS)
+                if k is None or v < k:
+                    k = v
+            if k > 0:
+                if room is None:
+                    room = s
+                c = k if k < left else left
+                out.append((s, c))
+                left -= c
+                if not left:
+                    break
+            s += 1
+        if left:
+            s = end
+            if s < S:
+                idx = [r for r, _ in need]
+                f = F[s:, idx]
+                for t, c in sub.items():
+                    if t >= s:
+                        f[t - s] = f[t - s] - c * np.array([pd[r] for r in idx])
+                slots = np.maximum(np.floor(f / np.array([x for _, x in need]) + EPS).min(axis=1), 0).astype(np.int64)
+                has = np.flatnonzero(slots)
+                if room is None:
+                    room = s + int(has[0]) if has.size else S
+                if slots.sum() >= left:
+                    c = np.minimum(slots, np.maximum(left - (np.cumsum(slots) - slots), 0))
+                    out += [(s + int(t), int(c[t])) for t in np.flatnonzero(c)]
+                    left = 0
+            elif room is None:
+                room = S
+        if pending is None and room is not None:
+            self._lo[d] = room
+        return None if left else out
+
+
 def consolidated(free, demand_w, demand_p, n_workers: int, n_ps: int) -> Placement | None:
     """The fewest servers: those offering the most worker slots first (ties by index)."""
     order = np.argsort(-task_slots(free, demand_w), kind="stable")
@@ -156,8 +282,6 @@ PLACERS = {"first_fit": FirstFit, "consolidated": Consolidated}
 
 
 def make_placer(name: str):
-    from dlsched.errors import InputError
-
     if name not in PLACERS:
         raise InputError("<argument>", "placer", f"one of {', '.join(PLACERS)}", name)
     return PLACERS[name]()

@@ -22,6 +22,7 @@ from an :class:`Admission`, a :class:`Sizing` and a :class:`Placer`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
@@ -32,20 +33,24 @@ from dlsched.instance.workload import Job, Trace
 
 @dataclass(frozen=True)
 class Placement:
-    """Where a job runs: ``workers[s]`` workers and ``ps[s]`` PSs on server s (only non-zero entries)."""
+    """Where a job runs: ``workers[s]`` workers and ``ps[s]`` PSs on server s (only non-zero entries).
+
+    A placement is a value: its mappings are not changed after it is made (the counts below are
+    computed once; policies compare sizes of every job at every event).
+    """
 
     workers: Mapping[int, int]
     ps: Mapping[int, int] = field(default_factory=dict)
 
-    @property
+    @cached_property
     def n_workers(self) -> int:
         return int(sum(self.workers.values()))
 
-    @property
+    @cached_property
     def n_ps(self) -> int:
         return int(sum(self.ps.values()))
 
-    @property
+    @cached_property
     def servers(self) -> frozenset[int]:
         return frozenset(s for s, k in self.workers.items() if k) | frozenset(s for s, k in self.ps.items() if k)
 

@@ -13,7 +13,18 @@ import json
 import sys
 from pathlib import Path
 
+from rich.table import Table
+
+from dlsched.console import table_console
 from dlsched.errors import InputError
+from dlsched.instance.synthetic import dl2_cluster
+from dlsched.instance.traces import scale_arrivals
+from dlsched.sim.engine import simulate
+from dlsched.sim.load import arrival_scale_for_load, arrival_scale_for_peak, offered_load, peak_of
+from dlsched.sim.placement import consolidated
+from dlsched.sim.plots import write_figures
+from dlsched.sim.policies import available, describe, make_policy
+from dlsched.sim.speed import make_speed
 
 TRACE_LOADER = "dlsched.instance.traces:load_trace"
 CLUSTER_LOADER = "dlsched.instance.cluster_spec:load_cluster"
@@ -37,8 +48,6 @@ def load_cluster(spec: str | None, trace):
     """The cluster named by ``spec``; without one, DL2's default cluster for a DL2 job-mix trace."""
     if spec is None:
         if trace.source.startswith("dl2_trace"):
-            from dlsched.instance.synthetic import dl2_cluster
-
             return dl2_cluster()
         raise InputError("<argument>", "--cluster", f"a cluster spec for the trace {trace.source}", "none")
     return _hook(CLUSTER_LOADER, "cluster")(spec)
@@ -46,9 +55,6 @@ def load_cluster(spec: str | None, trace):
 
 def pick_speed(name: str | None, trace, cluster, *, noise: float = 0.0, seed: int = 0):
     """``make_speed(name)``, or the first of AUTO_SPEEDS that gives every job type a rate > 0."""
-    from dlsched.sim.placement import consolidated
-    from dlsched.sim.speed import make_speed
-
     if name is not None:
         return make_speed(name, noise=noise, seed=seed)
     samples = {}
@@ -75,10 +81,30 @@ def pick_speed(name: str | None, trace, cluster, *, noise: float = 0.0, seed: in
                      sorted(samples)[:5])
 
 
-def cmd_simulate(args) -> int:
-    from dlsched.sim.engine import simulate
-    from dlsched.sim.policies import make_policy
+def rescale(trace, cluster, speed, *, arrival_scale: float | None = None, target_load: float | None = None,
+            target_peak: float | None = None, resource: str = "gpu"):
+    """The trace with its arrivals scaled (dlsched/sim/load.py): by ``arrival_scale``, or by the
+    scale at which the offered load (``target_load``) or the peak demand (``target_peak``) of
+    ``resource`` reaches the target; and, for the result file, what was done: ``arrival_scale``,
+    ``arrival_rule``, ``offered_load`` and ``peak_demand`` of ``resource`` after scaling."""
+    given = [k for k, v in (("--arrival-scale", arrival_scale), ("--target-load", target_load), ("--target-peak", target_peak))
+             if v is not None]
+    if len(given) > 1:
+        raise InputError("<argument>", " / ".join(given), "at most one of them", "several")
+    if not given:
+        return trace, {}
+    if target_load is not None:
+        s, rule = arrival_scale_for_load(trace, cluster, speed, target_load, resource), f"offered {resource} load {target_load:g}"
+    elif target_peak is not None:
+        s, rule = arrival_scale_for_peak(trace, cluster, speed, target_peak, resource), f"peak {resource} demand {target_peak:g}"
+    else:
+        s, rule = arrival_scale, "given"
+    trace = scale_arrivals(trace, s)
+    return trace, {"arrival_scale": s, "arrival_rule": rule, "offered_load": offered_load(trace, cluster, speed),
+                   "peak_demand": {resource: peak_of(trace, cluster, speed, resource)}}
 
+
+def cmd_simulate(args) -> int:
     params = {}
     for item in args.param or []:
         key, sep, val = item.partition("=")
@@ -94,12 +120,13 @@ def cmd_simulate(args) -> int:
     trace = load_trace(args.trace)
     cluster = load_cluster(args.cluster, trace)
     speed = pick_speed(args.speed, trace, cluster, noise=args.speed_noise, seed=args.seed)
+    trace, scaling = rescale(trace, cluster, speed, arrival_scale=args.arrival_scale, target_load=args.target_load,
+                             target_peak=args.target_peak)
     res = simulate(trace, cluster, policy, speed, seed=args.seed, restart_seconds=args.restart_seconds,
                    max_time=args.max_time, deadline=args.deadline,
                    progress=not args.json and sys.stderr.isatty())
+    res.extra.update(scaling)
     if args.plot:
-        from dlsched.sim.plots import write_figures
-
         write_figures([res], args.plot)
     if args.json:
         print(res.to_json(speed=type(speed).__name__, jobs=args.jobs))
@@ -109,10 +136,6 @@ def cmd_simulate(args) -> int:
 
 
 def print_summary(res) -> None:
-    from rich.table import Table
-
-    from dlsched.console import table_console
-
     s = res.summary()
     t = Table(title=f"{s['policy']} on {s['trace']}", show_header=False)
 
@@ -130,14 +153,17 @@ def print_summary(res) -> None:
             ("decision median / p95", f"{f(s['decision_median_s'], ' s')} / {f(s['decision_p95_s'], ' s')} ({s['decision_calls']} calls)"),
             ("engine per event", f"{f(s['engine_per_event_s'], ' s')} ({s['events']} events)"),
             ("wall", f(s["wall_seconds"], " s"))]
+    if "arrival_scale" in res.extra:
+        load = ", ".join(f"{k} {f(v)}" for k, v in res.extra["offered_load"].items())
+        peak = ", ".join(f"{k} {f(v)}" for k, v in res.extra["peak_demand"].items())
+        rows.insert(1, ("arrivals", f"scaled by {res.extra['arrival_scale']:.6g} ({res.extra['arrival_rule']}); "
+                                    f"offered load {load}; peak demand {peak}"))
     for k, v in rows:
         t.add_row(k, v)
     table_console().print(t)
 
 
 def cmd_policies(args) -> int:
-    from dlsched.sim.policies import available, describe
-
     for name in available():
         print(f"{name:16s} {describe(name)}")
     return 0
@@ -154,6 +180,12 @@ def add_parsers(sub) -> None:
     p.add_argument("--speed-noise", type=float, default=0.0, metavar="SIGMA", help="multiplicative lognormal speed noise")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--restart-seconds", type=float, default=0.0, metavar="X", help="seconds without progress after a placement change")
+    p.add_argument("--arrival-scale", type=float, default=None, metavar="S",
+                   help="multiply arrival offsets by S (S < 1 compresses the trace in time)")
+    p.add_argument("--target-load", type=float, default=None, metavar="L",
+                   help="scale arrivals so the offered GPU load (GPU-seconds / (GPUs x arrival window)) is L")
+    p.add_argument("--target-peak", type=float, default=None, metavar="P",
+                   help="scale arrivals so that, every job started on arrival, at most P of the GPUs are held at once")
     p.add_argument("--max-time", type=float, default=None, metavar="T", help="simulated-time cap (s)")
     p.add_argument("--deadline", type=float, default=None, metavar="S", help="wall-clock budget (s)")
     p.add_argument("--json", action="store_true", help="print one JSON object")

@@ -36,11 +36,17 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 import numpy as np
+from scipy.interpolate import RBFInterpolator
 
 from dlsched.errors import InputError
 from dlsched.instance.cluster import Cluster
 from dlsched.instance.synthetic import DURATION
 from dlsched.instance.workload import Job
+from dlsched.perf.layered import throughput
+from dlsched.perf.optimus_fit import fit_sync
+from dlsched.perf.profiles import MEASURED_BATCH, builtin
+from dlsched.perf.speeds import read_config_speed
+from dlsched.perf.throughputs import calibrate, load_gavel, ring_factor
 from dlsched.sim.policy import Placement, SpeedSourceLike
 
 
@@ -88,8 +94,6 @@ class TableSpeed(_PerTypeCache):
     """
 
     def __init__(self, path: str | Path | None = None, kernel: str = "linear") -> None:
-        from dlsched.perf.speeds import read_config_speed
-
         super().__init__()
         self.tables, self.n_dropped = read_config_speed(path)
         self.source = str(path) if path is not None else "config_speed.txt"
@@ -108,8 +112,6 @@ class TableSpeed(_PerTypeCache):
                              "not measured")
         f = self._interp.get(job_type)
         if f is None:
-            from scipy.interpolate import RBFInterpolator
-
             f = self._interp[job_type] = RBFInterpolator(np.c_[t.p, t.w], t.speed, kernel=self.kernel, degree=0)
         p, w = np.broadcast_arrays(np.asarray(p, dtype=float), np.asarray(w, dtype=float))
         x = np.stack([np.clip(p, t.p.min(), t.p.max()).ravel(), np.clip(w, t.w.min(), t.w.max()).ravel()], axis=1)
@@ -125,16 +127,12 @@ class OptimusSpeed(_PerTypeCache):
     """
 
     def __init__(self, path: str | Path | None = None) -> None:
-        from dlsched.perf.speeds import read_config_speed
-
         super().__init__()
         self.tables, _ = read_config_speed(path)
         self.source = str(path) if path is not None else "config_speed.txt"
         self._models: dict = {}
 
     def speed(self, job_type: str, p: int, w: int) -> float:
-        from dlsched.perf.optimus_fit import fit_sync
-
         model = self._models.get(job_type)
         if model is None:
             if job_type not in self.tables:
@@ -168,8 +166,6 @@ class LayeredSpeed(_PerTypeCache):
         key = (id(prof), job.meta.get("batch"), *pw)
         r = self._own.get(key)
         if r is None:
-            from dlsched.perf.layered import throughput
-
             batch = job.meta.get("batch")
             if batch is None:
                 raise InputError(f"job '{job.name}'", "meta.batch", "the global batch of a job with a layer profile", "none")
@@ -180,9 +176,6 @@ class LayeredSpeed(_PerTypeCache):
         return r
 
     def speed(self, job_type: str, p: int, w: int) -> float:
-        from dlsched.perf.layered import throughput
-        from dlsched.perf.profiles import MEASURED_BATCH, builtin
-
         return float(throughput(builtin(job_type), MEASURED_BATCH[job_type], w, p, self.overlap))
 
 
@@ -199,16 +192,12 @@ class ThroughputSpeed:
     """
 
     def __init__(self, path: str | Path | None = None) -> None:
-        from dlsched.perf.throughputs import calibrate, load_gavel
-
         self.table = load_gavel(path)
         self.comm = calibrate(self.table).comm_seconds
         self._cache: dict[tuple[str, int, tuple[tuple[str, int], ...]], float] = {}
 
     def per_worker(self, job_type: str, gpu_type: str, n: int) -> float:
         """:math:`h_{i,g}(n)/n`: one worker's steps/s in a job of n workers on GPUs of type g."""
-        from dlsched.perf.throughputs import ring_factor
-
         g = gpu_type.lower()
         h = self.table.steps.get((job_type, g, n))
         if h is not None:

@@ -228,6 +228,20 @@ def solve_here(mf: MatrixForm, opts: SolveOptions, *, warm_x: np.ndarray | None 
             out.col_dual = np.asarray(sol.col_dual, dtype=float)
             basis = h.getBasis()
             out.col_basis = np.array([int(s) for s in basis.col_status], dtype=np.int8)
+    if warm_x is not None and is_mip and out.x is not None and not _objective_matches(mf, out):
+        # HiGHS 1.16 can map a MIP start into presolve's reduced space, value it there above its
+        # true objective, stop "optimal" and hand back the unchanged start with the reduced-space
+        # objective (seen on a 20-column OASiS offline MILP: start 52.84 reported as 80.07, the
+        # optimum). The columns are the truth; solve again without the start in what is left of
+        # the budget, and keep the start's columns if that run finds nothing better.
+        again = solve_here(mf, opts, want_duals=want_duals, improving=improving)
+        again.stats["warm_start_discarded"] = True
+        start_value = float(mf.c @ out.x)
+        worse = again.x is None or (again.objective < start_value if mf.sense == "max" else again.objective > start_value)
+        if worse:    # a time limit stopped the second run short of the start: the start stands
+            again.x, again.objective = out.x, start_value
+            again.status = Status.FEASIBLE
+        return again
     if is_mip:
         bound = float(info.mip_dual_bound)
         out.bound = bound if math.isfinite(bound) else None
@@ -240,10 +254,34 @@ def solve_here(mf: MatrixForm, opts: SolveOptions, *, warm_x: np.ndarray | None 
     return out.settle()
 
 
+def _objective_matches(mf: MatrixForm, out: MatrixOutcome) -> bool:
+    """Whether HiGHS's reported objective is the value of the columns it returned (c x)."""
+    value = float(mf.c @ out.x)
+    return abs(value - out.objective) <= 1e-6 * max(1.0, abs(value))
+
+
 def can_fork() -> bool:
     """The guards need ``fork`` (Linux; not Windows, not macOS by default): without it the
     solve runs in this process and a time limit is only as good as HiGHS's own checks."""
     return "fork" in mp.get_all_start_methods()
+
+
+def _private_capture_lock() -> None:
+    """Give this (forked) process its own Pyomo output-capture lock.
+
+    Once ``multiprocessing`` is imported, Pyomo's ``capture_output_lock`` is a
+    ``multiprocessing.Lock``: a semaphore shared with every process forked afterwards. A child
+    killed at its deadline while inside ``capture_output`` (its enter or exit, which joins
+    Pyomo's reader threads) never releases it, and every later capture in the parent and in
+    every later child then waits for good ("Deadlock starting capture_output" after Pyomo's
+    200 s). A child's captures concern only its own output, so a lock of its own is enough.
+    """
+    import sys
+    import threading
+
+    deps = sys.modules.get("pyomo.common.dependencies")
+    if deps is not None:
+        deps.capture_output_lock = threading.Lock()
 
 
 def in_child(work: Callable[[Callable[[Any], None]], Any], budget, on_progress: Callable[[Any], None] | None = None
@@ -264,6 +302,7 @@ def in_child(work: Callable[[Callable[[Any], None]], Any], budget, on_progress: 
         # Pyomo asks highspy to run HiGHS in a helper thread (HandleKeyboardInterrupt), which never
         # starts in a forked process; the parent handles interrupts here, so run in this thread
         highspy.Highs.HandleKeyboardInterrupt = property(lambda self: False, lambda self, value: None)
+        _private_capture_lock()
         try:
             send.send(("done", work(lambda msg: send.send(("progress", msg)))))
         except Exception as exc:      # handed to the parent, which raises it

@@ -3,13 +3,11 @@
 import json
 
 from dlsched.bench import get_suite
-from dlsched.bench import hetplace as bench
 
 
-def test_quick_json_has_the_acceptance_keys(monkeypatch, capsys, tmp_path):
-    monkeypatch.setattr(bench, "QUICK_SIZES", (5, 6))
-    monkeypatch.setattr(bench, "QUICK_SAMPLES", (1, 8))
-    rc = get_suite("hetplace")(["--quick", "--json", "--no-scale", "--seeds", "1", "--out", str(tmp_path)])
+def test_quick_json_has_the_acceptance_keys(capsys, tmp_path):
+    rc = get_suite("hetplace")(["--quick", "--json", "--no-scale", "--seeds", "1", "--sizes", "5", "6", "--samples", "1", "8",
+                                "--out", str(tmp_path)])
     assert rc == 0
     out = json.loads(capsys.readouterr().out)
     for key in ("mean_gap", "max_gap", "speedup_vs_exact", "jain_fairness_mean", "samples", "curve", "environment"):

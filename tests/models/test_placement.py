@@ -11,7 +11,7 @@ from dlsched.check import check_placement
 from dlsched.errors import InputError
 from dlsched.instance import jsonio
 from dlsched.instance.placement import Placement, PlacementInstance
-from dlsched.instance.placement_gen import generate, openb_cluster
+from dlsched.instance.placement_gen import generate, openb_servers
 from dlsched.instance.traces import read_gavel_trace, read_openb_nodes, gavel_traces
 from dlsched.models.placement import alone_jct, brute_force, core_model, decode, evaluate, jct_counts, workloads
 from dlsched.solvers.milp import solve_core
@@ -188,13 +188,13 @@ def test_gavel_traces_and_openb_nodes():
     assert len(jobs) > 2000 and {1, 2, 4, 8} <= {j.scale_factor for j in jobs}
     nodes = read_openb_nodes()
     assert {n.gpu_model for n in nodes} == {"G2", "T4", "P100", "V100M16", "V100M32", "G3", "A10"}
-    names, stype, sgpus, types = openb_cluster([n for n in nodes if n.gpu_model in ("P100", "V100M32")])
+    names, stype, sgpus, types = openb_servers([n for n in nodes if n.gpu_model in ("P100", "V100M32")])
     assert set(types) == {"p100", "v100"} and sum(sgpus) > 0
     with pytest.raises(InputError, match="T4"):
-        openb_cluster([n for n in nodes if n.gpu_model == "T4"][:1])
+        openb_servers([n for n in nodes if n.gpu_model == "T4"][:1])
     # an OpenB cluster (some P100 and V100M32 nodes) with Gavel jobs, solved exactly and checked
     few = [n for n in nodes if n.gpu_model == "P100"][:2] + [n for n in nodes if n.gpu_model == "V100M32"][:1]
-    inst = generate(4, cluster=openb_cluster(few), seed=2)
+    inst = generate(4, cluster=openb_servers(few), seed=2)
     assert inst.n_gpus == sum(n.gpus for n in few)
     res = dlsched.solve(inst, method="exact", threads=1)
     assert dlsched.check(inst, res).feasible

@@ -1,58 +1,84 @@
-"""Lower bounds on the average JCT (dlsched.sim.bounds): SRPT against brute force, every bound below
-what policies and the exact optimum reach."""
+"""Lower bounds on the average JCT (dlsched.sim.bounds): exact on hand cases, below every policy."""
+
+from __future__ import annotations
 
 import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 from dlsched.instance.synthetic import dl2_cluster, dl2_trace
-from dlsched.sim.bounds import mean_jct_lower_bound, srpt_flow_time
+from dlsched.sim.bounds import jct_lower_bound, lp_lower_bound, pareto, srpt_completions
 from dlsched.sim.engine import simulate
 from dlsched.sim.policies import make_policy
 from dlsched.sim.speed import TableSpeed
 
+from .helpers import LinearSpeed, cluster, job, trace
+
 
 def test_srpt_by_hand():
-    # job 0 (work 4) from 0; job 1 (work 1) at 1 preempts it: 1 ends at 2, 0 at 5
-    assert srpt_flow_time(np.array([0.0, 1.0]), np.array([4.0, 1.0])) == pytest.approx((5 - 0) + (2 - 1))
-    # an idle gap before a late arrival
-    assert srpt_flow_time(np.array([0.0, 10.0]), np.array([2.0, 3.0])) == pytest.approx(2 + 3)
-
-
-def nonpreemptive_best(release, work):
-    best = np.inf
-    for order in itertools.permutations(range(len(work))):
-        t, total = 0.0, 0.0
-        for j in order:
-            t = max(t, release[j]) + work[j]
-            total += t - release[j]
-        best = min(best, total)
-    return best
+    # job 1 arrives at 1 with 1 s of work, less than job 0's 2 s left: it preempts
+    assert srpt_completions(np.array([0.0, 1.0]), np.array([3.0, 1.0])).tolist() == [4.0, 2.0]
+    assert srpt_completions(np.array([5.0]), np.array([2.0])).tolist() == [7.0]
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 6), st.integers(1, 5)), min_size=1, max_size=5))
-def test_srpt_is_at_most_every_order_and_equals_spt_without_release_dates(jobs):
-    release = np.array([r for r, _ in jobs], float)
-    work = np.array([w for _, w in jobs], float)
-    assert srpt_flow_time(release, work) <= nonpreemptive_best(release, work) + 1e-9
-    zero = np.zeros(len(work))
-    assert srpt_flow_time(zero, work) == pytest.approx(nonpreemptive_best(zero, work))
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(1, 3)), min_size=1, max_size=3))
+def test_srpt_sum_is_the_best_unit_step_preemptive_schedule(jobs):
+    """SRPT's ΣC_j equals the minimum over every preemptive schedule in unit steps (integer data: brute force)."""
+    rel = np.array([r for r, _ in jobs], dtype=float)
+    work = np.array([p for _, p in jobs], dtype=float)
+    horizon = int(rel.max() + work.sum())
+    assume(horizon <= 6)
+    best = np.inf
+    for seq in itertools.product(range(len(jobs) + 1), repeat=horizon):   # who runs in each unit step (n = idle)
+        left, done, ok = work.copy(), np.full(len(jobs), np.inf), True
+        for t, j in enumerate(seq):
+            if j < len(jobs):
+                if rel[j] > t or left[j] <= 0:
+                    ok = False
+                    break
+                left[j] -= 1
+                if left[j] == 0:
+                    done[j] = t + 1
+        if ok and np.all(np.isfinite(done)):
+            best = min(best, done.sum())
+    assert srpt_completions(rel, work).sum() == pytest.approx(best)
 
 
-@settings(max_examples=4, deadline=None)
-@given(st.integers(0, 10_000))
-def test_bounds_lie_below_every_policy(seed):
-    trace, cluster, speed = dl2_trace(6, seed=seed), dl2_cluster(2), TableSpeed()
-    b = mean_jct_lower_bound(trace, cluster, speed, interval=1200.0)
-    assert b["bound"] == max(b["isolated"], b["lp"], *b["capacity"].values())
-    for name in ("drf", "optimus", "srtf", "fifo"):
-        res = simulate(trace, cluster, make_policy(name), speed)
+def test_one_job_alone_is_exact():
+    # 3 workers at 1 it/s each, 30 iterations: 10 s at its fastest size, plus the restart
+    tr = trace(job("a", arrival=5.0, iterations=30.0, min_workers=1, max_workers=3))
+    b = jct_lower_bound(tr, cluster(gpus=4), LinearSpeed(), restart_seconds=2.0)
+    assert b["alone"] == pytest.approx(12.0) and b["bound"] == pytest.approx(12.0)
+    lp = lp_lower_bound(tr, cluster(gpus=4), LinearSpeed(), 2.0, slot_seconds=1.0)
+    assert lp["bound"] == pytest.approx(12.0)
+
+
+def test_capacity_binds_when_jobs_queue():
+    # two 1-GPU jobs of 10 s each at time 0 on a 1-GPU cluster: the best average JCT is 15 s
+    tr = trace(job("a", iterations=10.0), job("b", iterations=10.0))
+    b = jct_lower_bound(tr, cluster(gpus=1), LinearSpeed())
+    assert b["alone"] == pytest.approx(10.0)
+    assert b["capacity"]["gpu"] == pytest.approx(15.0) and b["bound"] == pytest.approx(15.0)
+    lp = lp_lower_bound(tr, cluster(gpus=1), LinearSpeed(), slot_seconds=1.0)
+    assert 10.0 <= lp["bound"] <= 15.0 + 1e-6
+
+
+def test_pareto_keeps_the_undominated_sizes():
+    T = np.array([10.0, 5.0, 5.0, 12.0])
+    u = np.array([[0.1], [0.2], [0.3], [0.1]])
+    assert pareto(T, u).tolist() == [0, 1]
+
+
+@pytest.mark.parametrize("seed", [7, 8])
+def test_bounds_are_below_every_policy_on_dl2_traces(seed):
+    tr, cl, sp = dl2_trace(25, seed), dl2_cluster(6), TableSpeed()
+    alone = jct_lower_bound(tr, cl, sp, 30.0)
+    lp = lp_lower_bound(tr, cl, sp, 30.0, slot_seconds=1800.0)
+    assert lp["status"] == "optimal" and lp["bound"] >= alone["alone"] - 1e-6
+    for name in ("drf", "optimus", "srtf"):
+        res = simulate(tr, cl, make_policy(name), sp, seed=seed, restart_seconds=30.0)
         assert res.status == "completed"
-        assert b["bound"] <= float(np.mean(res.jct)) + 1e-6, name
-    # jobs alone never finish faster than their isolated bound
-    alone = simulate(trace.__class__(trace.jobs[:1], "one"), dl2_cluster(16), make_policy("drf"), speed)
-    assert mean_jct_lower_bound(trace.__class__(trace.jobs[:1], "one"), dl2_cluster(16), speed)["isolated"] \
-        <= float(alone.jct[0]) + 1e-6
+        assert max(alone["bound"], lp["bound"]) <= float(np.mean(res.jct)) + 1e-6

@@ -93,3 +93,18 @@ def test_bench_sim_quick_json(capsys):
     if "optimus" not in doc["policies"]:
         assert doc["jct_ratio_drf_over_optimus"] is None
     assert doc["table"]["drf"]["completed_runs"] == 2
+    # Optimus's model errors: medians at 25/50/75 % of progress, over the jobs of its completed runs
+    errors = doc["optimus_model_errors"]
+    assert doc["table"]["optimus"]["completed_runs"] == 2 and errors["jobs"] == 16
+    for key in ("remaining", "speed", "n"):
+        assert set(errors[key]) == {"25%", "50%", "75%"}
+    assert 0 < errors["n"]["25%"] <= 16
+    assert all(0 <= v < 1 for v in errors["remaining"].values() if v is not None)
+
+
+def test_bench_sim_without_optimus_has_no_model_errors(capsys):
+    from dlsched.bench import get_suite
+
+    get_suite("sim")(["--quick", "--seeds", "1", "--jobs", "4", "--nodes", "4", "--policies", "drf,fifo", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["optimus_model_errors"] is None and doc["jct_ratio_drf_over_optimus"] is None

@@ -272,3 +272,59 @@ def test_cluster_dominant_resource_shares():
     assert w[0] == pytest.approx(0.25) and p[0] == pytest.approx(1 / 16)
     with pytest.raises(Exception):
         Optimus(normalise="nope")
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 1000), n=st.integers(1, 7), servers=st.integers(1, 4), le=st.booleans())
+def test_one_shot_policy_is_the_one_greedy_on_the_instance_tau(seed, n, servers, le):
+    """The one-shot ``optimus-greedy`` (smd.optimus_policy) = the naive greedy on R_j τ_j(w, p)
+    read from the instance, starting from (1, 1) in arrival order; p ≤ w under ps_le_workers."""
+    from dlsched.instance.smd import SMDOptions
+    from dlsched.instance.smd_gen import generate
+    from dlsched.sim.policies.smd import optimus_policy
+
+    inst = generate(n, servers, seed=seed, max_workers=4, max_ps=3, options=SMDOptions(ps_le_workers=le, max_workers=4, max_ps=3))
+    order = sorted(range(n), key=lambda j: (inst.arrival[j], j))
+    times = []
+    for j in order:
+        T = np.full((inst.max_ps[j] + 1, inst.max_workers[j] + 1), np.inf)
+        for p in range(1, inst.max_ps[j] + 1):
+            for w in range(max(p, 1) if le else 1, inst.max_workers[j] + 1):
+                T[p, w] = inst.iterations[j] * float(inst.tau(j, w, p))
+        times.append(T)
+    want = _naive_greedy(times, inst.d[order], inst.e[order], inst.capacity, inst.capacity, [(1, 1)] * n)
+    got = optimus_policy(inst, np.arange(n))
+    for k, j in enumerate(order):
+        p, w = want.get(k, (0, 0))
+        assert tuple(got[j]) == (w, p)
+        assert not le or got[j, 1] <= got[j, 0]
+
+
+def test_task_shares_amount_is_the_authors_divisor():
+    from dlsched.sim.policies.optimus import task_shares
+
+    cap = np.array([768.0, 192.0])                      # cpu, gpu
+    dw, dp = np.array([[2.0, 1.0], [2.0, 0.0]]), np.array([[2.0, 0.0], [2.0, 0.0]])
+    w, p = task_shares(dw, dp, cap, amount=True)
+    assert w.tolist() == [1.0, 2.0] and p.tolist() == [2.0, 2.0]   # a GPU worker costs its 1 GPU, a CPU task its 2 CPUs
+    w, p = task_shares(dw, dp, cap)
+    assert w.tolist() == pytest.approx([1 / 192, 2 / 768]) and p.tolist() == pytest.approx([2 / 768, 2 / 768])
+
+
+def test_relative_gain_gives_the_spare_worker_to_the_short_job():
+    from dlsched.sim.policies.optimus import _fastest
+
+    rates = [[0, 1.0, 1.8]]                               # one all-reduce type, a 2nd worker speeds it by 1.8x
+    long, short = _times(1000.0, rates), _times(100.0, [[0, 1.0, 1.9]])
+    dw, dp, cap = np.ones((2, 1)), np.zeros((2, 1)), np.array([3.0])
+    assert marginal_gain_allocation([long, short], dw, dp, cap, cap, [(0, 1)] * 2) == {0: (0, 2), 1: (0, 1)}
+    rel = [T / _fastest(T) for T in (long, short)]
+    assert marginal_gain_allocation(rel, dw, dp, cap, cap, [(0, 1)] * 2) == {0: (0, 1), 1: (0, 2)}
+
+
+@pytest.mark.parametrize("kw", [{"gain": "seconds"}, {"normalise": "gpu"}])
+def test_unknown_options_are_input_errors(kw):
+    from dlsched.errors import InputError
+
+    with pytest.raises(InputError):
+        Optimus(**kw)

@@ -2,8 +2,11 @@
 
 import numpy as np
 
-from dlsched.sim.engine import Simulation
+from dlsched.instance.cluster import Cluster
+from dlsched.instance.workload import Job, Trace
+from dlsched.sim.engine import Simulation, simulate
 from dlsched.sim.placement import Consolidated, consolidated, first_fit, task_slots
+from dlsched.sim.policies import make_policy
 from dlsched.sim.policy import Placement
 from tests.sim.helpers import LinearSpeed, cluster, job, trace
 
@@ -43,3 +46,15 @@ def test_placer_keeps_unchanged_sizes_and_shrinks_what_does_not_pack():
     assert out[1].n_workers == 6 and out[1].servers == frozenset({0, 1})
     out = Consolidated().place(st, {0: (3, 0), 1: (6, 0)})   # a grows to 3: 5 GPUs left, b shrunk to 5
     assert out[0].n_workers == 3 and out[0] is not st.allocation[0] and out[1].n_workers == 5
+
+
+def test_a_task_that_needs_nothing_fits_on_any_number_of_servers():
+    # the "fits any number of times" count once overflowed int64 when summed over 5+ servers: such a
+    # job was reported unschedulable ("its PS fits on no server") and a zero-demand PS never placed
+    free = np.tile([4.0, 8.0], (7, 1))
+    assert first_fit(free, np.zeros(2), np.zeros(2), 3, 0) == Placement({0: 3})
+    assert first_fit(free, W, np.zeros(2), 6, 2) == Placement({0: 4, 1: 2}, {0: 2})
+    tr = Trace((Job("none", 0.0, "toy", 10.0, {}), Job("ps0", 0.0, "toy", 10.0, {"gpu": 1}, {}, max_ps=1)), "<test>")
+    for name in ("fifo", "srtf", "drf", "tetris"):
+        res = simulate(tr, Cluster.homogeneous(6, {"gpu": 4, "cpu": 8}), make_policy(name), LinearSpeed())
+        assert res.status == "completed" and not res.unschedulable and res.completion.tolist() == [10.0, 10.0], name

@@ -367,6 +367,17 @@ def test_pooled_bound_valid_on_random_instances(seed, n, T, H, K):
     assert opt.objective <= dlsched.solve(inst, "pooled-bound", threads=1).bound + 1e-6
 
 
+def test_offline_with_a_start_highs_misreports_is_still_optimal():
+    # found by the test above: HiGHS 1.16 values the OASiS start in presolve's reduced space at
+    # the optimum (80.07), stops "optimal" and returns the start's columns (52.84)
+    inst = generate(5, horizon=4, worker_servers=1, ps_servers=1, preset="small", seed=2908)
+    cold = dlsched.solve(inst, "offline", warm=False, threads=1)
+    warm = dlsched.solve(inst, "offline", threads=1)
+    assert warm.status.value == cold.status.value == "optimal"
+    assert warm.objective == pytest.approx(cold.objective) and warm.objective > 80
+    assert check_oasis(inst, warm.solution, warm.objective)
+
+
 def test_pooled_bound_above_every_method_in_the_paper_setting():
     inst = generate(100, seed=1)
     bound = dlsched.solve(inst, "pooled-bound", relax=True, threads=1).bound

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections import Counter
 from typing import Mapping, Sequence
 
 import numpy as np
 
-from dlsched.sim.placement import EPS, consolidated, first_fit, hold, make_placer
+from dlsched.sim.placement import EPS, FirstFitPool, consolidated, hold, make_placer
 from dlsched.sim.policy import ClusterState, Event, Placement, PolicyContext
 
 
@@ -69,16 +68,27 @@ def grant_vectors(state: ClusterState, cand: np.ndarray):
     PSs the job then needs (:func:`ps_count`: one per worker, the MODELS.md §7 bundle, unless the
     job's PS serves ``workers_per_ps`` workers, §3.1).
     """
-    jobs = state.jobs
-    minw = np.array([jobs[j].min_workers for j in cand.tolist()], dtype=np.int64)
-    maxw = np.array([jobs[j].max_workers for j in cand.tolist()], dtype=np.int64)
-    maxp = np.array([jobs[j].max_ps for j in cand.tolist()], dtype=np.int64)
-    per = np.array([jobs[j].workers_per_ps or 0.0 for j in cand.tolist()], dtype=float)
+    minw, maxw, maxp, per, p0 = (a[cand] for a in _job_limits(state.jobs))
     dw, dp = state.demand_w[cand], state.demand_p[cand]
-    p0 = np.array([ps_count(int(minw[i]), int(minw[i]), int(maxp[i]), float(per[i])) for i in range(cand.size)],
-                  dtype=np.int64)
     first = minw[:, None] * dw + p0[:, None] * dp
     return minw, maxw, maxp, per, dw, dp, first
+
+
+_LIMITS: list = [None, None]      # the last trace's (jobs, arrays): every call of a run asks about the same jobs
+
+
+def _job_limits(jobs) -> tuple[np.ndarray, ...]:
+    """min workers, max workers, max PSs, workers per PS (0: a PS per worker) and first-grant PSs of
+    every job, computed once per trace (a tuple of frozen jobs cannot change)."""
+    if _LIMITS[0] is jobs and type(jobs) is tuple:
+        return _LIMITS[1]
+    minw = np.array([j.min_workers for j in jobs], dtype=np.int64)
+    maxw = np.array([j.max_workers for j in jobs], dtype=np.int64)
+    maxp = np.array([j.max_ps for j in jobs], dtype=np.int64)
+    per = np.array([j.workers_per_ps or 0.0 for j in jobs], dtype=float)
+    p0 = np.array([ps_count(a, a, b, c) for a, b, c in zip(minw.tolist(), maxp.tolist(), per.tolist())], dtype=np.int64)
+    _LIMITS[:] = jobs, (minw, maxw, maxp, per, p0)
+    return _LIMITS[1]
 
 
 def ps_count(w: int, minw: int, maxp: int, per: float) -> int:
@@ -125,10 +135,10 @@ def drf_fill(state: ClusterState, cand: np.ndarray, total: np.ndarray,
     # no grant of any candidate is smaller than this, so once avail is below it in some resource, stop
     # (a later grant may add no PS: one worker is the least it adds)
     smallest = np.minimum(first, dw).min(axis=0).tolist()
-    dwl, dpl, firstl = dw.tolist(), dp.tolist(), first.tolist()
+    dwl, dpl, firstl = [tuple(x) for x in dw.tolist()], [tuple(x) for x in dp.tolist()], first.tolist()
     minwl, maxwl, maxpl, perl = minw.tolist(), maxw.tolist(), maxp.tolist(), per.tolist()
-    sfree = None if servers is None else np.array(servers, dtype=float)
-    where: dict[int, tuple[Counter, Counter]] = {}
+    pool = None if servers is None else FirstFitPool(servers)
+    where: dict[int, tuple[dict, dict]] = {}
     w = [0] * cand.size
     p = [0] * cand.size
     order: list[int] = []
@@ -147,14 +157,15 @@ def drf_fill(state: ClusterState, cand: np.ndarray, total: np.ndarray,
             if add[r] > avail[r] + EPS:
                 fits = False
                 break
-        if fits and sfree is not None:
-            got = first_fit(sfree, dw[i], dp[i], int(nw - w[i]), int(np_ - p[i]))
+        if fits and pool is not None:
+            got = pool.take(dwl[i], dpl[i], nw - w[i], np_ - p[i])
             fits = got is not None
             if fits:
-                hold(sfree, got, dw[i], dp[i])
-                cw, cp = where.setdefault(i, (Counter(), Counter()))
-                cw.update(got.workers)
-                cp.update(got.ps)
+                cw, cp = where.setdefault(i, ({}, {}))
+                for s, k in got[0]:
+                    cw[s] = cw.get(s, 0) + k
+                for s, k in got[1]:
+                    cp[s] = cp.get(s, 0) + k
         if not fits:
             continue
         for r in R:
@@ -169,7 +180,7 @@ def drf_fill(state: ClusterState, cand: np.ndarray, total: np.ndarray,
                 heap.clear()
                 break
     sizes = {int(cand[i]): (w[i], p[i]) for i in order}
-    return sizes, {int(cand[i]): Placement(dict(where[i][0]), dict(where[i][1])) for i in order if i in where}
+    return sizes, {int(cand[i]): Placement(where[i][0], where[i][1]) for i in order if i in where}
 
 
 def packed(placed: dict[int, Placement], sizes: Mapping[int, tuple[int, int]],

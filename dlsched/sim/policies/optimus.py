@@ -22,14 +22,20 @@ interval) the policy
    failing that, :math:`f \propto \sqrt{p w}` scaled to its mean observed rate (a prior with
    diminishing but positive returns in both PSs and workers, so that the job tries larger sizes
    on both axes and so yields the samples to learn from);
-3. **allocates by marginal gain** (:func:`marginal_gain_allocation`): every job starts with 1 PS
+3. **allocates by marginal gain** (:func:`marginal_gain_allocation`, the toolkit's one Optimus
+   greedy, which the one-shot ``optimus-greedy`` also calls): every job starts with 1 PS
    + ``min_workers`` workers (in arrival order, while they fit), then the task with the largest
    :math:`\big(T_j(p, w) - T_j(p', w')\big) / \text{share}(\text{task})`, :math:`T_j = \hat R_j /
    f_j`, is added (a heap with lazy re-evaluation) while a gain is positive and the task fits.
    ``normalise="cluster"`` (default, MODELS.md §5's wording): share = the task's demand of the
    cluster's dominant resource r* (the resource the ready jobs ask the largest share of at their
    start sizes), :math:`d^{r*}/C^{r*}`; ``"task"``: the task's own dominant share
-   :math:`\max_r d^r / C^r` (:func:`task_shares`);
+   :math:`\max_r d^r / C^r`; ``"amount"``: the task's demand of its own dominant resource in
+   that resource's units (what the authors' public scheduler, pengyanghua/optimus, divides by)
+   (:func:`task_shares`). On tuning seeds 100–102 the three are within 1 % of each other in
+   average JCT. ``gain="relative"`` is an ablation, not Optimus: each job's gain is divided by
+   its remaining time at its fastest size, so that a task is worth the *fraction* of a job's
+   remaining time it saves rather than the seconds (which favour long jobs; docs/results.md);
 4. **places** each job by the placement principle (:func:`place_principle`): the fewest servers
    k such that every server holds p/k PSs and w/k workers; else first fit. A job whose size did
    not change keeps its servers (no restart). A job that cannot be placed gives back its task of
@@ -53,7 +59,7 @@ from dlsched.errors import InputError
 from dlsched.instance.workload import Job
 from dlsched.perf.convergence import Criterion, LossFit, fit_loss_curve
 from dlsched.perf.optimus_fit import OptimusModel, fit_sync_points
-from dlsched.sim.placement import EPS, first_fit, task_slots, usage
+from dlsched.sim.placement import EPS, first_fit, usage
 from dlsched.sim.policy import ClusterState, Decision, Event, Placement, PolicyContext
 
 #: progress fractions at which the estimation errors are recorded
@@ -65,15 +71,20 @@ DEFAULT_PROFILE = ((1, 1), (1, 2), (2, 1), (2, 2), (2, 4), (4, 2), (4, 4), (8, 8
 # -- allocation (MODELS.md §5) -----------------------------------------------------------------
 
 def task_shares(demand_w: np.ndarray, demand_p: np.ndarray, capacity: np.ndarray,
-                bottleneck: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+                bottleneck: int | None = None, amount: bool = False) -> tuple[np.ndarray, np.ndarray]:
     r"""What a worker and a PS of each job cost in the gain's denominator (MODELS.md §5).
 
     Without ``bottleneck``: the task's dominant share :math:`\max_r d^r / C^r`. With the index of
     the cluster's dominant resource r*: the task's share of it, :math:`d^{r*} / C^{r*}`; a task
     that holds none of r* (a PS when GPUs are the bottleneck) costs its dominant share instead,
-    so that it is never free.
+    so that it is never free. With ``amount``: the task's demand of its own dominant resource (the
+    largest :math:`d^r / C^r`) in that resource's units, as the authors' scheduler divides.
     """
     cap = np.where(capacity > 0, capacity, 1.0)
+    if amount:
+        rows = np.arange(len(demand_w))
+        return (np.maximum(demand_w[rows, (demand_w / cap).argmax(axis=1)], 1e-12),
+                np.maximum(demand_p[rows, (demand_p / cap).argmax(axis=1)], 1e-12))
     own_w = np.maximum((demand_w / cap).max(axis=1), 1e-12)
     own_p = np.maximum((demand_p / cap).max(axis=1), 1e-12)
     if bottleneck is None:
@@ -84,21 +95,28 @@ def task_shares(demand_w: np.ndarray, demand_p: np.ndarray, capacity: np.ndarray
 
 def marginal_gain_allocation(times: Sequence[np.ndarray], demand_w: np.ndarray, demand_p: np.ndarray,
                              capacity: np.ndarray, free: np.ndarray, start: Sequence[tuple[int, int]],
-                             shares: tuple[np.ndarray, np.ndarray] | None = None) -> dict[int, tuple[int, int]]:
-    r"""Optimus's greedy: (p, w) per job i (those left out get nothing).
+                             shares: tuple[np.ndarray, np.ndarray] | None = None,
+                             order: Sequence[int] | None = None) -> dict[int, tuple[int, int]]:
+    r"""Optimus's greedy (MODELS.md §5), the one both the online policy :class:`Optimus` and the
+    one-shot :func:`dlsched.sim.policies.smd.optimus_policy` call: (p, w) per job i (those left out
+    get nothing).
 
     ``times[i][p, w]`` is job i's estimated remaining time with p PSs and w workers (``inf`` where
     it cannot run; the array's shape bounds p and w: ``max_ps + 1, max_workers + 1``).
-    ``start[i]`` = (p0, w0) is its first allocation, given in the list's order while
-    ``demand`` fits the aggregate ``free`` (R,). Then, repeatedly, the task (a worker: w + 1, or a
-    PS: p + 1) of largest gain :math:`(T_i(p, w) - T_i(p', w')) / \text{share}` is added
-    while it is positive and fits; the share is :func:`task_shares` of ``capacity`` (R,), the
-    cluster's total, unless ``shares`` = (per worker, per PS) arrays are given.
+    ``start[i]`` = (p0, w0) is its first allocation (Optimus's rule against starvation), given to
+    the jobs in ``order`` (default: the list's order; e.g. by arrival) while it fits the aggregate
+    ``free`` (R,); a job it does not fit waits. Then, repeatedly, the task (a worker: w + 1, or a
+    PS: p + 1) of largest gain :math:`(T_i(p, w) - T_i(p', w')) / \text{share}` is added while
+    it is positive and fits (a task that no longer fits is skipped: the job's other task, or
+    another job's, may still fit); the share is :func:`task_shares` of ``capacity`` (R,), the
+    cluster's total, unless ``shares`` = (per worker, per PS) arrays are given. Equal gains go
+    to the job earlier in the list, then to a worker before a PS.
     """
     share_w, share_p = shares if shares is not None else task_shares(demand_w, demand_p, capacity)
     left = np.asarray(free, dtype=float).copy()
     alloc: dict[int, list[int]] = {}
-    for i, (p0, w0) in enumerate(start):
+    for i in (range(len(start)) if order is None else order):
+        p0, w0 = start[i]
         need = p0 * demand_p[i] + w0 * demand_w[i]
         if np.isfinite(times[i][p0, w0]) and np.all(need <= left + EPS):
             alloc[i] = [p0, w0]
@@ -111,23 +129,23 @@ def marginal_gain_allocation(times: Sequence[np.ndarray], demand_w: np.ndarray, 
         if w + 1 < T.shape[1]:
             g = (now - T[p, w + 1]) / share_w[i]
             if g > 0:
-                heapq.heappush(heap, (-g, i, 1, p, w))
+                heapq.heappush(heap, (-g, i, 0, p, w))
         if p + 1 < T.shape[0] and p > 0:
             g = (now - T[p + 1, w]) / share_p[i]
             if g > 0:
-                heapq.heappush(heap, (-g, i, 0, p, w))
+                heapq.heappush(heap, (-g, i, 1, p, w))
 
     heap: list = []
     for i in alloc:
         push(heap, i)
     while heap:
-        _, i, kind, p, w = heapq.heappop(heap)
+        _, i, ps, p, w = heapq.heappop(heap)
         if alloc[i] != [p, w]:
             continue  # stale: the job has grown since this gain was computed
-        d = demand_w[i] if kind else demand_p[i]
+        d = demand_p[i] if ps else demand_w[i]
         if not np.all(d <= left + EPS):
             continue  # this task no longer fits; the job's other task may
-        alloc[i][kind] += 1
+        alloc[i][0 if ps else 1] += 1
         left -= d
         push(heap, i)
     return {i: (pw[0], pw[1]) for i, pw in alloc.items()}
@@ -192,7 +210,7 @@ class Optimus:
     def __init__(self, *, slot_seconds: float | None = 600.0, criterion: Criterion = Criterion(),
                  gamma: float = 0.1, min_loss_points: int = 3, min_speed_points: int = 5,
                  profile: Sequence[tuple[int, int]] = DEFAULT_PROFILE, profile_seconds: float = 10.0,
-                 default_steps: float = 1e4, normalise: str = "cluster"):
+                 default_steps: float = 1e4, normalise: str = "cluster", gain: str = "absolute"):
         self.slot_seconds = slot_seconds
         self.criterion = criterion
         self.gamma = gamma
@@ -201,9 +219,12 @@ class Optimus:
         self.profile = tuple((int(p), int(w)) for p, w in profile)
         self.profile_seconds = float(profile_seconds)
         self.default_steps = float(default_steps)
-        if normalise not in ("task", "cluster"):
-            raise InputError("<argument>", "normalise", "'task' or 'cluster'", normalise)
+        if normalise not in ("task", "cluster", "amount"):
+            raise InputError("<argument>", "normalise", "'task', 'cluster' or 'amount'", normalise)
         self.normalise = normalise
+        if gain not in ("absolute", "relative"):
+            raise InputError("<argument>", "gain", "'absolute' or 'relative'", gain)
+        self.gain = gain
         self._ctx: PolicyContext | None = None
 
     # -- protocol --------------------------------------------------------------------------------
@@ -243,8 +264,10 @@ class Optimus:
             p0w0 = np.asarray(start, dtype=float).reshape(-1, 2)
             asked = p0w0[:, :1] * dp + p0w0[:, 1:] * dw
             bottleneck = int(np.argmax(asked.sum(axis=0) / np.where(self._capacity > 0, self._capacity, np.inf)))
-        sizes = marginal_gain_allocation(times, dw, dp, self._capacity, self._capacity, start,
-                                         task_shares(dw, dp, self._capacity, bottleneck))
+        # gain="relative" (an ablation, not Optimus): each job's times in units of its remaining time at its fastest size
+        scaled = times if self.gain == "absolute" else [T / _fastest(T) for T in times]
+        sizes = marginal_gain_allocation(scaled, dw, dp, self._capacity, self._capacity, start,
+                                         task_shares(dw, dp, self._capacity, bottleneck, self.normalise == "amount"))
         placements = self._place(state, {ready[i]: pw for i, pw in sizes.items()},
                                  {ready[i]: times[i] for i in range(len(ready))},
                                  {ready[i]: start[i] for i in range(len(ready))})
@@ -460,6 +483,12 @@ def summarise_errors(rows: Sequence[Mapping]) -> dict:
 def _median(xs) -> float:
     xs = [x for x in xs if x == x]
     return float(np.median(xs)) if xs else math.nan
+
+
+def _fastest(T: np.ndarray) -> float:
+    """The smallest finite entry of T (1 if none): the remaining time at the fastest size."""
+    fin = T[np.isfinite(T)]
+    return float(fin.min()) if fin.size and fin.min() > 0 else 1.0
 
 
 def _steps_done(state: ClusterState, j: int) -> float:

@@ -16,7 +16,6 @@ r"""The SMD family on the simulator (MODELS.md §2.3, §2.4): converter, speed s
 
 from __future__ import annotations
 
-import heapq
 import math
 from dataclasses import dataclass, field
 
@@ -27,6 +26,7 @@ from dlsched.instance.workload import Job, Trace
 from dlsched.instance.smd import SMDInstance, require_aggregate
 from dlsched.sim.engine import simulate
 from dlsched.sim.placement import make_placer
+from dlsched.sim.policies.optimus import marginal_gain_allocation
 from dlsched.sim.policies.slotted import Slotted, completion_slot
 from dlsched.sim.policy import ClusterState, Placement, PolicyContext
 from dlsched.solvers.options import SolveOptions
@@ -106,10 +106,6 @@ def instance_view(jobs, cluster: Cluster, speed, slot_seconds: float = 1200.0) -
 
 # ----------------------------------------------------------------------------- policies
 
-def _fits(used, add, cap) -> bool:
-    return bool(np.all(used + add <= cap + 1e-9))
-
-
 class _AllocationPolicy:
     """Calls ``allocate(view, active) -> (n, 2)`` on the SMD view and packs the answer (event-driven)."""
 
@@ -166,63 +162,45 @@ class SMDPolicy(_AllocationPolicy):
 
 
 def optimus_policy(inst: SMDInstance, active: np.ndarray) -> np.ndarray:
-    r"""Optimus's greedy marginal gain (MODELS.md §5) -> (n, 2) allocation.
+    r"""Optimus's marginal-gain greedy (MODELS.md §5) with the known τ -> (n, 2) allocation (w, p).
 
-    Every active job starts with 1 PS + 1 worker (in arrival order, as long as they fit; the
-    others wait); then, repeatedly, the task (one worker or one PS of some job) with the largest
-    positive marginal gain ``(R_j τ_j(w, p) − R_j τ_j(w', p')) / dominant share of the added task``
-    is added (a heap with lazy re-evaluation), until no gain is positive or nothing fits. The
-    dominant share of a task is max_r demand^r / C^r.
+    The one greedy :func:`dlsched.sim.policies.optimus.marginal_gain_allocation` on the remaining
+    times :math:`T_j(p, w) = R_j \tau_j(w, p)`: every active job starts with 1 PS + 1 worker (in
+    arrival order, as long as they fit; the others wait), then the task with the largest positive
+    gain :math:`(T_j(p, w) - T_j(p', w')) / \max_r \text{demand}^r / C^r` is added until no
+    gain is positive or nothing fits. ``ps_le_workers`` makes every p > w unreachable.
     """
-    n = inst.n_jobs
-    cap = inst.capacity
-    alloc = np.zeros((n, 2), dtype=np.int64)
-    used = np.zeros_like(cap)
-    order = sorted(active.tolist(), key=lambda j: (inst.arrival[j], j))
-    for j in order:
-        add = inst.d[j] + inst.e[j]
-        if _fits(used, add, cap):
-            alloc[j] = (1, 1)
-            used += add
-    safe_cap = np.where(cap > 0, cap, 1.0)
-
-    def share(v):
-        return float(np.max(v / safe_cap))
-
-    def gains(j):
-        w, p = alloc[j]
-        now = inst.iterations[j] * float(inst.tau(j, w, p))
-        out = []
-        if w < inst.max_workers[j]:
-            out.append(((now - inst.iterations[j] * float(inst.tau(j, w + 1, p))) / max(share(inst.d[j]), 1e-12), 0))
-        if p < inst.max_ps[j] and not (inst.options.ps_le_workers and p + 1 > w):
-            out.append(((now - inst.iterations[j] * float(inst.tau(j, w, p + 1))) / max(share(inst.e[j]), 1e-12), 1))
-        return out
-
-    heap = []
-    version = np.zeros(n, dtype=np.int64)
-    for j in np.flatnonzero(alloc[:, 0] > 0).tolist():
-        for gain, kind in gains(j):
-            if gain > 0:
-                heapq.heappush(heap, (-gain, j, kind, 0))
-    while heap:
-        neg, j, kind, ver = heapq.heappop(heap)
-        if ver != version[j]:
-            continue
-        add = inst.d[j] if kind == 0 else inst.e[j]
-        if not _fits(used, add, cap):
-            continue  # this task does not fit any more; the job's other task may still
-        alloc[j, kind] += 1
-        used += add
-        version[j] += 1
-        for gain, k2 in gains(j):
-            if gain > 0:
-                heapq.heappush(heap, (-gain, j, k2, int(version[j])))
+    idx = np.sort(np.asarray(active, dtype=np.int64))
+    alloc = np.zeros((inst.n_jobs, 2), dtype=np.int64)
+    if not idx.size:
+        return alloc
+    times = [inst.iterations[j] * _tau_grid(inst, int(j)) for j in idx.tolist()]
+    order = sorted(range(idx.size), key=lambda i: (inst.arrival[idx[i]], idx[i]))
+    sizes = marginal_gain_allocation(times, inst.d[idx], inst.e[idx], inst.capacity, inst.capacity,
+                                     [(1, 1)] * idx.size, order=order)
+    for i, (p, w) in sizes.items():
+        alloc[idx[i]] = (w, p)
     return alloc
 
 
+def _tau_grid(inst: SMDInstance, j: int) -> np.ndarray:
+    """τ_j(w, p) as an array [p, w] over 0..P_j × 0..W_j (inf at p = 0, w = 0 and, with
+    ``ps_le_workers``, at p > w); cached with the instance's configurations (shared by re-plans)."""
+    key = ("optimus-tau", inst._config_key(j))
+    cache = inst._config_cache
+    if key not in cache:
+        W, P = int(inst.max_workers[j]), int(inst.max_ps[j])
+        p, w = np.meshgrid(np.arange(1, P + 1), np.arange(1, W + 1), indexing="ij")
+        grid = np.full((P + 1, W + 1), np.inf)
+        grid[1:, 1:] = np.asarray(inst.tau(j, w.ravel(), p.ravel()), dtype=float).reshape(p.shape)
+        if inst.options.ps_le_workers:
+            grid[np.greater.outer(np.arange(P + 1), np.arange(W + 1))] = np.inf
+        cache[key] = grid
+    return cache[key]
+
+
 class OptimusGreedyPolicy(_AllocationPolicy):
-    """Optimus's one-shot marginal-gain greedy with the known τ (MODELS.md §5), re-run at every call."""
+    """Optimus's marginal-gain greedy fed the known τ (no fitting), re-run at every call (MODELS.md §5)."""
 
     name = "optimus-greedy"
 

@@ -1,0 +1,262 @@
+"""Simulation suites: every (trace, policy, repetition) cell replayed by the simulator (MODELS.md §5–§7).
+
+A suite file with ``kind = "simulate"`` (``dlsched/bench/suites/sim.toml``)::
+
+    name = "sim"
+    kind = "simulate"
+    time_limit = 600.0                 # wall seconds per run (a run that hits it: status time_limit)
+    repetitions = 1                    # repetition r simulates with seed (trace seed + r)
+    # seed = 0                         # if set: repetition r simulates with seed (seed + r) instead
+    speed = "table"                    # a speed source (dlsched.sim.speed.make_speed)
+    restart_seconds = 0.0              # charged at every placement change
+
+    [cluster]                          # generator "dl2" (params of dl2_cluster) or file = a cluster spec
+    generator = "dl2"
+    params = { n_servers = 96 }
+
+    [[traces]]                         # generator "dl2" | "poisson" (seeds, params), or files = [...]
+    name = "dl2-mix"
+    generator = "dl2"
+    seeds = { start = 1, count = 10 }
+    params = { n_jobs = 200 }
+
+    [[policies]]                       # a policy of the table (``dlsched policies``)
+    name = "drf"
+    label = "drf"                      # optional, as for methods
+    params = {}                        # optional: the policy constructor's keyword arguments
+    sets = ["dl2-mix"]                 # optional: only on these trace sets
+
+A cell's row holds the run's summary (:meth:`dlsched.sim.metrics.SimResult.summary`: status,
+JCT statistics, makespan, utilisation, fairness, decision latency), the sorted JCTs of its
+completed jobs (``jct``, for the report's CDFs) and, for a policy that records them, DL2's
+inference seconds and Optimus's per-job model errors (``model_errors``). A policy that refuses the trace (an InputError) gives a ``refused`` row;
+any other exception an ``exception`` row, retried when the sweep resumes.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import os
+import platform
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dlsched.bench.suitefile import generator_call, once, tables, typed, unknown
+from dlsched.errors import InputError
+
+#: trace generator -> (module, function); each takes ``n_jobs`` and ``seed`` and keyword parameters
+TRACE_GENERATORS = {
+    "dl2": ("dlsched.instance.synthetic", "dl2_trace"),
+    "poisson": ("dlsched.instance.synthetic", "poisson_trace"),
+}
+CLUSTER_GENERATORS = {"dl2": ("dlsched.instance.synthetic", "dl2_cluster")}
+
+TOP_KEYS = {"name", "description", "kind", "family", "time_limit", "threads", "repetitions", "seed", "speed",
+            "restart_seconds", "cluster", "traces", "policies"}
+TRACE_KEYS = {"name", "generator", "seeds", "params", "files"}
+POLICY_KEYS = {"name", "label", "params", "sets"}
+CLUSTER_KEYS = {"generator", "params", "file"}
+
+
+@dataclass(frozen=True)
+class TraceRef:
+    """How a worker gets one trace: a generator call or a trace file (picklable, loaded where it runs)."""
+
+    key: str
+    set_name: str
+    seed: int = 0
+    generator: str | None = None
+    params: tuple = ()                 # sorted (key, json) pairs
+    path: str | None = None
+
+    def load(self):
+        if self.generator is not None:
+            mod, fn = TRACE_GENERATORS[self.generator]
+            return getattr(importlib.import_module(mod), fn)(seed=self.seed, **{k: json.loads(v) for k, v in self.params})
+        from dlsched.instance.traces import load_trace
+
+        return load_trace(self.path)
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    label: str
+    name: str
+    params: dict = field(default_factory=dict, hash=False)
+    sets: tuple[str, ...] = ()
+
+    def runs_on(self, ref: TraceRef) -> bool:
+        return not self.sets or ref.set_name in self.sets
+
+
+@dataclass(frozen=True)
+class SimSettings:
+    """What every cell of a simulation suite shares: cluster, speed source, restart charge, deadline."""
+
+    cluster: tuple                     # ("generator", name, params pairs) or ("file", path)
+    speed: str = "table"
+    restart_seconds: float = 0.0
+    deadline: float | None = None
+    seed: int | None = None            # None: each run's seed is its trace's seed
+
+    def run_seed(self, ref: "TraceRef", rep: int) -> int:
+        return (ref.seed if self.seed is None else self.seed) + rep
+
+    def load_cluster(self):
+        if self.cluster[0] == "generator":
+            mod, fn = CLUSTER_GENERATORS[self.cluster[1]]
+            return getattr(importlib.import_module(mod), fn)(**{k: json.loads(v) for k, v in self.cluster[2]})
+        from dlsched.instance.cluster_spec import load_cluster
+
+        return load_cluster(self.cluster[1])
+
+
+def parse(src: str, base: Path, doc: dict) -> dict:
+    """The simulation parts of a suite file: ``traces``, ``policies``, ``settings`` (validated)."""
+    unknown(src, "", doc, TOP_KEYS)
+    traces = [t for k, s in enumerate(tables(src, doc, "traces")) for t in _trace_set(src, base, f"traces[{k}]", s)]
+    once(src, "traces", [t.key for t in traces], "every trace once (give the sets distinct names)")
+    names = {t.set_name for t in traces}
+    policies = [_policy(src, f"policies[{k}]", p, names) for k, p in enumerate(tables(src, doc, "policies"))]
+    once(src, "policies", [p.label for p in policies], "distinct labels (add label = \"...\")")
+    speed = typed(src, "speed", doc.get("speed", "table"), str, "the name of a speed source")
+    from dlsched.sim.speed import make_speed
+
+    try:
+        make_speed(speed)
+    except InputError as exc:
+        raise InputError(src, "speed", exc.expected, speed) from None
+    restart = doc.get("restart_seconds", 0.0)
+    if not isinstance(restart, (int, float)) or isinstance(restart, bool) or restart < 0:
+        raise InputError(src, "restart_seconds", "a number of seconds >= 0", restart)
+    deadline = doc.get("time_limit")
+    settings = SimSettings(cluster=_cluster(src, base, doc.get("cluster")), speed=speed,
+                           restart_seconds=float(restart), deadline=None if deadline is None else float(deadline),
+                           seed=doc.get("seed"))
+    return {"traces": traces, "policies": policies, "settings": settings}
+
+
+def _cluster(src: str, base: Path, c: Any) -> tuple:
+    if c is None:
+        return ("generator", "dl2", ())
+    unknown(src, "cluster", c, CLUSTER_KEYS)
+    if "file" in c:
+        p = Path(str(c["file"]))
+        p = p if p.is_absolute() or not (base / p).exists() else base / p
+        from dlsched.instance.cluster_spec import load_cluster
+
+        load_cluster(p)                # a bad spec fails here, before any run
+        return ("file", str(p))
+    gen = c.get("generator")
+    if gen not in CLUSTER_GENERATORS:
+        raise InputError(src, "cluster.generator", f"one of {', '.join(CLUSTER_GENERATORS)} (or file = a cluster spec)", gen)
+    params = c.get("params", {})
+    if not isinstance(params, dict):
+        raise InputError(src, "cluster.params", "a table of the generator's parameters", params)
+    mod, fn = CLUSTER_GENERATORS[gen]
+    sig = inspect.signature(getattr(importlib.import_module(mod), fn))
+    if not any(v.kind is v.VAR_KEYWORD for v in sig.parameters.values()):
+        unknown(src, "cluster.params", params, set(sig.parameters))
+    return ("generator", gen, tuple(sorted((k, json.dumps(v)) for k, v in params.items())))
+
+
+def _trace_set(src: str, base: Path, where: str, s: Any) -> list[TraceRef]:
+    unknown(src, where, s, TRACE_KEYS)
+    set_name = str(s.get("name", s.get("generator", "files")))
+    if "files" in s:
+        files = s["files"]
+        if not isinstance(files, list) or not files:
+            raise InputError(src, f"{where}.files", "a list of trace files", files)
+        out = []
+        for f in files:
+            p = Path(str(f))
+            p = p if p.is_absolute() or not (base / p).exists() else base / p
+            from dlsched.instance.traces import load_trace
+
+            try:
+                load_trace(p)
+            except InputError as exc:
+                raise InputError(src, f"{where}.files", f"a trace file ({exc.expected})", str(f)) from None
+            out.append(TraceRef(key=f"{set_name}/{p.name}", set_name=set_name, path=str(p)))
+        return out
+    gen, seeds, packed = generator_call(src, where, s, TRACE_GENERATORS, " (or files = [...])")
+    return [TraceRef(key=f"{set_name}/{gen}-seed{x}", set_name=set_name, seed=x, generator=gen, params=packed)
+            for x in seeds]
+
+
+def _policy(src: str, where: str, p: Any, set_names: set[str]) -> PolicySpec:
+    from dlsched.sim.policies import available, policy_class
+
+    unknown(src, where, p, POLICY_KEYS)
+    name = p.get("name")
+    if name not in available():
+        raise InputError(src, f"{where}.name", f"a policy, one of {', '.join(available())}", name)
+    params = p.get("params", {})
+    try:
+        sig = inspect.signature(policy_class(name))
+    except (ImportError, AttributeError) as exc:     # a policy of a missing extra (DL2 needs torch)
+        raise InputError(src, f"{where}.name", f"a policy whose dependencies are installed ({exc})", name) from None
+    if not any(v.kind is v.VAR_KEYWORD for v in sig.parameters.values()):
+        unknown(src, f"{where}.params", params, set(sig.parameters))
+    sets = p.get("sets", [])
+    if not isinstance(sets, list) or any(x not in set_names for x in sets):
+        bad = next((x for x in sets if x not in set_names), sets) if isinstance(sets, list) else sets
+        raise InputError(src, f"{where}.sets", f"names of trace sets, among {', '.join(sorted(set_names))}", bad)
+    return PolicySpec(label=str(p.get("label", name)), name=name, params=dict(params), sets=tuple(sets))
+
+
+def cell_id(ref: TraceRef, policy: PolicySpec, rep: int) -> str:
+    return f"{ref.key}|{policy.label}|{rep}"
+
+
+#: the per-run figures a row keeps from SimResult.summary()
+FIGURES = ("jobs", "completed", "unschedulable", "avg_jct", "median_jct", "p95_jct", "p99_jct", "makespan",
+           "avg_queueing_delay", "jain_fairness", "total_utility", "decision_calls", "decision_median_s",
+           "decision_p95_s", "engine_seconds", "events", "engine_per_event_s", "sim_time", "wall_seconds")
+
+
+def simulate_cell(ref: TraceRef, policy: PolicySpec, rep: int, settings: SimSettings, trace=None):
+    """The SimResult of one cell and the policy object (for its own statistics)."""
+    from dlsched.sim.engine import simulate
+    from dlsched.sim.policies import make_policy
+    from dlsched.sim.speed import make_speed
+
+    trace = trace if trace is not None else ref.load()
+    pol = make_policy(policy.name, **policy.params)
+    res = simulate(trace, settings.load_cluster(), pol, make_speed(settings.speed), seed=settings.run_seed(ref, rep),
+                   restart_seconds=settings.restart_seconds, deadline=settings.deadline)
+    return res, pol
+
+
+def run_sim_cell(ref: TraceRef, policy: PolicySpec, rep: int, settings: SimSettings) -> dict:
+    """One simulated run as a JSON-safe row (never raises; see the module docstring)."""
+    import numpy as np
+
+    row = {"cell": cell_id(ref, policy, rep), "kind": "simulate", "instance": ref.key, "trace": ref.key,
+           "set": ref.set_name, "method": policy.label, "policy": policy.label, "policy_name": policy.name,
+           "params": policy.params, "repetition": rep, "seed": settings.run_seed(ref, rep), "trace_seed": ref.seed, "host": platform.node(), "pid": os.getpid()}
+    t0 = time.perf_counter()
+    try:
+        trace = ref.load()
+        row["trace_source"] = trace.source
+        res, pol = simulate_cell(ref, policy, rep, settings, trace)
+        s = res.summary()
+        row.update(status=s["status"], message=s["message"],
+                   **{k: s[k] for k in FIGURES}, gpu_utilisation=s["utilisation"].get("gpu"),
+                   jct=sorted(float(x) for x in np.asarray(res.jct)[res.completed]))
+        if hasattr(pol, "inference_seconds"):
+            row["inference_seconds"] = [float(x) for x in pol.inference_seconds]
+        if hasattr(pol, "error_records"):     # Optimus's estimation errors per job (MODELS.md §5), NaN as null
+            row["model_errors"] = [{k: (None if isinstance(v, float) and v != v else v) for k, v in e.items()}
+                                   for e in pol.error_records()]
+    except InputError as exc:          # the policy does not apply to this trace: a result, not a failure
+        row.update(status="refused", message=str(exc), **{k: None for k in FIGURES}, gpu_utilisation=None, jct=[])
+    except Exception as exc:  # noqa: BLE001  (one failing cell must not end a sweep)
+        row.update(status="error", exception=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc(limit=8))
+    row["cell_seconds"] = time.perf_counter() - t0
+    return row

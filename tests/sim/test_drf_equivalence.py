@@ -1,0 +1,194 @@
+"""The fast DRF (FirstFitPool, drf_fill) decides exactly as a straightforward reference.
+
+The references below are written from the definitions, one server and one grant at a time (no
+pointers, no caches): first fit fills servers in index order with floor(free / demand + EPS)
+tasks each, PSs first and else workers first; progressive filling grants the lowest dominant
+share next and places every grant first fit on a tentative copy of the servers. The fast code
+must give the same placements, the same sizes in the same order and, bit for bit, the same free
+capacity, on random instances (fractional demands included, and more servers than
+FirstFitPool.SCAN so its numpy pass runs), and the same completion times in whole simulations.
+"""
+
+import heapq
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dlsched.instance.cluster import Cluster
+from dlsched.instance.workload import Job, Trace
+from dlsched.sim.engine import Simulation, simulate
+from dlsched.sim.placement import EPS, FirstFitPool, first_fit, hold
+from dlsched.sim.policies.baselines import DRF, drf_fill, packed, ps_count
+from dlsched.sim.policy import Placement
+from tests.sim.helpers import LinearSpeed
+
+AMOUNTS = [0.0, 0.25, 0.3, 0.5, 1.0, 1.7, 2.0, 3.0]
+
+
+def ref_slots(f, d):
+    need = [r for r in range(len(d)) if d[r] > 0]
+    if not need:
+        return math.inf                # a task that needs nothing fits anywhere, any number of times
+    return max(min(math.floor(f[r] / d[r] + EPS) for r in need), 0)
+
+
+def ref_fill(free, d, count):
+    """Counts per server, first fit in index order, or None; ``free`` is a list of rows."""
+    out, left = {}, count
+    for s, f in enumerate(free):
+        k = min(ref_slots(f, d), left)
+        if k:
+            out[s] = k
+            left -= k
+    return None if left else out
+
+
+def ref_first_fit(free, dw, dp, nw, nps):
+    rows = [list(map(float, r)) for r in free]
+    for order in ((dp, nps, dw, nw), (dw, nw, dp, nps)) if nps else ((dp, 0, dw, nw),):
+        d0, c0, d1, c1 = order
+        a = ref_fill(rows, d0, c0) if c0 else {}
+        if a is None:
+            continue
+        rest = [[f[r] - a.get(s, 0) * d0[r] for r in range(len(f))] for s, f in enumerate(rows)]
+        b = ref_fill(rest, d1, c1) if c1 else {}
+        if b is None:
+            continue
+        w, p = (b, a) if d0 is dp else (a, b)
+        return Placement(w, p)
+    return None
+
+
+def ref_hold(free, pl, dw, dp):
+    for s in sorted(pl.servers):
+        a, b = float(pl.workers.get(s, 0)), float(pl.ps.get(s, 0))
+        for r in range(free.shape[1]):
+            free[s, r] = free[s, r] - (a * dw[r] + b * dp[r])
+
+
+def ref_drf_fill(state, cand, total, servers):
+    """Progressive filling, one grant at a time, each placed first fit on a copy of ``servers``."""
+    jobs, R = state.jobs, len(total)
+    avail = [float(x) for x in total]
+    sfree = np.array(servers, dtype=float)
+    w, p, where, order = {}, {}, {}, []
+    heap = [(0.0, int(j)) for j in cand]
+    heapq.heapify(heap)
+    while heap:
+        _, j = heapq.heappop(heap)
+        job, dw, dp = jobs[j], state.demand_w[j].tolist(), state.demand_p[j].tolist()
+        per = job.workers_per_ps or 0.0
+        w0, p0 = w.get(j, 0), p.get(j, 0)
+        nw = job.min_workers if w0 == 0 else w0 + 1
+        np_ = max(p0, ps_count(nw, job.min_workers, job.max_ps, per))
+        add = [(nw - w0) * dw[r] + (np_ - p0) * dp[r] for r in range(R)] if w0 == 0 else \
+            [dw[r] + (np_ - p0) * dp[r] for r in range(R)]
+        if any(add[r] > avail[r] + EPS for r in range(R)):
+            continue
+        got = ref_first_fit(sfree, dw, dp, nw - w0, np_ - p0)
+        if got is None:
+            continue
+        ref_hold(sfree, got, dw, dp)
+        cw, cp = where.setdefault(j, ({}, {}))
+        for s, k in got.workers.items():
+            cw[s] = cw.get(s, 0) + k
+        for s, k in got.ps.items():
+            cp[s] = cp.get(s, 0) + k
+        avail = [avail[r] - add[r] for r in range(R)]
+        if w0 == 0:
+            order.append(j)
+        w[j], p[j] = nw, np_
+        if nw < job.max_workers:
+            share = max((nw * dw[r] + np_ * dp[r]) * (1.0 / total[r] if total[r] > 0 else 0.0) for r in range(R))
+            heapq.heappush(heap, (share, j))
+        smallest = [min(min(jobs[i].min_workers * state.demand_w[i][r]
+                            + ps_count(jobs[i].min_workers, jobs[i].min_workers, jobs[i].max_ps, jobs[i].workers_per_ps or 0.0)
+                            * state.demand_p[i][r], state.demand_w[i][r]) for i in cand) for r in range(R)]
+        if any(avail[r] < smallest[r] - EPS for r in range(R)):
+            break
+    return {j: (w[j], p[j]) for j in order}, {j: Placement(*where[j]) for j in order}
+
+
+vec = st.lists(st.sampled_from(AMOUNTS), min_size=3, max_size=3)
+
+
+@settings(max_examples=150, deadline=None)
+@given(S=st.integers(1, 24), R=st.integers(1, 3), caps=st.lists(st.sampled_from([0.0, 1.0, 2.5, 4.0, 7.3, 8.0]), min_size=3, max_size=3),
+       demands=st.lists(st.tuples(vec, vec), min_size=1, max_size=3),
+       requests=st.lists(st.tuples(st.integers(0, 2), st.integers(1, 7), st.integers(0, 3)), min_size=1, max_size=40))
+def test_pool_takes_as_first_fit_then_hold(S, R, caps, demands, requests):
+    free = np.tile(np.array(caps[:R]), (S, 1)) * (1 + np.arange(S)[:, None] % 3)
+    pool, ref = FirstFitPool(free), free.copy()
+    for u, k, q in requests:
+        dw, dp = (np.array(x[:R]) for x in demands[u % len(demands)])
+        want = ref_first_fit(ref, dw.tolist(), dp.tolist(), k, q)
+        assert want == first_fit(ref, dw, dp, k, q)          # the library's first fit is the reference too
+        got = pool.take(dw, dp, k, q)
+        if want is None:
+            assert got is None
+        else:
+            assert got is not None and Placement(dict(got[0]), dict(got[1])) == want
+            assert [s for s, _ in got[0]] == sorted(want.workers) and [s for s, _ in got[1]] == sorted(want.ps)
+            hold(ref, want, dw, dp)
+        assert np.array_equal(pool.free, ref)                 # bit for bit
+
+
+def _trace(rows, R):
+    res = ("gpu", "cpu", "mem")[:R]
+    jobs = []
+    for i, (a, it, g, c, lo, extra, ps, per) in enumerate(sorted(rows)):
+        wd = {"gpu": g, "cpu": c, "mem": 0.7 * g}
+        jobs.append(Job(f"j{i}", a, "toy", it, {r: wd[r] for r in res}, {r: v for r, v in (("cpu", 1.5), ("mem", 0.3)) if r in res} if ps and R > 1 else {},
+                        min_workers=lo, max_workers=lo + extra, max_ps=ps if R > 1 else 0,
+                        workers_per_ps=per if per else None))
+    return Trace(tuple(jobs), "<random>"), res
+
+
+rows_st = st.lists(st.tuples(st.sampled_from([0.0, 0.0, 3.0, 7.5, 12.0]), st.sampled_from([5.0, 20.0, 60.0]),
+                             st.sampled_from([0.5, 1.0, 2.0]), st.sampled_from([0.3, 1.0, 2.0]), st.integers(1, 3),
+                             st.integers(0, 4), st.integers(0, 3), st.sampled_from([0, 0, 2.0])), min_size=1, max_size=14)
+
+
+@settings(max_examples=80, deadline=None)
+@given(rows=rows_st, servers=st.integers(1, 14), R=st.integers(1, 3), partial=st.booleans())
+def test_drf_fill_equals_reference(rows, servers, R, partial):
+    tr, res = _trace(rows, R)
+    cap = {"gpu": 4.0, "cpu": 6.5, "mem": 5.0}
+    cl = Cluster.homogeneous(servers, {r: cap[r] for r in res})
+    sim = Simulation(tr, cl, LinearSpeed())
+    sim.advance()
+    st_ = sim.state()
+    free = cl.capacity.copy()
+    if partial:      # servers partly held, unevenly, as a caller's free capacity may be
+        free = free * (0.25 + (np.arange(servers)[:, None] % 4) / 4)
+    got = drf_fill(st_, sim.active, cl.total(), free)
+    want = ref_drf_fill(st_, sim.active.tolist(), cl.total().tolist(), free)
+    assert list(got[0].items()) == list(want[0].items())          # the same sizes, in the same order
+    assert got[1] == want[1]
+    assert all(list(got[1][j].workers) == list(want[1][j].workers) for j in got[1])   # key order too
+
+
+class RefDRF(DRF):
+    name = "drf"
+
+    def schedule(self, state, events):
+        sizes, tentative = ref_drf_fill(state, state.active.tolist(), self.total.tolist(), state.cluster.capacity)
+        return packed(self.placer.place(state, sizes), sizes, tentative)
+
+
+@pytest.mark.parametrize("placer", ["consolidated", "first_fit"])
+@settings(max_examples=25, deadline=None)
+@given(rows=rows_st, servers=st.integers(1, 10), R=st.integers(2, 3))
+def test_whole_runs_identical(placer, rows, servers, R):
+    tr, res = _trace(rows, R)
+    cap = {"gpu": 4.0, "cpu": 6.5, "mem": 5.0}
+    cl = Cluster.homogeneous(servers, {r: cap[r] for r in res})
+    a = simulate(tr, cl, DRF(placer=placer), LinearSpeed())
+    b = simulate(tr, cl, RefDRF(placer=placer), LinearSpeed())
+    assert a.status == b.status
+    assert np.array_equal(a.completion, b.completion, equal_nan=True)
+    assert np.array_equal(a.first_start, b.first_start, equal_nan=True)
+    assert np.array_equal(a.segment_used, b.segment_used)
