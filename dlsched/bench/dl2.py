@@ -1,17 +1,22 @@
 """``dlsched bench dl2``: the DL2 acceptance study (MODELS.md §6, docs/dl2.md).
 
-On validation traces of DL2's job mix (``dl2_trace`` seeds 1..N; training used 1000-1009 and the
+On validation traces of DL2's job mix (``dl2_trace`` seeds 1..N; training used 1000-1011 and the
 checkpoint was picked on 2000-2002, so none of these was seen in training) the shipped DL2
 network, DRF, Optimus and SMD are simulated on the same cluster in the same run:
 
 * ``jct_reduction_vs_drf`` = 1 − mean_k JCT̄_k(DL2) / mean_k JCT̄_k(DRF) (JCT̄_k: average JCT of
   trace k), likewise vs Optimus and SMD (the paper: 44.1 % and 17.5 % vs DRF and Optimus);
-* ``agreement``: fraction of the teacher's (DRF's) actions the network takes on the first three
-  validation traces (the warm-up model's figure on held-out traces is in ``provenance``);
+* ``agreement``: fraction of its teacher's actions (the checkpoint's, e.g. Optimus) the network
+  takes on the first three validation traces (the warm-up model's figure on held-out traces is in ``provenance``);
 * ``inference_ms_p50`` / ``_p95``: wall time of one network inference (one action), CPU;
 * on ``--small`` tiny traces (5 jobs, 2 nodes) the average JCT against the exact time-indexed
   optimum (MODELS.md §2.4, HiGHS with ``--time-limit``): ``gap_to_optimum`` = JCT̄(DL2)/JCT̄(OPT) − 1;
-* ``training``: seconds, episodes and the checkpoint's command (from its provenance).
+* ``training``: seconds, episodes and the checkpoint's command (from its provenance);
+* ``lower_bound``: the mean over the validation traces of lower bounds on each trace's average
+  JCT (:mod:`dlsched.sim.bounds`: alone, SRPT per resource, the time-indexed LP), each policy's
+  mean over it, and ``max_reduction_vs_drf`` = 1 − bound / DRF: no schedule reduces DRF's
+  average JCT by more;
+* ``other_teachers``: warm-up agreement and tuning figures of the runs not shipped.
 
 ``--quick``: 10 validation traces, 2 small ones. ``--json`` prints exactly one JSON object.
 The simulations are the cells of the suite file ``dl2`` (``dlsched/bench/suites/dl2.toml``) with
@@ -102,6 +107,51 @@ def suite(seeds, n_jobs: int, n_servers: int, checkpoint, baselines):
     return suite_from_definition(doc, path, source=f"{path} (with the command line's settings)")
 
 
+def bound_study(seeds, n_jobs: int, n_servers: int, mean_jct: dict, slot_seconds: float) -> dict:
+    """Lower bounds on the average JCT of every validation trace (:mod:`dlsched.sim.bounds`) and how
+    far each policy's mean is above their mean; ``max_reduction_vs_drf`` = 1 − bound / DRF is the
+    largest reduction against DRF that any schedule could reach."""
+    from dlsched.instance.synthetic import dl2_cluster, dl2_trace
+    from dlsched.sim.bounds import jct_lower_bound, lp_lower_bound
+    from dlsched.sim.speed import TableSpeed
+
+    cluster, speed = dl2_cluster(n_servers), TableSpeed()
+    simple, lp = [], []
+    for s in seeds:
+        tr = dl2_trace(n_jobs, seed=s)
+        simple.append(jct_lower_bound(tr, cluster, speed))
+        lp.append(lp_lower_bound(tr, cluster, speed, slot_seconds=slot_seconds))
+    per = [max(v for v in (a["bound"], b["bound"]) if v is not None) for a, b in zip(simple, lp)]
+    lb = float(np.mean(per))
+    out = {"mean": lb, "per_trace": per, "alone": float(np.mean([a["alone"] for a in simple])),
+           "capacity": {r: float(np.mean([a["capacity"][r] for a in simple])) for r in simple[0]["capacity"]},
+           "lp": float(np.mean([b["bound"] for b in lp])) if all(b["bound"] is not None for b in lp) else None,
+           "lp_slot_seconds": slot_seconds}
+    for k, v in mean_jct.items():
+        if v is not None:
+            out[f"{k}_over_bound"] = v / lb
+    for b in ("drf", "optimus"):
+        if mean_jct.get(b):
+            out[f"max_reduction_vs_{b}"] = 1.0 - lb / mean_jct[b]
+    return out
+
+
+def other_teachers() -> dict:
+    """Warm-up and tuning figures of the runs that were not shipped, from their provenance files
+    (``dlsched/rl/checkpoints/runs/*.json``, written by ``dlsched train dl2`` beside their checkpoints)."""
+    from dlsched.rl.policy import DEFAULT_CHECKPOINT
+
+    out = {}
+    for path in sorted((DEFAULT_CHECKPOINT.parent / "runs").glob("*.json")):
+        prov = json.loads(path.read_text())
+        out[path.stem] = {"command": prov.get("command"), "teacher": prov.get("config", {}).get("teacher"),
+                          "warmup_agreement_held_out": prov.get("agreement", {}).get("held_out"),
+                          "warmup_agreement_held_out_by_action": prov.get("agreement", {}).get("held_out_by_action"),
+                          **{k: prov.get(k) for k in ("teacher_tune_jct", "best_tune_jct", "best_episode",
+                                                      "episodes_run", "training_seconds")}}
+    return out
+
+
 def agreement_on(seeds, n_jobs: int, n_servers: int, checkpoint, teacher: str) -> float:
     from dlsched.instance.synthetic import dl2_cluster, dl2_trace
     from dlsched.rl.env import DL2Env
@@ -120,6 +170,7 @@ def small_study(seeds, checkpoint, time_limit: float) -> dict:
     """DL2 and DRF against the exact time-indexed optimum on tiny traces (5 jobs, 2 nodes)."""
     from dlsched.instance.synthetic import dl2_cluster, dl2_trace
     from dlsched.rl.policy import DL2Policy
+    from dlsched.sim.bounds import jct_lower_bound, lp_lower_bound
     from dlsched.sim.policies import available, make_policy
     from dlsched.sim.speed import TableSpeed
 
@@ -131,13 +182,16 @@ def small_study(seeds, checkpoint, time_limit: float) -> dict:
         tr = dl2_trace(5, seed=s)
         t0 = time.monotonic()
         opt, err = _run(tr, cluster, make_policy("time-indexed", time_limit=time_limit), speed)
-        row = {"seed": s, "opt": opt, "opt_seconds": time.monotonic() - t0, "opt_error": err or None}
+        row = {"seed": s, "opt": opt, "opt_seconds": time.monotonic() - t0, "opt_error": err or None,
+               "bound": max(v for v in (jct_lower_bound(tr, cluster, speed)["bound"],
+                                        lp_lower_bound(tr, cluster, speed, slot_seconds=600.0)["bound"]) if v is not None)}
         for name, pol in (("dl2", DL2Policy(checkpoint)), ("drf", make_policy("drf"))):
             row[name], err = _run(tr, cluster, pol, speed)
             row[f"{name}_error"] = err or None
         rows.append(row)
     ok = [r for r in rows if r["opt"] and r["dl2"]]
     return {"traces": rows, "time_limit": time_limit,
+            "opt_over_bound": float(np.mean([r["opt"] for r in ok]) / np.mean([r["bound"] for r in ok])) if ok else None,
             "gap_to_optimum": float(np.mean([r["dl2"] for r in ok]) / np.mean([r["opt"] for r in ok]) - 1) if ok else None,
             "drf_gap_to_optimum": (float(np.mean([r["drf"] for r in ok if r["drf"]]) / np.mean([r["opt"] for r in ok]) - 1)
                                    if ok and all(r["drf"] for r in ok) else None)}
@@ -153,6 +207,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--small", type=int, default=None, help="tiny traces against the exact optimum (default 4, quick 2)")
     ap.add_argument("--time-limit", type=float, default=60.0, help="seconds per exact time-indexed solve")
     ap.add_argument("--checkpoint", default=None, help="a DL2 checkpoint (default: the shipped model)")
+    ap.add_argument("--bound-slot", type=float, default=2400.0,
+                    help="slot (s) of the time-indexed LP lower bound (smaller: tighter, slower)")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args(argv)
     from dlsched.rl.policy import load_checkpoint
@@ -163,9 +219,13 @@ def main(argv: list[str]) -> int:
     wall0 = time.monotonic()
     out = study(range(1, n + 1), args.jobs, args.servers, args.checkpoint, progress=not args.json)
     out["traces"] = n
+    out["lower_bound"] = bound_study(range(1, n + 1), args.jobs, args.servers, out["mean_jct"], args.bound_slot)
     out["agreement_with_teacher"] = agreement_on(range(1, 4), args.jobs, args.servers, args.checkpoint,
                                                  prov.get("config", {}).get("teacher", "drf"))
     out["warmup_agreement_held_out"] = prov.get("agreement", {}).get("held_out")
+    out["warmup_agreement_held_out_by_action"] = prov.get("agreement", {}).get("held_out_by_action")
+    out["teacher"] = prov.get("config", {}).get("teacher")
+    out["other_teachers"] = other_teachers()
     out["small"] = small_study(range(101, 101 + n_small), args.checkpoint, args.time_limit) if n_small else None
     out["training"] = {k: prov.get(k) for k in ("command", "seed", "training_seconds", "warmup_seconds",
                                                 "episodes_run", "best_episode", "best_tune_jct", "teacher_tune_jct")}
@@ -180,11 +240,16 @@ def main(argv: list[str]) -> int:
     for b in BASELINES:
         if f"jct_reduction_vs_{b}" in out and out[f"jct_reduction_vs_{b}"] is not None:
             print(f"  JCT reduction vs {b:8s} {100 * out[f'jct_reduction_vs_{b}']:6.1f} %")
+    lb, nan = out["lower_bound"], float("nan")
+    print(f"  lower bound on mean JCT {lb['mean'] / 3600:.2f} h; mean JCT / bound: DRF {lb.get('drf_over_bound', nan):.2f}, "
+          f"Optimus {lb.get('optimus_over_bound', nan):.2f}, DL2 {lb.get('dl2_over_bound', nan):.2f}; "
+          f"no schedule is more than {100 * lb.get('max_reduction_vs_drf', nan):.1f} % below DRF")
     print(f"  agreement with the teacher (held-out, shipped model): {100 * out['agreement_with_teacher']:.1f} %")
     if out["inference_ms_p50"] is not None:
         print(f"  inference: median {out['inference_ms_p50']:.3f} ms, p95 {out['inference_ms_p95']:.3f} ms")
     if out["small"] and out["small"].get("gap_to_optimum") is not None:
-        print(f"  small traces: DL2 {100 * out['small']['gap_to_optimum']:.1f} % above the time-indexed optimum")
+        print(f"  small traces: DL2 {100 * out['small']['gap_to_optimum']:.1f} % above the time-indexed optimum, "
+              f"which is {out['small']['opt_over_bound']:.2f} x the lower bound")
     if out["errors"]:
         print(f"  runs without a result: {out['errors']}")
     return 0

@@ -8,7 +8,14 @@ the slot's reward
 
     r_t = Σ_i (epochs trained by job i in slot t) / E_i        (= Δ iterations_i / K_i)
 
-and the other steps 0. Slots with no active job pass without asking for an action. An episode
+and the other steps 0 (the paper's reward, ``reward="epochs"``). With ``reward="jct"`` the slot's
+reward is instead minus the number of jobs in the system, time-averaged over the slot,
+
+    r_t = −(1/Δ) Σ_j |[a_j, c_j) ∩ [t, t + Δ)|        (a_j arrival, c_j completion, Δ the slot)
+
+so that Σ_t r_t = −Σ_j JCT_j / Δ over an episode that completes: the undiscounted return is the
+average JCT up to a constant factor. Slots with no active job pass without asking for an action
+(their reward, jobs waiting for the next boundary, is added to the next slot's). An episode
 ends (``terminated``) when every job of the trace has finished, or is cut (``truncated``) after
 ``max_slots`` slots.
 
@@ -31,6 +38,8 @@ from dlsched.rl.slot import OBS_HIGH, Slot, Spec
 from dlsched.sim.policy import Decision, Placement
 
 POLICY_NAME = "dl2"
+#: "epochs": the paper's Σ_i ΔK_i / K_i; "jct": minus the jobs in the system (module docstring)
+REWARDS = ("epochs", "jct")
 
 
 class DL2Env(gym.Env):
@@ -41,7 +50,12 @@ class DL2Env(gym.Env):
 
     def __init__(self, traces: Sequence[Trace] | Callable[[np.random.Generator], Trace], cluster: Cluster,
                  speed, spec: Spec = Spec(), *, restart_seconds: float = 0.0, max_slots: int = 2000,
-                 seed: int = 0):
+                 seed: int = 0, reward: str = "epochs"):
+        if reward not in REWARDS:
+            from dlsched.errors import InputError
+
+            raise InputError("<argument>", "reward", f"one of {REWARDS}", reward)
+        self.reward = reward
         self.traces = traces
         self.cluster = cluster
         self.speed = speed
@@ -76,24 +90,27 @@ class DL2Env(gym.Env):
         self.t = 0.0
         self.n_slots = 0
         self.events = self.sim.advance(0.0)
-        self._skip_idle()
+        self.pending = self._skip_idle()
         return self.slot.observation(), self._info(slot_end=False)
 
     def _open_slot(self) -> None:
         self.state = self.sim.state()
         self.slot = Slot(self.dl2_spec, self.state, self.type_index, self.slots_run)
 
-    def _skip_idle(self) -> None:
-        """Open the next slot that has a job to schedule (idle slots pass with no decision)."""
+    def _skip_idle(self) -> float:
+        """Open the next slot that has a job to schedule (idle slots pass with no decision); their reward."""
         self._open_slot()
+        r = 0.0
         while not len(self.slot.jobs) and not self.sim.done:
-            self._run_slot({})
+            r += self._run_slot({})
             self._open_slot()
+        return r
 
     def _run_slot(self, placements: dict[int, Placement]) -> float:
         """Apply ``placements``, run one slot, return r_t."""
         before = self.state.remaining.astype(float).copy()
         self.sim.apply(Decision(placements), POLICY_NAME)
+        t0 = self.t
         self.t += self.dl2_spec.slot_seconds
         # the engine stops at every arrival and completion; the allocation holds until the boundary
         self.events = []
@@ -103,6 +120,10 @@ class DL2Env(gym.Env):
         self.slots_run[list(placements)] += 1
         self.previous = placements
         self.n_slots += 1
+        if self.reward == "jct":
+            end = np.where(np.isnan(self.sim.completion), self.t, np.minimum(self.sim.completion, self.t))
+            inside = np.clip(end - np.maximum(self.sim.arrival, t0), 0.0, None)
+            return -float(inside.sum()) / self.dl2_spec.slot_seconds
         K = np.array([j.iterations for j in self.trace.jobs], dtype=float)
         return float(np.sum(np.clip(before - after, 0.0, None) / K))
 
@@ -111,11 +132,12 @@ class DL2Env(gym.Env):
         invalid = not bool(slot.mask()[int(action)])
         if slot.apply(int(action)) and slot.mask()[: self.dl2_spec.stop].any():
             return slot.observation(), 0.0, False, False, self._info(slot_end=False, invalid=invalid)
-        reward = self._run_slot(slot.placements(self.previous))
+        reward = self._run_slot(slot.placements(self.previous)) + self.pending
+        self.pending = 0.0
         terminated = bool(self.sim.done)
         truncated = not terminated and self.n_slots >= self.max_slots
         if not (terminated or truncated):
-            self._skip_idle()
+            reward += self._skip_idle()
             terminated = bool(self.sim.done)
         else:
             self._open_slot()

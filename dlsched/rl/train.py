@@ -8,11 +8,17 @@ still lacks, ..., then "stop"; for DRF this is exactly DRF's own order). The pol
 these actions by cross-entropy (Adam, lr 0.005).
 
 **Fine-tuning.** Episodes are played with the policy's own samples; each action of slot t gets
-the slot's discounted return G_t = r_t + γ G_{t+1} (γ = 0.9). Samples go to an experience-replay
-buffer (8,192); minibatches from it update the critic by (G − V(s))² and the actor by
-−log π(a|s)·(G − V(s)) − β·H(π(·|s)) (β = 0.1), with Adam at lr 1e-4. In a "bad state"
+the slot's discounted return G_t = r_t + γ G_{t+1} (γ = 0.95; the paper's 0.9 is ``--gamma``),
+with the reward of :mod:`dlsched.rl.env` (``"jct"``, minus the jobs in the system, by default;
+the paper's ``"epochs"`` by ``--reward``). Samples and the log-probability of each action under
+the policy that took it go to an experience-replay buffer (8,192); minibatches from it update the
+critic by (G − V(s))² and the actor by PPO's clipped surrogate of ρ = π(a|s)/μ(a|s) times the
+advantage A = G − V(s), standardised per minibatch (``clip = 0`` gives the paper's
+−log π(a|s)·A), minus β·H(π(·|s)) (β = 0.01), with Adam at lr 1e-4. ``baseline="greedy"``
+replaces V(s) by the greedy policy's return on the same trace (self-critical). In a "bad state"
 (:meth:`Slot.bad_rows`: workers but no PS, PSs but no workers, ratio > 10) the action is, with
-probability ε, the one that repairs the first bad job (ε-exploration).
+probability ε, the one that repairs the first bad job (ε-exploration). Optional DAgger rounds
+(``dagger_rounds``) follow the warm-up. Why these choices: docs/dl2.md ("Training").
 
 Every ``eval_every`` episodes the greedy policy is simulated on the tuning traces; the model with
 the lowest average JCT there is the one kept (``--out``), and the curve of tuning JCT against
@@ -22,6 +28,7 @@ training seconds is written beside it as PNG.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections import deque
 from dataclasses import dataclass, field, asdict
@@ -33,7 +40,7 @@ import torch
 from torch import nn
 
 from dlsched.rl.env import DL2Env
-from dlsched.rl.policy import DL2Policy, Model, load_checkpoint, save_checkpoint
+from dlsched.rl.policy import DL2Policy, Model, choose, load_checkpoint, save_checkpoint
 from dlsched.rl.slot import Slot, Spec
 from dlsched.sim.policy import Decision, PolicyContext
 
@@ -46,24 +53,34 @@ class TrainConfig:
     seed: int = 0
     J: int = 40
     hidden: tuple[int, ...] = (256, 256)
-    train_seeds: tuple[int, ...] = tuple(range(1000, 1006))
+    train_seeds: tuple[int, ...] = tuple(range(1000, 1012))
     tune_seeds: tuple[int, ...] = (2000, 2001, 2002)
     n_jobs: int = 60
     n_servers: int = 16
-    warmup_epochs: int = 10
+    warmup_epochs: int = 15
     warmup_lr: float = 0.005
+    #: "jct" (minus the jobs in the system per slot) or "epochs" (the paper's), see dlsched.rl.env
+    reward: str = "jct"
     rl_episodes: int = 300
     rl_lr: float = 1e-4
-    gamma: float = 0.9
-    beta: float = 0.1
+    gamma: float = 0.95
+    beta: float = 0.01
+    #: PPO-style clipping of the probability ratio to the acting policy's (0: the plain actor-critic step)
+    clip: float = 0.2
+    #: the actor's baseline: "critic" (A = G − V(s)) or "greedy" (A = episode return − the greedy
+    #: policy's return on the same trace, the self-critical baseline)
+    baseline: str = "critic"
     epsilon: float = 0.1
     replay: int = 8192
     batch: int = 256
-    updates_per_episode: int = 16
+    updates_per_episode: int = 32
     eval_every: int = 10
     time_budget_s: float | None = None
     #: a checkpoint to start from: its warm-up is kept and only fine-tuning runs
     init: str | None = None
+    #: DAgger rounds after the warm-up (0: none), each followed by this many epochs on all samples
+    dagger_rounds: int = 0
+    dagger_epochs: int = 5
 
 
 # -- teacher -------------------------------------------------------------------------------
@@ -117,11 +134,43 @@ def teacher_samples(env: DL2Env, make_teacher: Callable, traces: Sequence[int], 
     return tuple(np.concatenate([p[i] for p in parts]) for i in range(4))
 
 
+def dagger_samples(env: DL2Env, model: Model, make_teacher: Callable, traces: Sequence[int], gamma: float):
+    """States the greedy network reaches by itself on ``env``'s traces, each labelled with the
+    teacher's action there (DAgger, Ross et al. 2011): the teacher is consulted at every slot, as in
+    :func:`teacher_samples`, but the network acts. Returns states, masks and teacher actions."""
+    parts = []
+    for k in traces:
+        teach = teacher_picker(env, make_teacher)
+        labels: list[int] = []
+
+        def act(obs, info, slot_start: bool, teach=teach, labels=labels) -> int:
+            labels.append(teach(obs, info, slot_start))
+            return choose(model, obs, info["action_mask"])
+
+        X, M = rollout(env, act, gamma, trace=k)[:2]
+        parts.append((X, M, np.array(labels, np.int64)))
+    return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))
+
+
 def agreement(model: Model, X: np.ndarray, M: np.ndarray, A: np.ndarray) -> float:
     """Fraction of states where the network's most likely action is the teacher's."""
     with torch.inference_mode():
         pred = model.policy(torch.from_numpy(X), torch.from_numpy(M)).argmax(dim=1).numpy()
     return float((pred == A).mean()) if len(A) else float("nan")
+
+
+def agreement_by_kind(model: Model, X: np.ndarray, M: np.ndarray, A: np.ndarray) -> dict[str, dict]:
+    """:func:`agreement` per kind of the teacher's action (worker, ps, both, stop): count and fraction."""
+    from dlsched.rl.slot import action_kind
+
+    J = model.spec.J
+    kinds = np.array([action_kind(int(a), J)[0] for a in A]) if len(A) else np.array([], dtype=str)
+    out = {}
+    for k in ("worker", "ps", "both", "stop"):
+        sel = kinds == k
+        if sel.any():
+            out[k] = {"n": int(sel.sum()), "agreement": agreement(model, X[sel], M[sel], A[sel])}
+    return out
 
 
 def warmup(model: Model, X: np.ndarray, M: np.ndarray, A: np.ndarray, *, epochs: int, lr: float, batch: int,
@@ -160,34 +209,43 @@ def repair_action(slot: Slot) -> int | None:
 
 
 def sampler(env: DL2Env, model: Model, rng: np.random.Generator, epsilon: float):
-    """``act`` for :func:`rollout`: sample π(·|s), or with probability ε repair a job in a bad state."""
+    """``act`` for :func:`rollout`: sample π(·|s), or with probability ε repair a job in a bad state.
 
-    def act(obs, info, slot_start: bool) -> int:
-        if len(info["bad_rows"]) and rng.random() < epsilon:
-            a = repair_action(env.slot)
-            if a is not None:
-                return a
+    Returns (action, log-probability of the action under the acting behaviour), the latter for
+    the clipped ratio of :func:`actor_critic_update`.
+    """
+
+    def act(obs, info, slot_start: bool) -> tuple[int, float]:
         with torch.inference_mode():
             p = torch.softmax(model.policy(torch.from_numpy(obs)[None], torch.from_numpy(info["action_mask"])[None]), 1)
         p = p[0].numpy().astype(float)
-        return int(rng.choice(len(p), p=p / p.sum()))
+        p /= p.sum()
+        if len(info["bad_rows"]) and rng.random() < epsilon:
+            a = repair_action(env.slot)
+            if a is not None:
+                return a, float(np.log(epsilon + (1 - epsilon) * p[a]))
+        a = int(rng.choice(len(p), p=p))
+        return a, float(np.log(max(p[a], 1e-12)))
 
     return act
 
 
 def rollout(env: DL2Env, act: Callable, gamma: float, trace: int | None = None):
-    """One episode; (states, masks, actions, returns G of each action's slot, total reward).
+    """One episode; (states, masks, actions, returns G of each action's slot, total reward, log-probabilities).
 
-    G_t = r_t + γ G_{t+1} over slots; every action of slot t is credited with G_t.
+    G_t = r_t + γ G_{t+1} over slots; every action of slot t is credited with G_t. ``act`` returns an
+    action, or (action, its log-probability under the acting policy); the latter are 0 otherwise.
     """
     obs, info = env.reset(options=None if trace is None else {"trace": trace})
-    X, M, A, slot_of, rewards = [], [], [], [], [0.0]
+    X, M, A, LP, slot_of, rewards = [], [], [], [], [], [0.0]
     done, slot_start = False, True
     while not done:
         a = act(obs, info, slot_start)
+        a, lp = a if isinstance(a, tuple) else (a, 0.0)
         X.append(obs)
         M.append(info["action_mask"])
         A.append(a)
+        LP.append(lp)
         slot_of.append(len(rewards) - 1)
         obs, r, term, trunc, info = env.step(a)
         done = term or trunc
@@ -201,12 +259,12 @@ def rollout(env: DL2Env, act: Callable, gamma: float, trace: int | None = None):
         acc = rewards[t] + gamma * acc
         G[t] = acc
     return (np.array(X, np.float32), np.array(M, np.int8), np.array(A, np.int64),
-            G[np.array(slot_of, dtype=np.int64)].astype(np.float32), float(sum(rewards)))
+            G[np.array(slot_of, dtype=np.int64)].astype(np.float32), float(sum(rewards)), np.array(LP, np.float32))
 
 
 @dataclass
 class Replay:
-    """Experience replay: the last ``size`` (state, mask, action, return) samples."""
+    """Experience replay: the last ``size`` (state, mask, action, return, log-probability) samples."""
 
     size: int
     data: deque = field(init=False)
@@ -214,19 +272,29 @@ class Replay:
     def __post_init__(self) -> None:
         self.data = deque(maxlen=self.size)
 
-    def add(self, X, M, A, G) -> None:
-        self.data.extend(zip(X, M, A, G))
+    def add(self, X, M, A, G, LP=None, ADV=None) -> None:
+        n = len(A)
+        self.data.extend(zip(X, M, A, G, np.zeros(n, np.float32) if LP is None else LP,
+                             np.full(n, np.nan, np.float32) if ADV is None else ADV))
 
     def sample(self, n: int, rng: np.random.Generator):
+        """(states, masks, actions, returns, log-probabilities, given advantages or NaN) as tensors."""
         idx = rng.integers(len(self.data), size=min(n, len(self.data)))
-        X, M, A, G = zip(*(self.data[i] for i in idx))
-        return (torch.from_numpy(np.stack(X)), torch.from_numpy(np.stack(M)),
-                torch.from_numpy(np.array(A)), torch.from_numpy(np.array(G, np.float32)))
+        X, M, A, G, LP, ADV = zip(*(self.data[i] for i in idx))
+        return (torch.from_numpy(np.stack(X)), torch.from_numpy(np.stack(M)), torch.from_numpy(np.array(A)),
+                torch.from_numpy(np.array(G, np.float32)), torch.from_numpy(np.array(LP, np.float32)),
+                torch.from_numpy(np.array(ADV, np.float32)))
 
 
-def actor_critic_update(model: Model, batch, opt_pi, opt_v, beta: float) -> tuple[float, float]:
-    """One step: critic on (G − V)², actor on −log π(a|s)(G − V(s)) − β H (advantages standardised)."""
-    x, m, a, g = batch
+def actor_critic_update(model: Model, batch, opt_pi, opt_v, beta: float, clip: float = 0.0) -> tuple[float, float]:
+    """One step: critic on (G − V)², actor on −log π(a|s)·A − β H with A = G − V(s) standardised per batch.
+
+    With ``clip`` > 0 the actor's term is PPO's clipped surrogate −min(ρA, clip(ρ, 1 ± clip)A),
+    ρ = π(a|s) / μ(a|s) against the log-probabilities μ recorded when acting (batch's fifth entry):
+    replayed samples come from older policies, and the clip keeps one update from undoing the
+    warm-up (without it the warm-started policy drifted away within 100 episodes, docs/dl2.md).
+    """
+    x, m, a, g = batch[:4]
     model.policy.train()
     model.value.train()
     v = model.value(x)
@@ -234,16 +302,36 @@ def actor_critic_update(model: Model, batch, opt_pi, opt_v, beta: float) -> tupl
     opt_v.zero_grad()
     loss_v.backward()
     opt_v.step()
-    adv = (g - v.detach())
-    adv = (adv - adv.mean()) / (adv.std() + 1e-8) if len(adv) > 1 else adv
+    given = batch[5] if len(batch) > 5 else None
+    if given is not None and not torch.isnan(given).any():
+        adv = given                      # the self-critical baseline's, already scaled
+    else:
+        adv = (g - v.detach())
+        adv = (adv - adv.mean()) / (adv.std() + 1e-8) if len(adv) > 1 else adv
     dist = model.policy.dist(x, m)
-    loss_pi = -(dist.log_prob(a) * adv).mean() - beta * dist.entropy().mean()
+    logp = dist.log_prob(a)
+    if clip > 0:
+        ratio = torch.exp(logp - batch[4])
+        gain = torch.minimum(ratio * adv, torch.clamp(ratio, 1 - clip, 1 + clip) * adv)
+    else:
+        gain = logp * adv
+    loss_pi = -gain.mean() - beta * dist.entropy().mean()
     opt_pi.zero_grad()
     loss_pi.backward()
     opt_pi.step()
     model.policy.eval()
     model.value.eval()
     return float(loss_pi.detach()), float(loss_v.detach())
+
+
+def explained_variance(model: Model, X: np.ndarray, G: np.ndarray) -> float:
+    """1 − Var(G − V(s)) / Var(G) of the critic on an episode's samples, before learning from them
+    (1: the critic predicts the returns, 0: no better than their mean)."""
+    if len(G) < 2 or float(np.var(G)) == 0.0:
+        return float("nan")
+    with torch.inference_mode():
+        v = model.value(torch.from_numpy(X)).numpy()
+    return float(1.0 - np.var(G - v) / np.var(G))
 
 
 def value_warmup(model: Model, X, M, A, G, lr: float, epochs: int, batch: int, seed: int) -> None:
@@ -300,9 +388,9 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     spec = Spec(J=cfg.J)
     train_traces, cluster, speed = setting(cfg, cfg.train_seeds)
     tune_traces = setting(cfg, cfg.tune_seeds)[0]
-    env = DL2Env(train_traces, cluster, speed, spec, seed=cfg.seed)
+    env = DL2Env(train_traces, cluster, speed, spec, seed=cfg.seed, reward=cfg.reward)
     env.reset(seed=cfg.seed)
-    tune_env = DL2Env(tune_traces, cluster, speed, spec, seed=cfg.seed)
+    tune_env = DL2Env(tune_traces, cluster, speed, spec, seed=cfg.seed, reward=cfg.reward)
     if cfg.init is None:
         model = Model.new(spec, cfg.hidden, seed=cfg.seed)
         # warm-up on the teacher
@@ -312,7 +400,8 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
         value_warmup(model, X, M, A, G, lr=cfg.warmup_lr, epochs=max(cfg.warmup_epochs // 3, 1), batch=cfg.batch,
                      seed=cfg.seed)
         warm = {"warmup_samples": int(len(A)), "warmup_loss": losses,
-                "agreement": {"train": agreement(model, X, M, A), "held_out": agreement(model, Xh, Mh, Ah)}}
+                "agreement": {"train": agreement(model, X, M, A), "held_out": agreement(model, Xh, Mh, Ah),
+                              "held_out_by_action": agreement_by_kind(model, Xh, Mh, Ah)}}
     else:
         model = load_checkpoint(cfg.init)
         if model.spec != spec or model.shape.hidden != tuple(cfg.hidden):
@@ -323,6 +412,21 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
         warm = {k: model.provenance.get(k) for k in ("warmup_samples", "warmup_loss", "agreement")}
         warm["init"] = {"path": str(cfg.init), **{k: model.provenance.get(k) for k in
                                                    ("command", "training_seconds", "curve", "best_tune_jct")}}
+    if cfg.dagger_rounds:
+        # imitation on the network's own states: the teacher's trajectories plus, per round, the
+        # states the current network reaches, all labelled by the teacher
+        if cfg.init is not None:
+            X, M, A, _ = teacher_samples(env, lambda: make_policy(cfg.teacher), range(len(train_traces)), cfg.gamma)
+            Xh, Mh, Ah, _ = teacher_samples(tune_env, lambda: make_policy(cfg.teacher), range(len(tune_traces)),
+                                            cfg.gamma)
+        rounds = []
+        for r in range(cfg.dagger_rounds):
+            Xd, Md, Ad = dagger_samples(env, model, lambda: make_policy(cfg.teacher), range(len(train_traces)), cfg.gamma)
+            X, M, A = np.concatenate([X, Xd]), np.concatenate([M, Md]), np.concatenate([A, Ad])
+            loss = warmup(model, X, M, A, epochs=cfg.dagger_epochs, lr=cfg.warmup_lr, batch=cfg.batch, seed=cfg.seed + r + 1)
+            rounds.append({"samples": int(len(A)), "loss": loss,
+                           "held_out": agreement(model, Xh, Mh, Ah), "seconds": time.monotonic() - wall0})
+        warm["dagger"] = rounds
     warmup_seconds = time.monotonic() - wall0
 
     def tune_jct() -> float:
@@ -335,25 +439,40 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
 
     # actor-critic fine-tuning
     replay = Replay(cfg.replay)
+    adv_scale = None
     opt_pi = torch.optim.Adam(model.policy.parameters(), lr=cfg.rl_lr)
     opt_v = torch.optim.Adam(model.value.parameters(), lr=cfg.rl_lr)
-    rewards: list[tuple[float, float]] = []
+    rewards: list[tuple[float, float, float]] = []
     running = None
     with bar("dl2 actor-critic", cfg.rl_episodes, enabled=progress) as tick:
         for ep in range(1, cfg.rl_episodes + 1):
             if cfg.time_budget_s is not None and time.monotonic() - wall0 > cfg.time_budget_s:
                 break
             tick(f"running reward {running:.3f}  best tune JCT {best[0]:.0f}s" if running is not None else "")
-            Xe, Me, Ae, Ge, R = rollout(env, sampler(env, model, rng, cfg.epsilon), cfg.gamma)
+            ADVe = None
+            if cfg.baseline == "greedy":
+                # the self-critical baseline: the greedy policy's undiscounted return on the same trace
+                k = int(rng.integers(len(train_traces)))
+                greedy = rollout(env, lambda obs, info, _: choose(model, obs, info["action_mask"]), cfg.gamma, trace=k)[4]
+                Xe, Me, Ae, Ge, R, LPe = rollout(env, sampler(env, model, rng, cfg.epsilon), cfg.gamma, trace=k)
+                # scaled by a running RMS: every action of an episode shares one advantage, so a
+                # minibatch cannot standardise it
+                adv_scale = abs(R - greedy) if adv_scale is None else float(np.sqrt(0.9 * adv_scale ** 2 + 0.1 * (R - greedy) ** 2))
+                ADVe = np.full(len(Ae), (R - greedy) / max(adv_scale, 1e-8), np.float32)
+            else:
+                Xe, Me, Ae, Ge, R, LPe = rollout(env, sampler(env, model, rng, cfg.epsilon), cfg.gamma)
             # the discounted return of the first slot: what a faster schedule raises
             running = Ge[0] if running is None else 0.9 * running + 0.1 * Ge[0]
-            rewards.append((time.monotonic() - wall0, float(Ge[0])))
-            replay.add(Xe, Me, Ae, Ge)
+            rewards.append((time.monotonic() - wall0, float(Ge[0]), explained_variance(model, Xe, Ge)))
+            replay.add(Xe, Me, Ae, Ge, LPe, ADVe)
             for _ in range(cfg.updates_per_episode):
-                actor_critic_update(model, replay.sample(cfg.batch, rng), opt_pi, opt_v, cfg.beta)
+                actor_critic_update(model, replay.sample(cfg.batch, rng), opt_pi, opt_v, cfg.beta, cfg.clip)
             if ep % cfg.eval_every == 0:
                 jct = tune_jct()
                 curve.append((time.monotonic() - wall0, ep, jct))
+                if not progress:    # a log line per evaluation for runs in the background
+                    print(f"episode {ep} at {curve[-1][0]:.0f}s: tuning JCT {jct:.0f}s (best {min(best[0], jct):.0f}s)",
+                          file=sys.stderr, flush=True)
                 if jct < best[0]:
                     best = (jct, ep)
                     save_checkpoint(model, out.with_suffix(".best.tmp.pt"))
@@ -367,7 +486,8 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
             "teacher_tune_jct": teacher_jct if np.isfinite(teacher_jct) else None,
             "best_episode": best[1], "best_tune_jct": best[0] if np.isfinite(best[0]) else None,
             "curve": [{"seconds": s, "episode": e, "tune_jct": j if np.isfinite(j) else None} for s, e, j in curve],
-            "episodes_run": len(rewards)}
+            "episodes_run": len(rewards),
+            "critic_explained_variance": [round(r[2], 4) for r in rewards]}
     final.provenance = prov
     save_checkpoint(final, out)
     out.with_suffix(".json").write_text(json.dumps(prov, indent=1) + "\n")
@@ -395,6 +515,10 @@ def plot_curves(prov: dict, rewards, path: Path) -> None:
         a2.plot([r[0] / 60 for r in rewards], [r[1] for r in rewards], lw=0.8)
     a2.set_xlabel("training wall time (min)")
     a2.set_ylabel("episode return G_0")
+    if rewards:
+        a3 = a2.twinx()
+        a3.plot([r[0] / 60 for r in rewards], [r[2] for r in rewards], lw=0.8, color="tab:orange")
+        a3.set_ylabel("critic's explained variance", color="tab:orange")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -434,6 +558,16 @@ def parser():
     p.add_argument("--hidden", default=",".join(map(str, d.hidden)), help="hidden layer sizes")
     p.add_argument("--warmup-epochs", type=int, default=d.warmup_epochs)
     p.add_argument("--episodes", type=int, default=d.rl_episodes, help="actor-critic episodes")
+    p.add_argument("--reward", choices=["jct", "epochs"], default=d.reward,
+                   help="per-slot reward: minus the jobs in the system (default) or the paper's Σ epochs/E_i")
+    p.add_argument("--gamma", type=float, default=d.gamma, help="discount per slot")
+    p.add_argument("--beta", type=float, default=d.beta, help="entropy weight")
+    p.add_argument("--clip", type=float, default=d.clip, help="PPO-style ratio clip (0: plain actor-critic)")
+    p.add_argument("--baseline", choices=["critic", "greedy"], default=d.baseline,
+                   help="actor's baseline: the critic V(s) (default) or the greedy policy's return on the same trace")
+    p.add_argument("--dagger", type=int, default=d.dagger_rounds, metavar="ROUNDS",
+                   help="DAgger rounds after the warm-up: label the network's own states by the teacher and retrain")
+    p.add_argument("--rl-lr", type=float, default=d.rl_lr, help="Adam learning rate of fine-tuning")
     p.add_argument("--budget-min", type=float, default=None, help="stop fine-tuning after this many minutes")
     p.add_argument("--init", default=None, metavar="CHECKPOINT",
                    help="start from this checkpoint (keeps its warm-up, runs only the fine-tuning)")
@@ -455,6 +589,8 @@ def main(argv: Sequence[str]) -> int:
     cfg = TrainConfig(teacher=args.teacher, seed=args.seed, J=args.window, hidden=hidden,
                       train_seeds=_seeds(args.traces), tune_seeds=_seeds(args.tune), n_jobs=args.jobs,
                       n_servers=args.servers, warmup_epochs=args.warmup_epochs, rl_episodes=args.episodes,
+                      reward=args.reward, gamma=args.gamma, beta=args.beta, clip=args.clip, rl_lr=args.rl_lr,
+                      baseline=args.baseline, dagger_rounds=args.dagger,
                       time_budget_s=None if args.budget_min is None else 60 * args.budget_min, init=args.init)
     from dlsched.sim.policies import policy_class
 

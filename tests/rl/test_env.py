@@ -56,3 +56,28 @@ def test_episodes_are_cut_after_max_slots():
         _, _, term, trunc, _ = env.step(stop)
         done = term or trunc
     assert trunc and not term and env.n_slots == 2    # idle slots before the first arrival count too
+
+
+def test_jct_reward_sums_to_minus_the_total_jct_in_slots():
+    env = make_env(reward="jct")
+    obs, info = env.reset(seed=3, options={"trace": 0})
+    rng = np.random.default_rng(3)
+    total, done = 0.0, False
+    while not done:
+        obs, r, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+        assert r <= 0 and (r == 0 or info["slot_end"])
+        total += r
+        done = term or trunc
+    res = env.result()
+    assert term and res.completed.all()
+    # every job is counted from its arrival to its completion, waiting slots included
+    assert np.isclose(total, -np.sum(res.jct) / env.dl2_spec.slot_seconds)
+
+
+def test_an_unknown_reward_is_input_error():
+    import pytest
+
+    from dlsched.errors import InputError
+
+    with pytest.raises(InputError):
+        make_env(reward="speed")

@@ -50,7 +50,7 @@ def test_returns_are_discounted_per_slot():
     def act(obs, info, slot_start):
         return 2 * env.dl2_spec.J if info["action_mask"][2 * env.dl2_spec.J] else stop
 
-    X, M, A, G, total = rollout(env, act, 0.5)
+    X, M, A, G, total, _ = rollout(env, act, 0.5)
     assert len(X) == len(M) == len(A) == len(G) and total > 0
     # replay the same episode by hand
     obs, info = env.reset(options=None)
@@ -86,10 +86,10 @@ def test_actor_critic_step_moves_both_networks_and_sampling_respects_the_mask():
     env = DL2Env(traces, cluster, speed, Spec(J=4))
     model = Model.new(env.dl2_spec, (16,), seed=1)
     rng = np.random.default_rng(0)
-    X, M, A, G, _ = rollout(env, sampler(env, model, rng, epsilon=0.5), 0.9)
+    X, M, A, G, _, LP = rollout(env, sampler(env, model, rng, epsilon=0.5), 0.9)
     assert all(M[k][A[k]] for k in range(len(A)))
     replay = Replay(50)
-    replay.add(X, M, A, G)
+    replay.add(X, M, A, G, LP)
     assert len(replay.data) == min(50, len(A))
     p0 = [p.detach().clone() for p in (*model.policy.parameters(), *model.value.parameters())]
     opt_pi = torch.optim.Adam(model.policy.parameters(), lr=1e-3)
@@ -116,3 +116,33 @@ def test_a_tiny_training_run_writes_checkpoint_provenance_and_curves(tmp_path):
                   command="test2", progress=False)
     assert again["agreement"] == prov["agreement"] and again["init"]["command"] == "test"
     assert again["curve"][0]["tune_jct"] == prov["best_tune_jct"]
+
+
+def test_the_self_critical_baseline_runs_and_scales_advantages(tmp_path):
+    cfg = TrainConfig(J=5, hidden=(16,), train_seeds=(1, 3), tune_seeds=(2,), n_jobs=5, n_servers=3,
+                      warmup_epochs=1, rl_episodes=2, eval_every=2, batch=64, updates_per_episode=1, baseline="greedy")
+    prov = train(cfg, tmp_path / "g.pt", command="test", progress=False)
+    assert prov["episodes_run"] == 2 and prov["config"]["baseline"] == "greedy"
+
+
+def test_a_given_advantage_replaces_the_critics():
+    traces, cluster, speed = small(4, (3,), 2)
+    env = DL2Env(traces, cluster, speed, Spec(J=4))
+    model = Model.new(env.dl2_spec, (16,), seed=1)
+    X, M, A, G, _, LP = rollout(env, sampler(env, model, np.random.default_rng(0), epsilon=0.0), 0.9)
+    replay = Replay(1000)
+    replay.add(X, M, A, G, LP, np.zeros(len(A), np.float32))
+    p0 = [p.detach().clone() for p in model.policy.parameters()]
+    opt_pi = torch.optim.Adam(model.policy.parameters(), lr=1e-3)
+    opt_v = torch.optim.Adam(model.value.parameters(), lr=1e-3)
+    # zero advantage and no entropy weight: the actor has no gradient, whatever the critic says
+    actor_critic_update(model, replay.sample(32, np.random.default_rng(1)), opt_pi, opt_v, beta=0.0, clip=0.2)
+    assert all(torch.equal(a, b) for a, b in zip(p0, model.policy.parameters()))
+
+
+def test_dagger_rounds_add_the_networks_own_states_labelled_by_the_teacher(tmp_path):
+    cfg = TrainConfig(J=5, hidden=(16,), train_seeds=(1,), tune_seeds=(2,), n_jobs=5, n_servers=3,
+                      warmup_epochs=1, rl_episodes=0, batch=64, dagger_rounds=1, dagger_epochs=1)
+    prov = train(cfg, tmp_path / "d.pt", command="test", progress=False)
+    (r,) = prov["dagger"]
+    assert r["samples"] > prov["warmup_samples"] and 0 <= r["held_out"] <= 1
