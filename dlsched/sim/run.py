@@ -1,14 +1,13 @@
 """``dlsched simulate`` and ``dlsched policies``: load a trace and a cluster, pick a speed source, run.
 
-Traces and clusters come from the importers (``TRACE_LOADER``, ``CLUSTER_LOADER``: the hooks the
-trace importers fill, ``module:function``); the speed source from ``dlsched.sim.speed.make_speed``.
+Traces and clusters come from the importers (``instance.traces.load_trace``,
+``instance.cluster_spec.load_cluster``); the speed source from ``dlsched.sim.speed.make_speed``.
 Without ``--speed``, the first of ``AUTO_SPEEDS`` that gives every job type of the trace a
 positive rate at one worker (and one PS) is used.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 import sys
 from pathlib import Path
@@ -17,8 +16,9 @@ from rich.table import Table
 
 from dlsched.console import table_console
 from dlsched.errors import InputError
+from dlsched.instance import cluster_spec
 from dlsched.instance.synthetic import dl2_cluster
-from dlsched.instance.traces import scale_arrivals
+from dlsched.instance.traces import load_trace, scale_arrivals
 from dlsched.sim.engine import simulate
 from dlsched.sim.load import arrival_scale_for_load, arrival_scale_for_peak, offered_load, peak_of
 from dlsched.sim.placement import consolidated
@@ -26,22 +26,8 @@ from dlsched.sim.plots import write_figures
 from dlsched.sim.policies import available, describe, make_policy
 from dlsched.sim.speed import make_speed
 
-TRACE_LOADER = "dlsched.instance.traces:load_trace"
-CLUSTER_LOADER = "dlsched.instance.cluster_spec:load_cluster"
 #: tried in order when --speed is not given
 AUTO_SPEEDS = ("duration", "table", "throughput")
-
-
-def _hook(spec: str, what: str):
-    module, _, fn = spec.partition(":")
-    try:
-        return getattr(importlib.import_module(module), fn)
-    except (ImportError, AttributeError):
-        raise InputError("<argument>", what, f"the {what} importer {spec} (not installed in this build)", "missing") from None
-
-
-def load_trace(path: str):
-    return _hook(TRACE_LOADER, "trace")(path)
 
 
 def load_cluster(spec: str | None, trace):
@@ -50,7 +36,7 @@ def load_cluster(spec: str | None, trace):
         if trace.source.startswith("dl2_trace"):
             return dl2_cluster()
         raise InputError("<argument>", "--cluster", f"a cluster spec for the trace {trace.source}", "none")
-    return _hook(CLUSTER_LOADER, "cluster")(spec)
+    return cluster_spec.load_cluster(spec)
 
 
 def pick_speed(name: str | None, trace, cluster, *, noise: float = 0.0, seed: int = 0):
