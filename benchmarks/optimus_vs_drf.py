@@ -70,14 +70,12 @@ def relative_optimus():
 def lower_bounds(trace, cluster, restart_seconds: float, lp_slot_seconds: float) -> dict:
     """Lower bounds on this trace's average JCT valid for every policy (dlsched.sim.bounds): each job
     alone on the whole cluster at its fastest size, and the time-indexed LP; ``bound`` = the larger."""
-    from dlsched.sim.bounds import jct_lower_bound, lp_lower_bound
+    from dlsched.sim.bounds import trace_lower_bound
     from dlsched.sim.speed import TableSpeed
 
-    alone = jct_lower_bound(trace, cluster, TableSpeed(), restart_seconds)
-    lp = lp_lower_bound(trace, cluster, TableSpeed(), restart_seconds, slot_seconds=lp_slot_seconds)
-    vals = [v for v in (alone["bound"], lp["bound"]) if v is not None]
-    return {"alone": alone["alone"], "capacity_srpt": alone["capacity"], "lp": lp["bound"], "lp_status": lp["status"],
-            "lp_slot_seconds": lp_slot_seconds, "bound": max(vals) if vals else None}
+    b = trace_lower_bound(trace, cluster, TableSpeed(), restart_seconds, slot_seconds=lp_slot_seconds)
+    return {"alone": b["alone"], "capacity_srpt": b["capacity"], "lp": b["lp"], "lp_status": b["lp_status"],
+            "lp_slot_seconds": lp_slot_seconds, "bound": b["bound"]}
 
 
 def contention(res) -> dict:

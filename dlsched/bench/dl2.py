@@ -112,20 +112,16 @@ def bound_study(seeds, n_jobs: int, n_servers: int, mean_jct: dict, slot_seconds
     far each policy's mean is above their mean; ``max_reduction_vs_drf`` = 1 − bound / DRF is the
     largest reduction against DRF that any schedule could reach."""
     from dlsched.instance.synthetic import dl2_cluster, dl2_trace
-    from dlsched.sim.bounds import jct_lower_bound, lp_lower_bound
+    from dlsched.sim.bounds import trace_lower_bound
     from dlsched.sim.speed import TableSpeed
 
     cluster, speed = dl2_cluster(n_servers), TableSpeed()
-    simple, lp = [], []
-    for s in seeds:
-        tr = dl2_trace(n_jobs, seed=s)
-        simple.append(jct_lower_bound(tr, cluster, speed))
-        lp.append(lp_lower_bound(tr, cluster, speed, slot_seconds=slot_seconds))
-    per = [max(v for v in (a["bound"], b["bound"]) if v is not None) for a, b in zip(simple, lp)]
+    each = [trace_lower_bound(dl2_trace(n_jobs, seed=s), cluster, speed, slot_seconds=slot_seconds) for s in seeds]
+    per = [e["bound"] for e in each]
     lb = float(np.mean(per))
-    out = {"mean": lb, "per_trace": per, "alone": float(np.mean([a["alone"] for a in simple])),
-           "capacity": {r: float(np.mean([a["capacity"][r] for a in simple])) for r in simple[0]["capacity"]},
-           "lp": float(np.mean([b["bound"] for b in lp])) if all(b["bound"] is not None for b in lp) else None,
+    out = {"mean": lb, "per_trace": per, "alone": float(np.mean([e["alone"] for e in each])),
+           "capacity": {r: float(np.mean([e["capacity"][r] for e in each])) for r in each[0]["capacity"]},
+           "lp": float(np.mean([e["lp"] for e in each])) if all(e["lp"] is not None for e in each) else None,
            "lp_slot_seconds": slot_seconds}
     for k, v in mean_jct.items():
         if v is not None:
@@ -170,7 +166,7 @@ def small_study(seeds, checkpoint, time_limit: float) -> dict:
     """DL2 and DRF against the exact time-indexed optimum on tiny traces (5 jobs, 2 nodes)."""
     from dlsched.instance.synthetic import dl2_cluster, dl2_trace
     from dlsched.rl.policy import DL2Policy
-    from dlsched.sim.bounds import jct_lower_bound, lp_lower_bound
+    from dlsched.sim.bounds import trace_lower_bound
     from dlsched.sim.policies import available, make_policy
     from dlsched.sim.speed import TableSpeed
 
@@ -183,8 +179,7 @@ def small_study(seeds, checkpoint, time_limit: float) -> dict:
         t0 = time.monotonic()
         opt, err = _run(tr, cluster, make_policy("time-indexed", time_limit=time_limit), speed)
         row = {"seed": s, "opt": opt, "opt_seconds": time.monotonic() - t0, "opt_error": err or None,
-               "bound": max(v for v in (jct_lower_bound(tr, cluster, speed)["bound"],
-                                        lp_lower_bound(tr, cluster, speed, slot_seconds=600.0)["bound"]) if v is not None)}
+               "bound": trace_lower_bound(tr, cluster, speed, slot_seconds=600.0)["bound"]}
         for name, pol in (("dl2", DL2Policy(checkpoint)), ("drf", make_policy("drf"))):
             row[name], err = _run(tr, cluster, pol, speed)
             row[f"{name}_error"] = err or None

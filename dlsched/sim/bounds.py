@@ -16,7 +16,8 @@ fit the whole cluster:
   :math:`\sum_j C_j` is given by SRPT (optimal for 1 | r_j, pmtn | ΣC_j, and sharing the machine
   never helps).
 
-:func:`jct_lower_bound` returns both means and their maximum, the bound. A speed source that
+:func:`jct_lower_bound` returns both means and their maximum; :func:`lp_lower_bound` a
+capacity-aware LP; :func:`trace_lower_bound` the largest of them all, the bound to report. A speed source that
 depends on where the tasks are (locality) is evaluated on one nominal server; the bound is then
 valid only if that placement is at least as fast as any other.
 """
@@ -192,3 +193,15 @@ def lp_lower_bound(trace: Trace, cluster: Cluster, speed, restart_seconds: float
     if res.status != 0:
         return {"bound": None, "status": res.message, "slots": K}
     return {"bound": float(res.fun - arrival.mean()), "status": "optimal", "slots": K, "variables": m + n}
+
+
+def trace_lower_bound(trace: Trace, cluster: Cluster, speed, restart_seconds: float = 0.0, *,
+                      slot_seconds: float = 1800.0) -> dict:
+    """The best of :func:`jct_lower_bound` and :func:`lp_lower_bound` on ``trace``: ``alone``,
+    ``capacity`` (per resource), ``lp`` (with ``lp_status``) and ``bound`` = the largest of them
+    (``None`` if none is defined, i.e. a job fits nowhere)."""
+    simple = jct_lower_bound(trace, cluster, speed, restart_seconds)
+    lp = lp_lower_bound(trace, cluster, speed, restart_seconds, slot_seconds=slot_seconds)
+    vals = [v for v in (simple["bound"], lp["bound"]) if v is not None]
+    return {"alone": simple["alone"], "capacity": simple["capacity"], "lp": lp["bound"], "lp_status": lp["status"],
+            "lp_slot_seconds": slot_seconds, "bound": max(vals) if vals else None}

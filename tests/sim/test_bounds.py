@@ -9,7 +9,7 @@ import pytest
 from hypothesis import assume, given, settings, strategies as st
 
 from dlsched.instance.synthetic import dl2_cluster, dl2_trace
-from dlsched.sim.bounds import jct_lower_bound, lp_lower_bound, pareto, srpt_completions
+from dlsched.sim.bounds import jct_lower_bound, lp_lower_bound, pareto, srpt_completions, trace_lower_bound
 from dlsched.sim.engine import simulate
 from dlsched.sim.policies import make_policy
 from dlsched.sim.speed import TableSpeed
@@ -78,6 +78,8 @@ def test_bounds_are_below_every_policy_on_dl2_traces(seed):
     alone = jct_lower_bound(tr, cl, sp, 30.0)
     lp = lp_lower_bound(tr, cl, sp, 30.0, slot_seconds=1800.0)
     assert lp["status"] == "optimal" and lp["bound"] >= alone["alone"] - 1e-6
+    both = trace_lower_bound(tr, cl, sp, 30.0, slot_seconds=1800.0)
+    assert both["bound"] == max(alone["bound"], lp["bound"]) and both["lp"] == lp["bound"]
     for name in ("drf", "optimus", "srtf"):
         res = simulate(tr, cl, make_policy(name), sp, seed=seed, restart_seconds=30.0)
         assert res.status == "completed"
