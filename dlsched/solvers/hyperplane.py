@@ -74,11 +74,13 @@ def with_rows(mf: MatrixForm, rows: list[np.ndarray], lower: list[float], upper:
                    integrality=np.zeros(mf.n_cols, dtype=np.int32) if relax else mf.integrality)
 
 
-def cardinality_range(inst: MCMDK, z: float, delta: float, opts: SolveOptions) -> tuple[int, int, float] | None:
+def cardinality_range(inst: MCMDK, z: float, delta: float, opts: SolveOptions,
+                      mf: MatrixForm | None = None) -> tuple[int, int, float] | None:
     r"""``(k_lo, k_hi, max z_LP(k) over the range)`` in gain units: the cardinalities where
     :math:`z_{LP}(k) \ge z + \delta` (module docstring, step 2); ``None`` when none is (no
-    better solution exists) — or when the time ran out first, then ``(0, n_jobs, inf)``."""
-    mf = build_matrix(inst)
+    better solution exists) — or when the time ran out first, then ``(0, n_jobs, inf)``.
+    ``mf``: the instance's matrix when the caller has built it already."""
+    mf = build_matrix(inst) if mf is None else mf
     n = inst.n_jobs
     h = highs.load(with_rows(mf, [np.ones(mf.n_cols)], [0.0], [float(n)], relax=True), opts)
     if "solver" not in opts.raw:      # the user's raw options come last (docs/contract.md, "raw")
@@ -159,7 +161,7 @@ def hyperplane(instance, opts: SolveOptions, core_share: float = CORE_SHARE) -> 
     rows, lower, upper = [], [], []
     range_bound = math.inf
     if inst.choose == "at_most_one" and inst.n_cols <= CARDINALITY_COLUMNS:
-        found = cardinality_range(inst, z, delta, opts)
+        found = cardinality_range(inst, z, delta, opts, mf)
         if found is None:      # no hyperplane can beat z: the incumbent is optimal
             stats["cardinality"] = "none can improve"
             return make_result("hyperplane", opts, termination="optimal", solution=first.solution,
