@@ -12,6 +12,7 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
 from rich.table import Table
 
 from dlsched.console import table_console
@@ -19,9 +20,9 @@ from dlsched.errors import InputError
 from dlsched.instance import cluster_spec
 from dlsched.instance.synthetic import dl2_cluster
 from dlsched.instance.traces import load_trace, scale_arrivals
+from dlsched.instance.workload import Trace
 from dlsched.sim.engine import simulate
-from dlsched.sim.load import arrival_scale_for_load, arrival_scale_for_peak, offered_load, peak_of
-from dlsched.sim.placement import consolidated
+from dlsched.sim.load import arrival_scale_for_load, arrival_scale_for_peak, job_work, offered_load, peak_of
 from dlsched.sim.plots import write_figures
 from dlsched.sim.policies import available, describe, make_policy
 from dlsched.sim.speed import make_speed
@@ -44,20 +45,13 @@ def pick_speed(name: str | None, trace, cluster, *, noise: float = 0.0, seed: in
     if name is not None:
         return make_speed(name, noise=noise, seed=seed)
     samples = {}
-    for j, job in enumerate(trace.jobs):
-        samples.setdefault(job.job_type, j)
+    for job in trace.jobs:
+        samples.setdefault(job.job_type, job)
+    one_per_type = Trace(tuple(samples.values()), trace.source)
     tried = []
     for cand in AUTO_SPEEDS:
-        try:
-            src = make_speed(cand)
-            ok = True
-            for j in samples.values():
-                job = trace.jobs[j]
-                pl = consolidated(cluster.capacity, cluster.vector(job.worker_demand), cluster.vector(job.ps_demand),
-                                  job.min_workers, 1 if job.uses_ps else 0)
-                if pl is None or not src.rate(job, pl, cluster) > 0:
-                    ok = False
-                    break
+        try:    # a job that fits nowhere or runs at rate 0 at its smallest size has no time alone (NaN)
+            ok = not np.isnan(job_work(one_per_type, cluster, make_speed(cand))[1]).any()
         except (InputError, KeyError, ValueError):
             ok = False
         if ok:
