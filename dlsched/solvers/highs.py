@@ -9,7 +9,9 @@ from __future__ import annotations
 import functools
 import math
 import multiprocessing as mp
+import os
 import pickle
+import sys
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
@@ -23,6 +25,32 @@ from dlsched.result import Status
 from dlsched.solvers.options import Incumbent, SolveOptions
 
 MS = highspy.HighsModelStatus
+
+
+def _banner_to_stderr() -> None:
+    """Create the process's first Highs object with file descriptor 1 pointing at stderr.
+
+    HiGHS writes its two-line banner to fd 1 when the first Highs object of a process is made,
+    whatever ``output_flag`` says (later objects print nothing). A program that calls dlsched as a
+    library and writes its own output (JSON, CSV) to stdout would find those two lines in it; the
+    CLI guards only itself (:func:`dlsched.console.python_stdout_only`).
+    """
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError, AttributeError):   # no fd 1 to protect (closed, or stdout replaced)
+        return
+    try:
+        os.dup2(2, 1)
+        highspy.Highs()
+    except OSError:
+        pass
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+_banner_to_stderr()
 
 #: HiGHS model status -> (termination, status when a solution exists, status when none does)
 STATUS_TABLE: dict[Any, tuple[str, Status, Status]] = {
