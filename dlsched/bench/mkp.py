@@ -6,100 +6,32 @@ method: mean and max gap to the reference (best known from ``mkcbres.txt``, or t
 optimum), wins/ties/losses against plain HiGHS (``exact``), mean time to reach 0.1 % gap, and
 two figures: mean gap versus time and a Dolan–Moré performance profile of the time to 0.1 %.
 
-Every run is appended to ``OUT/runs.jsonl`` as soon as it ends, so an interrupted study keeps
-what it measured; ``--from-runs FILE`` summarises such a file without solving anything.
+The study is the bundled suite file ``mkp`` (``dlsched/bench/suites/mkp.toml``) with the command
+line's files, problems, methods, parameters and limits, run by the one suite runner
+(:mod:`dlsched.bench.runner`): every cell is appended to ``OUT/results-DIGEST.jsonl`` as soon as
+it ends (DIGEST names the suite as run), so the same command run again resumes where an
+interrupted study stopped; ``--from-runs FILE`` summarises such a file (or any results file of
+``dlsched bench run``) without solving anything.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import re
-import time
 from pathlib import Path
 
 import numpy as np
 from rich.table import Table
 
-import dlsched
-from dlsched.bench.report import dolan_more, mean_gap_curve, style
 from dlsched.bench import environment, register_suite
-from dlsched.console import progress, table_console
-from dlsched.data import data_dir
-from dlsched.instance.orlib import count_mkp_problems
-from dlsched.result import gap_to_reference
+from dlsched.bench.report import dolan_more, mean_gap_curve, style
+from dlsched.bench.runner import run_suite
+from dlsched.bench.suite import suite_from_definition
+from dlsched.bench.tasks import load_definition, with_settings
+from dlsched.console import table_console
 
-DEFAULT_FILES = ("orlib/mkp/mknapcb1.txt", "orlib/mkp/mknapcb4.txt")
-DEFAULT_METHODS = ("exact", "lp-round", "core", "sample")
-TARGET = 1e-3          # "time to 0.1 % gap"
 TIE = 1e-9
 FLOOR = 1e-3          # gap-versus-time plot: a mean gap of 0 % is drawn at 0.001 %
-
-
-def best_known(path: Path) -> dict[str, float]:
-    """``mkcbres.txt``: problem name ("5.100-00": m.n-index) -> best known value (first table only)."""
-    text = Path(path).read_text()
-    first = text.split("LP optimal")[0]
-    out = {}
-    for name, val in re.findall(r"^\s*(\d+\.\d+-\d+)\s+([0-9.eE+]+)\s*$", first, flags=re.M):
-        out[name] = float(val)
-    return out
-
-
-def problems(files: list[Path], select: str | None) -> list[tuple[Path, int]]:
-    keep = _range(select)
-    out = []
-    for f in files:
-        for k in range(count_mkp_problems(f)):
-            if keep is None or k in keep:
-                out.append((f, k))
-    return out
-
-
-def _range(text: str | None) -> set[int] | None:
-    if not text:
-        return None
-    out: set[int] = set()
-    for part in text.split(","):
-        lo, _, hi = part.partition("-")
-        out.update(range(int(lo), int(hi or lo) + 1))
-    return out
-
-
-def reference_of(inst, table: dict[str, float]) -> tuple[float | None, str]:
-    """Best known value for a problem (``m.n-kk`` in ``mkcbres.txt``), else the header optimum."""
-    k = inst.name.rsplit("-", 1)[-1]
-    name = f"{inst.n_rows}.{inst.n_jobs}-{int(k):02d}" if k.isdigit() else ""
-    if name in table and inst.meta.get("origin") == "orlib-mkp" and "mknapcb" in inst.source:
-        return table[name], f"mkcbres.txt {name}"
-    if inst.reference is not None:
-        return inst.reference.objective, inst.reference.source
-    return None, ""
-
-
-def run_one(inst, method: str, params: dict, time_limit: float, threads: int, seed: int, ref: float | None) -> dict:
-    """One run; ``method`` may carry a label (``core@div``: method ``core``, reported as ``core@div``)."""
-
-    trace: list[tuple[float, float]] = []
-    t0 = time.perf_counter()
-    res = dlsched.solve(inst, method.split("@")[0], time_limit=time_limit, threads=threads, seed=seed,
-                        on_incumbent=lambda inc: trace.append((inc.seconds, inc.objective)), **params)
-    wall = time.perf_counter() - t0
-    if res.objective is not None:
-        trace.append((wall, res.objective))   # the final answer is an incumbent too
-    report = dlsched.check(inst, res.solution, res.objective) if res.status.has_solution() else None
-    row = {"instance": inst.name, "method": method, "params": params, "status": res.status.value,
-           "termination": res.termination, "objective": res.objective, "bound": res.bound, "reference": ref,
-           "seconds": wall, "checked": None if report is None else report.feasible,
-           "gap": gap_to_reference(res.objective, ref, inst.sense) if ref is not None else None,
-           "bound_valid": None, "trace": trace}
-    if ref is not None and res.bound is not None:
-        row["bound_valid"] = bool(res.bound >= ref - 1e-6 * max(1.0, abs(ref))) if inst.sense == "max" \
-            else bool(res.bound <= ref + 1e-6 * max(1.0, abs(ref)))
-    if ref is not None:
-        hit = [t for t, v in trace if gap_to_reference(v, ref, inst.sense) <= TARGET]
-        row["time_to_target"] = min(hit) if hit else None
-    return row
 
 
 def summarise(rows: list[dict]) -> dict[str, dict]:
@@ -211,55 +143,65 @@ def _params(text: list[str] | None) -> dict[str, dict]:
     return out
 
 
+def suite_definition(args: argparse.Namespace) -> tuple[dict, Path]:
+    """The bundled ``mkp`` suite file with the command line's choices in place of its own."""
+    doc, path = load_definition("mkp")
+    (inst,) = doc["instances"]
+    if args.files:
+        inst = {**inst, "files": [str(Path(f).resolve()) for f in args.files]}
+    if args.problems:
+        inst = {**inst, "problems": args.problems}
+    if args.reference:
+        inst = {**inst, "best_known": str(Path(args.reference).resolve())}
+    params = _params(args.param)
+    methods = [{"name": m.split("@")[0], "label": m, "params": params.get(m, {})}
+               for m in (x.strip() for x in args.methods.split(",")) if m] if args.methods else doc["methods"]
+    doc = with_settings({**doc, "instances": [inst], "methods": methods},
+                        time_limit=args.time_limit, threads=args.threads, seed=args.seed)
+    return doc, path
+
+
 @register_suite("mkp")
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="dlsched bench mkp", description=__doc__.split("\n")[0])
-    ap.add_argument("--files", nargs="+", default=None, help="OR-Library MKP files (default: mknapcb1, mknapcb4)")
+    ap.add_argument("--files", nargs="+", default=None, help="OR-Library MKP files (default: the suite file's, mknapcb1 and mknapcb4)")
     ap.add_argument("--problems", default=None, help="problem indices per file, e.g. 0-4,7 (default: all)")
-    ap.add_argument("--methods", default=",".join(DEFAULT_METHODS),
-                    help="comma-separated; NAME@LABEL runs NAME under its own label (e.g. core@div with -P core@div:diversify=true)")
+    ap.add_argument("--methods", default=None,
+                    help="comma-separated (default: the suite file's, exact,lp-round,core,sample); NAME@LABEL runs NAME "
+                         "under its own label (e.g. core@div with -P core@div:diversify=true)")
     ap.add_argument("-P", "--param", action="append", metavar="METHOD:KEY=VALUE", help="a method parameter")
-    ap.add_argument("--time-limit", type=float, default=10.0)
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--time-limit", type=float, default=None, help="seconds per run (default: the suite file's, 10)")
+    ap.add_argument("--threads", type=int, default=None, help="solver threads (default: the suite file's, 1)")
+    ap.add_argument("--seed", type=int, default=None, help="solver seed (default: the suite file's, 0)")
     ap.add_argument("--reference", type=Path, default=None, help="best-known table (default: mkcbres.txt of the data dir)")
     ap.add_argument("--out", type=Path, default=Path("results/mkp"))
-    ap.add_argument("--from-runs", type=Path, default=None, help="summarise a runs.jsonl instead of solving")
+    ap.add_argument("--from-runs", type=Path, default=None, help="summarise a results file instead of solving")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
 
     if args.from_runs:
-        # a runs.jsonl of this command, or a results file of `dlsched bench run` (header line first)
-        rows = [r for r in (json.loads(line) for line in args.from_runs.read_text().splitlines() if line.strip())
-                if "format" not in r and "exception" not in r]
+        lines = [json.loads(line) for line in args.from_runs.read_text().splitlines() if line.strip()]
+        head = next((r for r in lines if "format" in r), {})
+        limits = head.get("limits", {"time_limit": args.time_limit or 10.0})
+        rows = [r for r in lines if "format" not in r]
     else:
-        files = [Path(f) for f in args.files] if args.files else [data_dir() / f for f in DEFAULT_FILES]
-        ref_file = args.reference or (data_dir() / "orlib/mkp/mkcbres.txt")
-        table = best_known(ref_file) if ref_file.is_file() else {}
-        methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-        params = _params(args.param)
+        doc, path = suite_definition(args)
+        suite = suite_from_definition(doc, path, source=f"{path} (with the command line's settings)")
         args.out.mkdir(parents=True, exist_ok=True)
-        log = (args.out / "runs.jsonl").open("w")
-        rows = []
-        todo = problems(files, args.problems)
-        with progress("bench mkp", len(todo) * len(methods)) as tick:
-            for path, k in todo:
-                inst = dlsched.load(path, problem=k)
-                ref, _ = reference_of(inst, table)
-                for m in methods:
-                    tick(f"{path.name}#{k} {m}")
-                    row = run_one(inst, m, params.get(m, {}), args.time_limit, args.threads, args.seed, ref)
-                    rows.append(row)
-                    log.write(json.dumps(row) + "\n")
-                    log.flush()
-        log.close()
+        rows = run_suite(suite, args.out / f"results-{suite.digest()[:12]}.jsonl", progress=not args.json,
+                         command="dlsched bench mkp " + " ".join(argv))
+        limits = suite.limits()
+    failures = [r for r in rows if "exception" in r]
+    rows = [r for r in rows if "exception" not in r]
     summary = summarise(rows)
-    figures = plot(rows, args.out, args.time_limit) if rows else []
+    figures = plot(rows, args.out, limits["time_limit"]) if rows else []
     if args.json:
-        print(json.dumps({"environment": environment(seed=args.seed, time_limit=args.time_limit, threads=args.threads),
-                          "methods": summary, "figures": figures}, indent=1))
+        print(json.dumps({"environment": environment(**limits), "methods": summary, "figures": figures,
+                          "failures": [f"{r['cell']}: {r['exception']}" for r in failures]}, indent=1))
     else:
         print_table(summary)
         print("figures: " + ", ".join(figures))
+        for r in failures:
+            print(f"failed: {r['cell']}: {r['exception']}")
     bad = [m for m, s in summary.items() if not (s["all_checked"] and s["all_bounds_valid"])]
-    return 1 if bad else 0
+    return 1 if bad or failures else 0

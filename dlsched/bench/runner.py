@@ -57,15 +57,15 @@ def cells_of(suite: Suite) -> tuple:
 
 @lru_cache(maxsize=8)
 def _best_known(path: str) -> dict[str, float]:
-    from dlsched.bench.mkp import best_known
+    from dlsched.instance.orlib import best_known
 
-    return best_known(Path(path))
+    return best_known(path)
 
 
 def reference(inst, ref: InstanceRef) -> tuple[float | None, str]:
     """Proven optimum or best known value of the instance, and where it comes from."""
     if ref.best_known is not None and inst.family == "mcmdk":
-        from dlsched.bench.mkp import reference_of
+        from dlsched.instance.orlib import reference_of
 
         return reference_of(inst, _best_known(ref.best_known))
     r = getattr(inst, "reference", None)

@@ -178,3 +178,23 @@ def detect_format(path: str | Path) -> str:
     if len(first) in (1, 3):
         return "mkp"
     raise InputError(str(p), "line 1", "a dlsched/1 JSON file, an OR-Library MKP file or a GAP file", " ".join(first)[:60])
+
+
+def best_known(path: str | Path) -> dict[str, float]:
+    """``mkcbres.txt``: problem name ("5.100-00": m.n-index) -> best known value (first table only;
+    the second is the LP optima)."""
+    first = read_text(path).split("LP optimal")[0]
+    return {name: float(val) for name, val in
+            re.findall(r"^\s*(\d+\.\d+-\d+)\s+([0-9.eE+]+)\s*$", first, flags=re.M)}
+
+
+def reference_of(inst: MCMDK, table: dict[str, float]) -> tuple[float | None, str]:
+    """Best known value of an OR-Library MKP problem (``m.n-kk`` in ``mkcbres.txt``), else the
+    instance's own reference (a file header's optimum), else nothing."""
+    k = inst.name.rsplit("-", 1)[-1]
+    name = f"{inst.n_rows}.{inst.n_jobs}-{int(k):02d}" if k.isdigit() else ""
+    if name in table and inst.meta.get("origin") == "orlib-mkp" and "mknapcb" in inst.source:
+        return table[name], f"mkcbres.txt {name}"
+    if inst.reference is not None:
+        return inst.reference.objective, inst.reference.source
+    return None, ""

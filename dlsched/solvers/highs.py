@@ -27,30 +27,31 @@ from dlsched.solvers.options import Incumbent, SolveOptions
 MS = highspy.HighsModelStatus
 
 
-def _banner_to_stderr() -> None:
-    """Create the process's first Highs object with file descriptor 1 pointing at stderr.
+def _swallow_banner() -> None:
+    """Create the process's first Highs object with file descriptor 1 pointing at the null device.
 
     HiGHS writes its two-line banner to fd 1 when the first Highs object of a process is made,
     whatever ``output_flag`` says (later objects print nothing). A program that calls dlsched as a
-    library and writes its own output (JSON, CSV) to stdout would find those two lines in it; the
-    CLI guards only itself (:func:`dlsched.console.python_stdout_only`).
+    library and writes its own output (JSON, CSV) to stdout would find those two lines in it, and
+    every CLI command printed them on stderr. HiGHS's version is in every result (``solver_version``)
+    and in every benchmark's environment record.
     """
     try:
         sys.stdout.flush()
         saved = os.dup(1)
+        null = os.open(os.devnull, os.O_WRONLY)
     except (OSError, ValueError, AttributeError):   # no fd 1 to protect (closed, or stdout replaced)
         return
     try:
-        os.dup2(2, 1)
+        os.dup2(null, 1)
         highspy.Highs()
-    except OSError:
-        pass
     finally:
         os.dup2(saved, 1)
         os.close(saved)
+        os.close(null)
 
 
-_banner_to_stderr()
+_swallow_banner()
 
 #: HiGHS model status -> (termination, status when a solution exists, status when none does)
 STATUS_TABLE: dict[Any, tuple[str, Status, Status]] = {

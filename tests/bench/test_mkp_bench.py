@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from dlsched.bench import get_suite
-from dlsched.bench.mkp import best_known, reference_of, summarise
+from dlsched.bench.mkp import summarise
+from dlsched.instance.orlib import best_known, reference_of
 from dlsched.instance.orlib import read_mkp
 
 
@@ -30,8 +31,17 @@ def test_bench_mkp_json(data, tmp_path, capsys):
     for s in out["methods"].values():
         assert s["runs"] == 1 and s["all_checked"] and s["all_bounds_valid"] and s["bounds_reported"] == 1
     assert (tmp_path / "gap_vs_time.png").is_file() and (tmp_path / "profile.png").is_file()
-    rows = [json.loads(l) for l in (tmp_path / "runs.jsonl").read_text().splitlines()]
+    (results,) = tmp_path.glob("results-*.jsonl")
+    rows = [json.loads(l) for l in results.read_text().splitlines()][1:]      # after the header line
+    assert [r["method"] for r in rows] == ["exact", "lp-round", "core"]
     assert summarise(rows) == out["methods"]
+    # the same command again resumes: nothing left to run, the same summary from the file
+    assert main(["--files", str(data / "orlib/mkp/mknapcb1.txt"), "--problems", "0", "--time-limit", "0.5",
+                 "--methods", "exact,lp-round,core", "--out", str(tmp_path), "--json"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["methods"] == out["methods"] and len(results.read_text().splitlines()) == 4
+    assert main(["--from-runs", str(results), "--out", str(tmp_path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["methods"] == out["methods"]
 
 
 def test_wins_ties_losses():

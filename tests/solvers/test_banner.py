@@ -1,7 +1,7 @@
-"""A program that calls dlsched as a library keeps its stdout: HiGHS's banner goes to stderr.
+"""A program that calls dlsched as a library keeps its stdout: HiGHS's banner is not printed.
 
 HiGHS writes a two-line banner to file descriptor 1 at the first Highs object of a process, whatever
-``output_flag`` says; ``dlsched.solvers.highs`` makes that first object with fd 1 pointing at stderr.
+``output_flag`` says; ``dlsched.solvers.highs`` makes that first object with fd 1 on the null device.
 Each case runs in a fresh interpreter, because the banner is printed once per process.
 """
 
@@ -26,3 +26,4 @@ def test_library_stdout_has_only_the_callers_output(method, params):
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert len(lines) == 1 and lines[0].startswith("objective"), done.stdout
+    assert "Running HiGHS" not in done.stderr

@@ -228,7 +228,7 @@ def test_cli_sample_with_samples_and_seed(data, capsys):
 
 def test_lp_bound_above_best_known_on_all_chu_beasley(data):
     """The certified L(u) is never below the best known value (60 problems, LP only: fast)."""
-    from dlsched.bench.mkp import best_known, reference_of
+    from dlsched.instance.orlib import best_known, reference_of
 
     table = best_known(data / "orlib/mkp/mkcbres.txt")
     for f in ("mknapcb1.txt", "mknapcb4.txt"):
