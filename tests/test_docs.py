@@ -72,10 +72,11 @@ def test_a_hand_edited_page_is_caught(tmp_path, monkeypatch, capsys):
     assert main([*argv, "--check"]) == 1
 
 
-def test_every_generated_page_is_in_the_site_navigation():
+def test_every_page_is_in_the_site_navigation():
+    """Hand-written pages and generated reports alike (mkdocs only logs a page left out of nav)."""
     nav = (ROOT / "mkdocs.yml").read_text()
-    missing = [p.relative_to(DOCS).as_posix() for p in (DOCS / "report").glob("*/report.md")
-               if p.relative_to(DOCS).as_posix() not in nav]
+    pages = [*DOCS.glob("*.md"), *(DOCS / "report").glob("*/report.md")]
+    missing = [p.relative_to(DOCS).as_posix() for p in pages if f": {p.relative_to(DOCS).as_posix()}" not in nav]
     assert not missing, missing
 
 
