@@ -90,6 +90,12 @@ def time_indexed(instance: SMDInstance, opts: SolveOptions, backend: str = "high
     best = min(heur.values(), key=lambda s: s.objective) if heur else None
     provable = True
     if horizon is None:
+        if best is None and opts.budget.expired():
+            # the call's time ran out inside the heuristics: a stop, not a fault of the input
+            return make_result("time-indexed", opts, sense="min", termination="time_limit", backend=backend,
+                               build_seconds=time.perf_counter() - t0, solver_version=highs.version(),
+                               message="the time limit ran out before a heuristic schedule bounded the horizon "
+                                       "(give more time, or a horizon)")
         if best is None:
             raise InputError("<argument>", "horizon", "a horizon (no heuristic finished to bound it)", None)
         T = provable_horizon(instance, best.objective)

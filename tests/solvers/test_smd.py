@@ -234,3 +234,13 @@ def test_generic_layers_answer_smd_with_a_checked_allocation(tmp_path, capacity,
     assert main(["solve", str(path), "--method", method, "--time-limit", "5", "--out", str(out)]) == 0
     assert json.loads(out.read_text())["solution"]["allocation"]
     assert main(["check", str(path), str(out)]) == 0
+
+
+@pytest.mark.parametrize("backend", ["highs", "pyomo", "cvxpy"])
+def test_time_indexed_out_of_time_before_any_heuristic_is_a_status(backend):
+    """The horizon comes from a heuristic schedule; a time limit spent before one finishes is a stop
+    (no solution, termination ``time_limit``), not an input error (it failed at load average 6)."""
+    inst = generate(4, 2, seed=3, max_len_slots=3.0)
+    res = dlsched.solve(inst, "time-indexed", time_limit=1e-9, backend=backend)
+    assert res.status == dlsched.Status.NO_SOLUTION and res.termination == "time_limit"
+    assert res.objective is None and res.inconsistency() is None
