@@ -35,7 +35,12 @@ interval) the policy
    (:func:`task_shares`). On tuning seeds 100–102 the three are within 1 % of each other in
    average JCT. ``gain="relative"`` is an ablation, not Optimus: each job's gain is divided by
    its remaining time at its fastest size, so that a task is worth the *fraction* of a job's
-   remaining time it saves rather than the seconds (which favour long jobs; docs/results.md);
+   remaining time it saves rather than the seconds (which favour long jobs; docs/results.md).
+   ``models="oracle"`` is the other ablation, not Optimus either: steps 1 and 2 are replaced by
+   the truth (the engine's remaining steps :math:`R_j` and the speed source's rate at every
+   (p, w)), everything else unchanged (the job still waits ``profile_seconds``), so that the gap
+   between ``optimus`` and it is what the online fitting costs. :data:`ABLATIONS` names both;
+   :func:`make_ablation` makes them;
 4. **places** each job by the placement principle (:func:`place_principle`): the fewest servers
    k such that every server holds p/k PSs and w/k workers; else first fit. A job whose size did
    not change keeps its servers (no restart). A job that cannot be placed gives back its task of
@@ -210,7 +215,8 @@ class Optimus:
     def __init__(self, *, slot_seconds: float | None = 600.0, criterion: Criterion = Criterion(),
                  gamma: float = 0.1, min_loss_points: int = 3, min_speed_points: int = 5,
                  profile: Sequence[tuple[int, int]] = DEFAULT_PROFILE, profile_seconds: float = 10.0,
-                 default_steps: float = 1e4, normalise: str = "cluster", gain: str = "absolute"):
+                 default_steps: float = 1e4, normalise: str = "cluster", gain: str = "absolute",
+                 models: str = "fitted"):
         self.slot_seconds = slot_seconds
         self.criterion = criterion
         self.gamma = gamma
@@ -225,6 +231,9 @@ class Optimus:
         if gain not in ("absolute", "relative"):
             raise InputError("<argument>", "gain", "'absolute' or 'relative'", gain)
         self.gain = gain
+        if models not in ("fitted", "oracle"):
+            raise InputError("<argument>", "models", "'fitted' or 'oracle'", models)
+        self.models = models
         self._ctx: PolicyContext | None = None
 
     # -- protocol --------------------------------------------------------------------------------
@@ -301,9 +310,22 @@ class Optimus:
         pl = Placement({0: w}, {0: p} if p else {})
         return float(self._ctx.speed.rate(job, pl, self._ctx.cluster))
 
+    def _true_speed(self, job: Job) -> Callable:
+        """The speed source's rate of the job at (p, w), as a callable on arrays (``models="oracle"``):
+        its vectorised ``speeds`` when it has one (TableSpeed), else one compact placement per point."""
+        speeds = getattr(self._ctx.speed, "speeds", None)
+        if callable(speeds):
+            return lambda p, w: speeds(job.job_type, p, w)
+        one = np.vectorize(lambda p, w: self._measure(job, int(p) if job.uses_ps else 0, int(w)), otypes=[float])
+        return lambda p, w: one(p, w)
+
     def _speed_model(self, j: int, job: Job):
         """f_j(p, w) as a callable on arrays, refitted when its sample set grew (module docstring, 2)."""
         m = self._models[j]
+        if self.models == "oracle":
+            if m.speed is None:
+                m.speed = self._true_speed(job)
+            return m.speed
         own = m.samples
         pooled = self._by_type.get(job.job_type, [])
         key = (len(own), len(pooled) if len({(p, w) for p, w, _ in own}) < self.min_speed_points else -1)
@@ -328,6 +350,10 @@ class Optimus:
         """R̂_j = k* − k_j from the fitted loss curve, or the prior (module docstring, 1)."""
         job = state.jobs[j]
         done = _steps_done(state, j)
+        if self.models == "oracle":
+            rem = float(state.remaining[j])
+            self._estimate[j] = done + rem
+            return max(rem, 1e-9)
         m = self._models[j]
         obs = state.observations.get(j)
         pts = obs.loss if obs is not None else []
@@ -464,6 +490,22 @@ class Optimus:
     def model_errors(self) -> dict:
         """Medians over jobs of :meth:`error_records` (:func:`summarise_errors`)."""
         return summarise_errors(self.error_records())
+
+
+#: the named ablations of Optimus (not Optimus; docs/results.md): policy name -> constructor options
+ABLATIONS: dict[str, dict] = {
+    "optimus-oracle": {"models": "oracle"},      # the true remaining steps and speeds instead of the fits
+    "optimus-relative": {"gain": "relative"},    # the gain as a fraction of the job's remaining time
+}
+
+
+def make_ablation(name: str, **options) -> Optimus:
+    """A fresh Optimus with the options of :data:`ABLATIONS` [name] (and ``options``), named ``name``."""
+    if name not in ABLATIONS:
+        raise InputError("<argument>", "Optimus ablation", f"one of {', '.join(ABLATIONS)}", name)
+    pol = Optimus(**{**ABLATIONS[name], **options})
+    pol.name = name
+    return pol
 
 
 def summarise_errors(rows: Sequence[Mapping]) -> dict:
