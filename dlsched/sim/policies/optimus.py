@@ -225,8 +225,8 @@ class Optimus:
         self.profile = tuple((int(p), int(w)) for p, w in profile)
         self.profile_seconds = float(profile_seconds)
         self.default_steps = float(default_steps)
-        if normalise not in ("task", "cluster", "amount"):
-            raise InputError("<argument>", "normalise", "'task', 'cluster' or 'amount'", normalise)
+        if normalise not in ("task", "cluster", "amount", "none"):
+            raise InputError("<argument>", "normalise", "'task', 'cluster', 'amount' or 'none'", normalise)
         self.normalise = normalise
         if gain not in ("absolute", "relative"):
             raise InputError("<argument>", "gain", "'absolute' or 'relative'", gain)
@@ -275,8 +275,9 @@ class Optimus:
             bottleneck = int(np.argmax(asked.sum(axis=0) / np.where(self._capacity > 0, self._capacity, np.inf)))
         # gain="relative" (an ablation, not Optimus): each job's times in units of its remaining time at its fastest size
         scaled = times if self.gain == "absolute" else [T / _fastest(T) for T in times]
-        sizes = marginal_gain_allocation(scaled, dw, dp, self._capacity, self._capacity, start,
-                                         task_shares(dw, dp, self._capacity, bottleneck, self.normalise == "amount"))
+        shares = ((np.ones(len(ready)), np.ones(len(ready))) if self.normalise == "none" else
+                  task_shares(dw, dp, self._capacity, bottleneck, self.normalise == "amount"))
+        sizes = marginal_gain_allocation(scaled, dw, dp, self._capacity, self._capacity, start, shares)
         placements = self._place(state, {ready[i]: pw for i, pw in sizes.items()},
                                  {ready[i]: times[i] for i in range(len(ready))},
                                  {ready[i]: start[i] for i in range(len(ready))})
