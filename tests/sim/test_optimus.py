@@ -322,7 +322,40 @@ def test_relative_gain_gives_the_spare_worker_to_the_short_job():
     assert marginal_gain_allocation(rel, dw, dp, cap, cap, [(0, 1)] * 2) == {0: (0, 1), 1: (0, 2)}
 
 
-@pytest.mark.parametrize("kw", [{"gain": "seconds"}, {"normalise": "gpu"}])
+def test_oracle_models_are_the_truth(speed):
+    from dlsched.sim.policies.optimus import ABLATIONS, make_ablation
+
+    tr = dl2_trace(12, seed=7, max_epochs=3000)
+    pol = _Checked(make_ablation("optimus-oracle"))
+    assert pol.inner.name == "optimus-oracle" and pol.inner.models == "oracle" and set(ABLATIONS) >= {"optimus-relative"}
+    res = simulate(tr, dl2_cluster(3), pol, speed, seed=7, restart_seconds=10.0)
+    assert res.status == "completed" and res.completed.all()
+    err = pol.inner.model_errors()
+    for c in (0.25, 0.5, 0.75):
+        assert err["remaining"][c] == pytest.approx(0.0, abs=1e-9) and err["speed"][c] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_oracle_without_a_vectorised_speed_source_measures_each_size():
+    from .helpers import LinearSpeed
+
+    tr = trace(job("a", iterations=40, min_workers=1, max_workers=3), job("b", arrival=1.0, iterations=10, max_workers=2))
+    pol = _Checked(Optimus(models="oracle", profile=()))
+    res = simulate(tr, cluster(1, gpus=4), pol, LinearSpeed(), seed=0)
+    assert res.status == "completed" and res.completed.all()
+    assert pol.inner.model_errors()["speed_by_type"] and all(v == 0 for v in pol.inner.model_errors()["speed_by_type"].values())
+
+
+def test_normalise_none_divides_by_nothing():
+    # DL2's simulator's Optimus: equal time gains, so the job earlier in the list wins whatever the task's size
+    t = _times(100.0, [[0, 1.0, 2.0]])
+    dw = np.array([[2.0], [1.0]])
+    ones = (np.ones(2), np.ones(2))
+    out = marginal_gain_allocation([t, t], dw, np.zeros((2, 1)), np.array([5.0]), np.array([5.0]), [(0, 1), (0, 1)], ones)
+    assert out == {0: (0, 2), 1: (0, 1)}
+    assert Optimus(normalise="none").normalise == "none"
+
+
+@pytest.mark.parametrize("kw", [{"gain": "seconds"}, {"normalise": "gpu"}, {"models": "true"}])
 def test_unknown_options_are_input_errors(kw):
     from dlsched.errors import InputError
 
