@@ -345,6 +345,18 @@ def test_oracle_without_a_vectorised_speed_source_measures_each_size():
     assert pol.inner.model_errors()["speed_by_type"] and all(v == 0 for v in pol.inner.model_errors()["speed_by_type"].values())
 
 
+def test_pairs_step_out_of_a_one_task_local_optimum():
+    # rate = min(p, w): neither task alone helps, a worker and a PS together do
+    rates = np.minimum.outer(np.arange(4), np.arange(5)).astype(float)
+    args = ([_times(60.0, rates)], np.array([[1.0, 0.0]]), np.array([[0.0, 1.0]]), np.array([100.0, 100.0]),
+            np.array([100.0, 100.0]), [(1, 1)])
+    assert marginal_gain_allocation(*args) == {0: (1, 1)}
+    assert marginal_gain_allocation(*args, pairs=True) == {0: (3, 3)}            # p <= 3: stops there
+    tight = (*args[:4], np.array([2.5, 2.5]), args[5])                           # room for one more pair only
+    assert marginal_gain_allocation(*tight, pairs=True) == {0: (2, 2)}
+    assert Optimus(pairs=True).pairs
+
+
 def test_normalise_none_divides_by_nothing():
     # DL2's simulator's Optimus: equal time gains, so the job earlier in the list wins whatever the task's size
     t = _times(100.0, [[0, 1.0, 2.0]])

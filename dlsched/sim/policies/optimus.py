@@ -40,7 +40,8 @@ interval) the policy
    the truth (the engine's remaining steps :math:`R_j` and the speed source's rate at every
    (p, w)), everything else unchanged (the job still waits ``profile_seconds``), so that the gap
    between ``optimus`` and it is what the online fitting costs. :data:`ABLATIONS` names both;
-   :func:`make_ablation` makes them;
+   :func:`make_ablation` makes them. ``pairs=True`` (an ablation too) lets the greedy also add a
+   worker and a PS together (:func:`marginal_gain_allocation`);
 4. **places** each job by the placement principle (:func:`place_principle`): the fewest servers
    k such that every server holds p/k PSs and w/k workers; else first fit. A job whose size did
    not change keeps its servers (no restart). A job that cannot be placed gives back its task of
@@ -101,7 +102,7 @@ def task_shares(demand_w: np.ndarray, demand_p: np.ndarray, capacity: np.ndarray
 def marginal_gain_allocation(times: Sequence[np.ndarray], demand_w: np.ndarray, demand_p: np.ndarray,
                              capacity: np.ndarray, free: np.ndarray, start: Sequence[tuple[int, int]],
                              shares: tuple[np.ndarray, np.ndarray] | None = None,
-                             order: Sequence[int] | None = None) -> dict[int, tuple[int, int]]:
+                             order: Sequence[int] | None = None, pairs: bool = False) -> dict[int, tuple[int, int]]:
     r"""Optimus's greedy (MODELS.md §5), the one both the online policy :class:`Optimus` and the
     one-shot :func:`dlsched.sim.policies.smd.optimus_policy` call: (p, w) per job i (those left out
     get nothing).
@@ -115,7 +116,10 @@ def marginal_gain_allocation(times: Sequence[np.ndarray], demand_w: np.ndarray, 
     it is positive and fits (a task that no longer fits is skipped: the job's other task, or
     another job's, may still fit); the share is :func:`task_shares` of ``capacity`` (R,), the
     cluster's total, unless ``shares`` = (per worker, per PS) arrays are given. Equal gains go
-    to the job earlier in the list, then to a worker before a PS.
+    to the job earlier in the list, then to a worker before a PS. With ``pairs`` a worker and a PS
+    added together, (p + 1, w + 1) at the sum of both shares, is a third candidate step (an
+    ablation: one-task steps stop at a local optimum where neither task alone helps but both do,
+    which the authors' scheduler notes in a comment and leaves open).
     """
     share_w, share_p = shares if shares is not None else task_shares(demand_w, demand_p, capacity)
     left = np.asarray(free, dtype=float).copy()
@@ -139,18 +143,23 @@ def marginal_gain_allocation(times: Sequence[np.ndarray], demand_w: np.ndarray, 
             g = (now - T[p + 1, w]) / share_p[i]
             if g > 0:
                 heapq.heappush(heap, (-g, i, 1, p, w))
+            if pairs and w + 1 < T.shape[1]:
+                g = (now - T[p + 1, w + 1]) / (share_w[i] + share_p[i])
+                if g > 0:
+                    heapq.heappush(heap, (-g, i, 2, p, w))
 
     heap: list = []
     for i in alloc:
         push(heap, i)
     while heap:
-        _, i, ps, p, w = heapq.heappop(heap)
+        _, i, kind, p, w = heapq.heappop(heap)
         if alloc[i] != [p, w]:
             continue  # stale: the job has grown since this gain was computed
-        d = demand_p[i] if ps else demand_w[i]
+        d = demand_w[i] if kind == 0 else demand_p[i] if kind == 1 else demand_w[i] + demand_p[i]
         if not np.all(d <= left + EPS):
             continue  # this task no longer fits; the job's other task may
-        alloc[i][0 if ps else 1] += 1
+        alloc[i][0] += kind > 0
+        alloc[i][1] += kind != 1
         left -= d
         push(heap, i)
     return {i: (pw[0], pw[1]) for i, pw in alloc.items()}
@@ -216,7 +225,7 @@ class Optimus:
                  gamma: float = 0.1, min_loss_points: int = 3, min_speed_points: int = 5,
                  profile: Sequence[tuple[int, int]] = DEFAULT_PROFILE, profile_seconds: float = 10.0,
                  default_steps: float = 1e4, normalise: str = "cluster", gain: str = "absolute",
-                 models: str = "fitted"):
+                 models: str = "fitted", pairs: bool = False):
         self.slot_seconds = slot_seconds
         self.criterion = criterion
         self.gamma = gamma
@@ -234,6 +243,7 @@ class Optimus:
         if models not in ("fitted", "oracle"):
             raise InputError("<argument>", "models", "'fitted' or 'oracle'", models)
         self.models = models
+        self.pairs = bool(pairs)
         self._ctx: PolicyContext | None = None
 
     # -- protocol --------------------------------------------------------------------------------
@@ -277,7 +287,7 @@ class Optimus:
         scaled = times if self.gain == "absolute" else [T / _fastest(T) for T in times]
         shares = ((np.ones(len(ready)), np.ones(len(ready))) if self.normalise == "none" else
                   task_shares(dw, dp, self._capacity, bottleneck, self.normalise == "amount"))
-        sizes = marginal_gain_allocation(scaled, dw, dp, self._capacity, self._capacity, start, shares)
+        sizes = marginal_gain_allocation(scaled, dw, dp, self._capacity, self._capacity, start, shares, pairs=self.pairs)
         placements = self._place(state, {ready[i]: pw for i, pw in sizes.items()},
                                  {ready[i]: times[i] for i in range(len(ready))},
                                  {ready[i]: start[i] for i in range(len(ready))})
