@@ -38,8 +38,8 @@ import time
 import numpy as np
 
 BASELINES = ("fifo", "srtf", "drf", "tetris")
-#: Optimus and its ablations, each compared with DRF trace by trace
-VERSUS = ("optimus", "optimus-relative", "optimus-oracle")
+#: Optimus and its ablations (dlsched.sim.policies.optimus.ABLATIONS), each compared with DRF trace by trace
+VERSUS = ("optimus", "optimus-relative", "optimus-oracle", "optimus-pairs", "optimus-oracle-pairs")
 
 
 def lower_bounds(trace, cluster, restart_seconds: float, lp_slot_seconds: float) -> dict:
@@ -68,7 +68,8 @@ def contention(res) -> dict:
 
 
 def run(seeds: int, n_jobs: int, nodes: int, restart_seconds: float, smd_seeds: int, run_deadline: float | None,
-        verbose: bool = True, oracle_seeds: int = 0, first_seed: int = 1, lp_slot_seconds: float = 3600.0) -> dict:
+        verbose: bool = True, oracle_seeds: int = 0, first_seed: int = 1, lp_slot_seconds: float = 3600.0,
+        policies: list[str] | None = None) -> dict:
     from dlsched.instance.synthetic import dl2_cluster, dl2_trace
     from dlsched.sim.engine import simulate
     from dlsched.sim.policies import make_policy
@@ -82,6 +83,8 @@ def run(seeds: int, n_jobs: int, nodes: int, restart_seconds: float, smd_seeds: 
         bounds[seed] = lower_bounds(trace, cluster, restart_seconds, lp_slot_seconds)
         names = ["optimus", *BASELINES, "optimus-relative"] + (["smd"] if k < smd_seeds else []) + \
             (["optimus-oracle"] if k < oracle_seeds else [])
+        if policies is not None:  # exactly these (SMD still only on the first smd_seeds traces)
+            names = [n for n in policies if n != "smd" or k < smd_seeds]
         for name in names:
             policy = make_ablation(name) if name in ABLATIONS else make_policy(name)
             t0 = time.perf_counter()
@@ -104,7 +107,8 @@ def run(seeds: int, n_jobs: int, nodes: int, restart_seconds: float, smd_seeds: 
                                             "restart_seconds": restart_seconds,
                                     "smd_traces": min(smd_seeds, seeds), "oracle_traces": min(oracle_seeds, seeds),
                                     "speed": "TableSpeed (DL2 config_speed.txt)",
-                                    "arrivals": "Poisson, 3 jobs per 1,200 s", "run_deadline": run_deadline})
+                                    "arrivals": "Poisson, 3 jobs per 1,200 s", "run_deadline": run_deadline,
+                                    "policies": policies})
 
 
 def _per_trace_ratio(rows: list[dict], key: str, policy: str = "optimus") -> list[float]:
@@ -126,11 +130,15 @@ def per_seed(rows: list[dict], bounds: dict) -> list[dict]:
         row = {"seed": seed, "lower_bound": b["bound"], "lower_bound_alone": b["alone"], "lower_bound_lp": b["lp"]}
         for name in ("drf", *VERSUS):
             r = by.get((seed, name))
+            if r is None and name != "drf":
+                continue
             jct = r["avg_jct"] if r else None
             row[f"{name}_avg_jct"] = jct
             row[f"{name}_makespan"] = r["makespan"] if r else None
             row[f"{name}_over_lb"] = jct / b["bound"] if jct and b["bound"] else None
         for name in VERSUS:
+            if f"{name}_avg_jct" not in row:
+                continue
             a, o = row["drf_avg_jct"], row[f"{name}_avg_jct"]
             row[f"drf_over_{name}"] = a / o if a and o else None
         out.append(row)
@@ -156,7 +164,7 @@ def summarise(rows: list[dict], errors: list[dict], bounds: dict, setting: dict)
 
     ablations = {name: {"jct_ratio_drf_over": stat(_per_trace_ratio(rows, "avg_jct", name)),
                         "makespan_ratio_drf_over": stat(_per_trace_ratio(rows, "makespan", name))}
-                 for name in VERSUS[1:]}
+                 for name in VERSUS[1:] if any(r["policy"] == name for r in rows)}
     return {"setting": setting, "table": table,
             "jct_ratio_drf_over_optimus": stat(jct), "makespan_ratio_drf_over_optimus": stat(mk), "ablations": ablations,
             "optimus_model_errors": summarise_errors(errors), "per_seed": per_seed(rows, bounds),
@@ -185,15 +193,16 @@ def print_report(doc: dict) -> None:
             r = v[key]
             print(f"DRF / {name} {label}: " + ("-" if r is None else
                   f"{r['mean']:.2f}x (per-trace min {r['min']:.2f}, max {r['max']:.2f}, {r['n']} traces)"))
-    print(f"{'seed':>4s} {'LB (h)':>7s} {'alone':>6s} {'LP':>6s} {'DRF/LB':>7s} {'Opt/LB':>7s} {'rel/LB':>7s} "
-          f"{'orc/LB':>7s} {'DRF/Opt':>8s} {'DRF/rel':>8s} {'DRF/orc':>8s}")
+    ran = [n for n in VERSUS if doc["per_seed"] and f"{n}_avg_jct" in doc["per_seed"][0]]
+    print(f"{'seed':>4s} {'LB (h)':>7s} {'alone':>6s} {'LP':>6s} {'DRF/LB':>7s} " +
+          " ".join(f"{n + '/LB':>22s} {'DRF/' + n:>25s}" for n in ran))
     f = lambda x, d=2: "-" if x is None else f"{x:.{d}f}"  # noqa: E731
     for r in doc["per_seed"]:
         h = lambda x: None if x is None else x / 3600  # noqa: E731
         print(f"{r['seed']:>4d} {f(h(r['lower_bound'])):>7s} {f(h(r['lower_bound_alone'])):>6s} {f(h(r['lower_bound_lp'])):>6s} "
-              f"{f(r['drf_over_lb']):>7s} {f(r['optimus_over_lb']):>7s} {f(r['optimus-relative_over_lb']):>7s} "
-              f"{f(r['optimus-oracle_over_lb']):>7s} {f(r['drf_over_optimus']):>8s} {f(r['drf_over_optimus-relative']):>8s} "
-              f"{f(r['drf_over_optimus-oracle']):>8s}")
+              f"{f(r['drf_over_lb']):>7s} " + " ".join(f"{f(r[n + '_over_lb']):>22s} {f(r['drf_over_' + n]):>25s}" for n in ran))
+    if not doc["optimus_model_errors"]["speed_by_type"]:
+        return
     e = doc["optimus_model_errors"]
     print("Optimus remaining-steps estimate, median relative error at 25/50/75 % of progress: " +
           ", ".join(f"{e['remaining'][c]:.3f} (n={e['n'][c]})" for c in e["remaining"]))
@@ -213,6 +222,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--oracle-seeds", type=int, default=None, help="traces with the optimus-oracle ablation (default: all)")
     ap.add_argument("--first-seed", type=int, default=1, help="traces are seeds first..first+seeds-1 (tuning: 100)")
     ap.add_argument("--lp-slot-seconds", type=float, default=3600.0, help="slot of the LP lower bound")
+    ap.add_argument("--policies", default=None, help="comma-separated: run exactly these (policies of the table and "
+                    "Optimus's ablations) instead of the default set; DRF is needed for the ratios")
     ap.add_argument("--quick", action="store_true", help="2 traces of 60 jobs on 24 nodes, no SMD")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--out", default=None, metavar="FILE", help="also write the JSON object to FILE")
@@ -222,7 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     if a.oracle_seeds is None:
         a.oracle_seeds = a.seeds
     doc = run(a.seeds, a.jobs, a.nodes, a.restart_seconds, a.smd_seeds, a.run_deadline, verbose=not a.json,
-              oracle_seeds=a.oracle_seeds, first_seed=a.first_seed, lp_slot_seconds=a.lp_slot_seconds)
+              oracle_seeds=a.oracle_seeds, first_seed=a.first_seed, lp_slot_seconds=a.lp_slot_seconds,
+              policies=a.policies.split(",") if a.policies else None)
     if a.out:
         with open(a.out, "w") as fh:
             json.dump(doc, fh, default=str, indent=1)

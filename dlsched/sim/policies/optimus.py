@@ -507,6 +507,8 @@ class Optimus:
 ABLATIONS: dict[str, dict] = {
     "optimus-oracle": {"models": "oracle"},      # the true remaining steps and speeds instead of the fits
     "optimus-relative": {"gain": "relative"},    # the gain as a fraction of the job's remaining time
+    "optimus-pairs": {"pairs": True},            # a worker and a PS may be added together
+    "optimus-oracle-pairs": {"models": "oracle", "pairs": True},
 }
 
 
