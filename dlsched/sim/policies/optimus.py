@@ -39,7 +39,8 @@ interval) the policy
    ``models="oracle"`` is the other ablation, not Optimus either: steps 1 and 2 are replaced by
    the truth (the engine's remaining steps :math:`R_j` and the speed source's rate at every
    (p, w)), everything else unchanged (the job still waits ``profile_seconds``), so that the gap
-   between ``optimus`` and it is what the online fitting costs. :data:`ABLATIONS` names both;
+   between ``optimus`` and it is what the online fitting costs (``"oracle-speed"`` and
+   ``"oracle-steps"`` replace only step 2 or only step 1). :data:`ABLATIONS` names them;
    :func:`make_ablation` makes them. ``pairs=True`` (an ablation too) lets the greedy also add a
    worker and a PS together (:func:`marginal_gain_allocation`);
 4. **places** each job by the placement principle (:func:`place_principle`): the fewest servers
@@ -240,8 +241,8 @@ class Optimus:
         if gain not in ("absolute", "relative"):
             raise InputError("<argument>", "gain", "'absolute' or 'relative'", gain)
         self.gain = gain
-        if models not in ("fitted", "oracle"):
-            raise InputError("<argument>", "models", "'fitted' or 'oracle'", models)
+        if models not in ("fitted", "oracle", "oracle-speed", "oracle-steps"):
+            raise InputError("<argument>", "models", "'fitted', 'oracle', 'oracle-speed' or 'oracle-steps'", models)
         self.models = models
         self.pairs = bool(pairs)
         self._ctx: PolicyContext | None = None
@@ -333,7 +334,7 @@ class Optimus:
     def _speed_model(self, j: int, job: Job):
         """f_j(p, w) as a callable on arrays, refitted when its sample set grew (module docstring, 2)."""
         m = self._models[j]
-        if self.models == "oracle":
+        if self.models in ("oracle", "oracle-speed"):
             if m.speed is None:
                 m.speed = self._true_speed(job)
             return m.speed
@@ -361,7 +362,7 @@ class Optimus:
         """R̂_j = k* − k_j from the fitted loss curve, or the prior (module docstring, 1)."""
         job = state.jobs[j]
         done = _steps_done(state, j)
-        if self.models == "oracle":
+        if self.models in ("oracle", "oracle-steps"):
             rem = float(state.remaining[j])
             self._estimate[j] = done + rem
             return max(rem, 1e-9)
@@ -509,6 +510,7 @@ ABLATIONS: dict[str, dict] = {
     "optimus-relative": {"gain": "relative"},    # the gain as a fraction of the job's remaining time
     "optimus-pairs": {"pairs": True},            # a worker and a PS may be added together
     "optimus-oracle-pairs": {"models": "oracle", "pairs": True},
+    "optimus-oracle-speed-pairs": {"models": "oracle-speed", "pairs": True},
 }
 
 
