@@ -335,6 +335,18 @@ def test_oracle_models_are_the_truth(speed):
         assert err["remaining"][c] == pytest.approx(0.0, abs=1e-9) and err["speed"][c] == pytest.approx(0.0, abs=1e-9)
 
 
+@pytest.mark.parametrize("models, exact", [("oracle-speed", "speed"), ("oracle-steps", "remaining")])
+def test_one_model_replaced_by_the_truth(speed, models, exact):
+    tr = dl2_trace(8, seed=3, max_epochs=3000)
+    pol = _Checked(Optimus(models=models))
+    res = simulate(tr, dl2_cluster(3), pol, speed, seed=3, restart_seconds=10.0)
+    assert res.status == "completed" and res.completed.all()
+    err = pol.inner.model_errors()
+    assert all(err[exact][c] == pytest.approx(0.0, abs=1e-9) for c in (0.25, 0.5, 0.75) if err["n"][c])
+    other = "remaining" if exact == "speed" else "speed"
+    assert any(err[other][c] > 0 for c in (0.25, 0.5, 0.75) if err["n"][c])
+
+
 def test_oracle_without_a_vectorised_speed_source_measures_each_size():
     from .helpers import LinearSpeed
 
