@@ -24,6 +24,7 @@ each job's progress. ``--json`` prints one JSON object instead.
     PYTHONPATH=$PWD python benchmarks/optimus_vs_drf.py            # the figures in docs/results.md
     PYTHONPATH=$PWD python benchmarks/optimus_vs_drf.py --first-seed 100 --seeds 5 --smd-seeds 0   # tuning seeds
     PYTHONPATH=$PWD python benchmarks/optimus_vs_drf.py --quick    # 2 traces of 60 jobs on 24 nodes (~1 min)
+    PYTHONPATH=$PWD python benchmarks/optimus_vs_drf.py --policies drf,optimus-oracle-pairs --smd-seeds 0   # ablations only
 
 No default was tuned on seeds 1..10 (Optimus's options were compared on seeds 100-104).
 """
