@@ -5,9 +5,12 @@ For each job type: the mean time of its jobs alone on the whole cluster at their
 JCT / alone, the type's share of the policy's average JCT above the alone bound (hours per job of
 the trace), and the (PSs, workers) the policy gave the type's jobs most often (decisions counted
 per call). Same setting as benchmarks/optimus_vs_drf.py (``dl2_trace(200, seed)``,
-``dl2_cluster(96)``, TableSpeed, restart 30 s). For tuning seeds only (100..):
+``dl2_cluster(96)``, TableSpeed, restart 30 s). ``--policies`` takes any policy of the table and
+Optimus's ablations (``optimus-relative``, ``optimus-oracle``: ``dlsched.sim.policies.optimus.ABLATIONS``).
+For tuning seeds only (100..):
 
     PYTHONPATH=$PWD python benchmarks/optimus_breakdown.py --seeds 100,101,102
+    PYTHONPATH=$PWD python benchmarks/optimus_breakdown.py --seeds 101,102 --policies optimus,optimus-oracle
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ def breakdown(seeds: list[int], policies: list[str], restart_seconds: float = 30
     from dlsched.sim.bounds import job_configurations
     from dlsched.sim.engine import simulate
     from dlsched.sim.policies import make_policy
-    from dlsched.sim.policies.optimus import Optimus
+    from dlsched.sim.policies.optimus import ABLATIONS, make_ablation
     from dlsched.sim.speed import TableSpeed
 
     cluster, speed = dl2_cluster(96), TableSpeed()
@@ -52,7 +55,7 @@ def breakdown(seeds: list[int], policies: list[str], restart_seconds: float = 30
         n_total += len(trace.jobs)
         for name in policies:
             sizes: dict = defaultdict(Counter)
-            pol = Optimus(gain="relative") if name == "optimus-relative" else make_policy(name)
+            pol = make_ablation(name) if name in ABLATIONS else make_policy(name)
             res = simulate(trace, cluster, sizes_recorder(pol, sizes), speed, seed=seed, restart_seconds=restart_seconds)
             jct = np.asarray(res.jct)
             for i, job in enumerate(trace.jobs):
@@ -75,7 +78,7 @@ def breakdown(seeds: list[int], policies: list[str], restart_seconds: float = 30
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seeds", default="100,101,102", help="comma-separated trace seeds (tuning seeds: 100..)")
-    ap.add_argument("--policies", default="drf,optimus,optimus-relative")
+    ap.add_argument("--policies", default="drf,optimus,optimus-relative,optimus-oracle")
     a = ap.parse_args(argv)
     doc = breakdown([int(s) for s in a.seeds.split(",")], a.policies.split(","))
     for name, types in doc.items():

@@ -5,9 +5,10 @@ types, Poisson arrivals of 3 jobs per 1,200-s slot), on ``dl2_cluster(--nodes)``
 nodes of 8 CPU slots and 2 GPUs), speeds from ``TableSpeed`` (DL2's measured config_speed.txt,
 interpolated), a restart cost of ``--restart-seconds`` charged by the engine to every job whose
 placement changes (all policies alike). FIFO, SRTF, DRF, Tetris, Optimus and the ablation
-``optimus-relative`` (:func:`relative_optimus`) run on every trace; SMD (slow: an MILP per event)
-on the first ``--smd-seeds`` traces, and the ablation ``optimus-oracle`` (:func:`oracle_optimus`,
-Optimus fed the true speeds and remaining steps) on the first ``--oracle-seeds``. Per run it also
+``optimus-relative`` (``gain="relative"``) run on every trace, and so does the ablation
+``optimus-oracle`` (``models="oracle"``: Optimus fed the true speeds and remaining steps instead
+of its online fits; ``dlsched.sim.policies.optimus.ABLATIONS``) on the first ``--oracle-seeds``
+(default: all); SMD (slow: an MILP per event) on the first ``--smd-seeds`` traces. Per run it also
 records the load while jobs arrive (:func:`contention`), to show that the setting is contended.
 Per trace it computes lower bounds on the average JCT that hold for every policy
 (:func:`lower_bounds`: each job alone on the whole cluster at its fastest size, and the
@@ -23,6 +24,7 @@ each job's progress. ``--json`` prints one JSON object instead.
     PYTHONPATH=$PWD python benchmarks/optimus_vs_drf.py            # the figures in docs/results.md
     PYTHONPATH=$PWD python benchmarks/optimus_vs_drf.py --first-seed 100 --seeds 5 --smd-seeds 0   # tuning seeds
     PYTHONPATH=$PWD python benchmarks/optimus_vs_drf.py --quick    # 2 traces of 60 jobs on 24 nodes (~1 min)
+    PYTHONPATH=$PWD python benchmarks/optimus_vs_drf.py --policies drf,optimus-oracle-pairs --smd-seeds 0   # ablations only
 
 No default was tuned on seeds 1..10 (Optimus's options were compared on seeds 100-104).
 """
@@ -37,34 +39,8 @@ import time
 import numpy as np
 
 BASELINES = ("fifo", "srtf", "drf", "tetris")
-
-
-def oracle_optimus():
-    """Ablation: Optimus's greedy and placement fed the truth (the measured table and the true
-    remaining steps) instead of its online fits: the gap to ``optimus`` is what estimation costs."""
-    from dlsched.sim.policies.optimus import Optimus
-
-    class OracleOptimus(Optimus):
-        name = "optimus-oracle"
-
-        def _speed_model(self, j, job):
-            speed = self._ctx.speed
-            return lambda p, w: speed.speeds(job.job_type, p, w)
-
-        def _remaining(self, j, state):
-            return float(state.remaining[j])
-
-    return OracleOptimus(profile=())
-
-
-def relative_optimus():
-    """Ablation: Optimus with ``gain="relative"`` (not Optimus: a task is worth the fraction of a
-    job's remaining time it saves, not the seconds; dlsched.sim.policies.optimus)."""
-    from dlsched.sim.policies.optimus import Optimus
-
-    pol = Optimus(gain="relative")
-    pol.name = "optimus-relative"
-    return pol
+#: Optimus and its ablations (dlsched.sim.policies.optimus.ABLATIONS), each compared with DRF trace by trace
+VERSUS = ("optimus", "optimus-relative", "optimus-oracle", "optimus-pairs", "optimus-oracle-pairs", "optimus-oracle-speed-pairs")
 
 
 def lower_bounds(trace, cluster, restart_seconds: float, lp_slot_seconds: float) -> dict:
@@ -93,22 +69,25 @@ def contention(res) -> dict:
 
 
 def run(seeds: int, n_jobs: int, nodes: int, restart_seconds: float, smd_seeds: int, run_deadline: float | None,
-        verbose: bool = True, oracle_seeds: int = 0, first_seed: int = 1, lp_slot_seconds: float = 3600.0) -> dict:
+        verbose: bool = True, oracle_seeds: int = 0, first_seed: int = 1, lp_slot_seconds: float = 3600.0,
+        policies: list[str] | None = None) -> dict:
     from dlsched.instance.synthetic import dl2_cluster, dl2_trace
     from dlsched.sim.engine import simulate
     from dlsched.sim.policies import make_policy
+    from dlsched.sim.policies.optimus import ABLATIONS, make_ablation
     from dlsched.sim.speed import TableSpeed
 
     cluster = dl2_cluster(nodes)
     rows, errors, bounds = [], [], {}
-    ablations = {"optimus-oracle": oracle_optimus, "optimus-relative": relative_optimus}
     for k, seed in enumerate(range(first_seed, first_seed + seeds)):
         trace = dl2_trace(n_jobs, seed)
         bounds[seed] = lower_bounds(trace, cluster, restart_seconds, lp_slot_seconds)
         names = ["optimus", *BASELINES, "optimus-relative"] + (["smd"] if k < smd_seeds else []) + \
             (["optimus-oracle"] if k < oracle_seeds else [])
+        if policies is not None:  # exactly these (SMD still only on the first smd_seeds traces)
+            names = [n for n in policies if n != "smd" or k < smd_seeds]
         for name in names:
-            policy = ablations[name]() if name in ablations else make_policy(name)
+            policy = make_ablation(name) if name in ABLATIONS else make_policy(name)
             t0 = time.perf_counter()
             res = simulate(trace, cluster, policy, TableSpeed(), seed=seed, restart_seconds=restart_seconds,
                            deadline=run_deadline)
@@ -129,33 +108,38 @@ def run(seeds: int, n_jobs: int, nodes: int, restart_seconds: float, smd_seeds: 
                                             "restart_seconds": restart_seconds,
                                     "smd_traces": min(smd_seeds, seeds), "oracle_traces": min(oracle_seeds, seeds),
                                     "speed": "TableSpeed (DL2 config_speed.txt)",
-                                    "arrivals": "Poisson, 3 jobs per 1,200 s", "run_deadline": run_deadline})
+                                    "arrivals": "Poisson, 3 jobs per 1,200 s", "run_deadline": run_deadline,
+                                    "policies": policies})
 
 
-def _per_trace_ratio(rows: list[dict], key: str) -> list[float]:
+def _per_trace_ratio(rows: list[dict], key: str, policy: str = "optimus") -> list[float]:
     by = {(r["seed"], r["policy"]): r for r in rows}
     out = []
     for seed in sorted({r["seed"] for r in rows}):
-        a, b = by.get((seed, "drf")), by.get((seed, "optimus"))
+        a, b = by.get((seed, "drf")), by.get((seed, policy))
         if a and b and a[key] is not None and b[key]:
             out.append(a[key] / b[key])
     return out
 
 
 def per_seed(rows: list[dict], bounds: dict) -> list[dict]:
-    """Per trace: the lower bound, avg JCT and makespan of DRF, Optimus and the relative-gain
-    ablation, and their ratios to the bound and DRF / Optimus."""
+    """Per trace: the lower bound, avg JCT and makespan of DRF, Optimus and its ablations (relative
+    gain, oracle models), and their ratios to the bound and DRF / each."""
     by = {(r["seed"], r["policy"]): r for r in rows}
     out = []
     for seed, b in sorted(bounds.items()):
         row = {"seed": seed, "lower_bound": b["bound"], "lower_bound_alone": b["alone"], "lower_bound_lp": b["lp"]}
-        for name in ("drf", "optimus", "optimus-relative"):
+        for name in ("drf", *VERSUS):
             r = by.get((seed, name))
+            if r is None and name != "drf":
+                continue
             jct = r["avg_jct"] if r else None
             row[f"{name}_avg_jct"] = jct
             row[f"{name}_makespan"] = r["makespan"] if r else None
             row[f"{name}_over_lb"] = jct / b["bound"] if jct and b["bound"] else None
-        for name in ("optimus", "optimus-relative"):
+        for name in VERSUS:
+            if f"{name}_avg_jct" not in row:
+                continue
             a, o = row["drf_avg_jct"], row[f"{name}_avg_jct"]
             row[f"drf_over_{name}"] = a / o if a and o else None
         out.append(row)
@@ -179,8 +163,11 @@ def summarise(rows: list[dict], errors: list[dict], bounds: dict, setting: dict)
     stat = lambda v: {"mean": float(np.mean(v)), "min": float(np.min(v)), "max": float(np.max(v)), "n": len(v)} if v else None  # noqa: E731
     from dlsched.bench import environment
 
+    ablations = {name: {"jct_ratio_drf_over": stat(_per_trace_ratio(rows, "avg_jct", name)),
+                        "makespan_ratio_drf_over": stat(_per_trace_ratio(rows, "makespan", name))}
+                 for name in VERSUS[1:] if any(r["policy"] == name for r in rows)}
     return {"setting": setting, "table": table,
-            "jct_ratio_drf_over_optimus": stat(jct), "makespan_ratio_drf_over_optimus": stat(mk),
+            "jct_ratio_drf_over_optimus": stat(jct), "makespan_ratio_drf_over_optimus": stat(mk), "ablations": ablations,
             "optimus_model_errors": summarise_errors(errors), "per_seed": per_seed(rows, bounds),
             "lower_bounds": {str(k): v for k, v in bounds.items()}, "runs": rows,
             "environment": environment(seeds=sorted({r["seed"] for r in rows}))}
@@ -202,14 +189,21 @@ def print_report(doc: dict) -> None:
         v = doc[key]
         print(f"DRF / Optimus {label}: " + ("-" if v is None else
               f"{v['mean']:.2f}x (per-trace min {v['min']:.2f}, max {v['max']:.2f}, {v['n']} traces)"))
-    print(f"{'seed':>4s} {'LB (h)':>7s} {'alone':>6s} {'LP':>6s} {'DRF/LB':>7s} {'Opt/LB':>7s} {'rel/LB':>7s} "
-          f"{'DRF/Opt':>8s} {'DRF/rel':>8s}")
+    for name, v in doc["ablations"].items():
+        for key, label in (("jct_ratio_drf_over", "avg JCT"), ("makespan_ratio_drf_over", "makespan")):
+            r = v[key]
+            print(f"DRF / {name} {label}: " + ("-" if r is None else
+                  f"{r['mean']:.2f}x (per-trace min {r['min']:.2f}, max {r['max']:.2f}, {r['n']} traces)"))
+    ran = [n for n in VERSUS if doc["per_seed"] and f"{n}_avg_jct" in doc["per_seed"][0]]
+    print(f"{'seed':>4s} {'LB (h)':>7s} {'alone':>6s} {'LP':>6s} {'DRF/LB':>7s} " +
+          " ".join(f"{n + '/LB':>22s} {'DRF/' + n:>25s}" for n in ran))
     f = lambda x, d=2: "-" if x is None else f"{x:.{d}f}"  # noqa: E731
     for r in doc["per_seed"]:
         h = lambda x: None if x is None else x / 3600  # noqa: E731
         print(f"{r['seed']:>4d} {f(h(r['lower_bound'])):>7s} {f(h(r['lower_bound_alone'])):>6s} {f(h(r['lower_bound_lp'])):>6s} "
-              f"{f(r['drf_over_lb']):>7s} {f(r['optimus_over_lb']):>7s} {f(r['optimus-relative_over_lb']):>7s} "
-              f"{f(r['drf_over_optimus']):>8s} {f(r['drf_over_optimus-relative']):>8s}")
+              f"{f(r['drf_over_lb']):>7s} " + " ".join(f"{f(r[n + '_over_lb']):>22s} {f(r['drf_over_' + n]):>25s}" for n in ran))
+    if not doc["optimus_model_errors"]["speed_by_type"]:
+        return
     e = doc["optimus_model_errors"]
     print("Optimus remaining-steps estimate, median relative error at 25/50/75 % of progress: " +
           ", ".join(f"{e['remaining'][c]:.3f} (n={e['n'][c]})" for c in e["remaining"]))
@@ -226,17 +220,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--restart-seconds", type=float, default=30.0)
     ap.add_argument("--smd-seeds", type=int, default=3)
     ap.add_argument("--run-deadline", type=float, default=900.0, help="wall seconds per run")
-    ap.add_argument("--oracle-seeds", type=int, default=3, help="traces with the optimus-oracle ablation")
+    ap.add_argument("--oracle-seeds", type=int, default=None, help="traces with the optimus-oracle ablation (default: all)")
     ap.add_argument("--first-seed", type=int, default=1, help="traces are seeds first..first+seeds-1 (tuning: 100)")
     ap.add_argument("--lp-slot-seconds", type=float, default=3600.0, help="slot of the LP lower bound")
+    ap.add_argument("--policies", default=None, help="comma-separated: run exactly these (policies of the table and "
+                    "Optimus's ablations) instead of the default set; DRF is needed for the ratios")
     ap.add_argument("--quick", action="store_true", help="2 traces of 60 jobs on 24 nodes, no SMD")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--out", default=None, metavar="FILE", help="also write the JSON object to FILE")
     a = ap.parse_args(argv)
     if a.quick:
         a.seeds, a.jobs, a.nodes, a.smd_seeds, a.oracle_seeds = 2, 60, 24, 0, 1
+    if a.oracle_seeds is None:
+        a.oracle_seeds = a.seeds
     doc = run(a.seeds, a.jobs, a.nodes, a.restart_seconds, a.smd_seeds, a.run_deadline, verbose=not a.json,
-              oracle_seeds=a.oracle_seeds, first_seed=a.first_seed, lp_slot_seconds=a.lp_slot_seconds)
+              oracle_seeds=a.oracle_seeds, first_seed=a.first_seed, lp_slot_seconds=a.lp_slot_seconds,
+              policies=a.policies.split(",") if a.policies else None)
     if a.out:
         with open(a.out, "w") as fh:
             json.dump(doc, fh, default=str, indent=1)

@@ -14,6 +14,12 @@ started on arrival, reaches the target; the factor is decided from the trace alo
 ``dlsched simulate`` does; the figures are then named ``<trace>-<rule>_*.png``.
 
     PYTHONPATH=$PWD python benchmarks/sim_real_traces.py --only openb --target-load 0.9 --plot DIR
+
+``--inflate F`` first adds copies of jobs drawn from the trace (``--inflate-seed``) until it has F
+times its jobs (dlsched/sim/load.py, ``inflate``: the OpenB pod list alone never contends, whatever
+the compression); figures are then named ``<trace>-inflateF-<rule>_*.png``:
+
+    PYTHONPATH=$PWD python benchmarks/sim_real_traces.py --only openb --inflate 1.5 --target-peak 1.2
 """
 
 from __future__ import annotations
@@ -51,6 +57,8 @@ def main() -> None:
     ap.add_argument("--target-load", type=float, default=None, metavar="L")
     ap.add_argument("--target-peak", type=float, default=None, metavar="P")
     ap.add_argument("--arrival-scale", type=float, default=None, metavar="S")
+    ap.add_argument("--inflate", type=float, default=None, metavar="F", help="inflate the trace to F times its jobs first")
+    ap.add_argument("--inflate-seed", type=int, default=0, metavar="SEED")
     ap.add_argument("--deadline", type=float, default=1200.0, metavar="S", help="wall seconds per run")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
@@ -60,8 +68,11 @@ def main() -> None:
             continue
         trace, cluster = load_trace(trace_path), load_cluster(str(cluster_spec))
         trace, scaling = rescale(trace, cluster, make_speed(speed), arrival_scale=args.arrival_scale,
-                                 target_load=args.target_load, target_peak=args.target_peak)
-        if scaling:
+                                 target_load=args.target_load, target_peak=args.target_peak,
+                                 inflation=args.inflate, inflation_seed=args.inflate_seed)
+        if args.inflate is not None:
+            name = f"{name}-inflate{args.inflate:g}"
+        if "arrival_scale" in scaling:
             rule = (f"load{args.target_load:g}" if args.target_load is not None else
                     f"peak{args.target_peak:g}" if args.target_peak is not None else f"scale{args.arrival_scale:g}")
             name = f"{name}-{rule}"

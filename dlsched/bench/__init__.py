@@ -7,20 +7,10 @@ time themselves) and records versions, seeds, limits and the machine (:func:`env
 from __future__ import annotations
 
 import importlib
-import os
-import platform
-import subprocess
-import sys
-from functools import lru_cache
 from typing import Callable
 
-import numpy
-import scipy
-
-import dlsched
-from dlsched.data import project_root
 from dlsched.errors import InputError
-from dlsched.solvers import highs
+from dlsched.provenance import environment, git_revision  # noqa: F401  (the benchmarks' names for them)
 
 SUITES: dict[str, Callable[[list[str]], int]] = {}
 
@@ -50,34 +40,3 @@ def get_suite(name: str) -> Callable[[list[str]], int]:
         raise InputError("<argument>", "bench", f"one of {', '.join(sorted(SUITE_MODULES))}", name)
     importlib.import_module(SUITE_MODULES[name])
     return SUITES[name]
-
-
-@lru_cache(maxsize=1)
-def git_revision() -> str | None:
-    """The checkout's commit (``-dirty`` with uncommitted changes to tracked files); None outside git."""
-    try:
-        rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=project_root(), capture_output=True, text=True,
-                             timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=project_root(),
-                               capture_output=True, text=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return rev + ("-dirty" if dirty else "")
-
-
-def environment(**extra) -> dict:
-    """Versions, machine, git revision and settings to store beside every benchmark result."""
-
-    return {
-        "dlsched": dlsched.__version__,
-        "python": sys.version.split()[0],
-        "highs": highs.version_number(),
-        "numpy": numpy.__version__,
-        "scipy": scipy.__version__,
-        "machine": platform.machine(),
-        "processor": platform.processor() or platform.machine(),
-        "cpus": os.cpu_count(),
-        "platform": platform.platform(),
-        "git": git_revision(),
-        **extra,
-    }

@@ -24,11 +24,20 @@ Two jobs that overlap at s overlap at every s' < s, and by the Helly property of
 peak is the heaviest set of pairwise overlapping jobs, so P^r does not increase with s; the
 scale for a target P* is found by bisection on log s. P^r(0+) is the share of C^r all jobs
 together hold, the most any compression can give.
+
+A pod list that is a snapshot of one filled cluster (Alibaba OpenB: all pods together ask for 98 %
+of the GPUs) can therefore never contend, however compressed. **Inflation** (:func:`inflate`)
+adds work the way the trace's own paper does (FGD, USENIX ATC '23, whose simulator adds pods drawn
+from the pod list until the cluster is over-subscribed): the trace plus round((F − 1) n) copies,
+each the demands and work of a job drawn uniformly with replacement and the arrival of another job
+drawn independently (the bootstrap of both the job mix and the arrival process, seeded). All jobs
+together then ask for about F times the original share, and a peak target above 1 becomes reachable.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -135,3 +144,23 @@ def peak_of(trace: Trace, cluster: Cluster, speed: SpeedSourceLike, resource: st
     r = cluster.resources.index(resource)
     g, d = job_work(trace, cluster, speed)
     return peak_demand(g[:, r], d, np.array([j.arrival for j in trace.jobs], dtype=float), float(cluster.total()[r]))
+
+
+def inflate(trace: Trace, factor: float, seed: int = 0) -> Trace:
+    """The trace inflated to round(``factor`` n) jobs (module docstring): its jobs plus copies, each
+    with the demands and work of a uniformly drawn job and the arrival of another, independently
+    drawn one, named ``<name>+<k>``; sorted by arrival (originals first at equal times). ``factor``
+    1 returns the trace; every draw comes from ``numpy.random.default_rng(seed)``."""
+    if not (isinstance(factor, (int, float)) and not isinstance(factor, bool) and math.isfinite(factor) and factor >= 1):
+        raise InputError("<argument>", "inflation factor", "a finite factor >= 1", factor)
+    n = len(trace.jobs)
+    extra = int(round((factor - 1.0) * n))
+    if extra == 0 or n == 0:
+        return trace
+    rng = np.random.default_rng(seed)
+    which, when = rng.integers(0, n, extra), rng.integers(0, n, extra)
+    copies = [replace(trace.jobs[w], name=f"{trace.jobs[w].name}+{k}", arrival=trace.jobs[a].arrival)
+              for k, (w, a) in enumerate(zip(which.tolist(), when.tolist()))]
+    jobs = list(trace.jobs) + copies
+    order = sorted(range(len(jobs)), key=lambda i: (jobs[i].arrival, i))
+    return Trace(tuple(jobs[i] for i in order), f"{trace.source} (inflated x{factor:g}, seed {seed})")

@@ -154,8 +154,8 @@ class SimResult:
                 for n, a, s, c in zip(self.names, self.arrival.tolist(), self.first_start.tolist(), self.completion.tolist())]
 
     def to_json(self, *, jobs: bool = True, **extra) -> str:
-        """The summary, the per-job rows and the environment (dlsched.bench.environment()) as JSON."""
-        from dlsched.bench import environment
+        """The summary, the per-job rows and the environment (dlsched.provenance.environment()) as JSON."""
+        from dlsched.provenance import environment
 
         doc = {**self.summary(), "environment": environment(), **self.extra, **extra}
         if jobs:

@@ -22,7 +22,7 @@ from dlsched.instance.synthetic import dl2_cluster
 from dlsched.instance.traces import load_trace, scale_arrivals
 from dlsched.instance.workload import Trace
 from dlsched.sim.engine import simulate
-from dlsched.sim.load import arrival_scale_for_load, arrival_scale_for_peak, job_work, offered_load, peak_of
+from dlsched.sim.load import arrival_scale_for_load, arrival_scale_for_peak, inflate, job_work, offered_load, peak_of
 from dlsched.sim.plots import write_figures
 from dlsched.sim.policies import available, describe, make_policy
 from dlsched.sim.speed import make_speed
@@ -62,17 +62,24 @@ def pick_speed(name: str | None, trace, cluster, *, noise: float = 0.0, seed: in
 
 
 def rescale(trace, cluster, speed, *, arrival_scale: float | None = None, target_load: float | None = None,
-            target_peak: float | None = None, resource: str = "gpu"):
-    """The trace with its arrivals scaled (dlsched/sim/load.py): by ``arrival_scale``, or by the
-    scale at which the offered load (``target_load``) or the peak demand (``target_peak``) of
-    ``resource`` reaches the target; and, for the result file, what was done: ``arrival_scale``,
-    ``arrival_rule``, ``offered_load`` and ``peak_demand`` of ``resource`` after scaling."""
+            target_peak: float | None = None, resource: str = "gpu", inflation: float | None = None,
+            inflation_seed: int = 0):
+    """The trace, first inflated by ``inflation`` (:func:`dlsched.sim.load.inflate`, draws seeded by
+    ``inflation_seed``), then with its arrivals scaled (dlsched/sim/load.py): by ``arrival_scale``,
+    or by the scale at which the offered load (``target_load``) or the peak demand (``target_peak``)
+    of ``resource`` reaches the target; and, for the result file, what was done: ``inflation`` and
+    ``jobs`` when inflated, ``arrival_scale``, ``arrival_rule``, ``offered_load`` and
+    ``peak_demand`` of ``resource`` after scaling."""
     given = [k for k, v in (("--arrival-scale", arrival_scale), ("--target-load", target_load), ("--target-peak", target_peak))
              if v is not None]
     if len(given) > 1:
         raise InputError("<argument>", " / ".join(given), "at most one of them", "several")
+    grown = {}
+    if inflation is not None:
+        trace = inflate(trace, inflation, inflation_seed)
+        grown = {"inflation": inflation, "inflation_seed": inflation_seed, "jobs": len(trace)}
     if not given:
-        return trace, {}
+        return trace, grown
     if target_load is not None:
         s, rule = arrival_scale_for_load(trace, cluster, speed, target_load, resource), f"offered {resource} load {target_load:g}"
     elif target_peak is not None:
@@ -80,7 +87,7 @@ def rescale(trace, cluster, speed, *, arrival_scale: float | None = None, target
     else:
         s, rule = arrival_scale, "given"
     trace = scale_arrivals(trace, s)
-    return trace, {"arrival_scale": s, "arrival_rule": rule, "offered_load": offered_load(trace, cluster, speed),
+    return trace, {**grown, "arrival_scale": s, "arrival_rule": rule, "offered_load": offered_load(trace, cluster, speed),
                    "peak_demand": {resource: peak_of(trace, cluster, speed, resource)}}
 
 
@@ -101,7 +108,7 @@ def cmd_simulate(args) -> int:
     cluster = load_cluster(args.cluster, trace)
     speed = pick_speed(args.speed, trace, cluster, noise=args.speed_noise, seed=args.seed)
     trace, scaling = rescale(trace, cluster, speed, arrival_scale=args.arrival_scale, target_load=args.target_load,
-                             target_peak=args.target_peak)
+                             target_peak=args.target_peak, inflation=args.inflate, inflation_seed=args.seed)
     res = simulate(trace, cluster, policy, speed, seed=args.seed, restart_seconds=args.restart_seconds,
                    max_time=args.max_time, deadline=args.deadline,
                    progress=not args.json and sys.stderr.isatty())
@@ -138,6 +145,8 @@ def print_summary(res) -> None:
         peak = ", ".join(f"{k} {f(v)}" for k, v in res.extra["peak_demand"].items())
         rows.insert(1, ("arrivals", f"scaled by {res.extra['arrival_scale']:.6g} ({res.extra['arrival_rule']}); "
                                     f"offered load {load}; peak demand {peak}"))
+    if "inflation" in res.extra:
+        rows.insert(1, ("inflated", f"x{res.extra['inflation']:g} to {res.extra['jobs']} jobs (seed {res.extra['inflation_seed']})"))
     for k, v in rows:
         t.add_row(k, v)
     table_console().print(t)
@@ -166,6 +175,9 @@ def add_parsers(sub) -> None:
                    help="scale arrivals so the offered GPU load (GPU-seconds / (GPUs x arrival window)) is L")
     p.add_argument("--target-peak", type=float, default=None, metavar="P",
                    help="scale arrivals so that, every job started on arrival, at most P of the GPUs are held at once")
+    p.add_argument("--inflate", type=float, default=None, metavar="F",
+                   help="add copies of jobs drawn from the trace (seeded by --seed) until it has F times its jobs, "
+                        "before any arrival scaling (makes a one-snapshot pod list contend)")
     p.add_argument("--max-time", type=float, default=None, metavar="T", help="simulated-time cap (s)")
     p.add_argument("--deadline", type=float, default=None, metavar="S", help="wall-clock budget (s)")
     p.add_argument("--json", action="store_true", help="print one JSON object")

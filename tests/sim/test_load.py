@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from dlsched.cli import main
 from dlsched.errors import InputError
 from dlsched.instance.traces import load_trace, scale_arrivals
-from dlsched.sim.load import arrival_scale_for_load, arrival_scale_for_peak, job_work, offered_load, peak_demand
+from dlsched.sim.load import arrival_scale_for_load, arrival_scale_for_peak, inflate, job_work, offered_load, peak_demand
 from tests.sim.helpers import LinearSpeed, cluster, job, trace
 
 
@@ -90,3 +90,52 @@ def test_cli_target_load_and_peak(capsys):
     code = main(["simulate", "dl2:12:3", "--cluster", "dl2:4", "--policy", "fifo", "--speed", "table", "--arrival-scale", "0.5",
                  "--target-load", "0.8"])
     assert code == 2 and "at most one" in capsys.readouterr().err
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.floats(1.0, 4.0), st.integers(0, 10**6))
+def test_inflate_adds_drawn_copies_of_jobs_at_drawn_arrivals(factor, seed):
+    tr = _toy()
+    out = inflate(tr, factor, seed)
+    n = len(tr.jobs)
+    assert len(out.jobs) == n + round((factor - 1) * n)
+    arrivals = [j.arrival for j in out.jobs]
+    assert arrivals == sorted(arrivals)
+    by_name = {j.name: j for j in tr.jobs}
+    assert all(by_name[j.name] == j for j in out.jobs if "+" not in j.name)   # every original, unchanged
+    assert sum("+" not in j.name for j in out.jobs) == n
+    for j in out.jobs:
+        src = by_name[j.name.split("+")[0]]
+        assert (j.iterations, dict(j.worker_demand), j.min_workers) == (src.iterations, dict(src.worker_demand), src.min_workers)
+        assert j.arrival in {a.arrival for a in tr.jobs}
+    assert [j.name for j in inflate(tr, factor, seed).jobs] == [j.name for j in out.jobs]   # seeded
+
+
+def test_inflate_identity_and_bad_factor():
+    tr = _toy()
+    assert inflate(tr, 1.0, 3) is tr
+    for bad in (0.5, -1.0, math.inf, math.nan, True):
+        with pytest.raises(InputError, match="inflation factor"):
+            inflate(tr, bad)
+
+
+def test_inflation_makes_a_peak_above_the_whole_trace_reachable():
+    tr = _toy()
+    cl = cluster(1, gpus=8)
+    with pytest.raises(InputError):
+        arrival_scale_for_peak(tr, cl, LinearSpeed(), 1.5)                  # all together hold 8 of 8
+    big = inflate(tr, 3.0, 0)
+    s = arrival_scale_for_peak(big, cl, LinearSpeed(), 1.5)
+    g, d = job_work(big, cl, LinearSpeed())
+    a = np.array([j.arrival for j in big.jobs])
+    assert peak_demand(g[:, 0], d, a[0] + s * (a - a[0]), 8.0) >= 1.5
+
+
+def test_cli_inflate(capsys):
+    code = main(["simulate", "dl2:12:3", "--cluster", "dl2:4", "--policy", "fifo", "--speed", "table", "--inflate", "2",
+                 "--seed", "1", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0 and doc["jobs"] == 24 and doc["inflation"] == 2 and doc["inflation_seed"] == 1
+    assert "inflated x2, seed 1" in doc["trace"] and doc["completed"] == 24
+    assert main(["simulate", "dl2:12:3", "--cluster", "dl2:4", "--policy", "fifo", "--speed", "table", "--inflate", "0.5"]) == 2
+    assert "inflation factor" in capsys.readouterr().err

@@ -322,7 +322,64 @@ def test_relative_gain_gives_the_spare_worker_to_the_short_job():
     assert marginal_gain_allocation(rel, dw, dp, cap, cap, [(0, 1)] * 2) == {0: (0, 1), 1: (0, 2)}
 
 
-@pytest.mark.parametrize("kw", [{"gain": "seconds"}, {"normalise": "gpu"}])
+def test_oracle_models_are_the_truth(speed):
+    from dlsched.sim.policies.optimus import ABLATIONS, make_ablation
+
+    tr = dl2_trace(12, seed=7, max_epochs=3000)
+    pol = _Checked(make_ablation("optimus-oracle"))
+    assert pol.inner.name == "optimus-oracle" and pol.inner.models == "oracle" and set(ABLATIONS) >= {"optimus-relative"}
+    res = simulate(tr, dl2_cluster(3), pol, speed, seed=7, restart_seconds=10.0)
+    assert res.status == "completed" and res.completed.all()
+    err = pol.inner.model_errors()
+    for c in (0.25, 0.5, 0.75):
+        assert err["remaining"][c] == pytest.approx(0.0, abs=1e-9) and err["speed"][c] == pytest.approx(0.0, abs=1e-9)
+
+
+@pytest.mark.parametrize("models, exact", [("oracle-speed", "speed"), ("oracle-steps", "remaining")])
+def test_one_model_replaced_by_the_truth(speed, models, exact):
+    tr = dl2_trace(8, seed=3, max_epochs=3000)
+    pol = _Checked(Optimus(models=models))
+    res = simulate(tr, dl2_cluster(3), pol, speed, seed=3, restart_seconds=10.0)
+    assert res.status == "completed" and res.completed.all()
+    err = pol.inner.model_errors()
+    assert all(err[exact][c] == pytest.approx(0.0, abs=1e-9) for c in (0.25, 0.5, 0.75) if err["n"][c])
+    other = "remaining" if exact == "speed" else "speed"
+    assert any(err[other][c] > 0 for c in (0.25, 0.5, 0.75) if err["n"][c])
+
+
+def test_oracle_without_a_vectorised_speed_source_measures_each_size():
+    from .helpers import LinearSpeed
+
+    tr = trace(job("a", iterations=40, min_workers=1, max_workers=3), job("b", arrival=1.0, iterations=10, max_workers=2))
+    pol = _Checked(Optimus(models="oracle", profile=()))
+    res = simulate(tr, cluster(1, gpus=4), pol, LinearSpeed(), seed=0)
+    assert res.status == "completed" and res.completed.all()
+    assert pol.inner.model_errors()["speed_by_type"] and all(v == 0 for v in pol.inner.model_errors()["speed_by_type"].values())
+
+
+def test_pairs_step_out_of_a_one_task_local_optimum():
+    # rate = min(p, w): neither task alone helps, a worker and a PS together do
+    rates = np.minimum.outer(np.arange(4), np.arange(5)).astype(float)
+    args = ([_times(60.0, rates)], np.array([[1.0, 0.0]]), np.array([[0.0, 1.0]]), np.array([100.0, 100.0]),
+            np.array([100.0, 100.0]), [(1, 1)])
+    assert marginal_gain_allocation(*args) == {0: (1, 1)}
+    assert marginal_gain_allocation(*args, pairs=True) == {0: (3, 3)}            # p <= 3: stops there
+    tight = (*args[:4], np.array([2.5, 2.5]), args[5])                           # room for one more pair only
+    assert marginal_gain_allocation(*tight, pairs=True) == {0: (2, 2)}
+    assert Optimus(pairs=True).pairs
+
+
+def test_normalise_none_divides_by_nothing():
+    # DL2's simulator's Optimus: equal time gains, so the job earlier in the list wins whatever the task's size
+    t = _times(100.0, [[0, 1.0, 2.0]])
+    dw = np.array([[2.0], [1.0]])
+    ones = (np.ones(2), np.ones(2))
+    out = marginal_gain_allocation([t, t], dw, np.zeros((2, 1)), np.array([5.0]), np.array([5.0]), [(0, 1), (0, 1)], ones)
+    assert out == {0: (0, 2), 1: (0, 1)}
+    assert Optimus(normalise="none").normalise == "none"
+
+
+@pytest.mark.parametrize("kw", [{"gain": "seconds"}, {"normalise": "gpu"}, {"models": "true"}])
 def test_unknown_options_are_input_errors(kw):
     from dlsched.errors import InputError
 

@@ -35,7 +35,14 @@ interval) the policy
    (:func:`task_shares`). On tuning seeds 100–102 the three are within 1 % of each other in
    average JCT. ``gain="relative"`` is an ablation, not Optimus: each job's gain is divided by
    its remaining time at its fastest size, so that a task is worth the *fraction* of a job's
-   remaining time it saves rather than the seconds (which favour long jobs; docs/results.md);
+   remaining time it saves rather than the seconds (which favour long jobs; docs/results.md).
+   ``models="oracle"`` is the other ablation, not Optimus either: steps 1 and 2 are replaced by
+   the truth (the engine's remaining steps :math:`R_j` and the speed source's rate at every
+   (p, w)), everything else unchanged (the job still waits ``profile_seconds``), so that the gap
+   between ``optimus`` and it is what the online fitting costs (``"oracle-speed"`` and
+   ``"oracle-steps"`` replace only step 2 or only step 1). :data:`ABLATIONS` names them;
+   :func:`make_ablation` makes them. ``pairs=True`` (an ablation too) lets the greedy also add a
+   worker and a PS together (:func:`marginal_gain_allocation`);
 4. **places** each job by the placement principle (:func:`place_principle`): the fewest servers
    k such that every server holds p/k PSs and w/k workers; else first fit. A job whose size did
    not change keeps its servers (no restart). A job that cannot be placed gives back its task of
@@ -96,7 +103,7 @@ def task_shares(demand_w: np.ndarray, demand_p: np.ndarray, capacity: np.ndarray
 def marginal_gain_allocation(times: Sequence[np.ndarray], demand_w: np.ndarray, demand_p: np.ndarray,
                              capacity: np.ndarray, free: np.ndarray, start: Sequence[tuple[int, int]],
                              shares: tuple[np.ndarray, np.ndarray] | None = None,
-                             order: Sequence[int] | None = None) -> dict[int, tuple[int, int]]:
+                             order: Sequence[int] | None = None, pairs: bool = False) -> dict[int, tuple[int, int]]:
     r"""Optimus's greedy (MODELS.md §5), the one both the online policy :class:`Optimus` and the
     one-shot :func:`dlsched.sim.policies.smd.optimus_policy` call: (p, w) per job i (those left out
     get nothing).
@@ -110,7 +117,10 @@ def marginal_gain_allocation(times: Sequence[np.ndarray], demand_w: np.ndarray, 
     it is positive and fits (a task that no longer fits is skipped: the job's other task, or
     another job's, may still fit); the share is :func:`task_shares` of ``capacity`` (R,), the
     cluster's total, unless ``shares`` = (per worker, per PS) arrays are given. Equal gains go
-    to the job earlier in the list, then to a worker before a PS.
+    to the job earlier in the list, then to a worker before a PS. With ``pairs`` a worker and a PS
+    added together, (p + 1, w + 1) at the sum of both shares, is a third candidate step (an
+    ablation: one-task steps stop at a local optimum where neither task alone helps but both do,
+    which the authors' scheduler notes in a comment and leaves open).
     """
     share_w, share_p = shares if shares is not None else task_shares(demand_w, demand_p, capacity)
     left = np.asarray(free, dtype=float).copy()
@@ -134,18 +144,23 @@ def marginal_gain_allocation(times: Sequence[np.ndarray], demand_w: np.ndarray, 
             g = (now - T[p + 1, w]) / share_p[i]
             if g > 0:
                 heapq.heappush(heap, (-g, i, 1, p, w))
+            if pairs and w + 1 < T.shape[1]:
+                g = (now - T[p + 1, w + 1]) / (share_w[i] + share_p[i])
+                if g > 0:
+                    heapq.heappush(heap, (-g, i, 2, p, w))
 
     heap: list = []
     for i in alloc:
         push(heap, i)
     while heap:
-        _, i, ps, p, w = heapq.heappop(heap)
+        _, i, kind, p, w = heapq.heappop(heap)
         if alloc[i] != [p, w]:
             continue  # stale: the job has grown since this gain was computed
-        d = demand_p[i] if ps else demand_w[i]
+        d = demand_w[i] if kind == 0 else demand_p[i] if kind == 1 else demand_w[i] + demand_p[i]
         if not np.all(d <= left + EPS):
             continue  # this task no longer fits; the job's other task may
-        alloc[i][0 if ps else 1] += 1
+        alloc[i][0] += kind > 0
+        alloc[i][1] += kind != 1
         left -= d
         push(heap, i)
     return {i: (pw[0], pw[1]) for i, pw in alloc.items()}
@@ -210,7 +225,8 @@ class Optimus:
     def __init__(self, *, slot_seconds: float | None = 600.0, criterion: Criterion = Criterion(),
                  gamma: float = 0.1, min_loss_points: int = 3, min_speed_points: int = 5,
                  profile: Sequence[tuple[int, int]] = DEFAULT_PROFILE, profile_seconds: float = 10.0,
-                 default_steps: float = 1e4, normalise: str = "cluster", gain: str = "absolute"):
+                 default_steps: float = 1e4, normalise: str = "cluster", gain: str = "absolute",
+                 models: str = "fitted", pairs: bool = False):
         self.slot_seconds = slot_seconds
         self.criterion = criterion
         self.gamma = gamma
@@ -219,12 +235,16 @@ class Optimus:
         self.profile = tuple((int(p), int(w)) for p, w in profile)
         self.profile_seconds = float(profile_seconds)
         self.default_steps = float(default_steps)
-        if normalise not in ("task", "cluster", "amount"):
-            raise InputError("<argument>", "normalise", "'task', 'cluster' or 'amount'", normalise)
+        if normalise not in ("task", "cluster", "amount", "none"):
+            raise InputError("<argument>", "normalise", "'task', 'cluster', 'amount' or 'none'", normalise)
         self.normalise = normalise
         if gain not in ("absolute", "relative"):
             raise InputError("<argument>", "gain", "'absolute' or 'relative'", gain)
         self.gain = gain
+        if models not in ("fitted", "oracle", "oracle-speed", "oracle-steps"):
+            raise InputError("<argument>", "models", "'fitted', 'oracle', 'oracle-speed' or 'oracle-steps'", models)
+        self.models = models
+        self.pairs = bool(pairs)
         self._ctx: PolicyContext | None = None
 
     # -- protocol --------------------------------------------------------------------------------
@@ -266,8 +286,9 @@ class Optimus:
             bottleneck = int(np.argmax(asked.sum(axis=0) / np.where(self._capacity > 0, self._capacity, np.inf)))
         # gain="relative" (an ablation, not Optimus): each job's times in units of its remaining time at its fastest size
         scaled = times if self.gain == "absolute" else [T / _fastest(T) for T in times]
-        sizes = marginal_gain_allocation(scaled, dw, dp, self._capacity, self._capacity, start,
-                                         task_shares(dw, dp, self._capacity, bottleneck, self.normalise == "amount"))
+        shares = ((np.ones(len(ready)), np.ones(len(ready))) if self.normalise == "none" else
+                  task_shares(dw, dp, self._capacity, bottleneck, self.normalise == "amount"))
+        sizes = marginal_gain_allocation(scaled, dw, dp, self._capacity, self._capacity, start, shares, pairs=self.pairs)
         placements = self._place(state, {ready[i]: pw for i, pw in sizes.items()},
                                  {ready[i]: times[i] for i in range(len(ready))},
                                  {ready[i]: start[i] for i in range(len(ready))})
@@ -301,9 +322,22 @@ class Optimus:
         pl = Placement({0: w}, {0: p} if p else {})
         return float(self._ctx.speed.rate(job, pl, self._ctx.cluster))
 
+    def _true_speed(self, job: Job) -> Callable:
+        """The speed source's rate of the job at (p, w), as a callable on arrays (``models="oracle"``):
+        its vectorised ``speeds`` when it has one (TableSpeed), else one compact placement per point."""
+        speeds = getattr(self._ctx.speed, "speeds", None)
+        if callable(speeds):
+            return lambda p, w: speeds(job.job_type, p, w)
+        one = np.vectorize(lambda p, w: self._measure(job, int(p) if job.uses_ps else 0, int(w)), otypes=[float])
+        return lambda p, w: one(p, w)
+
     def _speed_model(self, j: int, job: Job):
         """f_j(p, w) as a callable on arrays, refitted when its sample set grew (module docstring, 2)."""
         m = self._models[j]
+        if self.models in ("oracle", "oracle-speed"):
+            if m.speed is None:
+                m.speed = self._true_speed(job)
+            return m.speed
         own = m.samples
         pooled = self._by_type.get(job.job_type, [])
         key = (len(own), len(pooled) if len({(p, w) for p, w, _ in own}) < self.min_speed_points else -1)
@@ -328,6 +362,10 @@ class Optimus:
         """R̂_j = k* − k_j from the fitted loss curve, or the prior (module docstring, 1)."""
         job = state.jobs[j]
         done = _steps_done(state, j)
+        if self.models in ("oracle", "oracle-steps"):
+            rem = float(state.remaining[j])
+            self._estimate[j] = done + rem
+            return max(rem, 1e-9)
         m = self._models[j]
         obs = state.observations.get(j)
         pts = obs.loss if obs is not None else []
@@ -464,6 +502,25 @@ class Optimus:
     def model_errors(self) -> dict:
         """Medians over jobs of :meth:`error_records` (:func:`summarise_errors`)."""
         return summarise_errors(self.error_records())
+
+
+#: the named ablations of Optimus (not Optimus; docs/results.md): policy name -> constructor options
+ABLATIONS: dict[str, dict] = {
+    "optimus-oracle": {"models": "oracle"},      # the true remaining steps and speeds instead of the fits
+    "optimus-relative": {"gain": "relative"},    # the gain as a fraction of the job's remaining time
+    "optimus-pairs": {"pairs": True},            # a worker and a PS may be added together
+    "optimus-oracle-pairs": {"models": "oracle", "pairs": True},
+    "optimus-oracle-speed-pairs": {"models": "oracle-speed", "pairs": True},
+}
+
+
+def make_ablation(name: str, **options) -> Optimus:
+    """A fresh Optimus with the options of :data:`ABLATIONS` [name] (and ``options``), named ``name``."""
+    if name not in ABLATIONS:
+        raise InputError("<argument>", "Optimus ablation", f"one of {', '.join(ABLATIONS)}", name)
+    pol = Optimus(**{**ABLATIONS[name], **options})
+    pol.name = name
+    return pol
 
 
 def summarise_errors(rows: Sequence[Mapping]) -> dict:
