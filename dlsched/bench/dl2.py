@@ -8,7 +8,9 @@ network, DRF, Optimus and SMD are simulated on the same cluster in the same run:
   trace k), likewise vs Optimus and SMD (the paper: 44.1 % and 17.5 % vs DRF and Optimus);
 * ``agreement``: fraction of its teacher's actions (the checkpoint's, e.g. Optimus) the network
   takes on the first three validation traces (the warm-up model's figure on held-out traces is in ``provenance``);
-* ``inference_ms_p50`` / ``_p95``: wall time of one network inference (one action), CPU;
+* ``inference_ms_p50`` / ``_p95`` / ``_max``: wall time of one network inference (one action), CPU:
+  the median over the runs of each run's median (95th percentile), and the largest (each result
+  row keeps only its run's summary, :func:`pooled_latency`);
 * on ``--small`` tiny traces (5 jobs, 2 nodes) the average JCT against the exact time-indexed
   optimum (MODELS.md §2.4, HiGHS with ``--time-limit``): ``gap_to_optimum`` = JCT̄(DL2)/JCT̄(OPT) − 1;
 * ``training``: seconds, episodes and the checkpoint's command (from its provenance);
@@ -75,23 +77,30 @@ def summarise_suite(rows: list[dict], suite) -> dict:
     n_servers = suite.definition.get("cluster", {}).get("params", {}).get("n_servers")
     jct: dict[str, list] = {"dl2": [], **{b: [] for b in names}}
     errors: dict[str, str] = {}
-    latency: list[float] = []
+    latency: list[dict] = []
     for r in rows:
         jct[r["policy"]].append(r.get("avg_jct") if r["status"] == "completed" else None)
-        latency += r.get("inference_seconds", [])
+        if (r.get("inference_ms") or {}).get("count"):
+            latency.append(r["inference_ms"])
         if r["status"] != "completed":
             errors[f"{r['policy']}/{r['trace_seed']}"] = r.get("exception") or f"{r['status']}: {r.get('message')}"
-    ms = np.array(latency) * 1e3
     out = {"seeds": list(seeds), "n_jobs": n_jobs, "n_servers": n_servers,
            "mean_jct": {k: (float(np.mean([x for x in v if x is not None])) if any(x is not None for x in v) else None)
                         for k, v in jct.items()},
-           "per_trace_jct": jct, "errors": errors,
-           "inference_ms_p50": float(np.median(ms)) if len(ms) else None,
-           "inference_ms_p95": float(np.percentile(ms, 95)) if len(ms) else None,
-           "inferences": int(len(ms))}
+           "per_trace_jct": jct, "errors": errors, **pooled_latency(latency)}
     for b in names:
         out[f"jct_reduction_vs_{b}"] = _reduction(jct["dl2"], jct[b])
     return out
+
+
+def pooled_latency(runs: list[dict]) -> dict:
+    """The latency figures of several runs from their summaries (DL2Policy.inference_stats): the
+    median of the runs' medians, the median of their 95th percentiles, the largest time, the count."""
+    if not runs:
+        return {"inference_ms_p50": None, "inference_ms_p95": None, "inference_ms_max": None, "inferences": 0}
+    return {"inference_ms_p50": float(np.median([r["p50"] for r in runs])),
+            "inference_ms_p95": float(np.median([r["p95"] for r in runs])),
+            "inference_ms_max": float(max(r["max"] for r in runs)), "inferences": int(sum(r["count"] for r in runs))}
 
 
 def suite(seeds, n_jobs: int, n_servers: int, checkpoint, baselines):
