@@ -362,9 +362,9 @@ def branch_episode(env: DL2Env, model: Model, rng: np.random.Generator, *, trace
     (:func:`sampler`) and the rest greedily. The simulator is deterministic, so the difference of
     the two continuations' undiscounted returns is exactly what the sampled slot changed (with the
     ``jct`` reward: −Δ(Σ_j JCT_j)/Δ), free of the noise of future arrivals that burdens G − V(s).
-    Returns the sampled slots' states, masks, actions and the advantage of each action's slot
-    (forks whose slot equals the greedy one are dropped: their advantage is 0), and the greedy
-    episode's return.
+    Returns, for the actions of the sampled slots that differ from the greedy policy's choice in the
+    same state, their states, masks, actions and their slot's advantage (forks whose slot equals the
+    greedy one are dropped: their advantage is 0), the greedy episode's return and the fork count.
     """
     obs, info = env.reset(options={"trace": trace})
     forks = []
@@ -381,18 +381,20 @@ def branch_episode(env: DL2Env, model: Model, rng: np.random.Generator, *, trace
     X, M, A, ADV = [], [], [], []
     for f, before in forks:
         fo, fi = f.slot.observation(), f._info(slot_end=False)
-        xs, ms, acts, same, r, end = [], [], [], True, 0.0, False
+        xs, ms, acts, r, end = [], [], [], 0.0, False
         while True:
             a, _ = act(fo, fi, False)
-            same &= a == choose(model, fo, fi["action_mask"])
-            xs.append(fo)
-            ms.append(fi["action_mask"])
-            acts.append(a)
+            if a != choose(model, fo, fi["action_mask"]):
+                # only the deviations from the greedy action carry the slot's advantage: crediting
+                # the greedy actions of a worse slot too would push the greedy policy away from itself
+                xs.append(fo)
+                ms.append(fi["action_mask"])
+                acts.append(a)
             fo, r, term, trunc, fi = f.step(a)
             if fi["slot_end"]:
                 end = term or trunc
                 break
-        if same:
+        if not acts:
             continue
         rest = r + (0.0 if end else finish_greedy(f, model))
         X += xs
@@ -754,6 +756,7 @@ def parser():
     p.add_argument("--dagger", type=int, default=d.dagger_rounds, metavar="ROUNDS",
                    help="DAgger rounds after the warm-up: label the network's own states by the teacher and retrain")
     p.add_argument("--rl-lr", type=float, default=d.rl_lr, help="Adam learning rate of fine-tuning")
+    p.add_argument("--updates", type=int, default=d.updates_per_episode, help="minibatch updates after each episode")
     p.add_argument("--budget-min", type=float, default=None, help="stop fine-tuning after this many minutes")
     p.add_argument("--init", default=None, metavar="CHECKPOINT",
                    help="start from this checkpoint (keeps its warm-up, runs only the fine-tuning)")
@@ -778,7 +781,7 @@ def main(argv: Sequence[str]) -> int:
                       order=args.order, rl_episodes=args.episodes,
                       reward=args.reward, gamma=args.gamma, beta=args.beta, clip=args.clip, rl_lr=args.rl_lr,
                       baseline=args.baseline, dagger_rounds=args.dagger, p_branch=args.p_branch,
-                      temperature=args.temperature,
+                      temperature=args.temperature, updates_per_episode=args.updates,
                       time_budget_s=None if args.budget_min is None else 60 * args.budget_min, init=args.init)
     from dlsched.sim.policies import policy_class
 

@@ -25,6 +25,8 @@ def test_bench_dl2_json_has_the_acceptance_keys(tmp_path, capsys):
     d, b = out["per_trace_jct"]["dl2"][0], out["per_trace_jct"]["drf"][0]
     assert abs(out["jct_reduction_vs_drf"] - (1 - d / b)) < 1e-12
     assert 0 <= out["agreement_with_teacher"] <= 1
+    sl = out["slotted"]
+    assert sl["drf"]["mean_jct"] > 0 and abs(sl["jct_reduction_vs_drf"] - (1 - d / sl["drf"]["per_trace_jct"][0])) < 1e-12
     lb = out["lower_bound"]
     assert lb["mean"] <= min(v for v in out["mean_jct"].values() if v is not None) + 1e-6
     assert abs(lb["max_reduction_vs_drf"] - (1 - lb["mean"] / out["mean_jct"]["drf"])) < 1e-12
