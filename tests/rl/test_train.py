@@ -19,17 +19,23 @@ from dlsched.sim.policy import PolicyContext
 from .helpers import small
 
 
-def test_teacher_actions_rebuild_drfs_allocation_in_its_own_order():
+def teacher_slot(teacher: str):
+    """A slot at 8,000 s of a 10-job trace on 6 nodes, the teacher's targets there, and the speeds."""
     traces, cluster, speed = small(10, (5,), 6)
     sim = Simulation(traces[0], cluster, speed)
     while sim.time < 8000:
         sim.advance(8000)
     st = sim.state()
-    drf = make_policy("drf")
-    drf.reset(PolicyContext(cluster, speed))
-    goal = targets(drf.schedule(st, []))
+    pol = make_policy(teacher)
+    pol.reset(PolicyContext(cluster, speed))
+    goal = targets(pol.schedule(st, []))
     spec = Spec(J=10)
-    slot = Slot(spec, st, spec.type_index(st.jobs), np.zeros(len(st.jobs), np.int64))
+    return Slot(spec, st, spec.type_index(st.jobs), np.zeros(len(st.jobs), np.int64)), goal, speed
+
+
+def test_teacher_actions_rebuild_drfs_allocation_in_its_own_order():
+    slot, goal, _ = teacher_slot("drf")
+    spec, st = slot.spec, slot.state
     assert len(slot.jobs) == len(st.active) <= spec.J
     n = 0
     while (a := teacher_action(slot, goal)) != spec.stop:
@@ -43,16 +49,8 @@ def test_teacher_actions_rebuild_drfs_allocation_in_its_own_order():
 
 
 def test_gain_order_rebuilds_the_teachers_allocation_starting_every_job_first():
-    traces, cluster, speed = small(10, (5,), 6)
-    sim = Simulation(traces[0], cluster, speed)
-    while sim.time < 8000:
-        sim.advance(8000)
-    st = sim.state()
-    opt = make_policy("optimus-greedy")
-    opt.reset(PolicyContext(cluster, speed))
-    goal = targets(opt.schedule(st, []))
-    spec = Spec(J=10)
-    slot = Slot(spec, st, spec.type_index(st.jobs), np.zeros(len(st.jobs), np.int64))
+    slot, goal, speed = teacher_slot("optimus-greedy")
+    spec, st = slot.spec, slot.state
     T = remaining_times(slot, speed)
     j0 = int(slot.jobs[0])
     assert np.isclose(T[0, 2, 3], st.remaining[j0] / speed.speed(st.jobs[j0].job_type, 2, 3))
