@@ -4,8 +4,9 @@
 inside :class:`~dlsched.rl.env.DL2Env`: at each slot it is asked for its allocation, and the
 allocation is turned into DL2's action sequence by progressive filling (:func:`teacher_action`:
 the window job furthest below its target by dominant share gets "both", or the worker or PS it
-still lacks, ..., then "stop"; for DRF this is exactly DRF's own order). The policy network learns
-these actions by cross-entropy (Adam, lr 0.005).
+still lacks, ..., then "stop"; for DRF this is exactly DRF's own order; ``order="gain"``:
+Optimus's marginal-gain order, :func:`gain_action`). The policy network learns these actions by
+cross-entropy (Adam, lr 0.005 falling to ``warmup_lr_final`` along a cosine).
 
 **Fine-tuning.** Episodes are played with the policy's own samples; each action of slot t gets
 the slot's discounted return G_t = r_t + γ G_{t+1} (γ = 0.95; the paper's 0.9 is ``--gamma``),
@@ -15,7 +16,9 @@ the policy that took it go to an experience-replay buffer (8,192); minibatches f
 critic by (G − V(s))² and the actor by PPO's clipped surrogate of ρ = π(a|s)/μ(a|s) times the
 advantage A = G − V(s), standardised per minibatch (``clip = 0`` gives the paper's
 −log π(a|s)·A), minus β·H(π(·|s)) (β = 0.01), with Adam at lr 1e-4. ``baseline="greedy"``
-replaces V(s) by the greedy policy's return on the same trace (self-critical). In a "bad state"
+replaces V(s) by the greedy policy's return on the same trace (self-critical); ``baseline="branch"``
+measures each sampled slot's advantage by forking the deterministic simulator and comparing with the
+greedy continuation (:func:`branch_episode`). In a "bad state"
 (:meth:`Slot.bad_rows`: workers but no PS, PSs but no workers, ratio > 10) the action is, with
 probability ε, the one that repairs the first bad job (ε-exploration). Optional DAgger rounds
 (``dagger_rounds``) follow the warm-up. Why these choices: docs/dl2.md ("Training").
