@@ -380,9 +380,9 @@ def branch_episode(env: DL2Env, model: Model, rng: np.random.Generator, *, trace
         done = term or trunc
         slot_start = bool(info["slot_end"])
     greedy = prefix
-    act = sampler(env, model, rng, epsilon, temperature)
     X, M, A, ADV = [], [], [], []
     for f, before in forks:
+        act = sampler(f, model, rng, epsilon, temperature)   # its ε-repair reads the fork's slot
         fo, fi = f.slot.observation(), f._info(slot_end=False)
         xs, ms, acts, r, end = [], [], [], 0.0, False
         while True:
