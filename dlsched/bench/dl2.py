@@ -8,7 +8,9 @@ network, DRF, Optimus and SMD are simulated on the same cluster in the same run:
   trace k), likewise vs Optimus and SMD (the paper: 44.1 % and 17.5 % vs DRF and Optimus);
 * ``agreement``: fraction of its teacher's actions (the checkpoint's, e.g. Optimus) the network
   takes on the first three validation traces (the warm-up model's figure on held-out traces is in ``provenance``);
-* ``inference_ms_p50`` / ``_p95``: wall time of one network inference (one action), CPU;
+* ``inference_ms_p50`` / ``_p95`` / ``_max``: wall time of one network inference (one action), CPU:
+  the median over the runs of each run's median (95th percentile), and the largest (each result
+  row keeps only its run's summary, :func:`pooled_latency`);
 * on ``--small`` tiny traces (5 jobs, 2 nodes) the average JCT against the exact time-indexed
   optimum (MODELS.md §2.4, HiGHS with ``--time-limit``): ``gap_to_optimum`` = JCT̄(DL2)/JCT̄(OPT) − 1;
 * ``training``: seconds, episodes and the checkpoint's command (from its provenance);
@@ -75,23 +77,30 @@ def summarise_suite(rows: list[dict], suite) -> dict:
     n_servers = suite.definition.get("cluster", {}).get("params", {}).get("n_servers")
     jct: dict[str, list] = {"dl2": [], **{b: [] for b in names}}
     errors: dict[str, str] = {}
-    latency: list[float] = []
+    latency: list[dict] = []
     for r in rows:
         jct[r["policy"]].append(r.get("avg_jct") if r["status"] == "completed" else None)
-        latency += r.get("inference_seconds", [])
+        if (r.get("inference_ms") or {}).get("count"):
+            latency.append(r["inference_ms"])
         if r["status"] != "completed":
             errors[f"{r['policy']}/{r['trace_seed']}"] = r.get("exception") or f"{r['status']}: {r.get('message')}"
-    ms = np.array(latency) * 1e3
     out = {"seeds": list(seeds), "n_jobs": n_jobs, "n_servers": n_servers,
            "mean_jct": {k: (float(np.mean([x for x in v if x is not None])) if any(x is not None for x in v) else None)
                         for k, v in jct.items()},
-           "per_trace_jct": jct, "errors": errors,
-           "inference_ms_p50": float(np.median(ms)) if len(ms) else None,
-           "inference_ms_p95": float(np.percentile(ms, 95)) if len(ms) else None,
-           "inferences": int(len(ms))}
+           "per_trace_jct": jct, "errors": errors, **pooled_latency(latency)}
     for b in names:
         out[f"jct_reduction_vs_{b}"] = _reduction(jct["dl2"], jct[b])
     return out
+
+
+def pooled_latency(runs: list[dict]) -> dict:
+    """The latency figures of several runs from their summaries (DL2Policy.inference_stats): the
+    median of the runs' medians, the median of their 95th percentiles, the largest time, the count."""
+    if not runs:
+        return {"inference_ms_p50": None, "inference_ms_p95": None, "inference_ms_max": None, "inferences": 0}
+    return {"inference_ms_p50": float(np.median([r["p50"] for r in runs])),
+            "inference_ms_p95": float(np.median([r["p95"] for r in runs])),
+            "inference_ms_max": float(max(r["max"] for r in runs)), "inferences": int(sum(r["count"] for r in runs))}
 
 
 def suite(seeds, n_jobs: int, n_servers: int, checkpoint, baselines):
@@ -162,6 +171,30 @@ def agreement_on(seeds, n_jobs: int, n_servers: int, checkpoint, teacher: str) -
     return agreement(model, X, M, A)
 
 
+def slotted_study(seeds, n_jobs: int, n_servers: int, spec, baselines, dl2_jct: list) -> dict:
+    """DRF and Optimus deciding only at DL2's slot boundaries: each one's allocation at a boundary,
+    issued through DL2's environment (the warm-up's teacher replay, :func:`dlsched.rl.train.teacher_picker`)
+    and held for the slot, as every scheduler runs in DL2's own slotted simulator. Mean JCT per
+    policy, and DL2's reduction against each at the same decision interval."""
+    from dlsched.instance.synthetic import dl2_cluster, dl2_trace
+    from dlsched.rl.env import DL2Env
+    from dlsched.rl.train import rollout, teacher_picker
+    from dlsched.sim.policies import make_policy
+    from dlsched.sim.speed import TableSpeed
+
+    env = DL2Env([dl2_trace(n_jobs, seed=s) for s in seeds], dl2_cluster(n_servers), TableSpeed(), spec)
+    out: dict = {"slot_seconds": spec.slot_seconds}
+    for b in baselines:
+        per = []
+        for k in range(len(seeds)):
+            rollout(env, teacher_picker(env, lambda: make_policy(b)), 0.9, trace=k)
+            res = env.result()
+            per.append(float(np.mean(res.jct)) if bool(np.all(res.completed)) else None)
+        out[b] = {"per_trace_jct": per, "mean_jct": float(np.mean(per)) if all(x is not None for x in per) else None}
+        out[f"jct_reduction_vs_{b}"] = _reduction(dl2_jct, per)
+    return out
+
+
 def small_study(seeds, checkpoint, time_limit: float) -> dict:
     """DL2 and DRF against the exact time-indexed optimum on tiny traces (5 jobs, 2 nodes)."""
     from dlsched.instance.synthetic import dl2_cluster, dl2_trace
@@ -215,6 +248,8 @@ def main(argv: list[str]) -> int:
     out = study(range(1, n + 1), args.jobs, args.servers, args.checkpoint, progress=not args.json)
     out["traces"] = n
     out["lower_bound"] = bound_study(range(1, n + 1), args.jobs, args.servers, out["mean_jct"], args.bound_slot)
+    out["slotted"] = slotted_study(range(1, n + 1), args.jobs, args.servers, load_checkpoint(args.checkpoint).spec,
+                                   [b for b in ("drf", "optimus") if b in out["mean_jct"]], out["per_trace_jct"]["dl2"])
     out["agreement_with_teacher"] = agreement_on(range(1, 4), args.jobs, args.servers, args.checkpoint,
                                                  prov.get("config", {}).get("teacher", "drf"))
     out["warmup_agreement_held_out"] = prov.get("agreement", {}).get("held_out")
@@ -239,6 +274,11 @@ def main(argv: list[str]) -> int:
     print(f"  lower bound on mean JCT {lb['mean'] / 3600:.2f} h; mean JCT / bound: DRF {lb.get('drf_over_bound', nan):.2f}, "
           f"Optimus {lb.get('optimus_over_bound', nan):.2f}, DL2 {lb.get('dl2_over_bound', nan):.2f}; "
           f"no schedule is more than {100 * lb.get('max_reduction_vs_drf', nan):.1f} % below DRF")
+    sl = out["slotted"]
+    for b in ("drf", "optimus"):
+        if sl.get(b, {}).get("mean_jct") is not None:
+            print(f"  {b} deciding at DL2's slots only: mean JCT {sl[b]['mean_jct'] / 3600:.2f} h; "
+                  f"DL2 {100 * sl[f'jct_reduction_vs_{b}']:.1f} % lower")
     print(f"  agreement with the teacher (held-out, shipped model): {100 * out['agreement_with_teacher']:.1f} %")
     if out["inference_ms_p50"] is not None:
         print(f"  inference: median {out['inference_ms_p50']:.3f} ms, p95 {out['inference_ms_p95']:.3f} ms")

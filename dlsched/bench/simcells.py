@@ -249,8 +249,8 @@ def run_sim_cell(ref: TraceRef, policy: PolicySpec, rep: int, settings: SimSetti
         row.update(status=s["status"], message=s["message"],
                    **{k: s[k] for k in FIGURES}, gpu_utilisation=s["utilisation"].get("gpu"),
                    jct=sorted(float(x) for x in np.asarray(res.jct)[res.completed]))
-        if hasattr(pol, "inference_seconds"):
-            row["inference_seconds"] = [float(x) for x in pol.inference_seconds]
+        if hasattr(pol, "inference_stats"):   # DL2's latency per inference, summarised (count, p50, p95, mean, max ms)
+            row["inference_ms"] = pol.inference_stats()
         if hasattr(pol, "error_records"):     # Optimus's estimation errors per job (MODELS.md §5), NaN as null
             row["model_errors"] = [{k: (None if isinstance(v, float) and v != v else v) for k, v in e.items()}
                                    for e in pol.error_records()]

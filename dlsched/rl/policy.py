@@ -119,7 +119,8 @@ class DL2Policy:
     """DL2: a neural policy warmed up on an existing scheduler, fine-tuned by actor-critic, deciding per slot (MODELS.md §6).
 
     ``checkpoint`` is a file (the shipped model if None) or a :class:`Model`. ``inference_seconds``
-    collects the wall time of every network inference (one action), for the latency figure.
+    collects the wall time of every network inference (one action) in memory; results store only
+    their summary, :meth:`inference_stats`.
     """
 
     name = "dl2"
@@ -136,6 +137,14 @@ class DL2Policy:
         a = choose(self.model, obs, mask)
         self.inference_seconds.append(time.perf_counter() - t0)
         return a
+
+    def inference_stats(self) -> dict:
+        """Count, median, 95th percentile, mean and largest wall time of one inference (ms) so far."""
+        ms = np.asarray(self.inference_seconds, dtype=float) * 1e3
+        if not ms.size:
+            return {"count": 0, "p50": None, "p95": None, "mean": None, "max": None}
+        return {"count": int(ms.size), "p50": float(np.median(ms)), "p95": float(np.percentile(ms, 95)),
+                "mean": float(ms.mean()), "max": float(ms.max())}
 
     def reset(self, ctx: PolicyContext) -> None:
         self.previous: dict[int, Placement] = {}

@@ -4,8 +4,9 @@
 inside :class:`~dlsched.rl.env.DL2Env`: at each slot it is asked for its allocation, and the
 allocation is turned into DL2's action sequence by progressive filling (:func:`teacher_action`:
 the window job furthest below its target by dominant share gets "both", or the worker or PS it
-still lacks, ..., then "stop"; for DRF this is exactly DRF's own order). The policy network learns
-these actions by cross-entropy (Adam, lr 0.005).
+still lacks, ..., then "stop"; for DRF this is exactly DRF's own order; ``order="gain"``:
+Optimus's marginal-gain order, :func:`gain_action`). The policy network learns these actions by
+cross-entropy (Adam, lr 0.005 falling to ``warmup_lr_final`` along a cosine).
 
 **Fine-tuning.** Episodes are played with the policy's own samples; each action of slot t gets
 the slot's discounted return G_t = r_t + γ G_{t+1} (γ = 0.95; the paper's 0.9 is ``--gamma``),
@@ -15,7 +16,9 @@ the policy that took it go to an experience-replay buffer (8,192); minibatches f
 critic by (G − V(s))² and the actor by PPO's clipped surrogate of ρ = π(a|s)/μ(a|s) times the
 advantage A = G − V(s), standardised per minibatch (``clip = 0`` gives the paper's
 −log π(a|s)·A), minus β·H(π(·|s)) (β = 0.01), with Adam at lr 1e-4. ``baseline="greedy"``
-replaces V(s) by the greedy policy's return on the same trace (self-critical). In a "bad state"
+replaces V(s) by the greedy policy's return on the same trace (self-critical); ``baseline="branch"``
+measures each sampled slot's advantage by forking the deterministic simulator and comparing with the
+greedy continuation (:func:`branch_episode`). In a "bad state"
 (:meth:`Slot.bad_rows`: workers but no PS, PSs but no workers, ratio > 10) the action is, with
 probability ε, the one that repairs the first bad job (ε-exploration). Optional DAgger rounds
 (``dagger_rounds``) follow the warm-up. Why these choices: docs/dl2.md ("Training").
@@ -53,12 +56,18 @@ class TrainConfig:
     seed: int = 0
     J: int = 40
     hidden: tuple[int, ...] = (256, 256)
-    train_seeds: tuple[int, ...] = tuple(range(1000, 1012))
+    train_seeds: tuple[int, ...] = tuple(range(1000, 1024))
     tune_seeds: tuple[int, ...] = (2000, 2001, 2002)
     n_jobs: int = 60
     n_servers: int = 16
-    warmup_epochs: int = 15
+    warmup_epochs: int = 40
     warmup_lr: float = 0.005
+    #: the warm-up's learning rate falls to this along a cosine (None: constant)
+    warmup_lr_final: float | None = 0.0002
+    #: order of the teacher's actions within a slot (:data:`ORDERS`)
+    order: str = "share"
+    #: an episode is cut after this many slots
+    max_slots: int = 2000
     #: "jct" (minus the jobs in the system per slot) or "epochs" (the paper's), see dlsched.rl.env
     reward: str = "jct"
     rl_episodes: int = 300
@@ -67,9 +76,13 @@ class TrainConfig:
     beta: float = 0.01
     #: PPO-style clipping of the probability ratio to the acting policy's (0: the plain actor-critic step)
     clip: float = 0.2
-    #: the actor's baseline: "critic" (A = G − V(s)) or "greedy" (A = episode return − the greedy
-    #: policy's return on the same trace, the self-critical baseline)
+    #: the actor's baseline: "critic" (A = G − V(s)), "greedy" (A = episode return − the greedy
+    #: policy's return on the same trace, the self-critical baseline) or "branch" (A of a sampled
+    #: slot = the return of the greedy episode forked there minus the greedy one, :func:`branch_episode`)
     baseline: str = "critic"
+    #: ``baseline="branch"``: probability of forking at a slot, and the temperature of the forked slot's sampling
+    p_branch: float = 0.1
+    temperature: float = 1.0
     epsilon: float = 0.1
     replay: int = 8192
     batch: int = 256
@@ -108,39 +121,89 @@ def teacher_action(slot: Slot, target: dict[int, tuple[int, int]]) -> int:
     return best
 
 
+#: orders in which a teacher's allocation becomes DL2's action sequence (:func:`teacher_action`, :func:`gain_action`)
+ORDERS = ("share", "gain")
+
+
+def remaining_times(slot: Slot, speed) -> np.ndarray:
+    """T_i[p, w] = remaining iterations / rate(p, w) of each window row (J, P + 1, W + 1), from the
+    speed source the simulator runs on (``speeds(type, p, w)``); inf where the job cannot run."""
+    st, J = slot.state, slot.spec.J
+    P, W = int(slot.max_p.max(initial=0)), int(slot.max_w.max(initial=1))
+    T = np.full((J, P + 1, W + 1), np.inf)
+    pp, ww = np.meshgrid(np.arange(P + 1), np.arange(W + 1), indexing="ij")
+    for i, j in enumerate(slot.jobs):
+        job = st.jobs[j]
+        rate = np.asarray(speed.speeds(job.job_type, np.maximum(pp, 1) if not job.uses_ps else pp, ww), dtype=float)
+        ok = (rate > 0) & (pp <= job.max_ps) & (ww <= job.max_workers) & (ww >= job.min_workers)
+        T[i][ok] = st.remaining[j] / rate[ok]
+    return T
+
+
+def gain_action(slot: Slot, target: dict[int, tuple[int, int]], T: np.ndarray) -> int:
+    """The next action towards ``target`` in Optimus's marginal-gain order (MODELS.md §5): first
+    "both" to every job that has nothing yet, in arrival order (Optimus's start); then the single
+    task (worker or PS) the job still lacks whose gain (T_i(p, w) − T_i(p', w')) / (the task's
+    dominant share) is largest; then stop. ``T`` is :func:`remaining_times` of the slot."""
+    J, mask = slot.spec.J, slot.mask()
+    need = [(i, *target.get(int(j), (0, 0))) for i, j in enumerate(slot.jobs)]
+    for i, tw, tp in need:
+        if slot.w[i] == 0 and slot.p[i] == 0 and tw > 0 and tp > 0 and mask[2 * J + i]:
+            return 2 * J + i
+    share_w = (slot.dw / np.where(slot.total > 0, slot.total, 1.0)).max(axis=1)
+    share_p = (slot.dp / np.where(slot.total > 0, slot.total, 1.0)).max(axis=1)
+    best, best_gain = slot.spec.stop, -np.inf
+    for i, tw, tp in need:
+        w, p = int(slot.w[i]), int(slot.p[i])
+        now = T[i, p, w] if p < T.shape[1] and w < T.shape[2] else np.inf
+        for a, more, nxt, cost in ((i, tw > w, (p, w + 1), share_w[i]), (J + i, tp > p, (p + 1, w), share_p[i])):
+            if not (more and mask[a]):
+                continue
+            after = T[i][nxt] if nxt[0] < T.shape[1] and nxt[1] < T.shape[2] else np.inf
+            # from a state that cannot train (now = inf) every needed task is worth the most
+            g = np.inf if not np.isfinite(now) else (now - after) / max(cost, 1e-12)
+            if g > best_gain:
+                best, best_gain = a, g
+    return best
+
+
 def targets(decision) -> dict[int, tuple[int, int]]:
     placements = decision.placements if isinstance(decision, Decision) else decision
     return {int(j): (pl.n_workers, pl.n_ps) for j, pl in placements.items()}
 
 
-def teacher_picker(env: DL2Env, make_teacher: Callable):
-    """``act`` for :func:`rollout` that follows a fresh teacher policy through one episode."""
+def teacher_picker(env: DL2Env, make_teacher: Callable, order: str = "share"):
+    """``act`` for :func:`rollout` that follows a fresh teacher policy through one episode; its
+    allocation of each slot is issued in ``order`` (:data:`ORDERS`)."""
     teacher = make_teacher()
     teacher.reset(PolicyContext(env.cluster, env.speed, seed=env.sim_seed, restart_seconds=env.restart_seconds))
     target: dict[int, tuple[int, int]] = {}
+    T = None
 
     def act(obs, info, slot_start: bool) -> int:
-        nonlocal target
+        nonlocal target, T
         if slot_start:
             target = targets(teacher.schedule(env.state, env.events))
-        return teacher_action(env.slot, target)
+            T = remaining_times(env.slot, env.speed) if order == "gain" else None
+        return gain_action(env.slot, target, T) if order == "gain" else teacher_action(env.slot, target)
 
     return act
 
 
-def teacher_samples(env: DL2Env, make_teacher: Callable, traces: Sequence[int], gamma: float):
+def teacher_samples(env: DL2Env, make_teacher: Callable, traces: Sequence[int], gamma: float, order: str = "share"):
     """States, masks, teacher actions and returns of the teacher replayed on ``env``'s traces."""
-    parts = [rollout(env, teacher_picker(env, make_teacher), gamma, trace=k) for k in traces]
+    parts = [rollout(env, teacher_picker(env, make_teacher, order), gamma, trace=k) for k in traces]
     return tuple(np.concatenate([p[i] for p in parts]) for i in range(4))
 
 
-def dagger_samples(env: DL2Env, model: Model, make_teacher: Callable, traces: Sequence[int], gamma: float):
+def dagger_samples(env: DL2Env, model: Model, make_teacher: Callable, traces: Sequence[int], gamma: float,
+                   order: str = "share"):
     """States the greedy network reaches by itself on ``env``'s traces, each labelled with the
     teacher's action there (DAgger, Ross et al. 2011): the teacher is consulted at every slot, as in
     :func:`teacher_samples`, but the network acts. Returns states, masks and teacher actions."""
     parts = []
     for k in traces:
-        teach = teacher_picker(env, make_teacher)
+        teach = teacher_picker(env, make_teacher, order)
         labels: list[int] = []
 
         def act(obs, info, slot_start: bool, teach=teach, labels=labels) -> int:
@@ -174,10 +237,15 @@ def agreement_by_kind(model: Model, X: np.ndarray, M: np.ndarray, A: np.ndarray)
 
 
 def warmup(model: Model, X: np.ndarray, M: np.ndarray, A: np.ndarray, *, epochs: int, lr: float, batch: int,
-           seed: int) -> list[float]:
-    """Cross-entropy of the masked softmax against the teacher's actions; the loss per epoch."""
+           seed: int, lr_final: float | None = None) -> list[float]:
+    """Cross-entropy of the masked softmax against the teacher's actions; the loss per epoch.
+
+    With ``lr_final`` the learning rate falls from ``lr`` to it along a cosine over the epochs
+    (a constant 0.005 leaves the loss oscillating once the easy actions are learnt)."""
     gen = torch.Generator().manual_seed(seed)
     opt = torch.optim.Adam(model.policy.parameters(), lr=lr)
+    sched = (torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(epochs, 1), eta_min=lr_final)
+             if lr_final is not None else None)
     x, m, a = torch.from_numpy(X), torch.from_numpy(M), torch.from_numpy(A)
     losses = []
     model.policy.train()
@@ -192,6 +260,8 @@ def warmup(model: Model, X: np.ndarray, M: np.ndarray, A: np.ndarray, *, epochs:
             opt.step()
             total += float(loss.detach()) * len(idx)
         losses.append(total / max(len(a), 1))
+        if sched is not None:
+            sched.step()
     model.policy.eval()
     return losses
 
@@ -208,8 +278,9 @@ def repair_action(slot: Slot) -> int | None:
     return None
 
 
-def sampler(env: DL2Env, model: Model, rng: np.random.Generator, epsilon: float):
-    """``act`` for :func:`rollout`: sample π(·|s), or with probability ε repair a job in a bad state.
+def sampler(env: DL2Env, model: Model, rng: np.random.Generator, epsilon: float, temperature: float = 1.0):
+    """``act`` for :func:`rollout`: sample π(·|s) (its logits divided by ``temperature``), or with
+    probability ε repair a job in a bad state.
 
     Returns (action, log-probability of the action under the acting behaviour), the latter for
     the clipped ratio of :func:`actor_critic_update`.
@@ -217,7 +288,8 @@ def sampler(env: DL2Env, model: Model, rng: np.random.Generator, epsilon: float)
 
     def act(obs, info, slot_start: bool) -> tuple[int, float]:
         with torch.inference_mode():
-            p = torch.softmax(model.policy(torch.from_numpy(obs)[None], torch.from_numpy(info["action_mask"])[None]), 1)
+            logits = model.policy(torch.from_numpy(obs)[None], torch.from_numpy(info["action_mask"])[None])
+            p = torch.softmax(logits / temperature, 1)
         p = p[0].numpy().astype(float)
         p /= p.sum()
         if len(info["bad_rows"]) and rng.random() < epsilon:
@@ -260,6 +332,94 @@ def rollout(env: DL2Env, act: Callable, gamma: float, trace: int | None = None):
         G[t] = acc
     return (np.array(X, np.float32), np.array(M, np.int8), np.array(A, np.int64),
             G[np.array(slot_of, dtype=np.int64)].astype(np.float32), float(sum(rewards)), np.array(LP, np.float32))
+
+
+def fork(env: DL2Env) -> DL2Env:
+    """A copy of ``env`` in its current state that shares the read-only trace, cluster and speed
+    source, and the slot's ``ClusterState`` (a snapshot the simulator no longer changes). The
+    simulator is deterministic, so the copy and the original evolve alike under the same actions."""
+    import copy
+
+    shared = (env.traces, env.trace, env.trace.jobs, env.cluster, env.speed, env.dl2_spec, env.state)
+    return copy.deepcopy(env, memo={id(x): x for x in shared})
+
+
+def finish_greedy(env: DL2Env, model: Model) -> float:
+    """Play the greedy policy to the end of the episode; the sum of the rewards on the way."""
+    total, done = 0.0, False
+    info = env._info(slot_end=False)
+    obs = env.slot.observation()
+    while not done:
+        obs, r, term, trunc, info = env.step(choose(model, obs, info["action_mask"]))
+        total += r
+        done = term or trunc
+    return total
+
+
+def branch_episode(env: DL2Env, model: Model, rng: np.random.Generator, *, trace: int, p_branch: float,
+                   epsilon: float, temperature: float):
+    """Slot advantages measured against the greedy policy on the same trace (``baseline="branch"``).
+
+    The greedy policy plays trace ``trace``; at each slot, with probability ``p_branch``, the
+    episode is forked (:func:`fork`), the fork plays that one slot with actions sampled from π
+    (:func:`sampler`) and the rest greedily. The simulator is deterministic, so the difference of
+    the two continuations' undiscounted returns is exactly what the sampled slot changed (with the
+    ``jct`` reward: −Δ(Σ_j JCT_j)/Δ), free of the noise of future arrivals that burdens G − V(s).
+    Returns, for the actions of the sampled slots that differ from the greedy policy's choice in the
+    same state, their states, masks, actions and their slot's advantage (forks whose slot equals the
+    greedy one are dropped: their advantage is 0), the greedy episode's return and the fork count.
+    """
+    obs, info = env.reset(options={"trace": trace})
+    forks = []
+    prefix, done, slot_start = 0.0, False, True
+    while not done:
+        if slot_start and rng.random() < p_branch:
+            forks.append((fork(env), prefix))
+        obs, r, term, trunc, info = env.step(choose(model, obs, info["action_mask"]))
+        prefix += r
+        done = term or trunc
+        slot_start = bool(info["slot_end"])
+    greedy = prefix
+    X, M, A, ADV = [], [], [], []
+    for f, before in forks:
+        act = sampler(f, model, rng, epsilon, temperature)   # its ε-repair reads the fork's slot
+        fo, fi = f.slot.observation(), f._info(slot_end=False)
+        xs, ms, acts, r, end = [], [], [], 0.0, False
+        while True:
+            a, _ = act(fo, fi, False)
+            if a != choose(model, fo, fi["action_mask"]):
+                # only the deviations from the greedy action carry the slot's advantage: crediting
+                # the greedy actions of a worse slot too would push the greedy policy away from itself
+                xs.append(fo)
+                ms.append(fi["action_mask"])
+                acts.append(a)
+            fo, r, term, trunc, fi = f.step(a)
+            if fi["slot_end"]:
+                end = term or trunc
+                break
+        if not acts:
+            continue
+        rest = r + (0.0 if end else finish_greedy(f, model))
+        X += xs
+        M += ms
+        A += acts
+        ADV += [before + rest - greedy] * len(acts)
+    return (np.array(X, np.float32).reshape(-1, *env.observation_space.shape), np.array(M, np.int8).reshape(len(A), env.action_space.n),
+            np.array(A, np.int64), np.array(ADV, np.float32), greedy, len(forks))
+
+
+def advantage_update(model: Model, batch, opt_pi, beta: float) -> float:
+    """One policy-gradient step −A · log π(a|s) − β H(π(·|s)) on a :class:`Replay` minibatch whose
+    advantages are given (its sixth entry: :func:`branch_episode`'s, scaled); the loss."""
+    x, m, a, adv = batch[0], batch[1], batch[2], batch[5]
+    model.policy.train()
+    dist = model.policy.dist(x, m)
+    loss = -(dist.log_prob(a) * adv).mean() - beta * dist.entropy().mean()
+    opt_pi.zero_grad()
+    loss.backward()
+    opt_pi.step()
+    model.policy.eval()
+    return float(loss.detach())
 
 
 @dataclass
@@ -379,7 +539,7 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     from dlsched.console import progress as bar
     from dlsched.sim.policies import make_policy
 
-    wall0 = time.monotonic()
+    wall0, cpu_start = time.monotonic(), time.process_time()
     # small MLPs on a shared machine: intra-op threads cost more than they give
     torch.set_num_threads(1)
     out = Path(out)
@@ -388,15 +548,18 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     spec = Spec(J=cfg.J)
     train_traces, cluster, speed = setting(cfg, cfg.train_seeds)
     tune_traces = setting(cfg, cfg.tune_seeds)[0]
-    env = DL2Env(train_traces, cluster, speed, spec, seed=cfg.seed, reward=cfg.reward)
+    env = DL2Env(train_traces, cluster, speed, spec, seed=cfg.seed, reward=cfg.reward, max_slots=cfg.max_slots)
     env.reset(seed=cfg.seed)
-    tune_env = DL2Env(tune_traces, cluster, speed, spec, seed=cfg.seed, reward=cfg.reward)
+    tune_env = DL2Env(tune_traces, cluster, speed, spec, seed=cfg.seed, reward=cfg.reward, max_slots=cfg.max_slots)
     if cfg.init is None:
         model = Model.new(spec, cfg.hidden, seed=cfg.seed)
         # warm-up on the teacher
-        X, M, A, G = teacher_samples(env, lambda: make_policy(cfg.teacher), range(len(train_traces)), cfg.gamma)
-        Xh, Mh, Ah, _ = teacher_samples(tune_env, lambda: make_policy(cfg.teacher), range(len(tune_traces)), cfg.gamma)
-        losses = warmup(model, X, M, A, epochs=cfg.warmup_epochs, lr=cfg.warmup_lr, batch=cfg.batch, seed=cfg.seed)
+        X, M, A, G = teacher_samples(env, lambda: make_policy(cfg.teacher), range(len(train_traces)), cfg.gamma,
+                                     cfg.order)
+        Xh, Mh, Ah, _ = teacher_samples(tune_env, lambda: make_policy(cfg.teacher), range(len(tune_traces)), cfg.gamma,
+                                        cfg.order)
+        losses = warmup(model, X, M, A, epochs=cfg.warmup_epochs, lr=cfg.warmup_lr, batch=cfg.batch, seed=cfg.seed,
+                        lr_final=cfg.warmup_lr_final)
         value_warmup(model, X, M, A, G, lr=cfg.warmup_lr, epochs=max(cfg.warmup_epochs // 3, 1), batch=cfg.batch,
                      seed=cfg.seed)
         warm = {"warmup_samples": int(len(A)), "warmup_loss": losses,
@@ -416,12 +579,14 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
         # imitation on the network's own states: the teacher's trajectories plus, per round, the
         # states the current network reaches, all labelled by the teacher
         if cfg.init is not None:
-            X, M, A, _ = teacher_samples(env, lambda: make_policy(cfg.teacher), range(len(train_traces)), cfg.gamma)
+            X, M, A, _ = teacher_samples(env, lambda: make_policy(cfg.teacher), range(len(train_traces)), cfg.gamma,
+                                         cfg.order)
             Xh, Mh, Ah, _ = teacher_samples(tune_env, lambda: make_policy(cfg.teacher), range(len(tune_traces)),
-                                            cfg.gamma)
+                                            cfg.gamma, cfg.order)
         rounds = []
         for r in range(cfg.dagger_rounds):
-            Xd, Md, Ad = dagger_samples(env, model, lambda: make_policy(cfg.teacher), range(len(train_traces)), cfg.gamma)
+            Xd, Md, Ad = dagger_samples(env, model, lambda: make_policy(cfg.teacher), range(len(train_traces)), cfg.gamma,
+                                        cfg.order)
             X, M, A = np.concatenate([X, Xd]), np.concatenate([M, Md]), np.concatenate([A, Ad])
             loss = warmup(model, X, M, A, epochs=cfg.dagger_epochs, lr=cfg.warmup_lr, batch=cfg.batch, seed=cfg.seed + r + 1)
             rounds.append({"samples": int(len(A)), "loss": loss,
@@ -433,7 +598,8 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
         return mean_jct(lambda: DL2Policy(model), tune_traces, cluster, speed, seed=cfg.seed)
 
     teacher_jct = mean_jct(lambda: make_policy(cfg.teacher), tune_traces, cluster, speed, seed=cfg.seed)
-    curve = [(time.monotonic() - wall0, 0, tune_jct())]
+    cpu0 = time.process_time() - cpu_start
+    curve = [(time.monotonic() - wall0, 0, tune_jct(), cpu0)]
     best = (curve[0][2], 0)
     save_checkpoint(model, out)
 
@@ -450,7 +616,21 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
                 break
             tick(f"running reward {running:.3f}  best tune JCT {best[0]:.0f}s" if running is not None else "")
             ADVe = None
-            if cfg.baseline == "greedy":
+            if cfg.baseline == "branch":
+                k = int(rng.integers(len(train_traces)))
+                Xe, Me, Ae, ADVe, R, _ = branch_episode(env, model, rng, trace=k, p_branch=cfg.p_branch,
+                                                        epsilon=cfg.epsilon, temperature=cfg.temperature)
+                running = R if running is None else 0.9 * running + 0.1 * R
+                rewards.append((time.monotonic() - wall0, R, float("nan")))
+                if len(Ae):
+                    # one scale for all: a running RMS of the forks' advantages (a minibatch mixes forks)
+                    ms2 = float(np.mean(np.unique(ADVe) ** 2))
+                    adv_scale = ms2 if adv_scale is None else 0.9 * adv_scale + 0.1 * ms2
+                    replay.add(Xe, Me, Ae, np.zeros(len(Ae), np.float32), None, ADVe / np.sqrt(max(adv_scale, 1e-12)))
+                if len(replay.data):
+                    for _ in range(cfg.updates_per_episode):
+                        advantage_update(model, replay.sample(cfg.batch, rng), opt_pi, cfg.beta)
+            elif cfg.baseline == "greedy":
                 # the self-critical baseline: the greedy policy's undiscounted return on the same trace
                 k = int(rng.integers(len(train_traces)))
                 greedy = rollout(env, lambda obs, info, _: choose(model, obs, info["action_mask"]), cfg.gamma, trace=k)[4]
@@ -461,15 +641,16 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
                 ADVe = np.full(len(Ae), (R - greedy) / max(adv_scale, 1e-8), np.float32)
             else:
                 Xe, Me, Ae, Ge, R, LPe = rollout(env, sampler(env, model, rng, cfg.epsilon), cfg.gamma)
-            # the discounted return of the first slot: what a faster schedule raises
-            running = Ge[0] if running is None else 0.9 * running + 0.1 * Ge[0]
-            rewards.append((time.monotonic() - wall0, float(Ge[0]), explained_variance(model, Xe, Ge)))
-            replay.add(Xe, Me, Ae, Ge, LPe, ADVe)
-            for _ in range(cfg.updates_per_episode):
-                actor_critic_update(model, replay.sample(cfg.batch, rng), opt_pi, opt_v, cfg.beta, cfg.clip)
+            if cfg.baseline != "branch":
+                # the discounted return of the first slot: what a faster schedule raises
+                running = Ge[0] if running is None else 0.9 * running + 0.1 * Ge[0]
+                rewards.append((time.monotonic() - wall0, float(Ge[0]), explained_variance(model, Xe, Ge)))
+                replay.add(Xe, Me, Ae, Ge, LPe, ADVe)
+                for _ in range(cfg.updates_per_episode):
+                    actor_critic_update(model, replay.sample(cfg.batch, rng), opt_pi, opt_v, cfg.beta, cfg.clip)
             if ep % cfg.eval_every == 0:
                 jct = tune_jct()
-                curve.append((time.monotonic() - wall0, ep, jct))
+                curve.append((time.monotonic() - wall0, ep, jct, time.process_time() - cpu_start))
                 if not progress:    # a log line per evaluation for runs in the background
                     print(f"episode {ep} at {curve[-1][0]:.0f}s: tuning JCT {jct:.0f}s (best {min(best[0], jct):.0f}s)",
                           file=sys.stderr, flush=True)
@@ -485,9 +666,11 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
             "training_seconds": wall, "warmup_seconds": warmup_seconds, **warm,
             "teacher_tune_jct": teacher_jct if np.isfinite(teacher_jct) else None,
             "best_episode": best[1], "best_tune_jct": best[0] if np.isfinite(best[0]) else None,
-            "curve": [{"seconds": s, "episode": e, "tune_jct": j if np.isfinite(j) else None} for s, e, j in curve],
+            "cpu_seconds": time.process_time() - cpu_start,
+            "curve": [{"seconds": s, "cpu_seconds": c, "episode": e, "tune_jct": j if np.isfinite(j) else None}
+                      for s, e, j, c in curve],
             "episodes_run": len(rewards),
-            "critic_explained_variance": [round(r[2], 4) for r in rewards]}
+            "critic_explained_variance": [round(r[2], 4) if np.isfinite(r[2]) else None for r in rewards]}
     final.provenance = prov
     save_checkpoint(final, out)
     out.with_suffix(".json").write_text(json.dumps(prov, indent=1) + "\n")
@@ -557,17 +740,26 @@ def parser():
     p.add_argument("--window", type=int, default=d.J, help="J, the jobs the network sees")
     p.add_argument("--hidden", default=",".join(map(str, d.hidden)), help="hidden layer sizes")
     p.add_argument("--warmup-epochs", type=int, default=d.warmup_epochs)
+    p.add_argument("--warmup-lr-final", type=float, default=d.warmup_lr_final,
+                   help="the warm-up's learning rate falls from 0.005 to this along a cosine")
+    p.add_argument("--order", choices=ORDERS, default=d.order,
+                   help="order of the teacher's actions in a slot: DRF's progressive filling (share) or Optimus's gains (gain)")
     p.add_argument("--episodes", type=int, default=d.rl_episodes, help="actor-critic episodes")
     p.add_argument("--reward", choices=["jct", "epochs"], default=d.reward,
                    help="per-slot reward: minus the jobs in the system (default) or the paper's Σ epochs/E_i")
     p.add_argument("--gamma", type=float, default=d.gamma, help="discount per slot")
     p.add_argument("--beta", type=float, default=d.beta, help="entropy weight")
     p.add_argument("--clip", type=float, default=d.clip, help="PPO-style ratio clip (0: plain actor-critic)")
-    p.add_argument("--baseline", choices=["critic", "greedy"], default=d.baseline,
-                   help="actor's baseline: the critic V(s) (default) or the greedy policy's return on the same trace")
+    p.add_argument("--baseline", choices=["critic", "greedy", "branch"], default=d.baseline,
+                   help="actor's baseline: the critic V(s) (default), the greedy policy's return on the same trace, "
+                        "or per sampled slot the greedy episode forked there (docs/dl2.md)")
+    p.add_argument("--p-branch", type=float, default=d.p_branch, help="--baseline branch: probability of forking at a slot")
+    p.add_argument("--temperature", type=float, default=d.temperature,
+                   help="--baseline branch: temperature of the forked slot's sampling")
     p.add_argument("--dagger", type=int, default=d.dagger_rounds, metavar="ROUNDS",
                    help="DAgger rounds after the warm-up: label the network's own states by the teacher and retrain")
     p.add_argument("--rl-lr", type=float, default=d.rl_lr, help="Adam learning rate of fine-tuning")
+    p.add_argument("--updates", type=int, default=d.updates_per_episode, help="minibatch updates after each episode")
     p.add_argument("--budget-min", type=float, default=None, help="stop fine-tuning after this many minutes")
     p.add_argument("--init", default=None, metavar="CHECKPOINT",
                    help="start from this checkpoint (keeps its warm-up, runs only the fine-tuning)")
@@ -588,9 +780,11 @@ def main(argv: Sequence[str]) -> int:
         raise InputError("<argument>", "--hidden", "sizes like 256,256", args.hidden) from None
     cfg = TrainConfig(teacher=args.teacher, seed=args.seed, J=args.window, hidden=hidden,
                       train_seeds=_seeds(args.traces), tune_seeds=_seeds(args.tune), n_jobs=args.jobs,
-                      n_servers=args.servers, warmup_epochs=args.warmup_epochs, rl_episodes=args.episodes,
+                      n_servers=args.servers, warmup_epochs=args.warmup_epochs, warmup_lr_final=args.warmup_lr_final,
+                      order=args.order, rl_episodes=args.episodes,
                       reward=args.reward, gamma=args.gamma, beta=args.beta, clip=args.clip, rl_lr=args.rl_lr,
-                      baseline=args.baseline, dagger_rounds=args.dagger,
+                      baseline=args.baseline, dagger_rounds=args.dagger, p_branch=args.p_branch,
+                      temperature=args.temperature, updates_per_episode=args.updates,
                       time_budget_s=None if args.budget_min is None else 60 * args.budget_min, init=args.init)
     from dlsched.sim.policies import policy_class
 

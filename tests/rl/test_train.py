@@ -9,7 +9,8 @@ import torch
 from dlsched.rl.env import DL2Env
 from dlsched.rl.policy import Model, load_checkpoint
 from dlsched.rl.slot import Slot, Spec
-from dlsched.rl.train import (Replay, TrainConfig, actor_critic_update, agreement, rollout, sampler, teacher_action,
+from dlsched.rl.train import (Replay, TrainConfig, actor_critic_update, advantage_update, agreement, branch_episode,
+                              finish_greedy, fork, gain_action, remaining_times, rollout, sampler, teacher_action,
                               teacher_samples, targets, train, warmup)
 from dlsched.sim.engine import Simulation
 from dlsched.sim.policies import make_policy
@@ -18,17 +19,23 @@ from dlsched.sim.policy import PolicyContext
 from .helpers import small
 
 
-def test_teacher_actions_rebuild_drfs_allocation_in_its_own_order():
+def teacher_slot(teacher: str):
+    """A slot at 8,000 s of a 10-job trace on 6 nodes, the teacher's targets there, and the speeds."""
     traces, cluster, speed = small(10, (5,), 6)
     sim = Simulation(traces[0], cluster, speed)
     while sim.time < 8000:
         sim.advance(8000)
     st = sim.state()
-    drf = make_policy("drf")
-    drf.reset(PolicyContext(cluster, speed))
-    goal = targets(drf.schedule(st, []))
+    pol = make_policy(teacher)
+    pol.reset(PolicyContext(cluster, speed))
+    goal = targets(pol.schedule(st, []))
     spec = Spec(J=10)
-    slot = Slot(spec, st, spec.type_index(st.jobs), np.zeros(len(st.jobs), np.int64))
+    return Slot(spec, st, spec.type_index(st.jobs), np.zeros(len(st.jobs), np.int64)), goal, speed
+
+
+def test_teacher_actions_rebuild_drfs_allocation_in_its_own_order():
+    slot, goal, _ = teacher_slot("drf")
+    spec, st = slot.spec, slot.state
     assert len(slot.jobs) == len(st.active) <= spec.J
     n = 0
     while (a := teacher_action(slot, goal)) != spec.stop:
@@ -39,6 +46,59 @@ def test_teacher_actions_rebuild_drfs_allocation_in_its_own_order():
         n += 1
     assert n > 0
     assert {int(j): (int(slot.w[i]), int(slot.p[i])) for i, j in enumerate(slot.jobs) if slot.w[i]} == goal
+
+
+def test_gain_order_rebuilds_the_teachers_allocation_starting_every_job_first():
+    slot, goal, speed = teacher_slot("optimus-greedy")
+    spec, st = slot.spec, slot.state
+    T = remaining_times(slot, speed)
+    j0 = int(slot.jobs[0])
+    assert np.isclose(T[0, 2, 3], st.remaining[j0] / speed.speed(st.jobs[j0].job_type, 2, 3))
+    kinds = []
+    while (a := gain_action(slot, goal, T)) != spec.stop:
+        kinds.append(a // spec.J)
+        assert slot.apply(a)
+    # every started job got its first worker + PS before any job grew
+    n_start = sum(1 for i, j in enumerate(slot.jobs) if goal.get(int(j), (0, 0))[0])
+    assert kinds[:n_start] == [2] * n_start and 2 not in kinds[n_start:]
+    assert {int(j): (int(slot.w[i]), int(slot.p[i])) for i, j in enumerate(slot.jobs) if slot.w[i]} == goal
+
+
+def test_a_forked_episode_evolves_like_the_original():
+    traces, cluster, speed = small(6, (4,), 3)
+    env = DL2Env(traces, cluster, speed, Spec(J=6), reward="jct", max_slots=60)
+    model = Model.new(env.dl2_spec, (16,), seed=2)
+    obs, info = env.reset(options={"trace": 0})
+    for _ in range(5):
+        obs, *_, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+    twin = fork(env)
+    assert twin.sim is not env.sim and twin.speed is env.speed
+    assert finish_greedy(twin, model) == finish_greedy(env, model)
+    assert np.array_equal(twin.result().jct, env.result().jct, equal_nan=True)
+
+
+def test_branch_advantages_are_the_return_differences_of_forked_slots():
+    traces, cluster, speed = small(6, (4,), 3)
+    env = DL2Env(traces, cluster, speed, Spec(J=6), reward="jct", max_slots=60)
+    model = Model.new(env.dl2_spec, (16,), seed=2)
+    X, M, A, ADV, greedy, n_forks = branch_episode(env, model, np.random.default_rng(0), trace=0, p_branch=1.0,
+                                                   epsilon=0.0, temperature=3.0)
+    env.reset(options={"trace": 0})
+    assert greedy == finish_greedy(env, model)
+    assert n_forks > 0 and len(A) == len(ADV) == len(X) and all(M[k][A[k]] for k in range(len(A)))
+    # near-zero temperature: the sampled slot is the greedy one, so no fork is kept
+    assert len(branch_episode(env, model, np.random.default_rng(0), trace=0, p_branch=1.0, epsilon=0.0,
+                              temperature=1e-4)[2]) == 0
+    # a zero advantage and no entropy weight leave the policy as it was; a nonzero one moves it
+    replay = Replay(1000)
+    replay.add(X, M, A, np.zeros(len(A), np.float32), None, np.zeros(len(A), np.float32))
+    p0 = [p.detach().clone() for p in model.policy.parameters()]
+    opt = torch.optim.Adam(model.policy.parameters(), lr=1e-3)
+    advantage_update(model, replay.sample(32, np.random.default_rng(1)), opt, beta=0.0)
+    assert all(torch.equal(a, b) for a, b in zip(p0, model.policy.parameters()))
+    replay.add(X, M, A, np.zeros(len(A), np.float32), None, np.ones(len(A), np.float32))
+    advantage_update(model, replay.sample(len(replay.data), np.random.default_rng(1)), opt, beta=0.0)
+    assert not all(torch.equal(a, b) for a, b in zip(p0, model.policy.parameters()))
 
 
 def test_returns_are_discounted_per_slot():
@@ -101,7 +161,7 @@ def test_actor_critic_step_moves_both_networks_and_sampling_respects_the_mask():
 
 def test_a_tiny_training_run_writes_checkpoint_provenance_and_curves(tmp_path):
     cfg = TrainConfig(J=5, hidden=(16,), train_seeds=(1,), tune_seeds=(2,), n_jobs=5, n_servers=3,
-                      warmup_epochs=2, rl_episodes=2, eval_every=1, batch=64, updates_per_episode=2)
+                      warmup_epochs=2, rl_episodes=2, eval_every=1, batch=64, updates_per_episode=2, max_slots=60)
     out = tmp_path / "m.pt"
     prov = train(cfg, out, command="test", progress=False)
     assert out.is_file() and out.with_suffix(".png").is_file()
@@ -120,9 +180,19 @@ def test_a_tiny_training_run_writes_checkpoint_provenance_and_curves(tmp_path):
 
 def test_the_self_critical_baseline_runs_and_scales_advantages(tmp_path):
     cfg = TrainConfig(J=5, hidden=(16,), train_seeds=(1, 3), tune_seeds=(2,), n_jobs=5, n_servers=3,
-                      warmup_epochs=1, rl_episodes=2, eval_every=2, batch=64, updates_per_episode=1, baseline="greedy")
+                      warmup_epochs=1, rl_episodes=2, eval_every=2, batch=64, updates_per_episode=1, baseline="greedy",
+                      max_slots=60)
     prov = train(cfg, tmp_path / "g.pt", command="test", progress=False)
     assert prov["episodes_run"] == 2 and prov["config"]["baseline"] == "greedy"
+
+
+def test_the_branch_baseline_runs_and_records_cpu_time(tmp_path):
+    cfg = TrainConfig(J=5, hidden=(16,), train_seeds=(1, 3), tune_seeds=(2,), n_jobs=5, n_servers=3,
+                      warmup_epochs=1, rl_episodes=2, eval_every=2, batch=64, updates_per_episode=1, baseline="branch",
+                      p_branch=0.5, temperature=2.0, max_slots=40)
+    prov = train(cfg, tmp_path / "b.pt", command="test", progress=False)
+    assert prov["episodes_run"] == 2 and prov["cpu_seconds"] > 0
+    assert all(p["cpu_seconds"] >= 0 for p in prov["curve"])
 
 
 def test_a_given_advantage_replaces_the_critics():
@@ -142,7 +212,7 @@ def test_a_given_advantage_replaces_the_critics():
 
 def test_dagger_rounds_add_the_networks_own_states_labelled_by_the_teacher(tmp_path):
     cfg = TrainConfig(J=5, hidden=(16,), train_seeds=(1,), tune_seeds=(2,), n_jobs=5, n_servers=3,
-                      warmup_epochs=1, rl_episodes=0, batch=64, dagger_rounds=1, dagger_epochs=1)
+                      warmup_epochs=1, rl_episodes=0, batch=64, dagger_rounds=1, dagger_epochs=1, max_slots=60)
     prov = train(cfg, tmp_path / "d.pt", command="test", progress=False)
     (r,) = prov["dagger"]
     assert r["samples"] > prov["warmup_samples"] and 0 <= r["held_out"] <= 1
