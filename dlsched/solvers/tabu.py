@@ -37,7 +37,8 @@ solution (termination ``heuristic``).
 
 **Cost.** One iteration costs :math:`O(\text{core columns} \times m)` for the one-job moves and
 :math:`O(\text{chosen} \times \text{unchosen core columns} \times m)` for the swaps (a move's rows
-stop being summed once its penalty rules it out). The usage matrix is held dense (columns ×
+stop being summed once its penalty rules it out); swaps are left out while that product exceeds
+:data:`SWAP_WORK` (wide scheduling-shaped models). The usage matrix is held dense (columns ×
 rows), so models above :data:`DENSE_ENTRIES` entries are refused. numba's import and the load of
 the cached compiled code count against the time limit (``stats["jit_import_seconds"]``,
 ``stats["jit_first_chunk_seconds"]``); in a fresh environment the first call also compiles the
@@ -68,6 +69,9 @@ DENSE_ENTRIES = 20_000_000
 SEARCH_SHARE = 0.1
 #: without a time limit the search stops after this many restarts in a row without a better solution
 UNTIMED_RESTARTS = 50
+#: swaps are evaluated only while (core jobs x core columns x rows) is at most this (about 10 ms
+#: per iteration); beyond it, on wide scheduling-shaped models, the one-job moves alone
+SWAP_WORK = 20_000_000
 #: the search core has at least this many jobs (or all)
 MIN_CORE_JOBS = 20
 #: weight floor of a row the LP does not price, as a share of its mean gain per unit of use
@@ -199,7 +203,7 @@ def restart(s: State, rng: np.random.Generator, kick: float, tenure_hi: int, fre
           params=("tenure", "stall", "kick", "lam_up", "lam_cap", "price_noise", "fixing", "swaps", "core_share",
                   "search_share"),
           supports=("gap", "raw"))
-def tabu(instance, opts: SolveOptions, tenure: float = 0.05, stall: float = 20.0, kick: float = 0.2,
+def tabu(instance, opts: SolveOptions, tenure: float = 0.01, stall: float = 20.0, kick: float = 0.2,
          lam_up: float = 1.1, lam_cap: float = 1e4, price_noise: float = 0.3, fixing: bool = True,
          swaps: bool = True, core_share: float = 0.35, search_share: float = SEARCH_SHARE) -> Result:
     """Tabu search on the core MCMDK (module docstring)."""
@@ -234,21 +238,29 @@ def tabu(instance, opts: SolveOptions, tenure: float = 0.05, stall: float = 20.0
     s = State(inst, tr, floor_of(tr.lp))
     rng = np.random.default_rng(opts.seed)
     n_core = min(inst.n_jobs, max(int(math.ceil(core_share * inst.n_jobs)), MIN_CORE_JOBS))
+
+    class Space:
+        """The part of the model the search moves in (fixing x core at ``info``'s prices)."""
+
+        def __init__(self, info: LPInfo):
+            self.allowed, self.none_ok, self.jobs, self.free = search_masks(inst, tr, info, fixing, n_core)
+            self.cols = np.flatnonzero(self.allowed)
+            self.n_free = max(1, int(self.free.sum()))
+            self.swaps = swaps and self.jobs.size * self.cols.size * inst.n_rows <= SWAP_WORK
+
     info = tr.lp
-    allowed, none_ok, jobs, free = search_masks(inst, tr, info, fixing, n_core)
-    cols = np.flatnonzero(allowed)
-    n_free = max(1, int(free.sum()))
-    tenure_lo = max(1, int(round(tenure * n_free)))
+    sp = Space(info)
+    tenure_lo = max(1, int(round(tenure * sp.n_free)))
     iters, chunk, since, restarts, idle, first = 0, 16, 0, 0, 0, True
     timed = opts.clock.limited
     while not tr.done:
         if opts.clock.remaining() <= RESOLUTION / 5 or (not timed and idle >= UNTIMED_RESTARTS):
             break
         # a chunk ends at the next restart at the latest
-        t, ran = time.perf_counter(), max(1, min(chunk, int(stall * n_free) + 1 - since))
-        improved = search(s.Ad, s.g, s.job_ptr, s.col_job, s.cap, s.tol, jobs, cols, allowed, none_ok, s.cur, s.w,
-                          s.lam, s.floor, s.tabu_until, s.best, s.state, ran, tenure_lo, 2 * tenure_lo, lam_up,
-                          lam_cap, swaps, int(rng.integers(2**31 - 1)))
+        t, ran = time.perf_counter(), max(1, min(chunk, int(stall * sp.n_free) + 1 - since))
+        improved = search(s.Ad, s.g, s.job_ptr, s.col_job, s.cap, s.tol, sp.jobs, sp.cols, sp.allowed, sp.none_ok,
+                          s.cur, s.w, s.lam, s.floor, s.tabu_until, s.best, s.state, ran, tenure_lo, 2 * tenure_lo,
+                          lam_up, lam_cap, sp.swaps, int(rng.integers(2**31 - 1)) if first else -1)
         secs = time.perf_counter() - t
         if first:
             stats["jit_first_chunk_seconds"] = round(secs, 4)   # includes loading (or compiling) the kernel
@@ -261,20 +273,16 @@ def tabu(instance, opts: SolveOptions, tenure: float = 0.05, stall: float = 20.0
         s.refresh()
         if improved and s.feasible(s.best) and tr.offer(s.choice(s.best), s.gain_of(s.best)):
             since = idle = 0
-            allowed, none_ok, jobs, free = search_masks(inst, tr, info, fixing, n_core)
-            cols = np.flatnonzero(allowed)
-            n_free = max(1, int(free.sum()))
-        if since > stall * n_free:
+            sp = Space(info)
+        if since > stall * sp.n_free:
             if price_noise > 0:      # the next round searches the core of other prices
                 info = perturbed(inst, tr.lp, rng, price_noise)
                 s.floor[:] = floor_of(info)
-                allowed, none_ok, jobs, free = search_masks(inst, tr, info, fixing, n_core)
-                cols = np.flatnonzero(allowed)
-                n_free = max(1, int(free.sum()))
-            restart(s, rng, kick, 2 * tenure_lo, free, allowed, none_ok)
+                sp = Space(info)
+            restart(s, rng, kick, 2 * tenure_lo, sp.free, sp.allowed, sp.none_ok)
             restarts += 1
             idle += 1
             since = 0
-    stats.update(iterations=iters, restarts=restarts, free_jobs=int(free.sum()), tenure=[tenure_lo, 2 * tenure_lo],
-                 allowed_columns=int(allowed.sum()))
+    stats.update(iterations=iters, restarts=restarts, swaps=sp.swaps, free_jobs=int(sp.free.sum()),
+                 tenure=[tenure_lo, 2 * tenure_lo], allowed_columns=int(sp.allowed.sum()))
     return finish("tabu", inst, opts, tr, stats, "time_limit" if timed else "heuristic")

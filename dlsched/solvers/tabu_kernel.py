@@ -45,8 +45,11 @@ def penalty(w, cap, tol, lam):
 @nb.njit(cache=True)
 def search(Ad, g, job_ptr, col_job, cap, tol, jobs, cols, allowed, none_ok, cur, w, lam, lam_floor, tabu_until, best, state,
            n_iter, tenure_lo, tenure_hi, lam_up, lam_cap, swaps, seed):
-    """Run ``n_iter`` iterations (module docstring); return True when ``best`` improved."""
-    np.random.seed(seed)
+    """Run ``n_iter`` iterations (module docstring); return True when ``best`` improved. ``seed >= 0``
+    seeds numba's generator; ``-1`` continues its stream (a search cut into chunks then draws the
+    same numbers however the chunks fall)."""
+    if seed >= 0:
+        np.random.seed(seed)
     m = cap.size
     it = int(state[0])
     gnow = state[1]
