@@ -10,7 +10,7 @@ boundary) and Vasquez & Hao (2001: a search kept close to the LP optimum), not f
 2. **fixing** (``fixing``, default on): by (★) of docs/layers.md a solution worth at least
    :math:`z + \delta` uses only options with :math:`r_{j,o} \le L(u) - z - \delta` (δ = 1 for
    integer gains, else 0); the others are never entered. The set shrinks as z improves;
-3. **core**: only the ``core_share`` of the jobs (at least :data:`MIN_CORE_JOBS`) whose choice the
+3. **core**: only the ``core_share`` of the jobs (at least ``core_min``) whose choice the
    prices decide least firmly (smallest regret of their second-best option,
    :func:`dlsched.solvers.core.job_slack`) move; the others keep the incumbent's choice;
 4. **moves** (:mod:`dlsched.solvers.tabu_kernel`, compiled with numba), all evaluated in each
@@ -72,8 +72,6 @@ UNTIMED_RESTARTS = 50
 #: swaps are evaluated only while (core jobs x core columns x rows) is at most this (about 10 ms
 #: per iteration); beyond it, on wide scheduling-shaped models, the one-job moves alone
 SWAP_WORK = 20_000_000
-#: the search core has at least this many jobs (or all)
-MIN_CORE_JOBS = 20
 #: weight floor of a row the LP does not price, as a share of its mean gain per unit of use
 FLOOR_SHARE = 1e-3
 
@@ -201,11 +199,12 @@ def restart(s: State, rng: np.random.Generator, kick: float, tenure_hi: int, fre
 @register("tabu", description="tabu search with strategic oscillation from the LP incumbent (fixing by LP regret, "
           "restarts under perturbed prices)",
           params=("tenure", "stall", "kick", "lam_up", "lam_cap", "price_noise", "fixing", "swaps", "core_share",
-                  "search_share"),
+                  "core_min", "search_share"),
           supports=("gap", "raw"))
 def tabu(instance, opts: SolveOptions, tenure: float = 0.01, stall: float = 20.0, kick: float = 0.2,
          lam_up: float = 1.1, lam_cap: float = 1e4, price_noise: float = 0.3, fixing: bool = True,
-         swaps: bool = True, core_share: float = 0.35, search_share: float = SEARCH_SHARE) -> Result:
+         swaps: bool = True, core_share: float = 0.15, core_min: int = 80,
+         search_share: float = SEARCH_SHARE) -> Result:
     """Tabu search on the core MCMDK (module docstring)."""
     tenure = _positive("tenure", tenure, upper=1.0)
     stall = _positive("stall", stall)
@@ -215,6 +214,7 @@ def tabu(instance, opts: SolveOptions, tenure: float = 0.01, stall: float = 20.0
     price_noise = _positive("price_noise", price_noise) if price_noise != 0 else 0.0
     search_share = _positive("search_share", search_share, upper=1.0)
     core_share = _positive("core_share", core_share, upper=1.0)
+    core_min = int(_positive("core_min", core_min))
     fixing = flag(fixing, "fixing")
     swaps = flag(swaps, "swaps")
     opts = opts.started()
@@ -237,7 +237,7 @@ def tabu(instance, opts: SolveOptions, tenure: float = 0.01, stall: float = 20.0
 
     s = State(inst, tr, floor_of(tr.lp))
     rng = np.random.default_rng(opts.seed)
-    n_core = min(inst.n_jobs, max(int(math.ceil(core_share * inst.n_jobs)), MIN_CORE_JOBS))
+    n_core = min(inst.n_jobs, max(int(math.ceil(core_share * inst.n_jobs)), core_min))
 
     class Space:
         """The part of the model the search moves in (fixing x core at ``info``'s prices)."""
