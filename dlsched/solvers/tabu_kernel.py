@@ -42,7 +42,7 @@ def penalty(w, cap, tol, lam):
     return p
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def changed_penalty(base, sub, add, Ad, cap, tol, lam, limit):
     """Penalty and feasibility of ``base - a_sub + a_add`` (``-1``: no column); the sum over the rows
     stops once it exceeds ``limit`` (it only grows; the move is then infeasible and cannot win)."""
@@ -63,7 +63,7 @@ def changed_penalty(base, sub, add, Ad, cap, tol, lam, limit):
     return p, feasible
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def ranks_first(delta, top, ties):
     """Is ``delta`` the new best move (ties broken uniformly at random)? Returns (take, top, ties)."""
     if delta > top + 1e-12:
