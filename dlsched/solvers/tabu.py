@@ -233,7 +233,7 @@ def tabu(instance, opts: SolveOptions, tenure: float = 0.01, stall: float = 20.0
     per_unit = np.abs(gain(inst)).sum() / np.maximum(np.asarray(inst.A.sum(axis=1)).ravel(), 1e-12)
 
     def floor_of(info: LPInfo) -> np.ndarray:
-        return np.maximum(info.u, FLOOR_SHARE * per_unit)
+        return np.maximum(np.maximum(info.u, FLOOR_SHARE * per_unit), 1e-12)     # positive: penalty 0 means feasible
 
     s = State(inst, tr, floor_of(tr.lp))
     rng = np.random.default_rng(opts.seed)

@@ -42,38 +42,6 @@ def penalty(w, cap, tol, lam):
     return p
 
 
-@nb.njit(cache=True, inline="always")
-def changed_penalty(base, sub, add, Ad, cap, tol, lam, limit):
-    """Penalty and feasibility of ``base - a_sub + a_add`` (``-1``: no column); the sum over the rows
-    stops once it exceeds ``limit`` (it only grows; the move is then infeasible and cannot win)."""
-    p = 0.0
-    feasible = True
-    for k in range(cap.size):
-        v = base[k]
-        if add >= 0:
-            v += Ad[add, k]
-        if sub >= 0:
-            v -= Ad[sub, k]
-        d = v - cap[k]
-        if d > tol[k]:
-            p += lam[k] * d
-            feasible = False
-            if p > limit:
-                break
-    return p, feasible
-
-
-@nb.njit(cache=True, inline="always")
-def ranks_first(delta, top, ties):
-    """Is ``delta`` the new best move (ties broken uniformly at random)? Returns (take, top, ties)."""
-    if delta > top + 1e-12:
-        return True, delta, 1
-    if delta >= top - 1e-12:
-        ties += 1
-        return np.random.randint(ties) == 0, top, ties
-    return False, top, ties
-
-
 @nb.njit(cache=True)
 def search(Ad, g, job_ptr, col_job, cap, tol, jobs, cols, allowed, none_ok, cur, w, lam, lam_floor, tabu_until, best, state,
            n_iter, tenure_lo, tenure_hi, lam_up, lam_cap, swaps, seed):
@@ -108,14 +76,36 @@ def search(Ad, g, job_ptr, col_job, cap, tol, jobs, cols, allowed, none_ok, cur,
                 else:
                     cc = c
                 dg = (g[cc] if cc >= 0 else 0.0) - g0
-                limit = dg + pen - top + 1e-12
-                p, feasible = changed_penalty(w, c0, cc, Ad, cap, tol, lam, limit)
-                if p > limit or (taboo and not (feasible and gnow + dg > gbest + 1e-9)):
+                limit = dg + pen - top + 1e-12       # as for swaps below
+                p = 0.0
+                feasible = True
+                for k in range(m):
+                    v = w[k]
+                    if cc >= 0:
+                        v += Ad[cc, k]
+                    if c0 >= 0:
+                        v -= Ad[c0, k]
+                    d = v - cap[k]
+                    if d > tol[k]:
+                        p += lam[k] * d
+                        feasible = False
+                        if p > limit:
+                            break
+                if p > limit:
                     continue
-                take, top, ties = ranks_first(dg - (p - pen), top, ties)
-                if take:
+                if taboo and not (feasible and gnow + dg > gbest + 1e-9):
+                    continue
+                delta = dg - (p - pen)
+                if delta > top + 1e-12:
+                    top = delta
                     bj = j
                     bc = cc
+                    ties = 1
+                elif delta >= top - 1e-12:
+                    ties += 1
+                    if np.random.randint(ties) == 0:
+                        bj = j
+                        bc = cc
         bi = -1
         if swaps:
             # swap: chosen job i (droppable) to none, job j without a configuration to column c
@@ -131,15 +121,35 @@ def search(Ad, g, job_ptr, col_job, cap, tol, jobs, cols, allowed, none_ok, cur,
                     if cur[j] >= 0:
                         continue
                     dg = g[c] - g[ci]
+                    # the penalty only grows over the rows: stop once the move cannot reach the best
+                    # (it is then infeasible, so aspiration cannot admit it either)
                     limit = dg + pen - top + 1e-12
-                    p, feasible = changed_penalty(wi, -1, c, Ad, cap, tol, lam, limit)
-                    if p > limit or ((ti or tabu_until[j] > it) and not (feasible and gnow + dg > gbest + 1e-9)):
+                    p = 0.0
+                    feasible = True
+                    for k in range(m):
+                        d = wi[k] + Ad[c, k] - cap[k]
+                        if d > tol[k]:
+                            p += lam[k] * d
+                            feasible = False
+                            if p > limit:
+                                break
+                    if p > limit:
                         continue
-                    take, top, ties = ranks_first(dg - (p - pen), top, ties)
-                    if take:
+                    if (ti or tabu_until[j] > it) and not (feasible and gnow + dg > gbest + 1e-9):
+                        continue
+                    delta = dg - (p - pen)
+                    if delta > top + 1e-12:
+                        top = delta
                         bi = i
                         bj = j
                         bc = c
+                        ties = 1
+                    elif delta >= top - 1e-12:
+                        ties += 1
+                        if np.random.randint(ties) == 0:
+                            bi = i
+                            bj = j
+                            bc = c
         it += 1
         if bi >= 0:                            # the drop half of a swap; the add half follows
             ci = cur[bi]
