@@ -72,6 +72,8 @@ UNTIMED_RESTARTS = 50
 #: swaps are evaluated only while (core jobs x core columns x rows) is at most this (about 10 ms
 #: per iteration); beyond it, on wide scheduling-shaped models, the one-job moves alone
 SWAP_WORK = 20_000_000
+#: standard deviation of the log-normal noise on the gain-per-price ratios that pick the jobs a restart drops
+KICK_NOISE = 0.3
 #: weight floor of a row the LP does not price, as a share of its mean gain per unit of use
 FLOOR_SHARE = 1e-3
 
@@ -179,7 +181,7 @@ def restart(s: State, rng: np.random.Generator, kick: float, tenure_hi: int, fre
     if cand.size:
         cols = s.cur[cand]
         ratio = s.g[cols] / np.maximum(s.Ad[cols] @ s.floor, 1e-12)
-        key = np.log(np.maximum(ratio, 1e-300)) + 0.3 * rng.standard_normal(cand.size)
+        key = np.log(np.maximum(ratio, 1e-300)) + KICK_NOISE * rng.standard_normal(cand.size)
         k = max(1, int(round(kick * cand.size)))
         out = cand[np.argsort(key)[:k]]
         for j in out:          # k jobs, a few per restart
