@@ -35,9 +35,9 @@ from dlsched.bench.peers import PEERS, available, run_peer
 from dlsched.instance.classic_gen import GAP_TYPES, chu_beasley_mkp, gap_instance
 from dlsched.instance.generate import random_mcmdk
 
-DLSCHED_METHODS = ("exact", "core", "sample", "hyperplane")
+DLSCHED_METHODS = ("exact", "core", "sample", "hyperplane", "tabu")
 #: the decomposition layers (``exact`` is plain HiGHS, one of the references of the target)
-LAYERS = ("core", "sample", "hyperplane", "lp-round")
+LAYERS = ("core", "sample", "hyperplane", "tabu", "lp-round")
 #: the open-source references of issue 14's target: the best layer's mean gap no worse than each
 REFERENCES = ("exact", "scip", "cpsat")
 

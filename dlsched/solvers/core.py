@@ -50,7 +50,7 @@ from dlsched.models.mcmdk import MatrixForm, build_matrix
 from dlsched.result import Result, Status, make_result
 from dlsched.solvers import highs
 from dlsched.solvers.milp import solve_core
-from dlsched.solvers.lp import LPInfo, gain, lagrangian, solve_lp, to_sense
+from dlsched.solvers.lp import LPInfo, gain, integral_gains, lagrangian, solve_lp, to_sense
 from dlsched.solvers.options import Incumbent, SolveOptions
 from dlsched.solvers.registry import register
 from dlsched.solvers.rounding import lp_round_core, sub_instance
@@ -86,7 +86,7 @@ class Tracker:
 
     def __post_init__(self):
         self.bound = self.lp.bound_gain
-        if _integral_gains(self.inst) and math.isfinite(self.bound):
+        if integral_gains(self.inst) and math.isfinite(self.bound):
             self.bound = math.floor(self.bound + 1e-6)
         self.history = []
 
@@ -98,7 +98,7 @@ class Tracker:
         return False
 
     def tighten(self, b: float) -> None:
-        if _integral_gains(self.inst) and math.isfinite(b):
+        if integral_gains(self.inst) and math.isfinite(b):
             b = math.floor(b + 1e-6)
         if b < self.bound:
             self.bound = b
@@ -128,10 +128,6 @@ class Tracker:
 
     def remaining(self) -> float:
         return self.opts.clock.remaining()
-
-
-def _integral_gains(inst: MCMDK) -> bool:
-    return bool(np.all(inst.value == np.round(inst.value)))
 
 
 def chosen_gain(inst: MCMDK, choice: np.ndarray) -> float:

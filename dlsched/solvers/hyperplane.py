@@ -53,8 +53,8 @@ from dlsched.instance.core import MCMDK
 from dlsched.models.mcmdk import MatrixForm, build_matrix
 from dlsched.result import Result, Status, make_result
 from dlsched.solvers import highs
-from dlsched.solvers.core import _integral_gains, core as core_layer
-from dlsched.solvers.lp import gain
+from dlsched.solvers.core import core as core_layer
+from dlsched.solvers.lp import gain, integral_gains
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.registry import register
 
@@ -156,7 +156,7 @@ def hyperplane(instance, opts: SolveOptions, core_share: float = CORE_SHARE) -> 
                            objective=again.objective, bound=bound, stats=dict(again.stats, **stats),
                            message=again.message, **dict(common, build_seconds=common["build_seconds"] + again.build_seconds))
     z = sign * first.objective
-    delta = 1.0 if _integral_gains(inst) else 0.0
+    delta = 1.0 if integral_gains(inst) else 0.0
     mf = build_matrix(inst)
     rows, lower, upper = [], [], []
     range_bound = math.inf

@@ -61,6 +61,12 @@ def gain(inst: MCMDK) -> np.ndarray:
     return inst.value if inst.sense == "max" else -inst.value
 
 
+def integral_gains(inst: MCMDK) -> bool:
+    """Every gain is an integer: a better solution is then worth at least one more, and a bound
+    may be rounded down (``floor(L + 1e-6)``)."""
+    return bool(np.all(inst.value == np.round(inst.value)))
+
+
 def to_sense(inst: MCMDK, g: float) -> float:
     """A gain value back in the instance's own sense."""
     return float(g) if inst.sense == "max" else -float(g)
