@@ -212,16 +212,19 @@ def start(instance, opts: SolveOptions, search_share: float = SEARCH_SHARE) -> t
     return inst, tr, stats
 
 
-def finish(name: str, inst: MCMDK, opts: SolveOptions, tr: Tracker, stats: dict, termination: str) -> Result:
+def finish(name: str, inst: MCMDK, opts: SolveOptions, tr: Tracker, stats: dict, termination: str,
+           message: str = "") -> Result:
     """The :class:`Result` of a layer from its tracker (build and solve seconds apart): ``optimal``
     when the tracker proved it, ``gap_limit`` when the requested gap was reached, ``infeasible``
     when the certified bound is ``-inf`` and no solution exists, else ``termination``."""
     lp = tr.lp
     stats = dict(stats, history=len(tr.history))
-    common = dict(sense=inst.sense, backend="highs", build_seconds=tr.build_seconds, stats=stats,
-                  solver_version=highs.version())
     if lp.status in (Status.INFEASIBLE, Status.UNBOUNDED):
-        return make_result(name, opts, termination=lp.termination, message="the LP relaxation is " + lp.status.value, **common)
+        message = "the LP relaxation is " + lp.status.value
+    common = dict(sense=inst.sense, backend="highs", build_seconds=tr.build_seconds, stats=stats,
+                  solver_version=highs.version(), message=message)
+    if lp.status in (Status.INFEASIBLE, Status.UNBOUNDED):
+        return make_result(name, opts, termination=lp.termination, **common)
     bound = to_sense(inst, tr.bound) if math.isfinite(tr.bound) else None
     if tr.choice is not None:
         term = "optimal" if tr.proven else ("gap_limit" if tr.within_gap else termination)

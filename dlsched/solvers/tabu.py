@@ -41,8 +41,11 @@ stop being summed once its penalty rules it out); swaps are left out while that 
 :data:`SWAP_WORK` (wide scheduling-shaped models). The usage matrix is held dense (columns ×
 rows), so models above :data:`DENSE_ENTRIES` entries are refused. numba's import and the load of
 the cached compiled code count against the time limit (``stats["jit_import_seconds"]``,
-``stats["jit_first_chunk_seconds"]``); in a fresh environment the first call also compiles the
-kernel (measured: about 2 s, docs/results.md).
+``stats["jit_first_chunk_seconds"]``); in a fresh environment the kernel must first be compiled
+(measured: 2 s idle, 8-9 s under load, docs/results.md), which cannot be interrupted: a call with
+less than :data:`COMPILE_SECONDS` left that finds no compiled kernel returns its start solution
+(``lp-round``'s, with the LP bound; ``stats["kernel"] = "not compiled"``) instead of overrunning
+its limit, and a call with more time compiles and caches it.
 
 Defaults were chosen on generated Chu–Beasley problems with seeds below 100 (docs/results.md,
 issue 14).
@@ -76,6 +79,20 @@ SWAP_WORK = 20_000_000
 KICK_NOISE = 0.3
 #: weight floor of a row the LP does not price, as a share of its mean gain per unit of use
 FLOOR_SHARE = 1e-3
+#: a limited call that finds the kernel neither loaded nor cached (it would compile, 2-9 s measured)
+#: searches only if at least this many seconds remain; else it returns its start (the time limit holds)
+COMPILE_SECONDS = 15.0
+
+
+def kernel_ready(search) -> bool:
+    """Whether the compiled search kernel is loaded in this process or cached on disk for the
+    current source (numba's cache index; a private part of numba, so any failure reads "not ready")."""
+    if search.signatures:
+        return True
+    try:
+        return bool(search._cache._cache_file._load_index())
+    except Exception:   # noqa: BLE001  (numba's internals moved: compile, as without a cache)
+        return False
 
 
 def _positive(name: str, value, *, upper: float | None = None, above_one: bool = False) -> float:
@@ -231,6 +248,11 @@ def tabu(instance, opts: SolveOptions, tenure: float = 0.01, stall: float = 20.0
     j0 = time.perf_counter()
     from dlsched.solvers.tabu_kernel import search    # numba: imported (and compiled once) only when used
     stats["jit_import_seconds"] = round(time.perf_counter() - j0, 4)
+    if opts.budget.limited and opts.budget.remaining() < COMPILE_SECONDS and not kernel_ready(search):
+        stats["kernel"] = "not compiled"
+        return finish("tabu", inst, opts, tr, stats, "time_limit",
+                      message=f"tabu's search kernel is not compiled yet in this environment (the first call with "
+                              f"at least {COMPILE_SECONDS:.0f} s left compiles and caches it): returned its start solution")
 
     per_unit = np.abs(gain(inst)).sum() / np.maximum(np.asarray(inst.A.sum(axis=1)).ravel(), 1e-12)
 

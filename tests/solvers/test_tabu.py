@@ -138,3 +138,18 @@ def test_models_too_large_to_hold_dense_are_refused(monkeypatch):
     inst = chu_beasley_mkp(50, 5, 0.5, seed=1)
     with pytest.raises(InputError, match="columns x rows"):
         dlsched.solve(inst, "tabu", threads=1, time_limit=1)
+
+
+def test_a_limited_call_without_a_compiled_kernel_returns_its_start(monkeypatch):
+    """Compiling the numba kernel cannot be interrupted: with less than COMPILE_SECONDS left and no
+    compiled kernel, the call keeps its limit and returns the start solution; with no limit it searches."""
+    inst = chu_beasley_mkp(100, 5, 0.5, seed=3)
+    dlsched.solve(inst, "tabu", threads=1)                   # compiled (or loaded) here
+    from dlsched.solvers.tabu_kernel import search
+    assert tabu_module.kernel_ready(search)
+    monkeypatch.setattr(tabu_module, "kernel_ready", lambda search: False)
+    res = dlsched.solve(inst, "tabu", threads=1, time_limit=5.0)
+    assert res.stats["kernel"] == "not compiled" and res.termination == "time_limit"
+    assert "not compiled" in res.message and res.inconsistency() is None
+    assert dlsched.check(inst, res).feasible and res.bound >= res.objective
+    assert "kernel" not in dlsched.solve(inst, "tabu", threads=1).stats
