@@ -148,8 +148,17 @@ def test_a_limited_call_without_a_compiled_kernel_returns_its_start(monkeypatch)
     from dlsched.solvers.tabu_kernel import search
     assert tabu_module.kernel_ready(search)
     monkeypatch.setattr(tabu_module, "kernel_ready", lambda search: False)
+    started = []
+    monkeypatch.setattr(tabu_module, "compile_in_background", lambda: started.append(1))
     res = dlsched.solve(inst, "tabu", threads=1, time_limit=5.0)
+    assert started == [1], "the kernel is compiled in the background for the calls after this one"
     assert res.stats["kernel"] == "not compiled" and res.termination == "time_limit"
     assert "not compiled" in res.message and res.inconsistency() is None
     assert dlsched.check(inst, res).feasible and res.bound >= res.objective
     assert "kernel" not in dlsched.solve(inst, "tabu", threads=1).stats
+
+
+def test_the_background_compile_program_runs():
+    """What :func:`compile_in_background` starts: an unlimited call in a fresh interpreter that exits cleanly."""
+    proc = tabu_module.compile_in_background()
+    assert proc.wait(timeout=300) == 0
