@@ -92,10 +92,15 @@ COMPILE_SECONDS = 15.0
 #: the compiling process this process has started (at most one)
 _compiling: subprocess.Popen | None = None
 
-#: what that process runs: an unlimited call on a small MKP compiles the kernel for the argument
-#: types every call uses and caches it on disk, where every later process finds it
-COMPILE_PROGRAM = ("import dlsched; from dlsched.instance.classic_gen import chu_beasley_mkp; "
-                   "dlsched.solve(chu_beasley_mkp(30, 5, 0.5, seed=0), 'tabu', threads=1)")
+
+def compile_kernel() -> None:
+    """Compile the kernel and cache it on disk, where every later process finds it: an unlimited
+    call on a small MKP (the kernel is compiled for the argument types every call uses). A benchmark
+    calls it before its timed cells; :func:`compile_in_background` runs it in another process."""
+    import dlsched
+    from dlsched.instance.classic_gen import chu_beasley_mkp
+
+    dlsched.solve(chu_beasley_mkp(30, 5, 0.5, seed=0), "tabu", threads=1)
 
 
 def compile_in_background() -> subprocess.Popen:
@@ -105,7 +110,8 @@ def compile_in_background() -> subprocess.Popen:
     if _compiling is None:
         root = str(Path(__file__).resolve().parents[2])      # this copy of dlsched, whatever sys.path says
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
-        _compiling = subprocess.Popen([sys.executable, "-c", COMPILE_PROGRAM], env=env, stdin=subprocess.DEVNULL,
+        program = "from dlsched.solvers.tabu import compile_kernel; compile_kernel()"
+        _compiling = subprocess.Popen([sys.executable, "-c", program], env=env, stdin=subprocess.DEVNULL,
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     return _compiling
 
