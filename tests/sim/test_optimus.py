@@ -305,10 +305,12 @@ def test_task_shares_amount_is_the_authors_divisor():
 
     cap = np.array([768.0, 192.0])                      # cpu, gpu
     dw, dp = np.array([[2.0, 1.0], [2.0, 0.0]]), np.array([[2.0, 0.0], [2.0, 0.0]])
-    w, p = task_shares(dw, dp, cap, amount=True)
+    w, p = task_shares(dw, dp, cap, divisor="amount")
     assert w.tolist() == [1.0, 2.0] and p.tolist() == [2.0, 2.0]   # a GPU worker costs its 1 GPU, a CPU task its 2 CPUs
     w, p = task_shares(dw, dp, cap)
     assert w.tolist() == pytest.approx([1 / 192, 2 / 768]) and p.tolist() == pytest.approx([2 / 768, 2 / 768])
+    w, p = task_shares(dw, dp, cap, divisor="none")                  # DL2's simulator divides by nothing
+    assert w.tolist() == [1.0, 1.0] and p.tolist() == [1.0, 1.0]
 
 
 def test_relative_gain_gives_the_spare_worker_to_the_short_job():

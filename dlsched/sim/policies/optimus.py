@@ -78,17 +78,20 @@ DEFAULT_PROFILE = ((1, 1), (1, 2), (2, 1), (2, 2), (2, 4), (4, 2), (4, 4), (8, 8
 # -- allocation (MODELS.md §5) -----------------------------------------------------------------
 
 def task_shares(demand_w: np.ndarray, demand_p: np.ndarray, capacity: np.ndarray,
-                bottleneck: int | None = None, amount: bool = False) -> tuple[np.ndarray, np.ndarray]:
+                bottleneck: int | None = None, divisor: str = "share") -> tuple[np.ndarray, np.ndarray]:
     r"""What a worker and a PS of each job cost in the gain's denominator (MODELS.md §5).
 
-    Without ``bottleneck``: the task's dominant share :math:`\max_r d^r / C^r`. With the index of
-    the cluster's dominant resource r*: the task's share of it, :math:`d^{r*} / C^{r*}`; a task
-    that holds none of r* (a PS when GPUs are the bottleneck) costs its dominant share instead,
-    so that it is never free. With ``amount``: the task's demand of its own dominant resource (the
-    largest :math:`d^r / C^r`) in that resource's units, as the authors' scheduler divides.
+    ``divisor="share"``: without ``bottleneck``, the task's dominant share :math:`\max_r d^r / C^r`;
+    with the index of the cluster's dominant resource r*, the task's share of it,
+    :math:`d^{r*} / C^{r*}`; a task that holds none of r* (a PS when GPUs are the bottleneck) costs
+    its dominant share instead, so that it is never free. ``"amount"``: the task's demand of its
+    own dominant resource (the largest :math:`d^r / C^r`) in that resource's units, as the
+    authors' scheduler divides. ``"none"``: 1 for every task, as DL2's simulator's Optimus divides.
     """
+    if divisor == "none":
+        return np.ones(len(demand_w)), np.ones(len(demand_p))
     cap = np.where(capacity > 0, capacity, 1.0)
-    if amount:
+    if divisor == "amount":
         rows = np.arange(len(demand_w))
         return (np.maximum(demand_w[rows, (demand_w / cap).argmax(axis=1)], 1e-12),
                 np.maximum(demand_p[rows, (demand_p / cap).argmax(axis=1)], 1e-12))
@@ -286,8 +289,8 @@ class Optimus:
             bottleneck = int(np.argmax(asked.sum(axis=0) / np.where(self._capacity > 0, self._capacity, np.inf)))
         # gain="relative" (an ablation, not Optimus): each job's times in units of its remaining time at its fastest size
         scaled = times if self.gain == "absolute" else [T / _fastest(T) for T in times]
-        shares = ((np.ones(len(ready)), np.ones(len(ready))) if self.normalise == "none" else
-                  task_shares(dw, dp, self._capacity, bottleneck, self.normalise == "amount"))
+        divisor = self.normalise if self.normalise in ("amount", "none") else "share"
+        shares = task_shares(dw, dp, self._capacity, bottleneck, divisor)
         sizes = marginal_gain_allocation(scaled, dw, dp, self._capacity, self._capacity, start, shares, pairs=self.pairs)
         placements = self._place(state, {ready[i]: pw for i, pw in sizes.items()},
                                  {ready[i]: times[i] for i in range(len(ready))},
