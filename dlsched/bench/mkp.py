@@ -25,6 +25,7 @@ from rich.table import Table
 
 from dlsched.bench import environment, register_suite
 from dlsched.bench.report import dolan_more, mean_gap_curve, style
+from dlsched.bench.results import latest, read_results
 from dlsched.bench.runner import run_suite
 from dlsched.bench.suite import suite_from_definition
 from dlsched.bench.tasks import load_definition, with_settings
@@ -180,10 +181,8 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
 
     if args.from_runs:
-        lines = [json.loads(line) for line in args.from_runs.read_text().splitlines() if line.strip()]
-        head = next((r for r in lines if "format" in r), {})
-        limits = head.get("limits", {"time_limit": args.time_limit or 10.0})
-        rows = [r for r in lines if "format" not in r]
+        head, rows = read_results(args.from_runs)
+        rows, limits = latest(rows), head["limits"]
     else:
         doc, path = suite_definition(args)
         suite = suite_from_definition(doc, path, source=f"{path} (with the command line's settings)")
