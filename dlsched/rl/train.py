@@ -45,6 +45,7 @@ from torch import nn
 from dlsched.rl.env import DL2Env
 from dlsched.rl.policy import DL2Policy, Model, choose, load_checkpoint, save_checkpoint
 from dlsched.rl.slot import Slot, Spec
+from dlsched.sim.policies.optimus import task_shares
 from dlsched.sim.policy import Decision, PolicyContext
 
 
@@ -150,8 +151,7 @@ def gain_action(slot: Slot, target: dict[int, tuple[int, int]], T: np.ndarray) -
     for i, tw, tp in need:
         if slot.w[i] == 0 and slot.p[i] == 0 and tw > 0 and tp > 0 and mask[2 * J + i]:
             return 2 * J + i
-    share_w = (slot.dw / np.where(slot.total > 0, slot.total, 1.0)).max(axis=1)
-    share_p = (slot.dp / np.where(slot.total > 0, slot.total, 1.0)).max(axis=1)
+    share_w, share_p = task_shares(slot.dw, slot.dp, slot.total)     # Optimus's own divisor
     best, best_gain = slot.spec.stop, -np.inf
     for i, tw, tp in need:
         w, p = int(slot.w[i]), int(slot.p[i])
