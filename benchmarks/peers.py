@@ -79,7 +79,10 @@ def method_spec(spec: str) -> tuple[str, dict]:
     params = {}
     for item in filter(None, rest.split(",")):
         key, _, value = item.partition("=")
-        params[key] = json.loads(value) if value[:1] in "-0123456789[{tf" else value
+        try:           # numbers, true/false, lists; anything else (e.g. start=tabu) is a string
+            params[key] = json.loads(value)
+        except json.JSONDecodeError:
+            params[key] = value
     return name, params
 
 
@@ -234,8 +237,9 @@ def main(argv=None) -> int:
     for m in args.methods:
         if m in PEERS and not available(m):
             print(f"note: {m} skipped ({PEERS[m]} is not installed)", file=sys.stderr)
-    if any(m.split(":")[0] == "tabu" for m in args.methods):
+    if any(m not in PEERS for m in args.methods):
         # numba compiles tabu's kernel once per environment (2-9 s); do it before any timed cell
+        # (`tabu` and `hyperplane:start=tabu` use it; loading the cached kernel takes 0.1-0.3 s)
         compile_kernel()
     cells = []
     for idx, (cls, inst) in enumerate(instances(args.suite, args.per_class, args.seed0, args.sizes)):

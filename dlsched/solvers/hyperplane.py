@@ -10,8 +10,11 @@ the LP value on the hyperplane :math:`\kappa = k`, a concave function of k (the 
 an LP is concave in a right-hand side). Every solution with :math:`\kappa(x) = k` is worth at
 most :math:`z_{LP}(k)`. So:
 
-1. run the ``core`` layer (:mod:`dlsched.solvers.core`) for ``core_share`` of the time limit:
-   incumbent :math:`z` and its certified bound;
+1. run the ``start`` layer for ``core_share`` of the time limit: incumbent :math:`z` and its
+   certified bound. ``start="core"`` (the default) is the core layer (:mod:`dlsched.solvers.core`);
+   ``start="tabu"`` is the tabu search (:mod:`dlsched.solvers.tabu`, bound: the LP's), which on
+   250-item and larger Chu–Beasley problems hands HiGHS a better incumbent than the core layer's
+   (docs/results.md, issue 14);
 2. from the LP's own cardinality outwards, solve :math:`z_{LP}(k)` (one HiGHS object, dual
    simplex warm-started from k to k±1) until it falls below :math:`z + \delta`, with
    :math:`\delta = 1` when every gain is an integer (a better solution is worth at least
@@ -29,7 +32,7 @@ HiGHS's search on 30-constraint problems, where the core layer's cores stay narr
 range, whichever is smaller; :math:`-\infty` when step 3 proves it infeasible, and then
 :math:`z` is optimal); the reported bound is the smaller of that and the core layer's.
 
-If the core layer's share ends without an incumbent (measured once, on a 4,000-job,
+If the start layer's share ends without an incumbent (measured once, on a 4,000-job,
 100,000-column model whose LP took most of it), steps 2–3 are skipped and the core layer gets
 the rest of the time (the whole MILP from scratch found only the empty solution there).
 
@@ -57,9 +60,12 @@ from dlsched.solvers.core import core as core_layer
 from dlsched.solvers.lp import gain, integral_gains
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.registry import register
+from dlsched.solvers.tabu import tabu as tabu_layer
 
 #: share of the time limit for the core layer's incumbent (chosen on generated Chu–Beasley problems, docs/layers.md)
 CORE_SHARE = 0.3
+#: the layers that may give the first incumbent (option ``start``; the first is the default)
+STARTS = ("core", "tabu")
 #: the cardinality range is computed for models of at most this many columns (each LP of step 2
 #: costs about a full LP; at 20,000 columns a few tenths of a second)
 CARDINALITY_COLUMNS = 20_000
@@ -75,11 +81,12 @@ def with_rows(mf: MatrixForm, rows: list[np.ndarray], lower: list[float], upper:
 
 
 def cardinality_range(inst: MCMDK, z: float, delta: float, opts: SolveOptions,
-                      mf: MatrixForm | None = None) -> tuple[int, int, float] | None:
+                      mf: MatrixForm | None = None, duals: dict | None = None) -> tuple[int, int, float] | None:
     r"""``(k_lo, k_hi, max z_LP(k) over the range)`` in gain units: the cardinalities where
     :math:`z_{LP}(k) \ge z + \delta` (module docstring, step 2); ``None`` when none is (no
     better solution exists) — or when the time ran out first, then ``(0, n_jobs, inf)``.
-    ``mf``: the instance's matrix when the caller has built it already."""
+    ``mf``: the instance's matrix when the caller has built it already. ``duals``: filled with
+    HiGHS's row duals of :math:`z_{LP}(k)` (capacity rows, then the cardinality row) per k in the range."""
     mf = build_matrix(inst) if mf is None else mf
     n = inst.n_jobs
     h = highs.load(with_rows(mf, [np.ones(mf.n_cols)], [0.0], [float(n)], relax=True), opts)
@@ -95,7 +102,10 @@ def cardinality_range(inst: MCMDK, z: float, delta: float, opts: SolveOptions,
         h.run()
         if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             return -math.inf          # infeasible hyperplane (or a failure, treated below as "keep")
-        return sign * float(h.getInfo().objective_function_value)
+        v = sign * float(h.getInfo().objective_function_value)
+        if duals is not None and v >= need:
+            duals[k] = np.array(h.getSolution().row_dual)
+        return v
 
     h.changeRowBounds(row, 0.0, float(n))
     h.run()
@@ -120,19 +130,22 @@ def cardinality_range(inst: MCMDK, z: float, delta: float, opts: SolveOptions,
 
 @register("hyperplane", description="core layer's incumbent, then HiGHS on the whole model restricted to the "
           "cardinalities sum x = k whose LP can beat it (Vimont et al.'s hyperplanes)",
-          params=("core_share",), supports=("gap", "raw"))
-def hyperplane(instance, opts: SolveOptions, core_share: float = CORE_SHARE) -> Result:
-    """Core layer, cardinality range, HiGHS on the cut whole model (module docstring)."""
+          params=("core_share", "start"), supports=("gap", "raw"))
+def hyperplane(instance, opts: SolveOptions, core_share: float = CORE_SHARE, start: str = STARTS[0]) -> Result:
+    """Start layer, cardinality range, HiGHS on the cut whole model (module docstring)."""
     if not 0 < core_share < 1:
         raise InputError("<argument>", "core_share", "a share of the time limit in (0, 1)", core_share)
+    if start not in STARTS:
+        raise InputError("<argument>", "start", "one of " + ", ".join(STARTS), start)
+    first_layer = tabu_layer if start == "tabu" else core_layer
     opts = opts.started()
     t0 = time.perf_counter()
     inst = instance.to_core()
     convert = time.perf_counter() - t0
     # without a time limit the core layer runs to the end (it is exact then)
-    first = core_layer(inst, opts.within(opts.clock.share(core_share)) if opts.clock.limited else opts)
+    first = first_layer(inst, opts.within(opts.clock.share(core_share)) if opts.clock.limited else opts)
     sign = 1.0 if inst.sense == "max" else -1.0
-    stats = {"core": {"seconds": round(opts.clock.elapsed() - convert, 4), "objective": first.objective,
+    stats = {start: {"seconds": round(opts.clock.elapsed() - convert, 4), "objective": first.objective,
                       "bound": first.bound, "status": first.status.value}}
     common = dict(sense=inst.sense, backend="highs", solver_version=highs.version(),
                   build_seconds=convert + first.build_seconds)

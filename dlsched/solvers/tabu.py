@@ -28,7 +28,13 @@ boundary) and Vasquez & Hao (2001: a search kept close to the LP optimum), not f
    perturbed, :math:`u_k e^{\sigma\xi_k}` (σ = ``price_noise``), which gives another core (step 3)
    and other weight floors (step 5); the search goes back to the best solution, drops ``kick`` of
    its free chosen jobs (the lowest gain per unit of the perturbed prices, with random noise),
-   makes them tabu and goes on.
+   makes them tabu and goes on. With ``centres="hyperplanes"`` (default ``"prices"``; MKP-like
+   models, ``at_most_one``) the restarts instead cycle over the cardinality hyperplanes
+   :math:`\sum x = k` whose LP can still beat the incumbent (Vasquez & Hao's hyperplanes; the range
+   of :func:`dlsched.solvers.hyperplane.cardinality_range`, recomputed after an improvement): the
+   core and the weight floors come from the duals :math:`(u, \mu)` of :math:`z_{LP}(k)`, the
+   regrets being those of the gains :math:`g - \mu` at prices :math:`u` (the price noise on top),
+   so each restart searches around another LP optimum.
 
 **Bound.** The search proves nothing beyond the LP: the bound is :math:`L(u)` (rounded down for
 integer gains), and the method stops early only when z reaches it (or the requested ``gap``).
@@ -59,6 +65,7 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -67,7 +74,7 @@ from dlsched.errors import InputError
 from dlsched.instance.core import MCMDK
 from dlsched.result import Result, Status
 from dlsched.solvers.core import Tracker, finish, job_slack, perturbed, start
-from dlsched.solvers.lp import LPInfo, gain, integral_gains
+from dlsched.solvers.lp import LPInfo, gain, integral_gains, lagrangian
 from dlsched.solvers.options import RESOLUTION, SolveOptions
 from dlsched.solvers.registry import flag, register
 
@@ -88,6 +95,9 @@ FLOOR_SHARE = 1e-3
 #: searches only if at least this many seconds remain; else it returns its start (the time limit holds)
 COMPILE_SECONDS = 15.0
 
+
+#: where the restarts centre the core (option ``centres``, module docstring step 6; the first is the default)
+CENTRES = ("prices", "hyperplanes")
 
 #: the compiling process this process has started (at most one)
 _compiling: subprocess.Popen | None = None
@@ -220,6 +230,40 @@ def search_masks(inst: MCMDK, tr: Tracker, info: LPInfo, fixing: bool, core_jobs
     return allowed, none_ok, np.flatnonzero(options > 0), options > 1
 
 
+def shifted(inst: MCMDK, mu: float) -> MCMDK:
+    r"""``inst`` with every gain lowered by :math:`\mu` (the price of the cardinality row)."""
+    return replace(inst, value=inst.value - mu if inst.sense == "max" else inst.value + mu)
+
+
+def centre(inst: MCMDK, lp: LPInfo, u: np.ndarray, mu: float) -> LPInfo:
+    r"""``lp`` with the prices ``u`` and the regrets of the gains :math:`g - \mu` at them (a hyperplane
+    centre, module docstring step 6; its bound fields are ``lp``'s, the certified ones)."""
+    _, best, regret, regret_none = lagrangian(shifted(inst, mu), u)
+    return replace(lp, u=u, best=best, regret=regret, regret_none=regret_none)
+
+
+def hyperplane_duals(inst: MCMDK, tr: Tracker, opts: SolveOptions) -> list[tuple[int, np.ndarray, float]]:
+    r"""``(k, u, mu)``: the prices of :math:`z_{LP}(k)` for every k whose LP can beat the incumbent
+    (module docstring step 6); empty under ``exactly_one`` or without an incumbent."""
+    from dlsched.solvers.hyperplane import cardinality_range     # it imports this module
+
+    if inst.choose != "at_most_one" or tr.choice is None:
+        return []
+    duals: dict[int, np.ndarray] = {}
+    cardinality_range(inst, tr.gain, 1.0 if integral_gains(inst) else 0.0, opts, duals=duals)
+    out = []
+    for k, y in sorted(duals.items()):
+        # HiGHS's dual signs flip with the sense (as in lp.solve_lp): keep the sign whose
+        # Lagrangian bound of the hyperplane, u.b + mu k + sum_j max(0, max_o g - A'u - mu), is smaller
+        cands = []
+        for sgn in (1.0, -1.0):
+            u, mu = np.maximum(sgn * y[: inst.n_rows], 0.0), float(sgn * y[-1])     # the cardinality row is the last
+            cands.append((lagrangian(shifted(inst, mu), u)[0] + mu * k, sgn, u, mu))
+        _, _, u, mu = min(cands, key=lambda c: (c[0], c[1]))
+        out.append((k, u, mu))
+    return out
+
+
 def restart(s: State, rng: np.random.Generator, kick: float, tenure_hi: int, free: np.ndarray,
             allowed: np.ndarray, none_ok: np.ndarray) -> None:
     """Back to the best solution, minus ``kick`` of its free chosen jobs (those with the lowest
@@ -250,12 +294,12 @@ def restart(s: State, rng: np.random.Generator, kick: float, tenure_hi: int, fre
 @register("tabu", description="tabu search with strategic oscillation from the LP incumbent (fixing by LP regret, "
           "restarts under perturbed prices)",
           params=("tenure", "stall", "kick", "lam_up", "lam_cap", "price_noise", "fixing", "swaps", "core_share",
-                  "core_min", "search_share"),
+                  "core_min", "search_share", "centres"),
           supports=("gap", "raw"))
 def tabu(instance, opts: SolveOptions, tenure: float = 0.01, stall: float = 20.0, kick: float = 0.2,
          lam_up: float = 1.1, lam_cap: float = 1e4, price_noise: float = 0.3, fixing: bool = True,
          swaps: bool = True, core_share: float = 0.15, core_min: int = 80,
-         search_share: float = SEARCH_SHARE) -> Result:
+         search_share: float = SEARCH_SHARE, centres: str = CENTRES[0]) -> Result:
     """Tabu search on the core MCMDK (module docstring)."""
     tenure = _positive("tenure", tenure, upper=1.0)
     stall = _positive("stall", stall)
@@ -268,6 +312,8 @@ def tabu(instance, opts: SolveOptions, tenure: float = 0.01, stall: float = 20.0
     core_min = int(_positive("core_min", core_min))
     fixing = flag(fixing, "fixing")
     swaps = flag(swaps, "swaps")
+    if centres not in CENTRES:
+        raise InputError("<argument>", "centres", "one of " + ", ".join(CENTRES), centres)
     opts = opts.started()
     inst = instance.to_core()
     if inst.n_cols * max(inst.n_rows, 1) > DENSE_ENTRIES:
@@ -309,6 +355,7 @@ def tabu(instance, opts: SolveOptions, tenure: float = 0.01, stall: float = 20.0
     sp = Space(info)
     tenure_lo = max(1, int(round(tenure * sp.n_free)))
     iters, chunk, since, restarts, idle, first = 0, 16, 0, 0, 0, True
+    planes, planes_at = [], None      # hyperplane centres and the incumbent gain they were computed for
     timed = opts.clock.limited
     while not tr.done:
         if opts.clock.remaining() <= RESOLUTION / 5 or (not timed and idle >= UNTIMED_RESTARTS):
@@ -332,7 +379,15 @@ def tabu(instance, opts: SolveOptions, tenure: float = 0.01, stall: float = 20.0
             since = idle = 0
             sp = Space(info)
         if since > stall * sp.n_free:
-            if price_noise > 0:      # the next round searches the core of other prices
+            if centres == "hyperplanes" and planes_at != tr.gain:
+                planes, planes_at = hyperplane_duals(inst, tr, opts), tr.gain
+            if planes:       # the next round searches around the LP optimum of another hyperplane
+                _, u, mu = planes[restarts % len(planes)]
+                noise = np.exp(price_noise * rng.standard_normal(u.size)) if price_noise > 0 else 1.0
+                info = centre(inst, tr.lp, u * noise, mu)
+                s.floor[:] = floor_of(info)
+                sp = Space(info)
+            elif price_noise > 0:      # the next round searches the core of other prices
                 info = perturbed(inst, tr.lp, rng, price_noise)
                 s.floor[:] = floor_of(info)
                 sp = Space(info)
@@ -340,6 +395,7 @@ def tabu(instance, opts: SolveOptions, tenure: float = 0.01, stall: float = 20.0
             restarts += 1
             idle += 1
             since = 0
-    stats.update(iterations=iters, restarts=restarts, swaps=sp.swaps, free_jobs=int(sp.free.sum()),
+    stats.update(iterations=iters, restarts=restarts, swaps=sp.swaps, hyperplanes=len(planes),
+                 free_jobs=int(sp.free.sum()),
                  tenure=[tenure_lo, 2 * tenure_lo], allowed_columns=int(sp.allowed.sum()))
     return finish("tabu", inst, opts, tr, stats, "time_limit" if timed else "heuristic")

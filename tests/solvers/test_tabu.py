@@ -47,6 +47,30 @@ def test_tabu_against_brute_force(inst, seed):
     assert_sandwich(inst, res, opt)
 
 
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tiny_mcmdk(max_jobs=5), st.integers(0, 3))
+def test_tabu_with_hyperplane_centres_against_brute_force(inst, seed):
+    """``centres="hyperplanes"``: restarts around the LP optima of the cardinality hyperplanes
+    (under ``exactly_one`` the perturbed prices as by default); the same guarantees."""
+    opt = brute_force(inst)
+    res = dlsched.solve(inst, "tabu", threads=1, seed=seed, centres="hyperplanes")
+    if opt is None:
+        assert not res.status.has_solution()
+        return
+    assert_sandwich(inst, res, opt)
+
+
+@pytest.mark.parametrize("m,n,alpha,seed", [(5, 60, 0.5, 1), (10, 40, 0.25, 2)])
+def test_hyperplane_centres_on_mkp_against_the_exact_milp(m, n, alpha, seed):
+    """On MKPs the restarts do use hyperplane centres; checked answer, bound >= optimum >= objective."""
+    inst = chu_beasley_mkp(n, m, alpha, seed)
+    exact = dlsched.solve(inst, "exact", threads=1)
+    res = dlsched.solve(inst, "tabu", threads=1, time_limit=2, seed=seed, centres="hyperplanes")
+    assert_sandwich(inst, res, exact.objective)
+    assert res.objective >= 0.99 * exact.objective
+    assert res.stats["restarts"] == 0 or res.stats["hyperplanes"] > 0 or res.objective == exact.objective
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_tabu_finds_the_optimum_of_small_mcmdks(seed):
     """Eight jobs, three configurations, three rows: the search reaches the brute-force optimum."""
@@ -125,7 +149,7 @@ def test_time_limit_and_stream():
 @pytest.mark.parametrize("param,value", [("tenure", 0), ("tenure", 2.0), ("stall", -1), ("kick", 0),
                                          ("kick", 1.5), ("lam_up", 1.0), ("lam_cap", 0.5), ("price_noise", -0.1),
                                          ("fixing", "maybe"), ("swaps", "perhaps"), ("search_share", 0),
-                                         ("tenure", "x")])
+                                         ("tenure", "x"), ("centres", "lp")])
 def test_bad_options_are_refused(param, value):
     inst = chu_beasley_mkp(20, 3, 0.5, seed=1)
     with pytest.raises(InputError) as err:
