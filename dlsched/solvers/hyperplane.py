@@ -10,7 +10,8 @@ the LP value on the hyperplane :math:`\kappa = k`, a concave function of k (the 
 an LP is concave in a right-hand side). Every solution with :math:`\kappa(x) = k` is worth at
 most :math:`z_{LP}(k)`. So:
 
-1. run the ``start`` layer for ``core_share`` of the time limit: incumbent :math:`z` and its
+1. run the ``start`` layer for ``core_share`` of the time limit (default 0.3 for the core layer,
+   0.6 for the tabu search): incumbent :math:`z` and its
    certified bound. ``start="core"`` (the default) is the core layer (:mod:`dlsched.solvers.core`);
    ``start="tabu"`` is the tabu search (:mod:`dlsched.solvers.tabu`, bound: the LP's), which on
    250-item and larger Chu–Beasley problems hands HiGHS a better incumbent than the core layer's
@@ -64,6 +65,9 @@ from dlsched.solvers.tabu import tabu as tabu_layer
 
 #: share of the time limit for the core layer's incumbent (chosen on generated Chu–Beasley problems, docs/layers.md)
 CORE_SHARE = 0.3
+#: the same share when ``start="tabu"``: the search needs most of the time on 250-item problems
+#: (generated Chu–Beasley seeds 200-201, docs/results.md issue 14)
+TABU_SHARE = 0.6
 #: the layers that may give the first incumbent (option ``start``; the first is the default)
 STARTS = ("core", "tabu")
 #: the cardinality range is computed for models of at most this many columns (each LP of step 2
@@ -131,9 +135,12 @@ def cardinality_range(inst: MCMDK, z: float, delta: float, opts: SolveOptions,
 @register("hyperplane", description="core layer's incumbent, then HiGHS on the whole model restricted to the "
           "cardinalities sum x = k whose LP can beat it (Vimont et al.'s hyperplanes)",
           params=("core_share", "start"), supports=("gap", "raw"))
-def hyperplane(instance, opts: SolveOptions, core_share: float = CORE_SHARE, start: str = STARTS[0]) -> Result:
-    """Start layer, cardinality range, HiGHS on the cut whole model (module docstring)."""
-    if not 0 < core_share < 1:
+def hyperplane(instance, opts: SolveOptions, core_share: float | None = None, start: str = STARTS[0]) -> Result:
+    """Start layer, cardinality range, HiGHS on the cut whole model (module docstring); ``core_share``
+    defaults to :data:`CORE_SHARE` (``start="core"``) or :data:`TABU_SHARE` (``start="tabu"``)."""
+    if core_share is None:
+        core_share = TABU_SHARE if start == "tabu" else CORE_SHARE
+    if not isinstance(core_share, (int, float)) or not 0 < core_share < 1:
         raise InputError("<argument>", "core_share", "a share of the time limit in (0, 1)", core_share)
     if start not in STARTS:
         raise InputError("<argument>", "start", "one of " + ", ".join(STARTS), start)
