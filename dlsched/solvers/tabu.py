@@ -31,7 +31,7 @@ boundary) and Vasquez & Hao (2001: a search kept close to the LP optimum), not f
    makes them tabu and goes on. With ``centres="hyperplanes"`` (default ``"prices"``; MKP-like
    models, ``at_most_one``) the restarts instead cycle over the cardinality hyperplanes
    :math:`\sum x = k` whose LP can still beat the incumbent (Vasquez & Hao's hyperplanes; the range
-   of :func:`dlsched.solvers.hyperplane.cardinality_range`, recomputed after an improvement): the
+   of :func:`dlsched.solvers.cardinality.cardinality_range`, recomputed after an improvement): the
    core and the weight floors come from the duals :math:`(u, \mu)` of :math:`z_{LP}(k)`, the
    regrets being those of the gains :math:`g - \mu` at prices :math:`u` (the price noise on top),
    so each restart searches around another LP optimum.
@@ -73,6 +73,7 @@ import numpy as np
 from dlsched.errors import InputError
 from dlsched.instance.core import MCMDK
 from dlsched.result import Result, Status
+from dlsched.solvers.cardinality import cardinality_range
 from dlsched.solvers.core import Tracker, finish, job_slack, perturbed, start
 from dlsched.solvers.lp import LPInfo, gain, integral_gains, lagrangian
 from dlsched.solvers.options import RESOLUTION, SolveOptions
@@ -245,8 +246,6 @@ def centre(inst: MCMDK, lp: LPInfo, u: np.ndarray, mu: float) -> LPInfo:
 def hyperplane_duals(inst: MCMDK, tr: Tracker, opts: SolveOptions) -> list[tuple[int, np.ndarray, float]]:
     r"""``(k, u, mu)``: the prices of :math:`z_{LP}(k)` for every k whose LP can beat the incumbent
     (module docstring step 6); empty under ``exactly_one`` or without an incumbent."""
-    from dlsched.solvers.hyperplane import cardinality_range     # it imports this module
-
     if inst.choose != "at_most_one" or tr.choice is None:
         return []
     duals: dict[int, np.ndarray] = {}

@@ -14,7 +14,7 @@ import dlsched
 from dlsched.errors import InputError
 from dlsched.instance.classic_gen import chu_beasley_mkp, gap_instance
 from dlsched.solvers.core import Tracker
-from dlsched.solvers.hyperplane import cardinality_range
+from dlsched.solvers.cardinality import cardinality_range
 from dlsched.solvers.lp import gain, lagrangian, solve_lp
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.tabu import hyperplane_duals, shifted
