@@ -44,7 +44,7 @@ from torch import nn
 
 from dlsched.rl.env import DL2Env
 from dlsched.rl.policy import DL2Policy, Model, choose, load_checkpoint, save_checkpoint
-from dlsched.rl.slot import Slot, Spec
+from dlsched.rl.slot import DECIDE_AT, Slot, Spec
 from dlsched.sim.policies.optimus import task_shares
 from dlsched.sim.policy import Decision, PolicyContext
 
@@ -54,6 +54,10 @@ class TrainConfig:
     """Every setting of a training run (recorded in the checkpoint's provenance)."""
 
     teacher: str = "drf"
+    #: the teacher's constructor options (``--teacher-param KEY=VALUE``)
+    teacher_params: dict = field(default_factory=dict)
+    #: when DL2 decides (:data:`dlsched.rl.slot.DECIDE_AT`): slot boundaries only (DL2's), or also arrivals and completions
+    decide_at: str = "slots"
     seed: int = 0
     J: int = 40
     hidden: tuple[int, ...] = (256, 256)
@@ -545,7 +549,11 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     out = Path(out)
     rng = np.random.default_rng(cfg.seed)
     torch.manual_seed(cfg.seed)
-    spec = Spec(J=cfg.J)
+    spec = Spec(J=cfg.J, decide_at=cfg.decide_at)
+
+    def teacher():
+        return make_policy(cfg.teacher, **cfg.teacher_params)
+
     train_traces, cluster, speed = setting(cfg, cfg.train_seeds)
     tune_traces = setting(cfg, cfg.tune_seeds)[0]
     env = DL2Env(train_traces, cluster, speed, spec, seed=cfg.seed, reward=cfg.reward, max_slots=cfg.max_slots)
@@ -554,9 +562,9 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     if cfg.init is None:
         model = Model.new(spec, cfg.hidden, seed=cfg.seed)
         # warm-up on the teacher
-        X, M, A, G = teacher_samples(env, lambda: make_policy(cfg.teacher), range(len(train_traces)), cfg.gamma,
+        X, M, A, G = teacher_samples(env, teacher, range(len(train_traces)), cfg.gamma,
                                      cfg.order)
-        Xh, Mh, Ah, _ = teacher_samples(tune_env, lambda: make_policy(cfg.teacher), range(len(tune_traces)), cfg.gamma,
+        Xh, Mh, Ah, _ = teacher_samples(tune_env, teacher, range(len(tune_traces)), cfg.gamma,
                                         cfg.order)
         losses = warmup(model, X, M, A, epochs=cfg.warmup_epochs, lr=cfg.warmup_lr, batch=cfg.batch, seed=cfg.seed,
                         lr_final=cfg.warmup_lr_final)
@@ -570,8 +578,9 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
         if model.spec != spec or model.shape.hidden != tuple(cfg.hidden):
             from dlsched.errors import InputError
 
-            raise InputError(cfg.init, "spec", f"a checkpoint with J={cfg.J} and hidden {list(cfg.hidden)} (as the flags ask)",
-                             f"J={model.spec.J}, hidden {list(model.shape.hidden)}")
+            raise InputError(cfg.init, "spec", f"a checkpoint with J={cfg.J}, hidden {list(cfg.hidden)} and decisions at "
+                             f"{cfg.decide_at} (as the flags ask)",
+                             f"J={model.spec.J}, hidden {list(model.shape.hidden)}, decisions at {model.spec.decide_at}")
         warm = {k: model.provenance.get(k) for k in ("warmup_samples", "warmup_loss", "agreement")}
         warm["init"] = {"path": str(cfg.init), **{k: model.provenance.get(k) for k in
                                                    ("command", "training_seconds", "curve", "best_tune_jct")}}
@@ -579,13 +588,13 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
         # imitation on the network's own states: the teacher's trajectories plus, per round, the
         # states the current network reaches, all labelled by the teacher
         if cfg.init is not None:
-            X, M, A, _ = teacher_samples(env, lambda: make_policy(cfg.teacher), range(len(train_traces)), cfg.gamma,
+            X, M, A, _ = teacher_samples(env, teacher, range(len(train_traces)), cfg.gamma,
                                          cfg.order)
-            Xh, Mh, Ah, _ = teacher_samples(tune_env, lambda: make_policy(cfg.teacher), range(len(tune_traces)),
+            Xh, Mh, Ah, _ = teacher_samples(tune_env, teacher, range(len(tune_traces)),
                                             cfg.gamma, cfg.order)
         rounds = []
         for r in range(cfg.dagger_rounds):
-            Xd, Md, Ad = dagger_samples(env, model, lambda: make_policy(cfg.teacher), range(len(train_traces)), cfg.gamma,
+            Xd, Md, Ad = dagger_samples(env, model, teacher, range(len(train_traces)), cfg.gamma,
                                         cfg.order)
             X, M, A = np.concatenate([X, Xd]), np.concatenate([M, Md]), np.concatenate([A, Ad])
             loss = warmup(model, X, M, A, epochs=cfg.dagger_epochs, lr=cfg.warmup_lr, batch=cfg.batch, seed=cfg.seed + r + 1)
@@ -597,7 +606,7 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     def tune_jct() -> float:
         return mean_jct(lambda: DL2Policy(model), tune_traces, cluster, speed, seed=cfg.seed)
 
-    teacher_jct = mean_jct(lambda: make_policy(cfg.teacher), tune_traces, cluster, speed, seed=cfg.seed)
+    teacher_jct = mean_jct(teacher, tune_traces, cluster, speed, seed=cfg.seed)
     cpu0 = time.process_time() - cpu_start
     curve = [(time.monotonic() - wall0, 0, tune_jct(), cpu0)]
     best = (curve[0][2], 0)
@@ -730,6 +739,10 @@ def parser():
     p = argparse.ArgumentParser(prog="dlsched train dl2",
                                 description="Train DL2: warm-up on a teacher policy, then actor-critic (docs/dl2.md).")
     p.add_argument("--teacher", default=d.teacher, help="a registered policy to warm up on (default drf)")
+    p.add_argument("--teacher-param", action="append", metavar="KEY=VALUE",
+                   help="an option of the teacher policy (JSON value; repeatable), as `simulate -P`")
+    p.add_argument("--decide-at", choices=DECIDE_AT, default=d.decide_at,
+                   help="decide at slot boundaries only (DL2's, default) or also at every arrival and completion")
     p.add_argument("--traces", default=f"{d.train_seeds[0]}-{d.train_seeds[-1]}", metavar="SEEDS",
                    help="seeds of the training traces of DL2's job mix, e.g. 1000-1011")
     p.add_argument("--tune", default=",".join(map(str, d.tune_seeds)), metavar="SEEDS",
@@ -778,7 +791,10 @@ def main(argv: Sequence[str]) -> int:
         hidden = tuple(int(h) for h in args.hidden.split(","))
     except ValueError:
         raise InputError("<argument>", "--hidden", "sizes like 256,256", args.hidden) from None
-    cfg = TrainConfig(teacher=args.teacher, seed=args.seed, J=args.window, hidden=hidden,
+    from dlsched.sim.run import parse_params
+
+    cfg = TrainConfig(teacher=args.teacher, teacher_params=parse_params(args.teacher_param, "--teacher-param"),
+                      decide_at=args.decide_at, seed=args.seed, J=args.window, hidden=hidden,
                       train_seeds=_seeds(args.traces), tune_seeds=_seeds(args.tune), n_jobs=args.jobs,
                       n_servers=args.servers, warmup_epochs=args.warmup_epochs, warmup_lr_final=args.warmup_lr_final,
                       order=args.order, rl_episodes=args.episodes,
@@ -786,9 +802,9 @@ def main(argv: Sequence[str]) -> int:
                       baseline=args.baseline, dagger_rounds=args.dagger, p_branch=args.p_branch,
                       temperature=args.temperature, updates_per_episode=args.updates,
                       time_budget_s=None if args.budget_min is None else 60 * args.budget_min, init=args.init)
-    from dlsched.sim.policies import policy_class
+    from dlsched.sim.policies import make_policy
 
-    policy_class(cfg.teacher)          # an unknown teacher fails before any work
+    make_policy(cfg.teacher, **cfg.teacher_params)   # an unknown teacher or option fails before any work
     prov = train(cfg, args.out, command=" ".join(["dlsched train dl2", *argv]), progress=not args.quiet)
     print(json.dumps({k: prov[k] for k in ("agreement", "teacher_tune_jct", "best_tune_jct", "best_episode",
                                             "episodes_run", "training_seconds")}))
