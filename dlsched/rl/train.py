@@ -82,9 +82,12 @@ class TrainConfig:
     #: PPO-style clipping of the probability ratio to the acting policy's (0: the plain actor-critic step)
     clip: float = 0.2
     #: the actor's baseline: "critic" (A = G − V(s)), "greedy" (A = episode return − the greedy
-    #: policy's return on the same trace, the self-critical baseline) or "branch" (A of a sampled
+    #: policy's return on the same trace, the self-critical baseline), "branch" (A of a sampled
     #: slot = the return of the greedy episode forked there minus the greedy one, :func:`branch_episode`)
+    #: or "rollouts" (the best of ``candidates`` sampled slots per fork, if better than greedy, as a target)
     baseline: str = "critic"
+    #: ``baseline="rollouts"``: sampled slots per fork, the best of which (if it beats the greedy one) is the target
+    candidates: int = 4
     #: ``baseline="branch"``: probability of forking at a slot, and the temperature of the forked slot's sampling
     p_branch: float = 0.1
     temperature: float = 1.0
@@ -360,8 +363,32 @@ def finish_greedy(env: DL2Env, model: Model) -> float:
     return total
 
 
+def sampled_slot(f: DL2Env, model: Model, rng: np.random.Generator, epsilon: float, temperature: float,
+                 keep: str = "deviations"):
+    """Play the rest of ``f``'s open slot with actions sampled from π (:func:`sampler`), then the
+    rest of the episode greedily (:func:`finish_greedy`). Returns the states, masks and actions kept
+    (``keep="deviations"``: those that differ from the greedy choice in the same state; ``"all"``:
+    every action of the slot), whether any action deviated, and the return from the slot on."""
+    act = sampler(f, model, rng, epsilon, temperature)   # its ε-repair reads this env's slot
+    fo, fi = f.slot.observation(), f._info(slot_end=False)
+    xs, ms, acts, r, end, deviated = [], [], [], 0.0, False, False
+    while True:
+        a, _ = act(fo, fi, False)
+        differs = a != choose(model, fo, fi["action_mask"])
+        deviated |= differs
+        if differs or keep == "all":
+            xs.append(fo)
+            ms.append(fi["action_mask"])
+            acts.append(a)
+        fo, r, term, trunc, fi = f.step(a)
+        if fi["slot_end"]:
+            end = term or trunc
+            break
+    return xs, ms, acts, deviated, r + (0.0 if end or not deviated else finish_greedy(f, model))
+
+
 def branch_episode(env: DL2Env, model: Model, rng: np.random.Generator, *, trace: int, p_branch: float,
-                   epsilon: float, temperature: float):
+                   epsilon: float, temperature: float, candidates: int = 0):
     """Slot advantages measured against the greedy policy on the same trace (``baseline="branch"``).
 
     The greedy policy plays trace ``trace``; at each slot, with probability ``p_branch``, the
@@ -372,6 +399,11 @@ def branch_episode(env: DL2Env, model: Model, rng: np.random.Generator, *, trace
     Returns, for the actions of the sampled slots that differ from the greedy policy's choice in the
     same state, their states, masks, actions and their slot's advantage (forks whose slot equals the
     greedy one are dropped: their advantage is 0), the greedy episode's return and the fork count.
+
+    With ``candidates`` = K > 0 (``baseline="rollouts"``, policy improvement by rollouts) each fork
+    plays K sampled slots instead of one; the best of them, if it beats the greedy continuation,
+    becomes a target: every action of that slot with advantage 1 (so the update is the cross-entropy
+    towards the improved slot); forks where no sample beats the greedy slot teach nothing.
     """
     obs, info = env.reset(options={"trace": trace})
     forks = []
@@ -386,28 +418,21 @@ def branch_episode(env: DL2Env, model: Model, rng: np.random.Generator, *, trace
     greedy = prefix
     X, M, A, ADV = [], [], [], []
     for f, before in forks:
-        act = sampler(f, model, rng, epsilon, temperature)   # its ε-repair reads the fork's slot
-        fo, fi = f.slot.observation(), f._info(slot_end=False)
-        xs, ms, acts, r, end = [], [], [], 0.0, False
-        while True:
-            a, _ = act(fo, fi, False)
-            if a != choose(model, fo, fi["action_mask"]):
-                # only the deviations from the greedy action carry the slot's advantage: crediting
-                # the greedy actions of a worse slot too would push the greedy policy away from itself
-                xs.append(fo)
-                ms.append(fi["action_mask"])
-                acts.append(a)
-            fo, r, term, trunc, fi = f.step(a)
-            if fi["slot_end"]:
-                end = term or trunc
-                break
-        if not acts:
-            continue
-        rest = r + (0.0 if end else finish_greedy(f, model))
+        if candidates:
+            tries = [sampled_slot(fork(f), model, rng, epsilon, temperature, keep="all") for _ in range(candidates)]
+            xs, ms, acts, deviated, rest = max(tries, key=lambda t: t[4] if t[3] else -np.inf)
+            if not deviated or before + rest <= greedy:
+                continue
+            adv = 1.0
+        else:
+            xs, ms, acts, deviated, rest = sampled_slot(f, model, rng, epsilon, temperature)
+            if not acts:
+                continue
+            adv = before + rest - greedy
         X += xs
         M += ms
         A += acts
-        ADV += [before + rest - greedy] * len(acts)
+        ADV += [adv] * len(acts)
     return (np.array(X, np.float32).reshape(-1, *env.observation_space.shape), np.array(M, np.int8).reshape(len(A), env.action_space.n),
             np.array(A, np.int64), np.array(ADV, np.float32), greedy, len(forks))
 
@@ -625,10 +650,11 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
                 break
             tick(f"running reward {running:.3f}  best tune JCT {best[0]:.0f}s" if running is not None else "")
             ADVe = None
-            if cfg.baseline == "branch":
+            if cfg.baseline in ("branch", "rollouts"):
                 k = int(rng.integers(len(train_traces)))
                 Xe, Me, Ae, ADVe, R, _ = branch_episode(env, model, rng, trace=k, p_branch=cfg.p_branch,
-                                                        epsilon=cfg.epsilon, temperature=cfg.temperature)
+                                                        epsilon=cfg.epsilon, temperature=cfg.temperature,
+                                                        candidates=cfg.candidates if cfg.baseline == "rollouts" else 0)
                 running = R if running is None else 0.9 * running + 0.1 * R
                 rewards.append((time.monotonic() - wall0, R, float("nan")))
                 if len(Ae):
@@ -650,7 +676,7 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
                 ADVe = np.full(len(Ae), (R - greedy) / max(adv_scale, 1e-8), np.float32)
             else:
                 Xe, Me, Ae, Ge, R, LPe = rollout(env, sampler(env, model, rng, cfg.epsilon), cfg.gamma)
-            if cfg.baseline != "branch":
+            if cfg.baseline not in ("branch", "rollouts"):
                 # the discounted return of the first slot: what a faster schedule raises
                 running = Ge[0] if running is None else 0.9 * running + 0.1 * Ge[0]
                 rewards.append((time.monotonic() - wall0, float(Ge[0]), explained_variance(model, Xe, Ge)))
@@ -763,9 +789,12 @@ def parser():
     p.add_argument("--gamma", type=float, default=d.gamma, help="discount per slot")
     p.add_argument("--beta", type=float, default=d.beta, help="entropy weight")
     p.add_argument("--clip", type=float, default=d.clip, help="PPO-style ratio clip (0: plain actor-critic)")
-    p.add_argument("--baseline", choices=["critic", "greedy", "branch"], default=d.baseline,
+    p.add_argument("--baseline", choices=["critic", "greedy", "branch", "rollouts"], default=d.baseline,
                    help="actor's baseline: the critic V(s) (default), the greedy policy's return on the same trace, "
-                        "or per sampled slot the greedy episode forked there (docs/dl2.md)")
+                        "per sampled slot the greedy episode forked there (branch), or the best of --candidates "
+                        "sampled slots per fork as a target (rollouts; docs/dl2.md)")
+    p.add_argument("--candidates", type=int, default=d.candidates,
+                   help="--baseline rollouts: sampled slots per fork")
     p.add_argument("--p-branch", type=float, default=d.p_branch, help="--baseline branch: probability of forking at a slot")
     p.add_argument("--temperature", type=float, default=d.temperature,
                    help="--baseline branch: temperature of the forked slot's sampling")
@@ -799,7 +828,7 @@ def main(argv: Sequence[str]) -> int:
                       n_servers=args.servers, warmup_epochs=args.warmup_epochs, warmup_lr_final=args.warmup_lr_final,
                       order=args.order, rl_episodes=args.episodes,
                       reward=args.reward, gamma=args.gamma, beta=args.beta, clip=args.clip, rl_lr=args.rl_lr,
-                      baseline=args.baseline, dagger_rounds=args.dagger, p_branch=args.p_branch,
+                      baseline=args.baseline, candidates=args.candidates, dagger_rounds=args.dagger, p_branch=args.p_branch,
                       temperature=args.temperature, updates_per_episode=args.updates,
                       time_budget_s=None if args.budget_min is None else 60 * args.budget_min, init=args.init)
     from dlsched.sim.policies import make_policy
