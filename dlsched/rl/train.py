@@ -102,6 +102,9 @@ class TrainConfig:
     #: DAgger rounds after the warm-up (0: none), each followed by this many epochs on all samples
     dagger_rounds: int = 0
     dagger_epochs: int = 5
+    #: each DAgger round's learning rate, falling to ``warmup_lr_final`` along a cosine (round 1 used a
+    #: constant 0.005, which undid much of the warm-up)
+    dagger_lr: float = 0.001
 
 
 # -- teacher -------------------------------------------------------------------------------
@@ -622,7 +625,8 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
             Xd, Md, Ad = dagger_samples(env, model, teacher, range(len(train_traces)), cfg.gamma,
                                         cfg.order)
             X, M, A = np.concatenate([X, Xd]), np.concatenate([M, Md]), np.concatenate([A, Ad])
-            loss = warmup(model, X, M, A, epochs=cfg.dagger_epochs, lr=cfg.warmup_lr, batch=cfg.batch, seed=cfg.seed + r + 1)
+            loss = warmup(model, X, M, A, epochs=cfg.dagger_epochs, lr=cfg.dagger_lr, batch=cfg.batch, seed=cfg.seed + r + 1,
+                          lr_final=cfg.warmup_lr_final)
             rounds.append({"samples": int(len(A)), "loss": loss,
                            "held_out": agreement(model, Xh, Mh, Ah), "seconds": time.monotonic() - wall0})
         warm["dagger"] = rounds
@@ -800,6 +804,8 @@ def parser():
                    help="--baseline branch: temperature of the forked slot's sampling")
     p.add_argument("--dagger", type=int, default=d.dagger_rounds, metavar="ROUNDS",
                    help="DAgger rounds after the warm-up: label the network's own states by the teacher and retrain")
+    p.add_argument("--dagger-epochs", type=int, default=d.dagger_epochs, help="epochs of each DAgger round")
+    p.add_argument("--dagger-lr", type=float, default=d.dagger_lr, help="learning rate of each DAgger round (cosine decay)")
     p.add_argument("--rl-lr", type=float, default=d.rl_lr, help="Adam learning rate of fine-tuning")
     p.add_argument("--updates", type=int, default=d.updates_per_episode, help="minibatch updates after each episode")
     p.add_argument("--budget-min", type=float, default=None, help="stop fine-tuning after this many minutes")
@@ -828,7 +834,8 @@ def main(argv: Sequence[str]) -> int:
                       n_servers=args.servers, warmup_epochs=args.warmup_epochs, warmup_lr_final=args.warmup_lr_final,
                       order=args.order, rl_episodes=args.episodes,
                       reward=args.reward, gamma=args.gamma, beta=args.beta, clip=args.clip, rl_lr=args.rl_lr,
-                      baseline=args.baseline, candidates=args.candidates, dagger_rounds=args.dagger, p_branch=args.p_branch,
+                      baseline=args.baseline, candidates=args.candidates, dagger_rounds=args.dagger,
+                      dagger_epochs=args.dagger_epochs, dagger_lr=args.dagger_lr, p_branch=args.p_branch,
                       temperature=args.temperature, updates_per_episode=args.updates,
                       time_budget_s=None if args.budget_min is None else 60 * args.budget_min, init=args.init)
     from dlsched.sim.policies import make_policy
