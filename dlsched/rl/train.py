@@ -648,6 +648,10 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     opt_v = torch.optim.Adam(model.value.parameters(), lr=cfg.rl_lr)
     rewards: list[tuple[float, float, float]] = []
     running = None
+
+    def stop_after(ep: int) -> bool:
+        """True if the time budget will end the run before the next episode (so its last model is evaluated)."""
+        return cfg.time_budget_s is not None and time.monotonic() - wall0 > cfg.time_budget_s
     with bar("dl2 actor-critic", cfg.rl_episodes, enabled=progress) as tick:
         for ep in range(1, cfg.rl_episodes + 1):
             if cfg.time_budget_s is not None and time.monotonic() - wall0 > cfg.time_budget_s:
@@ -687,7 +691,7 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
                 replay.add(Xe, Me, Ae, Ge, LPe, ADVe)
                 for _ in range(cfg.updates_per_episode):
                     actor_critic_update(model, replay.sample(cfg.batch, rng), opt_pi, opt_v, cfg.beta, cfg.clip)
-            if ep % cfg.eval_every == 0:
+            if ep % cfg.eval_every == 0 or ep == cfg.rl_episodes or stop_after(ep):
                 jct = tune_jct()
                 curve.append((time.monotonic() - wall0, ep, jct, time.process_time() - cpu_start))
                 if not progress:    # a log line per evaluation for runs in the background
@@ -808,6 +812,7 @@ def parser():
     p.add_argument("--dagger-lr", type=float, default=d.dagger_lr, help="learning rate of each DAgger round (cosine decay)")
     p.add_argument("--rl-lr", type=float, default=d.rl_lr, help="Adam learning rate of fine-tuning")
     p.add_argument("--updates", type=int, default=d.updates_per_episode, help="minibatch updates after each episode")
+    p.add_argument("--eval-every", type=int, default=d.eval_every, help="episodes between evaluations on the tuning traces")
     p.add_argument("--budget-min", type=float, default=None, help="stop fine-tuning after this many minutes")
     p.add_argument("--init", default=None, metavar="CHECKPOINT",
                    help="start from this checkpoint (keeps its warm-up, runs only the fine-tuning)")
@@ -836,7 +841,7 @@ def main(argv: Sequence[str]) -> int:
                       reward=args.reward, gamma=args.gamma, beta=args.beta, clip=args.clip, rl_lr=args.rl_lr,
                       baseline=args.baseline, candidates=args.candidates, dagger_rounds=args.dagger,
                       dagger_epochs=args.dagger_epochs, dagger_lr=args.dagger_lr, p_branch=args.p_branch,
-                      temperature=args.temperature, updates_per_episode=args.updates,
+                      temperature=args.temperature, updates_per_episode=args.updates, eval_every=args.eval_every,
                       time_budget_s=None if args.budget_min is None else 60 * args.budget_min, init=args.init)
     from dlsched.sim.policies import make_policy
 
