@@ -1,6 +1,6 @@
 """``dlsched bench dl2``: the DL2 acceptance study (MODELS.md §6, docs/dl2.md).
 
-On validation traces of DL2's job mix (``dl2_trace`` seeds 1..N; training used 1000-1011 and the
+On validation traces of DL2's job mix (``dl2_trace`` seeds 1..N; training used 1000-1047 and the
 checkpoint was picked on 2000-2002, so none of these was seen in training) the shipped DL2
 network, DRF, Optimus and SMD are simulated on the same cluster in the same run:
 
