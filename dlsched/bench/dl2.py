@@ -1,6 +1,6 @@
 """``dlsched bench dl2``: the DL2 acceptance study (MODELS.md §6, docs/dl2.md).
 
-On validation traces of DL2's job mix (``dl2_trace`` seeds 1..N; training used 1000-1011 and the
+On validation traces of DL2's job mix (``dl2_trace`` seeds 1..N; training used 1000-1047 and the
 checkpoint was picked on 2000-2002, so none of these was seen in training) the shipped DL2
 network, DRF, Optimus and SMD are simulated on the same cluster in the same run:
 
@@ -18,7 +18,11 @@ network, DRF, Optimus and SMD are simulated on the same cluster in the same run:
   JCT (:mod:`dlsched.sim.bounds`: alone, SRPT per resource, the time-indexed LP), each policy's
   mean over it, and ``max_reduction_vs_drf`` = 1 − bound / DRF: no schedule reduces DRF's
   average JCT by more;
-* ``other_teachers``: warm-up agreement and tuning figures of the runs not shipped.
+* ``other_teachers``: warm-up agreement and tuning figures of the runs not shipped;
+* the checkpoint's teacher is simulated beside the baselines when it is none of them
+  (``jct_reduction_vs_<teacher>``): how much of DL2's figure is its teacher's;
+* ``slotted``: DRF and Optimus deciding only at DL2's slot boundaries, and, for a checkpoint that
+  decides at arrivals and completions too (``decide_at``), DL2 deciding only at the boundaries.
 
 ``--quick``: 10 validation traces, 2 small ones. ``--json`` prints exactly one JSON object.
 The simulations are the cells of the suite file ``dl2`` (``dlsched/bench/suites/dl2.toml``) with
@@ -59,13 +63,15 @@ def _reduction(dl2: list, other: list) -> float | None:
     return float(1.0 - a.mean() / b.mean())
 
 
-def study(seeds, n_jobs: int, n_servers: int, checkpoint, progress: bool) -> dict:
+def study(seeds, n_jobs: int, n_servers: int, checkpoint, progress: bool, teacher: dict | None = None) -> dict:
     """DL2 and the baselines on the validation traces: the cells of the bundled ``dl2`` suite file
-    (``dlsched/bench/suites/dl2.toml``) with these settings."""
+    (``dlsched/bench/suites/dl2.toml``) with these settings, plus DL2's warm-up teacher (``{"name",
+    "params"}``) when it is none of them, so that DL2 is set beside the policy it copied."""
     from dlsched.bench.runner import run_suite
     from dlsched.sim.policies import available
 
-    s = suite(seeds, n_jobs, n_servers, checkpoint, [b for b in BASELINES if b in available()])
+    extra = [teacher] if teacher and teacher["name"] not in BASELINES and teacher["name"] in available() else []
+    s = suite(seeds, n_jobs, n_servers, checkpoint, [b for b in BASELINES if b in available()] + extra)
     return summarise_suite(run_suite(s, None, progress=progress), s)
 
 
@@ -104,7 +110,8 @@ def pooled_latency(runs: list[dict]) -> dict:
 
 
 def suite(seeds, n_jobs: int, n_servers: int, checkpoint, baselines):
-    """The bundled ``dl2`` suite file with these traces, nodes, checkpoint and baselines."""
+    """The bundled ``dl2`` suite file with these traces, nodes, checkpoint and baselines (names, or
+    suite policy entries ``{"name", "params"}``)."""
     from dlsched.bench.suite import suite_from_definition
     from dlsched.bench.tasks import load_definition
 
@@ -112,7 +119,7 @@ def suite(seeds, n_jobs: int, n_servers: int, checkpoint, baselines):
     dl2 = {"name": "dl2", **({} if checkpoint is None else {"params": {"checkpoint": str(checkpoint)}})}
     doc = {**doc, "cluster": {"generator": "dl2", "params": {"n_servers": n_servers}},
            "traces": [{**doc["traces"][0], "seeds": list(seeds), "params": {"n_jobs": n_jobs}}],
-           "policies": [dl2, *({"name": b} for b in baselines)]}
+           "policies": [dl2, *(b if isinstance(b, dict) else {"name": b} for b in baselines)]}
     return suite_from_definition(doc, path, source=f"{path} (with the command line's settings)")
 
 
@@ -157,7 +164,7 @@ def other_teachers() -> dict:
     return out
 
 
-def agreement_on(seeds, n_jobs: int, n_servers: int, checkpoint, teacher: str) -> float:
+def agreement_on(seeds, n_jobs: int, n_servers: int, checkpoint, teacher: str, params: dict | None = None) -> float:
     from dlsched.instance.synthetic import dl2_cluster, dl2_trace
     from dlsched.rl.env import DL2Env
     from dlsched.rl.policy import load_checkpoint
@@ -167,23 +174,32 @@ def agreement_on(seeds, n_jobs: int, n_servers: int, checkpoint, teacher: str) -
 
     model = load_checkpoint(checkpoint)
     env = DL2Env([dl2_trace(n_jobs, seed=s) for s in seeds], dl2_cluster(n_servers), TableSpeed(), model.spec)
-    X, M, A, _ = teacher_samples(env, lambda: make_policy(teacher), range(len(seeds)), 0.9)
+    X, M, A, _ = teacher_samples(env, lambda: make_policy(teacher, **(params or {})), range(len(seeds)), 0.9)
     return agreement(model, X, M, A)
 
 
-def slotted_study(seeds, n_jobs: int, n_servers: int, spec, baselines, dl2_jct: list) -> dict:
+def slotted_study(seeds, n_jobs: int, n_servers: int, spec, baselines, dl2_jct: list, checkpoint=None) -> dict:
     """DRF and Optimus deciding only at DL2's slot boundaries: each one's allocation at a boundary,
     issued through DL2's environment (the warm-up's teacher replay, :func:`dlsched.rl.train.teacher_picker`)
     and held for the slot, as every scheduler runs in DL2's own slotted simulator. Mean JCT per
-    policy, and DL2's reduction against each at the same decision interval."""
+    policy, and DL2's reduction against each at the same decision interval. A checkpoint that
+    decides at events too (``Spec.decide_at``) is also run deciding only at the boundaries (``dl2``)."""
+    from dataclasses import replace
+
     from dlsched.instance.synthetic import dl2_cluster, dl2_trace
     from dlsched.rl.env import DL2Env
     from dlsched.rl.train import rollout, teacher_picker
     from dlsched.sim.policies import make_policy
     from dlsched.sim.speed import TableSpeed
 
-    env = DL2Env([dl2_trace(n_jobs, seed=s) for s in seeds], dl2_cluster(n_servers), TableSpeed(), spec)
+    traces, cluster, speed = [dl2_trace(n_jobs, seed=s) for s in seeds], dl2_cluster(n_servers), TableSpeed()
+    env = DL2Env(traces, cluster, speed, replace(spec, decide_at="slots"))
     out: dict = {"slot_seconds": spec.slot_seconds}
+    if spec.decide_at != "slots":
+        from dlsched.rl.policy import DL2Policy
+
+        per = [_run(tr, cluster, DL2Policy(checkpoint, decide_at="slots"), speed)[0] for tr in traces]
+        out["dl2"] = {"per_trace_jct": per, "mean_jct": float(np.mean(per)) if all(x is not None for x in per) else None}
     for b in baselines:
         per = []
         for k in range(len(seeds)):
@@ -244,17 +260,22 @@ def main(argv: list[str]) -> int:
     n = args.traces or (10 if args.quick else 20)
     n_small = args.small if args.small is not None else (2 if args.quick else 4)
     prov = load_checkpoint(args.checkpoint).provenance
+    config = prov.get("config", {})
+    teacher = {"name": config.get("teacher", "drf"), "params": config.get("teacher_params") or {}}
     wall0 = time.monotonic()
-    out = study(range(1, n + 1), args.jobs, args.servers, args.checkpoint, progress=not args.json)
+    out = study(range(1, n + 1), args.jobs, args.servers, args.checkpoint, progress=not args.json, teacher=teacher)
     out["traces"] = n
     out["lower_bound"] = bound_study(range(1, n + 1), args.jobs, args.servers, out["mean_jct"], args.bound_slot)
     out["slotted"] = slotted_study(range(1, n + 1), args.jobs, args.servers, load_checkpoint(args.checkpoint).spec,
-                                   [b for b in ("drf", "optimus") if b in out["mean_jct"]], out["per_trace_jct"]["dl2"])
+                                   [b for b in ("drf", "optimus") if b in out["mean_jct"]], out["per_trace_jct"]["dl2"],
+                                   args.checkpoint)
     out["agreement_with_teacher"] = agreement_on(range(1, 4), args.jobs, args.servers, args.checkpoint,
-                                                 prov.get("config", {}).get("teacher", "drf"))
+                                                 teacher["name"], teacher["params"])
     out["warmup_agreement_held_out"] = prov.get("agreement", {}).get("held_out")
     out["warmup_agreement_held_out_by_action"] = prov.get("agreement", {}).get("held_out_by_action")
-    out["teacher"] = prov.get("config", {}).get("teacher")
+    out["teacher"] = teacher["name"]
+    out["teacher_params"] = teacher["params"]
+    out["decide_at"] = load_checkpoint(args.checkpoint).spec.decide_at
     out["other_teachers"] = other_teachers()
     out["small"] = small_study(range(101, 101 + n_small), args.checkpoint, args.time_limit) if n_small else None
     out["training"] = {k: prov.get(k) for k in ("command", "seed", "training_seconds", "warmup_seconds",
@@ -267,14 +288,17 @@ def main(argv: list[str]) -> int:
     print(f"DL2 on {n} validation traces ({args.jobs} jobs, {args.servers} nodes of DL2's mix):")
     for k, v in out["mean_jct"].items():
         print(f"  {k:10s} mean JCT {v / 3600:8.2f} h" if v is not None else f"  {k:10s} n/a")
-    for b in BASELINES:
-        if f"jct_reduction_vs_{b}" in out and out[f"jct_reduction_vs_{b}"] is not None:
+    for b in out["mean_jct"]:
+        if out.get(f"jct_reduction_vs_{b}") is not None:
             print(f"  JCT reduction vs {b:8s} {100 * out[f'jct_reduction_vs_{b}']:6.1f} %")
     lb, nan = out["lower_bound"], float("nan")
     print(f"  lower bound on mean JCT {lb['mean'] / 3600:.2f} h; mean JCT / bound: DRF {lb.get('drf_over_bound', nan):.2f}, "
           f"Optimus {lb.get('optimus_over_bound', nan):.2f}, DL2 {lb.get('dl2_over_bound', nan):.2f}; "
           f"no schedule is more than {100 * lb.get('max_reduction_vs_drf', nan):.1f} % below DRF")
     sl = out["slotted"]
+    if sl.get("dl2", {}).get("mean_jct") is not None:
+        print(f"  DL2 deciding at DL2's slots only (the checkpoint decides at events too): mean JCT "
+              f"{sl['dl2']['mean_jct'] / 3600:.2f} h")
     for b in ("drf", "optimus"):
         if sl.get(b, {}).get("mean_jct") is not None:
             print(f"  {b} deciding at DL2's slots only: mean JCT {sl[b]['mean_jct'] / 3600:.2f} h; "

@@ -3,7 +3,9 @@
 One ``step`` is one inference: an action of :mod:`dlsched.rl.slot` (add a worker, a PS, or both
 to a window job, or stop). Actions repeat inside a slot until "stop" or no other action is valid;
 then the slot's allocation (only its difference to the last slot, :meth:`Slot.placements`) is
-applied to the simulator, which runs for ``slot_seconds``; the step that closes a slot returns
+applied to the simulator, which runs to the next slot boundary (every ``slot_seconds``; with
+``Spec.decide_at = "events"`` only to the first arrival or completion before it, where the next
+decision starts: a "slot" is then the time between two decisions); the step that closes a slot returns
 the slot's reward
 
     r_t = Σ_i (epochs trained by job i in slot t) / E_i        (= Δ iterations_i / K_i)
@@ -85,7 +87,7 @@ class DL2Env(gym.Env):
         self.type_index = self.dl2_spec.type_index(self.trace.jobs, self.trace.source)
         self.sim = Simulation(self.trace, self.cluster, self.speed, seed=self.sim_seed,
                               restart_seconds=self.restart_seconds)
-        self.slots_run = np.zeros(len(self.trace), dtype=np.int64)
+        self.slots_run = np.zeros(len(self.trace), dtype=float)
         self.previous: dict[int, Placement] = {}
         self.t = 0.0
         self.n_slots = 0
@@ -107,17 +109,23 @@ class DL2Env(gym.Env):
         return r
 
     def _run_slot(self, placements: dict[int, Placement]) -> float:
-        """Apply ``placements``, run one slot, return r_t."""
+        """Apply ``placements``, run to the next slot boundary (``decide_at="events"``: or to the
+        first arrival or completion before it), return r_t."""
         before = self.state.remaining.astype(float).copy()
         self.sim.apply(Decision(placements), POLICY_NAME)
         t0 = self.t
-        self.t += self.dl2_spec.slot_seconds
+        self.t = self.dl2_spec.next_boundary(t0)
         # the engine stops at every arrival and completion; the allocation holds until the boundary
         self.events = []
         while not self.sim.done and self.sim.time < self.t:
-            self.events += self.sim.advance(self.t)
+            events = self.sim.advance(self.t)
+            self.events += events
+            if self.dl2_spec.decide_at == "events" and any(e.kind != "timer" for e in events):
+                self.t = min(self.t, self.sim.time)
+                break
         after = self.sim.state().remaining.astype(float)
-        self.slots_run[list(placements)] += 1
+        # the time run, in slots (1 per slot when deciding only at boundaries)
+        self.slots_run[list(placements)] += (self.t - t0) / self.dl2_spec.slot_seconds
         self.previous = placements
         self.n_slots += 1
         if self.reward == "jct":

@@ -4,7 +4,9 @@ At every slot boundary (``Spec.slot_seconds``) the policy network is run repeate
 state matrix of :mod:`dlsched.rl.slot`, taking the most likely valid action each time, until it
 chooses "stop" or no other action is valid; only the difference to the last slot's allocation is
 applied. Between boundaries (arrivals, completions) the allocation stays as it is: jobs that
-arrive wait for the next slot, as in DL2.
+arrive wait for the next slot, as in DL2; with ``decide_at="events"`` (the checkpoint's
+``Spec.decide_at``, or the policy's option) the policy also decides at every arrival and
+completion.
 
 A checkpoint is a ``torch.save`` of a plain dictionary (loaded with ``weights_only=True``):
 ``format``, ``spec`` (:class:`~dlsched.rl.slot.Spec` as a dict), ``hidden``, ``policy`` and
@@ -13,9 +15,8 @@ A checkpoint is a ``torch.save`` of a plain dictionary (loaded with ``weights_on
 
 from __future__ import annotations
 
-import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -125,9 +126,10 @@ class DL2Policy:
 
     name = "dl2"
 
-    def __init__(self, checkpoint: str | Path | Model | None = None):
+    def __init__(self, checkpoint: str | Path | Model | None = None, decide_at: str | None = None):
         self.model = checkpoint if isinstance(checkpoint, Model) else load_checkpoint(checkpoint)
-        self.spec = self.model.spec
+        # the checkpoint's decision timing unless overridden (the network reads the same features either way)
+        self.spec = self.model.spec if decide_at is None else replace(self.model.spec, decide_at=decide_at)
         self.slot_seconds = self.spec.slot_seconds
         self.inferences = 0
         self.inference_seconds: list[float] = []
@@ -149,6 +151,7 @@ class DL2Policy:
     def reset(self, ctx: PolicyContext) -> None:
         self.previous: dict[int, Placement] = {}
         self.next_slot = 0.0
+        self.last_decision = 0.0
         self.type_index: np.ndarray | None = None
         self.slots_run: np.ndarray | None = None
         self.inferences = 0
@@ -156,16 +159,22 @@ class DL2Policy:
     def schedule(self, state: ClusterState, events: Sequence[Event]) -> Decision:
         if self.type_index is None:
             self.type_index = self.spec.type_index(state.jobs)
-            self.slots_run = np.zeros(len(state.jobs), dtype=np.int64)
-        delta = self.slot_seconds
-        if state.time + 1e-9 < self.next_slot:
-            # between boundaries: keep the slot's allocation (finished jobs drop out)
+            self.slots_run = np.zeros(len(state.jobs), dtype=float)
+        on_event = self.spec.decide_at == "events" and any(e.kind != "timer" for e in events)
+        k = round(state.time / self.slot_seconds)
+        on_grid = abs(state.time - k * self.slot_seconds) <= 1e-9 * self.slot_seconds * max(1, k)
+        if not on_event and not (on_grid and state.time + 1e-9 >= self.next_slot):
+            # between boundaries: keep the slot's allocation (finished jobs drop out); a first
+            # call off the grid (the first arrival) waits for the next boundary, as in DL2Env
             active = set(np.asarray(state.active).tolist())
             self.previous = {j: pl for j, pl in self.previous.items() if j in active}
+            self.next_slot = max(self.next_slot, self.spec.next_boundary(state.time) if not on_grid else state.time)
             return Decision(dict(self.previous), next_call=self.next_slot)
+        # the time the last allocation ran, in slots (as DL2Env counts it)
+        self.slots_run[list(self.previous)] += (state.time - self.last_decision) / self.slot_seconds
+        self.last_decision = state.time
         slot = Slot(self.spec, state, self.type_index, self.slots_run)
         self.inferences += fill_slot(slot, self._choose)
         self.previous = slot.placements(self.previous)
-        self.slots_run[list(self.previous)] += 1
-        self.next_slot = (math.floor(state.time / delta + 1e-9) + 1) * delta
+        self.next_slot = self.spec.next_boundary(state.time)
         return Decision(dict(self.previous), next_call=self.next_slot)

@@ -7,7 +7,7 @@ At each slot boundary DL2 rebuilds every job's allocation from nothing, one infe
 
   ====================  =================================================================
   ``0 .. L-1``          one-hot job type (``Spec.job_types``)
-  ``L``                 slots the job has run, / ``slots_norm``
+  ``L``                 slots the job has run (its run time / Δ), / ``slots_norm``
   ``L+1``               remaining epochs, / ``epochs_norm``
   ``L+2``               dominant share allocated this slot, max_r a_r / Σ_s c_s^r, × S / ``tasks_norm``
   ``L+3``, ``L+4``      workers and PSs allocated this slot, / ``tasks_norm``
@@ -26,6 +26,7 @@ servers, so the simulator charges it no restart.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
@@ -40,6 +41,8 @@ from dlsched.sim.policy import ClusterState, Placement
 DL2_JOB_TYPES = ("resnet-50", "vgg-16", "resnext-110", "inception-bn", "seq2seq",
                  "cnn-text-classification", "dssm", "wlm")
 
+#: when DL2 decides: only at slot boundaries (DL2's), or also at every arrival and completion
+DECIDE_AT = ("slots", "events")
 #: features saturate here (only slots run can grow past 1, after slots_norm slots)
 OBS_HIGH = 10.0
 
@@ -49,7 +52,9 @@ class Spec:
     """Shape of DL2's state and action space; stored in every checkpoint.
 
     ``J`` is the scheduling window; DL2's slot is 1,200 s (shared/data/README.md). The norms only
-    scale features to about [0, 1]; they are part of the network's input contract.
+    scale features to about [0, 1]; they are part of the network's input contract. ``decide_at``
+    (:data:`DECIDE_AT`): "slots" decides only at slot boundaries, as DL2; "events" also at every
+    arrival and completion (the slot boundaries stay on the grid kΔ; docs/dl2.md, "Decision timing").
     """
 
     job_types: tuple[str, ...] = DL2_JOB_TYPES
@@ -58,6 +63,11 @@ class Spec:
     slots_norm: float = 50.0
     epochs_norm: float = 30000.0
     tasks_norm: float = 16.0
+    decide_at: str = "slots"
+
+    def __post_init__(self) -> None:
+        if self.decide_at not in DECIDE_AT:
+            raise InputError("<argument>", "decide_at", f"one of {DECIDE_AT}", self.decide_at)
 
     @property
     def n_types(self) -> int:
@@ -77,7 +87,12 @@ class Spec:
 
     def to_dict(self) -> dict:
         return {"job_types": list(self.job_types), "J": self.J, "slot_seconds": self.slot_seconds,
-                "slots_norm": self.slots_norm, "epochs_norm": self.epochs_norm, "tasks_norm": self.tasks_norm}
+                "slots_norm": self.slots_norm, "epochs_norm": self.epochs_norm, "tasks_norm": self.tasks_norm,
+                "decide_at": self.decide_at}
+
+    def next_boundary(self, t: float) -> float:
+        """The first slot boundary kΔ after time ``t`` (a time within 1e-9 slots of a boundary counts as on it)."""
+        return (math.floor(t / self.slot_seconds + 1e-9) + 1) * self.slot_seconds
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "Spec":

@@ -44,7 +44,7 @@ from torch import nn
 
 from dlsched.rl.env import DL2Env
 from dlsched.rl.policy import DL2Policy, Model, choose, load_checkpoint, save_checkpoint
-from dlsched.rl.slot import Slot, Spec
+from dlsched.rl.slot import DECIDE_AT, Slot, Spec
 from dlsched.sim.policies.optimus import task_shares
 from dlsched.sim.policy import Decision, PolicyContext
 
@@ -54,6 +54,10 @@ class TrainConfig:
     """Every setting of a training run (recorded in the checkpoint's provenance)."""
 
     teacher: str = "drf"
+    #: the teacher's constructor options (``--teacher-param KEY=VALUE``)
+    teacher_params: dict = field(default_factory=dict)
+    #: when DL2 decides (:data:`dlsched.rl.slot.DECIDE_AT`): slot boundaries only (DL2's), or also arrivals and completions
+    decide_at: str = "slots"
     seed: int = 0
     J: int = 40
     hidden: tuple[int, ...] = (256, 256)
@@ -78,9 +82,12 @@ class TrainConfig:
     #: PPO-style clipping of the probability ratio to the acting policy's (0: the plain actor-critic step)
     clip: float = 0.2
     #: the actor's baseline: "critic" (A = G − V(s)), "greedy" (A = episode return − the greedy
-    #: policy's return on the same trace, the self-critical baseline) or "branch" (A of a sampled
+    #: policy's return on the same trace, the self-critical baseline), "branch" (A of a sampled
     #: slot = the return of the greedy episode forked there minus the greedy one, :func:`branch_episode`)
+    #: or "rollouts" (the best of ``candidates`` sampled slots per fork, if better than greedy, as a target)
     baseline: str = "critic"
+    #: ``baseline="rollouts"``: sampled slots per fork, the best of which (if it beats the greedy one) is the target
+    candidates: int = 4
     #: ``baseline="branch"``: probability of forking at a slot, and the temperature of the forked slot's sampling
     p_branch: float = 0.1
     temperature: float = 1.0
@@ -95,6 +102,9 @@ class TrainConfig:
     #: DAgger rounds after the warm-up (0: none), each followed by this many epochs on all samples
     dagger_rounds: int = 0
     dagger_epochs: int = 5
+    #: each DAgger round's learning rate, falling to ``warmup_lr_final`` along a cosine (round 1 used a
+    #: constant 0.005, which undid much of the warm-up)
+    dagger_lr: float = 0.001
 
 
 # -- teacher -------------------------------------------------------------------------------
@@ -356,8 +366,32 @@ def finish_greedy(env: DL2Env, model: Model) -> float:
     return total
 
 
+def sampled_slot(f: DL2Env, model: Model, rng: np.random.Generator, epsilon: float, temperature: float,
+                 keep: str = "deviations"):
+    """Play the rest of ``f``'s open slot with actions sampled from π (:func:`sampler`), then the
+    rest of the episode greedily (:func:`finish_greedy`). Returns the states, masks and actions kept
+    (``keep="deviations"``: those that differ from the greedy choice in the same state; ``"all"``:
+    every action of the slot), whether any action deviated, and the return from the slot on."""
+    act = sampler(f, model, rng, epsilon, temperature)   # its ε-repair reads this env's slot
+    fo, fi = f.slot.observation(), f._info(slot_end=False)
+    xs, ms, acts, r, end, deviated = [], [], [], 0.0, False, False
+    while True:
+        a, _ = act(fo, fi, False)
+        differs = a != choose(model, fo, fi["action_mask"])
+        deviated |= differs
+        if differs or keep == "all":
+            xs.append(fo)
+            ms.append(fi["action_mask"])
+            acts.append(a)
+        fo, r, term, trunc, fi = f.step(a)
+        if fi["slot_end"]:
+            end = term or trunc
+            break
+    return xs, ms, acts, deviated, r + (0.0 if end or not deviated else finish_greedy(f, model))
+
+
 def branch_episode(env: DL2Env, model: Model, rng: np.random.Generator, *, trace: int, p_branch: float,
-                   epsilon: float, temperature: float):
+                   epsilon: float, temperature: float, candidates: int = 0):
     """Slot advantages measured against the greedy policy on the same trace (``baseline="branch"``).
 
     The greedy policy plays trace ``trace``; at each slot, with probability ``p_branch``, the
@@ -368,6 +402,11 @@ def branch_episode(env: DL2Env, model: Model, rng: np.random.Generator, *, trace
     Returns, for the actions of the sampled slots that differ from the greedy policy's choice in the
     same state, their states, masks, actions and their slot's advantage (forks whose slot equals the
     greedy one are dropped: their advantage is 0), the greedy episode's return and the fork count.
+
+    With ``candidates`` = K > 0 (``baseline="rollouts"``, policy improvement by rollouts) each fork
+    plays K sampled slots instead of one; the best of them, if it beats the greedy continuation,
+    becomes a target: every action of that slot with advantage 1 (so the update is the cross-entropy
+    towards the improved slot); forks where no sample beats the greedy slot teach nothing.
     """
     obs, info = env.reset(options={"trace": trace})
     forks = []
@@ -382,28 +421,21 @@ def branch_episode(env: DL2Env, model: Model, rng: np.random.Generator, *, trace
     greedy = prefix
     X, M, A, ADV = [], [], [], []
     for f, before in forks:
-        act = sampler(f, model, rng, epsilon, temperature)   # its ε-repair reads the fork's slot
-        fo, fi = f.slot.observation(), f._info(slot_end=False)
-        xs, ms, acts, r, end = [], [], [], 0.0, False
-        while True:
-            a, _ = act(fo, fi, False)
-            if a != choose(model, fo, fi["action_mask"]):
-                # only the deviations from the greedy action carry the slot's advantage: crediting
-                # the greedy actions of a worse slot too would push the greedy policy away from itself
-                xs.append(fo)
-                ms.append(fi["action_mask"])
-                acts.append(a)
-            fo, r, term, trunc, fi = f.step(a)
-            if fi["slot_end"]:
-                end = term or trunc
-                break
-        if not acts:
-            continue
-        rest = r + (0.0 if end else finish_greedy(f, model))
+        if candidates:
+            tries = [sampled_slot(fork(f), model, rng, epsilon, temperature, keep="all") for _ in range(candidates)]
+            xs, ms, acts, deviated, rest = max(tries, key=lambda t: t[4] if t[3] else -np.inf)
+            if not deviated or before + rest <= greedy:
+                continue
+            adv = 1.0
+        else:
+            xs, ms, acts, deviated, rest = sampled_slot(f, model, rng, epsilon, temperature)
+            if not acts:
+                continue
+            adv = before + rest - greedy
         X += xs
         M += ms
         A += acts
-        ADV += [before + rest - greedy] * len(acts)
+        ADV += [adv] * len(acts)
     return (np.array(X, np.float32).reshape(-1, *env.observation_space.shape), np.array(M, np.int8).reshape(len(A), env.action_space.n),
             np.array(A, np.int64), np.array(ADV, np.float32), greedy, len(forks))
 
@@ -545,7 +577,11 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     out = Path(out)
     rng = np.random.default_rng(cfg.seed)
     torch.manual_seed(cfg.seed)
-    spec = Spec(J=cfg.J)
+    spec = Spec(J=cfg.J, decide_at=cfg.decide_at)
+
+    def teacher():
+        return make_policy(cfg.teacher, **cfg.teacher_params)
+
     train_traces, cluster, speed = setting(cfg, cfg.train_seeds)
     tune_traces = setting(cfg, cfg.tune_seeds)[0]
     env = DL2Env(train_traces, cluster, speed, spec, seed=cfg.seed, reward=cfg.reward, max_slots=cfg.max_slots)
@@ -554,9 +590,9 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     if cfg.init is None:
         model = Model.new(spec, cfg.hidden, seed=cfg.seed)
         # warm-up on the teacher
-        X, M, A, G = teacher_samples(env, lambda: make_policy(cfg.teacher), range(len(train_traces)), cfg.gamma,
+        X, M, A, G = teacher_samples(env, teacher, range(len(train_traces)), cfg.gamma,
                                      cfg.order)
-        Xh, Mh, Ah, _ = teacher_samples(tune_env, lambda: make_policy(cfg.teacher), range(len(tune_traces)), cfg.gamma,
+        Xh, Mh, Ah, _ = teacher_samples(tune_env, teacher, range(len(tune_traces)), cfg.gamma,
                                         cfg.order)
         losses = warmup(model, X, M, A, epochs=cfg.warmup_epochs, lr=cfg.warmup_lr, batch=cfg.batch, seed=cfg.seed,
                         lr_final=cfg.warmup_lr_final)
@@ -570,8 +606,9 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
         if model.spec != spec or model.shape.hidden != tuple(cfg.hidden):
             from dlsched.errors import InputError
 
-            raise InputError(cfg.init, "spec", f"a checkpoint with J={cfg.J} and hidden {list(cfg.hidden)} (as the flags ask)",
-                             f"J={model.spec.J}, hidden {list(model.shape.hidden)}")
+            raise InputError(cfg.init, "spec", f"a checkpoint with J={cfg.J}, hidden {list(cfg.hidden)} and decisions at "
+                             f"{cfg.decide_at} (as the flags ask)",
+                             f"J={model.spec.J}, hidden {list(model.shape.hidden)}, decisions at {model.spec.decide_at}")
         warm = {k: model.provenance.get(k) for k in ("warmup_samples", "warmup_loss", "agreement")}
         warm["init"] = {"path": str(cfg.init), **{k: model.provenance.get(k) for k in
                                                    ("command", "training_seconds", "curve", "best_tune_jct")}}
@@ -579,16 +616,17 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
         # imitation on the network's own states: the teacher's trajectories plus, per round, the
         # states the current network reaches, all labelled by the teacher
         if cfg.init is not None:
-            X, M, A, _ = teacher_samples(env, lambda: make_policy(cfg.teacher), range(len(train_traces)), cfg.gamma,
+            X, M, A, _ = teacher_samples(env, teacher, range(len(train_traces)), cfg.gamma,
                                          cfg.order)
-            Xh, Mh, Ah, _ = teacher_samples(tune_env, lambda: make_policy(cfg.teacher), range(len(tune_traces)),
+            Xh, Mh, Ah, _ = teacher_samples(tune_env, teacher, range(len(tune_traces)),
                                             cfg.gamma, cfg.order)
         rounds = []
         for r in range(cfg.dagger_rounds):
-            Xd, Md, Ad = dagger_samples(env, model, lambda: make_policy(cfg.teacher), range(len(train_traces)), cfg.gamma,
+            Xd, Md, Ad = dagger_samples(env, model, teacher, range(len(train_traces)), cfg.gamma,
                                         cfg.order)
             X, M, A = np.concatenate([X, Xd]), np.concatenate([M, Md]), np.concatenate([A, Ad])
-            loss = warmup(model, X, M, A, epochs=cfg.dagger_epochs, lr=cfg.warmup_lr, batch=cfg.batch, seed=cfg.seed + r + 1)
+            loss = warmup(model, X, M, A, epochs=cfg.dagger_epochs, lr=cfg.dagger_lr, batch=cfg.batch, seed=cfg.seed + r + 1,
+                          lr_final=cfg.warmup_lr_final)
             rounds.append({"samples": int(len(A)), "loss": loss,
                            "held_out": agreement(model, Xh, Mh, Ah), "seconds": time.monotonic() - wall0})
         warm["dagger"] = rounds
@@ -597,7 +635,7 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     def tune_jct() -> float:
         return mean_jct(lambda: DL2Policy(model), tune_traces, cluster, speed, seed=cfg.seed)
 
-    teacher_jct = mean_jct(lambda: make_policy(cfg.teacher), tune_traces, cluster, speed, seed=cfg.seed)
+    teacher_jct = mean_jct(teacher, tune_traces, cluster, speed, seed=cfg.seed)
     cpu0 = time.process_time() - cpu_start
     curve = [(time.monotonic() - wall0, 0, tune_jct(), cpu0)]
     best = (curve[0][2], 0)
@@ -610,16 +648,21 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     opt_v = torch.optim.Adam(model.value.parameters(), lr=cfg.rl_lr)
     rewards: list[tuple[float, float, float]] = []
     running = None
+
+    def stop_after(ep: int) -> bool:
+        """True if the time budget will end the run before the next episode (so its last model is evaluated)."""
+        return cfg.time_budget_s is not None and time.monotonic() - wall0 > cfg.time_budget_s
     with bar("dl2 actor-critic", cfg.rl_episodes, enabled=progress) as tick:
         for ep in range(1, cfg.rl_episodes + 1):
             if cfg.time_budget_s is not None and time.monotonic() - wall0 > cfg.time_budget_s:
                 break
             tick(f"running reward {running:.3f}  best tune JCT {best[0]:.0f}s" if running is not None else "")
             ADVe = None
-            if cfg.baseline == "branch":
+            if cfg.baseline in ("branch", "rollouts"):
                 k = int(rng.integers(len(train_traces)))
                 Xe, Me, Ae, ADVe, R, _ = branch_episode(env, model, rng, trace=k, p_branch=cfg.p_branch,
-                                                        epsilon=cfg.epsilon, temperature=cfg.temperature)
+                                                        epsilon=cfg.epsilon, temperature=cfg.temperature,
+                                                        candidates=cfg.candidates if cfg.baseline == "rollouts" else 0)
                 running = R if running is None else 0.9 * running + 0.1 * R
                 rewards.append((time.monotonic() - wall0, R, float("nan")))
                 if len(Ae):
@@ -641,14 +684,14 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
                 ADVe = np.full(len(Ae), (R - greedy) / max(adv_scale, 1e-8), np.float32)
             else:
                 Xe, Me, Ae, Ge, R, LPe = rollout(env, sampler(env, model, rng, cfg.epsilon), cfg.gamma)
-            if cfg.baseline != "branch":
+            if cfg.baseline not in ("branch", "rollouts"):
                 # the discounted return of the first slot: what a faster schedule raises
                 running = Ge[0] if running is None else 0.9 * running + 0.1 * Ge[0]
                 rewards.append((time.monotonic() - wall0, float(Ge[0]), explained_variance(model, Xe, Ge)))
                 replay.add(Xe, Me, Ae, Ge, LPe, ADVe)
                 for _ in range(cfg.updates_per_episode):
                     actor_critic_update(model, replay.sample(cfg.batch, rng), opt_pi, opt_v, cfg.beta, cfg.clip)
-            if ep % cfg.eval_every == 0:
+            if ep % cfg.eval_every == 0 or ep == cfg.rl_episodes or stop_after(ep):
                 jct = tune_jct()
                 curve.append((time.monotonic() - wall0, ep, jct, time.process_time() - cpu_start))
                 if not progress:    # a log line per evaluation for runs in the background
@@ -730,6 +773,10 @@ def parser():
     p = argparse.ArgumentParser(prog="dlsched train dl2",
                                 description="Train DL2: warm-up on a teacher policy, then actor-critic (docs/dl2.md).")
     p.add_argument("--teacher", default=d.teacher, help="a registered policy to warm up on (default drf)")
+    p.add_argument("--teacher-param", action="append", metavar="KEY=VALUE",
+                   help="an option of the teacher policy (JSON value; repeatable), as `simulate -P`")
+    p.add_argument("--decide-at", choices=DECIDE_AT, default=d.decide_at,
+                   help="decide at slot boundaries only (DL2's, default) or also at every arrival and completion")
     p.add_argument("--traces", default=f"{d.train_seeds[0]}-{d.train_seeds[-1]}", metavar="SEEDS",
                    help="seeds of the training traces of DL2's job mix, e.g. 1000-1011")
     p.add_argument("--tune", default=",".join(map(str, d.tune_seeds)), metavar="SEEDS",
@@ -750,16 +797,22 @@ def parser():
     p.add_argument("--gamma", type=float, default=d.gamma, help="discount per slot")
     p.add_argument("--beta", type=float, default=d.beta, help="entropy weight")
     p.add_argument("--clip", type=float, default=d.clip, help="PPO-style ratio clip (0: plain actor-critic)")
-    p.add_argument("--baseline", choices=["critic", "greedy", "branch"], default=d.baseline,
+    p.add_argument("--baseline", choices=["critic", "greedy", "branch", "rollouts"], default=d.baseline,
                    help="actor's baseline: the critic V(s) (default), the greedy policy's return on the same trace, "
-                        "or per sampled slot the greedy episode forked there (docs/dl2.md)")
+                        "per sampled slot the greedy episode forked there (branch), or the best of --candidates "
+                        "sampled slots per fork as a target (rollouts; docs/dl2.md)")
+    p.add_argument("--candidates", type=int, default=d.candidates,
+                   help="--baseline rollouts: sampled slots per fork")
     p.add_argument("--p-branch", type=float, default=d.p_branch, help="--baseline branch: probability of forking at a slot")
     p.add_argument("--temperature", type=float, default=d.temperature,
                    help="--baseline branch: temperature of the forked slot's sampling")
     p.add_argument("--dagger", type=int, default=d.dagger_rounds, metavar="ROUNDS",
                    help="DAgger rounds after the warm-up: label the network's own states by the teacher and retrain")
+    p.add_argument("--dagger-epochs", type=int, default=d.dagger_epochs, help="epochs of each DAgger round")
+    p.add_argument("--dagger-lr", type=float, default=d.dagger_lr, help="learning rate of each DAgger round (cosine decay)")
     p.add_argument("--rl-lr", type=float, default=d.rl_lr, help="Adam learning rate of fine-tuning")
     p.add_argument("--updates", type=int, default=d.updates_per_episode, help="minibatch updates after each episode")
+    p.add_argument("--eval-every", type=int, default=d.eval_every, help="episodes between evaluations on the tuning traces")
     p.add_argument("--budget-min", type=float, default=None, help="stop fine-tuning after this many minutes")
     p.add_argument("--init", default=None, metavar="CHECKPOINT",
                    help="start from this checkpoint (keeps its warm-up, runs only the fine-tuning)")
@@ -778,17 +831,21 @@ def main(argv: Sequence[str]) -> int:
         hidden = tuple(int(h) for h in args.hidden.split(","))
     except ValueError:
         raise InputError("<argument>", "--hidden", "sizes like 256,256", args.hidden) from None
-    cfg = TrainConfig(teacher=args.teacher, seed=args.seed, J=args.window, hidden=hidden,
+    from dlsched.sim.run import parse_params
+
+    cfg = TrainConfig(teacher=args.teacher, teacher_params=parse_params(args.teacher_param, "--teacher-param"),
+                      decide_at=args.decide_at, seed=args.seed, J=args.window, hidden=hidden,
                       train_seeds=_seeds(args.traces), tune_seeds=_seeds(args.tune), n_jobs=args.jobs,
                       n_servers=args.servers, warmup_epochs=args.warmup_epochs, warmup_lr_final=args.warmup_lr_final,
                       order=args.order, rl_episodes=args.episodes,
                       reward=args.reward, gamma=args.gamma, beta=args.beta, clip=args.clip, rl_lr=args.rl_lr,
-                      baseline=args.baseline, dagger_rounds=args.dagger, p_branch=args.p_branch,
-                      temperature=args.temperature, updates_per_episode=args.updates,
+                      baseline=args.baseline, candidates=args.candidates, dagger_rounds=args.dagger,
+                      dagger_epochs=args.dagger_epochs, dagger_lr=args.dagger_lr, p_branch=args.p_branch,
+                      temperature=args.temperature, updates_per_episode=args.updates, eval_every=args.eval_every,
                       time_budget_s=None if args.budget_min is None else 60 * args.budget_min, init=args.init)
-    from dlsched.sim.policies import policy_class
+    from dlsched.sim.policies import make_policy
 
-    policy_class(cfg.teacher)          # an unknown teacher fails before any work
+    make_policy(cfg.teacher, **cfg.teacher_params)   # an unknown teacher or option fails before any work
     prov = train(cfg, args.out, command=" ".join(["dlsched train dl2", *argv]), progress=not args.quiet)
     print(json.dumps({k: prov[k] for k in ("agreement", "teacher_tune_jct", "best_tune_jct", "best_episode",
                                             "episodes_run", "training_seconds")}))

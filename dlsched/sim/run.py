@@ -91,16 +91,22 @@ def rescale(trace, cluster, speed, *, arrival_scale: float | None = None, target
                    "peak_demand": {resource: peak_of(trace, cluster, speed, resource)}}
 
 
-def cmd_simulate(args) -> int:
+def parse_params(items, flag: str = "-P") -> dict:
+    """``KEY=VALUE`` strings as a dictionary of policy parameters, each value parsed as JSON (else a string)."""
     params = {}
-    for item in args.param or []:
+    for item in items or []:
         key, sep, val = item.partition("=")
         if not sep:
-            raise InputError("<argument>", "-P", "key=value", item)
+            raise InputError("<argument>", flag, "key=value", item)
         try:
             params[key] = json.loads(val)
         except json.JSONDecodeError:
             params[key] = val
+    return params
+
+
+def cmd_simulate(args) -> int:
+    params = parse_params(args.param)
     if args.plot and Path(args.plot).exists() and not Path(args.plot).is_dir():
         raise InputError("<argument>", "--plot", "a folder for the figures", f"'{args.plot}' is not a folder")
     policy = make_policy(args.policy, **params)

@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from dlsched.bench import get_suite
 from dlsched.bench.dl2 import pooled_latency
 from dlsched.rl.policy import save_checkpoint
@@ -10,10 +12,12 @@ from dlsched.rl.slot import Spec
 from .test_policy import bundles_in_arrival_order
 
 
-def test_bench_dl2_json_has_the_acceptance_keys(tmp_path, capsys):
+@pytest.mark.parametrize("decide_at, teacher", [("slots", "drf"), ("events", "srpt-greedy")])
+def test_bench_dl2_json_has_the_acceptance_keys(tmp_path, capsys, decide_at, teacher):
     ck = tmp_path / "m.pt"
-    model = bundles_in_arrival_order(Spec(J=6))
-    model.provenance = {"command": "test", "agreement": {"held_out": 0.5}, "config": {"teacher": "drf"}}
+    model = bundles_in_arrival_order(Spec(J=6, decide_at=decide_at))
+    model.provenance = {"command": "test", "agreement": {"held_out": 0.5},
+                        "config": {"teacher": teacher, "teacher_params": {"alpha": 1.0} if teacher != "drf" else {}}}
     save_checkpoint(model, ck)
     assert get_suite("dl2")(["--traces", "1", "--jobs", "5", "--servers", "3", "--small", "0",
                              "--checkpoint", str(ck), "--json"]) == 0
@@ -27,6 +31,9 @@ def test_bench_dl2_json_has_the_acceptance_keys(tmp_path, capsys):
     assert 0 <= out["agreement_with_teacher"] <= 1
     sl = out["slotted"]
     assert sl["drf"]["mean_jct"] > 0 and abs(sl["jct_reduction_vs_drf"] - (1 - d / sl["drf"]["per_trace_jct"][0])) < 1e-12
+    # the teacher is simulated beside the baselines; a checkpoint deciding at events is also run at slots only
+    assert out["teacher"] == teacher and out["mean_jct"][teacher] > 0 and out["decide_at"] == decide_at
+    assert ("dl2" in sl) == (decide_at == "events") and (decide_at == "slots" or sl["dl2"]["mean_jct"] > 0)
     lb = out["lower_bound"]
     assert lb["mean"] <= min(v for v in out["mean_jct"].values() if v is not None) + 1e-6
     assert abs(lb["max_reduction_vs_drf"] - (1 - lb["mean"] / out["mean_jct"]["drf"])) < 1e-12

@@ -111,3 +111,29 @@ def test_without_torch_the_toolkit_imports_and_dl2_says_what_to_install():
                           "from dlsched.cli import main; raise SystemExit(main(['train', 'dl2']))"],
                          capture_output=True, text=True)
     assert cli.returncode == 2 and "pip install 'dlsched[rl]'" in cli.stderr and "Traceback" not in cli.stderr
+
+
+@pytest.mark.parametrize("decide_at", ["slots", "events"])
+def test_the_policy_decides_when_and_as_the_environment_does(decide_at):
+    """The network's greedy episode in DL2Env and the ``dl2`` policy in the engine give the same JCTs
+    (same decision times, same features, including the time each job has run)."""
+    import numpy as np
+
+    from dlsched.rl.env import DL2Env
+    from dlsched.rl.policy import choose
+    from dlsched.rl.train import rollout
+
+    traces, cl, speed = small(8, (6, 7), 3)
+    # bundles in arrival order, perturbed by weights on the hidden layer so that the state matters
+    model = bundles_in_arrival_order(Spec(J=8, decide_at=decide_at))
+    with torch.no_grad():
+        last = model.policy.body[-1]
+        last.weight.copy_(3.0 * torch.randn(last.weight.shape, generator=torch.Generator().manual_seed(1)))
+    env = DL2Env(traces, cl, speed, model.spec)
+    for k, tr in enumerate(traces):
+        rollout(env, lambda obs, info, _: choose(model, obs, info["action_mask"]), 0.9, trace=k)
+        res = simulate(tr, cl, DL2Policy(model), speed)
+        assert res.status == "completed" and env.sim.done
+        assert np.allclose(env.result().jct, res.jct)
+    # the option overrides the checkpoint's timing
+    assert DL2Policy(model, decide_at="slots").spec.decide_at == "slots"

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from dlsched.rl.env import DL2Env
-from dlsched.rl.policy import Model, load_checkpoint
+from dlsched.rl.policy import Model, choose, load_checkpoint
 from dlsched.rl.slot import Slot, Spec
 from dlsched.rl.train import (Replay, TrainConfig, actor_critic_update, advantage_update, agreement, branch_episode,
                               finish_greedy, fork, gain_action, remaining_times, rollout, sampler, teacher_action,
@@ -99,6 +99,23 @@ def test_branch_advantages_are_the_return_differences_of_forked_slots():
     replay.add(X, M, A, np.zeros(len(A), np.float32), None, np.ones(len(A), np.float32))
     advantage_update(model, replay.sample(len(replay.data), np.random.default_rng(1)), opt, beta=0.0)
     assert not all(torch.equal(a, b) for a, b in zip(p0, model.policy.parameters()))
+
+
+def test_rollout_targets_are_whole_sampled_slots_that_beat_the_greedy_one():
+    traces, cluster, speed = small(6, (4,), 3)
+    env = DL2Env(traces, cluster, speed, Spec(J=6), reward="jct", max_slots=60)
+    model = Model.new(env.dl2_spec, (16,), seed=2)
+    X, M, A, ADV, greedy, n_forks = branch_episode(env, model, np.random.default_rng(0), trace=0, p_branch=1.0,
+                                                   epsilon=0.0, temperature=3.0, candidates=3)
+    assert n_forks > 0 and len(A) > 0 and (ADV == 1.0).all() and all(M[k][A[k]] for k in range(len(A)))
+    # whole slots are kept, greedy choices included (the branch baseline keeps only the deviations)
+    greedy_too = [choose(model, X[k], M[k]) == A[k] for k in range(len(A))]
+    assert any(greedy_too) and not all(greedy_too)
+    Xb, Mb, Ab = branch_episode(env, model, np.random.default_rng(0), trace=0, p_branch=1.0, epsilon=0.0,
+                                temperature=3.0)[:3]
+    assert not any(choose(model, Xb[k], Mb[k]) == Ab[k] for k in range(len(Ab)))
+    assert len(branch_episode(env, model, np.random.default_rng(0), trace=0, p_branch=1.0, epsilon=0.0,
+                              temperature=1e-4, candidates=3)[2]) == 0
 
 
 def test_returns_are_discounted_per_slot():
@@ -193,6 +210,14 @@ def test_the_branch_baseline_runs_and_records_cpu_time(tmp_path):
     prov = train(cfg, tmp_path / "b.pt", command="test", progress=False)
     assert prov["episodes_run"] == 2 and prov["cpu_seconds"] > 0
     assert all(p["cpu_seconds"] >= 0 for p in prov["curve"])
+
+
+def test_the_rollouts_baseline_runs(tmp_path):
+    cfg = TrainConfig(J=5, hidden=(16,), train_seeds=(1, 3), tune_seeds=(2,), n_jobs=5, n_servers=3,
+                      warmup_epochs=1, rl_episodes=2, eval_every=2, batch=64, updates_per_episode=1,
+                      baseline="rollouts", candidates=2, p_branch=0.5, temperature=2.0, max_slots=40)
+    prov = train(cfg, tmp_path / "r.pt", command="test", progress=False)
+    assert prov["episodes_run"] == 2 and prov["config"]["candidates"] == 2
 
 
 def test_a_given_advantage_replaces_the_critics():

@@ -387,3 +387,42 @@ def test_unknown_options_are_input_errors(kw):
 
     with pytest.raises(InputError):
         Optimus(**kw)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 1000), n=st.integers(1, 7), servers=st.integers(1, 4), alpha=st.sampled_from([0.5, 1.0, 2.0]))
+def test_srpt_greedy_is_the_greedy_on_times_over_the_shortest_time_to_the_alpha(seed, n, servers, alpha):
+    """``srpt-greedy`` (not Optimus) = the naive greedy on R_j τ_j(w, p) / (T_j^min)^α, jobs started
+    shortest first; with α = 0 and arrival order it is ``optimus-greedy`` exactly."""
+    from dlsched.instance.smd import SMDOptions
+    from dlsched.instance.smd_gen import generate
+    from dlsched.sim.policies.smd import optimus_policy
+
+    inst = generate(n, servers, seed=seed, max_workers=4, max_ps=3, options=SMDOptions(max_workers=4, max_ps=3))
+    times = {}
+    for j in range(n):
+        T = np.full((inst.max_ps[j] + 1, inst.max_workers[j] + 1), np.inf)
+        for p in range(1, inst.max_ps[j] + 1):
+            for w in range(1, inst.max_workers[j] + 1):
+                T[p, w] = inst.iterations[j] * float(inst.tau(j, w, p))
+        times[j] = T
+    fastest = {j: T[np.isfinite(T)].min() for j, T in times.items()}
+    order = sorted(range(n), key=lambda j: (fastest[j], j))
+    want = _naive_greedy([times[j] / fastest[j] ** alpha for j in order], inst.d[order], inst.e[order],
+                         inst.capacity, inst.capacity, [(1, 1)] * n)
+    got = optimus_policy(inst, np.arange(n), alpha=alpha, start="shortest")
+    for k, j in enumerate(order):
+        p, w = want.get(k, (0, 0))
+        assert tuple(got[j]) == (w, p)
+    assert (optimus_policy(inst, np.arange(n), alpha=0.0, start="arrival") == optimus_policy(inst, np.arange(n))).all()
+
+
+def test_srpt_greedy_options_are_checked():
+    from dlsched.errors import InputError
+    from dlsched.sim.policies import make_policy
+
+    assert make_policy("srpt-greedy").options == {"alpha": 2.0, "start": "shortest", "pairs": True}
+    with pytest.raises(InputError):
+        make_policy("srpt-greedy", start="longest")
+    with pytest.raises(InputError):
+        make_policy("srpt-greedy", alpha=-1)

@@ -20,6 +20,7 @@ POLICIES: dict[str, str] = {
     "optimus": "dlsched.sim.policies.optimus:Optimus",
     "smd": "dlsched.sim.policies.smd:SMDPolicy",
     "optimus-greedy": "dlsched.sim.policies.smd:OptimusGreedyPolicy",
+    "srpt-greedy": "dlsched.sim.policies.smd:SRPTGreedyPolicy",
     "hetplace": "dlsched.sim.policies.hetplace:HetPlace",
     "oasis": "dlsched.sim.policies.oasis:OASiS",
     "risk_reward": "dlsched.sim.policies.oasis_baselines:RiskReward",

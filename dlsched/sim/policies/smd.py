@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dlsched.errors import InputError
 from dlsched.instance.cluster import Cluster
 from dlsched.instance.workload import Job, Trace
 from dlsched.instance.smd import SMDInstance, require_aggregate
@@ -161,7 +162,8 @@ class SMDPolicy(_AllocationPolicy):
         return decide(view, active, self.opts, **self.kw)[0]
 
 
-def optimus_policy(inst: SMDInstance, active: np.ndarray) -> np.ndarray:
+def optimus_policy(inst: SMDInstance, active: np.ndarray, alpha: float = 0.0, start: str = "arrival",
+                   pairs: bool = False) -> np.ndarray:
     r"""Optimus's marginal-gain greedy (MODELS.md §5) with the known τ -> (n, 2) allocation (w, p).
 
     The one greedy :func:`dlsched.sim.policies.optimus.marginal_gain_allocation` on the remaining
@@ -169,15 +171,25 @@ def optimus_policy(inst: SMDInstance, active: np.ndarray) -> np.ndarray:
     arrival order, as long as they fit; the others wait), then the task with the largest positive
     gain :math:`(T_j(p, w) - T_j(p', w')) / \max_r \text{demand}^r / C^r` is added until no
     gain is positive or nothing fits. ``ps_le_workers`` makes every p > w unreachable.
+
+    The options are :class:`SRPTGreedyPolicy`'s (not Optimus): ``alpha`` > 0 divides job j's gains
+    by :math:`(T_j^{\min})^\alpha`, its remaining time at its fastest size to the power α (α = 1:
+    the fraction of its remaining time a task saves, Optimus's ``gain="relative"``); ``start =
+    "shortest"`` starts the jobs in order of :math:`T_j^{\min}` instead of arrival; ``pairs``
+    as in :func:`marginal_gain_allocation`.
     """
     idx = np.sort(np.asarray(active, dtype=np.int64))
     alloc = np.zeros((inst.n_jobs, 2), dtype=np.int64)
     if not idx.size:
         return alloc
     times = [inst.iterations[j] * _tau_grid(inst, int(j)) for j in idx.tolist()]
-    order = sorted(range(idx.size), key=lambda i: (inst.arrival[idx[i]], idx[i]))
+    fastest = np.array([T[np.isfinite(T)].min(initial=np.inf) for T in times])
+    if alpha:
+        times = [T / f ** alpha if np.isfinite(f) and f > 0 else T for T, f in zip(times, fastest)]
+    first = (lambda i: (inst.arrival[idx[i]], idx[i])) if start == "arrival" else (lambda i: (fastest[i], idx[i]))
+    order = sorted(range(idx.size), key=first)
     sizes = marginal_gain_allocation(times, inst.d[idx], inst.e[idx], inst.capacity, inst.capacity,
-                                     [(1, 1)] * idx.size, order=order)
+                                     [(1, 1)] * idx.size, order=order, pairs=pairs)
     for i, (p, w) in sizes.items():
         alloc[idx[i]] = (w, p)
     return alloc
@@ -203,9 +215,33 @@ class OptimusGreedyPolicy(_AllocationPolicy):
     """Optimus's marginal-gain greedy fed the known τ (no fitting), re-run at every call (MODELS.md §5)."""
 
     name = "optimus-greedy"
+    #: :func:`optimus_policy`'s options (Optimus's own greedy: none)
+    options: dict = {}
 
     def allocate(self, view, active):
-        return optimus_policy(view, active)
+        return optimus_policy(view, active, **self.options)
+
+
+class SRPTGreedyPolicy(OptimusGreedyPolicy):
+    """Optimus's greedy fed the known τ, gains divided by the job's shortest remaining time squared, shortest started first (not Optimus).
+
+    :func:`optimus_policy` with ``alpha`` (default 2), ``start`` ("shortest" or "arrival") and
+    ``pairs`` (default True): a task is worth the time it saves over the square of the job's
+    remaining time at its fastest size, which favours short jobs as SRPT does; every job still gets
+    a first worker and PS (shortest first) so none starves. The defaults were chosen on DL2's
+    tuning and training traces (docs/dl2.md, "Choosing the teacher"), as DL2's warm-up teacher.
+    """
+
+    name = "srpt-greedy"
+
+    def __init__(self, inst: SMDInstance | None = None, placer: str = "first_fit", alpha: float = 2.0,
+                 start: str = "shortest", pairs: bool = True):
+        super().__init__(inst, placer)
+        if start not in ("shortest", "arrival"):
+            raise InputError("<argument>", "start", "'shortest' or 'arrival'", start)
+        if not (np.isfinite(alpha) and alpha >= 0):
+            raise InputError("<argument>", "alpha", "a finite number >= 0", alpha)
+        self.options = {"alpha": float(alpha), "start": start, "pairs": bool(pairs)}
 
 
 # ----------------------------------------------------------------------------- the family runner
