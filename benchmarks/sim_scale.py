@@ -16,6 +16,13 @@ temporary folder) and this checkout's, each case in a fresh process, old then ne
 moment of the machine; it reports both, the ratios old / new, and whether the two made the same
 decisions (a digest of every job's start and completion time, bit for bit). Each row records
 ``digest`` for that comparison.
+
+``--cases`` names the cases instead (``generated:N``, ``gavel``, ``openb:N``): ``openb:N`` is the
+first N pods of the Alibaba OpenB pod list, inflated 1.5x and compressed to a peak GPU demand of
+1.2x the first N/8152 of the OpenB GPU nodes (docs/results.md "OpenB inflated", seed 0), recorded durations. It checks
+that a policy's per-event speed-ups (DRF's FillMemo, Tetris, the Optimus greedy) keep its decisions:
+
+    PYTHONPATH=$PWD python benchmarks/sim_scale.py --against REV --cases openb:3000 --policy tetris
 """
 
 from __future__ import annotations
@@ -54,10 +61,29 @@ def gavel_2000() -> Trace:
     return Trace(tuple(jobs[:2000]), "gavel msr_seed0_* merged, first 2000 jobs")
 
 
+def openb(n: int):
+    """The first ``n`` OpenB pods, inflated 1.5x and compressed to a 1.2x peak on the first n/8152 of the OpenB GPU nodes."""
+    from dlsched.instance.traces import load_trace
+    from dlsched.sim.run import rescale
+
+    d = data_dir() / "alibaba-openb"
+    full = load_trace(d / "openb_pod_list_default.csv")
+    nodes = load_cluster(str(d / "openb_node_list_gpu_node.csv"))
+    # the same share of the nodes as of the pods, so that the pods ask for the cluster as the whole list does
+    k = max(1, round(nodes.capacity.shape[0] * n / len(full)))
+    cluster = dataclasses.replace(nodes, capacity=nodes.capacity[:k], gpu_type=nodes.gpu_type[:k], rack=nodes.rack[:k],
+                                  names=nodes.names[:k], source=f"{nodes.source}, first {k} nodes")
+    trace, _ = rescale(Trace(full.jobs[:n], f"{full.source}, first {n} pods"), cluster, make_speed("duration"),
+                       target_peak=1.2, inflation=1.5, inflation_seed=0)
+    return trace, cluster, make_speed("duration")
+
+
 def case(name: str):
-    """(trace, cluster, speed) of a case: ``generated:N`` or ``gavel``."""
+    """(trace, cluster, speed) of a case: ``generated:N``, ``gavel`` or ``openb:N``."""
     if name == "gavel":
         return gavel_2000(), load_cluster("500:0:0"), make_speed("throughput")
+    if name.startswith("openb:"):
+        return openb(int(name.split(":")[1]))
     return poisson_trace(int(name.split(":")[1]), 0, arrival_rate=ARRIVAL_RATE), Cluster.homogeneous(125, {"gpu": 4}), \
         make_speed("duration")
 
@@ -118,6 +144,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="500,2000,10000")
     ap.add_argument("--policy", default="drf")
     ap.add_argument("--no-gavel", action="store_true")
+    ap.add_argument("--cases", default=None, help="comma-separated case names instead of --sizes and gavel")
     ap.add_argument("--against", metavar="REV", help="also run the package of this commit, side by side")
     ap.add_argument("--repeats", type=int, default=1, help="with --against: best of this many runs of each")
     ap.add_argument("--case", help=argparse.SUPPRESS)      # one case, one JSON row (the --against worker)
@@ -130,6 +157,9 @@ def main() -> None:
 
     sizes = [int(x) for x in args.sizes.split(",")]
     names = [f"generated:{n}" for n in sizes] + ([] if args.no_gavel else ["gavel"])
+    if args.cases:
+        names = args.cases.split(",")
+        sizes = [int(n.split(":")[1]) for n in names if n.startswith("generated:")]
     env = environment(policy=args.policy, sizes=sizes, arrival_rate=ARRIVAL_RATE, seed=0)
     if args.against:
         out = {**against(args.against, names, args.policy, args.repeats), "environment": env}
@@ -146,10 +176,9 @@ def main() -> None:
               f"new k = {out['growth_exponent']['new']:.3f}")
         return
     rows = [measure(*case(name), args.policy) for name in names]
-    gen = rows[:len(sizes)]
+    gen = [r for name, r in zip(names, rows) if name.startswith("generated:")]
     out = {"generated": gen, "growth_exponent": exponent(sizes, [r["wall_seconds"] for r in gen])}
-    if not args.no_gavel:
-        out["gavel"] = rows[-1]
+    out.update({name: r for name, r in zip(names, rows) if not name.startswith("generated:")})
     out["environment"] = env
     if args.json:
         print(json.dumps(out))

@@ -192,3 +192,51 @@ def test_whole_runs_identical(placer, rows, servers, R):
     assert np.array_equal(a.completion, b.completion, equal_nan=True)
     assert np.array_equal(a.first_start, b.first_start, equal_nan=True)
     assert np.array_equal(a.segment_used, b.segment_used)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=rows_st, servers=st.integers(1, 14), R=st.integers(1, 3), snap=st.sampled_from([1, 2, 5, 64]),
+       steps=st.lists(st.lists(st.booleans(), min_size=14, max_size=14), min_size=2, max_size=6))
+def test_memo_resumes_to_the_same_filling(rows, servers, R, snap, steps):
+    # a FillMemo kept across calls on changing candidate sets (jobs leave and come back, in any mix)
+    # answers what a filling from scratch answers, placements and their key order included
+    from dlsched.sim.policies.baselines import FillMemo
+
+    tr, res = _trace([(0.0, *r[1:]) for r in rows], R)      # every job active at once
+    cap = {"gpu": 4.0, "cpu": 6.5, "mem": 5.0}
+    cl = Cluster.homogeneous(servers, {r: cap[r] for r in res})
+    sim = Simulation(tr, cl, LinearSpeed())
+    sim.advance()
+    st_ = sim.state()
+    memo = FillMemo()
+    memo.SNAP = snap
+    everyone = sim.active.tolist()
+    for keep in steps:
+        cand = np.array([j for j, k in zip(everyone, keep) if k], dtype=np.int64)
+        for servers_free in (cl.capacity, None):
+            got = drf_fill(st_, cand, cl.total(), servers_free, memo)
+            want = drf_fill(st_, cand, cl.total(), servers_free)
+            assert list(got[0].items()) == list(want[0].items())
+            assert got[1] == want[1]
+            assert all(list(got[1][j].workers) == list(want[1][j].workers) for j in got[1])
+
+
+@pytest.mark.parametrize("snap", [1, 3])
+@settings(max_examples=25, deadline=None)
+@given(rows=rows_st, servers=st.integers(1, 10), R=st.integers(2, 3))
+def test_whole_runs_identical_with_and_without_the_memo(snap, rows, servers, R):
+    from dlsched.sim.policies.baselines import FillMemo
+
+    tr, res = _trace(rows, R)
+    cap = {"gpu": 4.0, "cpu": 6.5, "mem": 5.0}
+    cl = Cluster.homogeneous(servers, {r: cap[r] for r in res})
+    old = FillMemo.SNAP
+    FillMemo.SNAP = snap
+    try:
+        a = simulate(tr, cl, DRF(), LinearSpeed())
+    finally:
+        FillMemo.SNAP = old
+    b = simulate(tr, cl, DRF(incremental=False), LinearSpeed())
+    assert np.array_equal(a.completion, b.completion, equal_nan=True)
+    assert np.array_equal(a.first_start, b.first_start, equal_nan=True)
+    assert np.array_equal(a.segment_used, b.segment_used)

@@ -141,14 +141,21 @@ def marginal_gain_allocation(times: Sequence[np.ndarray], demand_w: np.ndarray, 
     which the authors' scheduler notes in a comment and leaves open).
     """
     share_w, share_p = shares if shares is not None else task_shares(demand_w, demand_p, capacity)
-    left = np.asarray(free, dtype=float).copy()
     alloc: dict[int, list[int]] = {}
+    # the start sizes, one job after another over all jobs: Python floats (the same IEEE operations
+    # as numpy's on each element) instead of a few small numpy calls per job
+    p0w0 = np.asarray(start, dtype=np.int64).reshape(-1, 2)
+    needs = (p0w0[:, :1] * demand_p + p0w0[:, 1:] * demand_w).tolist() if len(start) else []
+    left_l = np.asarray(free, dtype=float).tolist()
+    R = range(len(left_l))
     for i in (range(len(start)) if order is None else order):
         p0, w0 = start[i]
-        need = p0 * demand_p[i] + w0 * demand_w[i]
-        if np.isfinite(times[i][p0, w0]) and np.all(need <= left + EPS):
+        need = needs[i]
+        if math.isfinite(times[i][p0, w0]) and all(need[r] <= left_l[r] + EPS for r in R):
             alloc[i] = [p0, w0]
-            left -= need
+            for r in R:
+                left_l[r] -= need[r]
+    left = np.array(left_l, dtype=float)
 
     def push(heap, i):
         p, w = alloc[i]
