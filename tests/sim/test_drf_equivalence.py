@@ -21,7 +21,7 @@ from dlsched.instance.cluster import Cluster
 from dlsched.instance.workload import Job, Trace
 from dlsched.sim.engine import Simulation, simulate
 from dlsched.sim.placement import EPS, FirstFitPool, first_fit, hold
-from dlsched.sim.policies.baselines import DRF, drf_fill, packed, ps_count
+from dlsched.sim.policies.baselines import DRF, Tetris, _next_grant, drf_fill, grant_vectors, packed, ps_count
 from dlsched.sim.policy import Placement
 from tests.sim.helpers import LinearSpeed
 
@@ -179,19 +179,24 @@ class RefDRF(DRF):
         return packed(self.placer.place(state, sizes), sizes, tentative)
 
 
-@pytest.mark.parametrize("placer", ["consolidated", "first_fit"])
-@settings(max_examples=25, deadline=None)
-@given(rows=rows_st, servers=st.integers(1, 10), R=st.integers(2, 3))
-def test_whole_runs_identical(placer, rows, servers, R):
+def assert_same_runs(rows, servers, R, policy_a, policy_b):
+    """Both policies simulate the same random trace to the same starts, completions and usage."""
     tr, res = _trace(rows, R)
     cap = {"gpu": 4.0, "cpu": 6.5, "mem": 5.0}
     cl = Cluster.homogeneous(servers, {r: cap[r] for r in res})
-    a = simulate(tr, cl, DRF(placer=placer), LinearSpeed())
-    b = simulate(tr, cl, RefDRF(placer=placer), LinearSpeed())
+    a = simulate(tr, cl, policy_a, LinearSpeed())
+    b = simulate(tr, cl, policy_b, LinearSpeed())
     assert a.status == b.status
     assert np.array_equal(a.completion, b.completion, equal_nan=True)
     assert np.array_equal(a.first_start, b.first_start, equal_nan=True)
     assert np.array_equal(a.segment_used, b.segment_used)
+
+
+@pytest.mark.parametrize("placer", ["consolidated", "first_fit"])
+@settings(max_examples=25, deadline=None)
+@given(rows=rows_st, servers=st.integers(1, 10), R=st.integers(2, 3))
+def test_whole_runs_identical(placer, rows, servers, R):
+    assert_same_runs(rows, servers, R, DRF(placer=placer), RefDRF(placer=placer))
 
 
 @settings(max_examples=60, deadline=None)
@@ -227,16 +232,51 @@ def test_memo_resumes_to_the_same_filling(rows, servers, R, snap, steps):
 def test_whole_runs_identical_with_and_without_the_memo(snap, rows, servers, R):
     from dlsched.sim.policies.baselines import FillMemo
 
-    tr, res = _trace(rows, R)
-    cap = {"gpu": 4.0, "cpu": 6.5, "mem": 5.0}
-    cl = Cluster.homogeneous(servers, {r: cap[r] for r in res})
     old = FillMemo.SNAP
-    FillMemo.SNAP = snap
+    FillMemo.SNAP = snap               # copies of the free capacity every 1 or 3 pops: many resume points
     try:
-        a = simulate(tr, cl, DRF(), LinearSpeed())
+        assert_same_runs(rows, servers, R, DRF(), DRF(incremental=False))
     finally:
         FillMemo.SNAP = old
-    b = simulate(tr, cl, DRF(incremental=False), LinearSpeed())
-    assert np.array_equal(a.completion, b.completion, equal_nan=True)
-    assert np.array_equal(a.first_start, b.first_start, equal_nan=True)
-    assert np.array_equal(a.segment_used, b.segment_used)
+
+
+class RefTetris(Tetris):
+    """Tetris as it was before candidates that no longer fit were dropped: every step over all of them."""
+
+    def schedule(self, state, events):
+        cand = np.asarray(state.active, dtype=np.int64)
+        if not cand.size:
+            return {}
+        minw, maxw, maxp, per, dw, dp, first = grant_vectors(state, cand)
+        T = self.remaining_time(state, cand)
+        finite = np.isfinite(T)
+        tmax = T[finite].max() if finite.any() else 1.0
+        short = np.where(finite, 1.0 - T / tmax if tmax > 0 else 1.0, 0.0)
+        inv_total = np.where(self.total > 0, 1.0 / np.where(self.total > 0, self.total, 1.0), 0.0)
+        avail = self.total.astype(float).copy()
+        w, p = np.zeros(cand.size, dtype=np.int64), np.zeros(cand.size, dtype=np.int64)
+        nxt, growing, order = first.copy(), np.ones(cand.size, dtype=bool), []
+        while True:
+            ok = growing & (nxt <= avail + EPS).all(axis=1)
+            if not ok.any():
+                break
+            align = (nxt * inv_total) @ (avail * inv_total)
+            top = align[ok].max()
+            i = int(np.argmax(np.where(ok, (align / top if top > 0 else 0.0) + self.remaining_weight * short, -np.inf)))
+            nw, np_, add = _next_grant(i, w, p, minw, maxw, maxp, per, dw, dp, first)
+            avail -= add
+            if w[i] == 0:
+                order.append(i)
+            w[i], p[i] = nw, np_
+            g = _next_grant(i, w, p, minw, maxw, maxp, per, dw, dp, first)
+            if g is None:
+                growing[i] = False
+            else:
+                nxt[i] = g[2]
+        return self.placer.place(state, {int(cand[i]): (int(w[i]), int(p[i])) for i in order})
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=rows_st, servers=st.integers(1, 10), R=st.integers(2, 3))
+def test_tetris_decides_as_before(rows, servers, R):
+    assert_same_runs(rows, servers, R, Tetris(), RefTetris())
