@@ -21,7 +21,7 @@ from dlsched.instance.cluster import Cluster
 from dlsched.instance.workload import Job, Trace
 from dlsched.sim.engine import Simulation, simulate
 from dlsched.sim.placement import EPS, FirstFitPool, first_fit, hold
-from dlsched.sim.policies.baselines import DRF, Tetris, _next_grant, drf_fill, grant_vectors, packed, ps_count
+from dlsched.sim.policies.baselines import DRF, Tetris, drf_fill, grant, packed, ps_count
 from dlsched.sim.policy import Placement
 from tests.sim.helpers import LinearSpeed
 
@@ -241,36 +241,25 @@ def test_whole_runs_identical_with_and_without_the_memo(snap, rows, servers, R):
 
 
 class RefTetris(Tetris):
-    """Tetris as it was before candidates that no longer fit were dropped: every step over all of them."""
+    """Tetris from its definition: at every step, among all candidates whose next grant fits, the
+    best score, ties to the earliest (the score's product over every candidate, as Tetris takes it)."""
 
     def schedule(self, state, events):
         cand = np.asarray(state.active, dtype=np.int64)
         if not cand.size:
             return {}
-        minw, maxw, maxp, per, dw, dp, first = grant_vectors(state, cand)
-        T = self.remaining_time(state, cand)
-        finite = np.isfinite(T)
-        tmax = T[finite].max() if finite.any() else 1.0
-        short = np.where(finite, 1.0 - T / tmax if tmax > 0 else 1.0, 0.0)
-        inv_total = np.where(self.total > 0, 1.0 / np.where(self.total > 0, self.total, 1.0), 0.0)
-        avail = self.total.astype(float).copy()
-        w, p = np.zeros(cand.size, dtype=np.int64), np.zeros(cand.size, dtype=np.int64)
-        nxt, growing, order = first.copy(), np.ones(cand.size, dtype=bool), []
+        vectors, short, inv_total, avail, w, p, nxt = self.terms(state, cand)
+        done, order = set(), []
         while True:
-            ok = growing & (nxt <= avail + EPS).all(axis=1)
-            if not ok.any():
+            ok = [i for i in range(cand.size) if i not in done and all(nxt[i] <= avail + EPS)]
+            if not ok:
                 break
             align = (nxt * inv_total) @ (avail * inv_total)
-            top = align[ok].max()
-            i = int(np.argmax(np.where(ok, (align / top if top > 0 else 0.0) + self.remaining_weight * short, -np.inf)))
-            nw, np_, add = _next_grant(i, w, p, minw, maxw, maxp, per, dw, dp, first)
-            avail -= add
-            if w[i] == 0:
-                order.append(i)
-            w[i], p[i] = nw, np_
-            g = _next_grant(i, w, p, minw, maxw, maxp, per, dw, dp, first)
+            top = max(align[i] for i in ok)
+            i = max(ok, key=lambda i: ((align[i] / top if top > 0 else 0.0) + self.remaining_weight * short[i], -i))
+            g = grant(i, w, p, order, avail, vectors)
             if g is None:
-                growing[i] = False
+                done.add(i)
             else:
                 nxt[i] = g[2]
         return self.placer.place(state, {int(cand[i]): (int(w[i]), int(p[i])) for i in order})
@@ -278,5 +267,5 @@ class RefTetris(Tetris):
 
 @settings(max_examples=40, deadline=None)
 @given(rows=rows_st, servers=st.integers(1, 10), R=st.integers(2, 3))
-def test_tetris_decides_as_before(rows, servers, R):
+def test_tetris_decides_as_its_definition(rows, servers, R):
     assert_same_runs(rows, servers, R, Tetris(), RefTetris())

@@ -111,6 +111,17 @@ def _next_grant(i, w, p, minw, maxw, maxp, per, dw, dp, first):
     return w[i] + 1, p_new, dw[i] + (p_new - p[i]) * dp[i]
 
 
+def grant(i, w, p, order, avail, vectors):
+    """Give candidate i its next grant (``vectors`` of :func:`grant_vectors`): its sizes w[i], p[i]
+    grow, ``avail`` shrinks, ``order`` gains i at its first grant; returns the grant after it, or None."""
+    nw, np_, add = _next_grant(i, w, p, *vectors)
+    avail -= add
+    if w[i] == 0:
+        order.append(i)
+    w[i], p[i] = nw, np_
+    return _next_grant(i, w, p, *vectors)
+
+
 class FillMemo:
     """What the last progressive filling did, so that the next one resumes where both agree.
 
@@ -373,20 +384,25 @@ class Tetris(_Baseline):
         super().__init__(placer)
         self.remaining_weight = float(remaining_weight)
 
-    def schedule(self, state: ClusterState, events: Sequence[Event]) -> dict[int, Placement]:
-        cand = np.asarray(state.active, dtype=np.int64)
-        if not cand.size:
-            return {}
-        minw, maxw, maxp, per, dw, dp, first = grant_vectors(state, cand)
+    def terms(self, state: ClusterState, cand: np.ndarray):
+        """What a call starts from: the grant vectors of the candidates (:func:`grant_vectors`),
+        their remaining-work term 1 − T_j / max T (0 where T_j is unknown), 1 / C per resource (0
+        where C = 0), the aggregate capacity left, zero sizes w and p, and each candidate's next
+        grant vector (its first)."""
         T = self.remaining_time(state, cand)
         finite = np.isfinite(T)
         tmax = T[finite].max() if finite.any() else 1.0
         short = np.where(finite, 1.0 - T / tmax if tmax > 0 else 1.0, 0.0)
         inv_total = np.where(self.total > 0, 1.0 / np.where(self.total > 0, self.total, 1.0), 0.0)
-        avail = self.total.astype(float).copy()
-        w = np.zeros(cand.size, dtype=np.int64)
-        p = np.zeros(cand.size, dtype=np.int64)
-        nxt = first.copy()                     # the vector of each candidate's next grant
+        vectors = grant_vectors(state, cand)
+        return (vectors, short, inv_total, self.total.astype(float).copy(), np.zeros(cand.size, dtype=np.int64),
+                np.zeros(cand.size, dtype=np.int64), vectors[-1].copy())
+
+    def schedule(self, state: ClusterState, events: Sequence[Event]) -> dict[int, Placement]:
+        cand = np.asarray(state.active, dtype=np.int64)
+        if not cand.size:
+            return {}
+        vectors, short, inv_total, avail, w, p, nxt = self.terms(state, cand)
         # the candidates whose next grant may still fit: avail only shrinks and a candidate's next grant
         # changes only when it is chosen, so one that does not fit (or is at its maximum) is out for good
         alive = np.arange(cand.size)
@@ -401,12 +417,7 @@ class Tetris(_Baseline):
             top = align.max()
             k = int(np.argmax((align / top if top > 0 else 0.0) + weighted[alive]))
             i = int(alive[k])
-            nw, np_, add = _next_grant(i, w, p, minw, maxw, maxp, per, dw, dp, first)
-            avail -= add
-            if w[i] == 0:
-                order.append(i)
-            w[i], p[i] = nw, np_
-            g = _next_grant(i, w, p, minw, maxw, maxp, per, dw, dp, first)
+            g = grant(i, w, p, order, avail, vectors)
             if g is None:
                 alive = np.delete(alive, k)
             else:
