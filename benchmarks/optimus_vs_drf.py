@@ -40,7 +40,8 @@ import numpy as np
 
 BASELINES = ("fifo", "srtf", "drf", "tetris")
 #: Optimus and its ablations (dlsched.sim.policies.optimus.ABLATIONS), each compared with DRF trace by trace
-VERSUS = ("optimus", "optimus-relative", "optimus-oracle", "optimus-pairs", "optimus-oracle-pairs", "optimus-oracle-speed-pairs")
+VERSUS = ("optimus", "optimus-relative", "optimus-oracle", "optimus-pairs", "optimus-oracle-pairs", "optimus-oracle-speed-pairs",
+          "optimus-nnls")
 
 
 def lower_bounds(trace, cluster, restart_seconds: float, lp_slot_seconds: float) -> dict:

@@ -16,6 +16,16 @@ temporary folder) and this checkout's, each case in a fresh process, old then ne
 moment of the machine; it reports both, the ratios old / new, and whether the two made the same
 decisions (a digest of every job's start and completion time, bit for bit). Each row records
 ``digest`` for that comparison.
+
+``--cases`` names the cases instead (``generated:N``, ``gavel``, ``openb:N``): ``openb:N`` is the
+first N pods of the Alibaba OpenB pod list, inflated 1.5x and compressed to a peak GPU demand of
+1.2x the first N/8152 of the OpenB GPU nodes (docs/results.md "OpenB inflated", seed 0), recorded durations. It checks
+that a policy's per-event speed-ups (DRF's FillMemo, Tetris, the Optimus greedy) keep its decisions:
+
+    PYTHONPATH=$PWD python benchmarks/sim_scale.py --against REV --cases openb:3000 --policy tetris
+    PYTHONPATH=$PWD python benchmarks/sim_scale.py --against REV --cases openb --max-time 960 --policy drf
+
+(``openb``: all 12,228 pods of the inflated list on all nodes; ``--max-time`` stops at that simulated time.)
 """
 
 from __future__ import annotations
@@ -54,17 +64,38 @@ def gavel_2000() -> Trace:
     return Trace(tuple(jobs[:2000]), "gavel msr_seed0_* merged, first 2000 jobs")
 
 
+def openb(n: int | None = None):
+    """The first ``n`` OpenB pods (all by default), inflated 1.5x and compressed to a 1.2x peak on
+    the first n/8152 of the OpenB GPU nodes (all of them by default)."""
+    from dlsched.instance.traces import load_trace
+    from dlsched.sim.run import rescale
+
+    d = data_dir() / "alibaba-openb"
+    full = load_trace(d / "openb_pod_list_default.csv")
+    n = len(full) if n is None else n
+    nodes = load_cluster(str(d / "openb_node_list_gpu_node.csv"))
+    # the same share of the nodes as of the pods, so that the pods ask for the cluster as the whole list does
+    k = max(1, round(nodes.capacity.shape[0] * n / len(full)))
+    cluster = dataclasses.replace(nodes, capacity=nodes.capacity[:k], gpu_type=nodes.gpu_type[:k], rack=nodes.rack[:k],
+                                  names=nodes.names[:k], source=f"{nodes.source}, first {k} nodes")
+    trace, _ = rescale(Trace(full.jobs[:n], f"{full.source}, first {n} pods"), cluster, make_speed("duration"),
+                       target_peak=1.2, inflation=1.5, inflation_seed=0)
+    return trace, cluster, make_speed("duration")
+
+
 def case(name: str):
-    """(trace, cluster, speed) of a case: ``generated:N`` or ``gavel``."""
+    """(trace, cluster, speed) of a case: ``generated:N``, ``gavel`` or ``openb:N``."""
     if name == "gavel":
         return gavel_2000(), load_cluster("500:0:0"), make_speed("throughput")
+    if name.startswith("openb"):
+        return openb(int(name.split(":")[1]) if ":" in name else None)
     return poisson_trace(int(name.split(":")[1]), 0, arrival_rate=ARRIVAL_RATE), Cluster.homogeneous(125, {"gpu": 4}), \
         make_speed("duration")
 
 
-def measure(trace: Trace, cluster: Cluster, speed, policy: str) -> dict:
+def measure(trace: Trace, cluster: Cluster, speed, policy: str, max_time: float | None = None) -> dict:
     t0, c0 = time.perf_counter(), time.process_time()
-    res = simulate(trace, cluster, make_policy(policy), speed)
+    res = simulate(trace, cluster, make_policy(policy), speed, **({} if max_time is None else {"max_time": max_time}))
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     s = res.summary()
     digest = hashlib.sha256(np.ascontiguousarray(np.stack([res.first_start, res.completion])).tobytes()).hexdigest()[:16]
@@ -81,14 +112,15 @@ def exponent(sizes, seconds) -> float | None:
     return float(np.polyfit(np.log(sizes), np.log(seconds), 1)[0]) if len(sizes) > 1 else None
 
 
-def in_subprocess(tree: Path, name: str, policy: str) -> dict:
+def in_subprocess(tree: Path, name: str, policy: str, max_time: float | None = None) -> dict:
     env = {**os.environ, "PYTHONPATH": str(tree), "OMP_NUM_THREADS": "1"}
-    out = subprocess.run([sys.executable, __file__, "--case", name, "--policy", policy], env=env, check=True,
+    extra = [] if max_time is None else ["--max-time", str(max_time)]
+    out = subprocess.run([sys.executable, __file__, "--case", name, "--policy", policy, *extra], env=env, check=True,
                          capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
-def against(rev: str, names: list[str], policy: str, repeats: int) -> dict:
+def against(rev: str, names: list[str], policy: str, repeats: int, max_time: float | None = None) -> dict:
     """Each case in the package of ``rev`` and in this checkout, alternately; best of ``repeats``."""
     here = Path(__file__).resolve().parent.parent
     sha = subprocess.run(["git", "-C", str(here), "rev-parse", "--short", rev], check=True, capture_output=True, text=True).stdout.strip()
@@ -99,8 +131,8 @@ def against(rev: str, names: list[str], policy: str, repeats: int) -> dict:
         for name in names:
             runs = {"old": [], "new": []}
             for _ in range(repeats):
-                runs["old"].append(in_subprocess(Path(tmp), name, policy))
-                runs["new"].append(in_subprocess(here, name, policy))
+                runs["old"].append(in_subprocess(Path(tmp), name, policy, max_time))
+                runs["new"].append(in_subprocess(here, name, policy, max_time))
             old, new = (min(runs[k], key=lambda r: r["cpu_seconds"]) for k in ("old", "new"))
             rows.append({"case": name, "old": old, "new": new, "same_decisions": old["digest"] == new["digest"],
                          "cpu_ratio_old_over_new": old["cpu_seconds"] / new["cpu_seconds"],
@@ -118,21 +150,27 @@ def main() -> None:
     ap.add_argument("--sizes", default="500,2000,10000")
     ap.add_argument("--policy", default="drf")
     ap.add_argument("--no-gavel", action="store_true")
+    ap.add_argument("--cases", default=None, help="comma-separated case names instead of --sizes and gavel "
+                    "(generated:N, gavel, openb:N, openb: every pod)")
+    ap.add_argument("--max-time", type=float, default=None, help="simulate up to this simulated time only")
     ap.add_argument("--against", metavar="REV", help="also run the package of this commit, side by side")
     ap.add_argument("--repeats", type=int, default=1, help="with --against: best of this many runs of each")
     ap.add_argument("--case", help=argparse.SUPPRESS)      # one case, one JSON row (the --against worker)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     if args.case:
-        print(json.dumps(measure(*case(args.case), args.policy)))
+        print(json.dumps(measure(*case(args.case), args.policy, args.max_time)))
         return
     from dlsched.bench import environment
 
     sizes = [int(x) for x in args.sizes.split(",")]
     names = [f"generated:{n}" for n in sizes] + ([] if args.no_gavel else ["gavel"])
+    if args.cases:
+        names = args.cases.split(",")
+        sizes = [int(n.split(":")[1]) for n in names if n.startswith("generated:")]
     env = environment(policy=args.policy, sizes=sizes, arrival_rate=ARRIVAL_RATE, seed=0)
     if args.against:
-        out = {**against(args.against, names, args.policy, args.repeats), "environment": env}
+        out = {**against(args.against, names, args.policy, args.repeats, args.max_time), "environment": env}
         if args.json:
             print(json.dumps(out))
             return
@@ -142,14 +180,14 @@ def main() -> None:
                   f"{o['engine_per_event_us']:4.0f} us/event)  new {n['wall_seconds']:7.2f} s wall ({n['cpu_seconds']:6.2f} s cpu, engine "
                   f"{n['engine_per_event_us']:4.0f} us/event)  cpu old/new {r['cpu_ratio_old_over_new']:.2f}x  "
                   f"same decisions: {r['same_decisions']}")
-        print(f"growth exponent (wall ~ n^k) against {out['against']}: old k = {out['growth_exponent']['old']:.3f}, "
-              f"new k = {out['growth_exponent']['new']:.3f}")
+        if out["growth_exponent"]["old"] is not None:
+            print(f"growth exponent (wall ~ n^k) against {out['against']}: old k = {out['growth_exponent']['old']:.3f}, "
+                  f"new k = {out['growth_exponent']['new']:.3f}")
         return
-    rows = [measure(*case(name), args.policy) for name in names]
-    gen = rows[:len(sizes)]
+    rows = [measure(*case(name), args.policy, args.max_time) for name in names]
+    gen = [r for name, r in zip(names, rows) if name.startswith("generated:")]
     out = {"generated": gen, "growth_exponent": exponent(sizes, [r["wall_seconds"] for r in gen])}
-    if not args.no_gavel:
-        out["gavel"] = rows[-1]
+    out.update({name: r for name, r in zip(names, rows) if not name.startswith("generated:")})
     out["environment"] = env
     if args.json:
         print(json.dumps(out))

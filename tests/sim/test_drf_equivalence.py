@@ -21,7 +21,7 @@ from dlsched.instance.cluster import Cluster
 from dlsched.instance.workload import Job, Trace
 from dlsched.sim.engine import Simulation, simulate
 from dlsched.sim.placement import EPS, FirstFitPool, first_fit, hold
-from dlsched.sim.policies.baselines import DRF, drf_fill, packed, ps_count
+from dlsched.sim.policies.baselines import DRF, Tetris, drf_fill, grant, packed, ps_count
 from dlsched.sim.policy import Placement
 from tests.sim.helpers import LinearSpeed
 
@@ -179,16 +179,93 @@ class RefDRF(DRF):
         return packed(self.placer.place(state, sizes), sizes, tentative)
 
 
-@pytest.mark.parametrize("placer", ["consolidated", "first_fit"])
-@settings(max_examples=25, deadline=None)
-@given(rows=rows_st, servers=st.integers(1, 10), R=st.integers(2, 3))
-def test_whole_runs_identical(placer, rows, servers, R):
+def assert_same_runs(rows, servers, R, policy_a, policy_b):
+    """Both policies simulate the same random trace to the same starts, completions and usage."""
     tr, res = _trace(rows, R)
     cap = {"gpu": 4.0, "cpu": 6.5, "mem": 5.0}
     cl = Cluster.homogeneous(servers, {r: cap[r] for r in res})
-    a = simulate(tr, cl, DRF(placer=placer), LinearSpeed())
-    b = simulate(tr, cl, RefDRF(placer=placer), LinearSpeed())
+    a = simulate(tr, cl, policy_a, LinearSpeed())
+    b = simulate(tr, cl, policy_b, LinearSpeed())
     assert a.status == b.status
     assert np.array_equal(a.completion, b.completion, equal_nan=True)
     assert np.array_equal(a.first_start, b.first_start, equal_nan=True)
     assert np.array_equal(a.segment_used, b.segment_used)
+
+
+@pytest.mark.parametrize("placer", ["consolidated", "first_fit"])
+@settings(max_examples=25, deadline=None)
+@given(rows=rows_st, servers=st.integers(1, 10), R=st.integers(2, 3))
+def test_whole_runs_identical(placer, rows, servers, R):
+    assert_same_runs(rows, servers, R, DRF(placer=placer), RefDRF(placer=placer))
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=rows_st, servers=st.integers(1, 14), R=st.integers(1, 3), snap=st.sampled_from([1, 2, 5, 64]),
+       steps=st.lists(st.lists(st.booleans(), min_size=14, max_size=14), min_size=2, max_size=6))
+def test_memo_resumes_to_the_same_filling(rows, servers, R, snap, steps):
+    # a FillMemo kept across calls on changing candidate sets (jobs leave and come back, in any mix)
+    # answers what a filling from scratch answers, placements and their key order included
+    from dlsched.sim.policies.baselines import FillMemo
+
+    tr, res = _trace([(0.0, *r[1:]) for r in rows], R)      # every job active at once
+    cap = {"gpu": 4.0, "cpu": 6.5, "mem": 5.0}
+    cl = Cluster.homogeneous(servers, {r: cap[r] for r in res})
+    sim = Simulation(tr, cl, LinearSpeed())
+    sim.advance()
+    st_ = sim.state()
+    memo = FillMemo()
+    memo.SNAP = snap
+    everyone = sim.active.tolist()
+    for keep in steps:
+        cand = np.array([j for j, k in zip(everyone, keep) if k], dtype=np.int64)
+        for servers_free in (cl.capacity, None):
+            got = drf_fill(st_, cand, cl.total(), servers_free, memo)
+            want = drf_fill(st_, cand, cl.total(), servers_free)
+            assert list(got[0].items()) == list(want[0].items())
+            assert got[1] == want[1]
+            assert all(list(got[1][j].workers) == list(want[1][j].workers) for j in got[1])
+
+
+@pytest.mark.parametrize("snap", [1, 3])
+@settings(max_examples=25, deadline=None)
+@given(rows=rows_st, servers=st.integers(1, 10), R=st.integers(2, 3))
+def test_whole_runs_identical_with_and_without_the_memo(snap, rows, servers, R):
+    from dlsched.sim.policies.baselines import FillMemo
+
+    old = FillMemo.SNAP
+    FillMemo.SNAP = snap               # copies of the free capacity every 1 or 3 pops: many resume points
+    try:
+        assert_same_runs(rows, servers, R, DRF(), DRF(incremental=False))
+    finally:
+        FillMemo.SNAP = old
+
+
+class RefTetris(Tetris):
+    """Tetris from its definition: at every step, among all candidates whose next grant fits, the
+    best score, ties to the earliest (the score's product over every candidate, as Tetris takes it)."""
+
+    def schedule(self, state, events):
+        cand = np.asarray(state.active, dtype=np.int64)
+        if not cand.size:
+            return {}
+        vectors, short, inv_total, avail, w, p, nxt = self.terms(state, cand)
+        done, order = set(), []
+        while True:
+            ok = [i for i in range(cand.size) if i not in done and all(nxt[i] <= avail + EPS)]
+            if not ok:
+                break
+            align = (nxt * inv_total) @ (avail * inv_total)
+            top = max(align[i] for i in ok)
+            i = max(ok, key=lambda i: ((align[i] / top if top > 0 else 0.0) + self.remaining_weight * short[i], -i))
+            g = grant(i, w, p, order, avail, vectors)
+            if g is None:
+                done.add(i)
+            else:
+                nxt[i] = g[2]
+        return self.placer.place(state, {int(cand[i]): (int(w[i]), int(p[i])) for i in order})
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=rows_st, servers=st.integers(1, 10), R=st.integers(2, 3))
+def test_tetris_decides_as_its_definition(rows, servers, R):
+    assert_same_runs(rows, servers, R, Tetris(), RefTetris())

@@ -381,7 +381,43 @@ def test_normalise_none_divides_by_nothing():
     assert Optimus(normalise="none").normalise == "none"
 
 
-@pytest.mark.parametrize("kw", [{"gain": "seconds"}, {"normalise": "gpu"}, {"models": "true"}])
+def test_profiling_is_shared_by_jobs_of_one_type(speed):
+    # the authors' estimator: the first resnet-50 is profiled at 8 sizes p = w in 1..10 (10 s charged);
+    # the second, arriving later, starts from those sizes and is not profiled
+    from dlsched.sim.policies.optimus import AUTHORS_PROFILE
+
+    tr = dl2_trace(2, seed=5, max_epochs=200, types=("resnet-50",))
+    pol = _Checked(Optimus(profile_seconds=50.0))
+    res = simulate(tr, dl2_cluster(8), pol, speed, seed=5)
+    assert res.status == "completed" and res.completed.all()
+    first, second = (pol.inner._models[j] for j in (0, 1))
+    assert first.ready == pytest.approx(tr.jobs[0].arrival + 50.0)
+    assert second.ready == pytest.approx(tr.jobs[1].arrival)
+    profiled = [k for k in first.measured if k in AUTHORS_PROFILE]
+    assert len(profiled) == 8 and len(set(AUTHORS_PROFILE) - set(profiled)) == 2
+    # every size the first job measured before the second arrived is known to the second, at the same rate
+    assert all(second.measured[k] == first.measured[k] for k in profiled)
+    # every size a job ran at is a measured size of it, at the engine's rate (TableSpeed: the table's)
+    for j, m in pol.inner._models.items():
+        for (p, w), r in m.measured.items():
+            assert r == pytest.approx(float(speed.speeds("resnet-50", p, w)))
+
+
+def test_nnls_speed_model_keeps_the_earlier_estimator(speed):
+    from dlsched.sim.policies.optimus import DEFAULT_PROFILE, make_ablation
+
+    pol = make_ablation("optimus-nnls")
+    assert pol.speed_model == "nnls" and pol.profile == DEFAULT_PROFILE
+    tr = dl2_trace(6, seed=2, max_epochs=2000)
+    checked = _Checked(pol)
+    res = simulate(tr, dl2_cluster(3), checked, speed, seed=2, restart_seconds=10.0)
+    assert res.status == "completed" and res.completed.all()
+    # every job profiled at its own 8 sizes, none shared
+    assert all(m.ready == pytest.approx(tr.jobs[j].arrival + pol.profile_seconds) for j, m in pol._models.items())
+    assert all(not m.measured for m in pol._models.values())
+
+
+@pytest.mark.parametrize("kw", [{"gain": "seconds"}, {"normalise": "gpu"}, {"models": "true"}, {"speed_model": "curve"}])
 def test_unknown_options_are_input_errors(kw):
     from dlsched.errors import InputError
 

@@ -111,8 +111,67 @@ def _next_grant(i, w, p, minw, maxw, maxp, per, dw, dp, first):
     return w[i] + 1, p_new, dw[i] + (p_new - p[i]) * dp[i]
 
 
+def grant(i, w, p, order, avail, vectors):
+    """Give candidate i its next grant (``vectors`` of :func:`grant_vectors`): its sizes w[i], p[i]
+    grow, ``avail`` shrinks, ``order`` gains i at its first grant; returns the grant after it, or None."""
+    nw, np_, add = _next_grant(i, w, p, *vectors)
+    avail -= add
+    if w[i] == 0:
+        order.append(i)
+    w[i], p[i] = nw, np_
+    return _next_grant(i, w, p, *vectors)
+
+
+class FillMemo:
+    """What the last progressive filling did, so that the next one resumes where both agree.
+
+    DRF re-fills every active job at every event, and consecutive calls differ by a few jobs.
+    The filling pops grants in the order of the key (dominant share, job): its first pops, up to
+    the first one of a job that has left, or of a key above a new job's first key (0, j), are
+    the same as last time with the same outcomes, because they see the same free capacity. The
+    memo keeps last call's pops (``log``: job, key, outcome) and every :attr:`SNAP` pops a copy of
+    the free capacity (``snaps``); the next call restores the last copy at or before that point,
+    replays the log up to it (sizes, placements, the heap) and fills on from there: the same
+    decisions as filling from scratch, bit for bit (tests/sim/test_drf_equivalence.py).
+    """
+
+    #: pops between two copies of the free capacity
+    SNAP = 64
+
+    def __init__(self) -> None:
+        self.key: tuple | None = None
+        self.jobs: set = set()
+        self.log: list = []        # (job, key, granted: (workers, PSs, placement so far, next key or None) or None)
+        self.snaps: list = []      # (pops done, free per server or None, pool's skip table, aggregate left)
+        self.per_job: tuple = ()   # grant_vectors of every job of the trace, as Python rows (the setting's)
+
+    def setting(self, key: tuple, state: ClusterState) -> None:
+        """Start over when the trace, capacity or servers differ from last call's."""
+        if key == self.key:
+            return
+        self.key, self.jobs, self.log, self.snaps = key, set(), [], []
+        every = np.arange(len(state.jobs), dtype=np.int64)
+        minw, maxw, maxp, per, dw, dp, first = grant_vectors(state, every)
+        self.per_job = ([tuple(x) for x in dw.tolist()], [tuple(x) for x in dp.tolist()], first.tolist(),
+                        minw.tolist(), maxw.tolist(), maxp.tolist(), per.tolist(), np.minimum(first, dw))
+
+    def resume_point(self, key: tuple, cand: list[int]) -> int:
+        """How many of last call's pops this call repeats (0 when the setting changed)."""
+        if key != self.key:
+            return 0
+        new = set(cand)
+        gone = self.jobs - new
+        added = new - self.jobs
+        first_new = (0.0, min(added)) if added else None
+        for t, (j, k, _) in enumerate(self.log):
+            if j in gone or (first_new is not None and k > first_new):
+                return t
+        return len(self.log)
+
+
 def drf_fill(state: ClusterState, cand: np.ndarray, total: np.ndarray,
-             servers: np.ndarray | None = None) -> tuple[dict[int, tuple[int, int]], dict[int, Placement]]:
+             servers: np.ndarray | None = None, memo: FillMemo | None = None
+             ) -> tuple[dict[int, tuple[int, int]], dict[int, Placement]]:
     """Dominant resource fairness by progressive filling (MODELS.md §7).
 
     Repeatedly the candidate with the lowest dominant share max_r a_j^r / C^r (ties: earlier
@@ -122,30 +181,77 @@ def drf_fill(state: ClusterState, cand: np.ndarray, total: np.ndarray,
     hands out tasks on machines (aggregate capacity alone over-sizes jobs whose tasks do not pack,
     e.g. on OASiS's separate worker and PS servers). Returns (workers, PSs) of every job that got
     at least its first grant, in the order of those first grants, and (with ``servers``) the
-    tentative placements, which pack by construction.
+    tentative placements, which pack by construction. ``memo`` (:class:`FillMemo`, kept by the
+    caller between calls) makes a call resume from the last one's pops where they agree; the
+    answer is the same with or without it.
     """
     cand = np.asarray(cand, dtype=np.int64)
     if not cand.size:
         return {}, {}
-    minw, maxw, maxp, per, dw, dp, first = grant_vectors(state, cand)
     # the heap loop runs once per grant: plain floats over the few resources beat small numpy calls
     R = range(len(total))
     inv = [1.0 / c if c > 0 else 0.0 for c in total.tolist()]
     avail = total.astype(float).tolist()
-    # no grant of any candidate is smaller than this, so once avail is below it in some resource, stop
-    # (a later grant may add no PS: one worker is the least it adds)
-    smallest = np.minimum(first, dw).min(axis=0).tolist()
-    dwl, dpl, firstl = [tuple(x) for x in dw.tolist()], [tuple(x) for x in dp.tolist()], first.tolist()
-    minwl, maxwl, maxpl, perl = minw.tolist(), maxw.tolist(), maxp.tolist(), per.tolist()
+    candl = cand.tolist()
+    if memo is None:
+        minw, maxw, maxp, per, dw, dp, first = grant_vectors(state, cand)
+        # no grant of any candidate is smaller than this, so once avail is below it in some resource, stop
+        # (a later grant may add no PS: one worker is the least it adds)
+        smallest = np.minimum(first, dw).min(axis=0).tolist()
+        dwl, dpl, firstl = [tuple(x) for x in dw.tolist()], [tuple(x) for x in dp.tolist()], first.tolist()
+        minwl, maxwl, maxpl, perl = minw.tolist(), maxw.tolist(), maxp.tolist(), per.tolist()
+    else:
+        key = (id(state.jobs), total.tobytes(), None if servers is None else np.asarray(servers, dtype=float).tobytes())
+        memo.setting(key, state)
+        DW, DP, FIRST, MINW, MAXW, MAXP, PER, least = memo.per_job
+        smallest = least[cand].min(axis=0).tolist()
+        dwl, dpl, firstl = [DW[j] for j in candl], [DP[j] for j in candl], [FIRST[j] for j in candl]
+        minwl, maxwl, maxpl, perl = [MINW[j] for j in candl], [MAXW[j] for j in candl], [MAXP[j] for j in candl], \
+            [PER[j] for j in candl]
     pool = None if servers is None else FirstFitPool(servers)
     where: dict[int, tuple[dict, dict]] = {}
     w = [0] * cand.size
     p = [0] * cand.size
     order: list[int] = []
-    heap = [(0.0, j, i) for i, j in enumerate(cand.tolist())]
+    log: list = []
+    snaps: list = []
+    placed: dict[int, Placement] = {}             # with a memo: each granted job's placement so far
+    start = 0
+    if memo is not None:
+        upto = memo.resume_point(key, candl)
+        snap = max((sn for sn in memo.snaps if sn[0] <= upto), key=lambda sn: sn[0], default=None)
+        if snap is not None and snap[0] > 0:
+            start = snap[0]
+            log, snaps = memo.log[:start], [sn for sn in memo.snaps if sn[0] <= start]
+            if pool is not None:
+                pool.free, pool._lo = snap[1].copy(), dict(snap[2])
+            avail = list(snap[3])
+        memo.jobs = set(candl)
+    pending = {}                                   # job -> its key in the heap, after the replayed pops
+    if start:
+        at = {j: i for i, j in enumerate(candl)}
+        for j, _, granted in log:
+            i = at[j]
+            pending[j] = None
+            if granted is None:
+                continue
+            nw, np_, pl, nxt = granted
+            if w[i] == 0:
+                order.append(i)
+            w[i], p[i] = nw, np_
+            if pl is not None:
+                placed[i] = pl
+            pending[j] = nxt
+    heap = [((0.0, j, i) if j not in pending else (pending[j], j, i)) for i, j in enumerate(candl)
+            if pending.get(j, 0.0) is not None]
     heapq.heapify(heap)
+    if memo is not None and not snaps:
+        snaps.append((0, None if pool is None else pool.free.copy(), {}, tuple(avail)))
     while heap:
-        _, j, i = heapq.heappop(heap)
+        share, j, i = heapq.heappop(heap)
+        if memo is not None and len(log) % memo.SNAP == 0 and len(log) > snaps[-1][0]:
+            snaps.append((len(log), None if pool is None else pool.free.copy(),
+                          {} if pool is None else dict(pool._lo), tuple(avail)))
         if w[i] == 0:
             nw, np_, add = minwl[i], ps_count(minwl[i], minwl[i], maxpl[i], perl[i]), firstl[i]
         else:
@@ -157,30 +263,45 @@ def drf_fill(state: ClusterState, cand: np.ndarray, total: np.ndarray,
             if add[r] > avail[r] + EPS:
                 fits = False
                 break
+        got = None
         if fits and pool is not None:
             got = pool.take(dwl[i], dpl[i], nw - w[i], np_ - p[i])
             fits = got is not None
             if fits:
+                if i not in where and i in placed:    # a job granted before the resume point grows on
+                    where[i] = (dict(placed[i].workers), dict(placed[i].ps))
                 cw, cp = where.setdefault(i, ({}, {}))
                 for s, k in got[0]:
                     cw[s] = cw.get(s, 0) + k
                 for s, k in got[1]:
                     cp[s] = cp.get(s, 0) + k
         if not fits:
+            if memo is not None:
+                log.append((j, (share, j), None))
             continue
         for r in R:
             avail[r] -= add[r]
         if w[i] == 0:
             order.append(i)
         w[i], p[i] = nw, np_
+        nxt = None
         if nw < maxwl[i]:
-            heapq.heappush(heap, (max((nw * dwl[i][r] + np_ * dpl[i][r]) * inv[r] for r in R), j, i))
+            nxt = max((nw * dwl[i][r] + np_ * dpl[i][r]) * inv[r] for r in R)
+            heapq.heappush(heap, (nxt, j, i))
+        if memo is not None:
+            if got is not None:
+                placed[i] = Placement(dict(where[i][0]), dict(where[i][1]))
+            log.append((j, (share, j), (nw, np_, placed.get(i), nxt)))
         for r in R:
             if avail[r] < smallest[r] - EPS:
                 heap.clear()
                 break
-    sizes = {int(cand[i]): (w[i], p[i]) for i in order}
-    return sizes, {int(cand[i]): Placement(where[i][0], where[i][1]) for i in order if i in where}
+    if memo is not None:
+        memo.log, memo.snaps = log, snaps
+    sizes = {candl[i]: (w[i], p[i]) for i in order}
+    if memo is not None:
+        return sizes, {candl[i]: placed[i] for i in order if i in placed}
+    return sizes, {candl[i]: Placement(where[i][0], where[i][1]) for i in order if i in where}
 
 
 def packed(placed: dict[int, Placement], sizes: Mapping[int, tuple[int, int]],
@@ -196,8 +317,16 @@ class DRF(_Baseline):
 
     name = "drf"
 
+    def __init__(self, placer: str = "consolidated", incremental: bool = True):
+        super().__init__(placer)
+        self.incremental = bool(incremental)
+
+    def reset(self, ctx: PolicyContext) -> None:
+        super().reset(ctx)
+        self._memo = FillMemo() if self.incremental else None
+
     def schedule(self, state: ClusterState, events: Sequence[Event]) -> dict[int, Placement]:
-        sizes, tentative = drf_fill(state, state.active, self.total, state.cluster.capacity)
+        sizes, tentative = drf_fill(state, state.active, self.total, state.cluster.capacity, self._memo)
         return packed(self.placer.place(state, sizes), sizes, tentative)
 
 
@@ -255,38 +384,42 @@ class Tetris(_Baseline):
         super().__init__(placer)
         self.remaining_weight = float(remaining_weight)
 
-    def schedule(self, state: ClusterState, events: Sequence[Event]) -> dict[int, Placement]:
-        cand = np.asarray(state.active, dtype=np.int64)
-        if not cand.size:
-            return {}
-        minw, maxw, maxp, per, dw, dp, first = grant_vectors(state, cand)
+    def terms(self, state: ClusterState, cand: np.ndarray):
+        """What a call starts from: the grant vectors of the candidates (:func:`grant_vectors`),
+        their remaining-work term 1 − T_j / max T (0 where T_j is unknown), 1 / C per resource (0
+        where C = 0), the aggregate capacity left, zero sizes w and p, and each candidate's next
+        grant vector (its first)."""
         T = self.remaining_time(state, cand)
         finite = np.isfinite(T)
         tmax = T[finite].max() if finite.any() else 1.0
         short = np.where(finite, 1.0 - T / tmax if tmax > 0 else 1.0, 0.0)
         inv_total = np.where(self.total > 0, 1.0 / np.where(self.total > 0, self.total, 1.0), 0.0)
-        avail = self.total.astype(float).copy()
-        w = np.zeros(cand.size, dtype=np.int64)
-        p = np.zeros(cand.size, dtype=np.int64)
-        nxt = first.copy()                     # the vector of each candidate's next grant
-        growing = np.ones(cand.size, dtype=bool)
+        vectors = grant_vectors(state, cand)
+        return (vectors, short, inv_total, self.total.astype(float).copy(), np.zeros(cand.size, dtype=np.int64),
+                np.zeros(cand.size, dtype=np.int64), vectors[-1].copy())
+
+    def schedule(self, state: ClusterState, events: Sequence[Event]) -> dict[int, Placement]:
+        cand = np.asarray(state.active, dtype=np.int64)
+        if not cand.size:
+            return {}
+        vectors, short, inv_total, avail, w, p, nxt = self.terms(state, cand)
+        # the candidates whose next grant may still fit: avail only shrinks and a candidate's next grant
+        # changes only when it is chosen, so one that does not fit (or is at its maximum) is out for good
+        alive = np.arange(cand.size)
+        weighted = self.remaining_weight * short
         order: list[int] = []
-        while True:
-            ok = growing & (nxt <= avail + EPS).all(axis=1)
-            if not ok.any():
+        while alive.size:
+            alive = alive[(nxt[alive] <= avail + EPS).all(axis=1)]
+            if not alive.size:
                 break
-            align = (nxt * inv_total) @ (avail * inv_total)
-            top = align[ok].max()
-            score = np.where(ok, (align / top if top > 0 else 0.0) + self.remaining_weight * short, -np.inf)
-            i = int(np.argmax(score))
-            nw, np_, add = _next_grant(i, w, p, minw, maxw, maxp, per, dw, dp, first)
-            avail -= add
-            if w[i] == 0:
-                order.append(i)
-            w[i], p[i] = nw, np_
-            g = _next_grant(i, w, p, minw, maxw, maxp, per, dw, dp, first)
+            # over every candidate, as before: the product's rounding may depend on the rows it is given
+            align = ((nxt * inv_total) @ (avail * inv_total))[alive]
+            top = align.max()
+            k = int(np.argmax((align / top if top > 0 else 0.0) + weighted[alive]))
+            i = int(alive[k])
+            g = grant(i, w, p, order, avail, vectors)
             if g is None:
-                growing[i] = False
+                alive = np.delete(alive, k)
             else:
                 nxt[i] = g[2]
         return self.placer.place(state, {int(cand[i]): (int(w[i]), int(p[i])) for i in order})

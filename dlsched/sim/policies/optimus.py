@@ -11,17 +11,30 @@ interval) the policy
    the stopping rule of a job, else the policy's ``criterion``. With fewer than
    ``min_loss_points`` points the prior is the median length of the finished jobs of its type
    (else of all finished jobs, else of the other active jobs' estimates, else ``default_steps``);
-2. **fits its speed** :math:`f_j(p, w) = (\theta_0 M/w + \theta_1 + \theta_2 w/p + \theta_3 w +
-   \theta_4 p)^{-1}`, θ ≥ 0 (:func:`dlsched.perf.optimus_fit.fit_sync_points`), on the
-   (p, w, iterations/s) samples the job has reported (``ClusterState.observations``) plus, when
-   ``profile`` is set (the default, as Optimus does), the rates of short profiling runs at the
-   configurations ``profile`` made on arrival: the job becomes schedulable ``profile_seconds``
-   after it arrives, so the profiling time is charged to its completion time (the profiling runs
-   themselves are not simulated on the cluster). A job with fewer than ``min_speed_points``
-   distinct (p, w) samples uses the pooled samples of its job type (all jobs seen so far);
-   failing that, :math:`f \propto \sqrt{p w}` scaled to its mean observed rate (a prior with
-   diminishing but positive returns in both PSs and workers, so that the job tries larger sizes
-   on both axes and so yields the samples to learn from);
+2. **estimates its speed** with the sync form :math:`f_j(p, w) = (\theta_0 M/w + \theta_1 +
+   \theta_2 w/p + \theta_3 w + \theta_4 p)^{-1}`, θ ≥ 0. ``speed_model="measured"`` (the
+   default: the estimator of the authors' scheduler, pengyanghua/optimus, docs/results.md's audit)
+   keeps one measured speed per (p, w) for each job (:class:`dlsched.perf.optimus_fit.MeasuredSpeed`):
+   the measured value itself at a measured size, elsewhere the form fitted by bounded least
+   squares on the speeds (:func:`~dlsched.perf.optimus_fit.fit_sync_curve`) once
+   ``min_speed_points`` sizes are measured. A job starts from the sizes the earlier jobs of its
+   type measured (their mean at each size: profiling shared by jobs of the same type); while
+   it knows fewer than ``profile_points`` sizes it is profiled on arrival at unmeasured sizes of
+   ``profile`` (default p = w ∈ 1..10, drawn in a seeded random order, as the authors draw them)
+   until it knows ``profile_points``; every size it then runs at overwrites its entry with the
+   rate the engine reports (``ClusterState.observations``). ``speed_model="nnls"`` (the earlier
+   estimator, kept as an ablation) fits the form by NNLS on 1/f
+   (:func:`dlsched.perf.optimus_fit.fit_sync_points`) to every (p, w, iterations/s) sample the
+   job has reported plus profiling runs of its own at all of ``profile`` (default
+   :data:`DEFAULT_PROFILE`, off the diagonal too), never the measured values as they are. Either
+   way a profiled job becomes schedulable ``profile_seconds`` after it arrives, so the profiling
+   time is charged to its completion time (the profiling runs themselves are not simulated on
+   the cluster; a job of a type already measured at ``profile_points`` sizes is not profiled under
+   ``"measured"``). Below ``min_speed_points`` distinct sizes ``"nnls"`` fits the pooled samples of
+   the job's type; failing that (both models), :math:`f \propto \sqrt{p w}` scaled to the mean
+   measured rate (a prior with diminishing but positive returns in both PSs and workers, so that
+   the job tries larger sizes on both axes and so yields the samples to learn from), with the
+   measured values kept at measured sizes under ``"measured"``;
 3. **allocates by marginal gain** (:func:`marginal_gain_allocation`, the toolkit's one Optimus
    greedy, which the one-shot ``optimus-greedy`` also calls): every job starts with 1 PS
    + ``min_workers`` workers (in arrival order, while they fit), then the task with the largest
@@ -65,7 +78,7 @@ import numpy as np
 from dlsched.errors import InputError
 from dlsched.instance.workload import Job
 from dlsched.perf.convergence import Criterion, LossFit, fit_loss_curve
-from dlsched.perf.optimus_fit import OptimusModel, fit_sync_points
+from dlsched.perf.optimus_fit import MeasuredSpeed, OptimusModel, fit_sync_points
 from dlsched.sim.placement import EPS, first_fit, usage
 from dlsched.sim.policy import ClusterState, Decision, Event, Placement, PolicyContext
 
@@ -73,6 +86,8 @@ from dlsched.sim.policy import ClusterState, Decision, Event, Placement, PolicyC
 CHECKPOINTS = (0.25, 0.5, 0.75)
 #: Optimus's profiling configurations (p, w): small sizes around the start and a few larger ones
 DEFAULT_PROFILE = ((1, 1), (1, 2), (2, 1), (2, 2), (2, 4), (4, 2), (4, 4), (8, 8))
+#: the authors' profiling sizes (pengyanghua/optimus ``test_speed``): p = w drawn from 1..10
+AUTHORS_PROFILE = tuple((k, k) for k in range(1, 11))
 
 
 # -- allocation (MODELS.md §5) -----------------------------------------------------------------
@@ -126,14 +141,21 @@ def marginal_gain_allocation(times: Sequence[np.ndarray], demand_w: np.ndarray, 
     which the authors' scheduler notes in a comment and leaves open).
     """
     share_w, share_p = shares if shares is not None else task_shares(demand_w, demand_p, capacity)
-    left = np.asarray(free, dtype=float).copy()
     alloc: dict[int, list[int]] = {}
+    # the start sizes, one job after another over all jobs: Python floats (the same IEEE operations
+    # as numpy's on each element) instead of a few small numpy calls per job
+    p0w0 = np.asarray(start, dtype=np.int64).reshape(-1, 2)
+    needs = (p0w0[:, :1] * demand_p + p0w0[:, 1:] * demand_w).tolist() if len(start) else []
+    left_l = np.asarray(free, dtype=float).tolist()
+    R = range(len(left_l))
     for i in (range(len(start)) if order is None else order):
         p0, w0 = start[i]
-        need = p0 * demand_p[i] + w0 * demand_w[i]
-        if np.isfinite(times[i][p0, w0]) and np.all(need <= left + EPS):
+        need = needs[i]
+        if math.isfinite(times[i][p0, w0]) and all(need[r] <= left_l[r] + EPS for r in R):
             alloc[i] = [p0, w0]
-            left -= need
+            for r in R:
+                left_l[r] -= need[r]
+    left = np.array(left_l, dtype=float)
 
     def push(heap, i):
         p, w = alloc[i]
@@ -208,7 +230,8 @@ class _JobModel:
     """What the policy has learnt about one job."""
 
     ready: float                                   # schedulable from (arrival + profiling)
-    samples: list = field(default_factory=list)    # (p, w, rate) from profiling and observations
+    samples: list = field(default_factory=list)    # (p, w, rate) from profiling and observations ("nnls")
+    measured: dict = field(default_factory=dict)   # (p, w) -> latest measured rate ("measured")
     n_seen: int = 0                                # observation rows already copied into samples
     speed: OptimusModel | Callable | None = None
     speed_key: tuple = ()
@@ -227,15 +250,22 @@ class Optimus:
 
     def __init__(self, *, slot_seconds: float | None = 600.0, criterion: Criterion = Criterion(),
                  gamma: float = 0.1, min_loss_points: int = 3, min_speed_points: int = 5,
-                 profile: Sequence[tuple[int, int]] = DEFAULT_PROFILE, profile_seconds: float = 10.0,
+                 profile: Sequence[tuple[int, int]] | None = None, profile_seconds: float = 10.0,
                  default_steps: float = 1e4, normalise: str = "cluster", gain: str = "absolute",
-                 models: str = "fitted", pairs: bool = False):
+                 models: str = "fitted", pairs: bool = False, speed_model: str = "measured",
+                 profile_points: int = 8):
         self.slot_seconds = slot_seconds
         self.criterion = criterion
         self.gamma = gamma
         self.min_loss_points = int(min_loss_points)
         self.min_speed_points = int(min_speed_points)
+        if speed_model not in ("measured", "nnls"):
+            raise InputError("<argument>", "speed_model", "'measured' or 'nnls'", speed_model)
+        self.speed_model = speed_model
+        if profile is None:
+            profile = AUTHORS_PROFILE if speed_model == "measured" else DEFAULT_PROFILE
         self.profile = tuple((int(p), int(w)) for p, w in profile)
+        self.profile_points = int(profile_points)
         self.profile_seconds = float(profile_seconds)
         self.default_steps = float(default_steps)
         if normalise not in ("task", "cluster", "amount", "none"):
@@ -254,7 +284,9 @@ class Optimus:
     def reset(self, ctx: PolicyContext) -> None:
         self._ctx = ctx
         self._models: dict[int, _JobModel] = {}
-        self._by_type: dict[str, list] = {}           # job type -> pooled (p, w, rate) samples
+        self._by_type: dict[str, list] = {}           # job type -> pooled (p, w, rate) samples ("nnls")
+        self._of_type: dict[str, list[int]] = {}      # job type -> jobs seen, in order ("measured")
+        self._fits: dict[tuple, MeasuredSpeed] = {}   # (type, measured points) -> estimate ("measured")
         self._finished: dict[str, list[float]] = {}   # job type -> lengths (steps) of finished jobs
         self._estimate: dict[int, float] = {}         # latest estimated total steps of active jobs
         self._stats: dict[int, dict] = {}             # finished or running job -> checkpoint errors
@@ -300,6 +332,8 @@ class Optimus:
     # -- learning ----------------------------------------------------------------------------------
     def _learn(self, j: int, state: ClusterState) -> None:
         """Create the job's model on first sight (profiling), and copy its new speed samples."""
+        if self.speed_model == "measured":
+            return self._learn_measured(j, state)
         m = self._models.get(j)
         job = state.jobs[j]
         if m is None:
@@ -307,8 +341,7 @@ class Optimus:
             if self.profile:
                 m.ready += self.profile_seconds
                 for p, w in self.profile:
-                    p = min(p, job.max_ps) if job.uses_ps else 0
-                    w = max(min(w, job.max_workers), job.min_workers)
+                    p, w = self._clip(job, p, w)
                     rate = self._measure(job, p, w)
                     if rate > 0:
                         m.samples.append((max(p, 1), w, rate))
@@ -319,6 +352,44 @@ class Optimus:
             m.samples.extend(new)
             self._by_type.setdefault(job.job_type, []).extend(new)
             m.n_seen = len(obs.speed)
+
+    def _learn_measured(self, j: int, state: ClusterState) -> None:
+        """``speed_model="measured"``: on first sight, the sizes its type's earlier jobs measured
+        (mean per size), then profiling at unmeasured sizes of ``profile`` until it knows
+        ``profile_points``; afterwards the latest reported rate of every size it runs at."""
+        m = self._models.get(j)
+        job = state.jobs[j]
+        if m is None:
+            m = self._models[j] = _JobModel(ready=float(state.arrival[j]))
+            known: dict[tuple[int, int], list[float]] = {}
+            for k in self._of_type.get(job.job_type, []):
+                for key, r in self._models[k].measured.items():
+                    known.setdefault(key, []).append(r)
+            m.measured = {key: float(np.mean(v)) for key, v in known.items()}
+            self._of_type.setdefault(job.job_type, []).append(j)
+            sizes = list(dict.fromkeys(self._clip(job, p, w) for p, w in self.profile))
+            sizes = [s for s in sizes if (max(s[0], 1), s[1]) not in m.measured]
+            if sizes and len(m.measured) < self.profile_points:
+                m.ready += self.profile_seconds
+                rng = np.random.default_rng([int(self._ctx.seed), j])
+                for i in rng.permutation(len(sizes)):
+                    if len(m.measured) >= self.profile_points:
+                        break
+                    p, w = sizes[i]
+                    rate = self._measure(job, p, w)
+                    if rate > 0:
+                        m.measured[(max(p, 1), w)] = rate
+        obs = state.observations.get(j)
+        if obs is not None and len(obs.speed) > m.n_seen:
+            for p, w, r in obs.speed[m.n_seen:]:
+                if r > 0 and w > 0:
+                    m.measured[(max(int(p), 1), int(w))] = float(r)
+            m.n_seen = len(obs.speed)
+
+    @staticmethod
+    def _clip(job: Job, p: int, w: int) -> tuple[int, int]:
+        """A profiling size within the job's limits (no PS for an all-reduce job)."""
+        return (min(p, job.max_ps) if job.uses_ps else 0), max(min(w, job.max_workers), job.min_workers)
 
     def _measure(self, job: Job, p: int, w: int) -> float:
         """A profiling run's rate: the simulator's speed source on a compact placement (server 0)."""
@@ -341,6 +412,8 @@ class Optimus:
             if m.speed is None:
                 m.speed = self._true_speed(job)
             return m.speed
+        if self.speed_model == "measured":
+            return self._measured_model(m, job)
         own = m.samples
         pooled = self._by_type.get(job.job_type, [])
         key = (len(own), len(pooled) if len({(p, w) for p, w, _ in own}) < self.min_speed_points else -1)
@@ -360,6 +433,24 @@ class Optimus:
         else:
             m.speed = None
         return m.speed
+
+    def _measured_model(self, m: _JobModel, job: Job):
+        """The authors' estimate of the job (:class:`MeasuredSpeed`), shared by jobs of its type that
+        measured the same sizes at the same rates; below ``min_speed_points`` sizes the √(p w) prior
+        (module docstring, 2) away from the measured sizes."""
+        key = (job.job_type, tuple(sorted(m.measured.items())))
+        est = self._fits.get(key)
+        if est is None:
+            est = self._fits[key] = MeasuredSpeed(m.measured, _batch(job), self.min_speed_points)
+        if est.fit is not None or not est.points:
+            return est if est.points else None
+        per = float(np.mean([r / math.sqrt(p * w) for (p, w), r in est.points.items()]))
+
+        def prior(p, w):
+            p, w = np.broadcast_arrays(np.asarray(p, dtype=float), np.asarray(w, dtype=float))
+            known = est(p, w)
+            return np.where(np.isnan(known), per * np.sqrt(np.maximum(p, 1) * w), known)
+        return prior
 
     def _remaining(self, j: int, state: ClusterState) -> float:
         """R̂_j = k* − k_j from the fitted loss curve, or the prior (module docstring, 1)."""
@@ -514,6 +605,7 @@ ABLATIONS: dict[str, dict] = {
     "optimus-pairs": {"pairs": True},            # a worker and a PS may be added together
     "optimus-oracle-pairs": {"models": "oracle", "pairs": True},
     "optimus-oracle-speed-pairs": {"models": "oracle-speed", "pairs": True},
+    "optimus-nnls": {"speed_model": "nnls"},     # the earlier estimator: NNLS on 8 own profiling sizes + samples
 }
 
 

@@ -121,6 +121,7 @@ class _AllocationPolicy:
         self.ctx = ctx
         self.view = self.inst
         self.index = None
+        self._limits = None           # (jobs, min workers, max workers, uses PSs) of the trace
 
     def allocate(self, view: SMDInstance, active: np.ndarray) -> np.ndarray:  # pragma: no cover - overridden
         raise NotImplementedError
@@ -140,11 +141,16 @@ class _AllocationPolicy:
         rem[self.index[state.done]] = 0.0
         rem[self.index[active]] = state.remaining[active]
         alloc = np.asarray(self.allocate(self.view.with_remaining(rem), self.index[active]), dtype=np.int64)
-        jobs = state.jobs
+        if self._limits is None or self._limits[0] is not state.jobs:
+            jobs = state.jobs
+            self._limits = (jobs, np.array([j.min_workers for j in jobs]), np.array([j.max_workers for j in jobs]),
+                            np.array([j.uses_ps for j in jobs], dtype=bool))
+        _, minw, maxw, uses_ps = self._limits
         # a fixed-size job runs with its size or waits; an all-reduce job has no PS
-        sizes = {int(j): (int(alloc[v, 0]), int(alloc[v, 1]) if jobs[j].uses_ps else 0)
-                 for j, v in zip(active.tolist(), self.index[active].tolist())
-                 if jobs[j].min_workers <= alloc[v, 0] <= jobs[j].max_workers}
+        w, p = alloc[self.index[active], 0], alloc[self.index[active], 1]
+        ok = (minw[active] <= w) & (w <= maxw[active])
+        p = np.where(uses_ps[active], p, 0)
+        sizes = {j: (a, b) for j, a, b in zip(active[ok].tolist(), w[ok].tolist(), p[ok].tolist())}
         return self.placer.place(state, sizes)
 
 
