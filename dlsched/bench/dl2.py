@@ -26,7 +26,8 @@ network, DRF, Optimus and SMD are simulated on the same cluster in the same run:
 
 ``--quick``: 10 validation traces, 2 small ones. ``--json`` prints exactly one JSON object.
 The simulations are the cells of the suite file ``dl2`` (``dlsched/bench/suites/dl2.toml``) with
-these settings; the agreement and the small-trace study run here.
+these settings; the agreement and the small-trace study are the cells of the study suite
+``dl2-studies`` (:func:`studies`).
 """
 
 from __future__ import annotations
@@ -167,7 +168,11 @@ def other_teachers() -> dict:
     return out
 
 
-def agreement_on(seeds, n_jobs: int, n_servers: int, checkpoint, teacher: str, params: dict | None = None) -> float:
+def agreement_task(seed: int, n_jobs: int, n_servers: int, teacher: str | None = None,
+                   teacher_params: dict | None = None, checkpoint: str | None = None) -> dict:
+    """On validation trace ``seed``: how many of its teacher's actions (the teacher replayed through
+    DL2's environment) the network's most likely action matches; a cell of the ``dl2-studies`` suite.
+    ``teacher=None``: the checkpoint's own teacher and options (from its provenance)."""
     from dlsched.instance.synthetic import dl2_cluster, dl2_trace
     from dlsched.rl.env import DL2Env
     from dlsched.rl.policy import load_checkpoint
@@ -176,9 +181,12 @@ def agreement_on(seeds, n_jobs: int, n_servers: int, checkpoint, teacher: str, p
     from dlsched.sim.speed import TableSpeed
 
     model = load_checkpoint(checkpoint)
-    env = DL2Env([dl2_trace(n_jobs, seed=s) for s in seeds], dl2_cluster(n_servers), TableSpeed(), model.spec)
-    X, M, A, _ = teacher_samples(env, lambda: make_policy(teacher, **(params or {})), range(len(seeds)), 0.9)
-    return agreement(model, X, M, A)
+    if teacher is None:
+        config = model.provenance.get("config", {})
+        teacher, teacher_params = config.get("teacher", "drf"), config.get("teacher_params")
+    env = DL2Env([dl2_trace(n_jobs, seed=seed)], dl2_cluster(n_servers), TableSpeed(), model.spec)
+    X, M, A, _ = teacher_samples(env, lambda: make_policy(teacher, **(teacher_params or {})), [0], 0.9)
+    return {"seed": seed, "samples": len(A), "agreed": round(agreement(model, X, M, A) * len(A)) if len(A) else 0}
 
 
 def slotted_study(seeds, n_jobs: int, n_servers: int, spec, baselines, dl2_jct: list, checkpoint=None) -> dict:
@@ -214,34 +222,59 @@ def slotted_study(seeds, n_jobs: int, n_servers: int, spec, baselines, dl2_jct: 
     return out
 
 
-def small_study(seeds, checkpoint, time_limit: float) -> dict:
-    """DL2 and DRF against the exact time-indexed optimum on tiny traces (5 jobs, 2 nodes)."""
+def small_task(seed: int, time_limit: float, checkpoint: str | None = None) -> dict:
+    """One tiny trace (5 jobs, 2 nodes, ``dl2_trace`` seed ``seed``): the exact time-indexed optimum
+    (HiGHS within ``time_limit``), its lower bound, DL2 and DRF; a cell of the ``dl2-small`` suite."""
     from dlsched.instance.synthetic import dl2_cluster, dl2_trace
     from dlsched.rl.policy import DL2Policy
     from dlsched.sim.bounds import trace_lower_bound
-    from dlsched.sim.policies import available, make_policy
+    from dlsched.sim.policies import make_policy
     from dlsched.sim.speed import TableSpeed
 
-    if "time-indexed" not in available():
-        return {"skipped": "no time-indexed policy in the table"}
-    cluster, speed = dl2_cluster(2), TableSpeed()
-    rows = []
-    for s in seeds:
-        tr = dl2_trace(5, seed=s)
-        t0 = time.monotonic()
-        opt, err = _run(tr, cluster, make_policy("time-indexed", time_limit=time_limit), speed)
-        row = {"seed": s, "opt": opt, "opt_seconds": time.monotonic() - t0, "opt_error": err or None,
-               "bound": trace_lower_bound(tr, cluster, speed, slot_seconds=600.0)["bound"]}
-        for name, pol in (("dl2", DL2Policy(checkpoint)), ("drf", make_policy("drf"))):
-            row[name], err = _run(tr, cluster, pol, speed)
-            row[f"{name}_error"] = err or None
-        rows.append(row)
-    ok = [r for r in rows if r["opt"] and r["dl2"]]
-    return {"traces": rows, "time_limit": time_limit,
-            "opt_over_bound": float(np.mean([r["opt"] for r in ok]) / np.mean([r["bound"] for r in ok])) if ok else None,
-            "gap_to_optimum": float(np.mean([r["dl2"] for r in ok]) / np.mean([r["opt"] for r in ok]) - 1) if ok else None,
-            "drf_gap_to_optimum": (float(np.mean([r["drf"] for r in ok if r["drf"]]) / np.mean([r["opt"] for r in ok]) - 1)
-                                   if ok and all(r["drf"] for r in ok) else None)}
+    cluster, speed, tr = dl2_cluster(2), TableSpeed(), dl2_trace(5, seed=seed)
+    t0 = time.monotonic()
+    opt, err = _run(tr, cluster, make_policy("time-indexed", time_limit=time_limit), speed)
+    row = {"seed": seed, "opt": opt, "opt_seconds": time.monotonic() - t0, "opt_error": err or None,
+           "bound": trace_lower_bound(tr, cluster, speed, slot_seconds=600.0)["bound"]}
+    for name, pol in (("dl2", DL2Policy(checkpoint)), ("drf", make_policy("drf"))):
+        row[name], err = _run(tr, cluster, pol, speed)
+        row[f"{name}_error"] = err or None
+    return row
+
+
+def studies(agreement_seeds, small_seeds, n_jobs: int, n_servers: int, checkpoint, teacher: dict,
+            time_limit: float, progress: bool = False) -> dict:
+    """The bundled ``dl2-studies`` suite with these settings, run by the one suite runner:
+    ``agreement_with_teacher`` pooled over the traces' decisions (:func:`agreement_task`), and
+    ``small``, DL2 and DRF against the exact time-indexed optimum on tiny traces (:func:`small_task`;
+    ``None`` without small seeds)."""
+    from dlsched.bench.runner import run_suite
+    from dlsched.bench.suite import suite_from_definition
+    from dlsched.bench.tasks import failures, load_definition, results_of, with_grid, with_params, with_settings
+    from dlsched.sim.policies import available
+
+    doc, path = load_definition("dl2-studies")
+    doc = with_grid(with_settings(doc, time_limit=time_limit), "dl2.agreement", seed=list(agreement_seeds))
+    doc = with_params(doc, "dl2.agreement", n_jobs=n_jobs, n_servers=n_servers, teacher=teacher["name"],
+                      teacher_params=teacher.get("params") or None)
+    small_seeds = list(small_seeds) if "time-indexed" in available() else []
+    doc = {**doc, "tasks": [t for t in doc["tasks"] if t["name"] != "dl2.small" or small_seeds]}
+    doc = with_grid(doc, "dl2.small", seed=small_seeds or None)
+    for task in ("dl2.agreement", "dl2.small"):
+        doc = with_params(doc, task, checkpoint=None if checkpoint is None else str(checkpoint))
+    rows = run_suite(suite_from_definition(doc, path, source=f"{path} (with the command line's settings)"), None,
+                     progress=progress)
+    agree = results_of(rows, "dl2.agreement")
+    n = sum(r["samples"] for r in agree)
+    traces = results_of(rows, "dl2.small")
+    ok = [r for r in traces if r["opt"] and r["dl2"]]
+    small = {"traces": traces, "time_limit": time_limit,
+             "opt_over_bound": float(np.mean([r["opt"] for r in ok]) / np.mean([r["bound"] for r in ok])) if ok else None,
+             "gap_to_optimum": float(np.mean([r["dl2"] for r in ok]) / np.mean([r["opt"] for r in ok]) - 1) if ok else None,
+             "drf_gap_to_optimum": (float(np.mean([r["drf"] for r in ok if r["drf"]]) / np.mean([r["opt"] for r in ok]) - 1)
+                                    if ok and all(r["drf"] for r in ok) else None)}
+    return {"agreement_with_teacher": sum(r["agreed"] for r in agree) / n if n else None,
+            "small": small if small_seeds else None, "failures": failures(rows)}
 
 
 @register_suite("dl2")
@@ -272,15 +305,18 @@ def main(argv: list[str]) -> int:
     out["slotted"] = slotted_study(range(1, n + 1), args.jobs, args.servers, load_checkpoint(args.checkpoint).spec,
                                    [b for b in ("drf", "optimus") if b in out["mean_jct"]], out["per_trace_jct"]["dl2"],
                                    args.checkpoint)
-    out["agreement_with_teacher"] = agreement_on(range(1, 4), args.jobs, args.servers, args.checkpoint,
-                                                 teacher["name"], teacher["params"])
+    st = studies(range(1, 4), range(101, 101 + n_small), args.jobs, args.servers, args.checkpoint, teacher,
+                 args.time_limit, progress=not args.json)
+    out["agreement_with_teacher"] = st["agreement_with_teacher"]
     out["warmup_agreement_held_out"] = prov.get("agreement", {}).get("held_out")
     out["warmup_agreement_held_out_by_action"] = prov.get("agreement", {}).get("held_out_by_action")
     out["teacher"] = teacher["name"]
     out["teacher_params"] = teacher["params"]
     out["decide_at"] = load_checkpoint(args.checkpoint).spec.decide_at
     out["other_teachers"] = other_teachers()
-    out["small"] = small_study(range(101, 101 + n_small), args.checkpoint, args.time_limit) if n_small else None
+    out["small"] = st["small"]
+    if st["failures"]:
+        out["errors"] = {**out["errors"], **{f.split(": ", 1)[0]: f.split(": ", 1)[1] for f in st["failures"]}}
     out["training"] = {k: prov.get(k) for k in ("command", "seed", "training_seconds", "warmup_seconds",
                                                 "episodes_run", "best_episode", "best_tune_jct", "teacher_tune_jct")}
     out["bench_seconds"] = time.monotonic() - wall0

@@ -49,6 +49,8 @@ TASKS = {
     "oasis.sensitivity": "dlsched.bench.oasis:sensitivity_task",
     "hetplace.instance": "dlsched.bench.hetplace:instance_task",
     "hetplace.scale": "dlsched.bench.hetplace:scale_task",
+    "dl2.agreement": "dlsched.bench.dl2:agreement_task",
+    "dl2.small": "dlsched.bench.dl2:small_task",
 }
 #: suite settings a task receives when its signature has them
 SHARED = ("seed", "threads", "time_limit")

@@ -45,3 +45,30 @@ def test_latency_is_pooled_from_per_run_summaries():
     assert pooled_latency(runs) == {"inference_ms_p50": 2.0, "inference_ms_p95": 2.5, "inference_ms_max": 5.0,
                                     "inferences": 15}
     assert pooled_latency([])["inference_ms_p50"] is None
+
+
+def test_studies_run_as_suite_cells_and_pool_the_agreement(tmp_path):
+    from dlsched.bench.dl2 import studies
+    from dlsched.instance.synthetic import dl2_cluster, dl2_trace
+    from dlsched.rl.env import DL2Env
+    from dlsched.rl.train import agreement, teacher_samples
+    from dlsched.sim.policies import make_policy
+    from dlsched.sim.speed import TableSpeed
+
+    ck = tmp_path / "m.pt"
+    model = bundles_in_arrival_order(Spec(J=6))
+    save_checkpoint(model, ck)
+    out = studies([1, 2], [102], 5, 3, ck, {"name": "drf", "params": {}}, 2.0)
+    assert out["failures"] == []
+    # the per-trace cells pool to the agreement of one environment over both traces
+    env = DL2Env([dl2_trace(5, seed=s) for s in (1, 2)], dl2_cluster(3), TableSpeed(), model.spec)
+    X, M, A, _ = teacher_samples(env, lambda: make_policy("drf"), range(2), 0.9)
+    assert abs(out["agreement_with_teacher"] - agreement(model, X, M, A)) < 1e-12
+    small = out["small"]
+    assert [r["seed"] for r in small["traces"]] == [102]
+    r = small["traces"][0]
+    # the time-indexed LP bound is below every schedule's average JCT, the (time-limited) optimum's too
+    assert r["bound"] <= min(r["opt"], r["dl2"], r["drf"]) + 1e-6
+    assert abs(small["gap_to_optimum"] - (r["dl2"] / r["opt"] - 1)) < 1e-12
+    assert abs(small["drf_gap_to_optimum"] - (r["drf"] / r["opt"] - 1)) < 1e-12
+    assert studies([1], [], 5, 3, ck, {"name": "drf", "params": {}}, 2.0)["small"] is None
