@@ -224,7 +224,7 @@ def slotted_study(seeds, n_jobs: int, n_servers: int, spec, baselines, dl2_jct: 
 
 def small_task(seed: int, time_limit: float, checkpoint: str | None = None) -> dict:
     """One tiny trace (5 jobs, 2 nodes, ``dl2_trace`` seed ``seed``): the exact time-indexed optimum
-    (HiGHS within ``time_limit``), its lower bound, DL2 and DRF; a cell of the ``dl2-small`` suite."""
+    (HiGHS within ``time_limit``), its lower bound, DL2 and DRF; a cell of the ``dl2-studies`` suite."""
     from dlsched.instance.synthetic import dl2_cluster, dl2_trace
     from dlsched.rl.policy import DL2Policy
     from dlsched.sim.bounds import trace_lower_bound
@@ -250,7 +250,7 @@ def studies(agreement_seeds, small_seeds, n_jobs: int, n_servers: int, checkpoin
     ``None`` without small seeds)."""
     from dlsched.bench.runner import run_suite
     from dlsched.bench.suite import suite_from_definition
-    from dlsched.bench.tasks import failures, load_definition, results_of, with_grid, with_params, with_settings
+    from dlsched.bench.tasks import load_definition, results_of, with_grid, with_params, with_settings
     from dlsched.sim.policies import available
 
     doc, path = load_definition("dl2-studies")
@@ -274,7 +274,8 @@ def studies(agreement_seeds, small_seeds, n_jobs: int, n_servers: int, checkpoin
              "drf_gap_to_optimum": (float(np.mean([r["drf"] for r in ok if r["drf"]]) / np.mean([r["opt"] for r in ok]) - 1)
                                     if ok and all(r["drf"] for r in ok) else None)}
     return {"agreement_with_teacher": sum(r["agreed"] for r in agree) / n if n else None,
-            "small": small if small_seeds else None, "failures": failures(rows)}
+            "small": small if small_seeds else None,
+            "errors": {r["cell"]: r["exception"] for r in rows if "exception" in r}}
 
 
 @register_suite("dl2")
@@ -295,14 +296,15 @@ def main(argv: list[str]) -> int:
 
     n = args.traces or (10 if args.quick else 20)
     n_small = args.small if args.small is not None else (2 if args.quick else 4)
-    prov = load_checkpoint(args.checkpoint).provenance
+    model = load_checkpoint(args.checkpoint)
+    prov = model.provenance
     config = prov.get("config", {})
     teacher = {"name": config.get("teacher", "drf"), "params": config.get("teacher_params") or {}}
     wall0 = time.monotonic()
     out = study(range(1, n + 1), args.jobs, args.servers, args.checkpoint, progress=not args.json, teacher=teacher)
     out["traces"] = n
     out["lower_bound"] = bound_study(range(1, n + 1), args.jobs, args.servers, out["mean_jct"], args.bound_slot)
-    out["slotted"] = slotted_study(range(1, n + 1), args.jobs, args.servers, load_checkpoint(args.checkpoint).spec,
+    out["slotted"] = slotted_study(range(1, n + 1), args.jobs, args.servers, model.spec,
                                    [b for b in ("drf", "optimus") if b in out["mean_jct"]], out["per_trace_jct"]["dl2"],
                                    args.checkpoint)
     st = studies(range(1, 4), range(101, 101 + n_small), args.jobs, args.servers, args.checkpoint, teacher,
@@ -312,11 +314,10 @@ def main(argv: list[str]) -> int:
     out["warmup_agreement_held_out_by_action"] = prov.get("agreement", {}).get("held_out_by_action")
     out["teacher"] = teacher["name"]
     out["teacher_params"] = teacher["params"]
-    out["decide_at"] = load_checkpoint(args.checkpoint).spec.decide_at
+    out["decide_at"] = model.spec.decide_at
     out["other_teachers"] = other_teachers()
     out["small"] = st["small"]
-    if st["failures"]:
-        out["errors"] = {**out["errors"], **{f.split(": ", 1)[0]: f.split(": ", 1)[1] for f in st["failures"]}}
+    out["errors"] = {**out["errors"], **st["errors"]}
     out["training"] = {k: prov.get(k) for k in ("command", "seed", "training_seconds", "warmup_seconds",
                                                 "episodes_run", "best_episode", "best_tune_jct", "teacher_tune_jct")}
     out["bench_seconds"] = time.monotonic() - wall0

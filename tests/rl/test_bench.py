@@ -59,7 +59,7 @@ def test_studies_run_as_suite_cells_and_pool_the_agreement(tmp_path):
     model = bundles_in_arrival_order(Spec(J=6))
     save_checkpoint(model, ck)
     out = studies([1, 2], [102], 5, 3, ck, {"name": "drf", "params": {}}, 2.0)
-    assert out["failures"] == []
+    assert out["errors"] == {}
     # the per-trace cells pool to the agreement of one environment over both traces
     env = DL2Env([dl2_trace(5, seed=s) for s in (1, 2)], dl2_cluster(3), TableSpeed(), model.spec)
     X, M, A, _ = teacher_samples(env, lambda: make_policy("drf"), range(2), 0.9)
