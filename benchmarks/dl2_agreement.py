@@ -14,6 +14,9 @@ Usage (from the repository root):
     PYTHONPATH=$PWD python benchmarks/dl2_agreement.py --traces 1000-1005 --epochs 10
     PYTHONPATH=$PWD python benchmarks/dl2_agreement.py --traces 1000-1011 --epochs 15
     PYTHONPATH=$PWD python benchmarks/dl2_agreement.py --teacher optimus --order gain --jct
+    PYTHONPATH=$PWD python benchmarks/dl2_agreement.py --teacher srpt-greedy --decide-at events --rows remaining --order job --epochs 10 --lr-final 0.0002
+
+``--decide-at`` and ``--rows`` set the state's decision timing and row order (:class:`dlsched.rl.slot.Spec`).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import torch
 
 from dlsched.rl.env import DL2Env
 from dlsched.rl.policy import Model
-from dlsched.rl.slot import Spec, action_kind
+from dlsched.rl.slot import DECIDE_AT, ROWS, Spec, action_kind
 from dlsched.rl.policy import DL2Policy
 from dlsched.rl.train import (ORDERS, TrainConfig, _seeds, agreement, agreement_by_kind, mean_jct, rollout, setting,
                               teacher_picker, teacher_samples, warmup)
@@ -44,12 +47,14 @@ def main() -> None:
     ap.add_argument("--lr-final", type=float, default=None, help="cosine decay of the warm-up's learning rate to this")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--order", choices=ORDERS, default="share", help="order of the teacher's actions in a slot")
+    ap.add_argument("--decide-at", choices=DECIDE_AT, default="slots", help="when DL2 decides")
+    ap.add_argument("--rows", choices=ROWS, default="arrival", help="order of the window's rows")
     ap.add_argument("--jct", action="store_true", help="also simulate teacher, slotted teacher and warm-up on the held-out traces")
     ap.add_argument("--save", default=None, help="write the warm-up model to this checkpoint")
     args = ap.parse_args()
     torch.set_num_threads(1)
     cfg = TrainConfig()
-    spec = Spec(J=cfg.J)
+    spec = Spec(J=cfg.J, decide_at=args.decide_at, rows=args.rows)
     t0 = time.monotonic()
     data = {}
     for name, seeds in (("train", _seeds(args.traces)), ("held_out", _seeds(args.held_out))):
@@ -83,9 +88,10 @@ def main() -> None:
         from dlsched.rl.policy import save_checkpoint
 
         model.provenance = {"command": "benchmarks/dl2_agreement.py " + " ".join(sys.argv[1:]),
-                            "config": {"teacher": args.teacher, "order": args.order, "seed": args.seed}}
+                            "config": {"teacher": args.teacher, "order": args.order, "seed": args.seed,
+                                       "decide_at": args.decide_at, "rows": args.rows}}
         save_checkpoint(model, args.save)
-    print(json.dumps({"teacher": args.teacher, "order": args.order, "mean_jct_held_out": jct, "train_traces": args.traces, "held_out_traces": args.held_out,
+    print(json.dumps({"teacher": args.teacher, "order": args.order, "decide_at": args.decide_at, "rows": args.rows, "mean_jct_held_out": jct, "train_traces": args.traces, "held_out_traces": args.held_out,
                       "epochs": args.epochs, "samples": {k: int(len(v[2])) for k, v in data.items()},
                       "loss": losses, "agreement_train": agreement(model, *data["train"]),
                       "agreement_held_out": agreement(model, X, M, A),

@@ -36,7 +36,7 @@ import numpy as np
 
 from dlsched.instance.cluster import Cluster
 from dlsched.instance.workload import Trace
-from dlsched.rl.slot import OBS_HIGH, Slot, Spec
+from dlsched.rl.slot import OBS_HIGH, Slot, Spec, fastest_rate
 from dlsched.sim.policy import Decision, Placement
 
 POLICY_NAME = "dl2"
@@ -88,6 +88,7 @@ class DL2Env(gym.Env):
         self.sim = Simulation(self.trace, self.cluster, self.speed, seed=self.sim_seed,
                               restart_seconds=self.restart_seconds)
         self.slots_run = np.zeros(len(self.trace), dtype=float)
+        self.rate = fastest_rate(self.trace.jobs, self.speed) if self.dl2_spec.rows == "remaining" else None
         self.previous: dict[int, Placement] = {}
         self.t = 0.0
         self.n_slots = 0
@@ -97,7 +98,7 @@ class DL2Env(gym.Env):
 
     def _open_slot(self) -> None:
         self.state = self.sim.state()
-        self.slot = Slot(self.dl2_spec, self.state, self.type_index, self.slots_run)
+        self.slot = Slot(self.dl2_spec, self.state, self.type_index, self.slots_run, self.rate)
 
     def _skip_idle(self) -> float:
         """Open the next slot that has a job to schedule (idle slots pass with no decision); their reward."""

@@ -25,7 +25,7 @@ import torch
 
 from dlsched.errors import InputError
 from dlsched.rl.networks import NetShape, PolicyNet, ValueNet
-from dlsched.rl.slot import Slot, Spec
+from dlsched.rl.slot import Slot, Spec, fastest_rate
 from dlsched.sim.policy import ClusterState, Decision, Event, Placement, PolicyContext
 
 FORMAT = "dlsched-dl2/1"
@@ -155,11 +155,15 @@ class DL2Policy:
         self.type_index: np.ndarray | None = None
         self.slots_run: np.ndarray | None = None
         self.inferences = 0
+        self.speed = ctx.speed
+        self.rate: np.ndarray | None = None
 
     def schedule(self, state: ClusterState, events: Sequence[Event]) -> Decision:
         if self.type_index is None:
             self.type_index = self.spec.type_index(state.jobs)
             self.slots_run = np.zeros(len(state.jobs), dtype=float)
+            if self.spec.rows == "remaining":
+                self.rate = fastest_rate(state.jobs, self.speed)
         on_event = self.spec.decide_at == "events" and any(e.kind != "timer" for e in events)
         k = round(state.time / self.slot_seconds)
         on_grid = abs(state.time - k * self.slot_seconds) <= 1e-9 * self.slot_seconds * max(1, k)
@@ -173,7 +177,7 @@ class DL2Policy:
         # the time the last allocation ran, in slots (as DL2Env counts it)
         self.slots_run[list(self.previous)] += (state.time - self.last_decision) / self.slot_seconds
         self.last_decision = state.time
-        slot = Slot(self.spec, state, self.type_index, self.slots_run)
+        slot = Slot(self.spec, state, self.type_index, self.slots_run, self.rate)
         self.inferences += fill_slot(slot, self._choose)
         self.previous = slot.placements(self.previous)
         self.next_slot = self.spec.next_boundary(state.time)

@@ -43,6 +43,8 @@ DL2_JOB_TYPES = ("resnet-50", "vgg-16", "resnext-110", "inception-bn", "seq2seq"
 
 #: when DL2 decides: only at slot boundaries (DL2's), or also at every arrival and completion
 DECIDE_AT = ("slots", "events")
+#: order of the window's rows: by arrival (DL2's), or by remaining time at the job's fastest size
+ROWS = ("arrival", "remaining")
 #: features saturate here (only slots run can grow past 1, after slots_norm slots)
 OBS_HIGH = 10.0
 
@@ -55,6 +57,9 @@ class Spec:
     scale features to about [0, 1]; they are part of the network's input contract. ``decide_at``
     (:data:`DECIDE_AT`): "slots" decides only at slot boundaries, as DL2; "events" also at every
     arrival and completion (the slot boundaries stay on the grid kΔ; docs/dl2.md, "Decision timing").
+    ``rows`` (:data:`ROWS`): the window (always the first J active jobs by arrival) is laid out in
+    order of arrival, as DL2, or of remaining time at the job's fastest size, shortest first
+    (remaining epochs times the job type's fastest seconds per epoch; docs/dl2.md, "Row order").
     """
 
     job_types: tuple[str, ...] = DL2_JOB_TYPES
@@ -64,10 +69,13 @@ class Spec:
     epochs_norm: float = 30000.0
     tasks_norm: float = 16.0
     decide_at: str = "slots"
+    rows: str = "arrival"
 
     def __post_init__(self) -> None:
         if self.decide_at not in DECIDE_AT:
             raise InputError("<argument>", "decide_at", f"one of {DECIDE_AT}", self.decide_at)
+        if self.rows not in ROWS:
+            raise InputError("<argument>", "rows", f"one of {ROWS}", self.rows)
 
     @property
     def n_types(self) -> int:
@@ -88,7 +96,7 @@ class Spec:
     def to_dict(self) -> dict:
         return {"job_types": list(self.job_types), "J": self.J, "slot_seconds": self.slot_seconds,
                 "slots_norm": self.slots_norm, "epochs_norm": self.epochs_norm, "tasks_norm": self.tasks_norm,
-                "decide_at": self.decide_at}
+                "decide_at": self.decide_at, "rows": self.rows}
 
     def next_boundary(self, t: float) -> float:
         """The first slot boundary kΔ after time ``t`` (a time within 1e-9 slots of a boundary counts as on it)."""
@@ -111,11 +119,32 @@ class Spec:
         return out
 
 
-def window(state: ClusterState, J: int) -> np.ndarray:
-    """The first J active jobs in order of arrival (trace index breaks ties): DL2's scheduling window."""
+def window(state: ClusterState, J: int, rate: np.ndarray | None = None) -> np.ndarray:
+    """The first J active jobs in order of arrival (trace index breaks ties): DL2's scheduling window.
+
+    With ``rate`` (each job's fastest iterations/s, :func:`fastest_rate`) the window's rows are
+    ordered by remaining time at that rate, shortest first (arrival breaks ties)."""
     act = np.asarray(state.active, dtype=np.int64)
-    order = np.lexsort((act, state.arrival[act]))
-    return act[order][:J]
+    win = act[np.lexsort((act, state.arrival[act]))][:J]
+    if rate is None:
+        return win
+    with np.errstate(divide="ignore"):
+        left = np.where(rate[win] > 0, state.remaining[win] / np.where(rate[win] > 0, rate[win], 1.0), np.inf)
+    return win[np.argsort(left, kind="stable")]
+
+
+def fastest_rate(jobs: Sequence, speed) -> np.ndarray:
+    """Each job's iterations/s at its fastest (p, w) within its limits, from ``speed.speeds(type, p, w)``
+    (0 if it cannot run): remaining iterations over it is the remaining-time key of ``Spec.rows``."""
+    cache: dict[tuple, float] = {}
+    out = np.zeros(len(jobs))
+    for j, job in enumerate(jobs):
+        key = (job.job_type, job.min_workers, job.max_workers, max(job.max_ps, 1))
+        if key not in cache:
+            p, w = np.meshgrid(np.arange(1, key[3] + 1), np.arange(key[1], key[2] + 1), indexing="ij")
+            cache[key] = float(np.max(speed.speeds(job.job_type, p, w), initial=0.0))
+        out[j] = cache[key]
+    return out
 
 
 def action_kind(a: int, J: int) -> tuple[str, int]:
@@ -129,18 +158,22 @@ def action_kind(a: int, J: int) -> tuple[str, int]:
 class Slot:
     """The allocation of one slot under construction; see the module docstring.
 
-    ``jobs[i]`` is the trace index in window row i; ``slots_run`` is indexed by trace index.
+    ``jobs[i]`` is the trace index in window row i; ``slots_run`` and ``rate`` (:func:`fastest_rate`,
+    needed when ``spec.rows == "remaining"``) are indexed by trace index.
     """
 
     spec: Spec
     state: ClusterState
     type_index: np.ndarray
     slots_run: np.ndarray
+    rate: np.ndarray | None = None
     jobs: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
         J, st = self.spec.J, self.state
-        self.jobs = window(st, J)
+        if self.spec.rows == "remaining" and self.rate is None:
+            raise ValueError("Spec.rows='remaining' needs each job's fastest rate (fastest_rate)")
+        self.jobs = window(st, J, self.rate if self.spec.rows == "remaining" else None)
         n = len(self.jobs)
         R = st.cluster.capacity.shape[1]
         self.free = st.cluster.capacity.astype(float).copy()

@@ -44,7 +44,7 @@ from torch import nn
 
 from dlsched.rl.env import DL2Env
 from dlsched.rl.policy import DL2Policy, Model, choose, load_checkpoint, save_checkpoint
-from dlsched.rl.slot import DECIDE_AT, Slot, Spec
+from dlsched.rl.slot import DECIDE_AT, ROWS, Slot, Spec
 from dlsched.sim.policies.optimus import task_shares
 from dlsched.sim.policy import Decision, PolicyContext
 
@@ -58,6 +58,8 @@ class TrainConfig:
     teacher_params: dict = field(default_factory=dict)
     #: when DL2 decides (:data:`dlsched.rl.slot.DECIDE_AT`): slot boundaries only (DL2's), or also arrivals and completions
     decide_at: str = "slots"
+    #: order of the window's rows (:data:`dlsched.rl.slot.ROWS`): arrival (DL2's) or remaining time, shortest first
+    rows: str = "arrival"
     seed: int = 0
     J: int = 40
     hidden: tuple[int, ...] = (256, 256)
@@ -109,11 +111,13 @@ class TrainConfig:
 
 # -- teacher -------------------------------------------------------------------------------
 
-def teacher_action(slot: Slot, target: dict[int, tuple[int, int]]) -> int:
-    """The next action towards ``target`` (w, p per trace index): progressive filling by dominant share."""
+def teacher_action(slot: Slot, target: dict[int, tuple[int, int]], by: str = "share") -> int:
+    """The next action towards ``target`` (w, p per trace index): progressive filling by dominant
+    share (``by="share"``), or job by job in row order (``by="job"``: the first row still below its
+    target gets its next task, so a job's tasks are issued together)."""
     J = slot.spec.J
     mask = slot.mask()
-    share = slot.dominant_share()
+    share = slot.dominant_share() if by == "share" else np.zeros(J)
     best, best_key = slot.spec.stop, None
     for i, j in enumerate(slot.jobs):
         tw, tp = target.get(int(j), (0, 0))
@@ -133,7 +137,7 @@ def teacher_action(slot: Slot, target: dict[int, tuple[int, int]]) -> int:
 
 
 #: orders in which a teacher's allocation becomes DL2's action sequence (:func:`teacher_action`, :func:`gain_action`)
-ORDERS = ("share", "gain")
+ORDERS = ("share", "gain", "job")
 
 
 def remaining_times(slot: Slot, speed) -> np.ndarray:
@@ -195,7 +199,7 @@ def teacher_picker(env: DL2Env, make_teacher: Callable, order: str = "share"):
         if slot_start:
             target = targets(teacher.schedule(env.state, env.events))
             T = remaining_times(env.slot, env.speed) if order == "gain" else None
-        return gain_action(env.slot, target, T) if order == "gain" else teacher_action(env.slot, target)
+        return gain_action(env.slot, target, T) if order == "gain" else teacher_action(env.slot, target, order)
 
     return act
 
@@ -577,7 +581,7 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     out = Path(out)
     rng = np.random.default_rng(cfg.seed)
     torch.manual_seed(cfg.seed)
-    spec = Spec(J=cfg.J, decide_at=cfg.decide_at)
+    spec = Spec(J=cfg.J, decide_at=cfg.decide_at, rows=cfg.rows)
 
     def teacher():
         return make_policy(cfg.teacher, **cfg.teacher_params)
@@ -606,9 +610,10 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
         if model.spec != spec or model.shape.hidden != tuple(cfg.hidden):
             from dlsched.errors import InputError
 
-            raise InputError(cfg.init, "spec", f"a checkpoint with J={cfg.J}, hidden {list(cfg.hidden)} and decisions at "
-                             f"{cfg.decide_at} (as the flags ask)",
-                             f"J={model.spec.J}, hidden {list(model.shape.hidden)}, decisions at {model.spec.decide_at}")
+            raise InputError(cfg.init, "spec", f"a checkpoint with J={cfg.J}, hidden {list(cfg.hidden)}, decisions at "
+                             f"{cfg.decide_at} and rows by {cfg.rows} (as the flags ask)",
+                             f"J={model.spec.J}, hidden {list(model.shape.hidden)}, decisions at {model.spec.decide_at}, "
+                             f"rows by {model.spec.rows}")
         warm = {k: model.provenance.get(k) for k in ("warmup_samples", "warmup_loss", "agreement")}
         warm["init"] = {"path": str(cfg.init), **{k: model.provenance.get(k) for k in
                                                    ("command", "training_seconds", "curve", "best_tune_jct")}}
@@ -777,6 +782,8 @@ def parser():
                    help="an option of the teacher policy (JSON value; repeatable), as `simulate -P`")
     p.add_argument("--decide-at", choices=DECIDE_AT, default=d.decide_at,
                    help="decide at slot boundaries only (DL2's, default) or also at every arrival and completion")
+    p.add_argument("--rows", choices=ROWS, default=d.rows,
+                   help="order of the window's rows: arrival (DL2's, default) or remaining time at the fastest size")
     p.add_argument("--traces", default=f"{d.train_seeds[0]}-{d.train_seeds[-1]}", metavar="SEEDS",
                    help="seeds of the training traces of DL2's job mix, e.g. 1000-1011")
     p.add_argument("--tune", default=",".join(map(str, d.tune_seeds)), metavar="SEEDS",
@@ -834,7 +841,7 @@ def main(argv: Sequence[str]) -> int:
     from dlsched.sim.run import parse_params
 
     cfg = TrainConfig(teacher=args.teacher, teacher_params=parse_params(args.teacher_param, "--teacher-param"),
-                      decide_at=args.decide_at, seed=args.seed, J=args.window, hidden=hidden,
+                      decide_at=args.decide_at, rows=args.rows, seed=args.seed, J=args.window, hidden=hidden,
                       train_seeds=_seeds(args.traces), tune_seeds=_seeds(args.tune), n_jobs=args.jobs,
                       n_servers=args.servers, warmup_epochs=args.warmup_epochs, warmup_lr_final=args.warmup_lr_final,
                       order=args.order, rl_episodes=args.episodes,

@@ -113,8 +113,8 @@ def test_without_torch_the_toolkit_imports_and_dl2_says_what_to_install():
     assert cli.returncode == 2 and "pip install 'dlsched[rl]'" in cli.stderr and "Traceback" not in cli.stderr
 
 
-@pytest.mark.parametrize("decide_at", ["slots", "events"])
-def test_the_policy_decides_when_and_as_the_environment_does(decide_at):
+@pytest.mark.parametrize("decide_at,rows", [("slots", "arrival"), ("events", "arrival"), ("events", "remaining")])
+def test_the_policy_decides_when_and_as_the_environment_does(decide_at, rows):
     """The network's greedy episode in DL2Env and the ``dl2`` policy in the engine give the same JCTs
     (same decision times, same features, including the time each job has run)."""
     import numpy as np
@@ -125,7 +125,7 @@ def test_the_policy_decides_when_and_as_the_environment_does(decide_at):
 
     traces, cl, speed = small(8, (6, 7), 3)
     # bundles in arrival order, perturbed by weights on the hidden layer so that the state matters
-    model = bundles_in_arrival_order(Spec(J=8, decide_at=decide_at))
+    model = bundles_in_arrival_order(Spec(J=8, decide_at=decide_at, rows=rows))
     with torch.no_grad():
         last = model.policy.body[-1]
         last.weight.copy_(3.0 * torch.randn(last.weight.shape, generator=torch.Generator().manual_seed(1)))

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from dlsched.errors import InputError
-from dlsched.rl.slot import Slot, Spec, action_kind, window
+from dlsched.rl.slot import Slot, Spec, action_kind, fastest_rate, window
 from dlsched.sim.engine import Simulation
 from dlsched.sim.placement import usage
 
@@ -101,6 +101,30 @@ def test_window_is_the_first_J_active_jobs():
     assert len(w) == min(3, len(st.active))
     rest = np.setdiff1d(st.active, w)
     assert all(sim.arrival[j] >= sim.arrival[w].max() for j in rest)
+
+
+def test_rows_by_remaining_time_reorder_the_same_window_shortest_first():
+    sim, _ = state_at(n_jobs=12, until=30000.0)
+    st = sim.state()
+    rate = fastest_rate(st.jobs, sim.speed)
+    # the fastest rate is the largest of the measured table's speeds within the job's limits
+    j = int(st.active[0])
+    job = st.jobs[j]
+    assert rate[j] == pytest.approx(max(sim.speed.speed(job.job_type, p, w) for p in range(1, job.max_ps + 1)
+                                        for w in range(job.min_workers, job.max_workers + 1)), rel=1e-12)
+    for J in (3, 40):
+        by_arrival, by_time = window(st, J), window(st, J, rate)
+        assert sorted(by_arrival) == sorted(by_time)
+        left = st.remaining[by_time] / rate[by_time]
+        assert (np.diff(left) >= 0).all()
+    spec = Spec(J=6, rows="remaining")
+    slot = Slot(spec, st, spec.type_index(st.jobs), np.zeros(len(st.jobs)), rate)
+    assert list(slot.jobs) == list(window(st, 6, rate))
+    with pytest.raises(ValueError, match="fastest rate"):
+        Slot(spec, st, spec.type_index(st.jobs), np.zeros(len(st.jobs)))
+    with pytest.raises(InputError, match="rows"):
+        Spec(rows="size")
+    assert Spec.from_dict(spec.to_dict()) == spec
 
 
 def test_a_job_type_the_network_does_not_know_is_input_error():

@@ -48,6 +48,20 @@ def test_teacher_actions_rebuild_drfs_allocation_in_its_own_order():
     assert {int(j): (int(slot.w[i]), int(slot.p[i])) for i, j in enumerate(slot.jobs) if slot.w[i]} == goal
 
 
+def test_job_order_rebuilds_the_teachers_allocation_one_job_after_another():
+    slot, goal, _ = teacher_slot("srpt-greedy")
+    spec = slot.spec
+    rows = []
+    while (a := teacher_action(slot, goal, by="job")) != spec.stop:
+        i = a % spec.J
+        # the first row still below its target is served
+        assert all((slot.w[k], slot.p[k]) == goal.get(int(slot.jobs[k]), (0, 0)) for k in range(i))
+        rows.append(i)
+        assert slot.apply(a)
+    assert rows == sorted(rows) and len(set(rows)) > 1
+    assert {int(j): (int(slot.w[i]), int(slot.p[i])) for i, j in enumerate(slot.jobs) if slot.w[i]} == goal
+
+
 def test_gain_order_rebuilds_the_teachers_allocation_starting_every_job_first():
     slot, goal, speed = teacher_slot("optimus-greedy")
     spec, st = slot.spec, slot.state
