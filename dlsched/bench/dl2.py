@@ -171,7 +171,7 @@ def other_teachers() -> dict:
 def agreement_task(seed: int, n_jobs: int, n_servers: int, teacher: str | None = None,
                    teacher_params: dict | None = None, checkpoint: str | None = None) -> dict:
     """On validation trace ``seed``: how many of its teacher's actions (the teacher replayed through
-    DL2's environment) the network's most likely action matches; a cell of the ``dl2-studies`` suite.
+    DL2's environment, issued in the checkpoint's ``order``) the network's most likely action matches; a cell of the ``dl2-studies`` suite.
     ``teacher=None``: the checkpoint's own teacher and options (from its provenance)."""
     from dlsched.instance.synthetic import dl2_cluster, dl2_trace
     from dlsched.rl.env import DL2Env
@@ -181,11 +181,13 @@ def agreement_task(seed: int, n_jobs: int, n_servers: int, teacher: str | None =
     from dlsched.sim.speed import TableSpeed
 
     model = load_checkpoint(checkpoint)
+    config = model.provenance.get("config", {})
     if teacher is None:
-        config = model.provenance.get("config", {})
         teacher, teacher_params = config.get("teacher", "drf"), config.get("teacher_params")
     env = DL2Env([dl2_trace(n_jobs, seed=seed)], dl2_cluster(n_servers), TableSpeed(), model.spec)
-    X, M, A, _ = teacher_samples(env, lambda: make_policy(teacher, **(teacher_params or {})), [0], 0.9)
+    # the teacher's actions in the order the checkpoint was taught them (``train dl2 --order``)
+    X, M, A, _ = teacher_samples(env, lambda: make_policy(teacher, **(teacher_params or {})), [0], 0.9,
+                                 config.get("order", "share"))
     return {"seed": seed, "samples": len(A), "agreed": round(agreement(model, X, M, A) * len(A)) if len(A) else 0}
 
 
