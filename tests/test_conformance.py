@@ -19,7 +19,7 @@ from dlsched.errors import InputError
 from dlsched.instance import oasis_gen, placement_gen, smd_gen
 from dlsched.instance.generate import random_mcmdk
 from dlsched.result import TERMINATIONS, Result, Status
-from dlsched.solvers import registry
+from dlsched.solvers import hyperplane, registry, tabu
 from tests.conftest import ROOT
 
 CASES = registry.cases()
@@ -99,6 +99,19 @@ def test_contract_under_a_short_time_limit(case):
     res = run(inst, name, backend, time_limit=0.05)
     assert_contract(inst, res, name)
     assert res.options["time_limit"] == 0.05
+
+
+# Non-default choices of methods' options: the grid above runs each method with its defaults only.
+VARIANTS = [("mcmdk", "hyperplane", {"start": v}) for v in hyperplane.STARTS[1:]] + \
+    [("mcmdk", "tabu", {"centres": v}) for v in tabu.CENTRES[1:]]
+
+
+@pytest.mark.parametrize("family, name, params", VARIANTS, ids=lambda v: v if isinstance(v, str) else ",".join(f"{k}={x}" for k, x in v.items()))
+def test_contract_of_option_variants(family, name, params):
+    assert set(params) <= set(registry.params_of(name, family))
+    for inst in instances(family):
+        assert_contract(inst, run(inst, name, None, **params), name)
+        assert_contract(inst, run(inst, name, None, time_limit=0.05, **params), name)
 
 
 REFUSABLE = {"gap": dict(gap=0.1), "raw": dict(raw={"presolve": "off"}), "warm_start": dict(warm_start=np.zeros(3, dtype=int))}

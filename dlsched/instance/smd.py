@@ -170,6 +170,12 @@ class SMDInstance:
         """C^r: aggregate capacity of every resource."""
         return self.server_cap.sum(axis=0)
 
+    @property
+    def min_workers(self) -> np.ndarray:
+        """The fewest workers each job runs with: 1 in the SMD model (w ∈ 1..W_j, MODELS.md §2.2).
+        The simulator's view of a trace raises it for gang-scheduled jobs."""
+        return np.ones(self.n_jobs, dtype=np.int64)
+
     def profile(self, j: int) -> LayerProfile:
         return self.profiles[self.job_type[j]]
 
@@ -196,7 +202,7 @@ class SMDInstance:
 
     def _enumerate(self, j: int) -> Configs:
         W, P = int(self.max_workers[j]), int(self.max_ps[j])
-        w, p = np.meshgrid(np.arange(1, W + 1), np.arange(1, P + 1), indexing="ij")
+        w, p = np.meshgrid(np.arange(int(self.min_workers[j]), W + 1), np.arange(1, P + 1), indexing="ij")
         w, p = w.ravel(), p.ravel()
         if self.options.ps_le_workers:
             keep = p <= w

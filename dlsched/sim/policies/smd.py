@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -62,7 +63,7 @@ def to_trace(inst: SMDInstance) -> tuple[Trace, Cluster, SMDSpeed]:
                         iterations=float(inst.iterations[j]),
                         worker_demand={r: float(v) for r, v in zip(inst.resources, inst.d[j]) if v > 0},
                         ps_demand={r: float(v) for r, v in zip(inst.resources, inst.e[j]) if v > 0},
-                        min_workers=1, max_workers=int(inst.max_workers[j]), max_ps=int(inst.max_ps[j]),
+                        min_workers=int(inst.min_workers[j]), max_workers=int(inst.max_workers[j]), max_ps=int(inst.max_ps[j]),
                         weight=float(inst.weight[j]), meta={"index": j, "family": "smd", "smd": inst}))
     cluster = Cluster(tuple(inst.resources), inst.capacity[None, :], ("",), np.zeros(1, np.int64), ("pool",),
                       source=f"{inst.source} (pooled capacity)")
@@ -79,6 +80,11 @@ class _SpeedView(SMDInstance):
         out = np.array([1.0 / max(speed.rate(job, Placement({0: int(a)}, {0: int(b)} if b and ps else {}), cluster), 1e-300)
                         for a, b in zip(w.ravel().tolist(), p.ravel().tolist())]).reshape(w.shape)
         return out if out.ndim else float(out)
+
+    @cached_property
+    def min_workers(self) -> np.ndarray:
+        # a job of fixed size (min_workers = max_workers, gang-scheduled) has no smaller configuration
+        return np.array([job.min_workers for job in self.meta["jobs"]], dtype=np.int64)
 
     def _config_key(self, j: int) -> tuple:
         return (j,)
@@ -173,8 +179,8 @@ def optimus_policy(inst: SMDInstance, active: np.ndarray, alpha: float = 0.0, st
     r"""Optimus's marginal-gain greedy (MODELS.md §5) with the known τ -> (n, 2) allocation (w, p).
 
     The one greedy :func:`dlsched.sim.policies.optimus.marginal_gain_allocation` on the remaining
-    times :math:`T_j(p, w) = R_j \tau_j(w, p)`: every active job starts with 1 PS + 1 worker (in
-    arrival order, as long as they fit; the others wait), then the task with the largest positive
+    times :math:`T_j(p, w) = R_j \tau_j(w, p)`: every active job starts with 1 PS + its fewest workers (1, or
+    a gang-scheduled job's whole size; in arrival order, as long as they fit; the others wait), then the task with the largest positive
     gain :math:`(T_j(p, w) - T_j(p', w')) / \max_r \text{demand}^r / C^r` is added until no
     gain is positive or nothing fits. ``ps_le_workers`` makes every p > w unreachable.
 
@@ -194,8 +200,9 @@ def optimus_policy(inst: SMDInstance, active: np.ndarray, alpha: float = 0.0, st
         times = [T / f ** alpha if np.isfinite(f) and f > 0 else T for T, f in zip(times, fastest)]
     first = (lambda i: (inst.arrival[idx[i]], idx[i])) if start == "arrival" else (lambda i: (fastest[i], idx[i]))
     order = sorted(range(idx.size), key=first)
+    start = [(1, w0) for w0 in inst.min_workers[idx].tolist()]
     sizes = marginal_gain_allocation(times, inst.d[idx], inst.e[idx], inst.capacity, inst.capacity,
-                                     [(1, 1)] * idx.size, order=order, pairs=pairs)
+                                     start, order=order, pairs=pairs)
     for i, (p, w) in sizes.items():
         alloc[idx[i]] = (w, p)
     return alloc
@@ -211,6 +218,7 @@ def _tau_grid(inst: SMDInstance, j: int) -> np.ndarray:
         p, w = np.meshgrid(np.arange(1, P + 1), np.arange(1, W + 1), indexing="ij")
         grid = np.full((P + 1, W + 1), np.inf)
         grid[1:, 1:] = np.asarray(inst.tau(j, w.ravel(), p.ravel()), dtype=float).reshape(p.shape)
+        grid[:, :int(inst.min_workers[j])] = np.inf
         if inst.options.ps_le_workers:
             grid[np.greater.outer(np.arange(P + 1), np.arange(W + 1))] = np.inf
         cache[key] = grid
