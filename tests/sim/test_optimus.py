@@ -462,3 +462,61 @@ def test_srpt_greedy_options_are_checked():
         make_policy("srpt-greedy", start="longest")
     with pytest.raises(InputError):
         make_policy("srpt-greedy", alpha=-1)
+
+
+def test_hesrpt_shares_follow_the_closed_form():
+    from dlsched.sim.policies.smd import hesrpt_shares
+
+    assert hesrpt_shares(1, 0.5).tolist() == [1.0]
+    th = hesrpt_shares(3, 0.5)                       # 1/(1-p) = 2: (3/3)^2-(2/3)^2, (2/3)^2-(1/3)^2, (1/3)^2
+    assert th == pytest.approx([5 / 9, 3 / 9, 1 / 9])
+    for m, p in ((5, 0.2), (40, 0.6), (7, 0.95)):
+        th = hesrpt_shares(m, p)
+        assert th.sum() == pytest.approx(1.0) and (np.diff(th) < 0).all()   # the shortest job gets most
+    assert hesrpt_shares(4, 0.999)[0] > 0.97 and np.ptp(hesrpt_shares(4, 0.001)) < 0.01   # linear: SRPT; flat: equal
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 1000), n=st.integers(1, 7), servers=st.integers(1, 4), p=st.sampled_from([0.3, 0.6, 0.9]))
+def test_hesrpt_first_sizes_are_the_fastest_within_each_share(seed, n, servers, p):
+    """``hesrpt`` = the naive greedy on R_j τ_j / (T_j^min)^2 started, shortest first, at the fastest
+    (p, w) whose dominant share is within the job's heSRPT share (else 1 PS + 1 worker)."""
+    from dlsched.instance.smd import SMDOptions
+    from dlsched.instance.smd_gen import generate
+    from dlsched.sim.policies.smd import hesrpt_shares, optimus_policy
+
+    inst = generate(n, servers, seed=seed, max_workers=4, max_ps=3, options=SMDOptions(max_workers=4, max_ps=3))
+    cap = inst.capacity
+    times, first = {}, {}
+    for j in range(n):
+        T = np.full((inst.max_ps[j] + 1, inst.max_workers[j] + 1), np.inf)
+        for q in range(1, inst.max_ps[j] + 1):
+            for w in range(1, inst.max_workers[j] + 1):
+                T[q, w] = inst.iterations[j] * float(inst.tau(j, w, q))
+        times[j] = T
+    fastest = {j: T[np.isfinite(T)].min() for j, T in times.items()}
+    order = sorted(range(n), key=lambda j: (fastest[j], j))
+    for theta, j in zip(hesrpt_shares(n, p), order):
+        best = None
+        for q in range(1, times[j].shape[0]):
+            for w in range(1, times[j].shape[1]):
+                share = max((q * inst.e[j][r] + w * inst.d[j][r]) / cap[r] for r in range(cap.size) if cap[r] > 0)
+                if share <= theta + 1e-12 and (best is None or times[j][q, w] < times[j][best]):
+                    best = (q, w)
+        first[j] = best or (1, 1)
+    want = _naive_greedy([times[j] / fastest[j] ** 2 for j in order], inst.d[order], inst.e[order], cap, cap,
+                         [first[j] for j in order])
+    got = optimus_policy(inst, np.arange(n), alpha=2.0, start="shortest", shares=p)
+    for k, j in enumerate(order):
+        q, w = want.get(k, (0, 0))
+        assert tuple(got[j]) == (w, q)
+
+
+def test_hesrpt_options_are_checked():
+    from dlsched.errors import InputError
+    from dlsched.sim.policies import make_policy
+
+    assert make_policy("hesrpt").options == {"alpha": 2.0, "start": "shortest", "pairs": True, "shares": 0.6}
+    for bad in (0.0, 1.0, -0.5, float("nan")):
+        with pytest.raises(InputError):
+            make_policy("hesrpt", speedup_exponent=bad)

@@ -21,6 +21,7 @@ POLICIES: dict[str, str] = {
     "smd": "dlsched.sim.policies.smd:SMDPolicy",
     "optimus-greedy": "dlsched.sim.policies.smd:OptimusGreedyPolicy",
     "srpt-greedy": "dlsched.sim.policies.smd:SRPTGreedyPolicy",
+    "hesrpt": "dlsched.sim.policies.smd:HeSRPTPolicy",
     "hetplace": "dlsched.sim.policies.hetplace:HetPlace",
     "oasis": "dlsched.sim.policies.oasis:OASiS",
     "risk_reward": "dlsched.sim.policies.oasis_baselines:RiskReward",

@@ -175,7 +175,7 @@ class SMDPolicy(_AllocationPolicy):
 
 
 def optimus_policy(inst: SMDInstance, active: np.ndarray, alpha: float = 0.0, start: str = "arrival",
-                   pairs: bool = False) -> np.ndarray:
+                   pairs: bool = False, shares: float | None = None) -> np.ndarray:
     r"""Optimus's marginal-gain greedy (MODELS.md §5) with the known τ -> (n, 2) allocation (w, p).
 
     The one greedy :func:`dlsched.sim.policies.optimus.marginal_gain_allocation` on the remaining
@@ -188,7 +188,9 @@ def optimus_policy(inst: SMDInstance, active: np.ndarray, alpha: float = 0.0, st
     by :math:`(T_j^{\min})^\alpha`, its remaining time at its fastest size to the power α (α = 1:
     the fraction of its remaining time a task saves, Optimus's ``gain="relative"``); ``start =
     "shortest"`` starts the jobs in order of :math:`T_j^{\min}` instead of arrival; ``pairs``
-    as in :func:`marginal_gain_allocation`.
+    as in :func:`marginal_gain_allocation`; ``shares`` = p (:class:`HeSRPTPolicy`'s) replaces each
+    first size by the fastest (p, w) within the job's share of :func:`hesrpt_shares` by its rank in
+    that order (its dominant resource share at most θ; the fewest workers if none is within it).
     """
     idx = np.sort(np.asarray(active, dtype=np.int64))
     alloc = np.zeros((inst.n_jobs, 2), dtype=np.int64)
@@ -200,12 +202,40 @@ def optimus_policy(inst: SMDInstance, active: np.ndarray, alpha: float = 0.0, st
         times = [T / f ** alpha if np.isfinite(f) and f > 0 else T for T, f in zip(times, fastest)]
     first = (lambda i: (inst.arrival[idx[i]], idx[i])) if start == "arrival" else (lambda i: (fastest[i], idx[i]))
     order = sorted(range(idx.size), key=first)
-    start = [(1, w0) for w0 in inst.min_workers[idx].tolist()]
+    first_sizes = [(1, w0) for w0 in inst.min_workers[idx].tolist()]
+    if shares is not None:
+        for theta, i in zip(hesrpt_shares(idx.size, shares).tolist(), order):
+            first_sizes[i] = _fastest_within(times[i], inst.d[idx[i]], inst.e[idx[i]], inst.capacity, theta) or first_sizes[i]
     sizes = marginal_gain_allocation(times, inst.d[idx], inst.e[idx], inst.capacity, inst.capacity,
-                                     start, order=order, pairs=pairs)
+                                     first_sizes, order=order, pairs=pairs)
     for i, (p, w) in sizes.items():
         alloc[idx[i]] = (w, p)
     return alloc
+
+
+def hesrpt_shares(m: int, p: float) -> np.ndarray:
+    r"""heSRPT's shares of the cluster for m jobs listed shortest first (Berg, Vesilo and Harchol-Balter,
+    "heSRPT: Optimal parallel scheduling of jobs with known sizes", arXiv:1903.09346).
+
+    With every job's speedup :math:`k^p` (0 < p < 1) and no arrivals, the optimal schedule completes
+    the jobs in size order and gives the job of rank i (i = 1 the largest, ..., m the smallest)
+    :math:`\theta_i = (i/m)^{1/(1-p)} - ((i-1)/m)^{1/(1-p)}` of the servers: the shares sum to 1 and
+    grow as the jobs get shorter (p -> 1, linear speedup: all to the shortest, SRPT; p -> 0: equal
+    shares).
+    """
+    c = 1.0 / (1.0 - p)
+    i = np.arange(m, 0, -1, dtype=float)
+    return (i / m) ** c - ((i - 1) / m) ** c
+
+
+def _fastest_within(T: np.ndarray, d: np.ndarray, e: np.ndarray, capacity: np.ndarray, theta: float) -> tuple[int, int] | None:
+    """(p, w) of least ``T[p, w]`` whose dominant share max_r (p e_r + w d_r) / C_r is at most θ (None if none)."""
+    P, W = T.shape
+    use = np.arange(P)[:, None, None] * e + np.arange(W)[None, :, None] * d
+    share = np.max(np.where(capacity > 0, use / np.where(capacity > 0, capacity, 1.0), 0.0), axis=2)
+    within = np.where(np.isfinite(T) & (share <= theta + 1e-12), T, np.inf)
+    k = int(np.argmin(within))
+    return divmod(k, W) if np.isfinite(within.flat[k]) else None
 
 
 def _tau_grid(inst: SMDInstance, j: int) -> np.ndarray:
@@ -256,6 +286,27 @@ class SRPTGreedyPolicy(OptimusGreedyPolicy):
         if not (np.isfinite(alpha) and alpha >= 0):
             raise InputError("<argument>", "alpha", "a finite number >= 0", alpha)
         self.options = {"alpha": float(alpha), "start": start, "pairs": bool(pairs)}
+
+
+class HeSRPTPolicy(SRPTGreedyPolicy):
+    """heSRPT's shares of the cluster (Berg et al., optimal for speedup k^p without arrivals) as first sizes, then srpt-greedy's fill (not a seed paper's).
+
+    :func:`optimus_policy` with ``shares`` = ``speedup_exponent``: at every call the active jobs,
+    shortest remaining time (at the fastest size) first, get as first size the fastest (p, w) within
+    their share of :func:`hesrpt_shares`; what is left is filled by ``srpt-greedy``'s gains
+    (``alpha``, ``pairs``). heSRPT assumes one speedup curve k^p for all jobs; DL2's measured ones
+    differ, so p is a parameter: 0.6 was chosen on DL2's tuning traces 2000–2002 and checked on
+    training traces 1000–1003 (docs/dl2.md, "Choosing the teacher").
+    """
+
+    name = "hesrpt"
+
+    def __init__(self, inst: SMDInstance | None = None, placer: str = "first_fit", speedup_exponent: float = 0.6,
+                 alpha: float = 2.0, pairs: bool = True):
+        super().__init__(inst, placer, alpha=alpha, start="shortest", pairs=pairs)
+        if not 0 < speedup_exponent < 1:
+            raise InputError("<argument>", "speedup_exponent", "a number in (0, 1)", speedup_exponent)
+        self.options["shares"] = float(speedup_exponent)
 
 
 # ----------------------------------------------------------------------------- the family runner
