@@ -1,4 +1,4 @@
-"""Parameter sweep of ``tabu`` on generated Chu–Beasley MKPs, gaps against the best values of earlier peers runs.
+"""Parameter sweep of ``tabu`` (or ``--method``) on generated Chu–Beasley MKPs, gaps against the best values of earlier peers runs.
 
     PYTHONPATH=. python benchmarks/tabu_sweep.py --refs /tmp/p21.json --limit 5 \\
         --instances cb-10x250-a0.25-s21 cb-30x250-a0.5-s22 --configs '[{}, {"tenure": 0.02}]'
@@ -28,6 +28,7 @@ def main(argv=None) -> int:
     ap.add_argument("--configs", default="[{}]", help="JSON list of parameter dictionaries")
     ap.add_argument("--limit", type=float, default=5.0)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--method", default="tabu", help="the method the configurations are of (e.g. hyperplane)")
     args = ap.parse_args(argv)
     ref: dict[str, float] = {}
     for path in args.refs:
@@ -46,7 +47,7 @@ def main(argv=None) -> int:
     for params in json.loads(args.configs):
         gaps, res = [], None
         for inst in insts:
-            res = dlsched.solve(inst, "tabu", time_limit=args.limit, threads=1, seed=args.seed, **params)
+            res = dlsched.solve(inst, args.method, time_limit=args.limit, threads=1, seed=args.seed, **params)
             assert dlsched.check(inst, res).feasible
             gaps.append(round(100 * (ref[inst.name] - res.objective) / ref[inst.name], 3))
         print(params, gaps, f"mean {sum(gaps) / len(gaps):.3f}", res.stats.get("iterations"),

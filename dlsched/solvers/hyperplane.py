@@ -15,7 +15,8 @@ most :math:`z_{LP}(k)`. So:
    certified bound. ``start="core"`` (the default) is the core layer (:mod:`dlsched.solvers.core`);
    ``start="tabu"`` is the tabu search (:mod:`dlsched.solvers.tabu`, bound: the LP's), which on
    250-item and larger Chu–Beasley problems hands HiGHS a better incumbent than the core layer's
-   (docs/results.md, issue 14);
+   (docs/results.md, issue 14); ``misfits`` (default off, only with this start) is the search's
+   option of that name;
 2. from the LP's own cardinality outwards, solve :math:`z_{LP}(k)` (one HiGHS object, dual
    simplex warm-started from k to k±1) until it falls below :math:`z + \delta`, with
    :math:`\delta = 1` when every gain is an integer (a better solution is worth at least
@@ -47,6 +48,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import replace
+from functools import partial
 
 import numpy as np
 
@@ -58,7 +60,7 @@ from dlsched.solvers.cardinality import cardinality_range, with_rows
 from dlsched.solvers.core import core as core_layer
 from dlsched.solvers.lp import gain, integral_gains
 from dlsched.solvers.options import SolveOptions
-from dlsched.solvers.registry import register
+from dlsched.solvers.registry import flag, register
 from dlsched.solvers.tabu import tabu as tabu_layer
 
 #: share of the time limit for the core layer's incumbent (chosen on generated Chu–Beasley problems, docs/layers.md)
@@ -75,8 +77,9 @@ CARDINALITY_COLUMNS = 20_000
 
 @register("hyperplane", description="core layer's incumbent, then HiGHS on the whole model restricted to the "
           "cardinalities sum x = k whose LP can beat it (Vimont et al.'s hyperplanes)",
-          params=("core_share", "start"), supports=("gap", "raw"))
-def hyperplane(instance, opts: SolveOptions, core_share: float | None = None, start: str = STARTS[0]) -> Result:
+          params=("core_share", "start", "misfits"), supports=("gap", "raw"))
+def hyperplane(instance, opts: SolveOptions, core_share: float | None = None, start: str = STARTS[0],
+               misfits: bool = False) -> Result:
     """Start layer, cardinality range, HiGHS on the cut whole model (module docstring); ``core_share``
     defaults to :data:`CORE_SHARE` (``start="core"``) or :data:`TABU_SHARE` (``start="tabu"``)."""
     if core_share is None:
@@ -85,7 +88,10 @@ def hyperplane(instance, opts: SolveOptions, core_share: float | None = None, st
         raise InputError("<argument>", "core_share", "a share of the time limit in (0, 1)", core_share)
     if start not in STARTS:
         raise InputError("<argument>", "start", "one of " + ", ".join(STARTS), start)
-    first_layer = tabu_layer if start == "tabu" else core_layer
+    misfits = flag(misfits, "misfits")
+    if misfits and start != "tabu":
+        raise InputError("<argument>", "misfits", "false unless start is 'tabu' (an option of the tabu search)", misfits)
+    first_layer = partial(tabu_layer, misfits=misfits) if start == "tabu" else core_layer
     opts = opts.started()
     t0 = time.perf_counter()
     inst = instance.to_core()

@@ -120,6 +120,19 @@ def test_hyperplane_bound_and_answer_on_a_hard_mkp(seed, start):
     assert res.bound >= ref.objective - 1e-6 >= res.objective - 1e-6
 
 
+@pytest.mark.parametrize("seed", [3, 6])
+def test_hyperplane_from_tabu_with_misfits_on_a_hard_mkp(seed):
+    """``start="tabu", misfits=true`` (the search's core also holds the items its incumbent sets
+    against the LP prices): checked answer, bound >= optimum (plain HiGHS) >= objective."""
+    inst = chu_beasley_mkp(40, 30, 0.25, seed)
+    res = dlsched.solve(inst, "hyperplane", time_limit=1.0, threads=1, start="tabu", misfits=True)
+    assert "tabu" in res.stats
+    assert res.status.has_solution() and dlsched.check(inst, res).feasible
+    ref = dlsched.solve(inst, "exact", threads=1)
+    assert ref.status == dlsched.Status.OPTIMAL
+    assert res.bound >= ref.objective - 1e-6 >= res.objective - 1e-6
+
+
 def test_hyperplane_on_gap_skips_the_range():
     """exactly_one: every solution has cardinality n_jobs, so the method is the whole MILP from the core incumbent."""
     inst = gap_instance("c", 5, 60, seed=7)
@@ -135,6 +148,10 @@ def test_hyperplane_rejects_a_bad_share():
         dlsched.solve(inst, "hyperplane", time_limit=1, core_share=1.5)
     with pytest.raises(InputError, match="start"):
         dlsched.solve(inst, "hyperplane", time_limit=1, start="lns")
+    with pytest.raises(InputError, match="misfits"):      # an option of the tabu search only
+        dlsched.solve(inst, "hyperplane", time_limit=1, misfits=True)
+    with pytest.raises(InputError, match="misfits"):
+        dlsched.solve(inst, "hyperplane", time_limit=1, start="tabu", misfits="sometimes")
 
 
 def test_hyperplane_goes_on_when_the_core_layer_finds_nothing(monkeypatch):

@@ -17,7 +17,7 @@ from dlsched.solvers import tabu as tabu_module
 from dlsched.solvers.core import Tracker
 from dlsched.solvers.lp import gain, solve_lp
 from dlsched.solvers.options import SolveOptions
-from dlsched.solvers.tabu import fixing_masks
+from dlsched.solvers.tabu import fixing_masks, misfit_jobs, search_masks
 from tests.helpers import brute_force, tiny_mcmdk
 
 TOL = 1e-6
@@ -69,6 +69,65 @@ def test_hyperplane_centres_on_mkp_against_the_exact_milp(m, n, alpha, seed):
     assert_sandwich(inst, res, exact.objective)
     assert res.objective >= 0.99 * exact.objective
     assert res.stats["restarts"] == 0 or res.stats["hyperplanes"] > 0 or res.objective == exact.objective
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tiny_mcmdk(max_jobs=5), st.integers(0, 3))
+def test_tabu_with_misfits_against_brute_force(inst, seed):
+    """``misfits=true`` with a one-job core (``core_min=1``), so that the core is the misfits plus
+    one job and the other jobs stay fixed: checked answer, bound >= optimum >= objective."""
+    opt = brute_force(inst)
+    res = dlsched.solve(inst, "tabu", threads=1, seed=seed, misfits=True, core_share=0.01, core_min=1)
+    if opt is None:
+        assert not res.status.has_solution()
+        return
+    assert_sandwich(inst, res, opt)
+
+
+@pytest.mark.parametrize("m,n,alpha,seed", [(5, 60, 0.5, 1), (10, 40, 0.25, 2), (5, 80, 0.25, 3)])
+def test_misfits_on_mkp_against_the_exact_milp(m, n, alpha, seed):
+    """``misfits=true`` on MKPs with a core smaller than the model (``core_min=10``): checked answer,
+    bound >= optimum (plain HiGHS, proven) >= objective, and a good answer."""
+    inst = chu_beasley_mkp(n, m, alpha, seed)
+    exact = dlsched.solve(inst, "exact", threads=1)
+    assert exact.status == dlsched.Status.OPTIMAL
+    res = dlsched.solve(inst, "tabu", threads=1, time_limit=2, seed=seed, misfits=True, core_min=10)
+    assert_sandwich(inst, res, exact.objective)
+    assert res.objective >= 0.99 * exact.objective
+
+
+def test_misfits_are_the_jobs_the_incumbent_sets_against_the_prices():
+    """On an MKP: an item is a misfit iff the incumbent takes it at a negative reduced gain
+    g - u.a or leaves it at a positive one (LP prices u); with ``misfits`` every misfit is in the
+    search core, without it the core is the ``core_jobs`` jobs only."""
+    inst = chu_beasley_mkp(300, 10, 0.25, seed=5)
+    lp = solve_lp(inst)
+    tr = Tracker(inst, SolveOptions(), 0.0, lp)
+    res = dlsched.solve(inst, "lp-round", threads=1, time_limit=2)
+    tr.offer(res.solution, float(gain(inst)[inst.columns_of(res.solution)].sum()))
+    reduced = gain(inst) - inst.A.T @ lp.u
+    taken = tr.choice >= 0
+    tol = 1e-9 * max(1.0, abs(lp.bound_gain))
+    expected = (taken & (reduced < -tol)) | (~taken & (reduced > tol))
+    mis = misfit_jobs(inst, tr, lp)
+    assert np.array_equal(mis, expected)
+    assert mis.any(), "the repair of the rounded LP takes items against the prices on this problem"
+    _, _, jobs_plain, _ = search_masks(inst, tr, lp, False, 20)
+    _, _, jobs_mis, _ = search_masks(inst, tr, lp, False, 20, misfits=True)
+    assert jobs_plain.size == 20
+    assert set(np.flatnonzero(mis)) <= set(jobs_mis) and set(jobs_plain) <= set(jobs_mis)
+
+
+def test_misfits_stop_at_the_limit_and_stream():
+    """``misfits=true`` on a 500-item MKP: stopped by its limit (termination, checked answer, LP bound),
+    the improvements streamed in order of time and value."""
+    inst = chu_beasley_mkp(500, 10, 0.5, seed=7)
+    seen = []
+    res = dlsched.solve(inst, "tabu", threads=1, time_limit=1.0, misfits=True, on_incumbent=seen.append)
+    assert res.termination == "time_limit" and dlsched.check(inst, res).feasible
+    assert res.objective <= res.bound <= res.stats["lp_bound"] + 1e-6
+    assert seen and seen[-1].objective == pytest.approx(res.objective)
+    assert all(a.objective <= b.objective and a.seconds <= b.seconds for a, b in zip(seen, seen[1:]))
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -149,7 +208,7 @@ def test_time_limit_and_stream():
 @pytest.mark.parametrize("param,value", [("tenure", 0), ("tenure", 2.0), ("stall", -1), ("kick", 0),
                                          ("kick", 1.5), ("lam_up", 1.0), ("lam_cap", 0.5), ("price_noise", -0.1),
                                          ("fixing", "maybe"), ("swaps", "perhaps"), ("search_share", 0),
-                                         ("tenure", "x"), ("centres", "lp")])
+                                         ("tenure", "x"), ("centres", "lp"), ("misfits", "some")])
 def test_bad_options_are_refused(param, value):
     inst = chu_beasley_mkp(20, 3, 0.5, seed=1)
     with pytest.raises(InputError) as err:
