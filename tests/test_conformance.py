@@ -103,7 +103,8 @@ def test_contract_under_a_short_time_limit(case):
 
 # Non-default choices of methods' options: the grid above runs each method with its defaults only.
 VARIANTS = [("mcmdk", "hyperplane", {"start": v}) for v in hyperplane.STARTS[1:]] + \
-    [("mcmdk", "tabu", {"centres": v}) for v in tabu.CENTRES[1:]]
+    [("mcmdk", "tabu", {"centres": v}) for v in tabu.CENTRES[1:]] + \
+    [("mcmdk", "tabu", {"misfits": True}), ("mcmdk", "hyperplane", {"start": "tabu", "misfits": True})]
 
 
 @pytest.mark.parametrize("family, name, params", VARIANTS, ids=lambda v: v if isinstance(v, str) else ",".join(f"{k}={x}" for k, x in v.items()))
