@@ -114,7 +114,10 @@ class FirstFitPool:
     get room again and are skipped, and the servers from there on are read one by one while few
     are needed (most requests), the rest of the row in one numpy pass (a long scan, or a request
     that does not fit). DRF's tentative placement of every grant (policies/baselines.drf_fill)
-    is the caller this exists for.
+    is the caller this exists for. A request of workers alone (no PS) that does not fit never fits
+    again, nor does one of more workers of the same demand: the pool remembers the fewest workers
+    that failed per demand vector and answers None at once (with PSs, a later, emptier state can
+    move the PSs and let the workers fit, so those are always tried).
     """
 
     #: servers read one by one before the rest of the row is done in one numpy pass
@@ -124,6 +127,15 @@ class FirstFitPool:
         self.free = np.array(free, dtype=float)
         self.S = self.free.shape[0]
         self._lo: dict[tuple, int] = {}     # demand vector -> no server before this one has room for it
+        self._fail: dict[tuple, int] = {}   # demand vector -> the fewest workers alone that did not fit
+
+    def mark(self) -> tuple:
+        """What the pool has learnt besides its free capacity, for :meth:`restore` (a copy)."""
+        return dict(self._lo), dict(self._fail)
+
+    def restore(self, free: np.ndarray, mark: tuple) -> None:
+        """Back to an earlier state of this request sequence: its free capacity and its :meth:`mark`."""
+        self.free, self._lo, self._fail = free.copy(), dict(mark[0]), dict(mark[1])
 
     def take(self, demand_w, demand_p, n_workers: int, n_ps: int) -> tuple[list, list] | None:
         """Place and hold ``n_workers`` workers and ``n_ps`` PSs as :func:`fit` does (PSs first, else
@@ -131,10 +143,14 @@ class FirstFitPool:
         (nothing held)."""
         dw = demand_w if type(demand_w) is tuple else tuple(map(float, demand_w))
         dp = demand_p if type(demand_p) is tuple else tuple(map(float, demand_p))
+        if not n_ps and n_workers >= self._fail.get(dw, n_workers + 1):
+            return None
         got = self._fit(dw, dp, n_workers, n_ps, ps_first=True)
         if got is None and n_ps:
             got = self._fit(dw, dp, n_workers, n_ps, ps_first=False)
         if got is None:
+            if not n_ps:
+                self._fail[dw] = min(n_workers, self._fail.get(dw, n_workers))
             return None
         w, p = got
         # hold()'s arithmetic, free[s] -= w_s * d_w + p_s * d_p, per touched server
