@@ -24,7 +24,8 @@ def rows_of_product(A: np.ndarray, v: np.ndarray, rows: np.ndarray) -> np.ndarra
     main = n & -4
     rows = np.asarray(rows, dtype=np.int64)
     inside = rows < main
-    blocks = np.unique(rows[inside] >> 2)
+    b = rows[inside] >> 2                 # ascending, as rows are
+    blocks = b[np.flatnonzero(np.diff(b, prepend=-1))] if b.size else b
     take = (blocks[:, None] * 4 + np.arange(4)).ravel()
     tail = rows.size and rows[-1] >= main
     if tail:

@@ -154,7 +154,8 @@ class FillMemo:
         every = np.arange(len(state.jobs), dtype=np.int64)
         minw, maxw, maxp, per, dw, dp, first = grant_vectors(state, every)
         self.per_job = ([tuple(x) for x in dw.tolist()], [tuple(x) for x in dp.tolist()], first.tolist(),
-                        minw.tolist(), maxw.tolist(), maxp.tolist(), per.tolist(), np.minimum(first, dw))
+                        minw.tolist(), maxw.tolist(), maxp.tolist(), per.tolist(), np.minimum(first, dw),
+                        _job_limits(state.jobs)[4].tolist())
 
     def resume_point(self, key: tuple, cand: list[int]) -> int:
         """How many of last call's pops this call repeats (0 when the setting changed)."""
@@ -201,14 +202,16 @@ def drf_fill(state: ClusterState, cand: np.ndarray, total: np.ndarray,
         smallest = np.minimum(first, dw).min(axis=0).tolist()
         dwl, dpl, firstl = [tuple(x) for x in dw.tolist()], [tuple(x) for x in dp.tolist()], first.tolist()
         minwl, maxwl, maxpl, perl = minw.tolist(), maxw.tolist(), maxp.tolist(), per.tolist()
+        p0l = _job_limits(state.jobs)[4][cand].tolist()
     else:
         key = (id(state.jobs), total.tobytes(), None if servers is None else np.asarray(servers, dtype=float).tobytes())
         memo.setting(key, state)
-        DW, DP, FIRST, MINW, MAXW, MAXP, PER, least = memo.per_job
+        DW, DP, FIRST, MINW, MAXW, MAXP, PER, least, P0 = memo.per_job
         smallest = least[cand].min(axis=0).tolist()
         dwl, dpl, firstl = [DW[j] for j in candl], [DP[j] for j in candl], [FIRST[j] for j in candl]
         minwl, maxwl, maxpl, perl = [MINW[j] for j in candl], [MAXW[j] for j in candl], [MAXP[j] for j in candl], \
             [PER[j] for j in candl]
+        p0l = [P0[j] for j in candl]
     pool = None if servers is None else FirstFitPool(servers)
     where: dict[int, tuple[dict, dict]] = {}
     w = [0] * cand.size
@@ -254,7 +257,7 @@ def drf_fill(state: ClusterState, cand: np.ndarray, total: np.ndarray,
             snaps.append((len(log), None if pool is None else pool.free.copy(),
                           None if pool is None else pool.mark(), tuple(avail)))
         if w[i] == 0:
-            nw, np_, add = minwl[i], ps_count(minwl[i], minwl[i], maxpl[i], perl[i]), firstl[i]
+            nw, np_, add = minwl[i], p0l[i], firstl[i]       # p0: ps_count(minw, minw, maxp, per)
         else:
             nw = w[i] + 1
             np_ = max(p[i], ps_count(nw, minwl[i], maxpl[i], perl[i]))
@@ -269,13 +272,16 @@ def drf_fill(state: ClusterState, cand: np.ndarray, total: np.ndarray,
             got = pool.take(dwl[i], dpl[i], nw - w[i], np_ - p[i])
             fits = got is not None
             if fits:
-                if i not in where and i in placed:    # a job granted before the resume point grows on
-                    where[i] = (dict(placed[i].workers), dict(placed[i].ps))
-                cw, cp = where.setdefault(i, ({}, {}))
-                for s, k in got[0]:
-                    cw[s] = cw.get(s, 0) + k
-                for s, k in got[1]:
-                    cp[s] = cp.get(s, 0) + k
+                if w[i] == 0:
+                    where[i] = (dict(got[0]), dict(got[1]))     # got lists distinct servers
+                else:
+                    if i not in where and i in placed:    # a job granted before the resume point grows on
+                        where[i] = (dict(placed[i].workers), dict(placed[i].ps))
+                    cw, cp = where.setdefault(i, ({}, {}))
+                    for s, k in got[0]:
+                        cw[s] = cw.get(s, 0) + k
+                    for s, k in got[1]:
+                        cp[s] = cp.get(s, 0) + k
         if not fits:
             if memo is not None:
                 log.append((j, (share, j), None))
@@ -290,8 +296,8 @@ def drf_fill(state: ClusterState, cand: np.ndarray, total: np.ndarray,
             nxt = max((nw * dwl[i][r] + np_ * dpl[i][r]) * inv[r] for r in R)
             heapq.heappush(heap, (nxt, j, i))
         if memo is not None:
-            if got is not None:
-                placed[i] = Placement(dict(where[i][0]), dict(where[i][1]))
+            if got is not None:      # a copy unless the job grows no more this call (a later call copies where it grows)
+                placed[i] = Placement(*where[i]) if nxt is None else Placement(dict(where[i][0]), dict(where[i][1]))
             log.append((j, (share, j), (nw, np_, placed.get(i), nxt)))
         for r in R:
             if avail[r] < smallest[r] - EPS:
@@ -434,7 +440,9 @@ class Tetris(_Baseline):
                 score = (al / top if top > 0 else 0.0) + weighted[alive]
                 i = int(alive[int(np.argmax(score))])
                 if short_ok and top > 0 and alive.size > 4 * self.SHORT:
-                    lst = _Shortlist(alive, align[alive], score, top, self.SHORT, self.SLACK)
+                    # longer lists live longer (the scores at the top are dense); a whole product costs ~n
+                    lst = _Shortlist(alive, align[alive], score, top, max(self.SHORT, 4 * math.isqrt(alive.size)), self.SLACK,
+                                     avail * inv_total)
             g = grant(i, w, p, order, avail, vectors)
             if g is None:
                 out[i] = True
@@ -463,14 +471,15 @@ class _Shortlist:
     them is above the bound by a margin (``slack``); otherwise the caller takes the whole product again.
     """
 
-    def __init__(self, alive, a0, s0, top0, K, slack):
+    def __init__(self, alive, a0, s0, top0, K, slack, v0):
         self.slack = slack
-        by_score = np.argsort(-s0, kind="stable")
-        cut = s0[by_score[K - 1]] - 1e-6
+        self.v0 = v0
+        K = min(K, s0.size)
+        cut = np.partition(s0, s0.size - K)[s0.size - K] - 1e-6       # the K-th largest score, less a margin
         keep = s0 >= cut
         self.theta = s0[~keep].max() if (~keep).any() else -np.inf
         self.a_out = a0[~keep].max() if (~keep).any() else 0.0
-        cut_a = np.sort(a0)[::-1][K - 1] * (1 - 1e-6)
+        cut_a = np.partition(a0, a0.size - K)[a0.size - K] * (1 - 1e-6)
         keep_a = a0 >= cut_a
         self.theta_a = a0[~keep_a].max() if (~keep_a).any() else 0.0
         self.rows = alive[keep | keep_a]               # ascending, as alive is
@@ -490,14 +499,18 @@ class _Shortlist:
         rows = self.rows = rows[fits]
         if not rows.size or self.changed and len(self.changed) > tetris.SHORT:
             return None
-        align = rows_of_product(A, avail * inv_total, rows)
+        v = avail * inv_total
+        align = rows_of_product(A, v, rows)
         top = align.max()
         slack = self.slack
-        if not top > self.theta_a * (1 + slack) + slack:
+        # every v_r shrank by at least the factor rho (its largest v_r / v0_r), so every alignment did too
+        keep = self.v0 > 0
+        rho = float((v[keep] / self.v0[keep]).max()) if keep.any() else 0.0
+        if not top > self.theta_a * rho * (1 + slack) + slack:
             return None
         score = align / top + weighted[rows]
         k = int(np.argmax(score))
-        bound = self.theta + max(0.0, 1.0 / top - self.inv_top0) * self.a_out
+        bound = self.theta + max(0.0, rho / top - self.inv_top0) * self.a_out
         if not score[k] > bound * (1 + slack) + slack:
             return None
         return int(rows[k])
