@@ -305,12 +305,12 @@ def _many_jobs(n, seed):
 @given(n=st.integers(20, 70), servers=st.integers(3, 12), seed=st.integers(0, 10_000))
 def test_tetris_shortlist_decides_as_its_definition(short, n, servers, seed):
     # more candidates than 4 x SHORT, so that most steps choose from the shortlist
-    old = Tetris.SHORT
-    Tetris.SHORT = short
+    old = Tetris.SHORT, Tetris.WHOLE
+    Tetris.SHORT, Tetris.WHOLE = short, 0
     try:
         assert_same_runs(_many_jobs(n, seed), servers, 3, Tetris(), RefTetris())
     finally:
-        Tetris.SHORT = old
+        Tetris.SHORT, Tetris.WHOLE = old
 
 
 def test_tetris_shortlist_is_used():
@@ -325,10 +325,10 @@ def test_tetris_shortlist_is_used():
         made.append(i is not None)
         return i
 
-    old = Tetris.SHORT
-    Tetris.SHORT, baselines._Shortlist.choose = 2, counted
+    old = Tetris.SHORT, Tetris.WHOLE
+    Tetris.SHORT, Tetris.WHOLE, baselines._Shortlist.choose = 2, 0, counted
     try:
         assert_same_runs(_many_jobs(80, 1), 8, 3, Tetris(), RefTetris())
     finally:
-        Tetris.SHORT, baselines._Shortlist.choose = old, choose
+        (Tetris.SHORT, Tetris.WHOLE), baselines._Shortlist.choose = old, choose
     assert sum(made) > 50 and not all(made)          # many choices from it, and some fall back to the whole product
