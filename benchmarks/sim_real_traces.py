@@ -20,12 +20,21 @@ times its jobs (dlsched/sim/load.py, ``inflate``: the OpenB pod list alone never
 the compression); figures are then named ``<trace>-inflateF-<rule>_*.png``:
 
     PYTHONPATH=$PWD python benchmarks/sim_real_traces.py --only openb --inflate 1.5 --target-peak 1.2
+
+``--keep DIR`` also stores every run's result in ``DIR/<trace>__<policy>.pkl``, so that long runs can be
+made one policy a process (or two at once) and ``--replot DIR`` then prints their table (``--json``:
+the same rows) and draws one JCT CDF and one utilisation figure of all the stored runs of a trace,
+without simulating:
+
+    PYTHONPATH=$PWD python benchmarks/sim_real_traces.py --only openb --inflate 1.5 --target-peak 1.2 --policies drf --keep DIR
+    PYTHONPATH=$PWD python benchmarks/sim_real_traces.py --replot DIR --plot DIR
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import pickle
 from pathlib import Path
 
 from dlsched.bench import environment
@@ -61,7 +70,11 @@ def main() -> None:
     ap.add_argument("--inflate-seed", type=int, default=0, metavar="SEED")
     ap.add_argument("--deadline", type=float, default=1200.0, metavar="S", help="wall seconds per run")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--keep", default=None, metavar="DIR", help="store every run's result in DIR/<trace>__<policy>.pkl")
+    ap.add_argument("--replot", default=None, metavar="DIR", help="table and figures of the runs stored in DIR; no simulation")
     args = ap.parse_args()
+    if args.replot:
+        return replot(Path(args.replot), args.plot, args.json)
     out = {}
     for name, (trace_path, cluster_spec, speed) in settings().items():
         if args.only and name != args.only:
@@ -89,17 +102,45 @@ def main() -> None:
             s = res.summary()
             rows.append({k: s[k] for k in KEYS})
             results.append(res)
+            if args.keep:
+                Path(args.keep).mkdir(parents=True, exist_ok=True)
+                (Path(args.keep) / f"{name}__{policy}.pkl").write_bytes(pickle.dumps(res))
             if not args.json:
-                print(f"{name:12s} {policy:10s} {s['status']:9s} avg JCT {s['avg_jct']:.4g} s  median {s['median_jct']:.4g}  "
-                      f"p95 {s['p95_jct']:.4g}  makespan {s['makespan']:.4g}  queueing {s['avg_queueing_delay']:.4g}  "
-                      f"Jain {s['jain_fairness']:.3f}  util {s['utilisation']}  wall {s['wall_seconds']:.1f} s")
+                show(name, s)
         out[name] = {"trace": trace.source, "cluster": cluster.source, "jobs": len(trace), "speed": speed, **scaling, "runs": rows}
         if args.plot and results:
-            Path(args.plot).mkdir(parents=True, exist_ok=True)
-            jct_cdf(results, Path(args.plot) / f"{name}_jct_cdf.png")
-            utilisation(results, Path(args.plot) / f"{name}_utilisation.png")
+            figures(results, Path(args.plot), name)
     out["environment"] = environment()
     if args.json:
+        print(json.dumps(out))
+
+
+def show(name: str, s: dict) -> None:
+    print(f"{name:12s} {s['policy']:10s} {s['status']:9s} avg JCT {s['avg_jct']:.4g} s  median {s['median_jct']:.4g}  "
+          f"p95 {s['p95_jct']:.4g}  makespan {s['makespan']:.4g}  queueing {s['avg_queueing_delay']:.4g}  "
+          f"Jain {s['jain_fairness']:.3f}  util {s['utilisation']}  wall {s['wall_seconds']:.1f} s")
+
+
+def figures(results, directory: Path, name: str) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    jct_cdf(results, directory / f"{name}_jct_cdf.png")
+    utilisation(results, directory / f"{name}_utilisation.png")
+
+
+def replot(directory: Path, plot: str | None, as_json: bool) -> None:
+    """The table and figures of the runs ``--keep`` stored in ``directory``, one group per trace."""
+    groups: dict[str, list] = {}
+    for path in sorted(directory.glob("*.pkl")):
+        groups.setdefault(path.stem.split("__")[0], []).append(pickle.loads(path.read_bytes()))
+    out = {}
+    for name, results in groups.items():
+        out[name] = {"trace": results[0].trace, "cluster": results[0].cluster, "runs": [{k: r.summary()[k] for k in KEYS} for r in results]}
+        if not as_json:
+            for r in results:
+                show(name, r.summary())
+        if plot:
+            figures(results, Path(plot), name)
+    if as_json:
         print(json.dumps(out))
 
 

@@ -114,7 +114,10 @@ class FirstFitPool:
     get room again and are skipped, and the servers from there on are read one by one while few
     are needed (most requests), the rest of the row in one numpy pass (a long scan, or a request
     that does not fit). DRF's tentative placement of every grant (policies/baselines.drf_fill)
-    is the caller this exists for.
+    is the caller this exists for. A request of workers alone (no PS) that does not fit never fits
+    again, nor does one of more workers of the same demand: the pool remembers the fewest workers
+    that failed per demand vector and answers None at once (with PSs, a later, emptier state can
+    move the PSs and let the workers fit, so those are always tried).
     """
 
     #: servers read one by one before the rest of the row is done in one numpy pass
@@ -124,6 +127,16 @@ class FirstFitPool:
         self.free = np.array(free, dtype=float)
         self.S = self.free.shape[0]
         self._lo: dict[tuple, int] = {}     # demand vector -> no server before this one has room for it
+        self._fail: dict[tuple, int] = {}   # demand vector -> the fewest workers alone that did not fit
+        self._need: dict[tuple, tuple] = {}  # demand vector -> its (resource, amount > 0) pairs, their indices, amounts
+
+    def mark(self) -> tuple:
+        """What the pool has learnt besides its free capacity, for :meth:`restore` (a copy)."""
+        return dict(self._lo), dict(self._fail)
+
+    def restore(self, free: np.ndarray, mark: tuple) -> None:
+        """Back to an earlier state of this request sequence: its free capacity and its :meth:`mark`."""
+        self.free, self._lo, self._fail = free.copy(), dict(mark[0]), dict(mark[1])
 
     def take(self, demand_w, demand_p, n_workers: int, n_ps: int) -> tuple[list, list] | None:
         """Place and hold ``n_workers`` workers and ``n_ps`` PSs as :func:`fit` does (PSs first, else
@@ -131,10 +144,24 @@ class FirstFitPool:
         (nothing held)."""
         dw = demand_w if type(demand_w) is tuple else tuple(map(float, demand_w))
         dp = demand_p if type(demand_p) is tuple else tuple(map(float, demand_p))
+        if not n_ps and n_workers >= self._fail.get(dw, n_workers + 1):
+            return None
+        if not n_ps and n_workers == 1 and self.needs(dw)[0]:
+            # one worker alone, DRF's most frequent request (every first grant of a one-task pod)
+            s = self._first_room(dw)
+            if s is None:
+                self._fail[dw] = 1
+                return None
+            F, item = self.free, self.free.item
+            for r, x in enumerate(dw):
+                F[s, r] = item(s, r) - 1.0 * x       # hold()'s arithmetic for one worker, no PS
+            return [(s, 1)], []
         got = self._fit(dw, dp, n_workers, n_ps, ps_first=True)
         if got is None and n_ps:
             got = self._fit(dw, dp, n_workers, n_ps, ps_first=False)
         if got is None:
+            if not n_ps:
+                self._fail[dw] = min(n_workers, self._fail.get(dw, n_workers))
             return None
         w, p = got
         # hold()'s arithmetic, free[s] -= w_s * d_w + p_s * d_p, per touched server
@@ -151,6 +178,36 @@ class FirstFitPool:
             for r, (x, y) in enumerate(zip(dw, dp)):
                 F[s, r] = item(s, r) - (a * x + b * y)
         return w, p
+
+    def needs(self, d: tuple) -> tuple:
+        """([(resource, amount)] over the amounts > 0 of ``d``, their resource indices, their amounts)."""
+        got = self._need.get(d)
+        if got is None:
+            need = [(r, x) for r, x in enumerate(d) if x > 0]
+            got = self._need[d] = (need, [r for r, _ in need], np.array([x for _, x in need]))
+        return got
+
+    def _first_room(self, d: tuple) -> int | None:
+        """The first server with room for one task of ``d`` (some amount > 0), as :meth:`_scan` finds it
+        for one task: floor(f / x + EPS) >= 1, i.e. f / x + EPS >= 1, for every amount x > 0."""
+        need, idx, xs = self.needs(d)
+        F, S, item = self.free, self.S, self.free.item
+        lo = self._lo.get(d, 0)
+        end = min(S, lo + self.SCAN)
+        for s in range(lo, end):
+            for r, x in need:
+                if item(s, r) / x + EPS < 1.0:
+                    break
+            else:
+                self._lo[d] = s
+                return s
+        has = np.flatnonzero((F[end:, idx] / xs + EPS >= 1.0).all(axis=1)) if end < S else ()
+        if not len(has):
+            self._lo[d] = S
+            return None
+        s = end + int(has[0])
+        self._lo[d] = s
+        return s
 
     def _fit(self, dw, dp, n_workers, n_ps, ps_first: bool):
         kinds = [(dp, n_ps), (dw, n_workers)]
@@ -170,7 +227,7 @@ class FirstFitPool:
         ``fill_in_order(task_slots(f, d), count)`` on f = free minus ``pending`` = (demand, [(server,
         tasks)]) (taken as ``f - c * demand``, :func:`_fit_in_order`'s arithmetic); None if they do
         not fit."""
-        need = [(r, x) for r, x in enumerate(d) if x > 0]
+        need = self.needs(d)[0]
         F, S = self.free, self.S
         if not need:                       # no resource needed: the generic path, whatever it answers
             f = F.copy()

@@ -269,3 +269,66 @@ class RefTetris(Tetris):
 @given(rows=rows_st, servers=st.integers(1, 10), R=st.integers(2, 3))
 def test_tetris_decides_as_its_definition(rows, servers, R):
     assert_same_runs(rows, servers, R, Tetris(), RefTetris())
+
+
+@settings(max_examples=120, deadline=None)
+@given(n=st.integers(1, 300), R=st.integers(1, 5), seed=st.integers(0, 2**31 - 1), share=st.floats(0.0, 1.0))
+def test_rows_of_product_round_as_the_whole_product(n, R, seed, share):
+    # a row's value in A @ v depends on its place in the whole matrix (blocks of four, the last rows
+    # apart); rows_of_product must give each row the whole product's value, bit for bit
+    from dlsched.sim.policies.alignment import exact, rows_of_product
+
+    rng = np.random.default_rng(seed)
+    A = rng.random((n, R)) * rng.choice([0.0, 1e-3, 0.3, 1.0, 8.0], (n, R))
+    v = rng.random(R) * rng.choice([1e-4, 1.0, 1e3], R)
+    rows = np.flatnonzero(rng.random(n) < share)
+    got = rows_of_product(A, v, rows)
+    if exact(R):
+        assert np.array_equal(got, (A @ v)[rows])
+    else:                                  # a BLAS that rounds otherwise: Tetris takes the whole product
+        assert np.allclose(got, (A @ v)[rows])
+
+
+def _many_jobs(n, seed):
+    """n jobs of a few shapes, all at time 0 (many candidates, many of them alike, as in the OpenB pods)."""
+    rng = np.random.default_rng(seed)
+    shapes = [(1.0, 2.0, 0), (0.5, 1.0, 0), (2.0, 1.0, 1), (1.0, 0.3, 0), (0.25, 2.0, 2)]
+    rows = []
+    for i in range(n):
+        g, c, extra = shapes[int(rng.integers(len(shapes)))]
+        rows.append((float(rng.choice([0.0, 0.0, 2.0])), float(rng.choice([5.0, 20.0, 60.0])), g, c, 1, extra, 0, 0))
+    return rows
+
+
+@pytest.mark.parametrize("short", [1, 2, 5])
+@settings(max_examples=12, deadline=None)
+@given(n=st.integers(20, 70), servers=st.integers(3, 12), seed=st.integers(0, 10_000))
+def test_tetris_shortlist_decides_as_its_definition(short, n, servers, seed):
+    # more candidates than 4 x SHORT, so that most steps choose from the shortlist
+    old = Tetris.SHORT, Tetris.WHOLE
+    Tetris.SHORT, Tetris.WHOLE = short, 0
+    try:
+        assert_same_runs(_many_jobs(n, seed), servers, 3, Tetris(), RefTetris())
+    finally:
+        Tetris.SHORT, Tetris.WHOLE = old
+
+
+def test_tetris_shortlist_is_used():
+    # the equivalence above means something only if the shortlist makes choices: count them
+    from dlsched.sim.policies import baselines
+
+    made = []
+    choose = baselines._Shortlist.choose
+
+    def counted(self, *a):
+        i = choose(self, *a)
+        made.append(i is not None)
+        return i
+
+    old = Tetris.SHORT, Tetris.WHOLE
+    Tetris.SHORT, Tetris.WHOLE, baselines._Shortlist.choose = 2, 0, counted
+    try:
+        assert_same_runs(_many_jobs(80, 1), 8, 3, Tetris(), RefTetris())
+    finally:
+        (Tetris.SHORT, Tetris.WHOLE), baselines._Shortlist.choose = old, choose
+    assert sum(made) > 50 and not all(made)          # many choices from it, and some fall back to the whole product
