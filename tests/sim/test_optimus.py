@@ -425,14 +425,11 @@ def test_unknown_options_are_input_errors(kw):
         Optimus(**kw)
 
 
-@settings(max_examples=15, deadline=None)
-@given(seed=st.integers(0, 1000), n=st.integers(1, 7), servers=st.integers(1, 4), alpha=st.sampled_from([0.5, 1.0, 2.0]))
-def test_srpt_greedy_is_the_greedy_on_times_over_the_shortest_time_to_the_alpha(seed, n, servers, alpha):
-    """``srpt-greedy`` (not Optimus) = the naive greedy on R_j τ_j(w, p) / (T_j^min)^α, jobs started
-    shortest first; with α = 0 and arrival order it is ``optimus-greedy`` exactly."""
+def _reference_times(n, servers, seed):
+    """A small generated SMD instance and, by loops, R_j τ_j(w, p) per job as [p, w] (inf at 0), the
+    shortest time of each job and the jobs shortest first."""
     from dlsched.instance.smd import SMDOptions
     from dlsched.instance.smd_gen import generate
-    from dlsched.sim.policies.smd import optimus_policy
 
     inst = generate(n, servers, seed=seed, max_workers=4, max_ps=3, options=SMDOptions(max_workers=4, max_ps=3))
     times = {}
@@ -443,7 +440,17 @@ def test_srpt_greedy_is_the_greedy_on_times_over_the_shortest_time_to_the_alpha(
                 T[p, w] = inst.iterations[j] * float(inst.tau(j, w, p))
         times[j] = T
     fastest = {j: T[np.isfinite(T)].min() for j, T in times.items()}
-    order = sorted(range(n), key=lambda j: (fastest[j], j))
+    return inst, times, fastest, sorted(range(n), key=lambda j: (fastest[j], j))
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 1000), n=st.integers(1, 7), servers=st.integers(1, 4), alpha=st.sampled_from([0.5, 1.0, 2.0]))
+def test_srpt_greedy_is_the_greedy_on_times_over_the_shortest_time_to_the_alpha(seed, n, servers, alpha):
+    """``srpt-greedy`` (not Optimus) = the naive greedy on R_j τ_j(w, p) / (T_j^min)^α, jobs started
+    shortest first; with α = 0 and arrival order it is ``optimus-greedy`` exactly."""
+    from dlsched.sim.policies.smd import optimus_policy
+
+    inst, times, fastest, order = _reference_times(n, servers, seed)
     want = _naive_greedy([times[j] / fastest[j] ** alpha for j in order], inst.d[order], inst.e[order],
                          inst.capacity, inst.capacity, [(1, 1)] * n)
     got = optimus_policy(inst, np.arange(n), alpha=alpha, start="shortest")
@@ -481,21 +488,11 @@ def test_hesrpt_shares_follow_the_closed_form():
 def test_hesrpt_first_sizes_are_the_fastest_within_each_share(seed, n, servers, p):
     """``hesrpt`` = the naive greedy on R_j τ_j / (T_j^min)^2 started, shortest first, at the fastest
     (p, w) whose dominant share is within the job's heSRPT share (else 1 PS + 1 worker)."""
-    from dlsched.instance.smd import SMDOptions
-    from dlsched.instance.smd_gen import generate
     from dlsched.sim.policies.smd import hesrpt_shares, optimus_policy
 
-    inst = generate(n, servers, seed=seed, max_workers=4, max_ps=3, options=SMDOptions(max_workers=4, max_ps=3))
+    inst, times, fastest, order = _reference_times(n, servers, seed)
     cap = inst.capacity
-    times, first = {}, {}
-    for j in range(n):
-        T = np.full((inst.max_ps[j] + 1, inst.max_workers[j] + 1), np.inf)
-        for q in range(1, inst.max_ps[j] + 1):
-            for w in range(1, inst.max_workers[j] + 1):
-                T[q, w] = inst.iterations[j] * float(inst.tau(j, w, q))
-        times[j] = T
-    fastest = {j: T[np.isfinite(T)].min() for j, T in times.items()}
-    order = sorted(range(n), key=lambda j: (fastest[j], j))
+    first = {}
     for theta, j in zip(hesrpt_shares(n, p), order):
         best = None
         for q in range(1, times[j].shape[0]):
