@@ -63,7 +63,8 @@ def to_trace(inst: SMDInstance) -> tuple[Trace, Cluster, SMDSpeed]:
                         iterations=float(inst.iterations[j]),
                         worker_demand={r: float(v) for r, v in zip(inst.resources, inst.d[j]) if v > 0},
                         ps_demand={r: float(v) for r, v in zip(inst.resources, inst.e[j]) if v > 0},
-                        min_workers=int(inst.min_workers[j]), max_workers=int(inst.max_workers[j]), max_ps=int(inst.max_ps[j]),
+                        min_workers=int(inst.min_workers[j]), max_workers=int(inst.max_workers[j]),
+                        max_ps=int(inst.max_ps[j]),
                         weight=float(inst.weight[j]), meta={"index": j, "family": "smd", "smd": inst}))
     cluster = Cluster(tuple(inst.resources), inst.capacity[None, :], ("",), np.zeros(1, np.int64), ("pool",),
                       source=f"{inst.source} (pooled capacity)")
@@ -179,10 +180,11 @@ def optimus_policy(inst: SMDInstance, active: np.ndarray, alpha: float = 0.0, st
     r"""Optimus's marginal-gain greedy (MODELS.md §5) with the known τ -> (n, 2) allocation (w, p).
 
     The one greedy :func:`dlsched.sim.policies.optimus.marginal_gain_allocation` on the remaining
-    times :math:`T_j(p, w) = R_j \tau_j(w, p)`: every active job starts with 1 PS + its fewest workers (1, or
-    a gang-scheduled job's whole size; in arrival order, as long as they fit; the others wait), then the task with the largest positive
-    gain :math:`(T_j(p, w) - T_j(p', w')) / \max_r \text{demand}^r / C^r` is added until no
-    gain is positive or nothing fits. ``ps_le_workers`` makes every p > w unreachable.
+    times :math:`T_j(p, w) = R_j \tau_j(w, p)`: every active job starts with 1 PS + its fewest
+    workers (1, or a gang-scheduled job's whole size; in arrival order, as long as they fit; the
+    others wait), then the task with the largest positive gain
+    :math:`(T_j(p, w) - T_j(p', w')) / \max_r \text{demand}^r / C^r` is added until no gain is
+    positive or nothing fits. ``ps_le_workers`` makes every p > w unreachable.
 
     The options are :class:`SRPTGreedyPolicy`'s (not Optimus): ``alpha`` > 0 divides job j's gains
     by :math:`(T_j^{\min})^\alpha`, its remaining time at its fastest size to the power α (α = 1:
@@ -205,7 +207,8 @@ def optimus_policy(inst: SMDInstance, active: np.ndarray, alpha: float = 0.0, st
     first_sizes = [(1, w0) for w0 in inst.min_workers[idx].tolist()]
     if shares is not None:
         for theta, i in zip(hesrpt_shares(idx.size, shares).tolist(), order):
-            first_sizes[i] = _fastest_within(times[i], inst.d[idx[i]], inst.e[idx[i]], inst.capacity, theta) or first_sizes[i]
+            fit = _fastest_within(times[i], inst.d[idx[i]], inst.e[idx[i]], inst.capacity, theta)
+            first_sizes[i] = fit or first_sizes[i]
     sizes = marginal_gain_allocation(times, inst.d[idx], inst.e[idx], inst.capacity, inst.capacity,
                                      first_sizes, order=order, pairs=pairs)
     for i, (p, w) in sizes.items():
@@ -228,7 +231,8 @@ def hesrpt_shares(m: int, p: float) -> np.ndarray:
     return (i / m) ** c - ((i - 1) / m) ** c
 
 
-def _fastest_within(T: np.ndarray, d: np.ndarray, e: np.ndarray, capacity: np.ndarray, theta: float) -> tuple[int, int] | None:
+def _fastest_within(T: np.ndarray, d: np.ndarray, e: np.ndarray, capacity: np.ndarray,
+                    theta: float) -> tuple[int, int] | None:
     """(p, w) of least ``T[p, w]`` whose dominant share max_r (p e_r + w d_r) / C_r is at most θ (None if none)."""
     P, W = T.shape
     use = np.arange(P)[:, None, None] * e + np.arange(W)[None, :, None] * d
