@@ -17,7 +17,7 @@ from dlsched.sim.policies.baselines import DRF
 from dlsched.sim.policies.offline import TimeIndexed
 from dlsched.sim.policies.oasis_baselines import Dorm, DrfPolicy, FifoPolicy, RiskReward, RiskRewardPolicy
 from dlsched.solvers.options import SolveOptions
-from tests.sim.helpers import LinearSpeed, cluster, job, trace
+from tests.sim.helpers import Audit, LinearSpeed, cluster, job, trace
 
 
 def test_smd_to_trace_keeps_every_job_demand_and_speed():
@@ -186,38 +186,13 @@ def test_named_oasis_policies_simulate_an_oasis_trace_and_refuse_other_traces():
         simulate(trace(job("a")), cluster(), po.OASiS(), LinearSpeed())
 
 
-class _Audit:
-    """Wraps a policy; recomputes every answer's use per server from the placements alone."""
-
-    def __init__(self, inner):
-        self.inner, self.name, self.worst = inner, inner.name, 0.0
-        self.slot_seconds = getattr(inner, "slot_seconds", None)
-        self.offline = getattr(inner, "offline", False)
-
-    def reset(self, ctx):
-        self.inner.reset(ctx)
-        self.slot_seconds = getattr(self.inner, "slot_seconds", None)
-
-    def schedule(self, state, events):
-        out = self.inner.schedule(state, events)
-        placements = out.placements if hasattr(out, "placements") else out
-        used = np.zeros_like(state.cluster.capacity)
-        for j, pl in placements.items():
-            for s, k in pl.workers.items():
-                used[s] += k * state.demand_w[j]
-            for s, k in pl.ps.items():
-                used[s] += k * state.demand_p[j]
-        self.worst = max(self.worst, float((used - state.cluster.capacity).max()))
-        return out
-
-
 @settings(max_examples=10, deadline=None)
 @given(st.lists(st.tuples(st.floats(0, 5), st.floats(1, 8), st.integers(1, 2), st.integers(1, 3), st.integers(0, 1)),
                 min_size=1, max_size=5), st.integers(1, 3))
 def test_registered_family_policies_never_exceed_capacity(specs, servers):
     jobs = [job(f"j{k}", a, it, gpus=g, max_workers=w, max_ps=p) for k, (a, it, g, w, p) in enumerate(sorted(specs))]
     for name in ("smd", "optimus-greedy", "hetplace", "time-indexed"):
-        audit = _Audit(make_policy(name, slot_seconds=1.0) if name == "time-indexed" else make_policy(name))
+        audit = Audit(make_policy(name, slot_seconds=1.0) if name == "time-indexed" else make_policy(name))
         res = simulate(trace(*jobs), cluster(servers=servers), audit, LinearSpeed())
-        assert audit.worst <= 1e-9, name
+        assert not audit.problems, (name, audit.problems[:3])
         assert res.status == "completed" and res.completed.all(), name

@@ -27,53 +27,13 @@ from dlsched.instance.workload import Job, Trace
 from dlsched.sim.engine import simulate
 from dlsched.sim.policies import available, make_policy
 from dlsched.sim.policies import oasis as oasis_policies
-from tests.sim.helpers import LinearSpeed
+from tests.sim.helpers import Audit, LinearSpeed
 
 # The traces each policy applies to; every other registered policy takes any trace.
 OASIS_FAMILY = ("oasis", "risk_reward", "dorm")      # need OASiS's speed source (utilities, worker/PS servers)
 DL2_FAMILY = ("dl2",)                                # a trained network knows only DL2's job types
 ADMISSION = set(OASIS_FAMILY)                        # may turn jobs away by design
 GENERIC = tuple(n for n in available() if n not in OASIS_FAMILY + DL2_FAMILY)
-
-
-class Audit:
-    """Wraps a policy; checks every answer against the state it was given, from the placements alone."""
-
-    def __init__(self, inner):
-        self.inner, self.name, self.slot_seconds = inner, inner.name, inner.slot_seconds
-        self.offline = getattr(inner, "offline", False)
-        self.problems: list[str] = []
-
-    def reset(self, ctx):
-        self.capacity = np.asarray(ctx.cluster.capacity, dtype=float)
-        self.inner.reset(ctx)
-        self.slot_seconds = self.inner.slot_seconds      # a policy may set its slot in reset (OASiS: Δ)
-
-    def schedule(self, state, events):
-        before = (state.free.copy(), dict(state.allocation), state.remaining.copy(), state.active.copy())
-        out = self.inner.schedule(state, events)
-        after = (state.free, dict(state.allocation), state.remaining, state.active)
-        if not all(np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b for a, b in zip(before, after)):
-            self.problems.append(f"t={state.time}: the policy changed the state it was shown")
-        placements = getattr(out, "placements", out)
-        active = set(state.active.tolist())
-        used = np.zeros_like(self.capacity)
-        for j, pl in placements.items():
-            if j not in active:
-                self.problems.append(f"t={state.time}: job {j} is not active")
-                continue
-            job = state.jobs[j]
-            if not (job.min_workers <= pl.n_workers <= job.max_workers and (pl.n_ps >= 1) == job.uses_ps
-                    and pl.n_ps <= max(job.max_ps, 0)):
-                self.problems.append(f"t={state.time}: job {j} sized ({pl.n_workers}, {pl.n_ps})")
-            for s, k in pl.workers.items():
-                used[s] += k * state.demand_w[j]
-            for s, k in pl.ps.items():
-                used[s] += k * state.demand_p[j]
-        over = used - self.capacity
-        if over.max(initial=0.0) > 1e-9 * max(1.0, float(self.capacity.max())):
-            self.problems.append(f"t={state.time}: a server is over-committed by {over.max():g}")
-        return out
 
 
 def run(name: str, tr: Trace, cl: Cluster, speed, policy=None, monotone: bool = True, **kw):
