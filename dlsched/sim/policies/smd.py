@@ -28,6 +28,7 @@ from dlsched.instance.workload import Job, Trace
 from dlsched.instance.smd import SMDInstance, require_aggregate
 from dlsched.sim.engine import simulate
 from dlsched.sim.placement import make_placer
+from dlsched.sim.policies.fluid import fluid_shares, pareto_configs
 from dlsched.sim.policies.optimus import marginal_gain_allocation
 from dlsched.sim.policies.slotted import Slotted, completion_slot
 from dlsched.sim.policy import ClusterState, Placement, PolicyContext
@@ -176,7 +177,7 @@ class SMDPolicy(_AllocationPolicy):
 
 
 def optimus_policy(inst: SMDInstance, active: np.ndarray, alpha: float = 0.0, start: str = "arrival",
-                   pairs: bool = False, shares: float | None = None) -> np.ndarray:
+                   pairs: bool = False, shares: float | str | None = None) -> np.ndarray:
     r"""Optimus's marginal-gain greedy (MODELS.md §5) with the known τ -> (n, 2) allocation (w, p).
 
     The one greedy :func:`dlsched.sim.policies.optimus.marginal_gain_allocation` on the remaining
@@ -192,7 +193,9 @@ def optimus_policy(inst: SMDInstance, active: np.ndarray, alpha: float = 0.0, st
     "shortest"`` starts the jobs in order of :math:`T_j^{\min}` instead of arrival; ``pairs``
     as in :func:`marginal_gain_allocation`; ``shares`` = p (:class:`HeSRPTPolicy`'s) replaces each
     first size by the fastest (p, w) within the job's share of :func:`hesrpt_shares` by its rank in
-    that order (its dominant resource share at most θ; the fewest workers if none is within it).
+    that order (its dominant resource share at most θ; the fewest workers if none is within it);
+    ``shares = "fluid"`` (:class:`FluidPolicy`'s) takes θ from :func:`~dlsched.sim.policies.fluid.fluid_shares`
+    instead, the fluid LP of the active jobs completing in that order.
     """
     idx = np.sort(np.asarray(active, dtype=np.int64))
     alloc = np.zeros((inst.n_jobs, 2), dtype=np.int64)
@@ -200,14 +203,22 @@ def optimus_policy(inst: SMDInstance, active: np.ndarray, alpha: float = 0.0, st
         return alloc
     times = [inst.iterations[j] * _tau_grid(inst, int(j)) for j in idx.tolist()]
     fastest = np.array([T[np.isfinite(T)].min(initial=np.inf) for T in times])
-    if alpha:
-        times = [T / f ** alpha if np.isfinite(f) and f > 0 else T for T, f in zip(times, fastest)]
     first = (lambda i: (inst.arrival[idx[i]], idx[i])) if start == "arrival" else (lambda i: (fastest[i], idx[i]))
     order = sorted(range(idx.size), key=first)
+    theta = None
+    if shares == "fluid":
+        configs = [_pareto(inst, int(j)) for j in idx.tolist()]
+        lp = fluid_shares(times, inst.d[idx], inst.e[idx], inst.capacity, order, configs)
+        theta = None if lp is None else lp[0]
+    elif shares is not None:
+        theta = np.empty(idx.size)
+        theta[order] = hesrpt_shares(idx.size, shares)
+    if alpha:
+        times = [T / f ** alpha if np.isfinite(f) and f > 0 else T for T, f in zip(times, fastest)]
     first_sizes = [(1, w0) for w0 in inst.min_workers[idx].tolist()]
-    if shares is not None:
-        for theta, i in zip(hesrpt_shares(idx.size, shares).tolist(), order):
-            fit = _fastest_within(times[i], inst.d[idx[i]], inst.e[idx[i]], inst.capacity, theta)
+    if theta is not None:
+        for i in order:
+            fit = _fastest_within(times[i], inst.d[idx[i]], inst.e[idx[i]], inst.capacity, float(theta[i]))
             first_sizes[i] = fit or first_sizes[i]
     sizes = marginal_gain_allocation(times, inst.d[idx], inst.e[idx], inst.capacity, inst.capacity,
                                      first_sizes, order=order, pairs=pairs)
@@ -256,6 +267,15 @@ def _tau_grid(inst: SMDInstance, j: int) -> np.ndarray:
         if inst.options.ps_le_workers:
             grid[np.greater.outer(np.arange(P + 1), np.arange(W + 1))] = np.inf
         cache[key] = grid
+    return cache[key]
+
+
+def _pareto(inst: SMDInstance, j: int) -> np.ndarray:
+    """:func:`~dlsched.sim.policies.fluid.pareto_configs` of job j's τ grid, cached with its configurations."""
+    key = ("pareto", inst._config_key(j))
+    cache = inst._config_cache
+    if key not in cache:
+        cache[key] = pareto_configs(_tau_grid(inst, j), inst.d[j], inst.e[j])
     return cache[key]
 
 
@@ -311,6 +331,25 @@ class HeSRPTPolicy(SRPTGreedyPolicy):
         if not 0 < speedup_exponent < 1:
             raise InputError("<argument>", "speedup_exponent", "a number in (0, 1)", speedup_exponent)
         self.options["shares"] = float(speedup_exponent)
+
+
+class FluidPolicy(SRPTGreedyPolicy):
+    """The fluid LP of the active jobs (shortest first, no further arrivals) gives each its share of the cluster until the next completion, then srpt-greedy's fill (not a seed paper's).
+
+    :func:`optimus_policy` with ``shares="fluid"``: at every call the LP of
+    :mod:`dlsched.sim.policies.fluid` over the active jobs' Pareto-efficient sizes, each job's
+    average dominant share θ in its first phase, the fastest (p, w) within θ as first size, what
+    is left filled by ``srpt-greedy``'s gains (``alpha``, ``pairs``). Unlike :class:`HeSRPTPolicy`
+    it uses every job's own measured speedup curve instead of one k^p; DL2's warm-up teacher
+    (docs/dl2.md, "The fluid teacher").
+    """
+
+    name = "fluid"
+
+    def __init__(self, inst: SMDInstance | None = None, placer: str = "first_fit", alpha: float = 2.0,
+                 pairs: bool = True):
+        super().__init__(inst, placer, alpha=alpha, start="shortest", pairs=pairs)
+        self.options["shares"] = "fluid"
 
 
 # ----------------------------------------------------------------------------- the family runner
