@@ -320,7 +320,7 @@ def main(argv: list[str]) -> int:
     out["other_teachers"] = other_teachers()
     out["small"] = st["small"]
     out["errors"] = {**out["errors"], **st["errors"]}
-    out["training"] = {k: prov.get(k) for k in ("command", "seed", "training_seconds", "warmup_seconds",
+    out["training"] = {k: prov.get(k) for k in ("command", "seed", "training_seconds", "total_training_seconds", "warmup_seconds",
                                                 "episodes_run", "best_episode", "best_tune_jct", "teacher_tune_jct")}
     out["bench_seconds"] = time.monotonic() - wall0
     out["environment"] = environment(torch=prov.get("torch"))
