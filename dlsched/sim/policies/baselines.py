@@ -388,9 +388,10 @@ class Tetris(_Baseline):
 
     name = "tetris"
 
-    def __init__(self, placer: str = "consolidated", remaining_weight: float = 1.0):
+    def __init__(self, placer: str = "consolidated", remaining_weight: float = 1.0, incremental: bool = True):
         super().__init__(placer)
         self.remaining_weight = float(remaining_weight)
+        self.incremental = bool(incremental)
 
     def terms(self, state: ClusterState, cand: np.ndarray):
         """What a call starts from: the grant vectors of the candidates (:func:`grant_vectors`),
@@ -413,12 +414,23 @@ class Tetris(_Baseline):
         vectors, short, inv_total, avail, w, p, nxt = self.terms(state, cand)
         weighted = self.remaining_weight * short
         R = nxt.shape[1]
-        steps = _grouped_steps if self.grouped and rows_alike(R) else _whole_steps
-        order = steps(vectors, weighted, inv_total, avail, w, p, nxt)
+        if self.grouped and rows_alike(R):
+            key = (id(state.jobs), self.total.tobytes())
+            hint = self._steps[1] if self.incremental and self._steps is not None and self._steps[0] == key else None
+            order, taken = _grouped_steps(vectors, weighted, inv_total, avail, w, p, nxt, hint, _job_limits(state.jobs)[4][cand])
+            self._steps = (key, taken)
+        else:
+            order = _whole_steps(vectors, weighted, inv_total, avail, w, p, nxt)
         return self.placer.place(state, {int(cand[i]): (int(w[i]), int(p[i])) for i in order})
+
+    def reset(self, ctx: PolicyContext) -> None:
+        super().reset(ctx)
+        self._steps = None            # (setting, the grants of the last call in the order taken)
 
     #: the most steps one numpy pass of :func:`_grouped_steps` prepares
     BATCH = 32
+    #: the first and the most steps of the last call's one check of :meth:`_Groups.replay` takes
+    REPLAY = (64, 4096)
     #: choose by groups of candidates with the same next grant (:func:`_grouped_steps`); False: the whole
     #: product at every step (:func:`_whole_steps`), the same decisions
     grouped = True
@@ -452,7 +464,8 @@ def _whole_steps(vectors, weighted, inv_total, avail, w, p, nxt) -> list[int]:
             A[i] = nxt[i] * inv_total
 
 
-def _grouped_steps(vectors, weighted, inv_total, avail, w, p, nxt) -> list[int]:
+def _grouped_steps(vectors, weighted, inv_total, avail, w, p, nxt, hint: np.ndarray | None = None,
+                   p0: np.ndarray | None = None) -> tuple[list[int], np.ndarray]:
     """:func:`_whole_steps`'s decisions, bit for bit, at a cost per step in the number of distinct next
     grants rather than of candidates, several steps per numpy pass.
 
@@ -469,20 +482,44 @@ def _grouped_steps(vectors, weighted, inv_total, avail, w, p, nxt) -> list[int]:
     as that group's best member scores strictly above every other group, its grant leaves no next
     grant, and the group fits and has members; the first row that does not stand is decided in full
     by the next pass. k doubles while whole passes stand (at most ``BATCH``) and restarts at 2.
+
+    ``hint``: the grant vectors the last call took, in order (the second value returned). Calls differ
+    by a few candidates and slightly in weight, so this call mostly takes the same grants in the same
+    order: :meth:`_Groups.replay` takes the longest prefix of the hint that it proves the steps would
+    take, the next step is decided in full, and the hint is followed on while that step's grant is
+    the hint's next one (the free capacity then is the hint's, bit for bit); from the first step that
+    differs the hint is dropped. ``p0``: each candidate's PSs at its first grant (:func:`ps_count`),
+    computed here if not given.
     """
+    if p0 is None:
+        p0 = np.array([ps_count(a, a, b, c) for a, b, c in zip(vectors[0].tolist(), vectors[2].tolist(), vectors[3].tolist())],
+                      dtype=np.int64)
     G = _Groups(nxt, weighted, inv_total)
     wl, members, R = G.wl, G.members, nxt.shape[1]
     order: list[int] = []
+    taken: list[bytes] = []
     g, k_max = -1, 2
+    at_hint, chunk = 0, Tetris.REPLAY[0]
     while True:
-        rows = min(k_max, len(members[g]) + 1) if g >= 0 and G.alive[g] else 1
+        if hint is not None:
+            if at_hint < hint.shape[0]:
+                got = G.replay(hint[at_hint:at_hint + chunk], avail, inv_total, w, p, order, vectors, p0)
+                taken.append(hint[at_hint:at_hint + got].tobytes())
+                at_hint += got
+                if got == chunk:
+                    chunk = min(2 * chunk, Tetris.REPLAY[1])
+                    continue
+                chunk = Tetris.REPLAY[0]
+            if at_hint >= hint.shape[0]:
+                hint = None
+        rows = min(k_max, len(members[g]) + 1) if g >= 0 and G.alive[g] and hint is None else 1
         aseq = avail[None] if rows == 1 else \
             np.subtract.accumulate(np.vstack([avail, np.broadcast_to(G.gn[g], (rows - 1, R))]), axis=0)
         live = np.flatnonzero(G.alive)
         fits = (G.gn[live][None] <= aseq[:, None] + EPS).all(axis=2)
         G.kill(live[~fits[0]])
         if not fits[0].any():
-            return order
+            return order, np.frombuffer(b"".join(taken)).reshape(-1, R)
         masked = np.where(fits, G.values(aseq * inv_total)[:, live], -np.inf)
         top = masked.max(axis=1)
         c = masked / np.where(top > 0, top, 1.0)[:, None]
@@ -501,7 +538,13 @@ def _grouped_steps(vectors, weighted, inv_total, avail, w, p, nxt) -> list[int]:
             others = score.copy()
             others[:, col] = -np.inf
             rest, cg = others.max(axis=1).tolist(), c[:, col].tolist()
+        if hint is not None:
+            if G.gn[h].tobytes() == hint[at_hint].tobytes():
+                at_hint += 1
+            else:
+                hint = None
         while True:
+            taken.append(G.gn[h].tobytes())
             nx = G.take(i, h, at, w, p, order, avail, vectors)
             if nx is not None:                    # a candidate that grows on moves to another group
                 G.move(i, h, nx, nxt)
@@ -555,6 +598,7 @@ class _Groups:
         self.main = main = n & -4
         self.T = T = n - main
         self.wl = weighted.tolist()
+        self.weighted = weighted
         raw = np.ascontiguousarray(nxt[:main]).view(np.dtype((np.void, nxt.dtype.itemsize * nxt.shape[1]))).ravel()
         keys, first, gid = np.unique(raw, return_index=True, return_inverse=True)
         of = np.concatenate([T + gid.reshape(-1), np.arange(T)])
@@ -579,6 +623,72 @@ class _Groups:
         """Every group's alignment at each row of ``V`` (free capacity / C), one product per row as the
         whole product rounds it."""
         return np.array([self.M @ v for v in V]).reshape(V.shape[0], -1)[:, self.at]
+
+    def replay(self, rows, avail, inv_total, w, p, order, vectors, p0) -> int:
+        """Take the longest prefix of the grant vectors ``rows`` (L, R) that the steps would take now, as
+        :func:`_grouped_steps` would take them, one by one; returns its length.
+
+        Step k of the prefix sees the free capacity after rows 0..k−1 (subtracted in that order: the
+        steps' own values, bit for bit), its group g_k is that of row k (the groups inside the blocks;
+        a last row is never predicted), and each group's first members are those its earlier steps did
+        not take, in its order. The step stands when g_k has members and fits, its first member has no
+        grant after this one (a first grant at its maximum size) and no other member of g_k could tie
+        with it in floating point (the next distinct weight scores below it), top > 0, and g_k scores
+        strictly above every other live group; the first step that does not stand ends the prefix.
+        Every quantity is one numpy pass over (L, groups), the alignments one product per row.
+        """
+        gk = np.array([self.index.get(r.tobytes(), -1) for r in rows], dtype=np.int64)
+        L = int(np.argmin(gk >= 0)) if (gk < 0).any() else gk.size
+        if not L:
+            return 0
+        gk, rows = gk[:L], rows[:L]
+        aseq = np.subtract.accumulate(np.vstack([avail, rows]), axis=0)       # before each step, and after the last
+        K = len(self.members)
+        size = np.array([len(m) for m in self.members], dtype=np.int64)
+        if not size.any():
+            return 0
+        ar = np.arange(L)
+        hit = np.zeros((L, K), dtype=np.int64)
+        hit[ar, gk] = 1
+        before = np.cumsum(hit, axis=0) - hit                                  # each group's steps before step k
+        alive = (self.gn[None] <= aseq[:L, None] + EPS).all(axis=2) & (before < size) & self.alive
+        masked = np.where(alive, self.values(aseq[:L] * inv_total), -np.inf)
+        top = masked.max(axis=1)
+        c = masked / np.where(top > 0, top, 1.0)[:, None]
+        # the members in one array, group after group in their order; each one's next distinct weight
+        flat = np.array([j for m in self.members for j in m], dtype=np.int64)
+        start = np.concatenate([[0], np.cumsum(size)[:-1]])
+        fw = self.weighted[flat]
+        group_of = np.repeat(np.arange(K), size)
+        new_run = np.ones(flat.size, dtype=bool)
+        new_run[1:] = (fw[1:] != fw[:-1]) | (group_of[1:] != group_of[:-1])
+        runs = np.flatnonzero(new_run)
+        nxt_run = np.append(runs, flat.size)[np.cumsum(new_run)]             # where each one's next run starts
+        in_group = nxt_run < (start + size)[group_of]
+        fw_ext = np.append(fw, -np.inf)
+        nd = np.where(in_group, fw_ext[np.minimum(nxt_run, flat.size)], -np.inf)
+        q = np.minimum(start[None] + before, flat.size - 1)
+        score = c + np.where(before < size, fw_ext[q], -np.inf)
+        sg = score[ar, gk]
+        score[ar, gk] = -np.inf
+        head = q[ar, gk]
+        pick = flat[head]
+        minw, maxw = vectors[0], vectors[1]
+        ok = alive[ar, gk] & (top > 0) & (sg > score.max(axis=1)) & (c[ar, gk] + nd[head] < sg) & \
+            (w[pick] == 0) & (minw[pick] >= maxw[pick])
+        n_ok = int(np.argmin(ok)) if not ok.all() else L
+        if not n_ok:
+            return 0
+        pick = pick[:n_ok]
+        w[pick], p[pick] = minw[pick], p0[pick]
+        order.extend(pick.tolist())
+        avail[:] = aseq[n_ok]
+        for g, k in enumerate(np.bincount(gk[:n_ok], minlength=K).tolist()):
+            if k:
+                m = self.members[g] = self.members[g][k:]
+                self.wbest[g] = self.wl[m[0]] if m else -np.inf
+                self.alive[g] = bool(m) and not self.dead[g]
+        return n_ok
 
     def kill(self, groups: np.ndarray) -> None:
         """These groups' grants no longer fit."""
