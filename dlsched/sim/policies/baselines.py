@@ -429,8 +429,9 @@ class Tetris(_Baseline):
 
     #: the most steps one numpy pass of :func:`_grouped_steps` prepares
     BATCH = 32
-    #: the first and the most steps of the last call's one check of :meth:`_Groups.replay` takes
-    REPLAY = (64, 4096)
+    #: the first and the most steps of the last call's one check of :meth:`_Groups.replay` takes, and the
+    #: most steps in a row decided in full that :class:`_Plan` does not foresee before it is dropped
+    REPLAY = (64, 4096, 8)
     #: choose by groups of candidates with the same next grant (:func:`_grouped_steps`); False: the whole
     #: product at every step (:func:`_whole_steps`), the same decisions
     grouped = True
@@ -486,9 +487,9 @@ def _grouped_steps(vectors, weighted, inv_total, avail, w, p, nxt, hint: np.ndar
     ``hint``: the grant vectors the last call took, in order (the second value returned). Calls differ
     by a few candidates and slightly in weight, so this call mostly takes the same grants in the same
     order: :meth:`_Groups.replay` takes the longest prefix of the hint that it proves the steps would
-    take, the next step is decided in full, and the hint is followed on while that step's grant is
-    the hint's next one (the free capacity then is the hint's, bit for bit); from the first step that
-    differs the hint is dropped. ``p0``: each candidate's PSs at its first grant (:func:`ps_count`),
+    take (a replay checks every step it takes, so the hint is only a guess), the next step is decided
+    in full, and the hint is followed on from there; from the first step that
+    differs the hint is realigned (:class:`_Plan`). ``p0``: each candidate's PSs at its first grant (:func:`ps_count`),
     computed here if not given.
     """
     if p0 is None:
@@ -499,20 +500,23 @@ def _grouped_steps(vectors, weighted, inv_total, avail, w, p, nxt, hint: np.ndar
     order: list[int] = []
     taken: list[bytes] = []
     g, k_max = -1, 2
-    at_hint, chunk = 0, Tetris.REPLAY[0]
+    plan = None if hint is None or not hint.shape[0] else _Plan(hint)
+    hint_groups = None if plan is None else G.of_rows(hint)
+    chunk = Tetris.REPLAY[0]
     while True:
-        if hint is not None:
-            if at_hint < hint.shape[0]:
-                got = G.replay(hint[at_hint:at_hint + chunk], avail, inv_total, w, p, order, vectors, p0)
-                taken.append(hint[at_hint:at_hint + got].tobytes())
-                at_hint += got
-                if got == chunk:
-                    chunk = min(2 * chunk, Tetris.REPLAY[1])
-                    continue
-                chunk = Tetris.REPLAY[0]
-            if at_hint >= hint.shape[0]:
-                hint = None
-        rows = min(k_max, len(members[g]) + 1) if g >= 0 and G.alive[g] and hint is None else 1
+        if plan is not None:
+            ahead = plan.ahead(chunk)
+            got = G.replay(hint[ahead], hint_groups[ahead], avail, inv_total, w, p, order, vectors, p0) if ahead.size else 0
+            if got:
+                taken.append(hint[ahead[:got]].tobytes())
+                plan.took(ahead[:got])
+            if got == chunk:
+                chunk = min(2 * chunk, Tetris.REPLAY[1])
+                continue
+            chunk = Tetris.REPLAY[0]
+            if not ahead.size or plan.misses > Tetris.REPLAY[2]:
+                plan = None
+        rows = min(k_max, len(members[g]) + 1) if g >= 0 and G.alive[g] and plan is None else 1
         aseq = avail[None] if rows == 1 else \
             np.subtract.accumulate(np.vstack([avail, np.broadcast_to(G.gn[g], (rows - 1, R))]), axis=0)
         live = np.flatnonzero(G.alive)
@@ -520,7 +524,7 @@ def _grouped_steps(vectors, weighted, inv_total, avail, w, p, nxt, hint: np.ndar
         G.kill(live[~fits[0]])
         if not fits[0].any():
             return order, np.frombuffer(b"".join(taken)).reshape(-1, R)
-        masked = np.where(fits, G.values(aseq * inv_total)[:, live], -np.inf)
+        masked = np.where(fits, G.values(aseq * inv_total)[:, G.at[live]], -np.inf)
         top = masked.max(axis=1)
         c = masked / np.where(top > 0, top, 1.0)[:, None]
         if not top[0] > 0:
@@ -538,11 +542,8 @@ def _grouped_steps(vectors, weighted, inv_total, avail, w, p, nxt, hint: np.ndar
             others = score.copy()
             others[:, col] = -np.inf
             rest, cg = others.max(axis=1).tolist(), c[:, col].tolist()
-        if hint is not None:
-            if G.gn[h].tobytes() == hint[at_hint].tobytes():
-                at_hint += 1
-            else:
-                hint = None
+        if plan is not None:
+            plan.decided(G.gn[h].tobytes())
         while True:
             taken.append(G.gn[h].tobytes())
             nx = G.take(i, h, at, w, p, order, avail, vectors)
@@ -561,6 +562,43 @@ def _grouped_steps(vectors, weighted, inv_total, avail, w, p, nxt, hint: np.ndar
             h = g
         k_max = min(2 * k_max, Tetris.BATCH) if h == g and stood >= rows else 2
         g = h
+
+
+class _Plan:
+    """Which of the last call's grants (``hint``, (m, R)) :func:`_grouped_steps` expects next.
+
+    Steps taken by a replay are the plan's next grants; a step decided in full takes the plan's next
+    grant, or the one after it (the next is skipped: a grant of a group that has fewer members now),
+    or neither (a grant the last call did not take, e.g. of a new candidate: the plan stays).
+    Correctness never depends on it: every step a replay takes is checked.
+    """
+
+    def __init__(self, hint: np.ndarray):
+        self.rows = [r.tobytes() for r in hint]
+        self.done = np.zeros(len(self.rows), dtype=bool)
+        self.at = 0                    # the first grant not taken nor skipped
+        self.misses = 0                # steps decided in full in a row that the plan did not foresee
+
+    def ahead(self, k: int) -> np.ndarray:
+        """The next k grants (positions in the hint) not taken nor skipped."""
+        while self.at < self.done.size and self.done[self.at]:
+            self.at += 1
+        nxt = self.at + np.flatnonzero(~self.done[self.at:self.at + 2 * k])
+        return nxt[:k]
+
+    def took(self, positions: np.ndarray) -> None:
+        self.done[positions] = True
+        self.misses = 0
+
+    def decided(self, row: bytes) -> None:
+        """A step decided in full took the grant ``row``."""
+        nxt = self.ahead(2)
+        if nxt.size and self.rows[nxt[0]] == row:
+            self.took(nxt[:1])
+        elif nxt.size > 1 and self.rows[nxt[1]] == row:
+            self.took(nxt[:2])
+        else:
+            self.misses += 1
 
 
 def _earliest(mk: list[int], c: float, best: float, wl: list[float]) -> tuple[int, int]:
@@ -612,6 +650,8 @@ class _Groups:
         self.alive = np.array([bool(m) for m in self.members], dtype=bool)
         self.dead = np.zeros(K, dtype=bool)
         self.wbest = np.array([self.wl[m[0]] if m else -np.inf for m in self.members])
+        self._flat = None
+        self._ranked()
 
     def _product(self) -> None:
         """The matrix of the groups' product (:func:`layout`) and each group's row in it."""
@@ -620,13 +660,13 @@ class _Groups:
         self.at = np.concatenate([np.arange(self.M.shape[0] - T, self.M.shape[0]), np.arange(inside.shape[0])])
 
     def values(self, V: np.ndarray) -> np.ndarray:
-        """Every group's alignment at each row of ``V`` (free capacity / C), one product per row as the
-        whole product rounds it."""
-        return np.array([self.M @ v for v in V]).reshape(V.shape[0], -1)[:, self.at]
+        """Every group's row of the product at each row of ``V`` (free capacity / C), one product per row as the
+        whole product rounds it (``at``: each group's row)."""
+        return np.array([self.M @ v for v in V]).reshape(V.shape[0], -1)
 
-    def replay(self, rows, avail, inv_total, w, p, order, vectors, p0) -> int:
-        """Take the longest prefix of the grant vectors ``rows`` (L, R) that the steps would take now, as
-        :func:`_grouped_steps` would take them, one by one; returns its length.
+    def replay(self, rows, gk, avail, inv_total, w, p, order, vectors, p0) -> int:
+        """Take the longest prefix of the grant vectors ``rows`` (L, R), of groups ``gk`` (−1: none now),
+        that the steps would take now, as :func:`_grouped_steps` would take them; returns its length.
 
         Step k of the prefix sees the free capacity after rows 0..k−1 (subtracted in that order: the
         steps' own values, bit for bit), its group g_k is that of row k (the groups inside the blocks;
@@ -635,60 +675,92 @@ class _Groups:
         grant after this one (a first grant at its maximum size) and no other member of g_k could tie
         with it in floating point (the next distinct weight scores below it), top > 0, and g_k scores
         strictly above every other live group; the first step that does not stand ends the prefix.
-        Every quantity is one numpy pass over (L, groups), the alignments one product per row.
+        Every quantity is one numpy pass over (L, live groups), the alignments one product per row.
         """
-        gk = np.array([self.index.get(r.tobytes(), -1) for r in rows], dtype=np.int64)
-        L = int(np.argmin(gk >= 0)) if (gk < 0).any() else gk.size
+        live = np.flatnonzero(self.alive)
+        col = np.full(len(self.members), -1, dtype=np.int64)
+        col[live] = np.arange(live.size)
+        gc = np.where(gk >= 0, col[gk], -1)
+        L = int(np.argmin(gc >= 0)) if (gc < 0).any() else gc.size
         if not L:
             return 0
-        gk, rows = gk[:L], rows[:L]
+        gk, gc, rows = gk[:L], gc[:L], rows[:L]
+        flat, start, nd, fw = self._ranked()
+        first = (start + self.cut)[live]                                       # each live group's first member
+        left = (self.size - self.cut)[live]
         aseq = np.subtract.accumulate(np.vstack([avail, rows]), axis=0)       # before each step, and after the last
-        K = len(self.members)
-        size = np.array([len(m) for m in self.members], dtype=np.int64)
-        if not size.any():
-            return 0
         ar = np.arange(L)
-        hit = np.zeros((L, K), dtype=np.int64)
-        hit[ar, gk] = 1
+        hit = np.zeros((L, live.size), dtype=np.int64)
+        hit[ar, gc] = 1
         before = np.cumsum(hit, axis=0) - hit                                  # each group's steps before step k
-        alive = (self.gn[None] <= aseq[:L, None] + EPS).all(axis=2) & (before < size) & self.alive
-        masked = np.where(alive, self.values(aseq[:L] * inv_total), -np.inf)
-        top = masked.max(axis=1)
-        c = masked / np.where(top > 0, top, 1.0)[:, None]
-        # the members in one array, group after group in their order; each one's next distinct weight
-        flat = np.array([j for m in self.members for j in m], dtype=np.int64)
-        start = np.concatenate([[0], np.cumsum(size)[:-1]])
-        fw = self.weighted[flat]
-        group_of = np.repeat(np.arange(K), size)
-        new_run = np.ones(flat.size, dtype=bool)
-        new_run[1:] = (fw[1:] != fw[:-1]) | (group_of[1:] != group_of[:-1])
-        runs = np.flatnonzero(new_run)
-        nxt_run = np.append(runs, flat.size)[np.cumsum(new_run)]             # where each one's next run starts
-        in_group = nxt_run < (start + size)[group_of]
-        fw_ext = np.append(fw, -np.inf)
-        nd = np.where(in_group, fw_ext[np.minimum(nxt_run, flat.size)], -np.inf)
-        q = np.minimum(start[None] + before, flat.size - 1)
-        score = c + np.where(before < size, fw_ext[q], -np.inf)
-        sg = score[ar, gk]
-        score[ar, gk] = -np.inf
-        head = q[ar, gk]
+        has = before < left
+        alive = (self.gn[live][None] <= aseq[:L, None] + EPS).all(axis=2) & has
+        q = np.minimum(first + before, flat.size - 1)
+        head = q[ar, gc]
         pick = flat[head]
+        weight = np.where(has, fw[q], -np.inf)
         minw, maxw = vectors[0], vectors[1]
-        ok = alive[ar, gk] & (top > 0) & (sg > score.max(axis=1)) & (c[ar, gk] + nd[head] < sg) & \
-            (w[pick] == 0) & (minw[pick] >= maxw[pick])
-        n_ok = int(np.argmin(ok)) if not ok.all() else L
+        sure = alive[ar, gc] & (w[pick] == 0) & (minw[pick] >= maxw[pick])
+
+        def stands(vals: np.ndarray) -> int:
+            """How many of the first steps stand, given their alignments ``vals`` (k, live groups)."""
+            k = vals.shape[0]
+            masked = np.where(alive[:k], vals, -np.inf)
+            top = masked.max(axis=1)
+            c = masked / np.where(top > 0, top, 1.0)[:, None]
+            score = c + weight[:k]
+            sg = score[ar[:k], gc[:k]]
+            score[ar[:k], gc[:k]] = -np.inf
+            ok = sure[:k] & (top > 0) & (sg > score.max(axis=1)) & (c[ar[:k], gc[:k]] + nd[head[:k]] < sg)
+            return int(np.argmin(ok)) if not ok.all() else k
+
+        V = aseq[:L] * inv_total
+        cols = self.at[live]
+        # where the prefix ends, from one product of all rows (rounded otherwise: a guess), then the
+        # exact alignments (one product per row) of the steps up to there
+        guess = stands((V @ self.M.T)[:, cols])
+        n_ok = stands(self.values(V[:min(guess + 1, L)])[:, cols])
         if not n_ok:
             return 0
         pick = pick[:n_ok]
         w[pick], p[pick] = minw[pick], p0[pick]
         order.extend(pick.tolist())
         avail[:] = aseq[n_ok]
-        for g, k in enumerate(np.bincount(gk[:n_ok], minlength=K).tolist()):
-            if k:
-                m = self.members[g] = self.members[g][k:]
-                self.wbest[g] = self.wl[m[0]] if m else -np.inf
-                self.alive[g] = bool(m) and not self.dead[g]
+        counts = np.bincount(gk[:n_ok], minlength=len(self.members))
+        self.cut += counts
+        for g in np.flatnonzero(counts).tolist():
+            m = self.members[g] = self.members[g][counts[g]:]
+            self.wbest[g] = self.wl[m[0]] if m else -np.inf
+            self.alive[g] = bool(m) and not self.dead[g]
         return n_ok
+
+    def _ranked(self):
+        """Every group's members in one array, group after group in their order (as of the last time a
+        member was taken other than first or a member moved in; ``cut``: the members taken first
+        since), where each group starts in it, each member's next distinct weight in its group (−inf:
+        none) and the weights (with −inf after the last)."""
+        if self._flat is None:
+            self.size = size = np.array([len(m) for m in self.members], dtype=np.int64)
+            self.cut = np.zeros(size.size, dtype=np.int64)
+            flat = np.array([j for m in self.members for j in m], dtype=np.int64)
+            start = np.concatenate([[0], np.cumsum(size)[:-1]])
+            fw = self.weighted[flat]
+            group_of = np.repeat(np.arange(size.size), size)
+            new_run = np.ones(flat.size, dtype=bool)
+            new_run[1:] = (fw[1:] != fw[:-1]) | (group_of[1:] != group_of[:-1])
+            nxt_run = np.append(np.flatnonzero(new_run), flat.size)[np.cumsum(new_run)]   # where the next run starts
+            fw = np.append(fw, -np.inf)
+            nd = np.where(nxt_run < (start + size)[group_of], fw[np.minimum(nxt_run, flat.size)], -np.inf)
+            self._flat = flat, start, nd, fw
+        return self._flat
+
+    def of_rows(self, rows: np.ndarray) -> np.ndarray:
+        """The group (inside the blocks) of each grant vector of ``rows``, −1 if none."""
+        if not rows.shape[0]:
+            return np.zeros(0, dtype=np.int64)
+        raw = np.ascontiguousarray(rows).view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+        keys, inverse = np.unique(raw, return_inverse=True)
+        return np.array([self.index.get(k.tobytes(), -1) for k in keys], dtype=np.int64)[inverse.reshape(-1)]
 
     def kill(self, groups: np.ndarray) -> None:
         """These groups' grants no longer fit."""
@@ -699,6 +771,10 @@ class _Groups:
         """Grant candidate i, at place ``at`` of group g (:func:`grant`); returns its next grant or None."""
         mg = self.members[g]
         mg.pop(at)
+        if at or g >= len(self.cut):
+            self._flat = None                              # _ranked() is rebuilt on its next use
+        elif self._flat is not None:
+            self.cut[g] += 1
         if mg:
             self.wbest[g] = self.wl[mg[0]]
         else:
@@ -713,6 +789,7 @@ class _Groups:
             self.M[self.at[g]] = nxt[i] * self.inv_total
             self.members[g].append(i)
             self.alive[g], self.wbest[g] = True, self.wl[i]
+            self._flat = None
             return
         key = nxt[i].tobytes()
         h = self.index.get(key)
@@ -727,4 +804,5 @@ class _Groups:
             return
         wl = self.wl
         bisect.insort(self.members[h], i, key=lambda j: (-wl[j], j))
+        self._flat = None
         self.alive[h], self.wbest[h] = True, wl[self.members[h][0]]
