@@ -46,6 +46,7 @@ def rows_alike(R: int) -> bool:
             used, where = np.unique(at[:main], return_inverse=True)
             got = layout(pool[used], A[main:]) @ v
             whole = A @ v
-            ok = ok and np.array_equal(whole[:main], got[where.reshape(-1)]) and np.array_equal(whole[main:], got[got.size - (n - main):])
+            ok = ok and np.array_equal(whole[:main], got[where.reshape(-1)]) \
+                and np.array_equal(whole[main:], got[got.size - (n - main):])
         _ALIKE[R] = bool(ok)
     return _ALIKE[R]
