@@ -1,16 +1,17 @@
-"""Some rows of a matrix-vector product, each rounded exactly as the product of the whole matrix rounds it.
+"""The alignments of groups of equal rows, each rounded exactly as the product of the whole matrix rounds it.
 
 Tetris (policies/baselines.Tetris, MODELS.md §7) scores every candidate by the alignment
 ⟨b_j / C, free / C⟩, taken as one product ``A @ v`` over all n candidates. The BLAS behind numpy
 computes that product in blocks of four rows and the last ``n mod 4`` rows apart, with different
-roundings (a row's value can differ in its last bit between the two), so the value of a row depends
-on where it sits in the whole matrix; a product over a subset of the rows may round a row
-differently, and a decision between near-equal scores may change with it. :func:`rows_of_product`
-gives the rows asked for by multiplying only the blocks of four that hold them, and the last rows,
-laid out so that each keeps its place (inside a block, or among the last rows): the same values,
-bit for bit, at the cost of the rows asked for. :func:`exact` says whether a probe (once per
-number of columns) confirms this on the machine's BLAS; where it does not, callers take the whole
-product.
+roundings (a row's value can differ in its last bit between the two, and a product of one row alone
+rounds otherwise again), so the value of a row depends on where it sits in the whole matrix, and a
+decision between near-equal scores may change with it. Inside the blocks of four a row's value
+depends on the row alone (not on its place, its block's other rows or the number of rows), and each
+of the last rows on the row and its place among them. :func:`layout` stacks a few distinct rows, in
+whole blocks of four, and the last rows after them: one product over it gives every distinct row the
+value of its copies inside the blocks of the whole product, and each last row its own, at the cost of
+the distinct rows. :func:`rows_alike` says whether a probe (once per number of columns) confirms this
+on the machine's BLAS; where it does not, callers take the whole product.
 """
 
 from __future__ import annotations
@@ -18,38 +19,34 @@ from __future__ import annotations
 import numpy as np
 
 
-def rows_of_product(A: np.ndarray, v: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """``(A @ v)[rows]`` as the product over the whole of ``A`` (n, R) rounds it; ``rows`` ascending, distinct."""
-    n = A.shape[0]
-    main = n & -4
-    rows = np.asarray(rows, dtype=np.int64)
-    inside = rows < main
-    b = rows[inside] >> 2                 # ascending, as rows are
-    blocks = b[np.flatnonzero(np.diff(b, prepend=-1))] if b.size else b
-    take = (blocks[:, None] * 4 + np.arange(4)).ravel()
-    tail = rows.size and rows[-1] >= main
-    if tail:
-        take = np.concatenate([take, np.arange(main, n)])
-    got = A[take] @ v
-    pos = np.empty(rows.size, dtype=np.int64)
-    pos[inside] = np.searchsorted(blocks, rows[inside] >> 2) * 4 + (rows[inside] & 3)
-    pos[~inside] = blocks.size * 4 + (rows[~inside] - main)
-    return got[pos]
+def layout(inside: np.ndarray, last: np.ndarray) -> np.ndarray:
+    """The distinct rows ``inside`` (k, R), zero rows up to whole blocks of four, then the ``last`` rows
+    (the whole matrix's last n mod 4; with no rows inside the blocks, the whole matrix is its last rows)."""
+    R = last.shape[1]
+    return np.vstack([inside, np.zeros((-inside.shape[0] % 4, R)), last])
 
 
-_EXACT: dict[int, bool] = {}
+_ALIKE: dict[int, bool] = {}
 
 
-def exact(R: int) -> bool:
-    """Whether :func:`rows_of_product` reproduces the whole product here for ``R`` columns, on random
-    rows of matrices of random sizes (probed once per R)."""
-    if R not in _EXACT:
-        rng = np.random.default_rng(0)
+def rows_alike(R: int) -> bool:
+    """Whether here, for ``R`` columns, a product over :func:`layout` gives the rows of the whole
+    product ``A @ v`` inside the blocks of four and the last rows bit for bit: matrices of random
+    sizes whose rows are drawn from a few distinct ones, in any order (probed once per R)."""
+    if R not in _ALIKE:
+        rng = np.random.default_rng(1)
         ok = True
-        for n in (1, 3, 4, 7, 64, 1001, 4003, 9002, 20001):
-            A = rng.random((n, R)) * rng.choice([0.0, 1e-3, 1.0, 2.5, 8.0], (n, R))
-            v = rng.random(R) * rng.choice([1.0, 1e3, 7.0], R)
-            rows = np.flatnonzero(rng.random(n) < 0.3)
-            ok = ok and np.array_equal(rows_of_product(A, v, rows), (A @ v)[rows])
-        _EXACT[R] = bool(ok)
-    return _EXACT[R]
+        for n in (1, 2, 3, 4, 5, 6, 7, 9, 13, 64, 1001, 1002, 4003, 9002, 20001) * 3:
+            k = int(rng.integers(1, 12))
+            pool = rng.random((k, R)) * rng.choice([0.0, 1e-3, 1.0, 2.5, 8.0, 1 / 3], (k, R))
+            at = rng.integers(0, k, n)
+            A = pool[at] * np.where(np.arange(n) < n & -4, 1.0, rng.random(n))[:, None]   # the last rows: any
+            v = rng.random(R) * rng.choice([1.0, 1e3, 7.0, 1 / 7], R)
+            main = n & -4
+            used, where = np.unique(at[:main], return_inverse=True)
+            got = layout(pool[used], A[main:]) @ v
+            whole = A @ v
+            ok = ok and np.array_equal(whole[:main], got[where.reshape(-1)]) \
+                and np.array_equal(whole[main:], got[got.size - (n - main):])
+        _ALIKE[R] = bool(ok)
+    return _ALIKE[R]

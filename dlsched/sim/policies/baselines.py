@@ -15,6 +15,7 @@ full size alone on the empty cluster, asked once per job of the speed source.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 from typing import Mapping, Sequence
@@ -22,7 +23,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from dlsched.sim.placement import EPS, FirstFitPool, consolidated, hold, make_placer
-from dlsched.sim.policies.alignment import exact, rows_of_product
+from dlsched.sim.policies.alignment import layout, rows_alike
 from dlsched.sim.policy import ClusterState, Event, Placement, PolicyContext
 
 
@@ -387,9 +388,10 @@ class Tetris(_Baseline):
 
     name = "tetris"
 
-    def __init__(self, placer: str = "consolidated", remaining_weight: float = 1.0):
+    def __init__(self, placer: str = "consolidated", remaining_weight: float = 1.0, incremental: bool = True):
         super().__init__(placer)
         self.remaining_weight = float(remaining_weight)
+        self.incremental = bool(incremental)
 
     def terms(self, state: ClusterState, cand: np.ndarray):
         """What a call starts from: the grant vectors of the candidates (:func:`grant_vectors`),
@@ -405,115 +407,402 @@ class Tetris(_Baseline):
         return (vectors, short, inv_total, self.total.astype(float).copy(), np.zeros(cand.size, dtype=np.int64),
                 np.zeros(cand.size, dtype=np.int64), vectors[-1].copy())
 
-    #: relative (and absolute) slack on every bound that decides whether a shortlist is enough: far above
-    #: the few units in the last place a product, a division or a sum can round by
-    SLACK = 1e-12
-
     def schedule(self, state: ClusterState, events: Sequence[Event]) -> dict[int, Placement]:
         cand = np.asarray(state.active, dtype=np.int64)
         if not cand.size:
             return {}
         vectors, short, inv_total, avail, w, p, nxt = self.terms(state, cand)
-        n = cand.size
         weighted = self.remaining_weight * short
-        # a candidate is out for good once its next grant does not fit (avail only shrinks, and its next
-        # grant changes only when it is chosen) or it is at its maximum
-        out = np.zeros(n, dtype=bool)
-        A = nxt * inv_total                # the product's matrix, a row renewed when its candidate's next grant changes
-        short_ok = exact(A.shape[1])
-        order: list[int] = []
-        lst = None                         # the shortlist since the last whole product (_Shortlist), or None
-        while True:
-            i = None if lst is None else lst.choose(self, A, nxt, avail, inv_total, weighted, out)
-            if i is None:
-                lst = None
-                alive = np.flatnonzero(~out)
-                fits = (nxt[alive] <= avail + EPS).all(axis=1)
-                out[alive[~fits]] = True
-                alive = alive[fits]
-                if not alive.size:
-                    break
-                # over every candidate: a row's rounding depends on its place in the whole product
-                align = A @ (avail * inv_total)
-                al = align[alive]
-                top = al.max()
-                score = (al / top if top > 0 else 0.0) + weighted[alive]
-                i = int(alive[int(np.argmax(score))])
-                if short_ok and top > 0 and alive.size > max(self.WHOLE, 4 * self.SHORT):
-                    # longer lists live longer (the scores at the top are dense); a whole product costs ~n
-                    lst = _Shortlist(alive, align[alive], score, top, max(self.SHORT, 4 * math.isqrt(alive.size)), self.SLACK,
-                                     avail * inv_total)
-            g = grant(i, w, p, order, avail, vectors)
-            if g is None:
-                out[i] = True
-            else:
-                nxt[i] = g[2]
-                A[i] = nxt[i] * inv_total
-                if lst is not None:
-                    lst.renewed(i)
+        R = nxt.shape[1]
+        if self.grouped and rows_alike(R):
+            key = (id(state.jobs), self.total.tobytes())
+            hint = self._steps[1] if self.incremental and self._steps is not None and self._steps[0] == key else None
+            order, taken = _grouped_steps(vectors, weighted, inv_total, avail, w, p, nxt, hint, _job_limits(state.jobs)[4][cand])
+            self._steps = (key, taken)
+        else:
+            order = _whole_steps(vectors, weighted, inv_total, avail, w, p, nxt)
         return self.placer.place(state, {int(cand[i]): (int(w[i]), int(p[i])) for i in order})
 
-    #: candidates kept in each shortlist (by score, and by alignment) between two whole products
-    SHORT = 48
-    #: below this many candidates the whole product at every step is cheaper than a shortlist (one call on
-    #: the first n OpenB pods at once: the same CPU at n = 2,000, 1.27x less at n = 7,000)
-    WHOLE = 2000
+    def reset(self, ctx: PolicyContext) -> None:
+        super().reset(ctx)
+        self._steps = None            # (setting, the grants of the last call in the order taken)
+
+    #: the most steps one numpy pass of :func:`_grouped_steps` prepares
+    BATCH = 32
+    #: the first and the most steps of the last call's one check of :meth:`_Groups.replay` takes, and the
+    #: most steps in a row decided in full that :class:`_Plan` does not foresee before it is dropped
+    REPLAY = (64, 4096, 8)
+    #: choose by groups of candidates with the same next grant (:func:`_grouped_steps`); False: the whole
+    #: product at every step (:func:`_whole_steps`), the same decisions
+    grouped = True
 
 
-class _Shortlist:
-    """Tetris's next choices from a few candidates, as the whole product would make them, while a bound says so.
+def _whole_steps(vectors, weighted, inv_total, avail, w, p, nxt) -> list[int]:
+    """Tetris's steps from its definition (MODELS.md §7): at every step the product ``A @ v`` over every
+    candidate (a row's rounding depends on its place in it), the best score among the candidates whose
+    next grant fits, ties to the earliest; a candidate whose next grant does not fit is out for good
+    (free capacity only shrinks; its next grant changes only when it is chosen). Grants into ``w``,
+    ``p``, ``avail``; returns the candidates in the order of their first grants."""
+    out = np.zeros(nxt.shape[0], dtype=bool)
+    A = nxt * inv_total
+    order: list[int] = []
+    while True:
+        alive = np.flatnonzero(~out)
+        fits = (nxt[alive] <= avail + EPS).all(axis=1)
+        out[alive[~fits]] = True
+        alive = alive[fits]
+        if not alive.size:
+            return order
+        al = (A @ (avail * inv_total))[alive]
+        top = al.max()
+        score = (al / top if top > 0 else 0.0) + weighted[alive]
+        i = int(alive[int(np.argmax(score))])
+        g = grant(i, w, p, order, avail, vectors)
+        if g is None:
+            out[i] = True
+        else:
+            nxt[i] = g[2]
+            A[i] = nxt[i] * inv_total
 
-    At a whole product (free capacity v0, alignments a0, best alignment top0, scores s0) keep the K best
-    candidates by score and the K best by alignment, with every candidate tied or nearly tied with the
-    K-th. Free capacity only shrinks and every term of an alignment is >= 0, so no candidate's
-    alignment grows: one left out of the score list scores at most θ + (1/top − 1/top0)·a_out
-    (θ its best score at the whole product, a_out its largest alignment then), and one left out of the
-    alignment list aligns at most θ_a (their largest alignment then). A step computes the exact
-    alignments of the listed candidates that still fit (and of those whose next grant changed,
-    :func:`~dlsched.sim.policies.alignment.rows_of_product`), and its choice stands when the best of
-    them is above the bound by a margin (``slack``); otherwise the caller takes the whole product again.
+
+def _grouped_steps(vectors, weighted, inv_total, avail, w, p, nxt, hint: np.ndarray | None = None,
+                   p0: np.ndarray | None = None) -> tuple[list[int], np.ndarray]:
+    """:func:`_whole_steps`'s decisions, bit for bit, at a cost per step in the number of distinct next
+    grants rather than of candidates, several steps per numpy pass.
+
+    Candidates with equal next grants have equal alignments where :class:`_Groups` says so, and fit
+    or not together: :class:`_Groups` keeps one group each, its members sorted by (−weight, index).
+    With c = alignment / top common to a group, fl(c + weight) does not decrease with the weight, so
+    a group's best score is its first member's, and the members tied with it in floating point are a
+    prefix of the order, whose earliest index the step takes, as the argmax over all candidates does
+    (:func:`_earliest`). Consecutive steps mostly choose from one group: a pass takes the free
+    capacity after each of the next k − 1 grants of the last step's group (they subtract the same
+    vector, so these are the values the steps will see, bit for bit), the groups' fits and
+    alignments at each (one matrix-vector product per row, as the steps would), and the best score
+    of the other groups at each; the first row is decided in full, and each later row stands as long
+    as that group's best member scores strictly above every other group, its grant leaves no next
+    grant, and the group fits and has members; the first row that does not stand is decided in full
+    by the next pass. k doubles while whole passes stand (at most ``BATCH``) and restarts at 2.
+
+    ``hint``: the grant vectors the last call took, in order (the second value returned). Calls differ
+    by a few candidates and slightly in weight, so this call mostly takes the same grants in the same
+    order: :meth:`_Groups.replay` takes the longest prefix of the hint that it proves the steps would
+    take (a replay checks every step it takes, so the hint is only a guess), the next step is decided
+    in full, and the hint is followed on from there; from the first step that
+    differs the hint is realigned (:class:`_Plan`). ``p0``: each candidate's PSs at its first grant (:func:`ps_count`),
+    computed here if not given.
+    """
+    if p0 is None:
+        p0 = np.array([ps_count(a, a, b, c) for a, b, c in zip(vectors[0].tolist(), vectors[2].tolist(), vectors[3].tolist())],
+                      dtype=np.int64)
+    G = _Groups(nxt, weighted, inv_total)
+    wl, members, R = G.wl, G.members, nxt.shape[1]
+    order: list[int] = []
+    taken: list[bytes] = []
+    g, k_max = -1, 2
+    plan = None if hint is None or not hint.shape[0] else _Plan(hint)
+    hint_groups = None if plan is None else G.of_rows(hint)
+    chunk = Tetris.REPLAY[0]
+    while True:
+        if plan is not None:
+            ahead = plan.ahead(chunk)
+            got = G.replay(hint[ahead], hint_groups[ahead], avail, inv_total, w, p, order, vectors, p0) if ahead.size else 0
+            if got:
+                taken.append(hint[ahead[:got]].tobytes())
+                plan.took(ahead[:got])
+            if got == chunk:
+                chunk = min(2 * chunk, Tetris.REPLAY[1])
+                continue
+            chunk = Tetris.REPLAY[0]
+            if not ahead.size or plan.misses > Tetris.REPLAY[2]:
+                plan = None
+        rows = min(k_max, len(members[g]) + 1) if g >= 0 and G.alive[g] and plan is None else 1
+        aseq = avail[None] if rows == 1 else \
+            np.subtract.accumulate(np.vstack([avail, np.broadcast_to(G.gn[g], (rows - 1, R))]), axis=0)
+        live = np.flatnonzero(G.alive)
+        fits = (G.gn[live][None] <= aseq[:, None] + EPS).all(axis=2)
+        G.kill(live[~fits[0]])
+        if not fits[0].any():
+            return order, np.frombuffer(b"".join(taken)).reshape(-1, R)
+        masked = np.where(fits, G.values(aseq * inv_total)[:, G.at[live]], -np.inf)
+        top = masked.max(axis=1)
+        c = masked / np.where(top > 0, top, 1.0)[:, None]
+        if not top[0] > 0:
+            c[0] = np.where(fits[0], 0.0, -np.inf)        # the definition's 0.0 + weight
+        score = c + G.wbest[live]
+        best = score[0].max()
+        i, h, at = len(wl), -1, -1
+        for q in np.flatnonzero(score[0] == best).tolist():
+            j, pos = _earliest(members[live[q]], float(c[0, q]), best, wl)
+            if j < i:
+                i, h, at = j, int(live[q]), pos
+        stood = 0
+        if h == g and rows > 1:
+            col = int(np.searchsorted(live, g))
+            others = score.copy()
+            others[:, col] = -np.inf
+            rest, cg = others.max(axis=1).tolist(), c[:, col].tolist()
+        if plan is not None:
+            plan.decided(G.gn[h].tobytes())
+        while True:
+            taken.append(G.gn[h].tobytes())
+            nx = G.take(i, h, at, w, p, order, avail, vectors)
+            if nx is not None:                    # a candidate that grows on moves to another group
+                G.move(i, h, nx, nxt)
+                break
+            stood += 1
+            if h != g or stood >= rows or not (fits[stood, col] and top[stood] > 0) or not members[g]:
+                break
+            head = members[g][0]
+            s = cg[stood] + wl[head]
+            if not s > rest[stood]:
+                break
+            G.kill(live[~fits[stood]])
+            i, at = _earliest(members[g], cg[stood], s, wl)
+            h = g
+        k_max = min(2 * k_max, Tetris.BATCH) if h == g and stood >= rows else 2
+        g = h
+
+
+class _Plan:
+    """Which of the last call's grants (``hint``, (m, R)) :func:`_grouped_steps` expects next.
+
+    Steps taken by a replay are the plan's next grants; a step decided in full takes the plan's next
+    grant, or the one after it (the next is skipped: a grant of a group that has fewer members now),
+    or neither (a grant the last call did not take, e.g. of a new candidate: the plan stays).
+    Correctness never depends on it: every step a replay takes is checked.
     """
 
-    def __init__(self, alive, a0, s0, top0, K, slack, v0):
-        self.slack = slack
-        self.v0 = v0
-        K = min(K, s0.size)
-        cut = np.partition(s0, s0.size - K)[s0.size - K] - 1e-6       # the K-th largest score, less a margin
-        keep = s0 >= cut
-        self.theta = s0[~keep].max() if (~keep).any() else -np.inf
-        self.a_out = a0[~keep].max() if (~keep).any() else 0.0
-        cut_a = np.partition(a0, a0.size - K)[a0.size - K] * (1 - 1e-6)
-        keep_a = a0 >= cut_a
-        self.theta_a = a0[~keep_a].max() if (~keep_a).any() else 0.0
-        self.rows = alive[keep | keep_a]               # ascending, as alive is
-        self.inv_top0 = 1.0 / top0
-        self.changed: list[int] = []
+    def __init__(self, hint: np.ndarray):
+        self.rows = [r.tobytes() for r in hint]
+        self.done = np.zeros(len(self.rows), dtype=bool)
+        self.at = 0                    # the first grant not taken nor skipped
+        self.misses = 0                # steps decided in full in a row that the plan did not foresee
 
-    def renewed(self, i: int) -> None:
-        """Candidate i's next grant changed: its alignment is no longer bounded by a0; always list it."""
-        if i not in self.changed:
-            self.changed.append(i)
-            self.rows = np.union1d(self.rows, [i])
+    def ahead(self, k: int) -> np.ndarray:
+        """The next k grants (positions in the hint) not taken nor skipped."""
+        while self.at < self.done.size and self.done[self.at]:
+            self.at += 1
+        nxt = self.at + np.flatnonzero(~self.done[self.at:self.at + 2 * k])
+        return nxt[:k]
 
-    def choose(self, tetris, A, nxt, avail, inv_total, weighted, out) -> int | None:
-        rows = self.rows[~out[self.rows]]
-        fits = (nxt[rows] <= avail + EPS).all(axis=1)
-        out[rows[~fits]] = True
-        rows = self.rows = rows[fits]
-        if not rows.size or self.changed and len(self.changed) > tetris.SHORT:
-            return None
-        v = avail * inv_total
-        align = rows_of_product(A, v, rows)
-        top = align.max()
-        slack = self.slack
-        # every v_r shrank by at least the factor rho (its largest v_r / v0_r), so every alignment did too
-        keep = self.v0 > 0
-        rho = float((v[keep] / self.v0[keep]).max()) if keep.any() else 0.0
-        if not top > self.theta_a * rho * (1 + slack) + slack:
-            return None
-        score = align / top + weighted[rows]
-        k = int(np.argmax(score))
-        bound = self.theta + max(0.0, rho / top - self.inv_top0) * self.a_out
-        if not score[k] > bound * (1 + slack) + slack:
-            return None
-        return int(rows[k])
+    def took(self, positions: np.ndarray) -> None:
+        self.done[positions] = True
+        self.misses = 0
+
+    def decided(self, row: bytes) -> None:
+        """A step decided in full took the grant ``row``."""
+        nxt = self.ahead(2)
+        if nxt.size and self.rows[nxt[0]] == row:
+            self.took(nxt[:1])
+        elif nxt.size > 1 and self.rows[nxt[1]] == row:
+            self.took(nxt[:2])
+        else:
+            self.misses += 1
+
+
+def _earliest(mk: list[int], c: float, best: float, wl: list[float]) -> tuple[int, int]:
+    """The earliest candidate, and its place in ``mk``, among those of group ``mk`` (sorted by (−weight,
+    index)) whose score fl(c + weight) equals ``best``; (len, -1) if none (a prefix of mk, since the score
+    does not decrease with the weight; of equal weights the first has the earliest index)."""
+    i, at, prev = len(wl), -1, None
+    for pos, j in enumerate(mk):
+        wj = wl[j]
+        if wj == prev:
+            continue
+        if c + wj != best:
+            break
+        prev = wj
+        if j < i:
+            i, at = j, pos
+    return i, at
+
+
+class _Groups:
+    """Tetris's candidates in groups of equal next grants (:func:`_grouped_steps`).
+
+    Candidates inside the product's blocks of four (all but the last ``n mod 4``) whose next grants
+    are equal byte for byte form one group (groups T.. on), their rows of ``A @ v`` equal; each of the
+    last T rows is a group alone (groups 0..T−1). One product over
+    :func:`~dlsched.sim.policies.alignment.layout` (the groups' rows, then the last rows) gives every
+    group its value as the whole product rounds it, where
+    :func:`~dlsched.sim.policies.alignment.rows_alike` holds. A group is alive while it has members
+    and its grant fitted at every step so far; once its grant does not fit it is dead for the call
+    (free capacity only shrinks) and takes no candidate.
+    """
+
+    def __init__(self, nxt: np.ndarray, weighted: np.ndarray, inv_total: np.ndarray):
+        n = nxt.shape[0]
+        self.main = main = n & -4
+        self.T = T = n - main
+        self.wl = weighted.tolist()
+        self.weighted = weighted
+        raw = np.ascontiguousarray(nxt[:main]).view(np.dtype((np.void, nxt.dtype.itemsize * nxt.shape[1]))).ravel()
+        keys, first, gid = np.unique(raw, return_index=True, return_inverse=True)
+        of = np.concatenate([T + gid.reshape(-1), np.arange(T)])
+        K = T + keys.size
+        ranked = np.lexsort((np.arange(n), -weighted, of))
+        self.members = [m.tolist() for m in np.split(ranked, np.cumsum(np.bincount(of, minlength=K))[:-1])]
+        self.index = {k.tobytes(): T + g for g, k in enumerate(keys)}
+        self.gn = np.vstack([nxt[main:], nxt[:main][first]])      # each group's next grant
+        self.inv_total = inv_total
+        self._product()
+        self.alive = np.array([bool(m) for m in self.members], dtype=bool)
+        self.dead = np.zeros(K, dtype=bool)
+        self.wbest = np.array([self.wl[m[0]] if m else -np.inf for m in self.members])
+        self._flat = None
+        self._ranked()
+
+    def _product(self) -> None:
+        """The matrix of the groups' product (:func:`layout`) and each group's row in it."""
+        T, inside = self.T, self.gn[self.T:] * self.inv_total
+        self.M = layout(inside, self.gn[:T] * self.inv_total)
+        self.at = np.concatenate([np.arange(self.M.shape[0] - T, self.M.shape[0]), np.arange(inside.shape[0])])
+
+    def values(self, V: np.ndarray) -> np.ndarray:
+        """Every group's row of the product at each row of ``V`` (free capacity / C), one product per row as the
+        whole product rounds it (``at``: each group's row)."""
+        return np.array([self.M @ v for v in V]).reshape(V.shape[0], -1)
+
+    def replay(self, rows, gk, avail, inv_total, w, p, order, vectors, p0) -> int:
+        """Take the longest prefix of the grant vectors ``rows`` (L, R), of groups ``gk`` (−1: none now),
+        that the steps would take now, as :func:`_grouped_steps` would take them; returns its length.
+
+        Step k of the prefix sees the free capacity after rows 0..k−1 (subtracted in that order: the
+        steps' own values, bit for bit), its group g_k is that of row k (the groups inside the blocks;
+        a last row is never predicted), and each group's first members are those its earlier steps did
+        not take, in its order. The step stands when g_k has members and fits, its first member has no
+        grant after this one (a first grant at its maximum size) and no other member of g_k could tie
+        with it in floating point (the next distinct weight scores below it), top > 0, and g_k scores
+        strictly above every other live group; the first step that does not stand ends the prefix.
+        Every quantity is one numpy pass over (L, live groups), the alignments one product per row.
+        """
+        live = np.flatnonzero(self.alive)
+        col = np.full(len(self.members), -1, dtype=np.int64)
+        col[live] = np.arange(live.size)
+        gc = np.where(gk >= 0, col[gk], -1)
+        L = int(np.argmin(gc >= 0)) if (gc < 0).any() else gc.size
+        if not L:
+            return 0
+        gk, gc, rows = gk[:L], gc[:L], rows[:L]
+        flat, start, nd, fw = self._ranked()
+        first = (start + self.cut)[live]                                       # each live group's first member
+        left = (self.size - self.cut)[live]
+        aseq = np.subtract.accumulate(np.vstack([avail, rows]), axis=0)       # before each step, and after the last
+        ar = np.arange(L)
+        hit = np.zeros((L, live.size), dtype=np.int64)
+        hit[ar, gc] = 1
+        before = np.cumsum(hit, axis=0) - hit                                  # each group's steps before step k
+        has = before < left
+        alive = (self.gn[live][None] <= aseq[:L, None] + EPS).all(axis=2) & has
+        q = np.minimum(first + before, flat.size - 1)
+        head = q[ar, gc]
+        pick = flat[head]
+        weight = np.where(has, fw[q], -np.inf)
+        minw, maxw = vectors[0], vectors[1]
+        sure = alive[ar, gc] & (w[pick] == 0) & (minw[pick] >= maxw[pick])
+
+        def stands(vals: np.ndarray) -> int:
+            """How many of the first steps stand, given their alignments ``vals`` (k, live groups)."""
+            k = vals.shape[0]
+            masked = np.where(alive[:k], vals, -np.inf)
+            top = masked.max(axis=1)
+            c = masked / np.where(top > 0, top, 1.0)[:, None]
+            score = c + weight[:k]
+            sg = score[ar[:k], gc[:k]]
+            score[ar[:k], gc[:k]] = -np.inf
+            ok = sure[:k] & (top > 0) & (sg > score.max(axis=1)) & (c[ar[:k], gc[:k]] + nd[head[:k]] < sg)
+            return int(np.argmin(ok)) if not ok.all() else k
+
+        V = aseq[:L] * inv_total
+        cols = self.at[live]
+        # where the prefix ends, from one product of all rows (rounded otherwise: a guess), then the
+        # exact alignments (one product per row) of the steps up to there
+        guess = stands((V @ self.M.T)[:, cols])
+        n_ok = stands(self.values(V[:min(guess + 1, L)])[:, cols])
+        if not n_ok:
+            return 0
+        pick = pick[:n_ok]
+        w[pick], p[pick] = minw[pick], p0[pick]
+        order.extend(pick.tolist())
+        avail[:] = aseq[n_ok]
+        counts = np.bincount(gk[:n_ok], minlength=len(self.members))
+        self.cut += counts
+        for g in np.flatnonzero(counts).tolist():
+            m = self.members[g] = self.members[g][counts[g]:]
+            self.wbest[g] = self.wl[m[0]] if m else -np.inf
+            self.alive[g] = bool(m) and not self.dead[g]
+        return n_ok
+
+    def _ranked(self):
+        """Every group's members in one array, group after group in their order (as of the last time a
+        member was taken other than first or a member moved in; ``cut``: the members taken first
+        since), where each group starts in it, each member's next distinct weight in its group (−inf:
+        none) and the weights (with −inf after the last)."""
+        if self._flat is None:
+            self.size = size = np.array([len(m) for m in self.members], dtype=np.int64)
+            self.cut = np.zeros(size.size, dtype=np.int64)
+            flat = np.array([j for m in self.members for j in m], dtype=np.int64)
+            start = np.concatenate([[0], np.cumsum(size)[:-1]])
+            fw = self.weighted[flat]
+            group_of = np.repeat(np.arange(size.size), size)
+            new_run = np.ones(flat.size, dtype=bool)
+            new_run[1:] = (fw[1:] != fw[:-1]) | (group_of[1:] != group_of[:-1])
+            nxt_run = np.append(np.flatnonzero(new_run), flat.size)[np.cumsum(new_run)]   # where the next run starts
+            fw = np.append(fw, -np.inf)
+            nd = np.where(nxt_run < (start + size)[group_of], fw[np.minimum(nxt_run, flat.size)], -np.inf)
+            self._flat = flat, start, nd, fw
+        return self._flat
+
+    def of_rows(self, rows: np.ndarray) -> np.ndarray:
+        """The group (inside the blocks) of each grant vector of ``rows``, −1 if none."""
+        if not rows.shape[0]:
+            return np.zeros(0, dtype=np.int64)
+        raw = np.ascontiguousarray(rows).view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+        keys, inverse = np.unique(raw, return_inverse=True)
+        return np.array([self.index.get(k.tobytes(), -1) for k in keys], dtype=np.int64)[inverse.reshape(-1)]
+
+    def kill(self, groups: np.ndarray) -> None:
+        """These groups' grants no longer fit."""
+        self.alive[groups] = False
+        self.dead[groups] = True
+
+    def take(self, i, g, at, w, p, order, avail, vectors):
+        """Grant candidate i, at place ``at`` of group g (:func:`grant`); returns its next grant or None."""
+        mg = self.members[g]
+        mg.pop(at)
+        if at or g >= len(self.cut):
+            self._flat = None                              # _ranked() is rebuilt on its next use
+        elif self._flat is not None:
+            self.cut[g] += 1
+        if mg:
+            self.wbest[g] = self.wl[mg[0]]
+        else:
+            self.alive[g], self.wbest[g] = False, -np.inf
+        return grant(i, w, p, order, avail, vectors)
+
+    def move(self, i, g, nx, nxt) -> None:
+        """Candidate i (of group g) has the next grant nx: into its group, unless that one is dead."""
+        nxt[i] = nx[2]
+        if i >= self.main:                                # a last row stays a group alone
+            self.gn[g] = nxt[i]
+            self.M[self.at[g]] = nxt[i] * self.inv_total
+            self.members[g].append(i)
+            self.alive[g], self.wbest[g] = True, self.wl[i]
+            self._flat = None
+            return
+        key = nxt[i].tobytes()
+        h = self.index.get(key)
+        if h is None:
+            h = self.index[key] = len(self.members)
+            self.gn = np.vstack([self.gn, nxt[i]])
+            self._product()
+            self.members.append([])
+            self.alive, self.dead = np.append(self.alive, False), np.append(self.dead, False)
+            self.wbest = np.append(self.wbest, -np.inf)
+        if self.dead[h]:
+            return
+        wl = self.wl
+        bisect.insort(self.members[h], i, key=lambda j: (-wl[j], j))
+        self._flat = None
+        self.alive[h], self.wbest[h] = True, wl[self.members[h][0]]
