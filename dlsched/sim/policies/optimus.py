@@ -141,21 +141,18 @@ def marginal_gain_allocation(times: Sequence[np.ndarray], demand_w: np.ndarray, 
     which the authors' scheduler notes in a comment and leaves open).
     """
     share_w, share_p = shares if shares is not None else task_shares(demand_w, demand_p, capacity)
-    alloc: dict[int, list[int]] = {}
-    # the start sizes, one job after another over all jobs: Python floats (the same IEEE operations
-    # as numpy's on each element) instead of a few small numpy calls per job
+    n = len(start)
     p0w0 = np.asarray(start, dtype=np.int64).reshape(-1, 2)
-    needs = (p0w0[:, :1] * demand_p + p0w0[:, 1:] * demand_w).tolist() if len(start) else []
-    left_l = np.asarray(free, dtype=float).tolist()
-    R = range(len(left_l))
-    for i in (range(len(start)) if order is None else order):
-        p0, w0 = start[i]
-        need = needs[i]
-        if math.isfinite(times[i][p0, w0]) and all(need[r] <= left_l[r] + EPS for r in R):
-            alloc[i] = [p0, w0]
-            for r in R:
-                left_l[r] -= need[r]
-    left = np.array(left_l, dtype=float)
+    needs = p0w0[:, :1] * demand_p + p0w0[:, 1:] * demand_w
+    stacked = isinstance(times, np.ndarray) and times.ndim == 3
+    rows = np.arange(n)
+    if stacked:
+        runs = np.isfinite(times[rows, p0w0[:, 0], p0w0[:, 1]]) if n else np.zeros(0, dtype=bool)
+    else:
+        runs = np.array([math.isfinite(times[i][p, w]) for i, (p, w) in enumerate(p0w0.tolist())], dtype=bool)
+    admitted, left = admit_in_order(needs, runs, np.arange(n) if order is None else np.asarray(order, dtype=np.int64),
+                                    np.asarray(free, dtype=float))
+    alloc: dict[int, tuple[int, int]] = dict(zip(admitted.tolist(), map(tuple, p0w0[admitted].tolist())))
 
     def push(heap, i):
         p, w = alloc[i]
@@ -175,20 +172,61 @@ def marginal_gain_allocation(times: Sequence[np.ndarray], demand_w: np.ndarray, 
                     heapq.heappush(heap, (-g, i, 2, p, w))
 
     heap: list = []
-    for i in alloc:
+    # a job none of whose next sizes has a finite time has no positive gain: no push (its T read anyway)
+    for i in (admitted[can_grow(times, p0w0[admitted], admitted, pairs)] if stacked else admitted).tolist():
         push(heap, i)
     while heap:
         _, i, kind, p, w = heapq.heappop(heap)
-        if alloc[i] != [p, w]:
+        if alloc[i] != (p, w):
             continue  # stale: the job has grown since this gain was computed
         d = demand_w[i] if kind == 0 else demand_p[i] if kind == 1 else demand_w[i] + demand_p[i]
         if not np.all(d <= left + EPS):
             continue  # this task no longer fits; the job's other task may
-        alloc[i][0] += kind > 0
-        alloc[i][1] += kind != 1
+        alloc[i] = (p + (kind > 0), w + (kind != 1))
         left -= d
         push(heap, i)
-    return {i: (pw[0], pw[1]) for i, pw in alloc.items()}
+    return alloc
+
+
+def admit_in_order(needs: np.ndarray, runs: np.ndarray, order: np.ndarray, free: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Optimus's start sizes (:func:`marginal_gain_allocation`): in ``order``, each job that ``runs``
+    gets ``needs[i]`` if it fits what is left (every resource within EPS), else waits -> (the jobs
+    admitted in order, what is left).
+
+    The same subtractions in the same order as one job after another: the running remainders are a
+    cumulative sum (``np.cumsum`` adds in sequence; a + (-b) is a - b in IEEE arithmetic), taken
+    while every job fits; the first that does not fit waits, and the next round starts after it.
+    With demands >= 0 what is left only shrinks, so a job that does not fit the remainder at the
+    start of a round would not fit at its turn either: it is dropped at once.
+    """
+    cand = order[runs[order]]
+    left = free.astype(float).copy()
+    shrinks = not (needs < 0).any()
+    taken = []
+    while cand.size:
+        if shrinks:
+            cand = cand[np.all(needs[cand] <= left + EPS, axis=1)]
+            if not cand.size:
+                break
+        run = np.cumsum(np.concatenate([left[None, :], -needs[cand]]), axis=0)
+        bad = np.flatnonzero(~np.all(needs[cand] <= run[:-1] + EPS, axis=1))
+        k = int(bad[0]) if bad.size else cand.size
+        taken.append(cand[:k])
+        left = run[k]
+        cand = cand[k + 1:]
+    return (np.concatenate(taken) if taken else np.zeros(0, dtype=np.int64)), left
+
+
+def can_grow(times: np.ndarray, pw: np.ndarray, jobs: np.ndarray, pairs: bool) -> np.ndarray:
+    """Per job (rows of ``times``, a stack of [p, w] grids) at size ``pw``: whether the next worker,
+    the next PS (p > 0) or, with ``pairs``, both have a finite time (else no gain of it is positive)."""
+    P, W = times.shape[1:]
+    p, w = pw[:, 0], pw[:, 1]
+    out = np.zeros(jobs.size, dtype=bool)
+    for dp, dw, ok in ((0, 1, np.ones(jobs.size, dtype=bool)), (1, 0, p > 0), (1, 1, (p > 0) & pairs)):
+        ok = ok & (p + dp < P) & (w + dw < W)
+        out[ok] |= np.isfinite(times[jobs[ok], p[ok] + dp, w[ok] + dw])
+    return out
 
 
 # -- placement (MODELS.md §5) ------------------------------------------------------------------
