@@ -332,7 +332,7 @@ class Optimus:
         self._capacity = ctx.cluster.total()
         self._jobs = None                             # the trace whose per-job arrays _index holds
         self._medians: dict[tuple, float] = {}        # (type or None, finished count) -> median length
-        self._held: dict[int, tuple] = {}             # job -> (placement, servers, rows held) of its last placement
+        self._held: dict[int, tuple] = {}             # job -> (placement, (p, w), servers, rows held) of its last one
 
     #: the one-size shortcut (:meth:`_one_size_times`); off = every job by :meth:`_times` (tests compare the two)
     one_size_shortcut = True
@@ -371,8 +371,12 @@ class Optimus:
                     self._final_speed[ev.job] = (job.job_type, self._speed_error(ev.job, job))
         self._index(state)
         active = np.asarray(state.active, dtype=np.int64)
+        models, observed = self._models, state.observations.get
         for j in active.tolist():
-            self._learn(j, state)
+            # only a new job, or one with new speed samples, has anything to learn (as _learn itself tests)
+            m = models.get(j)
+            if m is None or ((o := observed(j)) is not None and len(o.speed) > m.n_seen):
+                self._learn(j, state)
         at = self._ready_at[active]
         now = state.time + 1e-9
         idx = active[at <= now]
@@ -639,19 +643,19 @@ class Optimus:
         out: dict[int, Placement] = {}
         moved = []
         servers, rows = [], []
-        held = self._held
-        for i, (p, w) in sizes.items():
-            j = int(idx[i])
-            old = state.allocation.get(j)
+        held, allocated, jobs = self._held, state.allocation.get, idx.tolist()
+        for i, pw in sizes.items():
+            j = jobs[i]
+            old = allocated(j)
             if old is None:
                 moved.append(i)
                 continue
             h = held.get(j)
             if h is None or h[0] is not old:
-                h = held[j] = (old, old.n_ps, old.n_workers, *usage(old, state.demand_w[j], state.demand_p[j]))
-            if h[1] == p and h[2] == w:
-                servers.append(h[3])
-                rows.append(h[4])
+                h = held[j] = (old, (old.n_ps, old.n_workers), *usage(old, state.demand_w[j], state.demand_p[j]))
+            if h[1] == pw:
+                servers.append(h[2])
+                rows.append(h[3])
                 out[j] = old
             else:
                 moved.append(i)
