@@ -388,12 +388,12 @@ class Optimus:
             self._record(j, state)
             done = len(self._models[j].checkpoints)
             self._next_checkpoint[j] = CHECKPOINTS[done] if done < len(CHECKPOINTS) else np.inf
-        start = np.stack([self._p0[idx], self._w0[idx]], axis=1)
+        start = list(zip(self._p0[idx].tolist(), self._w0[idx].tolist()))
         dw, dp = state.demand_w[idx], state.demand_p[idx]
         bottleneck = None
         if self.normalise == "cluster" and idx.size:
             # the cluster's dominant resource: the largest share of the capacity the ready jobs ask at their start sizes
-            p0w0 = start.astype(float)
+            p0w0 = np.asarray(start, dtype=float).reshape(-1, 2)
             asked = p0w0[:, :1] * dp + p0w0[:, 1:] * dw
             bottleneck = int(np.argmax(asked.sum(axis=0) / np.where(self._capacity > 0, self._capacity, np.inf)))
         # gain="relative" (an ablation, not Optimus): each job's times in units of its remaining time at its fastest size
@@ -630,7 +630,7 @@ class Optimus:
 
     # -- placement -------------------------------------------------------------------------------
     def _place(self, state: ClusterState, idx: np.ndarray, sizes: Mapping[int, tuple[int, int]], times: np.ndarray,
-               start: np.ndarray) -> dict[int, Placement]:
+               start: Sequence[tuple[int, int]]) -> dict[int, Placement]:
         """Kept jobs first, then the others, largest first; shrink a job that does not fit (module docstring, 4).
 
         ``sizes`` maps a row i of ``idx`` (job ``idx[i]``) to its (p, w); ``times[i]`` and ``start[i]``
@@ -669,7 +669,7 @@ class Optimus:
         for i in sorted(moved, key=lambda i: (-share[i], int(idx[i]))):
             j = int(idx[i])
             p, w = sizes[i]
-            p0, w0 = start[i].tolist()
+            p0, w0 = start[i]
             T = times[i]
             while True:
                 pl = place_job(free, state.demand_w[j], state.demand_p[j], w, p, cap)
