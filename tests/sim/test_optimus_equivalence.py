@@ -35,13 +35,7 @@ class Reference(Optimus):
     """Optimus one job at a time (the code before the shortcuts)."""
 
     def schedule(self, state, events):
-        for ev in events:
-            if ev.kind == "completion" and ev.job is not None:
-                job = state.jobs[ev.job]
-                self._finished.setdefault(job.job_type, []).append(float(job.iterations))
-                self._estimate.pop(ev.job, None)
-                if ev.job in self._models:
-                    self._final_speed[ev.job] = (job.job_type, self._speed_error(ev.job, job))
+        self._completed(state, events)
         self._index(state)
         active = [int(j) for j in state.active]
         for j in active:

@@ -361,7 +361,8 @@ class Optimus:
         self._rate_version = np.full(n, -1, dtype=np.int64)
         self._has_model = np.zeros(n, dtype=bool)
 
-    def schedule(self, state: ClusterState, events: Sequence[Event]) -> Decision:
+    def _completed(self, state: ClusterState, events: Sequence[Event]) -> None:
+        """The lengths of the jobs that finished (the priors) and their speed fits' last errors."""
         for ev in events:
             if ev.kind == "completion" and ev.job is not None:
                 job = state.jobs[ev.job]
@@ -369,6 +370,9 @@ class Optimus:
                 self._estimate.pop(ev.job, None)
                 if ev.job in self._models:
                     self._final_speed[ev.job] = (job.job_type, self._speed_error(ev.job, job))
+
+    def schedule(self, state: ClusterState, events: Sequence[Event]) -> Decision:
+        self._completed(state, events)
         self._index(state)
         active = np.asarray(state.active, dtype=np.int64)
         models, observed = self._models, state.observations.get
