@@ -85,7 +85,7 @@ def ref_optimus_policy(inst, active, alpha=0.0, start="arrival", pairs=False, sh
 
 
 def _grids(rng, n, fixed_share):
-    times, demands_w, demands_p = [], [], []
+    times = []
     for _ in range(n):
         P, W = int(rng.integers(1, 4)), int(rng.integers(1, 6))
         T = np.full((P + 1, W + 1), np.inf)
