@@ -39,4 +39,6 @@ def get_suite(name: str) -> Callable[[list[str]], int]:
     if name not in SUITE_MODULES:
         raise InputError("<argument>", "bench", f"one of {', '.join(sorted(SUITE_MODULES))}", name)
     importlib.import_module(SUITE_MODULES[name])
+    # the revision the suite's code was loaded from, read now: a long run must not record a later commit
+    git_revision()
     return SUITES[name]

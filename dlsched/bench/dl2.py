@@ -195,8 +195,9 @@ def slotted_study(seeds, n_jobs: int, n_servers: int, spec, baselines, dl2_jct: 
     """DRF and Optimus deciding only at DL2's slot boundaries: each one's allocation at a boundary,
     issued through DL2's environment (the warm-up's teacher replay, :func:`dlsched.rl.train.teacher_picker`)
     and held for the slot, as every scheduler runs in DL2's own slotted simulator. Mean JCT per
-    policy, and DL2's reduction against each at the same decision interval. A checkpoint that
-    decides at events too (``Spec.decide_at``) is also run deciding only at the boundaries (``dl2``)."""
+    policy, and DL2's reduction against each at the same decision interval: a checkpoint that
+    decides at events too (``Spec.decide_at``) is also run deciding only at the boundaries (``dl2``),
+    and that run is the one compared; else ``dl2_jct``, DL2's own run, is."""
     from dataclasses import replace
 
     from dlsched.instance.synthetic import dl2_cluster, dl2_trace
@@ -213,6 +214,7 @@ def slotted_study(seeds, n_jobs: int, n_servers: int, spec, baselines, dl2_jct: 
 
         per = [_run(tr, cluster, DL2Policy(checkpoint, decide_at="slots"), speed)[0] for tr in traces]
         out["dl2"] = {"per_trace_jct": per, "mean_jct": float(np.mean(per)) if all(x is not None for x in per) else None}
+        dl2_jct = per
     for b in baselines:
         per = []
         for k in range(len(seeds)):
@@ -320,7 +322,7 @@ def main(argv: list[str]) -> int:
     out["other_teachers"] = other_teachers()
     out["small"] = st["small"]
     out["errors"] = {**out["errors"], **st["errors"]}
-    out["training"] = {k: prov.get(k) for k in ("command", "seed", "training_seconds", "warmup_seconds",
+    out["training"] = {k: prov.get(k) for k in ("command", "seed", "training_seconds", "total_training_seconds", "warmup_seconds",
                                                 "episodes_run", "best_episode", "best_tune_jct", "teacher_tune_jct")}
     out["bench_seconds"] = time.monotonic() - wall0
     out["environment"] = environment(torch=prov.get("torch"))

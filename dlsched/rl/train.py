@@ -636,6 +636,9 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
                            "held_out": agreement(model, Xh, Mh, Ah), "seconds": time.monotonic() - wall0})
         warm["dagger"] = rounds
     warmup_seconds = time.monotonic() - wall0
+    # with --init the warm-up ran in the run that made that checkpoint: count its time, not the load's
+    earlier = float((warm.get("init") or {}).get("training_seconds") or 0.0)
+    warmup_seconds += earlier
 
     def tune_jct() -> float:
         return mean_jct(lambda: DL2Policy(model), tune_traces, cluster, speed, seed=cfg.seed)
@@ -711,7 +714,8 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     final = load_checkpoint(out)
     prov = {"command": command, "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items()},
             "seed": cfg.seed, "torch": str(torch.__version__), "numpy": str(np.__version__),
-            "training_seconds": wall, "warmup_seconds": warmup_seconds, **warm,
+            "training_seconds": wall, "total_training_seconds": earlier + wall, "warmup_seconds": warmup_seconds,
+            **warm,
             "teacher_tune_jct": teacher_jct if np.isfinite(teacher_jct) else None,
             "best_episode": best[1], "best_tune_jct": best[0] if np.isfinite(best[0]) else None,
             "cpu_seconds": time.process_time() - cpu_start,

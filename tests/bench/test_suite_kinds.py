@@ -227,3 +227,19 @@ def test_bad_family_suite_from_the_cli_is_one_line(tmp_path, capsys):
     assert cli(["bench", "run", str(p), "--out", str(tmp_path / "r.jsonl")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "policies[1].name" in err and not (tmp_path / "r.jsonl").exists()
+
+
+def test_the_git_revision_is_read_when_the_suite_is_looked_up(monkeypatch):
+    """A long bench records the commit its code was loaded from, not one committed while it ran."""
+    import subprocess
+
+    from dlsched.bench import get_suite
+    from dlsched.provenance import git_revision
+
+    git_revision.cache_clear()
+    try:
+        get_suite("quick")
+        monkeypatch.setattr(subprocess, "run", lambda *a, **k: (_ for _ in ()).throw(AssertionError("read late")))
+        git_revision()                   # from the cache: the lookup already read it
+    finally:
+        git_revision.cache_clear()

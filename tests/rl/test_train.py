@@ -207,6 +207,9 @@ def test_a_tiny_training_run_writes_checkpoint_provenance_and_curves(tmp_path):
                   command="test2", progress=False)
     assert again["agreement"] == prov["agreement"] and again["init"]["command"] == "test"
     assert again["curve"][0]["tune_jct"] == prov["best_tune_jct"]
+    # its times count the warm-up of the run it started from
+    assert again["warmup_seconds"] >= prov["training_seconds"]
+    assert again["total_training_seconds"] == pytest.approx(prov["training_seconds"] + again["training_seconds"])
 
 
 def test_the_self_critical_baseline_runs_and_scales_advantages(tmp_path):

@@ -21,6 +21,7 @@ from dlsched.instance.workload import Job, Trace
 from dlsched.sim.engine import simulate
 from dlsched.sim.placement import EPS
 from dlsched.sim.policies import smd
+from dlsched.sim.policies.fluid import fluid_shares
 from dlsched.sim.policies.optimus import admit_in_order, marginal_gain_allocation, task_shares
 from dlsched.sim.speed import DurationSpeed
 
@@ -71,14 +72,20 @@ def ref_optimus_policy(inst, active, alpha=0.0, start="arrival", pairs=False, sh
         return alloc
     times = [inst.iterations[j] * smd._tau_grid(inst, int(j)) for j in idx.tolist()]
     fastest = [T[np.isfinite(T)].min(initial=np.inf) for T in times]
-    if alpha:
-        times = [T / f ** alpha if np.isfinite(f) and f > 0 else T for T, f in zip(times, fastest)]
     key = (lambda i: (inst.arrival[idx[i]], idx[i])) if start == "arrival" else (lambda i: (fastest[i], idx[i]))
     order = sorted(range(idx.size), key=key)
+    thetas = {}
+    if shares == "fluid":
+        lp = fluid_shares(times, inst.d[idx], inst.e[idx], inst.capacity, order, [smd._pareto(inst, int(j)) for j in idx.tolist()])
+        thetas = {} if lp is None else dict(enumerate(lp[0].tolist()))
+    elif shares is not None:
+        thetas = dict(zip(order, smd.hesrpt_shares(idx.size, shares).tolist()))
+    if alpha:
+        times = [T / f ** alpha if np.isfinite(f) and f > 0 else T for T, f in zip(times, fastest)]
     first = [(1, int(w0)) for w0 in inst.min_workers[idx]]
-    if shares is not None:
-        for theta, i in zip(smd.hesrpt_shares(idx.size, shares).tolist(), order):
-            first[i] = smd._fastest_within(times[i], inst.d[idx[i]], inst.e[idx[i]], inst.capacity, theta) or first[i]
+    for i in order:
+        if i in thetas:
+            first[i] = smd._fastest_within(times[i], inst.d[idx[i]], inst.e[idx[i]], inst.capacity, thetas[i]) or first[i]
     for i, (p, w) in ref_greedy(times, inst.d[idx], inst.e[idx], inst.capacity, inst.capacity, first, order, pairs).items():
         alloc[idx[i]] = (w, p)
     return alloc
@@ -148,7 +155,8 @@ def test_admission_subtracts_in_sequence(seed, n, R, scale, negative):
 @given(seed=st.integers(0, 1000), n=st.integers(1, 9), servers=st.integers(1, 4),
        variant=st.sampled_from([{}, {"alpha": 2.0, "start": "shortest", "pairs": True},
                                 {"alpha": 1.0, "start": "shortest"},
-                                {"alpha": 2.0, "start": "shortest", "pairs": True, "shares": 0.6}]))
+                                {"alpha": 2.0, "start": "shortest", "pairs": True, "shares": 0.6},
+                                {"alpha": 2.0, "start": "shortest", "pairs": True, "shares": "fluid"}]))
 def test_optimus_policy_equals_its_definition_on_smd_instances(seed, n, servers, variant):
     from dlsched.instance.smd import SMDOptions
     from dlsched.instance.smd_gen import generate
@@ -179,7 +187,7 @@ class _Reference:
 
 @settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 10_000), n=st.integers(5, 60), servers=st.integers(1, 6),
-       name=st.sampled_from(["optimus-greedy", "srpt-greedy", "hesrpt"]))
+       name=st.sampled_from(["optimus-greedy", "srpt-greedy", "hesrpt", "fluid"]))
 def test_whole_runs_identical(seed, n, servers, name):
     from dlsched.sim.policies import make_policy
 

@@ -484,16 +484,23 @@ def test_hesrpt_shares_follow_the_closed_form():
 
 
 @settings(max_examples=15, deadline=None)
-@given(seed=st.integers(0, 1000), n=st.integers(1, 7), servers=st.integers(1, 4), p=st.sampled_from([0.3, 0.6, 0.9]))
+@given(seed=st.integers(0, 1000), n=st.integers(1, 7), servers=st.integers(1, 4),
+       p=st.sampled_from([0.3, 0.6, 0.9, "fluid"]))
 def test_hesrpt_first_sizes_are_the_fastest_within_each_share(seed, n, servers, p):
-    """``hesrpt`` = the naive greedy on R_j τ_j / (T_j^min)^2 started, shortest first, at the fastest
-    (p, w) whose dominant share is within the job's heSRPT share (else 1 PS + 1 worker)."""
+    """``hesrpt`` (and ``fluid``) = the naive greedy on R_j τ_j / (T_j^min)^2 started, shortest
+    first, at the fastest (p, w) whose dominant share is within the job's heSRPT share (the fluid
+    LP's share), else 1 PS + 1 worker."""
+    from dlsched.sim.policies.fluid import fluid_shares
     from dlsched.sim.policies.smd import hesrpt_shares, optimus_policy
 
     inst, times, fastest, order = _reference_times(n, servers, seed)
     cap = inst.capacity
     first = {}
-    for theta, j in zip(hesrpt_shares(n, p), order):
+    if p == "fluid":
+        shares = fluid_shares([times[j] for j in range(n)], inst.d, inst.e, cap, order)[0][order]
+    else:
+        shares = hesrpt_shares(n, p)
+    for theta, j in zip(shares, order):
         best = None
         for q in range(1, times[j].shape[0]):
             for w in range(1, times[j].shape[1]):
@@ -514,6 +521,7 @@ def test_hesrpt_options_are_checked():
     from dlsched.sim.policies import make_policy
 
     assert make_policy("hesrpt").options == {"alpha": 2.0, "start": "shortest", "pairs": True, "shares": 0.6}
+    assert make_policy("fluid").options == {"alpha": 2.0, "start": "shortest", "pairs": True, "shares": "fluid"}
     for bad in (0.0, 1.0, -0.5, float("nan")):
         with pytest.raises(InputError):
             make_policy("hesrpt", speedup_exponent=bad)

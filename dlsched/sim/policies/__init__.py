@@ -22,6 +22,7 @@ POLICIES: dict[str, str] = {
     "optimus-greedy": "dlsched.sim.policies.smd:OptimusGreedyPolicy",
     "srpt-greedy": "dlsched.sim.policies.smd:SRPTGreedyPolicy",
     "hesrpt": "dlsched.sim.policies.smd:HeSRPTPolicy",
+    "fluid": "dlsched.sim.policies.smd:FluidPolicy",
     "hetplace": "dlsched.sim.policies.hetplace:HetPlace",
     "oasis": "dlsched.sim.policies.oasis:OASiS",
     "risk_reward": "dlsched.sim.policies.oasis_baselines:RiskReward",

@@ -28,6 +28,7 @@ from dlsched.instance.workload import Job, Trace
 from dlsched.instance.smd import SMDInstance, require_aggregate
 from dlsched.sim.engine import simulate
 from dlsched.sim.placement import make_placer
+from dlsched.sim.policies.fluid import fluid_shares, pareto_configs
 from dlsched.sim.policies.optimus import marginal_gain_allocation
 from dlsched.sim.policies.slotted import Slotted, completion_slot
 from dlsched.sim.policy import ClusterState, Placement, PolicyContext
@@ -176,7 +177,7 @@ class SMDPolicy(_AllocationPolicy):
 
 
 def optimus_policy(inst: SMDInstance, active: np.ndarray, alpha: float = 0.0, start: str = "arrival",
-                   pairs: bool = False, shares: float | None = None) -> np.ndarray:
+                   pairs: bool = False, shares: float | str | None = None) -> np.ndarray:
     r"""Optimus's marginal-gain greedy (MODELS.md §5) with the known τ -> (n, 2) allocation (w, p).
 
     The one greedy :func:`dlsched.sim.policies.optimus.marginal_gain_allocation` on the remaining
@@ -192,7 +193,9 @@ def optimus_policy(inst: SMDInstance, active: np.ndarray, alpha: float = 0.0, st
     "shortest"`` starts the jobs in order of :math:`T_j^{\min}` instead of arrival; ``pairs``
     as in :func:`marginal_gain_allocation`; ``shares`` = p (:class:`HeSRPTPolicy`'s) replaces each
     first size by the fastest (p, w) within the job's share of :func:`hesrpt_shares` by its rank in
-    that order (its dominant resource share at most θ; the fewest workers if none is within it).
+    that order (its dominant resource share at most θ; the fewest workers if none is within it);
+    ``shares = "fluid"`` (:class:`FluidPolicy`'s) takes θ from :func:`~dlsched.sim.policies.fluid.fluid_shares`
+    instead, the fluid LP of the active jobs completing in that order.
     """
     idx = np.sort(np.asarray(active, dtype=np.int64))
     alloc = np.zeros((inst.n_jobs, 2), dtype=np.int64)
@@ -203,21 +206,30 @@ def optimus_policy(inst: SMDInstance, active: np.ndarray, alpha: float = 0.0, st
     times3 = inst.iterations[idx][:, None, None] * grid
     finite = np.isfinite(times3)
     fastest = np.where(finite, times3, np.inf).min(axis=(1, 2))
+    order = np.lexsort((idx, inst.arrival[idx] if start == "arrival" else fastest)).tolist()
+    theta = None
+    if shares == "fluid":
+        times = [inst.iterations[j] * _tau_grid(inst, int(j)) for j in idx.tolist()]
+        configs = [_pareto(inst, int(j)) for j in idx.tolist()]
+        lp = fluid_shares(times, inst.d[idx], inst.e[idx], inst.capacity, order, configs)
+        theta = None if lp is None else lp[0]
+    elif shares is not None:
+        theta = np.empty(idx.size)
+        theta[order] = hesrpt_shares(idx.size, shares)
     if alpha:
         # Python floats: the same pow() of the C library as a numpy scalar's, without numpy's per-element cost
         scale = np.array([f ** alpha if 0 < f < math.inf else 1.0 for f in fastest.tolist()])
         times3 = np.where((np.isfinite(fastest) & (fastest > 0))[:, None, None], times3 / scale[:, None, None], times3)
     # the padded grids as they are: an inf cell is a size the job cannot take, whatever the shape says
     times = times3
-    order = np.lexsort((idx, inst.arrival[idx] if start == "arrival" else fastest)).tolist()
     w0s = inst.min_workers[idx]
     first_sizes = [(1, w0) for w0 in w0s.tolist()]
-    if shares is not None:
+    if theta is not None:
         # a job whose only finite time is at its first size (or that has none) keeps it whatever its share
         one = finite.sum(axis=(1, 2)) - finite[np.arange(idx.size), 1, np.minimum(w0s, grid.shape[2] - 1)] <= 0
-        for theta, i in zip(hesrpt_shares(idx.size, shares).tolist(), order):
+        for i in order:
             if not one[i]:
-                fit = _fastest_within(times[i], inst.d[idx[i]], inst.e[idx[i]], inst.capacity, theta)
+                fit = _fastest_within(times[i], inst.d[idx[i]], inst.e[idx[i]], inst.capacity, float(theta[i]))
                 first_sizes[i] = fit or first_sizes[i]
     sizes = marginal_gain_allocation(times, inst.d[idx], inst.e[idx], inst.capacity, inst.capacity,
                                      first_sizes, order=order, pairs=pairs)
@@ -295,6 +307,15 @@ def _tau_stack(inst: SMDInstance, jobs: np.ndarray) -> np.ndarray:
     return stack[jobs]
 
 
+def _pareto(inst: SMDInstance, j: int) -> np.ndarray:
+    """:func:`~dlsched.sim.policies.fluid.pareto_configs` of job j's τ grid, cached with its configurations."""
+    key = ("pareto", inst._config_key(j))
+    cache = inst._config_cache
+    if key not in cache:
+        cache[key] = pareto_configs(_tau_grid(inst, j), inst.d[j], inst.e[j])
+    return cache[key]
+
+
 class OptimusGreedyPolicy(_AllocationPolicy):
     """Optimus's marginal-gain greedy fed the known τ (no fitting), re-run at every call (MODELS.md §5)."""
 
@@ -347,6 +368,25 @@ class HeSRPTPolicy(SRPTGreedyPolicy):
         if not 0 < speedup_exponent < 1:
             raise InputError("<argument>", "speedup_exponent", "a number in (0, 1)", speedup_exponent)
         self.options["shares"] = float(speedup_exponent)
+
+
+class FluidPolicy(SRPTGreedyPolicy):
+    """The fluid LP of the active jobs (shortest first, no further arrivals) gives each its share of the cluster until the next completion, then srpt-greedy's fill (not a seed paper's).
+
+    :func:`optimus_policy` with ``shares="fluid"``: at every call the LP of
+    :mod:`dlsched.sim.policies.fluid` over the active jobs' Pareto-efficient sizes, each job's
+    average dominant share θ in its first phase, the fastest (p, w) within θ as first size, what
+    is left filled by ``srpt-greedy``'s gains (``alpha``, ``pairs``). Unlike :class:`HeSRPTPolicy`
+    it uses every job's own measured speedup curve instead of one k^p; DL2's warm-up teacher
+    (docs/dl2.md, "The fluid teacher").
+    """
+
+    name = "fluid"
+
+    def __init__(self, inst: SMDInstance | None = None, placer: str = "first_fit", alpha: float = 2.0,
+                 pairs: bool = True):
+        super().__init__(inst, placer, alpha=alpha, start="shortest", pairs=pairs)
+        self.options["shares"] = "fluid"
 
 
 # ----------------------------------------------------------------------------- the family runner

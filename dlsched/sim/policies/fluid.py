@@ -1,0 +1,113 @@
+r"""The fluid LP of the active jobs: each job's share of the cluster until the next completion.
+
+A relaxation of the scheduling problem of the jobs in the system now, with no further arrivals,
+solved at every call of the ``fluid`` policy (:class:`dlsched.sim.policies.smd.FluidPolicy`). The
+jobs finish in a given order (shortest remaining time first, heSRPT's order), which cuts time into
+phases: phase k = 0..m-1 lasts :math:`t_k` and ends when the job of rank k completes, so job i is
+in the system during phases :math:`0..\rho_i` (:math:`\rho_i` its rank). Within a phase a job may
+time-share its configurations c = (p, w) (the fluid relaxation of integral sizes): :math:`y_{ikc}
+\ge 0` is the time it runs c in phase k. With :math:`T_{ic}` its remaining time at c and
+:math:`u_{cr}` the amount of resource r that c holds,
+
+.. math::
+
+    \min \sum_k (m - k)\, t_k  \quad\text{(the sum of the completion times)}
+    \quad\text{s.t.}\quad
+    \sum_c y_{ikc} \le t_k \;\; (k \le \rho_i), \qquad
+    \sum_{i, c} u_{icr}\, y_{ikc} \le C_r\, t_k, \qquad
+    \sum_{k \le \rho_i} \sum_c y_{ikc} / T_{ic} \ge 1.
+
+Only each job's Pareto-efficient configurations enter (no other is as fast with no more of every
+resource); the others would never be used. The order is fixed, so the LP's value is that of the
+best fluid schedule in this order, not a bound on every schedule. Phase 0 gives job i the average
+dominant share :math:`\theta_i = \max_r \sum_c u_{icr} y_{i0c} / (C_r t_0)` of the cluster until
+the next completion: the shares :func:`fluid_shares` returns.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+
+def pareto_configs(T: np.ndarray, d: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Flat indices into ``T[p, w]`` of the finite configurations that no other beats: as fast or
+    faster with no more of any resource (use :math:`p e + w d`), and strictly better in one."""
+    flat = np.flatnonzero(np.isfinite(T))
+    p, w = np.divmod(flat, T.shape[1])
+    use = p[:, None] * e + w[:, None] * d
+    t = T.flat[flat]
+    # weak[a, b]: b is at least as good as a in time and every resource; strict: better in one
+    weak = (t[None, :] <= t[:, None]) & np.all(use[None, :, :] <= use[:, None, :], axis=2)
+    strict = (t[None, :] < t[:, None]) | np.any(use[None, :, :] < use[:, None, :], axis=2)
+    return flat[~np.any(weak & strict, axis=1)]
+
+
+def fluid_shares(times: Sequence[np.ndarray], d: np.ndarray, e: np.ndarray, capacity: np.ndarray,
+                 order: Sequence[int], configs: Sequence[np.ndarray] | None = None) -> tuple[np.ndarray, float] | None:
+    """(θ, the LP's value in seconds) for jobs i = 0..m-1 completing in ``order`` (None if HiGHS
+    finds no optimum). ``times[i][p, w]`` is job i's remaining time at p PSs and w workers (inf where it
+    cannot run); ``d``, ``e`` (m, R) a worker's and a PS's demands; ``configs[i]`` optionally the
+    :func:`pareto_configs` of job i (they depend on the time only through its scale, so callers
+    cache them). A job with no finite time gets θ = 0 and no part in the LP."""
+    import scipy.sparse as sp
+    from scipy.optimize import linprog
+
+    m = len(times)
+    theta = np.zeros(m)
+    if configs is None:
+        configs = [pareto_configs(T, d[i], e[i]) for i, T in enumerate(times)]
+    live = [i for i in order if len(configs[i])]
+    if not live:
+        return theta, 0.0
+    n = len(live)
+    C = np.array([len(configs[i]) for i in live])
+    phases = np.arange(1, n + 1)                       # the job of rank k is present in phases 0..k
+    flat = np.concatenate([configs[i] for i in live])
+    T = np.concatenate([times[i].flat[configs[i]] for i in live])
+    W = np.array([times[i].shape[1] for i in live])
+    p, w = np.divmod(flat, np.repeat(W, C))
+    job_of_cfg = np.repeat(np.arange(n), C)
+    dem_w, dem_p = np.asarray(d, float)[live], np.asarray(e, float)[live]
+    use = p[:, None] * dem_p[job_of_cfg] + w[:, None] * dem_w[job_of_cfg]
+    # the time unit is the shortest remaining time, so that speeds are at most 1 and t_k of order 1
+    unit = T.min()
+
+    # the y variables, job by job, phase-major within a job: (job, phase, configuration)
+    per_job = phases * C
+    nv = int(per_job.sum())
+    job = np.repeat(np.arange(n), per_job)
+    local = np.arange(nv) - np.repeat(np.cumsum(per_job) - per_job, per_job)
+    k = local // C[job]
+    cfg = (np.cumsum(C) - C)[job] + local % C[job]
+    col = n + np.arange(nv)
+
+    pair = (np.cumsum(phases) - phases)[job] + k      # row of (job, phase): one configuration at a time
+    n_pairs = int(phases.sum())
+    pair_k = np.concatenate([np.arange(q) for q in phases])
+    res = np.flatnonzero(np.asarray(capacity) > 0)
+    frac = use[:, res] / np.asarray(capacity, float)[res]          # (configs, resources) share of the cluster
+    res_rows = n_pairs + k[:, None] * res.size + np.arange(res.size)
+    vals_r = frac[cfg]
+    nz = vals_r > 0
+    work_row = n_pairs + n * res.size + job
+    rows = np.concatenate([pair, np.arange(n_pairs), res_rows[nz],
+                           n_pairs + np.arange(n * res.size), work_row])
+    cols = np.concatenate([col, pair_k, np.broadcast_to(col[:, None], nz.shape)[nz],
+                           np.repeat(np.arange(n), res.size), col])
+    vals = np.concatenate([np.ones(nv), -np.ones(n_pairs), vals_r[nz],
+                           -np.ones(n * res.size), -unit / T[cfg]])
+    n_rows = n_pairs + n * res.size + n
+    A = sp.csr_matrix((vals, (rows, cols)), shape=(n_rows, n + nv))
+    b = np.concatenate([np.zeros(n_pairs + n * res.size), -np.ones(n)])
+    cost = np.concatenate([n - np.arange(n, dtype=float), np.zeros(nv)])
+    sol = linprog(cost, A_ub=A, b_ub=b, bounds=(0, None), method="highs")
+    if sol.status != 0:
+        return None
+    t0 = sol.x[0]
+    first = k == 0
+    avg = np.zeros((n, res.size))
+    np.add.at(avg, job[first], sol.x[col[first], None] * frac[cfg[first]])
+    theta[live] = avg.max(axis=1) / t0
+    return theta, float(sol.fun) * unit
