@@ -50,9 +50,9 @@ def start_counter(counts: dict):
 
     real = optimus.marginal_gain_allocation
 
-    def allocation(times, demand_w, demand_p, capacity, free, start, shares=None, order=None):
-        out = real(times, demand_w, demand_p, capacity, free, start, shares, order)
-        if any(i not in out and np.isfinite(times[i][start[i]]) for i in range(len(start))):
+    def allocation(times, demand_w, demand_p, capacity, free, start, shares=None, order=None, pairs=False):
+        out = real(times, demand_w, demand_p, capacity, free, start, shares, order, pairs)
+        if any(i not in out and np.isfinite(times[i][tuple(start[i])]) for i in range(len(start))):
             counts["start_short"] += 1
         return out
 

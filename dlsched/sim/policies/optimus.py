@@ -141,21 +141,18 @@ def marginal_gain_allocation(times: Sequence[np.ndarray], demand_w: np.ndarray, 
     which the authors' scheduler notes in a comment and leaves open).
     """
     share_w, share_p = shares if shares is not None else task_shares(demand_w, demand_p, capacity)
-    alloc: dict[int, list[int]] = {}
-    # the start sizes, one job after another over all jobs: Python floats (the same IEEE operations
-    # as numpy's on each element) instead of a few small numpy calls per job
+    n = len(start)
     p0w0 = np.asarray(start, dtype=np.int64).reshape(-1, 2)
-    needs = (p0w0[:, :1] * demand_p + p0w0[:, 1:] * demand_w).tolist() if len(start) else []
-    left_l = np.asarray(free, dtype=float).tolist()
-    R = range(len(left_l))
-    for i in (range(len(start)) if order is None else order):
-        p0, w0 = start[i]
-        need = needs[i]
-        if math.isfinite(times[i][p0, w0]) and all(need[r] <= left_l[r] + EPS for r in R):
-            alloc[i] = [p0, w0]
-            for r in R:
-                left_l[r] -= need[r]
-    left = np.array(left_l, dtype=float)
+    needs = p0w0[:, :1] * demand_p + p0w0[:, 1:] * demand_w
+    stacked = isinstance(times, np.ndarray) and times.ndim == 3
+    rows = np.arange(n)
+    if stacked:
+        runs = np.isfinite(times[rows, p0w0[:, 0], p0w0[:, 1]]) if n else np.zeros(0, dtype=bool)
+    else:
+        runs = np.array([math.isfinite(times[i][p, w]) for i, (p, w) in enumerate(p0w0.tolist())], dtype=bool)
+    admitted, left = admit_in_order(needs, runs, np.arange(n) if order is None else np.asarray(order, dtype=np.int64),
+                                    np.asarray(free, dtype=float))
+    alloc: dict[int, tuple[int, int]] = dict(zip(admitted.tolist(), map(tuple, p0w0[admitted].tolist())))
 
     def push(heap, i):
         p, w = alloc[i]
@@ -175,20 +172,61 @@ def marginal_gain_allocation(times: Sequence[np.ndarray], demand_w: np.ndarray, 
                     heapq.heappush(heap, (-g, i, 2, p, w))
 
     heap: list = []
-    for i in alloc:
+    # a job none of whose next sizes has a finite time has no positive gain: no push (its T read anyway)
+    for i in (admitted[can_grow(times, p0w0[admitted], admitted, pairs)] if stacked else admitted).tolist():
         push(heap, i)
     while heap:
         _, i, kind, p, w = heapq.heappop(heap)
-        if alloc[i] != [p, w]:
+        if alloc[i] != (p, w):
             continue  # stale: the job has grown since this gain was computed
         d = demand_w[i] if kind == 0 else demand_p[i] if kind == 1 else demand_w[i] + demand_p[i]
         if not np.all(d <= left + EPS):
             continue  # this task no longer fits; the job's other task may
-        alloc[i][0] += kind > 0
-        alloc[i][1] += kind != 1
+        alloc[i] = (p + (kind > 0), w + (kind != 1))
         left -= d
         push(heap, i)
-    return {i: (pw[0], pw[1]) for i, pw in alloc.items()}
+    return alloc
+
+
+def admit_in_order(needs: np.ndarray, runs: np.ndarray, order: np.ndarray, free: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Optimus's start sizes (:func:`marginal_gain_allocation`): in ``order``, each job that ``runs``
+    gets ``needs[i]`` if it fits what is left (every resource within EPS), else waits -> (the jobs
+    admitted in order, what is left).
+
+    The same subtractions in the same order as one job after another: the running remainders are a
+    cumulative sum (``np.cumsum`` adds in sequence; a + (-b) is a - b in IEEE arithmetic), taken
+    while every job fits; the first that does not fit waits, and the next round starts after it.
+    With demands >= 0 what is left only shrinks, so a job that does not fit the remainder at the
+    start of a round would not fit at its turn either: it is dropped at once.
+    """
+    cand = order[runs[order]]
+    left = free.astype(float).copy()
+    shrinks = not (needs < 0).any()
+    taken = []
+    while cand.size:
+        if shrinks:
+            cand = cand[np.all(needs[cand] <= left + EPS, axis=1)]
+            if not cand.size:
+                break
+        run = np.cumsum(np.concatenate([left[None, :], -needs[cand]]), axis=0)
+        bad = np.flatnonzero(~np.all(needs[cand] <= run[:-1] + EPS, axis=1))
+        k = int(bad[0]) if bad.size else cand.size
+        taken.append(cand[:k])
+        left = run[k]
+        cand = cand[k + 1:]
+    return (np.concatenate(taken) if taken else np.zeros(0, dtype=np.int64)), left
+
+
+def can_grow(times: np.ndarray, pw: np.ndarray, jobs: np.ndarray, pairs: bool) -> np.ndarray:
+    """Per job (rows of ``times``, a stack of [p, w] grids) at size ``pw``: whether the next worker,
+    the next PS (p > 0) or, with ``pairs``, both have a finite time (else no gain of it is positive)."""
+    P, W = times.shape[1:]
+    p, w = pw[:, 0], pw[:, 1]
+    out = np.zeros(jobs.size, dtype=bool)
+    for dp, dw, ok in ((0, 1, np.ones(jobs.size, dtype=bool)), (1, 0, p > 0), (1, 1, (p > 0) & pairs)):
+        ok = ok & (p + dp < P) & (w + dw < W)
+        out[ok] |= np.isfinite(times[jobs[ok], p[ok] + dp, w[ok] + dw])
+    return out
 
 
 # -- placement (MODELS.md §5) ------------------------------------------------------------------
@@ -292,8 +330,39 @@ class Optimus:
         self._stats: dict[int, dict] = {}             # finished or running job -> checkpoint errors
         self._final_speed: dict[int, tuple[str, float]] = {}  # finished job -> (type, error of its last fit)
         self._capacity = ctx.cluster.total()
+        self._jobs = None                             # the trace whose per-job arrays _index holds
+        self._medians: dict[tuple, float] = {}        # (type or None, finished count) -> median length
+        self._held: dict[int, tuple] = {}             # job -> (placement, (p, w), servers, rows held) of its last one
 
-    def schedule(self, state: ClusterState, events: Sequence[Event]) -> Decision:
+    #: the one-size shortcut (:meth:`_one_size_times`); off = every job by :meth:`_times` (tests compare the two)
+    one_size_shortcut = True
+
+    def _index(self, state: ClusterState) -> None:
+        """Per-job arrays of the trace, made on its first call: start sizes, grid bounds, one-size jobs."""
+        if self._jobs is state.jobs:
+            return
+        jobs = self._jobs = state.jobs
+        n = len(jobs)
+        ps = np.array([j.uses_ps for j in jobs], dtype=bool)
+        self._p0 = ps.astype(np.int64)
+        self._it = np.array([j.iterations for j in jobs], dtype=float)
+        self._w0 = np.array([j.min_workers for j in jobs], dtype=np.int64)
+        self._P = np.where(ps, [j.max_ps for j in jobs], 0).astype(np.int64)
+        self._W = np.array([j.max_workers for j in jobs], dtype=np.int64)
+        # one (p, w) only: no PS or one PS, a fixed worker count; no loss curve (the remaining steps are the prior's)
+        self._one = np.where(ps, self._P == 1, True) & (self._w0 == self._W) & np.array([j.convergence is None for j in jobs], dtype=bool)
+        types = sorted({j.job_type for j in jobs})
+        self._types = types
+        self._type_of = np.array([types.index(j.job_type) for j in jobs] if len(types) > 1 else [0] * n, dtype=np.int64)
+        self._ready_at = np.full(n, np.inf)
+        self._next_checkpoint = np.full(n, CHECKPOINTS[0])
+        self._version = np.zeros(n, dtype=np.int64)   # bumped when a job's measured speeds change
+        self._rate = np.full(n, np.nan)               # its model's rate at its one size, of version _rate_version
+        self._rate_version = np.full(n, -1, dtype=np.int64)
+        self._has_model = np.zeros(n, dtype=bool)
+
+    def _completed(self, state: ClusterState, events: Sequence[Event]) -> None:
+        """The lengths of the jobs that finished (the priors) and their speed fits' last errors."""
         for ev in events:
             if ev.kind == "completion" and ev.job is not None:
                 job = state.jobs[ev.job]
@@ -301,17 +370,29 @@ class Optimus:
                 self._estimate.pop(ev.job, None)
                 if ev.job in self._models:
                     self._final_speed[ev.job] = (job.job_type, self._speed_error(ev.job, job))
-        active = [int(j) for j in state.active]
-        for j in active:
-            self._learn(j, state)
-        ready = [j for j in active if self._models[j].ready <= state.time + 1e-9]
-        later = [self._models[j].ready for j in active if self._models[j].ready > state.time + 1e-9]
-        ready.sort(key=lambda j: (state.arrival[j], j))
-        times = [self._times(j, state) for j in ready]
-        for j in ready:
+
+    def schedule(self, state: ClusterState, events: Sequence[Event]) -> Decision:
+        self._completed(state, events)
+        self._index(state)
+        active = np.asarray(state.active, dtype=np.int64)
+        models, observed = self._models, state.observations.get
+        for j in active.tolist():
+            # only a new job, or one with new speed samples, has anything to learn (as _learn itself tests)
+            m = models.get(j)
+            if m is None or ((o := observed(j)) is not None and len(o.speed) > m.n_seen):
+                self._learn(j, state)
+        at = self._ready_at[active]
+        now = state.time + 1e-9
+        idx = active[at <= now]
+        later = at[at > now]
+        idx = idx[np.lexsort((idx, state.arrival[idx]))]           # by arrival, then index
+        times = self._all_times(idx, state)
+        progress = (self._it[idx] - state.remaining[idx]) / self._it[idx]
+        for j in idx[progress >= self._next_checkpoint[idx]].tolist():   # a checkpoint reached: record it
             self._record(j, state)
-        start = [(1 if state.jobs[j].uses_ps else 0, state.jobs[j].min_workers) for j in ready]
-        idx = np.asarray(ready, dtype=np.int64)
+            done = len(self._models[j].checkpoints)
+            self._next_checkpoint[j] = CHECKPOINTS[done] if done < len(CHECKPOINTS) else np.inf
+        start = list(zip(self._p0[idx].tolist(), self._w0[idx].tolist()))
         dw, dp = state.demand_w[idx], state.demand_p[idx]
         bottleneck = None
         if self.normalise == "cluster" and idx.size:
@@ -320,14 +401,63 @@ class Optimus:
             asked = p0w0[:, :1] * dp + p0w0[:, 1:] * dw
             bottleneck = int(np.argmax(asked.sum(axis=0) / np.where(self._capacity > 0, self._capacity, np.inf)))
         # gain="relative" (an ablation, not Optimus): each job's times in units of its remaining time at its fastest size
-        scaled = times if self.gain == "absolute" else [T / _fastest(T) for T in times]
+        scaled = times if self.gain == "absolute" else np.array([T / _fastest(T) for T in times]).reshape(times.shape)
         divisor = self.normalise if self.normalise in ("amount", "none") else "share"
         shares = task_shares(dw, dp, self._capacity, bottleneck, divisor)
         sizes = marginal_gain_allocation(scaled, dw, dp, self._capacity, self._capacity, start, shares, pairs=self.pairs)
-        placements = self._place(state, {ready[i]: pw for i, pw in sizes.items()},
-                                 {ready[i]: times[i] for i in range(len(ready))},
-                                 {ready[i]: start[i] for i in range(len(ready))})
-        return Decision(placements, next_call=min(later) if later else None)
+        placements = self._place(state, idx, sizes, times, start)
+        return Decision(placements, next_call=float(later.min()) if later.size else None)
+
+    def _all_times(self, idx: np.ndarray, state: ClusterState) -> np.ndarray:
+        """T_j of every job of ``idx`` (:meth:`_times`), stacked and padded with inf (a size the job cannot take).
+
+        One-size jobs (:meth:`_one_size_times`) are computed together once some job has finished
+        (before that the prior of a job's remaining steps is the other jobs' estimates, made one
+        job after another).
+        """
+        out = np.full((idx.size, int(self._P[idx].max(initial=0)) + 1, int(self._W[idx].max(initial=0)) + 1), np.inf)
+        fast = self._one[idx] if (self.one_size_shortcut and self.models == "fitted" and self.speed_model == "measured"
+                                  and any(self._finished.values())) else np.zeros(idx.size, dtype=bool)
+        for i in np.flatnonzero(~fast).tolist():
+            T = self._times(int(idx[i]), state)
+            out[i, :T.shape[0], :T.shape[1]] = T
+        if fast.any():
+            rows = np.flatnonzero(fast)
+            jobs = idx[rows]
+            out[rows, self._p0[jobs], self._w0[jobs]] = self._one_size_times(jobs, state)
+        return out
+
+    def _one_size_times(self, jobs: np.ndarray, state: ClusterState) -> np.ndarray:
+        """T_j at the one size of each job of ``jobs`` as :meth:`_times` computes it, all at once:
+        R̂_j from the prior (:meth:`_remaining`: no loss curve; the median of the finished jobs of
+        its type, else of all, kept per count of finished jobs) over f_j at its size, read again
+        only when the job's measured speeds changed (:meth:`_speed_model`)."""
+        done = self._it[jobs] - state.remaining[jobs]
+        totals = np.array([self._prior_steps(t) for t in range(len(self._types))])
+        total = totals[self._type_of[jobs]]
+        self._estimate.update(zip(jobs.tolist(), np.maximum(total, done).tolist()))
+        rem = np.maximum(np.maximum(total - done, 0.01 * np.maximum(done, 1.0)), 1.0)
+        for j in jobs[self._rate_version[jobs] != self._version[jobs]].tolist():
+            job = state.jobs[j]
+            f = self._speed_model(j, job)
+            self._has_model[j] = f is not None
+            if f is not None:
+                self._rate[j] = _rates(f, np.array([max(int(self._p0[j]), 1)]), np.array([int(self._w0[j])]))[0, 0]
+            self._rate_version[j] = self._version[j]
+        rate = self._rate[jobs]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            timed = np.where(rate > 0, rem / np.where(rate > 0, rate, 1.0), np.inf)
+        return np.where(self._has_model[jobs], timed, rem)
+
+    def _prior_steps(self, t: int) -> float:
+        """The prior total steps of a job of type ``t`` without a loss fit, once some job has finished
+        (:meth:`_remaining`): the median length of the finished jobs of its type, else of all."""
+        same = self._finished.get(self._types[t])
+        key = (t, len(same)) if same else (None, sum(len(v) for v in self._finished.values()))
+        if key not in self._medians:
+            pool = same or [x for v in self._finished.values() for x in v]
+            self._medians[key] = float(np.median(pool))
+        return self._medians[key]
 
     # -- learning ----------------------------------------------------------------------------------
     def _learn(self, j: int, state: ClusterState) -> None:
@@ -346,6 +476,7 @@ class Optimus:
                     if rate > 0:
                         m.samples.append((max(p, 1), w, rate))
             self._by_type.setdefault(job.job_type, []).extend(m.samples)
+            self._ready_at[j] = m.ready
         obs = state.observations.get(j)
         if obs is not None and len(obs.speed) > m.n_seen:
             new = [(max(int(p), 1), int(w), float(r)) for p, w, r in obs.speed[m.n_seen:] if r > 0 and w > 0]
@@ -379,12 +510,15 @@ class Optimus:
                     rate = self._measure(job, p, w)
                     if rate > 0:
                         m.measured[(max(p, 1), w)] = rate
+            self._ready_at[j] = m.ready
+            self._version[j] += 1
         obs = state.observations.get(j)
         if obs is not None and len(obs.speed) > m.n_seen:
             for p, w, r in obs.speed[m.n_seen:]:
                 if r > 0 and w > 0:
                     m.measured[(max(int(p), 1), int(w))] = float(r)
             m.n_seen = len(obs.speed)
+            self._version[j] += 1
 
     @staticmethod
     def _clip(job: Job, p: int, w: int) -> tuple[int, int]:
@@ -493,39 +627,59 @@ class Optimus:
         if f is None:  # nothing known yet: it can run at its start size, with no gain from growing
             T[p[0], w[0]] = rem
             return T
-        pp, ww = np.meshgrid(np.maximum(p, 1), w, indexing="ij")
-        rate = np.asarray(f(pp.ravel().astype(float), ww.ravel().astype(float)), dtype=float).reshape(pp.shape)
+        rate = _rates(f, np.maximum(p, 1), w)
         with np.errstate(divide="ignore"):
             T[np.ix_(p, w)] = np.where(rate > 0, rem / np.where(rate > 0, rate, 1.0), np.inf)
         return T
 
     # -- placement -------------------------------------------------------------------------------
-    def _place(self, state: ClusterState, sizes: Mapping[int, tuple[int, int]], times: Mapping[int, np.ndarray],
-               start: Mapping[int, tuple[int, int]]) -> dict[int, Placement]:
-        """Kept jobs first, then the others, largest first; shrink a job that does not fit (module docstring, 4)."""
+    def _place(self, state: ClusterState, idx: np.ndarray, sizes: Mapping[int, tuple[int, int]], times: np.ndarray,
+               start: Sequence[tuple[int, int]]) -> dict[int, Placement]:
+        """Kept jobs first, then the others, largest first; shrink a job that does not fit (module docstring, 4).
+
+        ``sizes`` maps a row i of ``idx`` (job ``idx[i]``) to its (p, w); ``times[i]`` and ``start[i]``
+        are that job's. What a kept job holds is remembered with its placement, and the kept jobs'
+        holdings are taken off the capacity in one ``np.subtract.at`` (one subtraction per server
+        and resource, in the same order as one job after another).
+        """
         free = state.cluster.capacity.astype(float).copy()
         cap = state.cluster.capacity.max(axis=0)
         out: dict[int, Placement] = {}
         moved = []
-        for j, (p, w) in sizes.items():
-            old = state.allocation.get(j)
-            if old is not None and old.n_ps == p and old.n_workers == w:
-                srv, rows = usage(old, state.demand_w[j], state.demand_p[j])
-                free[srv] -= rows
+        servers, rows = [], []
+        held, allocated, jobs = self._held, state.allocation.get, idx.tolist()
+        for i, pw in sizes.items():
+            j = jobs[i]
+            old = allocated(j)
+            if old is None:
+                moved.append(i)
+                continue
+            h = held.get(j)
+            if h is None or h[0] is not old:
+                h = held[j] = (old, (old.n_ps, old.n_workers), *usage(old, state.demand_w[j], state.demand_p[j]))
+            if h[1] == pw:
+                servers.append(h[2])
+                rows.append(h[3])
                 out[j] = old
             else:
-                moved.append(j)
-        share = {j: float(np.max((sizes[j][0] * state.demand_p[j] + sizes[j][1] * state.demand_w[j])
-                                 / np.where(self._capacity > 0, self._capacity, 1.0))) for j in moved}
-        for j in sorted(moved, key=lambda j: (-share[j], j)):
-            p, w = sizes[j]
-            p0, w0 = start[j]
-            T = times[j]
+                moved.append(i)
+        if servers:
+            np.subtract.at(free, np.concatenate(servers), np.concatenate(rows))
+        for j in [j for j in held if j not in out]:
+            del held[j]
+        safe = np.where(self._capacity > 0, self._capacity, 1.0)
+        share = {i: float(np.max((sizes[i][0] * state.demand_p[idx[i]] + sizes[i][1] * state.demand_w[idx[i]]) / safe))
+                 for i in moved}
+        for i in sorted(moved, key=lambda i: (-share[i], int(idx[i]))):
+            j = int(idx[i])
+            p, w = sizes[i]
+            p0, w0 = start[i]
+            T = times[i]
             while True:
                 pl = place_job(free, state.demand_w[j], state.demand_p[j], w, p, cap)
                 if pl is not None:
-                    srv, rows = usage(pl, state.demand_w[j], state.demand_p[j])
-                    free[srv] -= rows
+                    srv, use = usage(pl, state.demand_w[j], state.demand_p[j])
+                    free[srv] -= use
                     out[j] = pl
                     break
                 # give back the task whose loss of time per share is the smallest
@@ -635,6 +789,12 @@ def summarise_errors(rows: Sequence[Mapping]) -> dict:
 def _median(xs) -> float:
     xs = [x for x in xs if x == x]
     return float(np.median(xs)) if xs else math.nan
+
+
+def _rates(f: Callable, p: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """f(p, w) over the grid p × w (indexing [p, w]), as floats."""
+    pp, ww = np.meshgrid(p, w, indexing="ij")
+    return np.asarray(f(pp.ravel().astype(float), ww.ravel().astype(float)), dtype=float).reshape(pp.shape)
 
 
 def _fastest(T: np.ndarray) -> float:

@@ -201,12 +201,15 @@ def optimus_policy(inst: SMDInstance, active: np.ndarray, alpha: float = 0.0, st
     alloc = np.zeros((inst.n_jobs, 2), dtype=np.int64)
     if not idx.size:
         return alloc
-    times = [inst.iterations[j] * _tau_grid(inst, int(j)) for j in idx.tolist()]
-    fastest = np.array([T[np.isfinite(T)].min(initial=np.inf) for T in times])
-    first = (lambda i: (inst.arrival[idx[i]], idx[i])) if start == "arrival" else (lambda i: (fastest[i], idx[i]))
-    order = sorted(range(idx.size), key=first)
+    # every job's grid at once, padded with inf to the largest (elementwise: the same IEEE operations per job)
+    grid = _tau_stack(inst, idx)
+    times3 = inst.iterations[idx][:, None, None] * grid
+    finite = np.isfinite(times3)
+    fastest = np.where(finite, times3, np.inf).min(axis=(1, 2))
+    order = np.lexsort((idx, inst.arrival[idx] if start == "arrival" else fastest)).tolist()
     theta = None
     if shares == "fluid":
+        times = [inst.iterations[j] * _tau_grid(inst, int(j)) for j in idx.tolist()]
         configs = [_pareto(inst, int(j)) for j in idx.tolist()]
         lp = fluid_shares(times, inst.d[idx], inst.e[idx], inst.capacity, order, configs)
         theta = None if lp is None else lp[0]
@@ -214,16 +217,24 @@ def optimus_policy(inst: SMDInstance, active: np.ndarray, alpha: float = 0.0, st
         theta = np.empty(idx.size)
         theta[order] = hesrpt_shares(idx.size, shares)
     if alpha:
-        times = [T / f ** alpha if np.isfinite(f) and f > 0 else T for T, f in zip(times, fastest)]
-    first_sizes = [(1, w0) for w0 in inst.min_workers[idx].tolist()]
+        # Python floats: the same pow() of the C library as a numpy scalar's, without numpy's per-element cost
+        scale = np.array([f ** alpha if 0 < f < math.inf else 1.0 for f in fastest.tolist()])
+        times3 = np.where((np.isfinite(fastest) & (fastest > 0))[:, None, None], times3 / scale[:, None, None], times3)
+    # the padded grids as they are: an inf cell is a size the job cannot take, whatever the shape says
+    times = times3
+    w0s = inst.min_workers[idx]
+    first_sizes = [(1, w0) for w0 in w0s.tolist()]
     if theta is not None:
+        # a job whose only finite time is at its first size (or that has none) keeps it whatever its share
+        one = finite.sum(axis=(1, 2)) - finite[np.arange(idx.size), 1, np.minimum(w0s, grid.shape[2] - 1)] <= 0
         for i in order:
-            fit = _fastest_within(times[i], inst.d[idx[i]], inst.e[idx[i]], inst.capacity, float(theta[i]))
-            first_sizes[i] = fit or first_sizes[i]
+            if not one[i]:
+                fit = _fastest_within(times[i], inst.d[idx[i]], inst.e[idx[i]], inst.capacity, float(theta[i]))
+                first_sizes[i] = fit or first_sizes[i]
     sizes = marginal_gain_allocation(times, inst.d[idx], inst.e[idx], inst.capacity, inst.capacity,
                                      first_sizes, order=order, pairs=pairs)
-    for i, (p, w) in sizes.items():
-        alloc[idx[i]] = (w, p)
+    if sizes:
+        alloc[idx[np.fromiter(sizes, np.int64, len(sizes))]] = np.array(list(sizes.values()), dtype=np.int64)[:, ::-1]
     return alloc
 
 
@@ -268,6 +279,32 @@ def _tau_grid(inst: SMDInstance, j: int) -> np.ndarray:
             grid[np.greater.outer(np.arange(P + 1), np.arange(W + 1))] = np.inf
         cache[key] = grid
     return cache[key]
+
+
+def _tau_stack(inst: SMDInstance, jobs: np.ndarray) -> np.ndarray:
+    """The :func:`_tau_grid` of each job in ``jobs`` stacked, padded with inf to one shape; a job's
+    grid is read once and kept with the instance's configurations, so a re-plan copies rows instead
+    of reading a grid per job."""
+    key = ("optimus-tau-stack",)
+    cache = inst._config_cache
+    if key not in cache:
+        n = inst.n_jobs
+        cache[key] = (np.full((n, 2, 2), np.inf), np.zeros((n, 2), dtype=np.int64))
+    stack, shape = cache[key]
+    new = jobs[shape[jobs, 0] == 0]
+    if new.size:
+        grids = [_tau_grid(inst, int(j)) for j in new.tolist()]
+        P = max(stack.shape[1], max(g.shape[0] for g in grids))
+        W = max(stack.shape[2], max(g.shape[1] for g in grids))
+        if (P, W) != stack.shape[1:]:
+            wider = np.full((stack.shape[0], P, W), np.inf)
+            wider[:, :stack.shape[1], :stack.shape[2]] = stack
+            stack = wider
+        for j, g in zip(new.tolist(), grids):
+            stack[j, :g.shape[0], :g.shape[1]] = g
+            shape[j] = g.shape
+        cache[key] = (stack, shape)
+    return stack[jobs]
 
 
 def _pareto(inst: SMDInstance, j: int) -> np.ndarray:

@@ -1,0 +1,204 @@
+"""The vectorised Optimus greedy (optimus.marginal_gain_allocation, smd.optimus_policy) decides
+exactly as its definition, written below one job and one step at a time.
+
+Reference: the start sizes given in order, each to a job whose start time is finite while it fits
+what is left (Python floats, one subtraction per resource and job); then, repeatedly, of all
+(job, task) steps whose time is finite inside the job's grid, the largest positive gain
+(T(p, w) - T(p', w')) / share that fits, ties to the job earlier in the list, then worker, PS,
+pair. The policies' whole runs (srpt-greedy, hesrpt, optimus-greedy) on random traces mixing
+one-size jobs (every OpenB pod) and elastic ones must give every job's start and completion time
+bit for bit as the same policy deciding by the reference.
+"""
+
+import math
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dlsched.instance.cluster import Cluster
+from dlsched.instance.workload import Job, Trace
+from dlsched.sim.engine import simulate
+from dlsched.sim.placement import EPS
+from dlsched.sim.policies import smd
+from dlsched.sim.policies.fluid import fluid_shares
+from dlsched.sim.policies.optimus import admit_in_order, marginal_gain_allocation, task_shares
+from dlsched.sim.speed import DurationSpeed
+
+AMOUNTS = [0.0, 0.1, 0.2, 0.3, 0.7, 1.0, 1.5, 2.0]
+
+
+def ref_greedy(times, dw, dp, cap, free, start, order=None, pairs=False):
+    sw, sp = task_shares(dw, dp, cap)
+    left = [float(x) for x in free]
+    alloc = {}
+    for i in (range(len(start)) if order is None else order):
+        p0, w0 = start[i]
+        need = [float(p0 * dp[i][r] + w0 * dw[i][r]) for r in range(len(left))]
+        if math.isfinite(times[i][p0, w0]) and all(need[r] <= left[r] + EPS for r in range(len(left))):
+            alloc[i] = (p0, w0)
+            left = [left[r] - need[r] for r in range(len(left))]
+    left = np.array(left)
+    dead = set()                      # (job, kind, p, w) found not to fit: never again (left only shrinks)
+    while True:
+        best = None
+        for i, (p, w) in alloc.items():
+            T = times[i]
+            steps = [(0, p, w + 1, dw[i], sw[i])]
+            if p > 0:
+                steps.append((1, p + 1, w, dp[i], sp[i]))
+                if pairs:
+                    steps.append((2, p + 1, w + 1, dw[i] + dp[i], sw[i] + sp[i]))
+            for kind, pp, ww, d, s in steps:
+                if pp >= T.shape[0] or ww >= T.shape[1] or (i, kind, p, w) in dead:
+                    continue
+                g = (T[p, w] - T[pp, ww]) / s
+                if g > 0 and (best is None or (-g, i, kind) < best[0]):
+                    best = ((-g, i, kind), i, kind, pp, ww, d)
+        if best is None:
+            return alloc
+        _, i, kind, pp, ww, d = best
+        if not np.all(d <= left + EPS):
+            dead.add((i, kind) + alloc[i])
+            continue
+        alloc[i] = (pp, ww)
+        left = left - d
+
+
+def ref_optimus_policy(inst, active, alpha=0.0, start="arrival", pairs=False, shares=None):
+    idx = np.sort(np.asarray(active, dtype=np.int64))
+    alloc = np.zeros((inst.n_jobs, 2), dtype=np.int64)
+    if not idx.size:
+        return alloc
+    times = [inst.iterations[j] * smd._tau_grid(inst, int(j)) for j in idx.tolist()]
+    fastest = [T[np.isfinite(T)].min(initial=np.inf) for T in times]
+    key = (lambda i: (inst.arrival[idx[i]], idx[i])) if start == "arrival" else (lambda i: (fastest[i], idx[i]))
+    order = sorted(range(idx.size), key=key)
+    thetas = {}
+    if shares == "fluid":
+        lp = fluid_shares(times, inst.d[idx], inst.e[idx], inst.capacity, order, [smd._pareto(inst, int(j)) for j in idx.tolist()])
+        thetas = {} if lp is None else dict(enumerate(lp[0].tolist()))
+    elif shares is not None:
+        thetas = dict(zip(order, smd.hesrpt_shares(idx.size, shares).tolist()))
+    if alpha:
+        times = [T / f ** alpha if np.isfinite(f) and f > 0 else T for T, f in zip(times, fastest)]
+    first = [(1, int(w0)) for w0 in inst.min_workers[idx]]
+    for i in order:
+        if i in thetas:
+            first[i] = smd._fastest_within(times[i], inst.d[idx[i]], inst.e[idx[i]], inst.capacity, thetas[i]) or first[i]
+    for i, (p, w) in ref_greedy(times, inst.d[idx], inst.e[idx], inst.capacity, inst.capacity, first, order, pairs).items():
+        alloc[idx[i]] = (w, p)
+    return alloc
+
+
+def _grids(rng, n, fixed_share):
+    times = []
+    for _ in range(n):
+        P, W = int(rng.integers(1, 4)), int(rng.integers(1, 6))
+        T = np.full((P + 1, W + 1), np.inf)
+        if rng.random() < fixed_share:            # one size only (an OpenB pod: fixed workers, one PS row)
+            T[1, W] = rng.uniform(10, 100)
+        else:
+            T[1:, 1:] = rng.uniform(10, 100) / rng.uniform(0.2, 3.0, (P, W))
+            T[rng.random((P + 1, W + 1)) < 0.1] = np.inf
+        times.append(T)
+    return times
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 12), R=st.integers(1, 3), fixed=st.sampled_from([0.0, 0.5, 1.0]),
+       pairs=st.booleans(), shuffled=st.booleans(), stacked=st.booleans())
+def test_greedy_equals_its_definition(seed, n, R, fixed, pairs, shuffled, stacked):
+    rng = np.random.default_rng(seed)
+    times = _grids(rng, n, fixed)
+    dw = rng.choice(AMOUNTS, (n, R))
+    dp = rng.choice(AMOUNTS, (n, R))
+    cap = rng.choice([1.0, 2.5, 3.3, 6.0], R)
+    start = [(1, int(np.flatnonzero(np.isfinite(T[1]))[0]) if np.isfinite(T[1]).any() else 1) for T in times]
+    order = rng.permutation(n).tolist() if shuffled else None
+    want = ref_greedy(times, dw, dp, cap, cap, start, order, pairs)
+    if stacked:        # one array, padded with inf, as optimus_policy passes it
+        P, W = max(T.shape[0] for T in times), max(T.shape[1] for T in times)
+        stack = np.full((n, P, W), np.inf)
+        for i, T in enumerate(times):
+            stack[i, :T.shape[0], :T.shape[1]] = T
+        got = marginal_gain_allocation(stack, dw, dp, cap, cap, start, order=order, pairs=pairs)
+    else:
+        got = marginal_gain_allocation(times, dw, dp, cap, cap, start, order=order, pairs=pairs)
+    assert list(got.items()) == list(want.items())      # the same sizes, given in the same order
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(0, 300), R=st.integers(1, 4), scale=st.sampled_from([0.05, 0.3, 1.0]),
+       negative=st.booleans())
+def test_admission_subtracts_in_sequence(seed, n, R, scale, negative):
+    """Start sizes in order: the same jobs, and what is left bit for bit, as one subtraction per job and resource."""
+    rng = np.random.default_rng(seed)
+    needs = rng.uniform(0, 1, (n, R)) * (rng.random((n, R)) < 0.8)
+    if negative:
+        needs[rng.random((n, R)) < 0.05] *= -1.0
+    free = rng.uniform(0, scale * n + 1, R)
+    runs = rng.random(n) < 0.9
+    order = rng.permutation(n)
+    left = free.tolist()
+    want = []
+    for i in order.tolist():
+        if runs[i] and all(needs[i, r] <= left[r] + EPS for r in range(R)):
+            want.append(i)
+            left = [left[r] - needs[i, r] for r in range(R)]
+    got, got_left = admit_in_order(needs, runs, order, free)
+    assert got.tolist() == want
+    assert got_left.tolist() == left
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 1000), n=st.integers(1, 9), servers=st.integers(1, 4),
+       variant=st.sampled_from([{}, {"alpha": 2.0, "start": "shortest", "pairs": True},
+                                {"alpha": 1.0, "start": "shortest"},
+                                {"alpha": 2.0, "start": "shortest", "pairs": True, "shares": 0.6},
+                                {"alpha": 2.0, "start": "shortest", "pairs": True, "shares": "fluid"}]))
+def test_optimus_policy_equals_its_definition_on_smd_instances(seed, n, servers, variant):
+    from dlsched.instance.smd import SMDOptions
+    from dlsched.instance.smd_gen import generate
+
+    inst = generate(n, servers, seed=seed, max_workers=4, max_ps=3, options=SMDOptions(max_workers=4, max_ps=3))
+    active = np.flatnonzero(np.random.default_rng(seed).random(n) < 0.8)
+    assert (smd.optimus_policy(inst, active, **variant) == ref_optimus_policy(inst, active, **variant)).all()
+
+
+def _trace(rng, n):
+    jobs = []
+    for k in range(n):
+        size = int(rng.choice([1, 1, 1, 2, 4]))
+        elastic = rng.random() < 0.3
+        jobs.append(Job(name=f"j{k}", arrival=float(rng.integers(0, 40)) * 7.5, job_type="pod", iterations=float(rng.integers(10, 400)),
+                        worker_demand={"gpu": float(rng.choice([0.0, 1.0])), "cpu": float(rng.choice(AMOUNTS[1:]))},
+                        min_workers=1 if elastic else size, max_workers=size,
+                        meta={"duration": float(rng.integers(10, 400))}))
+    return Trace.sorted(jobs, source="random")
+
+
+class _Reference:
+    """The same policy deciding by :func:`ref_optimus_policy`."""
+
+    def allocate(self, view, active):
+        return ref_optimus_policy(view, active, **self.options)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(5, 60), servers=st.integers(1, 6),
+       name=st.sampled_from(["optimus-greedy", "srpt-greedy", "hesrpt", "fluid"]))
+def test_whole_runs_identical(seed, n, servers, name):
+    from dlsched.sim.policies import make_policy
+
+    rng = np.random.default_rng(seed)
+    trace = _trace(rng, n)
+    cluster = Cluster.homogeneous(servers, {"gpu": 4, "cpu": 3.0})
+    fast = make_policy(name)
+    ref = make_policy(name)
+    ref.__class__ = type("Ref", (_Reference, type(ref)), {})
+    a = simulate(trace, cluster, fast, DurationSpeed())
+    b = simulate(trace, cluster, ref, DurationSpeed())
+    assert a.status == b.status == "completed"
+    assert np.array_equal(a.first_start, b.first_start, equal_nan=True)
+    assert np.array_equal(a.completion, b.completion, equal_nan=True)
