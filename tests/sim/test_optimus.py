@@ -71,20 +71,22 @@ def test_start_allocations_in_order_while_they_fit():
     assert out == {0: (0, 1), 1: (0, 1)}
 
 
-def _naive_greedy(times, dw, dp, cap, free, start):
-    """Reference: recompute every gain at every step and take the largest (no heap)."""
+def _naive_greedy(times, dw, dp, cap, free, start, order=None):
+    """Reference: recompute every gain at every step and take the largest (no heap); the start
+    sizes go to the jobs in ``order`` (default: the list's), equal gains to the job earlier in the list."""
     capn = np.where(cap > 0, cap, 1.0)
     sw, sp = np.maximum((dw / capn).max(1), 1e-12), np.maximum((dp / capn).max(1), 1e-12)
     left = free.astype(float).copy()
     alloc = {}
-    for i, (p0, w0) in enumerate(start):
+    for i in (range(len(start)) if order is None else order):
+        p0, w0 = start[i]
         need = p0 * dp[i] + w0 * dw[i]
         if np.isfinite(times[i][p0, w0]) and np.all(need <= left + 1e-9):
             alloc[i] = [p0, w0]
             left -= need
     while True:
         best = None
-        for i, (p, w) in alloc.items():
+        for i, (p, w) in sorted(alloc.items()):
             T = times[i]
             for kind, (pp, ww), d, s in ((1, (p, w + 1), dw[i], sw[i]), (0, (p + 1, w), dp[i], sp[i])):
                 if pp >= T.shape[0] or ww >= T.shape[1] or (kind == 0 and p == 0):
@@ -286,16 +288,16 @@ def test_one_shot_policy_is_the_one_greedy_on_the_instance_tau(seed, n, servers,
     inst = generate(n, servers, seed=seed, max_workers=4, max_ps=3, options=SMDOptions(ps_le_workers=le, max_workers=4, max_ps=3))
     order = sorted(range(n), key=lambda j: (inst.arrival[j], j))
     times = []
-    for j in order:
+    for j in range(n):
         T = np.full((inst.max_ps[j] + 1, inst.max_workers[j] + 1), np.inf)
         for p in range(1, inst.max_ps[j] + 1):
             for w in range(max(p, 1) if le else 1, inst.max_workers[j] + 1):
                 T[p, w] = inst.iterations[j] * float(inst.tau(j, w, p))
         times.append(T)
-    want = _naive_greedy(times, inst.d[order], inst.e[order], inst.capacity, inst.capacity, [(1, 1)] * n)
+    want = _naive_greedy(times, inst.d, inst.e, inst.capacity, inst.capacity, [(1, 1)] * n, order)
     got = optimus_policy(inst, np.arange(n))
-    for k, j in enumerate(order):
-        p, w = want.get(k, (0, 0))
+    for j in range(n):
+        p, w = want.get(j, (0, 0))
         assert tuple(got[j]) == (w, p)
         assert not le or got[j, 1] <= got[j, 0]
 
@@ -451,11 +453,11 @@ def test_srpt_greedy_is_the_greedy_on_times_over_the_shortest_time_to_the_alpha(
     from dlsched.sim.policies.smd import optimus_policy
 
     inst, times, fastest, order = _reference_times(n, servers, seed)
-    want = _naive_greedy([times[j] / fastest[j] ** alpha for j in order], inst.d[order], inst.e[order],
-                         inst.capacity, inst.capacity, [(1, 1)] * n)
+    want = _naive_greedy([times[j] / fastest[j] ** alpha for j in range(n)], inst.d, inst.e,
+                         inst.capacity, inst.capacity, [(1, 1)] * n, order)
     got = optimus_policy(inst, np.arange(n), alpha=alpha, start="shortest")
-    for k, j in enumerate(order):
-        p, w = want.get(k, (0, 0))
+    for j in range(n):
+        p, w = want.get(j, (0, 0))
         assert tuple(got[j]) == (w, p)
     assert (optimus_policy(inst, np.arange(n), alpha=0.0, start="arrival") == optimus_policy(inst, np.arange(n))).all()
 
@@ -508,11 +510,11 @@ def test_hesrpt_first_sizes_are_the_fastest_within_each_share(seed, n, servers, 
                 if share <= theta + 1e-12 and (best is None or times[j][q, w] < times[j][best]):
                     best = (q, w)
         first[j] = best or (1, 1)
-    want = _naive_greedy([times[j] / fastest[j] ** 2 for j in order], inst.d[order], inst.e[order], cap, cap,
-                         [first[j] for j in order])
+    want = _naive_greedy([times[j] / fastest[j] ** 2 for j in range(n)], inst.d, inst.e, cap, cap,
+                         [first[j] for j in range(n)], order)
     got = optimus_policy(inst, np.arange(n), alpha=2.0, start="shortest", shares=p)
-    for k, j in enumerate(order):
-        q, w = want.get(k, (0, 0))
+    for j in range(n):
+        q, w = want.get(j, (0, 0))
         assert tuple(got[j]) == (w, q)
 
 
