@@ -217,17 +217,37 @@ def _pack_order(inst: PlacementInstance, counts: np.ndarray, order: np.ndarray) 
 
 # ------------------------------------------------------------------------------ type prices
 
-def config_table(inst: PlacementInstance, biggest=None) -> tuple[np.ndarray, np.ndarray]:
-    """Every job's type-count vectors ``C`` (rows) and their category scores ``cost[i, c]``
-    (``inf`` above ``M_i`` or the type counts)."""
+class ConfigTable:
+    r"""Every job's type-count vectors ``C`` (rows, within the type counts) and their category
+    scores :math:`J_i(c)` (:func:`cost`), kept per group of jobs with one largest size
+    :math:`M_i`: a group holds only the columns with :math:`\sum_g c_g \le M_i`, the others
+    scoring ``inf``. A dense (jobs x configurations) table would cost every job the columns of
+    the largest job: on OpenB, ~6,400 columns for a one-GPU pod that can use 7."""
 
-    C = count_vectors(inst.n_types, int(inst.max_workers.max()))
-    C = C[np.all(C <= inst.type_counts, axis=1)]
-    n = inst.n_jobs
-    spans = est_spans(inst, C, biggest)
-    rows = np.broadcast_to(np.arange(n)[:, None], (n, C.shape[0]))
-    J = jct_counts(inst, rows, np.broadcast_to(C, (n, *C.shape)), np.broadcast_to(spans, rows.shape))
-    return C, np.where(C.sum(axis=1)[None, :] <= inst.max_workers[:, None], J, np.inf)
+    def __init__(self, inst: PlacementInstance, biggest=None):
+        C = count_vectors(inst.n_types, int(inst.max_workers.max()))
+        self.C = C = C[np.all(C <= inst.type_counts, axis=1)]
+        self.n = inst.n_jobs
+        size = C.sum(axis=1)
+        spans = est_spans(inst, C, biggest)
+        self.groups = []                                           # (rows, cols, J[rows][:, cols])
+        for m in np.unique(inst.max_workers).tolist():
+            rows = np.flatnonzero(inst.max_workers == m)
+            cols = np.flatnonzero(size <= m)
+            r = np.broadcast_to(rows[:, None], (rows.size, cols.size))
+            J = jct_counts(inst, r, np.broadcast_to(C[cols], (rows.size, *C[cols].shape)), np.broadcast_to(spans[cols], r.shape))
+            self.groups.append((rows, cols, J))
+
+    def pick(self, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        r"""Per job, the configuration minimising :math:`J_i(c) + \lambda_i^\top c` (the first of
+        equal ones, as over the dense table) and that minimum. ``lam``: (G,) or per job (n, G)."""
+        pick, val = np.empty(self.n, dtype=np.int64), np.empty(self.n)
+        price = self.C @ lam if lam.ndim == 1 else None
+        for rows, cols, J in self.groups:
+            red = J + (price[cols] if price is not None else lam[rows] @ self.C[cols].T)
+            k = red.argmin(axis=1)
+            pick[rows], val[rows] = cols[k], red[np.arange(rows.size), k]
+        return pick, val
 
 
 #: without a feasible total JCT, the subgradient steps aim this factor above the best value so far
@@ -236,7 +256,7 @@ POLYAK_OVERSHOOT = 1.05
 STALL_STEPS = 10
 
 
-def type_prices(inst: PlacementInstance, C: np.ndarray, J: np.ndarray, upper: float | None = None,
+def type_prices(inst: PlacementInstance, table: ConfigTable, upper: float | None = None,
                 iters: int = 200) -> tuple[np.ndarray, float]:
     r"""Lagrangian prices :math:`\lambda_g \ge 0` of the type rows (MODELS.md §1, pricing).
 
@@ -252,16 +272,15 @@ def type_prices(inst: PlacementInstance, C: np.ndarray, J: np.ndarray, upper: fl
     theta = 1.0
     since = 0
     for _ in range(iters):
-        red = J + C @ lam
-        pick = red.argmin(axis=1)
-        L = float(red[np.arange(J.shape[0]), pick].sum() - lam @ N)
+        pick, val = table.pick(lam)
+        L = float(val.sum() - lam @ N)
         if L > best_L + 1e-12 * abs(L):
             best_L, best_lam, since = L, lam.copy(), 0
         else:
             since += 1
             if since >= STALL_STEPS:
                 theta, since = theta / 2, 0
-        g = N - C[pick].sum(axis=0)                # supply minus demand
+        g = N - table.C[pick].sum(axis=0)                # supply minus demand
         if np.all(g >= 0) and np.allclose(lam * g, 0):
             break                                  # complementary: L is the optimum of the relaxation
         target = upper if upper is not None else POLYAK_OVERSHOOT * best_L
@@ -270,15 +289,13 @@ def type_prices(inst: PlacementInstance, C: np.ndarray, J: np.ndarray, upper: fl
     return best_lam, best_L
 
 
-def priced_counts(inst: PlacementInstance, C: np.ndarray, J: np.ndarray, lam: np.ndarray) -> np.ndarray:
+def priced_counts(inst: PlacementInstance, table: ConfigTable, lam: np.ndarray) -> np.ndarray:
     """Each job's best count vector at prices ``lam`` (per job, ``lam`` may be (n, G)), repaired to fit.
 
     Repair: while a type is over-demanded, the job whose unit of it costs least to give up
     moves it to a type with free GPUs, or drops it (if it keeps one GPU).
     """
-    lam = np.broadcast_to(lam, (J.shape[0], C.shape[1]))
-    pick = (J + lam @ C.T).argmin(axis=1)
-    counts = C[pick].copy()
+    counts = table.C[table.pick(np.broadcast_to(lam, (table.n, inst.n_types)))[0]].copy()
     N = inst.type_counts
     idx = np.arange(inst.n_jobs)
     G = inst.n_types
@@ -567,7 +584,7 @@ def evaluate_category(inst: PlacementInstance, sizes: np.ndarray, valuation="tan
     return gpu_job, float(evaluate(inst, Placement(gpu_job, np.zeros(inst.n_gpus))).mean()), rounds, swaps, prices
 
 
-def price_categories(inst: PlacementInstance, C, J, lam, N: int, rng: np.random.Generator, noise: float) -> list[tuple[np.ndarray, np.ndarray]]:
+def price_categories(inst: PlacementInstance, table: ConfigTable, lam, N: int, rng: np.random.Generator, noise: float) -> list[tuple[np.ndarray, np.ndarray]]:
     """Category 0: the sizes jobs choose at the Lagrangian type prices; the others: the sizes
     they choose when each job sees its own prices ``lam * exp(noise * z)``, z ~ N(0, 1) (seeded)."""
     out, seen = [], set()
@@ -575,7 +592,7 @@ def price_categories(inst: PlacementInstance, C, J, lam, N: int, rng: np.random.
         if len(out) >= N:
             break
         lam_k = lam if k == 0 else lam * np.exp(noise * rng.standard_normal((inst.n_jobs, inst.n_types)))
-        counts = priced_counts(inst, C, J, lam_k)
+        counts = priced_counts(inst, table, lam_k)
         sizes = counts.sum(axis=1)
         if sizes.tobytes() not in seen:
             seen.add(sizes.tobytes())
@@ -603,10 +620,10 @@ def hetplace(instance, opts: SolveOptions, samples: int = DEFAULT_SAMPLES,
     seed = int(opts.seed)  # the common option: dlsched.solve(..., seed=S), `dlsched solve --seed S`
     rng = np.random.default_rng(seed)
     biggest = _biggest_server(inst)
-    C, J = config_table(inst, biggest)
-    lam, L = type_prices(inst, C, J)
+    table = ConfigTable(inst, biggest)
+    lam, L = type_prices(inst, table)
     if sampler == "prices":
-        cats = price_categories(inst, C, J, lam, int(samples), rng, float(noise))
+        cats = price_categories(inst, table, lam, int(samples), rng, float(noise))
     else:
         cats = [(s, None) for s in sample_categories(inst, greedy_counts(inst).sum(axis=1), int(samples), rng)]
     # the Lagrangian prices are per-GPU JCT values, the scale of the tangent valuation: a warm start

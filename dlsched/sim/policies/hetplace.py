@@ -82,6 +82,7 @@ class HetPlace:
         self.g = ctx.cluster.index("gpu")
         self.rng_seed = ctx.seed if self.seed is None else self.seed
         self.calls = 0
+        self._rho: dict[int, np.ndarray] = {}
 
     def _view(self, state: ClusterState, jobs: np.ndarray, gpw: np.ndarray) -> tuple[PlacementInstance, np.ndarray]:
         """The §4 instance of ``jobs`` on the cluster's GPU servers, and the cluster index of each view server."""
@@ -98,12 +99,16 @@ class HetPlace:
                                      source=fam.source), np.arange(fam.n_servers)
         types = sorted({cl.gpu_type[s] for s in servers})
         t_of = np.array([types.index(cl.gpu_type[s]) for s in servers], dtype=np.int64)
-        rho = np.full((len(jobs), len(types)), NEGLIGIBLE)
+        first = [int(servers[np.flatnonzero(t_of == g)[0]]) for g in range(len(types))]
+        rho = np.empty((len(jobs), len(types)))
         for a, j in enumerate(jobs.tolist()):
-            for g in range(len(types)):
-                s = int(servers[np.flatnonzero(t_of == g)[0]])
-                pl = Placement({s: 1}, {s: 1} if state.jobs[j].uses_ps else {})
-                rho[a, g] = max(float(self.ctx.speed.rate(state.jobs[j], pl, cl)) / gpw[a], NEGLIGIBLE)
+            row = self._rho.get(j)
+            if row is None:
+                # the speed protocol takes no time: a job's rate on a placement is fixed within a run
+                row = self._rho[j] = np.array([
+                    max(float(self.ctx.speed.rate(state.jobs[j], Placement({s: 1}, {s: 1} if state.jobs[j].uses_ps else {}), cl))
+                        / gpw[a], NEGLIGIBLE) for s in first])
+            rho[a] = row
         K = int(cl.capacity[servers, self.g].astype(np.int64).sum())
         maxw = np.array([min(state.jobs[j].max_workers * gpw[a], K) for a, j in enumerate(jobs.tolist())], dtype=np.int64)
         intra = cl.intra_server_gbps if np.isfinite(cl.intra_server_gbps) else 1e9
@@ -127,11 +132,15 @@ class HetPlace:
             view, servers = self._view(state, take, per)
             res = hetplace(view, SolveOptions(seed=self.rng_seed + self.calls, threads=1), samples=self.samples)
             self.calls += 1
-            gpu_server = servers[view.gpu_server]
+            # each job's GPUs per server, servers ascending: one sort of the (job, server) pairs
+            S, gpu_job = state.cluster.n_servers, res.solution.gpu_job
+            held = gpu_job >= 0
+            pair, count = np.unique(gpu_job[held] * S + servers[view.gpu_server][held], return_counts=True)
+            start = np.searchsorted(pair // S, np.arange(take.size + 1))
             for a, j in enumerate(take.tolist()):
-                got = np.bincount(gpu_server[res.solution.gpu_job == a], minlength=state.cluster.n_servers) // per[a]
+                lo, hi = start[a], start[a + 1]
                 job = state.jobs[j]
-                pl = Placement({int(s): int(k) for s, k in enumerate(got.tolist()) if k}, {})
+                pl = Placement({int(s): int(k) for s, k in zip((pair[lo:hi] % S).tolist(), (count[lo:hi] // per[a]).tolist()) if k}, {})
                 if job.uses_ps and pl.workers:
                     # the §4 model has no PS: put the one PS with the job's first worker's server if it fits, else anywhere
                     pl = self.placer.fit(free, state.demand_w[j], state.demand_p[j], pl.n_workers, 1)
