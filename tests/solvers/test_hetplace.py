@@ -220,3 +220,29 @@ def test_bound_le_optimum_le_hetplace_random(seed, n, per, comm, wl):
     res = dlsched.solve(inst, method="hetplace", samples=2, seed=seed)
     assert dlsched.check(inst, res).feasible and dlsched.check(inst, ex).feasible
     assert res.bound <= ex.objective * (1 + 1e-9) <= res.objective * (1 + 2e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 12), wl=st.sampled_from(["proportional", "equal"]),
+       per_job=st.booleans())
+def test_config_table_picks_as_the_dense_table(seed, n, wl, per_job):
+    """The grouped table picks, for a price vector or per-job prices, the configuration and value
+    that the dense (jobs x every count vector) table picks, with inf above each job's M_i."""
+    from dlsched.instance.placement import count_vectors, jct_counts
+    from dlsched.solvers.hetplace import ConfigTable, est_spans
+
+    rng = np.random.default_rng(seed)
+    inst = generate(n, {"k80": 6, "p100": 5, "v100": 4}, seed=seed, workload=wl)
+    inst = dataclasses.replace(inst, max_workers=rng.integers(1, 6, n))
+    C = count_vectors(inst.n_types, int(inst.max_workers.max()))
+    C = C[np.all(C <= inst.type_counts, axis=1)]
+    rows = np.broadcast_to(np.arange(n)[:, None], (n, C.shape[0]))
+    J = jct_counts(inst, rows, np.broadcast_to(C, (n, *C.shape)), np.broadcast_to(est_spans(inst, C), rows.shape))
+    J = np.where(C.sum(axis=1)[None, :] <= inst.max_workers[:, None], J, np.inf)
+    table = ConfigTable(inst)
+    assert np.array_equal(table.C, C)
+    lam = rng.random((n, inst.n_types) if per_job else inst.n_types) * float(J[np.isfinite(J)].mean())
+    red = J + (lam @ C.T if per_job else C @ lam)
+    pick, val = table.pick(lam)
+    assert np.array_equal(pick, red.argmin(axis=1))
+    assert np.array_equal(val, red[np.arange(n), pick])
