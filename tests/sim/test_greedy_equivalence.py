@@ -10,6 +10,7 @@ one-size jobs (every OpenB pod) and elastic ones must give every job's start and
 bit for bit as the same policy deciding by the reference.
 """
 
+import dataclasses
 import math
 
 import numpy as np
@@ -201,4 +202,22 @@ def test_whole_runs_identical(seed, n, servers, name):
     b = simulate(trace, cluster, ref, DurationSpeed())
     assert a.status == b.status == "completed"
     assert np.array_equal(a.first_start, b.first_start, equal_nan=True)
+    assert np.array_equal(a.completion, b.completion, equal_nan=True)
+
+
+def test_fluid_solves_no_lp_when_every_job_has_one_size(monkeypatch):
+    """A one-size job keeps its first size whatever its share, so with only such jobs (every OpenB
+    pod) ``fluid`` skips the LP and decides as ``srpt-greedy``."""
+    from dlsched.sim.policies import make_policy
+
+    def no_lp(*args, **kw):
+        raise AssertionError("the fluid LP was solved")
+
+    rng = np.random.default_rng(7)
+    trace = Trace.sorted([dataclasses.replace(j, min_workers=j.max_workers) for j in _trace(rng, 40).jobs], source="one size")
+    cluster = Cluster.homogeneous(3, {"gpu": 4, "cpu": 3.0})
+    monkeypatch.setattr(smd, "fluid_shares", no_lp)
+    a = simulate(trace, cluster, make_policy("fluid"), DurationSpeed())
+    b = simulate(trace, cluster, make_policy("srpt-greedy"), DurationSpeed())
+    assert a.status == b.status == "completed"
     assert np.array_equal(a.completion, b.completion, equal_nan=True)

@@ -207,12 +207,16 @@ def optimus_policy(inst: SMDInstance, active: np.ndarray, alpha: float = 0.0, st
     finite = np.isfinite(times3)
     fastest = np.where(finite, times3, np.inf).min(axis=(1, 2))
     order = np.lexsort((idx, inst.arrival[idx] if start == "arrival" else fastest)).tolist()
+    w0s = inst.min_workers[idx]
+    # a job whose only finite time is at its first size (or that has none) keeps it whatever its share
+    one = finite.sum(axis=(1, 2)) - finite[np.arange(idx.size), 1, np.minimum(w0s, grid.shape[2] - 1)] <= 0
     theta = None
     if shares == "fluid":
-        times = [inst.iterations[j] * _tau_grid(inst, int(j)) for j in idx.tolist()]
-        configs = [_pareto(inst, int(j)) for j in idx.tolist()]
-        lp = fluid_shares(times, inst.d[idx], inst.e[idx], inst.capacity, order, configs)
-        theta = None if lp is None else lp[0]
+        if not one.all():                             # else no share can move a first size: no LP
+            times = [inst.iterations[j] * _tau_grid(inst, int(j)) for j in idx.tolist()]
+            configs = [_pareto(inst, int(j)) for j in idx.tolist()]
+            lp = fluid_shares(times, inst.d[idx], inst.e[idx], inst.capacity, order, configs)
+            theta = None if lp is None else lp[0]
     elif shares is not None:
         theta = np.empty(idx.size)
         theta[order] = hesrpt_shares(idx.size, shares)
@@ -222,11 +226,8 @@ def optimus_policy(inst: SMDInstance, active: np.ndarray, alpha: float = 0.0, st
         times3 = np.where((np.isfinite(fastest) & (fastest > 0))[:, None, None], times3 / scale[:, None, None], times3)
     # the padded grids as they are: an inf cell is a size the job cannot take, whatever the shape says
     times = times3
-    w0s = inst.min_workers[idx]
     first_sizes = [(1, w0) for w0 in w0s.tolist()]
     if theta is not None:
-        # a job whose only finite time is at its first size (or that has none) keeps it whatever its share
-        one = finite.sum(axis=(1, 2)) - finite[np.arange(idx.size), 1, np.minimum(w0s, grid.shape[2] - 1)] <= 0
         for i in order:
             if not one[i]:
                 fit = _fastest_within(times[i], inst.d[idx[i]], inst.e[idx[i]], inst.capacity, float(theta[i]))
