@@ -192,6 +192,15 @@ class SMDInstance:
     def _config_cache(self) -> dict:
         return {}
 
+    def tau11(self, j: int) -> float:
+        """τ_j(1, 1), cached with the job's configurations: the selection score and the wait and
+        deferral costs read it for every active job at every decision."""
+        key = ("tau11", *self._config_key(j))
+        cache = self._config_cache
+        if key not in cache:
+            cache[key] = float(self.tau(j, 1, 1))
+        return cache[key]
+
     def configurations(self, j: int) -> Configs:
         """The Pareto-efficient (w, p) of job j that fit the cluster (aggregate capacity)."""
         key = self._config_key(j)
@@ -218,7 +227,7 @@ class SMDInstance:
 
     def deferral_cost(self, j: int) -> float:
         """ω_j D_j with D_j = deferral_factor · R_j · τ_j(1, 1) (MODELS.md §2.2, an option)."""
-        return float(self.weight[j] * self.options.deferral_factor * self.iterations[j] * self.tau(j, 1, 1))
+        return float(self.weight[j] * self.options.deferral_factor * self.iterations[j] * self.tau11(j))
 
     @property
     def unschedulable(self) -> list[int]:

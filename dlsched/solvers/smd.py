@@ -255,7 +255,7 @@ def select_jobs(inst: SMDInstance, active: np.ndarray, slack: float = 1.0, skip:
     use11 = inst.d[active] + inst.e[active]
     safe = np.where(cap > 0, cap, 1.0)
     share = np.max(np.where(cap > 0, use11 / safe, np.where(use11 > 0, np.inf, 0.0)), axis=1)
-    t11 = np.array([float(inst.tau(j, 1, 1)) for j in active.tolist()])
+    t11 = np.array([inst.tau11(j) for j in active.tolist()])
     score = inst.weight[active] / (inst.iterations[active] * t11 * np.maximum(share, 1e-12))
     order = np.argsort(-score, kind="stable")
     if not skip:
@@ -320,7 +320,7 @@ def epoch_core(inst: SMDInstance, jobs: np.ndarray, *, slot_aware: bool = False,
         wait_slots = 1.0 if wait_slots is None else wait_slots
         defer = np.flatnonzero(~run)
         j_of = jobs[jj[defer]]
-        t11 = np.array([float(inst.tau(j, 1, 1)) for j in j_of.tolist()]) * inst.iterations[j_of]
+        t11 = np.array([inst.tau11(j) for j in j_of.tolist()]) * inst.iterations[j_of]
         if slot_aware:
             t11 = delta * np.ceil(t11 / delta - 1e-9)
         value[defer] = inst.weight[j_of] * (wait_slots * delta + t11)
