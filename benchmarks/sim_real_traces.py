@@ -75,6 +75,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.replot:
         return replot(Path(args.replot), args.plot, args.json)
+    env = environment()       # the revision of the code that runs: runs take hours, commits land meanwhile
     out = {}
     for name, (trace_path, cluster_spec, speed) in settings().items():
         if args.only and name != args.only:
@@ -110,7 +111,7 @@ def main() -> None:
         out[name] = {"trace": trace.source, "cluster": cluster.source, "jobs": len(trace), "speed": speed, **scaling, "runs": rows}
         if args.plot and results:
             figures(results, Path(args.plot), name)
-    out["environment"] = environment()
+    out["environment"] = env
     if args.json:
         print(json.dumps(out))
 
