@@ -280,7 +280,7 @@ def type_prices(inst: PlacementInstance, table: ConfigTable, upper: float | None
             since += 1
             if since >= STALL_STEPS:
                 theta, since = theta / 2, 0
-        g = N - table.C[pick].sum(axis=0)                # supply minus demand
+        g = N - table.C[pick].sum(axis=0)          # supply minus demand
         if np.all(g >= 0) and np.allclose(lam * g, 0):
             break                                  # complementary: L is the optimum of the relaxation
         target = upper if upper is not None else POLYAK_OVERSHOOT * best_L
