@@ -37,6 +37,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any, Callable
 
 import numpy as np
 import scipy.sparse as sp
@@ -192,22 +193,22 @@ class SMDInstance:
     def _config_cache(self) -> dict:
         return {}
 
-    def tau11(self, j: int) -> float:
-        """τ_j(1, 1), cached with the job's configurations: the selection score and the wait and
-        deferral costs read it for every active job at every decision."""
-        key = ("tau11", *self._config_key(j))
+    def cached(self, key: tuple, make: Callable[[], Any]) -> Any:
+        """``make()``, computed once and kept with the configurations under ``key`` (shared by the
+        re-plans' copies, :meth:`with_remaining`): what depends on a job's type, not its progress."""
         cache = self._config_cache
         if key not in cache:
-            cache[key] = float(self.tau(j, 1, 1))
+            cache[key] = make()
         return cache[key]
+
+    def tau11(self, j: int) -> float:
+        """τ_j(1, 1), cached: the selection score and the wait and deferral costs read it for every
+        active job at every decision."""
+        return self.cached(("tau11", *self._config_key(j)), lambda: float(self.tau(j, 1, 1)))
 
     def configurations(self, j: int) -> Configs:
         """The Pareto-efficient (w, p) of job j that fit the cluster (aggregate capacity)."""
-        key = self._config_key(j)
-        cache = self._config_cache
-        if key not in cache:
-            cache[key] = self._enumerate(j)
-        return cache[key]
+        return self.cached(self._config_key(j), lambda: self._enumerate(j))
 
     def _enumerate(self, j: int) -> Configs:
         W, P = int(self.max_workers[j]), int(self.max_ps[j])

@@ -268,9 +268,7 @@ def _fastest_within(T: np.ndarray, d: np.ndarray, e: np.ndarray, capacity: np.nd
 def _tau_grid(inst: SMDInstance, j: int) -> np.ndarray:
     """τ_j(w, p) as an array [p, w] over 0..P_j × 0..W_j (inf at p = 0, w = 0 and, with
     ``ps_le_workers``, at p > w); cached with the instance's configurations (shared by re-plans)."""
-    key = ("optimus-tau", inst._config_key(j))
-    cache = inst._config_cache
-    if key not in cache:
+    def make() -> np.ndarray:
         W, P = int(inst.max_workers[j]), int(inst.max_ps[j])
         p, w = np.meshgrid(np.arange(1, P + 1), np.arange(1, W + 1), indexing="ij")
         grid = np.full((P + 1, W + 1), np.inf)
@@ -278,8 +276,8 @@ def _tau_grid(inst: SMDInstance, j: int) -> np.ndarray:
         grid[:, :int(inst.min_workers[j])] = np.inf
         if inst.options.ps_le_workers:
             grid[np.greater.outer(np.arange(P + 1), np.arange(W + 1))] = np.inf
-        cache[key] = grid
-    return cache[key]
+        return grid
+    return inst.cached(("optimus-tau", inst._config_key(j)), make)
 
 
 def _tau_stack(inst: SMDInstance, jobs: np.ndarray) -> np.ndarray:
@@ -287,11 +285,7 @@ def _tau_stack(inst: SMDInstance, jobs: np.ndarray) -> np.ndarray:
     grid is read once and kept with the instance's configurations, so a re-plan copies rows instead
     of reading a grid per job."""
     key = ("optimus-tau-stack",)
-    cache = inst._config_cache
-    if key not in cache:
-        n = inst.n_jobs
-        cache[key] = (np.full((n, 2, 2), np.inf), np.zeros((n, 2), dtype=np.int64))
-    stack, shape = cache[key]
+    stack, shape = inst.cached(key, lambda: (np.full((inst.n_jobs, 2, 2), np.inf), np.zeros((inst.n_jobs, 2), dtype=np.int64)))
     new = jobs[shape[jobs, 0] == 0]
     if new.size:
         grids = [_tau_grid(inst, int(j)) for j in new.tolist()]
@@ -304,17 +298,13 @@ def _tau_stack(inst: SMDInstance, jobs: np.ndarray) -> np.ndarray:
         for j, g in zip(new.tolist(), grids):
             stack[j, :g.shape[0], :g.shape[1]] = g
             shape[j] = g.shape
-        cache[key] = (stack, shape)
+        inst._config_cache[key] = (stack, shape)           # a wider stack replaces the kept one
     return stack[jobs]
 
 
 def _pareto(inst: SMDInstance, j: int) -> np.ndarray:
     """:func:`~dlsched.sim.policies.fluid.pareto_configs` of job j's τ grid, cached with its configurations."""
-    key = ("pareto", inst._config_key(j))
-    cache = inst._config_cache
-    if key not in cache:
-        cache[key] = pareto_configs(_tau_grid(inst, j), inst.d[j], inst.e[j])
-    return cache[key]
+    return inst.cached(("pareto", inst._config_key(j)), lambda: pareto_configs(_tau_grid(inst, j), inst.d[j], inst.e[j]))
 
 
 class OptimusGreedyPolicy(_AllocationPolicy):
