@@ -321,20 +321,22 @@ def priced_counts(inst: PlacementInstance, table: ConfigTable, lam: np.ndarray) 
                 D[o, ok] = cost(inst, idx[ok], np.maximum(new[ok], 0)) - base[ok]
         choice = D.argmin(axis=0)
         delta = D[choice, idx]
-        # a batch: up to `excess` jobs, cheapest first, one unit each, trades within free capacity
-        left = int(excess[g])
-        for i in np.argsort(delta, kind="stable"):
-            if left == 0 or not np.isfinite(delta[i]):
-                break
-            h = options[choice[i]]
-            if h is not None:
-                if free[h] == 0:
-                    continue
-                free[h] -= 1
-                counts[i, h] += 1
-            counts[i, g] -= 1
-            left -= 1
-        if left == int(excess[g]):
+        # a batch: up to `excess` jobs, cheapest first, one unit each, trades within free capacity:
+        # in that order a trade into h stands if fewer than free[h] earlier ones went there
+        order = np.argsort(delta, kind="stable")
+        order = order[np.isfinite(delta[order])]
+        opt = choice[order]                                   # 0: drop the unit; o: trade it for options[o]
+        rank = np.empty(order.size, dtype=np.int64)
+        for o in np.unique(opt).tolist():
+            at = opt == o
+            rank[at] = np.arange(int(at.sum()))
+        room = np.array([np.inf, *(free[h] for h in options[1:])])
+        stand = rank < room[opt]
+        take, into = order[stand][:int(excess[g])], opt[stand][:int(excess[g])]
+        counts[take, g] -= 1
+        trade = into > 0
+        counts[take[trade], np.array(options[1:], dtype=np.int64)[into[trade] - 1]] += 1
+        if not take.size:
             # Stuck: every holder of type g has one GPU and no other type is free. Free a unit of
             # some type elsewhere (the cheapest drop by a job with two or more GPUs), so that a
             # one-GPU holder of g can trade into it on the next round.
