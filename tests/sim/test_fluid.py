@@ -6,7 +6,7 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from dlsched.sim.policies.fluid import fluid_shares, pareto_configs
 from dlsched.sim.policies.smd import hesrpt_shares
@@ -101,6 +101,7 @@ def _independent_value(times, d, e, cap, order):
 
 @settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 10_000), m=st.integers(1, 4))
+@example(seed=198, m=4)      # HiGHS's y within its tolerance gave theta = -6.7e-14
 def test_lp_value_equals_an_independent_model(seed, m):
     """Every configuration (not only the Pareto ones) in the independent model: the same optimum."""
     rng = np.random.default_rng(seed)

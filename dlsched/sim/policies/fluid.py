@@ -109,5 +109,6 @@ def fluid_shares(times: Sequence[np.ndarray], d: np.ndarray, e: np.ndarray, capa
     first = k == 0
     avg = np.zeros((n, res.size))
     np.add.at(avg, job[first], sol.x[col[first], None] * frac[cfg[first]])
-    theta[live] = avg.max(axis=1) / t0
+    # HiGHS returns the y within its feasibility tolerance (-1e-13 seen): a share is in [0, 1]
+    theta[live] = np.clip(avg.max(axis=1) / t0, 0.0, 1.0)
     return theta, float(sol.fun) * unit
