@@ -35,7 +35,7 @@ from dlsched.rl.slot import DECIDE_AT, ROWS, Spec, action_kind
 from dlsched.rl.policy import DL2Policy
 from dlsched.rl.train import (ORDERS, TrainConfig, _seeds, agreement, agreement_by_kind, mean_jct, rollout, setting,
                               teacher_picker, teacher_samples, warmup)
-from dlsched.sim.policies import make_policy
+from dlsched.registry import make_policy
 
 
 def main() -> None:

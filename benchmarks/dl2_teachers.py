@@ -23,7 +23,7 @@ import torch
 from dlsched.rl.env import DL2Env
 from dlsched.rl.slot import Spec
 from dlsched.rl.train import TrainConfig, _seeds, mean_jct, rollout, setting, teacher_picker
-from dlsched.sim.policies import make_policy
+from dlsched.registry import make_policy
 from dlsched.sim.run import parse_params
 
 

@@ -46,7 +46,7 @@ def counting(policy, counts: dict):
 def start_counter(counts: dict):
     """A stand-in for optimus.marginal_gain_allocation that counts the calls leaving a ready job
     (one that could run at its start size) without its start size."""
-    from dlsched.sim.policies import optimus
+    from dlsched.policies import optimus
 
     real = optimus.marginal_gain_allocation
 
@@ -66,16 +66,16 @@ RUNS = (("optimus", {}, 30.0, False), ("drf", {}, 30.0, False), ("optimus", {}, 
 def audit(seed: int) -> list[dict]:
     from dlsched.instance.synthetic import dl2_cluster, dl2_trace
     from dlsched.sim.engine import simulate
-    from dlsched.sim.policies import make_policy
+    from dlsched.registry import make_policy
     from dlsched.sim.speed import TableSpeed
 
     trace, cluster, rows = dl2_trace(200, seed), dl2_cluster(96), []
     for name, options, restart, first_fit_only in RUNS:
         counts = {"changes": 0, "start_short": 0}
         policy = counting(make_policy(name, **options), counts)
-        no_principle = (mock.patch("dlsched.sim.policies.optimus.place_principle", lambda *a, **k: None)
+        no_principle = (mock.patch("dlsched.policies.optimus.place_principle", lambda *a, **k: None)
                         if first_fit_only else contextlib.nullcontext())
-        with mock.patch("dlsched.sim.policies.optimus.marginal_gain_allocation", start_counter(counts)), no_principle:
+        with mock.patch("dlsched.policies.optimus.marginal_gain_allocation", start_counter(counts)), no_principle:
             res = simulate(trace, cluster, policy, TableSpeed(), seed=seed, restart_seconds=restart)
         rows.append({"seed": seed, "policy": name, "options": options, "restart_seconds": restart,
                      "placement": "first fit only" if first_fit_only else "default",

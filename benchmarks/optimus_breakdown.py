@@ -6,7 +6,7 @@ JCT / alone, the type's share of the policy's average JCT above the alone bound 
 the trace), and the (PSs, workers) the policy gave the type's jobs most often (decisions counted
 per call). Same setting as benchmarks/optimus_vs_drf.py (``dl2_trace(200, seed)``,
 ``dl2_cluster(96)``, TableSpeed, restart 30 s). ``--policies`` takes any policy of the table and
-Optimus's ablations (``optimus-relative``, ``optimus-oracle``: ``dlsched.sim.policies.optimus.ABLATIONS``).
+Optimus's ablations (``optimus-relative``, ``optimus-oracle``: ``dlsched.policies.optimus.ABLATIONS``).
 For tuning seeds only (100..):
 
     PYTHONPATH=$PWD python benchmarks/optimus_breakdown.py --seeds 100,101,102
@@ -42,8 +42,8 @@ def breakdown(seeds: list[int], policies: list[str], restart_seconds: float = 30
     from dlsched.instance.synthetic import dl2_cluster, dl2_trace
     from dlsched.sim.bounds import job_configurations
     from dlsched.sim.engine import simulate
-    from dlsched.sim.policies import make_policy
-    from dlsched.sim.policies.optimus import ABLATIONS, make_ablation
+    from dlsched.registry import make_policy
+    from dlsched.policies.optimus import ABLATIONS, make_ablation
     from dlsched.sim.speed import TableSpeed
 
     cluster, speed = dl2_cluster(96), TableSpeed()

@@ -20,8 +20,8 @@ import numpy as np
 
 from dlsched.instance.synthetic import dl2_cluster, dl2_trace
 from dlsched.sim.engine import simulate
-from dlsched.sim.policies import make_policy
-from dlsched.sim.policies.optimus import Optimus, summarise_errors
+from dlsched.registry import make_policy
+from dlsched.policies.optimus import Optimus, summarise_errors
 from dlsched.sim.speed import TableSpeed
 
 

@@ -7,7 +7,7 @@ interpolated), a restart cost of ``--restart-seconds`` charged by the engine to 
 placement changes (all policies alike). FIFO, SRTF, DRF, Tetris, Optimus and the ablation
 ``optimus-relative`` (``gain="relative"``) run on every trace, and so does the ablation
 ``optimus-oracle`` (``models="oracle"``: Optimus fed the true speeds and remaining steps instead
-of its online fits; ``dlsched.sim.policies.optimus.ABLATIONS``) on the first ``--oracle-seeds``
+of its online fits; ``dlsched.policies.optimus.ABLATIONS``) on the first ``--oracle-seeds``
 (default: all); SMD (slow: an MILP per event) on the first ``--smd-seeds`` traces. Per run it also
 records the load while jobs arrive (:func:`contention`), to show that the setting is contended.
 Per trace it computes lower bounds on the average JCT that hold for every policy
@@ -39,7 +39,7 @@ import time
 import numpy as np
 
 BASELINES = ("fifo", "srtf", "drf", "tetris")
-#: Optimus and its ablations (dlsched.sim.policies.optimus.ABLATIONS), each compared with DRF trace by trace
+#: Optimus and its ablations (dlsched.policies.optimus.ABLATIONS), each compared with DRF trace by trace
 VERSUS = ("optimus", "optimus-relative", "optimus-oracle", "optimus-pairs", "optimus-oracle-pairs", "optimus-oracle-speed-pairs",
           "optimus-nnls")
 
@@ -74,8 +74,8 @@ def run(seeds: int, n_jobs: int, nodes: int, restart_seconds: float, smd_seeds: 
         policies: list[str] | None = None) -> dict:
     from dlsched.instance.synthetic import dl2_cluster, dl2_trace
     from dlsched.sim.engine import simulate
-    from dlsched.sim.policies import make_policy
-    from dlsched.sim.policies.optimus import ABLATIONS, make_ablation
+    from dlsched.registry import make_policy
+    from dlsched.policies.optimus import ABLATIONS, make_ablation
     from dlsched.sim.speed import TableSpeed
 
     cluster = dl2_cluster(nodes)
@@ -148,7 +148,7 @@ def per_seed(rows: list[dict], bounds: dict) -> list[dict]:
 
 
 def summarise(rows: list[dict], errors: list[dict], bounds: dict, setting: dict) -> dict:
-    from dlsched.sim.policies.optimus import summarise_errors
+    from dlsched.policies.optimus import summarise_errors
 
     table = {}
     for name in dict.fromkeys(r["policy"] for r in rows):

@@ -21,7 +21,7 @@ def main() -> None:
     from benchmarks.sim_scale import openb
     from dlsched.instance.workload import Trace
     from dlsched.sim.engine import Simulation
-    from dlsched.sim.policies import make_policy
+    from dlsched.registry import make_policy
     from dlsched.sim.policy import PolicyContext
 
     ap = argparse.ArgumentParser()

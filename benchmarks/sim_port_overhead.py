@@ -45,9 +45,9 @@ def best(fn, repeats: int) -> float:
 def main(argv: list[str]) -> int:
     from dlsched.instance.oasis_gen import generate
     from dlsched.instance.smd_gen import generate as smd_generate
-    from dlsched.sim.policies import smd as ps
-    from dlsched.sim.policies.oasis import OasisPolicy, SlotDecide, run
-    from dlsched.sim.policies.oasis_baselines import FifoPolicy, RiskRewardPolicy
+    from dlsched.policies import smd as ps
+    from dlsched.policies.oasis import OasisPolicy, SlotDecide, run
+    from dlsched.policies.oasis_baselines import FifoPolicy, RiskRewardPolicy
     from dlsched.solvers.oasis import run_oasis
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])

@@ -44,7 +44,7 @@ from dlsched.instance.cluster_spec import load_cluster
 from dlsched.instance.traces import load_trace
 from dlsched.sim.engine import simulate
 from dlsched.sim.plots import jct_cdf, utilisation
-from dlsched.sim.policies import make_policy
+from dlsched.registry import make_policy
 from dlsched.sim.run import rescale
 from dlsched.sim.speed import make_speed
 

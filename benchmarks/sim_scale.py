@@ -50,7 +50,7 @@ from dlsched.instance.synthetic import poisson_trace
 from dlsched.instance.traces import load_gavel_trace
 from dlsched.instance.workload import Trace
 from dlsched.sim.engine import simulate
-from dlsched.sim.policies import make_policy
+from dlsched.registry import make_policy
 from dlsched.sim.speed import make_speed
 
 ARRIVAL_RATE = 1 / 30

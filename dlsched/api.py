@@ -1,4 +1,5 @@
-"""The library API other schedulers call: ``load``, ``save``, ``solve``, ``check`` (docs/api.md)."""
+"""The library API other schedulers call: ``load``, ``save``, ``solve``, ``check``, ``methods`` and
+``simulate`` (docs/api.md)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,15 @@ from typing import Any
 from dlsched.check import CheckReport, check as _check
 from dlsched.errors import InputError
 from dlsched.instance import jsonio, orlib
+from dlsched.instance.cluster import Cluster
 from dlsched.instance.core import SENSES
 from dlsched.instance.families import FAMILIES
+from dlsched.instance.traces import load_trace
+from dlsched.instance.workload import Trace
+from dlsched.registry import make_policy
 from dlsched.result import Result
+from dlsched.sim import engine
+from dlsched.sim.run import load_cluster, pick_speed
 from dlsched.solvers import registry
 from dlsched.solvers.options import Budget, SolveOptions
 
@@ -93,3 +100,34 @@ def methods(family: str | None = None) -> list[str]:
     if family is not None and (not isinstance(family, str) or family not in FAMILIES):
         raise InputError("<argument>", "family", f"one of {', '.join(sorted(FAMILIES))} (or None)", family)
     return registry.available(family)
+
+
+def simulate(trace, cluster=None, policy="fifo", *, speed=None, seed: int = 0, **options):
+    """Replay ``trace`` on ``cluster`` under ``policy`` and return the run's
+    :class:`~dlsched.sim.metrics.SimResult` (docs/simulator.md), as ``dlsched simulate`` does.
+
+    ``trace``: a :class:`~dlsched.instance.workload.Trace`, a trace file (Gavel, Tiresias, OpenB,
+    Pollux, Microsoft ITP) or ``"dl2:N[:SEED]"`` / ``"poisson:N[:SEED]"``; ``cluster``: a
+    :class:`~dlsched.instance.cluster.Cluster` or a cluster spec (None: DL2's cluster for a DL2
+    trace); ``policy``: a name (``dlsched policies``, an installed plug-in, or
+    ``"package.module:Class"``) or a policy object; ``speed``: a speed source or its name (None:
+    detected from the trace as the CLI does); ``options``: the engine's keyword arguments
+    (``restart_seconds``, ``max_time``, ``deadline``, ``progress``).
+    """
+    if not isinstance(trace, Trace):
+        if not isinstance(trace, (str, os.PathLike)):
+            raise InputError("<argument>", "trace", "a Trace, a trace file or a generator spec (dl2:N, poisson:N)",
+                             type(trace).__name__)
+        trace = load_trace(str(trace))
+    if not isinstance(cluster, Cluster):
+        if cluster is not None and not isinstance(cluster, (str, os.PathLike)):
+            raise InputError("<argument>", "cluster", "a Cluster or a cluster spec", type(cluster).__name__)
+        cluster = load_cluster(None if cluster is None else str(cluster), trace)
+    if isinstance(policy, str):
+        policy = make_policy(policy)
+    elif not callable(getattr(policy, "schedule", None)) or not callable(getattr(policy, "reset", None)):
+        raise InputError("<argument>", "policy", "a policy name or an object with reset(ctx) and schedule(state, events)",
+                         type(policy).__name__)
+    if speed is None or isinstance(speed, str):
+        speed = pick_speed(speed, trace, cluster, seed=seed)
+    return engine.simulate(trace, cluster, policy, speed, seed=seed, **options)

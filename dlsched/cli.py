@@ -28,7 +28,7 @@ from dlsched.export import check_model_path, core_of, write_model
 from dlsched.instance import jsonio
 from dlsched.instance.files import check_out_path, write_atomic
 from dlsched.sim.engine import PolicyError
-from dlsched.sim.run import add_parsers as add_sim_parsers
+from dlsched.cli_simulate import add_parsers as add_sim_parsers
 from dlsched.solvers import registry
 from dlsched.solvers.options import Budget
 

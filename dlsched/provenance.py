@@ -1,6 +1,6 @@
 """Where a result came from: versions, machine and git revision, stored beside every result.
 
-A low module (it imports nothing of dlsched's layers above the solvers) so that the simulator's
+A bottom-floor module (it imports nothing of dlsched's but the version and the data folder) so that the simulator's
 result files (``dlsched.sim.metrics.SimResult.to_json``) and the benchmark layer
 (:mod:`dlsched.bench`, which re-exports both functions) record the same environment without the
 simulator importing the benchmark layer.
@@ -14,12 +14,12 @@ import subprocess
 import sys
 from functools import lru_cache
 
+import highspy
 import numpy
 import scipy
 
-import dlsched
 from dlsched.data import project_root
-from dlsched.solvers import highs
+from dlsched.version import __version__
 
 
 @lru_cache(maxsize=1)
@@ -35,13 +35,18 @@ def git_revision() -> str | None:
     return rev + ("-dirty" if dirty else "")
 
 
+def highs_version() -> str:
+    """HiGHS's version, read from the module's constants (creating a Highs object to ask prints its banner on stdout)."""
+    return f"{highspy.HIGHS_VERSION_MAJOR}.{highspy.HIGHS_VERSION_MINOR}.{highspy.HIGHS_VERSION_PATCH}"
+
+
 def environment(**extra) -> dict:
     """Versions, machine, git revision and settings to store beside every benchmark result."""
 
     return {
-        "dlsched": dlsched.__version__,
+        "dlsched": __version__,
         "python": sys.version.split()[0],
-        "highs": highs.version_number(),
+        "highs": highs_version(),
         "numpy": numpy.__version__,
         "scipy": scipy.__version__,
         "machine": platform.machine(),

@@ -1,8 +1,12 @@
-"""The house: the import graph of dlsched has no cycle and respects the layers (docs/architecture.md)."""
+"""The house: the import graph of dlsched has no cycle and every module imports only from its own
+floor and the floors below (docs/architecture.md "Floors"), over every package, ``__init__``
+modules and imports inside functions included; ``import dlsched`` stays light."""
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import networkx as nx
@@ -12,13 +16,25 @@ import dlsched
 
 ROOT = Path(dlsched.__file__).parent
 
-# a layer may import only from the layers listed for it (and from itself)
-LAYERS = {
-    "instance": {"errors", "data", "perf", "instance"},
-    "perf": {"errors", "data", "perf"},
-    "models": {"errors", "data", "perf", "instance", "models"},
-    "check": {"errors", "check"},
-}
+#: the floors, bottom first: a module may import its own floor's modules and every floor below,
+#: except the rooms named in SIBLINGS (same floor, never each other)
+FLOORS = [
+    {"errors", "version", "data", "console", "registry"},
+    {"result", "provenance", "check"},
+    {"perf"},
+    {"instance"},
+    {"models"},
+    {"solvers", "sim"},
+    {"policies"},
+    {"rl"},
+    {"export", "bench", "api"},
+    {"cli", "cli_simulate", "__main__", ""},
+]
+SIBLINGS = [{"solvers", "sim"}]
+FLOOR = {room: k for k, rooms in enumerate(FLOORS) for room in rooms}
+
+#: the most of dlsched's modules ``import dlsched`` may load (issue 23: at most 20)
+LIGHT_IMPORT = 20
 
 
 def module_name(path: Path) -> str:
@@ -61,24 +77,62 @@ def graph() -> nx.DiGraph:
     return g
 
 
+def room(mod: str) -> str:
+    """The top-level module or package under dlsched (``""``: the package face)."""
+    parts = mod.split(".")[1:]
+    return parts[0] if parts else ""
+
+
+def test_every_module_has_a_floor():
+    assert {room(m) for m in modules()} <= set(FLOOR), sorted({room(m) for m in modules()} - set(FLOOR))
+
+
 def test_import_graph_has_no_cycle():
     cycles = list(nx.simple_cycles(graph()))
     assert not cycles, f"import cycles: {cycles[:5]}"
 
 
-def _layer(mod: str) -> str:
-    parts = mod.split(".")[1:]
-    return parts[0] if parts else ""
+def upward(g: nx.DiGraph) -> list[tuple[str, str]]:
+    """Edges to a higher floor, or between two sibling rooms of one floor."""
+    return [(a, b) for a, b in g.edges if FLOOR[room(b)] > FLOOR[room(a)]
+            or any({room(a), room(b)} == s for s in SIBLINGS)]
 
 
-@pytest.mark.parametrize("layer", sorted(LAYERS))
-def test_layers(layer):
-    g = graph()
-    wrong = [(a, b) for a, b in g.edges if _layer(a) == layer and _layer(b) not in LAYERS[layer]]
-    assert not wrong, f"{layer} imports above itself: {wrong}"
+def test_nothing_imports_upwards():
+    wrong = upward(graph())
+    assert not wrong, f"imports above their floor: {wrong}"
 
 
-def test_graph_sees_edges():
+def test_the_face_imports_nothing_at_module_top():
+    """``dlsched/__init__.py`` loads its names when used (PEP 562), so its top imports only the version."""
+    tree = ast.parse((ROOT / "__init__.py").read_text())
+    tops = {a.name for n in tree.body if isinstance(n, ast.Import) for a in n.names}
+    tops |= {n.module for n in tree.body if isinstance(n, ast.ImportFrom)}
+    assert tops <= {"__future__", "importlib", "dlsched.version"}, tops
+
+
+def test_import_dlsched_is_light():
+    code = "import sys, dlsched; print(sum(1 for m in sys.modules if m == 'dlsched' or m.startswith('dlsched.')))"
+    n = int(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+    assert n <= LIGHT_IMPORT
+
+
+@pytest.mark.parametrize("name", sorted(dlsched._FACE))
+def test_the_face_names_load(name):
+    assert getattr(dlsched, name) is not None
+
+
+def test_the_checks_see_edges():
+    """The graph and the floor test find what they must: an edge that exists, and an upward one made up."""
     g = graph()
     assert g.has_edge("dlsched.models.oasis", "dlsched.instance.oasis")
     assert g.has_edge("dlsched.instance.jsonio", "dlsched.instance.families")
+    g.add_edge("dlsched.solvers.hetplace", "dlsched.sim.metrics")
+    g.add_edge("dlsched.sim.engine", "dlsched.policies.drf")
+    assert set(upward(g)) == {("dlsched.solvers.hetplace", "dlsched.sim.metrics"), ("dlsched.sim.engine", "dlsched.policies.drf")}
+
+
+def test_check_stays_the_function_whatever_is_imported_first():
+    code = ("import dlsched.check, dlsched.api\nfrom dlsched.check import check_smd\nimport dlsched\n"
+            "assert callable(dlsched.check) and dlsched.check is dlsched.api.check, dlsched.check")
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -72,10 +72,10 @@ def study(seeds, n_jobs: int, n_servers: int, checkpoint, progress: bool, teache
     (``dlsched/bench/suites/dl2.toml``) with these settings, plus DL2's warm-up teacher (``{"name",
     "params"}``) when it is none of them, so that DL2 is set beside the policy it copied."""
     from dlsched.bench.runner import run_suite
-    from dlsched.sim.policies import available
+    from dlsched.registry import policy_names
 
-    extra = [teacher] if teacher and teacher["name"] not in BASELINES and teacher["name"] in available() else []
-    s = suite(seeds, n_jobs, n_servers, checkpoint, [b for b in BASELINES if b in available()] + [OPTIMUS_NNLS] + extra)
+    extra = [teacher] if teacher and teacher["name"] not in BASELINES and teacher["name"] in policy_names() else []
+    s = suite(seeds, n_jobs, n_servers, checkpoint, [b for b in BASELINES if b in policy_names()] + [OPTIMUS_NNLS] + extra)
     return summarise_suite(run_suite(s, None, progress=progress), s)
 
 
@@ -177,7 +177,7 @@ def agreement_task(seed: int, n_jobs: int, n_servers: int, teacher: str | None =
     from dlsched.rl.env import DL2Env
     from dlsched.rl.policy import load_checkpoint
     from dlsched.rl.train import agreement, teacher_samples
-    from dlsched.sim.policies import make_policy
+    from dlsched.registry import make_policy
     from dlsched.sim.speed import TableSpeed
 
     model = load_checkpoint(checkpoint)
@@ -203,7 +203,7 @@ def slotted_study(seeds, n_jobs: int, n_servers: int, spec, baselines, dl2_jct: 
     from dlsched.instance.synthetic import dl2_cluster, dl2_trace
     from dlsched.rl.env import DL2Env
     from dlsched.rl.train import rollout, teacher_picker
-    from dlsched.sim.policies import make_policy
+    from dlsched.registry import make_policy
     from dlsched.sim.speed import TableSpeed
 
     traces, cluster, speed = [dl2_trace(n_jobs, seed=s) for s in seeds], dl2_cluster(n_servers), TableSpeed()
@@ -232,7 +232,7 @@ def small_task(seed: int, time_limit: float, checkpoint: str | None = None) -> d
     from dlsched.instance.synthetic import dl2_cluster, dl2_trace
     from dlsched.rl.policy import DL2Policy
     from dlsched.sim.bounds import trace_lower_bound
-    from dlsched.sim.policies import make_policy
+    from dlsched.registry import make_policy
     from dlsched.sim.speed import TableSpeed
 
     cluster, speed, tr = dl2_cluster(2), TableSpeed(), dl2_trace(5, seed=seed)
@@ -255,13 +255,13 @@ def studies(agreement_seeds, small_seeds, n_jobs: int, n_servers: int, checkpoin
     from dlsched.bench.runner import run_suite
     from dlsched.bench.suite import suite_from_definition
     from dlsched.bench.tasks import load_definition, results_of, with_grid, with_params, with_settings
-    from dlsched.sim.policies import available
+    from dlsched.registry import policy_names
 
     doc, path = load_definition("dl2-studies")
     doc = with_grid(with_settings(doc, time_limit=time_limit), "dl2.agreement", seed=list(agreement_seeds))
     doc = with_params(doc, "dl2.agreement", n_jobs=n_jobs, n_servers=n_servers, teacher=teacher["name"],
                       teacher_params=teacher.get("params") or None)
-    small_seeds = list(small_seeds) if "time-indexed" in available() else []
+    small_seeds = list(small_seeds) if "time-indexed" in policy_names() else []
     doc = {**doc, "tasks": [t for t in doc["tasks"] if t["name"] != "dl2.small" or small_seeds]}
     doc = with_grid(doc, "dl2.small", seed=small_seeds or None)
     for task in ("dl2.agreement", "dl2.small"):

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 from rich.table import Table
 
-import dlsched
+from dlsched import api
 from dlsched.bench import environment, register_suite
 from dlsched.bench.runner import run_suite
 from dlsched.bench.suite import suite_from_definition
@@ -37,9 +37,9 @@ FULL_SAMPLES = (1, 2, 4, 8, 16, 32)
 
 def _timed(inst, method, **kw):
     t = time.perf_counter()
-    res = dlsched.solve(inst, method=method, **kw)
+    res = api.solve(inst, method=method, **kw)
     wall = time.perf_counter() - t
-    rep = dlsched.check(inst, res)
+    rep = api.check(inst, res)
     if res.solution is not None and not rep.feasible:
         raise AssertionError(f"{method} on {inst.name}: checker rejected: {rep.violations[:3]}")
     return res, wall

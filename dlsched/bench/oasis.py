@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 from rich.table import Table
 
-import dlsched
+from dlsched import api
 from dlsched.bench import environment, register_suite
 from dlsched.bench.runner import run_suite
 from dlsched.bench.suite import suite_from_definition
@@ -87,15 +87,15 @@ def _ratio_row(s: int, inst, time_limit: float | None, threads: int) -> dict:
     """One competitive-ratio instance: offline optimum and OASiS (both checked), α, the pooled bound."""
 
     t0 = time.perf_counter()
-    opt = dlsched.solve(inst, "offline", threads=threads, time_limit=time_limit)
+    opt = api.solve(inst, "offline", threads=threads, time_limit=time_limit)
     secs = time.perf_counter() - t0
-    onl = dlsched.solve(inst, "oasis")
+    onl = api.solve(inst, "oasis")
     for r in (opt, onl):
         rep = check_oasis(inst, r.solution, r.objective)
         if not rep.feasible:
             raise AssertionError(f"seed {s} {r.method}: {rep.violations[:3]}")
     alpha = price_params(inst).alpha
-    pooled = dlsched.solve(inst, "pooled-bound", threads=threads, time_limit=time_limit).bound
+    pooled = api.solve(inst, "pooled-bound", threads=threads, time_limit=time_limit).bound
     ratio = opt.objective / onl.objective if onl.objective > 0 else float("inf")
     # the guarantee is OPT <= 2 alpha ALG; with a time-limited MILP use its bound
     upper = opt.bound if opt.bound is not None else opt.objective
@@ -116,7 +116,7 @@ def paper_setting(n_jobs: int, seed: int, baselines=BASELINES, l_min_share: floa
     for name, params in methods:
         method = "risk_reward" if name.startswith("risk_reward") else "oasis" if name.startswith("oasis") else name
         t0 = time.perf_counter()
-        r = dlsched.solve(inst, method, **params)
+        r = api.solve(inst, method, **params)
         secs = time.perf_counter() - t0
         rep = check_oasis(inst, r.solution, r.objective)
         if not rep.feasible:
@@ -128,7 +128,7 @@ def paper_setting(n_jobs: int, seed: int, baselines=BASELINES, l_min_share: floa
             out["decision_seconds_max"] = r.stats["decision_seconds_max"]
             out["alpha"] = r.stats["alpha"]
     # an upper bound on the offline optimum: no method, online or not, can exceed it
-    r = dlsched.solve(inst, "pooled-bound", threads=1, time_limit=bound_time_limit)
+    r = api.solve(inst, "pooled-bound", threads=1, time_limit=bound_time_limit)
     out["upper_bound"] = {"utility": r.bound, "termination": r.termination, "seconds": r.build_seconds + r.solve_seconds}
     best = max(baselines, key=lambda b: out[b]["utility"])
     out["best_baseline"] = best

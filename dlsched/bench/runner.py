@@ -91,7 +91,7 @@ def run_cell(ref: InstanceRef, method: MethodSpec, rep: int, limits: dict) -> di
 
 
 def _solve_and_check(ref: InstanceRef, method: MethodSpec, seed: int, limits: dict) -> dict:
-    import dlsched
+    from dlsched import api
     from dlsched.result import gap_to_reference
 
     inst = ref.load()
@@ -100,7 +100,7 @@ def _solve_and_check(ref: InstanceRef, method: MethodSpec, seed: int, limits: di
     # stream, and its final answer, are timed alike (a solver's own clock starts after the build)
     trace: list[tuple[float, float]] = []
     t0 = time.perf_counter()
-    res = dlsched.solve(inst, method.name, time_limit=limits["time_limit"], gap=limits["gap"],
+    res = api.solve(inst, method.name, time_limit=limits["time_limit"], gap=limits["gap"],
                         threads=limits["threads"], seed=seed,
                         on_incumbent=lambda inc: trace.append((time.perf_counter() - t0, inc.objective)),
                         **method.params)
@@ -110,7 +110,7 @@ def _solve_and_check(ref: InstanceRef, method: MethodSpec, seed: int, limits: di
     out["result_method"] = out.pop("method")   # the row's "method" is the suite's label
     if res.objective is not None and math.isfinite(res.objective):
         trace.append((wall, float(res.objective)))        # the final answer is an incumbent too
-    report = dlsched.check(inst, res) if res.status.has_solution() else None
+    report = api.check(inst, res) if res.status.has_solution() else None
     out.update(seconds=wall, family=inst.family, name=getattr(inst, "name", ""), reference=value, reference_source=source,
                checked=None if report is None else report.feasible,
                violations=[] if report is None else list(report.violations[:3]),

@@ -3,7 +3,7 @@
 Setting (MODELS.md §5–§7): DL2's job mix (``dlsched.instance.synthetic.dl2_trace``, seeds
 ``1..--seeds``) on DL2's cluster (``dl2_cluster(--nodes)``), speeds from DL2's measured table
 (``--speed table``), ``--restart-seconds`` charged at every placement change. Every policy of
-``dlsched.sim.policies`` except offline references runs on every trace (``--policies`` picks a
+``dlsched.policies`` except offline references runs on every trace (``--policies`` picks a
 subset); each run has a wall-clock budget ``--run-deadline`` (a run that hits it is reported
 ``time_limit`` and its figures are left out of the means and ratios); a policy that refuses the
 trace (an InputError, e.g. OASiS's policies on a trace without utilities) is reported ``refused``.
@@ -37,13 +37,13 @@ _FIGURES = ("completed", "avg_jct", "median_jct", "p95_jct", "p99_jct", "makespa
 
 
 def policies_to_run(names: list[str] | None) -> list[str]:
-    from dlsched.sim.policies import available, policy_class
+    from dlsched.registry import policy_class, policy_names
 
     if names:
         for n in names:
             policy_class(n)             # an unknown name is an InputError
         return names
-    return [n for n in available() if not getattr(policy_class(n), "offline", False)]
+    return [n for n in policy_names() if not getattr(policy_class(n), "offline", False)]
 
 
 def suite(seeds: int, n_jobs: int, nodes: int, policies: list[str], speed_name: str, restart_seconds: float,
@@ -97,7 +97,7 @@ def model_errors(runs: list[dict]) -> dict | None:
     records = [e for r in runs for e in (r.pop("model_errors", None) or [])]
     if not records:
         return None
-    from dlsched.sim.policies.optimus import summarise_errors
+    from dlsched.policies.optimus import summarise_errors
 
     e = summarise_errors([{k: v for k, v in x.items() if v is not None} for x in records])
     pct = lambda d: {f"{round(100 * c)}%": v for c, v in d.items()}  # noqa: E731

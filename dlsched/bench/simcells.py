@@ -190,12 +190,12 @@ def _trace_set(src: str, base: Path, where: str, s: Any) -> list[TraceRef]:
 
 
 def _policy(src: str, where: str, p: Any, set_names: set[str]) -> PolicySpec:
-    from dlsched.sim.policies import available, policy_class
+    from dlsched.registry import policy_class, policy_names
 
     unknown(src, where, p, POLICY_KEYS)
     name = p.get("name")
-    if name not in available():
-        raise InputError(src, f"{where}.name", f"a policy, one of {', '.join(available())}", name)
+    if name not in policy_names():
+        raise InputError(src, f"{where}.name", f"a policy, one of {', '.join(policy_names())}", name)
     params = p.get("params", {})
     try:
         sig = inspect.signature(policy_class(name))
@@ -223,7 +223,7 @@ FIGURES = ("jobs", "completed", "unschedulable", "avg_jct", "median_jct", "p95_j
 def simulate_cell(ref: TraceRef, policy: PolicySpec, rep: int, settings: SimSettings, trace=None):
     """The SimResult of one cell and the policy object (for its own statistics)."""
     from dlsched.sim.engine import simulate
-    from dlsched.sim.policies import make_policy
+    from dlsched.registry import make_policy
     from dlsched.sim.speed import make_speed
 
     trace = trace if trace is not None else ref.load()

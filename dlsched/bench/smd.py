@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 from rich.table import Table
 
-import dlsched
+from dlsched import api
 from dlsched.bench import environment, register_suite
 from dlsched.bench.runner import run_suite
 from dlsched.bench.suite import suite_from_definition
@@ -48,6 +48,7 @@ from dlsched.perf.speeds import read_config_speed
 from dlsched.solvers.milp import solve_core
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.smd import TIE_BREAK, decide, epoch_core, parametric
+from dlsched.result import Status
 
 
 def calibration(quick: bool) -> list[dict]:
@@ -84,21 +85,21 @@ def _gap_row(inst, time_limit: float, threads: int) -> dict:
     """One small instance: the time-indexed optimum and every method's gap to it, all checked."""
 
     t0 = time.perf_counter()
-    ti = dlsched.solve(inst, "time-indexed", time_limit=time_limit, threads=threads)
+    ti = api.solve(inst, "time-indexed", time_limit=time_limit, threads=threads)
     ti_s = time.perf_counter() - t0
     row = {"instance": inst.name, "jobs": inst.n_jobs, "servers": inst.n_servers, "horizon": ti.stats["horizon"],
            "horizon_provable": ti.stats["horizon_provable"], "ti_status": ti.status.value,
            "ti_objective": ti.objective, "ti_bound": ti.bound, "ti_seconds": ti_s,
-           "ti_checked": bool(dlsched.check(inst, ti).feasible) if ti.solution is not None else None}
+           "ti_checked": bool(api.check(inst, ti).feasible) if ti.solution is not None else None}
     for m, kw in (("smd", {}), ("smd_lp", {"sub": "lp-round"}), ("optimus", {}), ("drf", {})):
         t0 = time.perf_counter()
-        res = dlsched.solve(inst, "smd" if m == "smd_lp" else m, threads=threads, **kw)
-        rep = dlsched.check(inst, res)
+        res = api.solve(inst, "smd" if m == "smd_lp" else m, threads=threads, **kw)
+        rep = api.check(inst, res)
         row[m] = res.objective
         row[f"{m}_seconds"] = time.perf_counter() - t0
         row[f"{m}_checked"] = bool(rep.feasible)
         # gap to the proven optimum (to the bound if the MILP stopped early: then an upper estimate)
-        ref = ti.objective if ti.status == dlsched.Status.OPTIMAL else ti.bound
+        ref = ti.objective if ti.status == Status.OPTIMAL else ti.bound
         row[f"gap_{m}"] = (res.objective - ref) / ref if ref else None
     return row
 
@@ -159,10 +160,10 @@ def _load_row(inst, mix: str, seed: int, threads: int) -> dict:
     row = {"mix": mix, "seed": seed, "jobs": inst.n_jobs, "servers": inst.n_servers}
     for m in ("smd", "optimus", "drf"):
         t0 = time.perf_counter()
-        res = dlsched.solve(inst, m, threads=threads)
+        res = api.solve(inst, m, threads=threads)
         row[f"{m}_avg_jct"] = (res.objective - float(inst.arrival.sum())) / inst.n_jobs
         row[f"{m}_seconds"] = time.perf_counter() - t0
-        row[f"{m}_checked"] = bool(dlsched.check(inst, res).feasible)
+        row[f"{m}_checked"] = bool(api.check(inst, res).feasible)
     return row
 
 

@@ -48,6 +48,7 @@ from typing import Any
 
 from dlsched.bench.suitefile import generator_call, once, read_suite_file, tables, typed, unknown
 from dlsched.errors import InputError
+from dlsched.solvers import registry
 
 #: generator name -> (module, function, its size arguments); keyword ``seed`` is set per instance
 GENERATORS = {
@@ -95,9 +96,9 @@ class InstanceRef:
             mod, fn = GENERATORS[self.generator]
             kwargs = {k: json.loads(v) for k, v in self.params}
             return getattr(importlib.import_module(mod), fn)(seed=self.seed, **kwargs)
-        import dlsched
+        from dlsched import api
 
-        return dlsched.load(self.path, problem=self.problem)
+        return api.load(self.path, problem=self.problem)
 
 
 @dataclass(frozen=True)
@@ -273,9 +274,6 @@ def _generated(src: str, where: str, set_name: str, s: dict) -> list[InstanceRef
 
 
 def _method(src: str, where: str, m: Any, set_names: set[str]) -> MethodSpec:
-    import dlsched.solvers  # noqa: F401  (registers the methods)
-    from dlsched.solvers import registry
-
     unknown(src, where, m, METHOD_KEYS)
     name = m.get("name")
     if name not in registry.available():

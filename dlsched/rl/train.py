@@ -45,7 +45,7 @@ from torch import nn
 from dlsched.rl.env import DL2Env
 from dlsched.rl.policy import DL2Policy, Model, choose, load_checkpoint, save_checkpoint
 from dlsched.rl.slot import DECIDE_AT, ROWS, Slot, Spec
-from dlsched.sim.policies.optimus import task_shares
+from dlsched.policies.optimus import task_shares
 from dlsched.sim.policy import Decision, PolicyContext
 
 
@@ -573,7 +573,7 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     """Warm-up then fine-tuning (module docstring); writes the best checkpoint to ``out`` with a
     provenance JSON and training curves (PNG) beside it; returns the provenance."""
     from dlsched.console import progress as bar
-    from dlsched.sim.policies import make_policy
+    from dlsched.registry import make_policy
 
     wall0, cpu_start = time.monotonic(), time.process_time()
     # small MLPs on a shared machine: intra-op threads cost more than they give
@@ -854,7 +854,7 @@ def main(argv: Sequence[str]) -> int:
                       dagger_epochs=args.dagger_epochs, dagger_lr=args.dagger_lr, p_branch=args.p_branch,
                       temperature=args.temperature, updates_per_episode=args.updates, eval_every=args.eval_every,
                       time_budget_s=None if args.budget_min is None else 60 * args.budget_min, init=args.init)
-    from dlsched.sim.policies import make_policy
+    from dlsched.registry import make_policy
 
     make_policy(cfg.teacher, **cfg.teacher_params)   # an unknown teacher or option fails before any work
     prov = train(cfg, args.out, command=" ".join(["dlsched train dl2", *argv]), progress=not args.quiet)

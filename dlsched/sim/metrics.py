@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dlsched.result import jain
+
 
 def _q(x: np.ndarray, q: float) -> float | None:
     return float(np.percentile(x, q)) if x.size else None
@@ -31,24 +33,6 @@ def _q(x: np.ndarray, q: float) -> float | None:
 
 def _mean(x: np.ndarray) -> float | None:
     return float(x.mean()) if x.size else None
-
-
-def jain(x) -> float | None:
-    """Jain's fairness index J = (Σx)² / (n Σx²) ∈ [1/n, 1] of values x >= 0 (1: all equal).
-
-    The one definition in dlsched (the simulator's fairness of JCT_iso / JCT; heterogeneous
-    placement's of slowdowns). Edges: non-finite values (a job with no isolated JCT, or none
-    at all) are left out, n counting the finite ones; with no finite value, or all of them 0,
-    the index is undefined (0/0) and the answer is None, not a number. J is computed on x / max x
-    (it is scale-free), so squares of tiny or huge values neither underflow nor overflow.
-    """
-    x = np.asarray(x, dtype=float).reshape(-1)
-    x = x[np.isfinite(x)]
-    top = np.abs(x).max() if x.size else 0.0
-    if not top > 0:
-        return None
-    y = x / top
-    return float(y.sum() ** 2 / (y.size * (y * y).sum()))
 
 
 @dataclass

@@ -113,7 +113,7 @@ class FirstFitPool:
     decreases: for each demand vector the servers before the first one with room for it never
     get room again and are skipped, and the servers from there on are read one by one while few
     are needed (most requests), the rest of the row in one numpy pass (a long scan, or a request
-    that does not fit). DRF's tentative placement of every grant (policies/baselines.drf_fill)
+    that does not fit). DRF's tentative placement of every grant (policies/drf.drf_fill)
     is the caller this exists for. A request of workers alone (no PS) that does not fit never fits
     again, nor does one of more workers of the same demand: the pool remembers the fewest workers
     that failed per demand vector and answers None at once (with PSs, a later, emptier state can

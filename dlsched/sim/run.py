@@ -1,4 +1,5 @@
-"""``dlsched simulate`` and ``dlsched policies``: load a trace and a cluster, pick a speed source, run.
+"""Setting up a run as ``dlsched simulate`` and ``dlsched.simulate`` do: the cluster, the speed
+source, the trace inflated and its arrivals scaled, the policy's ``-P`` parameters.
 
 Traces and clusters come from the importers (``instance.traces.load_trace``,
 ``instance.cluster_spec.load_cluster``); the speed source from ``dlsched.sim.speed.make_speed``.
@@ -9,22 +10,14 @@ positive rate at one worker (and one PS) is used.
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
-from rich.table import Table
-
-from dlsched.console import table_console
 from dlsched.errors import InputError
 from dlsched.instance import cluster_spec
 from dlsched.instance.synthetic import dl2_cluster
-from dlsched.instance.traces import load_trace, scale_arrivals
+from dlsched.instance.traces import scale_arrivals
 from dlsched.instance.workload import Trace
-from dlsched.sim.engine import simulate
 from dlsched.sim.load import arrival_scale_for_load, arrival_scale_for_peak, inflate, job_work, offered_load, peak_of
-from dlsched.sim.plots import write_figures
-from dlsched.sim.policies import available, describe, make_policy
 from dlsched.sim.speed import make_speed
 
 #: tried in order when --speed is not given
@@ -103,92 +96,3 @@ def parse_params(items, flag: str = "-P") -> dict:
         except json.JSONDecodeError:
             params[key] = val
     return params
-
-
-def cmd_simulate(args) -> int:
-    params = parse_params(args.param)
-    if args.plot and Path(args.plot).exists() and not Path(args.plot).is_dir():
-        raise InputError("<argument>", "--plot", "a folder for the figures", f"'{args.plot}' is not a folder")
-    policy = make_policy(args.policy, **params)
-    trace = load_trace(args.trace)
-    cluster = load_cluster(args.cluster, trace)
-    speed = pick_speed(args.speed, trace, cluster, noise=args.speed_noise, seed=args.seed)
-    trace, scaling = rescale(trace, cluster, speed, arrival_scale=args.arrival_scale, target_load=args.target_load,
-                             target_peak=args.target_peak, inflation=args.inflate, inflation_seed=args.seed)
-    res = simulate(trace, cluster, policy, speed, seed=args.seed, restart_seconds=args.restart_seconds,
-                   max_time=args.max_time, deadline=args.deadline,
-                   progress=not args.json and sys.stderr.isatty())
-    res.extra.update(scaling)
-    if args.plot:
-        write_figures([res], args.plot)
-    if args.json:
-        print(res.to_json(speed=type(speed).__name__, jobs=args.jobs))
-    else:
-        print_summary(res)
-    return 0
-
-
-def print_summary(res) -> None:
-    s = res.summary()
-    t = Table(title=f"{s['policy']} on {s['trace']}", show_header=False)
-
-    def f(x, unit=""):
-        return "-" if x is None else (f"{x:.6g}{unit}" if isinstance(x, float) else str(x))
-
-    rows = [("status", s["status"] + (f" ({s['message']})" if s["message"] else "")),
-            ("jobs completed", f"{s['completed']} / {s['jobs']}" + (f", {s['unschedulable']} unschedulable" if s["unschedulable"] else "")),
-            ("JCT avg / median", f"{f(s['avg_jct'], ' s')} / {f(s['median_jct'], ' s')}"),
-            ("JCT p95 / p99", f"{f(s['p95_jct'], ' s')} / {f(s['p99_jct'], ' s')}"),
-            ("makespan", f(s["makespan"], " s")), ("queueing delay avg", f(s["avg_queueing_delay"], " s")),
-            ("Jain fairness", f(s["jain_fairness"]) + "  (of JCT_iso/JCT)"),
-            ("utilisation", ", ".join(f"{k} {f(v)}" for k, v in s["utilisation"].items())),
-            ("total utility", f(s["total_utility"])),
-            ("decision median / p95", f"{f(s['decision_median_s'], ' s')} / {f(s['decision_p95_s'], ' s')} ({s['decision_calls']} calls)"),
-            ("engine per event", f"{f(s['engine_per_event_s'], ' s')} ({s['events']} events)"),
-            ("wall", f(s["wall_seconds"], " s"))]
-    if "arrival_scale" in res.extra:
-        load = ", ".join(f"{k} {f(v)}" for k, v in res.extra["offered_load"].items())
-        peak = ", ".join(f"{k} {f(v)}" for k, v in res.extra["peak_demand"].items())
-        rows.insert(1, ("arrivals", f"scaled by {res.extra['arrival_scale']:.6g} ({res.extra['arrival_rule']}); "
-                                    f"offered load {load}; peak demand {peak}"))
-    if "inflation" in res.extra:
-        rows.insert(1, ("inflated", f"x{res.extra['inflation']:g} to {res.extra['jobs']} jobs (seed {res.extra['inflation_seed']})"))
-    for k, v in rows:
-        t.add_row(k, v)
-    table_console().print(t)
-
-
-def cmd_policies(args) -> int:
-    for name in available():
-        print(f"{name:16s} {describe(name)}")
-    return 0
-
-
-def add_parsers(sub) -> None:
-    """The ``simulate`` and ``policies`` subcommands (called from dlsched/cli.py)."""
-    p = sub.add_parser("simulate", help="replay a job trace on a cluster under a policy")
-    p.add_argument("trace", help="a trace file (Gavel, Tiresias, OpenB, Pollux) or dl2:N[:SEED] / poisson:N[:SEED]")
-    p.add_argument("--cluster", default=None, metavar="SPEC", help="a cluster spec (JSON, Gavel, OpenB, Tiresias)")
-    p.add_argument("--policy", required=True, help="see `dlsched policies`")
-    p.add_argument("-P", "--param", action="append", metavar="KEY=VALUE", help="a policy parameter (JSON value)")
-    p.add_argument("--speed", default=None, metavar="SOURCE", help="table, layered, optimus, throughput, duration (default: detected)")
-    p.add_argument("--speed-noise", type=float, default=0.0, metavar="SIGMA", help="multiplicative lognormal speed noise")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--restart-seconds", type=float, default=0.0, metavar="X", help="seconds without progress after a placement change")
-    p.add_argument("--arrival-scale", type=float, default=None, metavar="S",
-                   help="multiply arrival offsets by S (S < 1 compresses the trace in time)")
-    p.add_argument("--target-load", type=float, default=None, metavar="L",
-                   help="scale arrivals so the offered GPU load (GPU-seconds / (GPUs x arrival window)) is L")
-    p.add_argument("--target-peak", type=float, default=None, metavar="P",
-                   help="scale arrivals so that, every job started on arrival, at most P of the GPUs are held at once")
-    p.add_argument("--inflate", type=float, default=None, metavar="F",
-                   help="add copies of jobs drawn from the trace (seeded by --seed) until it has F times its jobs, "
-                        "before any arrival scaling (makes a one-snapshot pod list contend)")
-    p.add_argument("--max-time", type=float, default=None, metavar="T", help="simulated-time cap (s)")
-    p.add_argument("--deadline", type=float, default=None, metavar="S", help="wall-clock budget (s)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--jobs", action="store_true", help="with --json: include one row per job")
-    p.add_argument("--plot", default=None, metavar="DIR", help="write jct_cdf.png and utilisation.png")
-    p.set_defaults(fn=cmd_simulate)
-    p = sub.add_parser("policies", help="list the simulator's policies")
-    p.set_defaults(fn=cmd_policies)

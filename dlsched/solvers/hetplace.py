@@ -39,7 +39,7 @@ from dlsched.errors import InputError
 from dlsched.instance.placement import Placement, PlacementInstance
 from dlsched.models.placement import alone_jct, core_model, count_vectors, decode, evaluate, jct_counts, workloads
 from dlsched.result import Result, make_result
-from dlsched.sim.metrics import jain
+from dlsched.result import jain
 from dlsched.solvers import highs
 from dlsched.solvers.backends import BACKENDS
 from dlsched.solvers.milp import solve_core

@@ -21,6 +21,7 @@ import numpy as np
 
 from dlsched.errors import InputError, SolverError
 from dlsched.models.mcmdk import MatrixForm
+from dlsched.provenance import highs_version
 from dlsched.result import Status
 from dlsched.solvers.options import Incumbent, SolveOptions
 
@@ -104,13 +105,8 @@ def check_raw(raw: dict[str, Any]) -> dict[str, Any]:
 
 
 @functools.cache
-def version_number() -> str:
-    """HiGHS's version, read from the module's constants (creating a Highs object to ask prints its banner on stdout)."""
-    return f"{highspy.HIGHS_VERSION_MAJOR}.{highspy.HIGHS_VERSION_MINOR}.{highspy.HIGHS_VERSION_PATCH}"
-
-
 def version() -> str:
-    return f"highs {version_number()}"
+    return f"highs {highs_version()}"
 
 
 def translate(model_status, has_solution: bool) -> tuple[str, Status]:

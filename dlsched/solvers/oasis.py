@@ -1,6 +1,6 @@
 r"""OASiS online primal-dual scheduling (MODELS.md §3.2): prices, the dual subroutine, admission.
 
-Method ``oasis`` runs it on the simulator (:mod:`dlsched.solvers.oasis_online`).
+Method ``oasis`` runs it on the simulator (:mod:`dlsched.policies.online`).
 
 Prices of resource r on worker server h and PS server k at allocated amounts g, v:
 
@@ -332,7 +332,7 @@ def admit(state: ClusterState, i: int):
 def run_oasis(inst: OasisInstance, u_scale: float = 1.0, l_scale: float = 1.0, params: PriceParams | None = None,
               l_min_share: float = 0.0):
     """Process the jobs in arrival order (ties by index) without the simulator (the offline warm start and
-    the sensitivity study use it; method ``oasis`` runs :class:`dlsched.sim.policies.oasis.OasisPolicy`,
+    the sensitivity study use it; method ``oasis`` runs :class:`dlsched.policies.oasis.OasisPolicy`,
     which admits by the same :func:`admit`); returns the schedule and statistics."""
     params = params or price_params(inst, u_scale, l_scale, l_min_share)
     state = ClusterState(inst, params)

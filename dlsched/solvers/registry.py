@@ -1,5 +1,9 @@
 """Method registry: names map to functions, never parsed from strings (STYLE.md practice 1).
 
+Which module defines a name is in :data:`dlsched.registry.METHODS` (and the ``dlsched.methods``
+entry points); a module is imported when one of its names is looked up, and every method module
+when the whole table is listed (:func:`available`, :func:`describe`, :func:`cases`).
+
 A method is ``fn(instance, opts: SolveOptions, **params) -> Result``. ``families`` is the set of
 instance families it accepts (``None``: any instance that offers ``to_core()``). A family may
 register its own method under a generic name (e.g. its own ``exact``); lookup prefers it.
@@ -15,6 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
+import importlib
+
+from dlsched import registry as names
 from dlsched.errors import InputError
 from dlsched.instance.families import FAMILIES
 from dlsched.result import Result
@@ -69,7 +76,15 @@ def _generic_ok(family: str | None) -> bool:
     return family is None or (family in FAMILIES and FAMILIES[family].core_solutions)
 
 
+def _load(name: str | None = None) -> None:
+    """Import the modules that define method ``name`` (every method module when None): their
+    ``@register`` decorators fill the table."""
+    for module in names.method_modules(name):
+        importlib.import_module(module)
+
+
 def lookup(name: str, family: str) -> Method:
+    _load(name)
     method = _METHODS.get((family, name)) or (_METHODS.get((None, name)) if _generic_ok(family) else None)
     if method is None:
         raise InputError("<argument>", "method", f"one of {', '.join(available(family))} for family '{family}'", name)
@@ -78,10 +93,12 @@ def lookup(name: str, family: str) -> Method:
 
 def available(family: str | None = None) -> list[str]:
     """Method names usable on ``family`` (all names if ``family`` is None)."""
+    _load()
     return sorted({n for (f, n) in _METHODS if family is None or f == family or (f is None and _generic_ok(family))})
 
 
 def describe() -> list[Method]:
+    _load()
     seen: dict[str, Method] = {}
     for (_, n), m in sorted(_METHODS.items(), key=lambda kv: kv[0][1]):
         seen.setdefault(f"{n}:{sorted(m.families or [])}", m)
@@ -92,8 +109,6 @@ def cases() -> list[tuple[str, str, str | None]]:
     """Every (family, method, backend) a user can run: the grid tests/test_conformance.py covers
     (``backend`` is None for methods without one). Generic methods appear under every family
     that offers them and does not override them."""
-    from dlsched.instance.families import FAMILIES
-
     out = []
     for family in sorted(FAMILIES):
         for name in available(family):

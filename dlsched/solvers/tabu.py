@@ -76,13 +76,14 @@ from pathlib import Path
 import numpy as np
 
 from dlsched.errors import InputError
+from dlsched.instance.classic_gen import chu_beasley_mkp
 from dlsched.instance.core import MCMDK
 from dlsched.result import Result, Status
 from dlsched.solvers.cardinality import cardinality_range
 from dlsched.solvers.core import Tracker, finish, job_slack, perturbed, start
 from dlsched.solvers.lp import LPInfo, gain, integral_gains, lagrangian
 from dlsched.solvers.options import RESOLUTION, SolveOptions
-from dlsched.solvers.registry import flag, register
+from dlsched.solvers.registry import call, flag, register
 
 #: the usage matrix is held dense (columns x rows, 8 bytes each): at most this many entries (160 MB)
 DENSE_ENTRIES = 20_000_000
@@ -113,10 +114,7 @@ def compile_kernel() -> None:
     """Compile the kernel and cache it on disk, where every later process finds it: an unlimited
     call on a small MKP (the kernel is compiled for the argument types every call uses). A benchmark
     calls it before its timed cells; :func:`compile_in_background` runs it in another process."""
-    import dlsched
-    from dlsched.instance.classic_gen import chu_beasley_mkp
-
-    dlsched.solve(chu_beasley_mkp(30, 5, 0.5, seed=0), "tabu", threads=1)
+    call(chu_beasley_mkp(30, 5, 0.5, seed=0), "tabu", SolveOptions(threads=1))
 
 
 def compile_in_background() -> subprocess.Popen:

@@ -87,7 +87,7 @@ def test_family_suites_are_bundled_and_load():
 def test_simulation_cells_are_the_simulator_runs(tmp_path):
     from dlsched.instance.synthetic import dl2_cluster, dl2_trace
     from dlsched.sim.engine import simulate
-    from dlsched.sim.policies import make_policy
+    from dlsched.registry import make_policy
     from dlsched.sim.speed import make_speed
 
     s = load_suite(write(tmp_path, SIM))

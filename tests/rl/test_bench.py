@@ -54,7 +54,7 @@ def test_studies_run_as_suite_cells_and_pool_the_agreement(tmp_path):
     from dlsched.instance.synthetic import dl2_cluster, dl2_trace
     from dlsched.rl.env import DL2Env
     from dlsched.rl.train import agreement, teacher_samples
-    from dlsched.sim.policies import make_policy
+    from dlsched.registry import make_policy
     from dlsched.sim.speed import TableSpeed
 
     ck = tmp_path / "m.pt"

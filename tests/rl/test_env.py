@@ -111,7 +111,7 @@ def test_drf_replayed_at_every_event_is_drf():
     """Issued through the environment at every arrival and completion, DRF's allocations give DRF's own JCTs."""
     from dlsched.rl.train import rollout, teacher_picker
     from dlsched.sim.engine import simulate
-    from dlsched.sim.policies import make_policy
+    from dlsched.registry import make_policy
 
     traces, cluster, speed = small(8, (3, 4), 3)
     env = DL2Env(traces, cluster, speed, Spec(J=8, decide_at="events"))

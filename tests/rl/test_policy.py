@@ -10,7 +10,7 @@ from dlsched.errors import InputError
 from dlsched.rl.policy import DEFAULT_CHECKPOINT, DL2Policy, Model, load_checkpoint, save_checkpoint
 from dlsched.rl.slot import Spec
 from dlsched.sim.engine import PolicyError, simulate
-from dlsched.sim.policies import make_policy
+from dlsched.registry import make_policy
 
 from tests.sim.helpers import LinearSpeed, cluster, job, trace
 
@@ -98,8 +98,8 @@ def test_without_torch_the_toolkit_imports_and_dl2_says_what_to_install():
     code = (
         "import sys; sys.modules['torch'] = None\n"
         "import dlsched, dlsched.cli, dlsched.sim.engine\n"
-        "from dlsched.sim.policies import describe\n"
-        "assert 'pip install' in describe('dl2'), describe('dl2')\n"
+        "from dlsched.registry import describe_policy\n"
+        "assert 'pip install' in describe_policy('dl2'), describe_policy('dl2')\n"
         "try:\n"
         "    import dlsched.rl\n"
         "except ImportError as e:\n"

@@ -13,7 +13,7 @@ from dlsched.rl.train import (Replay, TrainConfig, actor_critic_update, advantag
                               finish_greedy, fork, gain_action, remaining_times, rollout, sampler, teacher_action,
                               teacher_samples, targets, train, warmup)
 from dlsched.sim.engine import Simulation
-from dlsched.sim.policies import make_policy
+from dlsched.registry import make_policy
 from dlsched.sim.policy import PolicyContext
 
 from .helpers import small

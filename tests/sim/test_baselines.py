@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 from dlsched.instance.cluster import Cluster
 from dlsched.instance.workload import Job, Trace
 from dlsched.sim.engine import simulate
-from dlsched.sim.policies import POLICIES, available, describe, make_policy
-from dlsched.sim.policies.baselines import drf_fill
+from dlsched.registry import describe_policy, make_policy, POLICIES, policy_names
+from dlsched.policies.drf import drf_fill
 from tests.sim.helpers import Audit, LinearSpeed, cluster, job, trace
 
 BASELINES = ("fifo", "srtf", "drf", "tetris")
@@ -95,11 +95,11 @@ def test_table_lists_every_policy_and_each_runs():
     naming the policy (policies for one family's traces, e.g. OASiS's, test on their own)."""
     from dlsched.errors import InputError
 
-    assert set(BASELINES) <= set(available())
+    assert set(BASELINES) <= set(policy_names())
     tr = trace(job("a", 0.0, 5.0), job("b", 1.0, 3.0, max_workers=2, max_ps=1), job("c", 2.0, 2.0, gpus=2))
     ran = []
-    for name in available():
-        assert describe(name), name
+    for name in policy_names():
+        assert describe_policy(name), name
         assert POLICIES[name].count(":") == 1
         if name == "dl2":   # a trained network knows only DL2's job types: tests/rl/ runs it on DL2's mix
             continue

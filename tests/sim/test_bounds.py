@@ -11,7 +11,7 @@ from hypothesis import assume, given, settings, strategies as st
 from dlsched.instance.synthetic import dl2_cluster, dl2_trace
 from dlsched.sim.bounds import jct_lower_bound, lp_lower_bound, pareto, srpt_completions, trace_lower_bound
 from dlsched.sim.engine import simulate
-from dlsched.sim.policies import make_policy
+from dlsched.registry import make_policy
 from dlsched.sim.speed import TableSpeed
 
 from .helpers import LinearSpeed, cluster, job, trace

@@ -14,11 +14,11 @@ def run(capsys, *argv):
 
 
 def test_policies_lists_the_table(capsys):
-    from dlsched.sim.policies import available
+    from dlsched.registry import policy_names
 
     code, out, _ = run(capsys, "policies")
     assert code == 0
-    assert [line.split()[0] for line in out.splitlines()] == available()
+    assert [line.split()[0] for line in out.splitlines()] == policy_names()
 
 
 def test_simulate_json_and_plots(capsys, tmp_path):
@@ -58,9 +58,9 @@ def test_bad_input_exits_2_with_one_line(capsys, argv, message):
 
 
 def test_policy_error_exits_2_naming_the_policy(capsys, monkeypatch):
-    from dlsched.sim import policies
+    from dlsched import registry
 
-    monkeypatch.setitem(policies.POLICIES, "broken", "tests.sim.test_cli_sim:Broken")
+    monkeypatch.setitem(registry.POLICIES, "broken", "tests.sim.test_cli_sim:Broken")
     code, _, err = run(capsys, "simulate", "dl2:3", "--policy", "broken")
     assert code == 2 and "policy 'broken' at t=" in err and "over-commits" in err
 

@@ -21,7 +21,9 @@ from dlsched.instance.cluster import Cluster
 from dlsched.instance.workload import Job, Trace
 from dlsched.sim.engine import Simulation, simulate
 from dlsched.sim.placement import EPS, FirstFitPool, first_fit, hold
-from dlsched.sim.policies.baselines import DRF, Tetris, drf_fill, grant, packed, ps_count
+from dlsched.policies.bundles import grant, ps_count
+from dlsched.policies.drf import DRF, drf_fill, packed
+from dlsched.policies.tetris import Tetris
 from dlsched.sim.policy import Placement
 from tests.sim.helpers import LinearSpeed
 
@@ -205,7 +207,7 @@ def test_whole_runs_identical(placer, rows, servers, R):
 def test_memo_resumes_to_the_same_filling(rows, servers, R, snap, steps):
     # a FillMemo kept across calls on changing candidate sets (jobs leave and come back, in any mix)
     # answers what a filling from scratch answers, placements and their key order included
-    from dlsched.sim.policies.baselines import FillMemo
+    from dlsched.policies.drf import FillMemo
 
     tr, res = _trace([(0.0, *r[1:]) for r in rows], R)      # every job active at once
     cap = {"gpu": 4.0, "cpu": 6.5, "mem": 5.0}
@@ -230,7 +232,7 @@ def test_memo_resumes_to_the_same_filling(rows, servers, R, snap, steps):
 @settings(max_examples=25, deadline=None)
 @given(rows=rows_st, servers=st.integers(1, 10), R=st.integers(2, 3))
 def test_whole_runs_identical_with_and_without_the_memo(snap, rows, servers, R):
-    from dlsched.sim.policies.baselines import FillMemo
+    from dlsched.policies.drf import FillMemo
 
     old = FillMemo.SNAP
     FillMemo.SNAP = snap               # copies of the free capacity every 1 or 3 pops: many resume points
@@ -277,7 +279,7 @@ def test_layout_rounds_as_the_whole_product(n, R, k, seed):
     # a row's value in A @ v depends on its place in the whole matrix (blocks of four, the last rows
     # apart, a product of one row alone otherwise again): one product over layout() must give each
     # distinct row inside the blocks, and each last row, the whole product's value, bit for bit
-    from dlsched.sim.policies.alignment import layout, rows_alike
+    from dlsched.policies.alignment import layout, rows_alike
 
     rng = np.random.default_rng(seed)
     pool = rng.random((k, R)) * rng.choice([0.0, 1e-3, 0.3, 1.0, 8.0], (k, R))
@@ -350,8 +352,8 @@ def _steps_of(steps, total, vectors, weighted, *hint):
        caps=st.lists(st.sampled_from([0.0, 3.0, 8.0, 20.0, 55.5]), min_size=4, max_size=4))
 def test_grouped_steps_as_whole_steps(n, R, seed, caps):
     # one call's steps, grouped, against the whole product at every step, bit for bit
-    from dlsched.sim.policies.alignment import rows_alike
-    from dlsched.sim.policies.baselines import _grouped_steps, _whole_steps
+    from dlsched.policies.alignment import rows_alike
+    from dlsched.policies.tetris import _grouped_steps, _whole_steps
 
     total, vectors, weighted = _one_call(n, R, np.random.default_rng(seed), caps)
     assert rows_alike(R)                       # on this machine's BLAS; elsewhere Tetris takes the whole product
@@ -365,7 +367,7 @@ def test_grouped_steps_follow_the_last_call_only_where_they_agree(n, R, seed, ca
     # consecutive calls on candidate sets that lose members (so rows change places, and which are the
     # last n mod 4), weights nudged by units in the last place or more, each given the last call's
     # grants as its hint: the same steps as the whole product, bit for bit
-    from dlsched.sim.policies.baselines import _grouped_steps, _whole_steps
+    from dlsched.policies.tetris import _grouped_steps, _whole_steps
 
     rng = np.random.default_rng(seed)
     total, vectors, weighted = _one_call(n, R, rng, caps)
@@ -381,7 +383,7 @@ def test_grouped_steps_follow_the_last_call_only_where_they_agree(n, R, seed, ca
 
 def test_grouped_steps_replay_most_steps():
     # the equivalence above means something only if the replay takes steps: count them on alike calls
-    from dlsched.sim.policies.baselines import _Groups, _grouped_steps, _whole_steps
+    from dlsched.policies.tetris import _grouped_steps, _Groups, _whole_steps
 
     rng = np.random.default_rng(7)
     n = 400

@@ -60,7 +60,7 @@ def test_unchanged_placement_pays_no_restart():
 
 
 def test_queueing_under_fifo():
-    from dlsched.sim.policies import make_policy
+    from dlsched.registry import make_policy
 
     tr = trace(job("a", 0.0, 10.0, gpus=4), job("b", 1.0, 5.0, gpus=4), job("c", 2.0, 1.0, gpus=1))
     res = simulate(tr, cluster(gpus=4), make_policy("fifo"), LinearSpeed())

@@ -10,12 +10,12 @@ from dlsched.instance.oasis_gen import small
 from dlsched.instance.smd_gen import generate
 from dlsched.instance.oasis import schedule_utility
 from dlsched.sim.engine import simulate
-from dlsched.sim.policies import make_policy
-from dlsched.sim.policies import oasis as po
-from dlsched.sim.policies import smd as ps
-from dlsched.sim.policies.baselines import DRF
-from dlsched.sim.policies.offline import TimeIndexed
-from dlsched.sim.policies.oasis_baselines import Dorm, DrfPolicy, FifoPolicy, RiskReward, RiskRewardPolicy
+from dlsched.registry import make_policy
+from dlsched.policies import oasis as po
+from dlsched.policies import smd as ps
+from dlsched.policies.drf import DRF
+from dlsched.policies.time_indexed import TimeIndexed
+from dlsched.policies.oasis_baselines import Dorm, DrfPolicy, FifoPolicy, RiskReward, RiskRewardPolicy
 from dlsched.solvers.options import SolveOptions
 from tests.sim.helpers import Audit, LinearSpeed, cluster, job, trace
 
@@ -136,7 +136,7 @@ class _Hold:
 def test_placement_to_trace_reproduces_the_model_jcts():
     from dlsched.instance.placement_gen import generate as pgen
     from dlsched.models.placement import evaluate
-    from dlsched.sim.policies import hetplace as ph
+    from dlsched.policies import hetplace as ph
     from dlsched.sim.policy import Placement
 
     inst = pgen(5, seed=4)

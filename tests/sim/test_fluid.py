@@ -1,4 +1,4 @@
-"""The fluid LP of the active jobs (dlsched/sim/policies/fluid.py) and the ``fluid`` policy."""
+"""The fluid LP of the active jobs (dlsched/policies/fluid.py) and the ``fluid`` policy."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from hypothesis import example, given, settings, strategies as st
 
-from dlsched.sim.policies.fluid import fluid_shares, pareto_configs
-from dlsched.sim.policies.smd import hesrpt_shares
+from dlsched.policies.fluid import fluid_shares, pareto_configs
+from dlsched.policies.smd import hesrpt_shares
 
 
 def _grid(rng, P, W, holes=0.2):

@@ -21,9 +21,9 @@ from dlsched.instance.cluster import Cluster
 from dlsched.instance.workload import Job, Trace
 from dlsched.sim.engine import simulate
 from dlsched.sim.placement import EPS
-from dlsched.sim.policies import smd
-from dlsched.sim.policies.fluid import fluid_shares
-from dlsched.sim.policies.optimus import admit_in_order, marginal_gain_allocation, task_shares
+from dlsched.policies import smd
+from dlsched.policies.fluid import fluid_shares
+from dlsched.policies.optimus import admit_in_order, marginal_gain_allocation, task_shares
 from dlsched.sim.speed import DurationSpeed
 
 AMOUNTS = [0.0, 0.1, 0.2, 0.3, 0.7, 1.0, 1.5, 2.0]
@@ -190,7 +190,7 @@ class _Reference:
 @given(seed=st.integers(0, 10_000), n=st.integers(5, 60), servers=st.integers(1, 6),
        name=st.sampled_from(["optimus-greedy", "srpt-greedy", "hesrpt", "fluid"]))
 def test_whole_runs_identical(seed, n, servers, name):
-    from dlsched.sim.policies import make_policy
+    from dlsched.registry import make_policy
 
     rng = np.random.default_rng(seed)
     trace = _trace(rng, n)
@@ -208,7 +208,7 @@ def test_whole_runs_identical(seed, n, servers, name):
 def test_fluid_solves_no_lp_when_every_job_has_one_size(monkeypatch):
     """A one-size job keeps its first size whatever its share, so with only such jobs (every OpenB
     pod) ``fluid`` skips the LP and decides as ``srpt-greedy``."""
-    from dlsched.sim.policies import make_policy
+    from dlsched.registry import make_policy
 
     def no_lp(*args, **kw):
         raise AssertionError("the fluid LP was solved")

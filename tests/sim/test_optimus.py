@@ -10,8 +10,8 @@ from hypothesis import given, settings, strategies as st
 
 from dlsched.instance.synthetic import dl2_cluster, dl2_trace
 from dlsched.sim.engine import simulate
-from dlsched.sim.policies import make_policy
-from dlsched.sim.policies.optimus import Optimus, marginal_gain_allocation, place_job, place_principle
+from dlsched.registry import make_policy
+from dlsched.policies.optimus import Optimus, marginal_gain_allocation, place_job, place_principle
 from dlsched.sim.speed import TableSpeed
 
 from .helpers import cluster, job, trace
@@ -261,7 +261,7 @@ def test_fixed_size_all_reduce_jobs_run_at_their_size():
 
 
 def test_cluster_dominant_resource_shares():
-    from dlsched.sim.policies.optimus import task_shares
+    from dlsched.policies.optimus import task_shares
 
     dw = np.array([[1.0, 2.0]])   # worker: 1 GPU, 2 CPUs
     dp = np.array([[0.0, 2.0]])   # PS: 2 CPUs
@@ -283,7 +283,7 @@ def test_one_shot_policy_is_the_one_greedy_on_the_instance_tau(seed, n, servers,
     read from the instance, starting from (1, 1) in arrival order; p ≤ w under ps_le_workers."""
     from dlsched.instance.smd import SMDOptions
     from dlsched.instance.smd_gen import generate
-    from dlsched.sim.policies.smd import optimus_policy
+    from dlsched.policies.smd import optimus_policy
 
     inst = generate(n, servers, seed=seed, max_workers=4, max_ps=3, options=SMDOptions(ps_le_workers=le, max_workers=4, max_ps=3))
     order = sorted(range(n), key=lambda j: (inst.arrival[j], j))
@@ -303,7 +303,7 @@ def test_one_shot_policy_is_the_one_greedy_on_the_instance_tau(seed, n, servers,
 
 
 def test_task_shares_amount_is_the_authors_divisor():
-    from dlsched.sim.policies.optimus import task_shares
+    from dlsched.policies.optimus import task_shares
 
     cap = np.array([768.0, 192.0])                      # cpu, gpu
     dw, dp = np.array([[2.0, 1.0], [2.0, 0.0]]), np.array([[2.0, 0.0], [2.0, 0.0]])
@@ -316,7 +316,7 @@ def test_task_shares_amount_is_the_authors_divisor():
 
 
 def test_relative_gain_gives_the_spare_worker_to_the_short_job():
-    from dlsched.sim.policies.optimus import _fastest
+    from dlsched.policies.optimus import _fastest
 
     rates = [[0, 1.0, 1.8]]                               # one all-reduce type, a 2nd worker speeds it by 1.8x
     long, short = _times(1000.0, rates), _times(100.0, [[0, 1.0, 1.9]])
@@ -327,7 +327,7 @@ def test_relative_gain_gives_the_spare_worker_to_the_short_job():
 
 
 def test_oracle_models_are_the_truth(speed):
-    from dlsched.sim.policies.optimus import ABLATIONS, make_ablation
+    from dlsched.policies.optimus import ABLATIONS, make_ablation
 
     tr = dl2_trace(12, seed=7, max_epochs=3000)
     pol = _Checked(make_ablation("optimus-oracle"))
@@ -386,7 +386,7 @@ def test_normalise_none_divides_by_nothing():
 def test_profiling_is_shared_by_jobs_of_one_type(speed):
     # the authors' estimator: the first resnet-50 is profiled at 8 sizes p = w in 1..10 (10 s charged);
     # the second, arriving later, starts from those sizes and is not profiled
-    from dlsched.sim.policies.optimus import AUTHORS_PROFILE
+    from dlsched.policies.optimus import AUTHORS_PROFILE
 
     tr = dl2_trace(2, seed=5, max_epochs=200, types=("resnet-50",))
     pol = _Checked(Optimus(profile_seconds=50.0))
@@ -406,7 +406,7 @@ def test_profiling_is_shared_by_jobs_of_one_type(speed):
 
 
 def test_nnls_speed_model_keeps_the_earlier_estimator(speed):
-    from dlsched.sim.policies.optimus import DEFAULT_PROFILE, make_ablation
+    from dlsched.policies.optimus import DEFAULT_PROFILE, make_ablation
 
     pol = make_ablation("optimus-nnls")
     assert pol.speed_model == "nnls" and pol.profile == DEFAULT_PROFILE
@@ -450,7 +450,7 @@ def _reference_times(n, servers, seed):
 def test_srpt_greedy_is_the_greedy_on_times_over_the_shortest_time_to_the_alpha(seed, n, servers, alpha):
     """``srpt-greedy`` (not Optimus) = the naive greedy on R_j τ_j(w, p) / (T_j^min)^α, jobs started
     shortest first; with α = 0 and arrival order it is ``optimus-greedy`` exactly."""
-    from dlsched.sim.policies.smd import optimus_policy
+    from dlsched.policies.smd import optimus_policy
 
     inst, times, fastest, order = _reference_times(n, servers, seed)
     want = _naive_greedy([times[j] / fastest[j] ** alpha for j in range(n)], inst.d, inst.e,
@@ -464,7 +464,7 @@ def test_srpt_greedy_is_the_greedy_on_times_over_the_shortest_time_to_the_alpha(
 
 def test_srpt_greedy_options_are_checked():
     from dlsched.errors import InputError
-    from dlsched.sim.policies import make_policy
+    from dlsched.registry import make_policy
 
     assert make_policy("srpt-greedy").options == {"alpha": 2.0, "start": "shortest", "pairs": True}
     with pytest.raises(InputError):
@@ -474,7 +474,7 @@ def test_srpt_greedy_options_are_checked():
 
 
 def test_hesrpt_shares_follow_the_closed_form():
-    from dlsched.sim.policies.smd import hesrpt_shares
+    from dlsched.policies.smd import hesrpt_shares
 
     assert hesrpt_shares(1, 0.5).tolist() == [1.0]
     th = hesrpt_shares(3, 0.5)                       # 1/(1-p) = 2: (3/3)^2-(2/3)^2, (2/3)^2-(1/3)^2, (1/3)^2
@@ -492,8 +492,8 @@ def test_hesrpt_first_sizes_are_the_fastest_within_each_share(seed, n, servers, 
     """``hesrpt`` (and ``fluid``) = the naive greedy on R_j τ_j / (T_j^min)^2 started, shortest
     first, at the fastest (p, w) whose dominant share is within the job's heSRPT share (the fluid
     LP's share), else 1 PS + 1 worker."""
-    from dlsched.sim.policies.fluid import fluid_shares
-    from dlsched.sim.policies.smd import hesrpt_shares, optimus_policy
+    from dlsched.policies.fluid import fluid_shares
+    from dlsched.policies.smd import hesrpt_shares, optimus_policy
 
     inst, times, fastest, order = _reference_times(n, servers, seed)
     cap = inst.capacity
@@ -520,7 +520,7 @@ def test_hesrpt_first_sizes_are_the_fastest_within_each_share(seed, n, servers, 
 
 def test_hesrpt_options_are_checked():
     from dlsched.errors import InputError
-    from dlsched.sim.policies import make_policy
+    from dlsched.registry import make_policy
 
     assert make_policy("hesrpt").options == {"alpha": 2.0, "start": "shortest", "pairs": True, "shares": 0.6}
     assert make_policy("fluid").options == {"alpha": 2.0, "start": "shortest", "pairs": True, "shares": "fluid"}

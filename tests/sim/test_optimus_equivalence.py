@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from dlsched.instance.synthetic import dl2_cluster, dl2_trace
 from dlsched.instance.workload import Trace
 from dlsched.sim.engine import simulate
-from dlsched.sim.policies.optimus import Optimus, _fastest, marginal_gain_allocation, place_job, task_shares
+from dlsched.policies.optimus import Optimus, _fastest, marginal_gain_allocation, place_job, task_shares
 from dlsched.sim.placement import usage
 from dlsched.sim.policy import Decision
 

@@ -6,7 +6,7 @@ from dlsched.instance.cluster import Cluster
 from dlsched.instance.workload import Job, Trace
 from dlsched.sim.engine import Simulation, simulate
 from dlsched.sim.placement import Consolidated, consolidated, first_fit, task_slots
-from dlsched.sim.policies import make_policy
+from dlsched.registry import make_policy
 from dlsched.sim.policy import Placement
 from tests.sim.helpers import LinearSpeed, cluster, job, trace
 

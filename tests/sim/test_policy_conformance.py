@@ -1,7 +1,7 @@
 """The Policy contract (dlsched/sim/policy.py, docs/simulator.md), asserted for every registered policy.
 
 The solvers' conformance suite (tests/test_conformance.py) does this for methods; this one does it
-for policies: registering a policy (one line in ``dlsched.sim.policies.POLICIES``) puts it here.
+for policies: registering a policy (one line in ``dlsched.registry.POLICIES``) puts it here.
 Each policy runs on random traces of the family it applies to, through an audit that recomputes
 every answer from the placements alone (no code shared with the engine's own check):
 
@@ -25,15 +25,15 @@ from dlsched.instance.cluster import Cluster
 from dlsched.instance.oasis_gen import small as oasis_small
 from dlsched.instance.workload import Job, Trace
 from dlsched.sim.engine import simulate
-from dlsched.sim.policies import available, make_policy
-from dlsched.sim.policies import oasis as oasis_policies
+from dlsched.registry import make_policy, policy_names
+from dlsched.policies import oasis as oasis_policies
 from tests.sim.helpers import Audit, LinearSpeed
 
 # The traces each policy applies to; every other registered policy takes any trace.
 OASIS_FAMILY = ("oasis", "risk_reward", "dorm")      # need OASiS's speed source (utilities, worker/PS servers)
 DL2_FAMILY = ("dl2",)                                # a trained network knows only DL2's job types
 ADMISSION = set(OASIS_FAMILY)                        # may turn jobs away by design
-GENERIC = tuple(n for n in available() if n not in OASIS_FAMILY + DL2_FAMILY)
+GENERIC = tuple(n for n in policy_names() if n not in OASIS_FAMILY + DL2_FAMILY)
 
 
 def run(name: str, tr: Trace, cl: Cluster, speed, policy=None, monotone: bool = True, **kw):
@@ -59,8 +59,8 @@ def same_schedule(a, b) -> bool:
 
 
 def test_every_registered_policy_is_under_this_suite():
-    assert set(GENERIC) | set(OASIS_FAMILY) | set(DL2_FAMILY) == set(available())
-    assert set(OASIS_FAMILY + DL2_FAMILY) <= set(available())
+    assert set(GENERIC) | set(OASIS_FAMILY) | set(DL2_FAMILY) == set(policy_names())
+    assert set(OASIS_FAMILY + DL2_FAMILY) <= set(policy_names())
 
 
 jobs_st = st.lists(st.tuples(st.integers(0, 20), st.integers(1, 30), st.sampled_from([1, 2]), st.integers(1, 2),

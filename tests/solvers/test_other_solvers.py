@@ -13,7 +13,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import dlsched
-import dlsched.solvers  # noqa: F401  (registers the methods)
 from dlsched.errors import InputError
 from dlsched.instance.generate import random_mcmdk
 from dlsched.result import relative_gap

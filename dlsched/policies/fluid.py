@@ -1,7 +1,7 @@
 r"""The fluid LP of the active jobs: each job's share of the cluster until the next completion.
 
 A relaxation of the scheduling problem of the jobs in the system now, with no further arrivals,
-solved at every call of the ``fluid`` policy (:class:`dlsched.sim.policies.smd.FluidPolicy`). The
+solved at every call of the ``fluid`` policy (:class:`dlsched.policies.smd.FluidPolicy`). The
 jobs finish in a given order (shortest remaining time first, heSRPT's order), which cuts time into
 phases: phase k = 0..m-1 lasts :math:`t_k` and ends when the job of rank k completes, so job i is
 in the system during phases :math:`0..\rho_i` (:math:`\rho_i` its rank). Within a phase a job may

@@ -10,7 +10,7 @@ r"""The SMD family on the simulator (MODELS.md §2.3, §2.4): converter, speed s
   :class:`OptimusGreedyPolicy` Optimus's one-shot marginal-gain greedy (§5), both re-deciding at
   every call; on a generic trace they see :math:`\tau_j(w, p)` through the simulator's speed
   source (:func:`instance_view`) and are placed by a shared placer (first fit by default).
-* :func:`run` simulates a family instance on the SMD slot grid (:class:`~dlsched.sim.policies.slotted.Slotted`)
+* :func:`run` simulates a family instance on the SMD slot grid (:class:`~dlsched.policies.slotted.Slotted`)
   and returns the :class:`Schedule` that ``check_smd`` verifies: C_j is the slot the job completes in.
 """
 
@@ -28,9 +28,9 @@ from dlsched.instance.workload import Job, Trace
 from dlsched.instance.smd import SMDInstance, require_aggregate
 from dlsched.sim.engine import simulate
 from dlsched.sim.placement import make_placer
-from dlsched.sim.policies.fluid import fluid_shares, pareto_configs
-from dlsched.sim.policies.optimus import marginal_gain_allocation
-from dlsched.sim.policies.slotted import Slotted, completion_slot
+from dlsched.policies.fluid import fluid_shares, pareto_configs
+from dlsched.policies.optimus import marginal_gain_allocation
+from dlsched.policies.slotted import Slotted, completion_slot
 from dlsched.sim.policy import ClusterState, Placement, PolicyContext
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.smd import TIE_BREAK, decide
@@ -180,7 +180,7 @@ def optimus_policy(inst: SMDInstance, active: np.ndarray, alpha: float = 0.0, st
                    pairs: bool = False, shares: float | str | None = None) -> np.ndarray:
     r"""Optimus's marginal-gain greedy (MODELS.md §5) with the known τ -> (n, 2) allocation (w, p).
 
-    The one greedy :func:`dlsched.sim.policies.optimus.marginal_gain_allocation` on the remaining
+    The one greedy :func:`dlsched.policies.optimus.marginal_gain_allocation` on the remaining
     times :math:`T_j(p, w) = R_j \tau_j(w, p)`: every active job starts with 1 PS + its fewest
     workers (1, or a gang-scheduled job's whole size; in arrival order, as long as they fit; the
     others wait), then the task with the largest positive gain
@@ -194,7 +194,7 @@ def optimus_policy(inst: SMDInstance, active: np.ndarray, alpha: float = 0.0, st
     as in :func:`marginal_gain_allocation`; ``shares`` = p (:class:`HeSRPTPolicy`'s) replaces each
     first size by the fastest (p, w) within the job's share of :func:`hesrpt_shares` by its rank in
     that order (its dominant resource share at most θ; the fewest workers if none is within it);
-    ``shares = "fluid"`` (:class:`FluidPolicy`'s) takes θ from :func:`~dlsched.sim.policies.fluid.fluid_shares`
+    ``shares = "fluid"`` (:class:`FluidPolicy`'s) takes θ from :func:`~dlsched.policies.fluid.fluid_shares`
     instead, the fluid LP of the active jobs completing in that order.
     """
     idx = np.sort(np.asarray(active, dtype=np.int64))
@@ -303,7 +303,7 @@ def _tau_stack(inst: SMDInstance, jobs: np.ndarray) -> np.ndarray:
 
 
 def _pareto(inst: SMDInstance, j: int) -> np.ndarray:
-    """:func:`~dlsched.sim.policies.fluid.pareto_configs` of job j's τ grid, cached with its configurations."""
+    """:func:`~dlsched.policies.fluid.pareto_configs` of job j's τ grid, cached with its configurations."""
     return inst.cached(("pareto", inst._config_key(j)), lambda: pareto_configs(_tau_grid(inst, j), inst.d[j], inst.e[j]))
 
 
@@ -365,7 +365,7 @@ class FluidPolicy(SRPTGreedyPolicy):
     """The fluid LP of the active jobs (shortest first, no further arrivals) gives each its share of the cluster until the next completion, then srpt-greedy's fill (not a seed paper's).
 
     :func:`optimus_policy` with ``shares="fluid"``: at every call the LP of
-    :mod:`dlsched.sim.policies.fluid` over the active jobs' Pareto-efficient sizes, each job's
+    :mod:`dlsched.policies.fluid` over the active jobs' Pareto-efficient sizes, each job's
     average dominant share θ in its first phase, the fastest (p, w) within θ as first size, what
     is left filled by ``srpt-greedy``'s gains (``alpha``, ``pairs``). Unlike :class:`HeSRPTPolicy`
     it uses every job's own measured speedup curve instead of one k^p; DL2's warm-up teacher

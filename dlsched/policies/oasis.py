@@ -32,7 +32,7 @@ from dlsched.instance.oasis import OasisInstance, OasisSchedule
 from dlsched.instance.workload import Job, Trace
 from dlsched.sim.engine import simulate
 from dlsched.sim.placement import fill_in_order, task_slots
-from dlsched.sim.policies.slotted import Slotted, completion_slot
+from dlsched.policies.slotted import Slotted, completion_slot
 from dlsched.sim.policy import ClusterState, Placement, PolicyContext
 from dlsched.solvers.oasis import ClusterState as Prices, admit, price_params
 
@@ -96,7 +96,7 @@ def instance_of(jobs, policy: str) -> tuple[OasisInstance, np.ndarray]:
     """The OASiS instance behind a trace made by :func:`to_trace`, and the instance index of every trace job."""
     insts = {id(j.meta.get("oasis")) for j in jobs}
     if len(insts) != 1 or jobs[0].meta.get("oasis") is None:
-        raise InputError("<trace>", "jobs[*].meta", f"an OASiS trace (dlsched.sim.policies.oasis.to_trace) for policy '{policy}'",
+        raise InputError("<trace>", "jobs[*].meta", f"an OASiS trace (dlsched.policies.oasis.to_trace) for policy '{policy}'",
                          "jobs without OASiS utilities, work and bandwidths")
     return jobs[0].meta["oasis"], np.array([int(j.meta["index"]) for j in jobs], dtype=np.int64)
 

@@ -1,9 +1,9 @@
-"""The baselines of the OASiS evaluation (MODELS.md §3.3) as policies on OASiS traces (:mod:`dlsched.sim.policies.oasis`).
+"""The baselines of the OASiS evaluation (MODELS.md §3.3) as policies on OASiS traces (:mod:`dlsched.policies.oasis`).
 
 * ``fifo``: jobs in arrival order, each with a fixed worker count (``workers``, default N_i,
   capped by what the empty cluster holds) and the fewest PSs that serve them; strict head-of-line
   blocking; an allocation is held until the job finishes.
-* ``drf``: the simulator's one DRF (:func:`dlsched.sim.policies.baselines.drf_fill`, progressive
+* ``drf``: the simulator's one DRF (:func:`dlsched.policies.baselines.drf_fill`, progressive
   filling by worker+PS bundles, placed first fit) over the jobs that could finish by T with N_i
   workers when they arrived (:class:`DrfPolicy`).
 * ``risk_reward``: our reading of a risk-reward heuristic (docs/oasis.md): at every event,
@@ -26,8 +26,8 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 
 from dlsched.instance.oasis import OasisInstance
 from dlsched.sim.placement import make_placer, task_slots
-from dlsched.sim.policies.baselines import drf_fill, packed
-from dlsched.sim.policies.oasis import SlotDecide, SlotSim, _OnOasisSlots, instance_of
+from dlsched.policies.drf import drf_fill, packed
+from dlsched.policies.oasis import SlotDecide, SlotSim, _OnOasisSlots, instance_of
 
 
 def _max_workers_empty(inst: OasisInstance, i: int) -> int:

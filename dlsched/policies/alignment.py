@@ -1,6 +1,6 @@
 """The alignments of groups of equal rows, each rounded exactly as the product of the whole matrix rounds it.
 
-Tetris (policies/baselines.Tetris, MODELS.md §7) scores every candidate by the alignment
+Tetris (policies/tetris.Tetris, MODELS.md §7) scores every candidate by the alignment
 ⟨b_j / C, free / C⟩, taken as one product ``A @ v`` over all n candidates. The BLAS behind numpy
 computes that product in blocks of four rows and the last ``n mod 4`` rows apart, with different
 roundings (a row's value can differ in its last bit between the two, and a product of one row alone

@@ -1,4 +1,5 @@
-"""Exact time-indexed schedule of an SMD instance (MODELS.md §2.4), three front ends.
+r"""Exact time-indexed schedule of an SMD instance (MODELS.md §2.4): the ``time-indexed`` method
+(three front ends) and the offline reference policy that replays it.
 
 The horizon T: the ``horizon`` parameter if given; otherwise one that provably contains an
 optimal schedule. With UB the best Σ ω C of the heuristics (SMD, Optimus, DRF) and L_i the
@@ -6,6 +7,16 @@ earliest possible completion slot of job i, any schedule better than UB has
 ``C_j ≤ (UB − Σ_{i≠j} ω_i L_i) / ω_j``; T is the largest of these (capped by the instance's own
 ``horizon`` when it has one: then ``stats["horizon_provable"]`` is False). The best heuristic
 schedule is passed to HiGHS as a MIP start.
+
+The policy ``time-indexed`` (:class:`TimeIndexed`), an offline reference for small traces, is told the whole trace (``offline = True``: ``PolicyContext.future``), solves
+the time-indexed MILP above once in ``reset`` (min
+:math:`\sum_j \omega_j C_j` on slots of Δ, with resizing), and then plays the optimal schedule
+slot by slot: at every slot boundary the jobs run the (w, p) the MILP chose for that slot. On a
+trace made by :func:`dlsched.policies.smd.to_trace` it solves the family instance itself;
+on any other trace the SMD view of :func:`~dlsched.policies.smd.instance_view` (aggregate
+capacity, τ from the speed source, slots of ``slot_seconds``). Its total weighted completion
+time (in slots) is a lower bound for every policy on the same slot grid (bound <= optimum <=
+heuristic); the MILP grows with jobs x configurations x slots, so keep traces small.
 """
 
 from __future__ import annotations
@@ -19,14 +30,16 @@ from dlsched.errors import InputError
 from dlsched.instance.smd import SMDInstance, require_aggregate
 from dlsched.models import smd_time_indexed as ti
 from dlsched.result import Result, Status, make_result
-from dlsched.sim.policies.baselines import DRF
-from dlsched.sim.policies.slotted import deadline_of
-from dlsched.sim.policies.smd import OptimusGreedyPolicy, SMDPolicy, run
+from dlsched.policies.drf import DRF
+from dlsched.policies.slotted import deadline_of
+from dlsched.policies.smd import OptimusGreedyPolicy, SMDPolicy, instance_view, run
 from dlsched.solvers import highs
 from dlsched.solvers.backends import BACKENDS, solve_front_end
 from dlsched.solvers.milp import column_front_ends
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.registry import flag, register
+from dlsched.sim.placement import make_placer
+from dlsched.sim.policy import ClusterState, Decision, Placement, PolicyContext
 
 
 def earliest_completion(inst: SMDInstance, j: int) -> int:
@@ -132,3 +145,43 @@ def time_indexed(instance: SMDInstance, opts: SolveOptions, backend: str = "high
                        objective=out.objective if solution is not None else None, bound=bound, backend=backend,
                        build_seconds=build, solve_seconds=out.seconds, stats={**stats, **out.stats},
                        solver_version=highs.version(), message="; ".join(messages))
+
+
+class TimeIndexed:
+    """Exact time-indexed optimum (MODELS.md §2.4), offline: solved once on the whole trace, then replayed slot by slot."""
+
+    name = "time-indexed"
+    offline = True
+
+    def __init__(self, slot_seconds: float = 1200.0, time_limit: float | None = None, placer: str = "first_fit"):
+        if not slot_seconds > 0:
+            raise InputError("<argument>", "slot_seconds", "a slot length > 0", slot_seconds)
+        self.slot_seconds = float(slot_seconds)
+        self.time_limit = time_limit
+        self.placer = make_placer(placer)
+
+    def reset(self, ctx: PolicyContext) -> None:
+        if ctx.future is None:
+            raise InputError("<argument>", "policy", "the whole trace (an offline policy needs PolicyContext.future)", None)
+        jobs = ctx.future.jobs
+        inst = jobs[0].meta.get("smd")
+        if inst is not None and all(j.meta.get("smd") is inst for j in jobs):
+            self.index = np.array([int(j.meta["index"]) for j in jobs], dtype=np.int64)
+            self.slot_seconds = float(inst.slot_seconds)
+        else:
+            inst = instance_view(jobs, ctx.cluster, ctx.speed, self.slot_seconds)
+            self.index = np.arange(len(jobs))
+        self.result = time_indexed(inst, SolveOptions(time_limit=self.time_limit, threads=1))
+        if not self.result.status.has_solution():
+            raise InputError(ctx.future.source, "trace", "a trace whose time-indexed MILP finds a schedule",
+                             f"{self.result.status.value}: {self.result.message}")
+        self.plan = np.asarray(self.result.solution["schedule"])            # (T, n, 2)
+
+    def schedule(self, state: ClusterState, events) -> Decision:
+        k = int(np.floor(state.time / self.slot_seconds + 1e-9))
+        row = self.plan[k] if k < self.plan.shape[0] else np.zeros((self.plan.shape[1], 2), np.int64)
+        jobs = state.jobs
+        sizes = {int(j): (int(row[v, 0]), int(row[v, 1]) if jobs[j].uses_ps else 0)
+                 for j, v in zip(state.active.tolist(), self.index[state.active].tolist()) if row[v, 0] > 0}
+        placed: dict[int, Placement] = self.placer.place(state, sizes)
+        return Decision(placed, next_call=(k + 1) * self.slot_seconds)

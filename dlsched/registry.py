@@ -1,0 +1,159 @@
+"""The one registry: every name a user can give (a method, a policy, a benchmark suite) and the
+module that defines it, as strings, so that nothing is imported until it is named (STYLE.md
+practice 1: names map to objects, never parsed from strings).
+
+Adding a method or a policy is one module plus one line here; a method module's ``@register``
+decorators (:mod:`dlsched.solvers.registry`) say what each name accepts. A third-party package
+adds its own without editing dlsched, through the entry-point groups :data:`ENTRY_POINTS`
+(``dlsched.policies``: ``name = "package.module:Class"``; ``dlsched.methods``: ``name =
+"package.module"``, a module whose ``@register`` decorators define ``name``); ``--policy
+package.module:Class`` names a policy class directly. ``tests/test_registry.py`` checks that
+this table and the decorators agree, and that this is the only table to change.
+
+This module imports nothing of dlsched's but :mod:`dlsched.errors`: it sits on the bottom floor.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from importlib.metadata import entry_points
+
+from dlsched.errors import InputError
+
+#: method name -> the modules whose ``@register`` define it (one per family that has its own)
+METHODS: dict[str, tuple[str, ...]] = {
+    # core layers (MODELS.md §1)
+    "exact": ("dlsched.solvers.exact", "dlsched.solvers.smd", "dlsched.solvers.hetplace", "dlsched.solvers.oasis_offline"),
+    "lp-round": ("dlsched.solvers.rounding",),
+    "core": ("dlsched.solvers.core",),
+    "sample": ("dlsched.solvers.sampling",),
+    "hyperplane": ("dlsched.solvers.hyperplane",),
+    "tabu": ("dlsched.solvers.tabu",),
+    # SMD (§2): online methods run their policy on the engine; the time-indexed optimum
+    "smd": ("dlsched.policies.online",),
+    "optimus": ("dlsched.policies.online",),
+    "drf": ("dlsched.policies.online",),
+    "time-indexed": ("dlsched.policies.time_indexed",),
+    # OASiS (§3): online and its baselines on the engine, the offline MILP and its bound
+    "oasis": ("dlsched.policies.online",),
+    "fifo": ("dlsched.policies.online",),
+    "risk_reward": ("dlsched.policies.online",),
+    "dorm": ("dlsched.policies.online",),
+    "offline": ("dlsched.solvers.oasis_offline",),
+    "pooled-bound": ("dlsched.solvers.oasis_offline",),
+    # heterogeneous placement (§4)
+    "greedy": ("dlsched.solvers.hetplace",),
+    "hetplace": ("dlsched.solvers.hetplace",),
+}
+
+#: policy name -> "module:Class" (the simulator's policies, docs/simulator.md)
+POLICIES: dict[str, str] = {
+    "fifo": "dlsched.policies.fifo:FIFO",
+    "srtf": "dlsched.policies.srtf:SRTF",
+    "drf": "dlsched.policies.drf:DRF",
+    "tetris": "dlsched.policies.tetris:Tetris",
+    "optimus": "dlsched.policies.optimus:Optimus",
+    "smd": "dlsched.policies.smd:SMDPolicy",
+    "optimus-greedy": "dlsched.policies.smd:OptimusGreedyPolicy",
+    "srpt-greedy": "dlsched.policies.smd:SRPTGreedyPolicy",
+    "hesrpt": "dlsched.policies.smd:HeSRPTPolicy",
+    "fluid": "dlsched.policies.smd:FluidPolicy",
+    "hetplace": "dlsched.policies.hetplace:HetPlace",
+    "oasis": "dlsched.policies.oasis:OASiS",
+    "risk_reward": "dlsched.policies.oasis_baselines:RiskReward",
+    "dorm": "dlsched.policies.oasis_baselines:Dorm",
+    "time-indexed": "dlsched.policies.time_indexed:TimeIndexed",
+    "dl2": "dlsched.rl.policy:DL2Policy",
+}
+
+#: ``dlsched bench NAME``: suite name -> the module whose ``@register_suite`` defines it
+SUITES: dict[str, str] = {
+    "quick": "dlsched.bench.quick",
+    "mkp": "dlsched.bench.mkp",
+    "smd": "dlsched.bench.smd",
+    "oasis": "dlsched.bench.oasis",
+    "hetplace": "dlsched.bench.hetplace",
+    "dl2": "dlsched.bench.dl2",
+    "sim": "dlsched.bench.sim",
+    "run": "dlsched.bench.runner",     # any suite file: dlsched bench run SUITE (dlsched/bench/suites/)
+}
+
+#: entry-point groups third-party packages register in (their pyproject's [project.entry-points."<group>"])
+ENTRY_POINTS = {"policies": "dlsched.policies", "methods": "dlsched.methods"}
+
+
+def plugins(kind: str) -> dict[str, str]:
+    """Installed third-party ``kind`` ("policies" or "methods"): name -> target, dlsched's own names excluded."""
+    own = POLICIES if kind == "policies" else METHODS
+    return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINTS[kind]) if ep.name not in own}
+
+
+def method_modules(name: str | None = None) -> tuple[str, ...]:
+    """The modules to import for method ``name`` (every method module when None), plug-ins included."""
+    found = {**{n: tuple(m) for n, m in METHODS.items()}, **{n: (m,) for n, m in plugins("methods").items()}}
+    if name is None:
+        return tuple(dict.fromkeys(m for mods in found.values() for m in mods))
+    return found.get(name, ())
+
+
+def policy_names() -> list[str]:
+    """dlsched's policies in table order, then installed plug-ins'."""
+    return [*POLICIES, *plugins("policies")]
+
+
+def close_names(name: str, names) -> str:
+    """`` (did you mean 'x'?)`` for a mistyped ``name`` among ``names``, else ``""``."""
+    near = difflib.get_close_matches(str(name).lower(), [n.lower() for n in names], n=1, cutoff=0.6)
+    return f" (did you mean '{[n for n in names if n.lower() == near[0]][0]}'?)" if near else ""
+
+
+def load_target(target: str, what: str):
+    """The object ``"module:attr"`` names; an :class:`InputError` naming ``what`` when it cannot load."""
+    module, sep, attr = target.partition(":")
+    if not sep or not module or not attr:
+        raise InputError("<argument>", what, "'package.module:Class'", target)
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except ModuleNotFoundError as exc:
+        if exc.name and module.startswith(exc.name):
+            raise InputError("<argument>", what, "an importable module", f"no module named '{exc.name}'") from None
+        raise
+    except AttributeError:
+        raise InputError("<argument>", what, f"a name defined in module {module}", attr) from None
+
+
+def policy_class(name: str):
+    """The class of policy ``name``: dlsched's own, an installed plug-in's, or ``package.module:Class``."""
+    target = POLICIES.get(name) or plugins("policies").get(name)
+    if target is None:
+        if ":" in str(name):
+            return load_target(name, "--policy")
+        names = policy_names()
+        raise InputError("<argument>", "--policy", f"one of {', '.join(names)} (see `dlsched policies`)"
+                         f"{close_names(name, names)}", name)
+    return load_target(target, f"policy {name}")
+
+
+def make_policy(name: str, **params):
+    """A fresh policy object; ``params`` are its constructor's keyword arguments."""
+    cls = policy_class(name)
+    try:
+        return cls(**params)
+    except TypeError as exc:
+        raise InputError("<argument>", f"policy {name} parameters", f"parameters {cls.__name__} accepts", str(exc)) from None
+
+
+def describe_policy(name: str) -> str:
+    """The first line of the policy class's docstring (or why it cannot load: a missing optional extra)."""
+    try:
+        doc = policy_class(name).__doc__ or ""
+    except ImportError as exc:
+        return f"(unavailable: {exc})"
+    return doc.strip().split("\n")[0]
+
+
+def suite_module(name: str) -> str:
+    if name not in SUITES:
+        raise InputError("<argument>", "bench", f"one of {', '.join(sorted(SUITES))}{close_names(name, SUITES)}", name)
+    return SUITES[name]
