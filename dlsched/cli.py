@@ -119,7 +119,13 @@ def _print_result(inst, res, report) -> None:
 
 
 def cmd_check(args) -> int:
-    inst = dlsched.load(args.instance, args.format, problem=args.problem, sense=args.sense)
+    problem = args.problem
+    if problem is None:      # a solution of problem K of a multi-problem file records its name, STEM-K
+        recorded = jsonio.recorded_instance(args.solution) or ""
+        stem, _, k = recorded.rpartition("-")
+        if k.isdigit() and stem == Path(args.instance).stem:
+            problem = int(k)
+    inst = dlsched.load(args.instance, args.format, problem=problem, sense=args.sense)
     solution, claimed = jsonio.load_solution(inst, args.solution)
     report = dlsched.check(inst, solution, claimed)
     if args.json:

@@ -68,6 +68,17 @@ def test_solve_out_then_check(capsys, tmp_path, data):
     assert code == 1 and "INFEASIBLE" in out
 
 
+def test_check_finds_the_problem_a_solution_records(capsys, tmp_path, data):
+    """A solution of problem 3 of mknap1 is checked against problem 3 without --problem (it
+    records the instance mknap1-3); given another problem it is refused, not found infeasible."""
+    sol, mkp = tmp_path / "p3.json", str(data / "orlib/mkp/mknap1.txt")
+    assert run(capsys, "solve", mkp, "--problem", "3", "--out", str(sol))[0] == 0
+    code, out, _ = run(capsys, "check", mkp, str(sol), "--json")
+    assert code == 0 and json.loads(out)["feasible"] is True
+    code, _, err = run(capsys, "check", mkp, str(sol), "--problem", "2")
+    assert code == 2 and "$.instance" in err and "'mknap1-3'" in err and "--problem" in err
+
+
 def test_convert_and_export(capsys, tmp_path, data):
     js = tmp_path / "p.json"
     assert run(capsys, "convert", str(data / "orlib/mkp/mknap1.txt"), "--problem", "4", str(js))[0] == 0
