@@ -74,8 +74,9 @@ def cmd_solve(args) -> int:
         write_atomic(args.out, json.dumps(doc, indent=1) + "\n")
     if args.json:
         out = res.summary()
-        out.update(instance=inst.name, family=inst.family,
-                   reference=inst.reference.objective if getattr(inst, "reference", None) else None,
+        # a reference of another objective than the method's is no reference for it (objective_of)
+        ref = getattr(inst, "reference", None) if not res.objective_of else None
+        out.update(instance=inst.name, family=inst.family, reference=ref.objective if ref else None,
                    checked=None if report is None else report.feasible)
         print(json.dumps(out))
     else:
@@ -105,9 +106,11 @@ def _print_result(inst, res, report) -> None:
     ref = getattr(inst, "reference", None)
     rows = [("method", f"{res.method}" + (f" / {res.backend}" if res.backend else "")),
             ("status", f"{res.status.value} ({res.termination})"),
-            ("objective", _fmt(res.objective, 10)), ("bound", _fmt(res.bound, 10)),
+            ("objective", _fmt(res.objective, 10) + (f"  ({res.objective_of})" if res.objective_of else "")),
+            ("bound", _fmt(res.bound, 10)),
             ("gap", "-" if res.gap is None else f"{100 * res.gap:.4f}%"),
-            ("reference", "-" if ref is None else f"{ref.objective:.10g}" + (" (optimal)" if ref.optimal else " (best known)")),
+            ("reference", "-" if ref is None else f"{ref.objective:.10g}" + (" (optimal)" if ref.optimal else " (best known)")
+             + (" of the instance's own objective; not comparable" if res.objective_of else "")),
             ("build / solve s", f"{res.build_seconds:.3f} / {res.solve_seconds:.3f}"),
             ("checker", "-" if report is None else ("feasible" if report.feasible else "REJECTED: " + "; ".join(report.violations[:3])))]
     rows += [(k, _fmt(v)) for k, v in res.stats.items() if isinstance(v, (int, float, str))]

@@ -79,6 +79,18 @@ def test_check_finds_the_problem_a_solution_records(capsys, tmp_path, data):
     assert code == 2 and "$.instance" in err and "'mknap1-3'" in err and "--problem" in err
 
 
+def test_a_reference_of_another_objective_is_not_shown_as_the_methods(capsys, instances_dir):
+    """smd-small.json's reference is its §2.2 epoch optimum; the `smd` method returns a schedule's
+    Σ ω_j C_j: the JSON gives no reference for it and says what its objective is; `exact` keeps it."""
+    inst = str(instances_dir / "smd-small.json")
+    _, out, _ = run(capsys, "solve", inst, "--method", "smd", "--json")
+    doc = json.loads(out)
+    assert doc["reference"] is None and "Σ ω_j C_j" in doc["objective_of"]
+    _, out, _ = run(capsys, "solve", inst, "--method", "exact", "--json")
+    doc = json.loads(out)
+    assert doc["reference"] == pytest.approx(doc["objective"]) and doc["objective_of"] == ""
+
+
 def test_convert_and_export(capsys, tmp_path, data):
     js = tmp_path / "p.json"
     assert run(capsys, "convert", str(data / "orlib/mkp/mknap1.txt"), "--problem", "4", str(js))[0] == 0
