@@ -11,7 +11,7 @@ from dlsched.check import CheckReport, check as _check
 from dlsched.errors import InputError
 from dlsched.instance import jsonio, orlib
 from dlsched.instance.cluster import Cluster
-from dlsched.instance.core import SENSES
+from dlsched.instance.core import SENSES, Reference
 from dlsched.instance.families import FAMILIES
 from dlsched.instance.traces import load_trace
 from dlsched.instance.workload import Trace
@@ -31,7 +31,8 @@ def load(path: str | os.PathLike, format: str = "auto", *, problem: int | None =
     ``problem`` picks the K-th (0-based) problem of a multi-problem MKP file; ``sense`` the
     GAP objective sense (default ``min``; a JSON or MKP file states its own, so ``sense`` is an
     error there). A GAP file's reference value is taken from a ``bounds.txt`` beside it when
-    its lower and upper bounds agree. Every bad argument or file is an :class:`InputError`.
+    its lower and upper bounds agree; a Chu-Beasley MKP problem's best known value from the
+    ``mkcbres.txt`` beside it. Every bad argument or file is an :class:`InputError`.
     """
     if not isinstance(path, (str, os.PathLike)):
         raise InputError("<argument>", "path", "a file path (str or os.PathLike)", type(path).__name__)
@@ -50,7 +51,13 @@ def load(path: str | os.PathLike, format: str = "auto", *, problem: int | None =
             raise InputError(str(path), "--problem", "no problem index for a JSON file (it holds one instance)", problem)
         return jsonio.load_json(path)
     if fmt == "mkp":
-        return orlib.read_mkp(path, problem)
+        inst = orlib.read_mkp(path, problem)
+        table = Path(path).with_name("mkcbres.txt")       # Chu & Beasley's best known values, beside their files
+        if inst.reference is None and table.is_file():
+            value, source = orlib.reference_of(inst, orlib.best_known(table))
+            if value is not None:
+                inst.reference = Reference(value, False, source)
+        return inst
     if problem not in (None, 0):
         raise InputError(str(path), "--problem", "no problem index for a GAP file (it holds one instance)", problem)
     sense = sense or "min"
