@@ -31,6 +31,7 @@ from dlsched.sim.engine import PolicyError
 from dlsched.cli_simulate import add_parsers as add_sim_parsers
 from dlsched.solvers import registry
 from dlsched.solvers.options import Budget
+from dlsched.version import __version__
 
 EXIT_OK, EXIT_REJECTED, EXIT_INPUT, EXIT_FAILURE = 0, 1, 2, 3
 
@@ -189,6 +190,7 @@ def _instance_args(p, path_name: str = "path") -> None:
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="dlsched", description=__doc__.split("\n")[0])
     ap.add_argument("--debug", action="store_true", help="show tracebacks")
+    ap.add_argument("--version", action="version", version=f"dlsched {__version__}")
     sub = ap.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("solve", help="solve an instance file")

@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+import dlsched
 from dlsched.cli import main
 
 CONTRACT = ("status", "objective", "bound", "gap", "build_seconds", "solve_seconds", "method", "backend")
@@ -219,3 +220,23 @@ def test_generic_layers_only_where_the_checker_takes_core_solutions(capsys, inst
     assert code == 2 and "for family 'oasis'" in err and "core" not in err.split("expected")[1].split("found")[0]
     code, _, err = run(capsys, "solve", str(instances_dir / "placement-small.json"), "--method", "lp-round")
     assert code == 2 and "for family 'placement'" in err
+
+
+def test_version_and_did_you_mean(capsys, instances_dir):
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0 and capsys.readouterr().out.strip() == f"dlsched {dlsched.__version__}"
+    code, _, err = run(capsys, "simulate", "dl2:3", "--policy", "DRF")
+    assert code == 2 and "did you mean 'drf'?" in err
+    code, _, err = run(capsys, "solve", str(instances_dir / "dl-small.json"), "--method", "exact-")
+    assert code == 2 and "did you mean 'exact'?" in err
+
+
+def test_listing_the_policies_loads_no_policy_module():
+    """`dlsched policies` reads each class's first docstring line from its source: no policy module
+    and no torch is imported (it took 6.4 s, most of it importing torch for dl2's line)."""
+    code = ("import sys\nfrom dlsched.cli import main\nmain(['policies'])\n"
+            "loaded = [m for m in sys.modules if m.startswith('dlsched.policies.') or m == 'torch' or m == 'dlsched.rl.policy']\n"
+            "assert not loaded, loaded")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines()[-1].startswith("dl2 ")

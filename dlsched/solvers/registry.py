@@ -87,7 +87,8 @@ def lookup(name: str, family: str) -> Method:
     _load(name)
     method = _METHODS.get((family, name)) or (_METHODS.get((None, name)) if _generic_ok(family) else None)
     if method is None:
-        raise InputError("<argument>", "method", f"one of {', '.join(available(family))} for family '{family}'", name)
+        known = available(family)
+        raise InputError("<argument>", "method", f"one of {', '.join(known)} for family '{family}'{names.close_names(name, known)}", name)
     return method
 
 
