@@ -240,3 +240,22 @@ def test_listing_the_policies_loads_no_policy_module():
             "assert not loaded, loaded")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.splitlines()[-1].startswith("dl2 ")
+
+
+@pytest.mark.parametrize("suffix", [".lp", ".mps"])
+def test_exported_models_carry_the_instance_names(capsys, instances_dir, tmp_path, suffix):
+    """Rows and columns are named after the instance's jobs, configurations and resources (they were
+    c0.../r0...), and HiGHS reading the file back finds the recorded optimum."""
+    import highspy
+
+    inst = dlsched.load(instances_dir / "dl-small.json")
+    out = tmp_path / f"m{suffix}"
+    assert run(capsys, "export", str(instances_dir / "dl-small.json"), str(out))[0] == 0
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.readModel(str(out))
+    names = [h.getColName(k)[1] for k in range(h.getNumCol())]
+    assert names[0] == f"x_{inst.job_names[0]}_{inst.config_labels[0]}" and len(set(names)) == len(names)
+    assert h.getRowName(0)[1] == f"cap_{inst.row_names[0]}"
+    h.run()
+    assert h.getInfo().objective_function_value == pytest.approx(inst.reference.objective)
