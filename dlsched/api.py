@@ -78,7 +78,8 @@ def save(instance, path: str | os.PathLike) -> None:
 def solve(instance, method: str = "exact", *, time_limit: float | None = None, gap: float = 0.0,
           threads: int | None = None, seed: int = 0, log: bool = False, warm_start=None,
           raw: dict[str, Any] | None = None, on_incumbent=None, budget: Budget | None = None, **params) -> Result:
-    """Solve ``instance`` with a registered method (``dlsched.methods()`` lists them).
+    """Solve ``instance`` (an instance, or the path of an instance file, read by :func:`load`) with a
+    registered method (``dlsched.methods()`` lists them).
 
     Method parameters (e.g. ``backend="pyomo"``) are passed as keywords. ``time_limit`` is the
     wall-clock budget of the whole call (docs/contract.md); a caller that started the clock
@@ -86,6 +87,11 @@ def solve(instance, method: str = "exact", *, time_limit: float | None = None, g
     method does not honour raise :class:`InputError` before anything runs.
     """
 
+    if isinstance(instance, (str, os.PathLike)):
+        instance = load(instance)
+    elif not hasattr(instance, "family") or getattr(instance, "family") not in FAMILIES:
+        raise InputError("<argument>", "instance", "an instance (dlsched.load(path)) or the path of an instance file",
+                         type(instance).__name__)
     if budget is not None:
         if time_limit is not None and time_limit != budget.limit:
             raise InputError("<argument>", "time_limit", f"the budget's own limit ({budget.limit}) or nothing", time_limit)
@@ -97,6 +103,9 @@ def solve(instance, method: str = "exact", *, time_limit: float | None = None, g
 
 def check(instance, solution, claimed_objective: float | None = None) -> CheckReport:
     """Independent check of a solution (or a :class:`Result`) against the instance."""
+    if solution is None or (isinstance(solution, Result) and solution.solution is None):
+        raise InputError("<argument>", "solution", "a solution (or a Result that holds one)",
+                         "None" if solution is None else f"a Result without a solution (status {solution.status.value})")
     if isinstance(solution, Result):
         return _check(instance, solution.solution, solution.objective)
     return _check(instance, solution, claimed_objective)
