@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 
@@ -65,22 +66,29 @@ def test_the_method_passes_the_kit(plugin):
 
 
 def test_the_kits_catch_a_broken_method(plugin, monkeypatch):
-    """The same method claiming a proof it does not have fails the reference check by name."""
+    """The same method claiming a proof it does not have fails the reference check, and one claiming
+    more than its solution gives fails the checker, each by name."""
     from dlsched.result import Status
 
     mod = importlib.import_module("dlsched_plugin_example.method")
-    real = mod.density_greedy
+    real, key = mod.density_greedy, ("mcmdk", "density-greedy")
 
     def boastful(inst, opts):
         res = real(inst, opts)
         res.status, res.termination, res.bound = Status.OPTIMAL, "optimal", res.objective
         return res
 
-    key = ("mcmdk", "density-greedy")
-    monkeypatch.setitem(methods._METHODS, key, methods._METHODS[key].__class__(
-        **{**methods._METHODS[key].__dict__, "fn": boastful}))
-    with pytest.raises(AssertionError, match=r"^reference: density-greedy on .*mknap1-2.json: .*known optimum 4015"):
-        check_method("density-greedy", family="mcmdk", instances=bundled_instances(names=["mknap1-2.json"]))
+    def inflated(inst, opts):
+        res = real(inst, opts)
+        res.objective += 1.0
+        return res
+
+    mknap = bundled_instances(names=["mknap1-2.json"])
+    for fn, expected in ((boastful, r"^reference: density-greedy on .*mknap1-2.json: .*known optimum 4015"),
+                         (inflated, r"^checker: density-greedy on .*mknap1-2.json: the checker rejected")):
+        monkeypatch.setitem(methods._METHODS, key, replace(methods._METHODS[key], fn=fn))
+        with pytest.raises(AssertionError, match=expected):
+            check_method("density-greedy", family="mcmdk", instances=mknap)
 
 
 def test_a_fresh_interpreter_sees_them(plugin):
