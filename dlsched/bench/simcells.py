@@ -35,7 +35,6 @@ any other exception an ``exception`` row, retried when the sweep resumes.
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import json
 import os
@@ -48,13 +47,8 @@ from typing import Any
 
 from dlsched.bench.suitefile import generator_call, once, tables, typed, unknown
 from dlsched.errors import InputError
+from dlsched.registry import CLUSTER_GENERATORS, TRACE_GENERATORS, load_target
 
-#: trace generator -> (module, function); each takes ``n_jobs`` and ``seed`` and keyword parameters
-TRACE_GENERATORS = {
-    "dl2": ("dlsched.instance.synthetic", "dl2_trace"),
-    "poisson": ("dlsched.instance.synthetic", "poisson_trace"),
-}
-CLUSTER_GENERATORS = {"dl2": ("dlsched.instance.synthetic", "dl2_cluster")}
 
 TOP_KEYS = {"name", "description", "kind", "family", "time_limit", "threads", "repetitions", "seed", "speed",
             "restart_seconds", "cluster", "traces", "policies"}
@@ -76,8 +70,7 @@ class TraceRef:
 
     def load(self):
         if self.generator is not None:
-            mod, fn = TRACE_GENERATORS[self.generator]
-            return getattr(importlib.import_module(mod), fn)(seed=self.seed, **{k: json.loads(v) for k, v in self.params})
+            return load_target(TRACE_GENERATORS[self.generator], "traces.generator")(seed=self.seed, **{k: json.loads(v) for k, v in self.params})
         from dlsched.instance.traces import load_trace
 
         return load_trace(self.path)
@@ -109,8 +102,7 @@ class SimSettings:
 
     def load_cluster(self):
         if self.cluster[0] == "generator":
-            mod, fn = CLUSTER_GENERATORS[self.cluster[1]]
-            return getattr(importlib.import_module(mod), fn)(**{k: json.loads(v) for k, v in self.cluster[2]})
+            return load_target(CLUSTER_GENERATORS[self.cluster[1]], "cluster.generator")(**{k: json.loads(v) for k, v in self.cluster[2]})
         from dlsched.instance.cluster_spec import load_cluster
 
         return load_cluster(self.cluster[1])
@@ -158,8 +150,7 @@ def _cluster(src: str, base: Path, c: Any) -> tuple:
     params = c.get("params", {})
     if not isinstance(params, dict):
         raise InputError(src, "cluster.params", "a table of the generator's parameters", params)
-    mod, fn = CLUSTER_GENERATORS[gen]
-    sig = inspect.signature(getattr(importlib.import_module(mod), fn))
+    sig = inspect.signature(load_target(CLUSTER_GENERATORS[gen], "cluster.generator"))
     if not any(v.kind is v.VAR_KEYWORD for v in sig.parameters.values()):
         unknown(src, "cluster.params", params, set(sig.parameters))
     return ("generator", gen, tuple(sorted((k, json.dumps(v)) for k, v in params.items())))

@@ -24,7 +24,7 @@ A suite file (``dlsched/bench/suites/*.toml`` bundled, or any path)::
 
 Other instance kinds: ``bundled`` (``pattern``: glob in the bundled ``instances/``), ``folder``
 (``path`` and ``pattern``; a relative path is read from the suite file's folder) and
-``generated`` (``generator`` one of :data:`GENERATORS`, ``seeds`` a list or
+``generated`` (``generator`` one of ``GENERATORS`` in dlsched/registry.py, ``seeds`` a list or
 ``{start, count}``, ``params`` its keyword arguments).
 
 :func:`load_suite` validates everything it can before any solve: an unknown key, method,
@@ -48,23 +48,25 @@ from typing import Any
 
 from dlsched.bench.suitefile import generator_call, once, read_suite_file, tables, typed, unknown
 from dlsched.errors import InputError
+from dlsched.registry import GENERATORS, SUITES, load_target
 from dlsched.solvers import registry
 
-#: generator name -> (module, function, its size arguments); keyword ``seed`` is set per instance
-GENERATORS = {
-    "mcmdk": ("dlsched.instance.generate", "random_mcmdk"),
-    "smd": ("dlsched.instance.smd_gen", "generate"),
-    "placement": ("dlsched.instance.placement_gen", "generate"),
-    "oasis": ("dlsched.instance.oasis_gen", "generate"),
-    "oasis-small": ("dlsched.instance.oasis_gen", "small"),   # the competitive-ratio instances
-}
 
 TOP_KEYS = {"name", "description", "kind", "family", "time_limit", "threads", "gap", "repetitions", "seed",
             "instances", "methods"}
 KINDS = ("solve", "simulate", "study")
-#: family -> module whose ``summarise_suite(rows, suite)`` gives the family's summary of a suite's rows
-FAMILIES = {"sim": "dlsched.bench.sim", "dl2": "dlsched.bench.dl2", "smd": "dlsched.bench.smd",
-            "oasis": "dlsched.bench.oasis", "hetplace": "dlsched.bench.hetplace"}
+
+
+def summariser(family):
+    """``summarise_suite(rows, suite)`` of the suite module named ``family`` (``family = "..."`` in a
+    suite file: a name in ``SUITES`` of dlsched/registry.py whose module has one), else None."""
+    module = SUITES.get(family) if isinstance(family, str) else None
+    return getattr(importlib.import_module(module), "summarise_suite", None) if module else None
+
+
+def summarised() -> list[str]:
+    """The suite names a suite file's ``family`` may take."""
+    return [name for name in SUITES if summariser(name) is not None]
 SET_KEYS = {
     "bundled": {"kind", "name", "pattern"},
     "data": {"kind", "name", "files", "problems", "best_known"},
@@ -93,9 +95,8 @@ class InstanceRef:
     def load(self):
         """The instance (on whatever machine runs the cell)."""
         if self.generator is not None:
-            mod, fn = GENERATORS[self.generator]
             kwargs = {k: json.loads(v) for k, v in self.params}
-            return getattr(importlib.import_module(mod), fn)(seed=self.seed, **kwargs)
+            return load_target(GENERATORS[self.generator], "generator")(seed=self.seed, **kwargs)
         from dlsched import api
 
         return api.load(self.path, problem=self.problem)
@@ -159,8 +160,8 @@ def suite_from_definition(doc: dict, path: Path, source: str | None = None) -> S
     if kind not in KINDS:
         raise InputError(src, "kind", f"one of {', '.join(KINDS)}", kind)
     family = doc.get("family")
-    if family is not None and family not in FAMILIES:
-        raise InputError(src, "family", f"one of {', '.join(FAMILIES)}", family)
+    if family is not None and summariser(family) is None:
+        raise InputError(src, "family", f"one of {', '.join(summarised())}", family)
     if kind != "solve":
         return _other_kind(src, path, doc, kind, family)
     unknown(src, "", doc, TOP_KEYS)

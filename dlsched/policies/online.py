@@ -27,10 +27,10 @@ import time
 import numpy as np
 
 from dlsched.errors import InputError
+from dlsched.registry import FAMILIES, load_target
 from dlsched.instance.oasis import OasisInstance, schedule_utility
 from dlsched.instance.smd import SMDInstance
 from dlsched.result import Result, Status, make_result
-from dlsched.policies import oasis, smd as smd_policies
 from dlsched.policies.drf import DRF
 from dlsched.policies.oasis import OasisPolicy, SlotDecide
 from dlsched.policies.oasis_baselines import DormPolicy, DrfPolicy, FifoPolicy, RiskRewardPolicy
@@ -43,16 +43,15 @@ from dlsched.solvers.oasis import price_params
 from dlsched.solvers.smd import SELECT, SUBPROBLEMS, TIE_BREAK, decide
 
 
-
-#: each family's runner: ``run(instance, policy, deadline=..., **options)``
-RUNNERS = {"smd": smd_policies.run, "oasis": oasis.run}
-
-
 def run_policy(instance, policy, *, deadline: float | None = None, **options):
     """Run ``policy`` on the engine over ``instance``'s own trace, cluster and speeds (the family's
     ``to_trace``) and return the family's schedule (SMD: :class:`dlsched.policies.smd.Schedule`;
     OASiS: ``(OasisSchedule, info)``); ``deadline``: wall-clock seconds of the whole run."""
-    return RUNNERS[instance.family](instance, policy, deadline=deadline, **options)
+    runner = FAMILIES[instance.family].runner
+    if runner is None:
+        raise InputError("<argument>", "instance", f"an instance of a family with a policy runner "
+                         f"({', '.join(n for n, f in FAMILIES.items() if f.runner)})", instance.family)
+    return load_target(runner, f"the {instance.family} runner")(instance, policy, deadline=deadline, **options)
 
 def schedule_result(method: str, inst: SMDInstance, sched, seconds: float, opts: SolveOptions, **stats) -> Result:
     """A :class:`Result` holding a simulated schedule (objective Σ ω_j C_j, slots), through the one
