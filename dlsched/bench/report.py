@@ -321,21 +321,21 @@ def family_summary(rows: list[dict], suite) -> dict | None:
     """The summary ``dlsched bench FAMILY`` prints, from a suite's rows (None: the suite names no family)."""
     import importlib
 
-    from dlsched.bench.suite import FAMILIES
+    from dlsched.bench.suite import SUMMARIES
 
     if suite.family is None:
         return None
-    return importlib.import_module(FAMILIES[suite.family]).summarise_suite(rows, suite)
+    return importlib.import_module(SUMMARIES[suite.family]).summarise_suite(rows, suite)
 
 
 def family_summaries(heads: list[dict], rows: list[dict]) -> dict[str, dict]:
     """Per results file whose suite names a family: the family's summary of its rows (scalars only)."""
-    from dlsched.bench.suite import FAMILIES, suite_from_definition
+    from dlsched.bench.suite import SUMMARIES, suite_from_definition
 
     out = {}
     for h in heads:
         fam = (h.get("definition") or {}).get("family")
-        if fam not in FAMILIES:
+        if fam not in SUMMARIES:
             continue
         suite = suite_from_definition(h["definition"], Path(str(h.get("suite_file", "."))), source=str(h.get("suite_file")))
         mine = [r for r in rows if r["suite"] == h.get("suite")]

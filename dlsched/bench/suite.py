@@ -63,7 +63,7 @@ TOP_KEYS = {"name", "description", "kind", "family", "time_limit", "threads", "g
             "instances", "methods"}
 KINDS = ("solve", "simulate", "study")
 #: family -> module whose ``summarise_suite(rows, suite)`` gives the family's summary of a suite's rows
-FAMILIES = {"sim": "dlsched.bench.sim", "dl2": "dlsched.bench.dl2", "smd": "dlsched.bench.smd",
+SUMMARIES = {"sim": "dlsched.bench.sim", "dl2": "dlsched.bench.dl2", "smd": "dlsched.bench.smd",
             "oasis": "dlsched.bench.oasis", "hetplace": "dlsched.bench.hetplace"}
 SET_KEYS = {
     "bundled": {"kind", "name", "pattern"},
@@ -159,8 +159,8 @@ def suite_from_definition(doc: dict, path: Path, source: str | None = None) -> S
     if kind not in KINDS:
         raise InputError(src, "kind", f"one of {', '.join(KINDS)}", kind)
     family = doc.get("family")
-    if family is not None and family not in FAMILIES:
-        raise InputError(src, "family", f"one of {', '.join(FAMILIES)}", family)
+    if family is not None and family not in SUMMARIES:
+        raise InputError(src, "family", f"one of {', '.join(SUMMARIES)}", family)
     if kind != "solve":
         return _other_kind(src, path, doc, kind, family)
     unknown(src, "", doc, TOP_KEYS)

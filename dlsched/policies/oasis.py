@@ -34,7 +34,7 @@ from dlsched.sim.engine import simulate
 from dlsched.sim.placement import fill_in_order, task_slots
 from dlsched.policies.slotted import Slotted, completion_slot
 from dlsched.sim.policy import ClusterState, Placement, PolicyContext
-from dlsched.solvers.oasis import ClusterState as Prices, admit, price_params
+from dlsched.solvers.oasis import Prices, admit, price_params
 
 ROLES = ("oasis_worker", "oasis_ps")
 
