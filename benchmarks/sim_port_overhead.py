@@ -46,6 +46,7 @@ def main(argv: list[str]) -> int:
     from dlsched.instance.oasis_gen import generate
     from dlsched.instance.smd_gen import generate as smd_generate
     from dlsched.policies import smd as ps
+    from dlsched.policies.greedy import OptimusGreedyPolicy
     from dlsched.policies.oasis import OasisPolicy, SlotDecide, run
     from dlsched.policies.oasis_baselines import FifoPolicy, RiskRewardPolicy
     from dlsched.solvers.oasis import run_oasis
@@ -63,8 +64,8 @@ def main(argv: list[str]) -> int:
         rows["oasis400_primal_dual"] = (best(lambda: run_oasis(inst), args.repeats),
                                         best(lambda: run(inst, OasisPolicy()), args.repeats))
         sinst = smd_generate(200, 10, mix="dl2", seed=0, arrival_rate=8.0, max_len_slots=6.0)
-        rows["smd200_optimus"] = (best(lambda: old_smd.simulate(sinst, ps.optimus_policy), args.repeats),
-                                  best(lambda: ps.run(sinst, ps.OptimusGreedyPolicy(sinst)), args.repeats))
+        rows["smd200_optimus"] = (best(lambda: old_smd.simulate(sinst, OptimusGreedyPolicy().allocate), args.repeats),
+                                  best(lambda: ps.run(sinst, OptimusGreedyPolicy(sinst)), args.repeats))
     print(json.dumps({k: {"old_seconds": o, "engine_seconds": n, "ratio": n / o} for k, (o, n) in rows.items()}))
     return 0
 

@@ -123,7 +123,7 @@ def marginal_gain_allocation(times: Sequence[np.ndarray], demand_w: np.ndarray, 
                              shares: tuple[np.ndarray, np.ndarray] | None = None,
                              order: Sequence[int] | None = None, pairs: bool = False) -> dict[int, tuple[int, int]]:
     r"""Optimus's greedy (MODELS.md §5), the one both the online policy :class:`Optimus` and the
-    one-shot :func:`dlsched.policies.smd.optimus_policy` call: (p, w) per job i (those left out
+    one-shot :func:`dlsched.policies.greedy.greedy_allocation` call: (p, w) per job i (those left out
     get nothing).
 
     ``times[i][p, w]`` is job i's estimated remaining time with p PSs and w workers (``inf`` where
