@@ -2,10 +2,12 @@
 
 * ``fifo``: jobs in arrival order, each with a fixed worker count (``workers``, default N_i,
   capped by what the empty cluster holds) and the fewest PSs that serve them; strict head-of-line
-  blocking; an allocation is held until the job finishes.
-* ``drf``: the simulator's one DRF (:func:`dlsched.policies.baselines.drf_fill`, progressive
-  filling by worker+PS bundles, placed first fit) over the jobs that could finish by T with N_i
-  workers when they arrived (:class:`DrfPolicy`).
+  blocking; an allocation is held until the job finishes. It is the OASiS evaluation's own FIFO,
+  not the simulator's :class:`dlsched.policies.fifo.FIFO`: the sizes differ (N_i, not the largest
+  size the empty cluster holds) and a job that can no longer finish by T leaves the queue.
+* ``drf``: the simulator's one DRF (:class:`dlsched.policies.drf.DRF`, progressive filling by
+  worker+PS bundles, placed first fit) over the jobs that could finish by T with N_i workers when
+  they arrived (:class:`DrfPolicy`).
 * ``risk_reward``: our reading of a risk-reward heuristic (docs/oasis.md): at every event,
   active jobs are ranked by reward per resource, f_i(earliest completion from now) divided by
   the remaining work times the dominant share of one worker bundle; a job whose reward has
@@ -25,9 +27,9 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 from dlsched.instance.oasis import OasisInstance
-from dlsched.sim.placement import make_placer, task_slots
-from dlsched.policies.drf import drf_fill, packed
-from dlsched.policies.oasis import SlotDecide, SlotSim, _OnOasisSlots, instance_of
+from dlsched.sim.placement import task_slots
+from dlsched.policies.drf import DRF
+from dlsched.policies.oasis import SlotDecide, SlotView, _OnOasisSlots, instance_of
 
 
 def _max_workers_empty(inst: OasisInstance, i: int) -> int:
@@ -50,7 +52,7 @@ class FifoPolicy:
                      for i in range(inst.n_jobs)}
         self.queue: list[int] = []
 
-    def decide(self, t, sim: SlotSim, arrived, completed):
+    def decide(self, t, sim: SlotView, arrived, completed):
         for i in arrived:
             if self.size[i] < 1 or not sim.can_finish(i, t, self.size[i]):
                 sim.reasons[i] = "cannot finish by T at its fixed worker count"
@@ -80,20 +82,18 @@ def _dominant(inst: OasisInstance):
     return ws, ps
 
 
-class DrfPolicy:
-    """DRF on the OASiS cluster: the one DRF's sizes over the jobs admitted at arrival, placed first fit.
+class DrfPolicy(DRF):
+    """DRF on the OASiS cluster: the one DRF over the jobs admitted at arrival, placed first fit.
 
     A job is admitted when it arrives if it could finish by T with N_i workers (otherwise it could
     earn nothing and its reason is recorded).
     """
 
-    name = "drf"
-    slot_seconds = None
+    def __init__(self):
+        super().__init__(placer="first_fit")
 
     def reset(self, ctx) -> None:
-        self.ctx = ctx
-        self.total = ctx.cluster.total()
-        self.placer = make_placer("first_fit")
+        super().reset(ctx)
         self.sim = None
         self.admitted: set[int] = set()
 
@@ -101,10 +101,10 @@ class DrfPolicy:
     def reasons(self) -> dict[int, str]:
         return {} if self.sim is None else self.sim.reasons
 
-    def schedule(self, state, events):
+    def candidates(self, state, events):
         if self.sim is None:
             self.inst, self.index = instance_of(state.jobs, self.name)
-            self.sim = SlotSim(self.inst)
+            self.sim = SlotView(self.inst)
         t = int(round(state.time / float(self.ctx.speed.slot_seconds))) + 1
         for e in events:
             if e.kind != "arrival":
@@ -117,14 +117,12 @@ class DrfPolicy:
                 self.admitted.add(e.job)
             else:
                 self.sim.reasons[i] = why
-        cand = np.array([j for j in state.active.tolist() if j in self.admitted], dtype=np.int64)
-        sizes, tentative = drf_fill(state, cand, self.total, state.cluster.capacity)
-        return packed(self.placer.place(state, sizes), sizes, tentative)
+        return np.array([j for j in state.active.tolist() if j in self.admitted], dtype=np.int64)
 
 
 # ----------------------------------------------------------------------------- shared helpers
 
-def _largest_bundle(sim: SlotSim, i: int, upto: int):
+def _largest_bundle(sim: SlotView, i: int, upto: int):
     """The largest worker count <= ``upto`` (with its PSs) that fits now, placed first fit."""
     inst = sim.inst
     y_cap = int(task_slots(sim.free_w, inst.worker_demand[i]).sum())
@@ -144,7 +142,7 @@ class _EventPolicy:
         self.inst = inst
         self.active: list[int] = []
 
-    def decide(self, t, sim: SlotSim, arrived, completed):
+    def decide(self, t, sim: SlotView, arrived, completed):
         for i in arrived:
             if sim.can_finish(i, t):
                 self.active.append(i)
@@ -181,7 +179,7 @@ class RiskRewardPolicy(_EventPolicy):
         self.ws, self.ps = _dominant(inst)
         self.best = np.array([float(inst.utility_of(i, d)) for i, d in enumerate(inst.min_duration())])
 
-    def decide(self, t, sim: SlotSim, arrived, completed):
+    def decide(self, t, sim: SlotView, arrived, completed):
         if self.preempt:
             return super().decide(t, sim, arrived, completed)
         for i in arrived:

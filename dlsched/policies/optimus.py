@@ -1,6 +1,11 @@
 r"""Optimus (MODELS.md §5): online-fitted convergence and speed models, marginal-gain allocation,
 and its placement principle, as a simulator policy.
 
+This is Optimus (the policy ``optimus``). The marginal-gain core, :func:`marginal_gain_allocation`,
+is the one every Optimus-like policy calls; the named variants that feed it the known τ instead of
+fitted models (``optimus-greedy``, which the SMD method ``optimus`` runs, ``srpt-greedy``,
+``hesrpt``, ``fluid``) are in :mod:`dlsched.policies.greedy` and :mod:`dlsched.policies.fluid`.
+
 At each call (every arrival and completion, and every ``slot_seconds``, Optimus's scheduling
 interval) the policy
 

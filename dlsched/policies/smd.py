@@ -26,7 +26,8 @@ from dlsched.instance.cluster import Cluster
 from dlsched.instance.workload import Job, Trace
 from dlsched.instance.smd import SMDInstance, require_aggregate
 from dlsched.sim.engine import simulate
-from dlsched.policies.slotted import Slotted, completion_slot
+from dlsched.sim.slots import completion_slot
+from dlsched.policies.slotted import Slotted
 from dlsched.policies.view import AllocationPolicy
 from dlsched.sim.policy import Placement
 from dlsched.solvers.options import SolveOptions
