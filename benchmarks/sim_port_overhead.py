@@ -48,7 +48,7 @@ def main(argv: list[str]) -> int:
     from dlsched.policies import smd as ps
     from dlsched.policies.greedy import OptimusGreedyPolicy
     from dlsched.policies.oasis import OasisPolicy, SlotDecide, run
-    from dlsched.policies.oasis_baselines import FifoPolicy, RiskRewardPolicy
+    from dlsched.policies.oasis_baselines import RiskRewardPolicy
     from dlsched.solvers.oasis import run_oasis
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -58,7 +58,7 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         old_oasis, old_smd = _old("oasis", Path(tmp)), _old("smd", Path(tmp))
         inst = generate(400, seed=1, preset="paper", arrivals="poisson")
-        for name, make in (("fifo", lambda i: FifoPolicy(i)), ("risk_reward", lambda i: RiskRewardPolicy(i))):
+        for name, make in (("risk_reward", lambda i: RiskRewardPolicy(i)),):
             rows[f"oasis400_{name}"] = (best(lambda: old_oasis.simulate(inst, make(inst)), args.repeats),
                                         best(lambda: run(inst, SlotDecide(make, name)), args.repeats))
         rows["oasis400_primal_dual"] = (best(lambda: run_oasis(inst), args.repeats),

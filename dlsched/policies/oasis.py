@@ -32,7 +32,7 @@ from dlsched.instance.oasis import OasisInstance, OasisSchedule
 from dlsched.instance.workload import Job, Trace
 from dlsched.sim.engine import simulate
 from dlsched.sim.placement import fill_in_order, task_slots
-from dlsched.sim.slots import completion_slot
+from dlsched.sim.slots import completion_slot, slot_of
 from dlsched.policies.slotted import Slotted
 from dlsched.sim.policy import ClusterState, Placement, PolicyContext
 from dlsched.solvers.oasis import Prices, admit, price_params
@@ -181,7 +181,7 @@ class SlotDecide:
             self.sim = SlotView(self.inst)
             self.policy = self.make(self.inst)
         sim, inst = self.sim, self.inst
-        t = int(round(state.time / _slot(self.ctx))) + 1
+        t = slot_of(state.time, _slot(self.ctx)) + 1
         sim.t = t
         completed, arrived = [], []
         for e in events:
@@ -259,7 +259,7 @@ class OasisPolicy:
         for e in events:
             if e.kind == "arrival":
                 self.admit(int(self.index[e.job]))
-        t = int(round(state.time / _slot(self.ctx))) + 1
+        t = slot_of(state.time, _slot(self.ctx)) + 1
         H = self.inst.n_worker_servers
         out = {}
         for i, (t0, y, z) in self.plans.items():

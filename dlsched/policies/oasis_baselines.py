@@ -2,9 +2,9 @@
 
 * ``fifo``: jobs in arrival order, each with a fixed worker count (``workers``, default N_i,
   capped by what the empty cluster holds) and the fewest PSs that serve them; strict head-of-line
-  blocking; an allocation is held until the job finishes. It is the OASiS evaluation's own FIFO,
-  not the simulator's :class:`dlsched.policies.fifo.FIFO`: the sizes differ (N_i, not the largest
-  size the empty cluster holds) and a job that can no longer finish by T leaves the queue.
+  blocking; an allocation is held until the job finishes: the simulator's one FIFO
+  (:class:`dlsched.policies.fifo.FIFO`, placed first fit) with those sizes, whose queue drops a job
+  that can no longer finish by T (:class:`FifoPolicy`).
 * ``drf``: the simulator's one DRF (:class:`dlsched.policies.drf.DRF`, progressive filling by
   worker+PS bundles, placed first fit) over the jobs that could finish by T with N_i workers when
   they arrived (:class:`DrfPolicy`).
@@ -28,7 +28,9 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 
 from dlsched.instance.oasis import OasisInstance
 from dlsched.sim.placement import task_slots
+from dlsched.sim.slots import slot_of
 from dlsched.policies.drf import DRF
+from dlsched.policies.fifo import FIFO
 from dlsched.policies.oasis import SlotDecide, SlotView, _OnOasisSlots, instance_of
 
 
@@ -44,31 +46,62 @@ def _max_workers_empty(inst: OasisInstance, i: int) -> int:
 
 # ----------------------------------------------------------------------------- FIFO
 
-class FifoPolicy:
-    name = "fifo"
+class FifoPolicy(FIFO):
+    """FIFO on the OASiS cluster: the one FIFO with fixed worker counts over the jobs admitted at arrival.
 
-    def __init__(self, inst: OasisInstance, workers: int | None = None):
-        self.size = {i: min(_max_workers_empty(inst, i), int(workers) if workers else int(inst.chunks[i]))
-                     for i in range(inst.n_jobs)}
-        self.queue: list[int] = []
+    A job is admitted when it arrives if it could finish by T with its fixed count ``workers``
+    (default N_i, capped by what the empty cluster holds) and leaves the queue, its reason recorded,
+    when it reaches the head and can no longer finish by T.
+    """
 
-    def decide(self, t, sim: SlotView, arrived, completed):
-        for i in arrived:
-            if self.size[i] < 1 or not sim.can_finish(i, t, self.size[i]):
-                sim.reasons[i] = "cannot finish by T at its fixed worker count"
-            else:
-                self.queue.append(i)
-        while self.queue:
-            i = self.queue[0]
-            if not sim.can_finish(i, t, self.size[i]):
-                sim.reasons[i] = "waited until it could no longer finish by T"
-                self.queue.pop(0)
+    def __init__(self, workers: int | None = None):
+        super().__init__(placer="first_fit")
+        self.workers = workers
+
+    def reset(self, ctx) -> None:
+        super().reset(ctx)
+        self.inst = None
+        self.reasons: dict[int, str] = {}
+        self.queued: set[int] = set()
+
+    def _can_finish(self, state, j: int) -> bool:
+        """Whether job j could still finish by T from slot t at its fixed count (:meth:`SlotView.can_finish`)."""
+        w = self.fixed[int(self.index[j])]
+        left = int(np.rint(state.remaining[j]))
+        return self.t + -(-left // max(w, 1)) - 1 <= self.inst.horizon
+
+    def schedule(self, state, events):
+        if self.inst is None:
+            self.inst, self.index = instance_of(state.jobs, self.name)
+            inst = self.inst
+            self.fixed = {i: min(_max_workers_empty(inst, i), int(self.workers) if self.workers else int(inst.chunks[i]))
+                          for i in range(inst.n_jobs)}
+        self.t = slot_of(state.time, float(self.ctx.speed.slot_seconds)) + 1
+        for e in events:
+            if e.kind != "arrival":
                 continue
-            b = sim.try_bundle(i, self.size[i])
-            if b is None:
-                break
-            sim.assign(i, *b)
-            self.queue.pop(0)
+            i = int(self.index[e.job])
+            why = self.inst.infeasible_reason(i)
+            if why is None and (self.fixed[i] < 1 or not self._can_finish(state, e.job)):
+                why = "cannot finish by T at its fixed worker count"
+            if why is None:
+                self.queued.add(e.job)
+            else:
+                self.reasons[i] = why
+        return super().schedule(state, events)
+
+    def waiting(self, state, j: int) -> bool:
+        if j not in self.queued:
+            return False
+        if not self._can_finish(state, j):
+            self.reasons[int(self.index[j])] = "waited until it could no longer finish by T"
+            self.queued.discard(j)
+            return False
+        return True
+
+    def size(self, state, j: int) -> tuple[int, int]:
+        i = int(self.index[j])
+        return self.fixed[i], int(self.inst.ps_needed(i, self.fixed[i]))
 
 
 # ----------------------------------------------------------------------------- DRF
@@ -105,7 +138,7 @@ class DrfPolicy(DRF):
         if self.sim is None:
             self.inst, self.index = instance_of(state.jobs, self.name)
             self.sim = SlotView(self.inst)
-        t = int(round(state.time / float(self.ctx.speed.slot_seconds))) + 1
+        t = slot_of(state.time, float(self.ctx.speed.slot_seconds)) + 1
         for e in events:
             if e.kind != "arrival":
                 continue

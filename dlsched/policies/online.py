@@ -175,7 +175,7 @@ def _result(name: str, inst: OasisInstance, sched, info: dict, seconds: float) -
           description="FIFO with fixed worker/PS counts (OASiS baseline, MODELS.md §3.3)")
 def solve_fifo(inst: OasisInstance, opts: SolveOptions, workers: int | None = None) -> Result:
     t0 = time.perf_counter()
-    sched, info = run_policy(inst, SlotDecide(lambda i: FifoPolicy(i, workers), "fifo"), deadline=deadline_of(opts))
+    sched, info = run_policy(inst, FifoPolicy(workers), deadline=deadline_of(opts))
     return _result("fifo", inst, sched, info, time.perf_counter() - t0)
 
 

@@ -71,7 +71,7 @@ def test_smd_policies_pass_check_smd_and_the_offline_optimum_is_below_them(seed)
 @given(st.integers(0, 10_000))
 def test_oasis_policies_pass_check_oasis(seed):
     inst = small(seed)
-    makers = [po.SlotDecide(lambda i: FifoPolicy(i), "fifo"), po.SlotDecide(lambda i: RiskRewardPolicy(i), "risk_reward"),
+    makers = [FifoPolicy(), po.SlotDecide(lambda i: RiskRewardPolicy(i), "risk_reward"),
               po.SlotDecide(lambda i: RiskRewardPolicy(i, preempt=True), "risk_reward"), DrfPolicy(), po.OasisPolicy()]
     for pol in makers:
         sched, _ = po.run(inst, pol)
