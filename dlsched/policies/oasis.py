@@ -8,7 +8,7 @@ r"""The OASiS family on the simulator (MODELS.md §3.1–§3.3): converter, spee
   :math:`(a_i - 1)\Delta`, needs :math:`R_i` worker-slots of work and progresses y worker-slots per
   slot with y workers, provided it has the :math:`\lceil b_i y / B_i \rceil` PSs they need
   (:class:`OasisSpeed`); its utility is :math:`f_i` of its duration in slots.
-* :class:`SlotView` is the slot-level view the OASiS baselines decide on (free capacity of worker
+* :class:`SlotView` is the slot-level view two OASiS baselines decide on (free capacity of worker
   and PS servers, allocations, remaining work), and :class:`SlotDecide` runs a policy written
   against it (``decide(t, sim, arrived, completed)``) in the engine.
 * :class:`OasisPolicy` is the online primal-dual algorithm (MODELS.md §3.2,
