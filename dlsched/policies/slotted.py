@@ -19,7 +19,7 @@ import numpy as np
 
 from dlsched.errors import InputError
 from dlsched.sim.policy import ClusterState, Decision, Event, Placement, PolicyContext
-from dlsched.sim.slots import slot_of
+from dlsched.sim.slots import next_boundary, slot_of
 
 REPLAN = ("events", "slots")
 
@@ -79,4 +79,4 @@ class Slotted:
         self.current = {j: p for j, p in self.current.items() if not state.done[j]}
         if at_boundary:
             self.history[k] = dict(self.current)
-        return Decision(dict(self.current), next_call=(k + 1) * self.slot_seconds)
+        return Decision(dict(self.current), next_call=next_boundary(state.time, self.slot_seconds))
