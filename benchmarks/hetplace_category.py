@@ -12,7 +12,7 @@ import dlsched
 from dlsched.instance.placement_gen import generate
 from dlsched.solvers.hetplace import evaluate_category, market_counts, pack
 from dlsched.models.placement import evaluate
-from dlsched.instance.placement import Placement
+from dlsched.instance.placement import GpuAssignment
 
 
 def main() -> None:
@@ -28,7 +28,7 @@ def main() -> None:
             sizes = ex.solution.sizes(n)
             _, val, *_ = evaluate_category(inst, sizes)
             counts, _, _ = market_counts(inst, sizes)
-            raw = evaluate(inst, Placement(pack(inst, counts), np.zeros(inst.n_gpus))).mean()
+            raw = evaluate(inst, GpuAssignment(pack(inst, counts), np.zeros(inst.n_gpus))).mean()
             total += 1
             gaps.append(val / ex.objective - 1)
             raw_gaps.append(raw / ex.objective - 1)

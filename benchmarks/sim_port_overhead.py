@@ -46,8 +46,9 @@ def main(argv: list[str]) -> int:
     from dlsched.instance.oasis_gen import generate
     from dlsched.instance.smd_gen import generate as smd_generate
     from dlsched.policies import smd as ps
+    from dlsched.policies.greedy import OptimusGreedyPolicy
     from dlsched.policies.oasis import OasisPolicy, SlotDecide, run
-    from dlsched.policies.oasis_baselines import FifoPolicy, RiskRewardPolicy
+    from dlsched.policies.oasis_baselines import RiskRewardPolicy
     from dlsched.solvers.oasis import run_oasis
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -57,14 +58,14 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         old_oasis, old_smd = _old("oasis", Path(tmp)), _old("smd", Path(tmp))
         inst = generate(400, seed=1, preset="paper", arrivals="poisson")
-        for name, make in (("fifo", lambda i: FifoPolicy(i)), ("risk_reward", lambda i: RiskRewardPolicy(i))):
+        for name, make in (("risk_reward", lambda i: RiskRewardPolicy(i)),):
             rows[f"oasis400_{name}"] = (best(lambda: old_oasis.simulate(inst, make(inst)), args.repeats),
                                         best(lambda: run(inst, SlotDecide(make, name)), args.repeats))
         rows["oasis400_primal_dual"] = (best(lambda: run_oasis(inst), args.repeats),
                                         best(lambda: run(inst, OasisPolicy()), args.repeats))
         sinst = smd_generate(200, 10, mix="dl2", seed=0, arrival_rate=8.0, max_len_slots=6.0)
-        rows["smd200_optimus"] = (best(lambda: old_smd.simulate(sinst, ps.optimus_policy), args.repeats),
-                                  best(lambda: ps.run(sinst, ps.OptimusGreedyPolicy(sinst)), args.repeats))
+        rows["smd200_optimus"] = (best(lambda: old_smd.simulate(sinst, OptimusGreedyPolicy().allocate), args.repeats),
+                                  best(lambda: ps.run(sinst, OptimusGreedyPolicy(sinst)), args.repeats))
     print(json.dumps({k: {"old_seconds": o, "engine_seconds": n, "ratio": n / o} for k, (o, n) in rows.items()}))
     return 0
 

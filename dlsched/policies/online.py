@@ -7,7 +7,8 @@ with the instance's own τ_j(w, p) (§2.1), so that only the allocation rule dif
 * ``smd``: the SMD decomposition re-planned at every arrival and completion
   (:class:`dlsched.policies.smd.SMDPolicy`; ``mode="epoch"``: one §2.2 decision with its
   certified bound);
-* ``optimus``: Optimus's greedy marginal gain (:func:`dlsched.policies.smd.optimus_policy`);
+* ``optimus``: Optimus's greedy marginal gain on the known τ (:class:`dlsched.policies.greedy.OptimusGreedyPolicy`,
+  the policy ``optimus-greedy``; Optimus with fitting is the policy ``optimus``);
 * ``drf``: the simulator's one DRF (:class:`dlsched.policies.drf.DRF`): progressive filling, the
   active job with the lowest dominant share gets its next worker+PS bundle (a worker alone once
   it has P_j PSs), until no bundle fits.
@@ -35,7 +36,8 @@ from dlsched.policies.drf import DRF
 from dlsched.policies.oasis import OasisPolicy, SlotDecide
 from dlsched.policies.oasis_baselines import DormPolicy, DrfPolicy, FifoPolicy, RiskRewardPolicy
 from dlsched.policies.slotted import deadline_of
-from dlsched.policies.smd import OptimusGreedyPolicy, SMDPolicy
+from dlsched.policies.greedy import OptimusGreedyPolicy
+from dlsched.policies.smd import SMDPolicy
 from dlsched.solvers import highs
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.registry import flag, register
@@ -172,7 +174,7 @@ def _result(name: str, inst: OasisInstance, sched, info: dict, seconds: float) -
           description="FIFO with fixed worker/PS counts (OASiS baseline, MODELS.md §3.3)")
 def solve_fifo(inst: OasisInstance, opts: SolveOptions, workers: int | None = None) -> Result:
     t0 = time.perf_counter()
-    sched, info = run_policy(inst, SlotDecide(lambda i: FifoPolicy(i, workers), "fifo"), deadline=deadline_of(opts))
+    sched, info = run_policy(inst, FifoPolicy(workers), deadline=deadline_of(opts))
     return _result("fifo", inst, sched, info, time.perf_counter() - t0)
 
 
