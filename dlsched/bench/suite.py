@@ -72,7 +72,8 @@ TOP_KEYS = {"name", "description", "kind", "family", "time_limit", "threads", "g
 KINDS = ("solve", "simulate", "study")
 #: family -> module whose ``summarise_suite(rows, suite)`` gives the family's summary of a suite's rows
 FAMILIES = {"sim": "dlsched.bench.sim", "dl2": "dlsched.bench.dl2", "smd": "dlsched.bench.smd",
-            "oasis": "dlsched.bench.oasis", "hetplace": "dlsched.bench.hetplace"}
+            "oasis": "dlsched.bench.oasis", "hetplace": "dlsched.bench.hetplace",
+            "timelimits": "dlsched.bench.timelimits"}
 SET_KEYS = {
     "bundled": {"kind", "name", "pattern"},
     "data": {"kind", "name", "files", "problems", "best_known", "sense"},

@@ -51,6 +51,8 @@ TASKS = {
     "hetplace.scale": "dlsched.bench.hetplace:scale_task",
     "dl2.agreement": "dlsched.bench.dl2:agreement_task",
     "dl2.small": "dlsched.bench.dl2:small_task",
+    "timelimit": "dlsched.bench.timelimits:timelimit",
+    "timelimit.fixed_cost": "dlsched.bench.timelimits:fixed_cost",
 }
 #: suite settings a task receives when its signature has them
 SHARED = ("seed", "threads", "time_limit")
