@@ -2,7 +2,7 @@
 
 MathOptInterface's ``MOI.Test`` idea: one suite runs every method on small instances of its
 family. Registering a method (``dlsched.solvers.registry.register``) is what puts it here: the
-grid is ``registry.cases()``. Timing is not asserted here (benchmarks/timelimits.py measures it).
+grid is ``registry.cases()``. Timing is not asserted here (the suite timelimits measures it).
 """
 
 from __future__ import annotations
