@@ -47,10 +47,12 @@ TASKS = {
     "oasis.ratio": "dlsched.bench.oasis:ratio_task",
     "oasis.paper": "dlsched.bench.oasis:paper_task",
     "oasis.sensitivity": "dlsched.bench.oasis:sensitivity_task",
+    "oasis.capacity": "dlsched.bench.oasis:capacity_task",
     "hetplace.instance": "dlsched.bench.hetplace:instance_task",
     "hetplace.scale": "dlsched.bench.hetplace:scale_task",
     "dl2.agreement": "dlsched.bench.dl2:agreement_task",
     "dl2.small": "dlsched.bench.dl2:small_task",
+    "tabu.speed": "dlsched.bench.tabu:speed_task",
     "timelimit": "dlsched.bench.timelimits:timelimit",
     "timelimit.fixed_cost": "dlsched.bench.timelimits:fixed_cost",
 }

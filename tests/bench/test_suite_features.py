@@ -149,3 +149,21 @@ def test_the_time_limit_task_times_one_limited_call():
     r = row["result"]
     assert row["status"] == "done" and r["status"] in ("optimal", "feasible")
     assert r["wall"] >= 0 and r["ratio"] == pytest.approx(r["wall"]) and r["over"] == max(0.0, r["wall"] - 1.1)
+
+
+def test_the_capacity_task_scales_every_server(monkeypatch):
+    import dlsched.bench.oasis as oasis
+    from dlsched.instance.oasis_gen import PAPER
+
+    seen = {}
+
+    def fake(jobs, seed, **kw):
+        seen.update(kw)
+        return {"jobs": jobs}
+
+    monkeypatch.setattr(oasis, "paper_setting", fake)
+    row = oasis.capacity_task(10, 1, 0.5, arrivals="trace")
+    preset = seen["preset"]
+    assert row == {"jobs": 10, "scale": 0.5, "arrivals": "trace"} and seen["arrivals"] == "trace"
+    assert preset.worker_server == {k: v / 2 for k, v in PAPER.worker_server.items()}
+    assert preset.ps_server == {k: v / 2 for k, v in PAPER.ps_server.items()}
