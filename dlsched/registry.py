@@ -110,6 +110,7 @@ SUITES: dict[str, str] = {
     "hetplace": "dlsched.bench.hetplace",
     "dl2": "dlsched.bench.dl2",
     "sim": "dlsched.bench.sim",
+    "timelimits": "dlsched.bench.timelimits",
     "run": "dlsched.bench.runner",     # any suite file: dlsched bench run SUITE (dlsched/bench/suites/)
 }
 
@@ -120,6 +121,8 @@ GENERATORS: dict[str, str] = {
     "placement": "dlsched.instance.placement_gen:generate",
     "oasis": "dlsched.instance.oasis_gen:generate",
     "oasis-small": "dlsched.instance.oasis_gen:small",   # the competitive-ratio instances
+    "chu-beasley": "dlsched.instance.classic_gen:chu_beasley_mkp",   # classic 0-1 MKP
+    "gap": "dlsched.instance.classic_gen:gap_instance",              # generalized assignment
 }
 
 #: traces of simulate suites: generator -> "module:function" (each takes ``n_jobs``, ``seed`` and keyword parameters)
@@ -129,7 +132,8 @@ TRACE_GENERATORS: dict[str, str] = {
 }
 
 #: clusters of simulate suites: generator -> "module:function"
-CLUSTER_GENERATORS: dict[str, str] = {"dl2": "dlsched.instance.synthetic:dl2_cluster"}
+CLUSTER_GENERATORS: dict[str, str] = {"dl2": "dlsched.instance.synthetic:dl2_cluster",
+                                      "gpu": "dlsched.instance.synthetic:gpu_cluster"}
 
 #: task name -> "module:function" (imported when a suite names it)
 TASKS: dict[str, str] = {
@@ -141,10 +145,17 @@ TASKS: dict[str, str] = {
     "oasis.ratio": "dlsched.bench.oasis:ratio_task",
     "oasis.paper": "dlsched.bench.oasis:paper_task",
     "oasis.sensitivity": "dlsched.bench.oasis:sensitivity_task",
+    "oasis.capacity": "dlsched.bench.oasis:capacity_task",
     "hetplace.instance": "dlsched.bench.hetplace:instance_task",
     "hetplace.scale": "dlsched.bench.hetplace:scale_task",
     "dl2.agreement": "dlsched.bench.dl2:agreement_task",
     "dl2.small": "dlsched.bench.dl2:small_task",
+    "dl2.teacher": "dlsched.bench.dl2_studies:teacher_task",
+    "dl2.warmup": "dlsched.bench.dl2_studies:warmup_task",
+    "dl2.advantage": "dlsched.bench.dl2_studies:advantage_task",
+    "tabu.speed": "dlsched.bench.tabu:speed_task",
+    "timelimit": "dlsched.bench.timelimits:timelimit",
+    "timelimit.fixed_cost": "dlsched.bench.timelimits:fixed_cost",
 }
 
 #: entry-point groups third-party packages register in (their pyproject's [project.entry-points."<group>"])

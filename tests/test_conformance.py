@@ -3,7 +3,7 @@
 MathOptInterface's ``MOI.Test`` idea: the shipped method kit (:func:`dlsched.testing.check_method`)
 runs every method on small instances of its family. Registering a method
 (``dlsched.solvers.registry.register``) is what puts it here: the grid is ``registry.cases()``.
-Only a gross overrun of a time limit is asserted here (benchmarks/timelimits.py measures them).
+Only a gross overrun of a time limit is asserted here (the suite timelimits measures them).
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
 """Does numba earn its place in ``tabu``? The kernel's iterations against the same move evaluation
-in numpy, and the kernel's cold-compile and cache-load cost, side by side on one generated MKP.
-
-    PYTHONPATH=. python benchmarks/tabu_speed.py --m 30 --n 250 --alpha 0.25 --seed 1
+in numpy, and the kernel's cold-compile and cache-load cost, side by side on one generated MKP
+(study task ``tabu.speed``, suite ``tabu-speed``).
 
 One "evaluation" is what the kernel does per iteration before choosing a move: the penalised
 change of every one-job move and every swap of the search core (dlsched/solvers/tabu.py), here
@@ -13,7 +12,6 @@ The compile and load times are measured in fresh processes with an empty and a f
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
@@ -21,6 +19,12 @@ import tempfile
 import time
 
 import numpy as np
+
+from dlsched import api
+from dlsched.instance.classic_gen import chu_beasley_mkp
+from dlsched.solvers.core import job_slack
+from dlsched.solvers.lp import gain, solve_lp
+from dlsched.solvers.tabu_kernel import search
 
 CHILD = """
 import time, numpy as np
@@ -56,32 +60,15 @@ def numpy_evaluation(Ad, g, cap, lam, cur, w, jobs_core, cols_core):
     return max(drop.max(initial=-np.inf), add.max(initial=-np.inf), swap.max(initial=-np.inf))
 
 
-def main(argv=None) -> int:
-    import dlsched
-    from dlsched.instance.classic_gen import chu_beasley_mkp
-    from dlsched.solvers.lp import gain
-
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--m", type=int, default=30)
-    ap.add_argument("--n", type=int, default=250)
-    ap.add_argument("--alpha", type=float, default=0.25)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--core-share", type=float, default=0.35)
-    ap.add_argument("--repeat", type=int, default=200)
-    args = ap.parse_args(argv)
-
+def speed_task(m: int = 30, n: int = 250, alpha: float = 0.25, seed: int = 1, core_share: float = 0.35,
+               repeat: int = 200) -> dict:
+    """Seconds of numba's import, cold compile and cache load, and microseconds per numpy evaluation
+    and per kernel iteration (evaluation + move + weights) on ``chu_beasley_mkp(n, m, alpha, seed)``."""
     with tempfile.TemporaryDirectory() as d:
         cold = child_times(d)
         warm = child_times(d)
-    print(f"numba import {cold[0]:.3f} s; first call: cold compile {cold[1]:.3f} s, from the cache {warm[1]:.3f} s "
-          f"(import {warm[0]:.3f} s)")
-
-    inst = chu_beasley_mkp(args.n, args.m, args.alpha, args.seed)
-    start = dlsched.solve(inst, "lp-round", time_limit=2, threads=1)
-    from dlsched.solvers.core import job_slack
-    from dlsched.solvers.lp import solve_lp
-    from dlsched.solvers.tabu_kernel import search
-
+    inst = chu_beasley_mkp(n, m, alpha, seed)
+    start = api.solve(inst, "lp-round", time_limit=2, threads=1)
     lp = solve_lp(inst)
     Ad = np.ascontiguousarray(inst.A.T.toarray())
     g = gain(inst)
@@ -90,28 +77,25 @@ def main(argv=None) -> int:
     cur = np.where(np.asarray(start.solution) >= 0, np.arange(inst.n_jobs), -1).astype(np.int64)
     w = Ad[cur[cur >= 0]].sum(axis=0)
     lam = np.maximum(lp.u, 1e-3)
-    core = np.sort(np.argsort(job_slack(inst, lp), kind="stable")[:int(np.ceil(args.core_share * inst.n_jobs))])
+    core = np.sort(np.argsort(job_slack(inst, lp), kind="stable")[:int(np.ceil(core_share * inst.n_jobs))])
     allowed = np.zeros(inst.n_cols, dtype=bool)
     allowed[core] = True
     none_ok = allowed.copy()
 
     t = time.perf_counter()
-    for _ in range(args.repeat):
+    for _ in range(repeat):
         numpy_evaluation(Ad, g, cap, lam, cur, w, core, core)
-    per_numpy = (time.perf_counter() - t) / args.repeat
+    per_numpy = (time.perf_counter() - t) / repeat
 
     state = np.array([0.0, float(g[cur[cur >= 0]].sum()), -np.inf])
     args_k = (Ad, g, inst.job_ptr.astype(np.int64), inst.col_job, cap, tol, core, core, allowed, none_ok, cur.copy(),
               w.copy(), lam.copy(), lam.copy(), np.zeros(inst.n_jobs, dtype=np.int64), cur.copy(), state)
     search(*args_k, 1, 2, 4, 1.1, 1e4, True, 0)
-    n = 20 * args.repeat
+    iterations = 20 * repeat
     t = time.perf_counter()
-    search(*args_k, n, 2, 4, 1.1, 1e4, True, 1)
-    per_kernel = (time.perf_counter() - t) / n
-    print(f"{inst.name}, core {core.size} jobs: numpy {1e6 * per_numpy:.0f} us per evaluation, "
-          f"kernel {1e6 * per_kernel:.0f} us per iteration (evaluation + move + weights): {per_numpy / per_kernel:.1f}x")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    search(*args_k, iterations, 2, 4, 1.1, 1e4, True, 1)
+    per_kernel = (time.perf_counter() - t) / iterations
+    return {"instance": inst.name, "core_jobs": int(core.size), "numba_import_seconds": cold[0],
+            "cold_compile_seconds": cold[1], "cache_load_seconds": warm[1],
+            "numpy_us_per_evaluation": 1e6 * per_numpy, "kernel_us_per_iteration": 1e6 * per_kernel,
+            "kernel_speedup": per_numpy / per_kernel}

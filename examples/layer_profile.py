@@ -1,17 +1,14 @@
-"""Where a layer's time goes on one generated Chu–Beasley MKP: its stages, their sizes, seconds and values.
+"""Where a layer's time goes on one generated Chu-Beasley MKP: its stages, their sizes, seconds and values.
 
-    PYTHONPATH=. python benchmarks/layer_profile.py --m 30 --n 250 --alpha 0.25 --seed 1 --method core --limit 10
+    python examples/layer_profile.py [--m 30 --n 250 --alpha 0.25 --seed 1 --method core --limit 10]
 
 Prints the result, the method's statistics (for ``core``: the LP, the lp-round incumbent and one
 line per core MILP: kept columns, free jobs, HiGHS's termination, seconds, value) and the last
-improving solutions (seconds, value). Use tuning seeds (below 1000): the benchmark reports 1000+.
+improving solutions (seconds, value). Tune on seeds below 1000: the suites report 1000+.
 """
-
-from __future__ import annotations
 
 import argparse
 import json
-import time
 
 import dlsched
 from dlsched.instance.classic_gen import chu_beasley_mkp
@@ -26,24 +23,20 @@ def main(argv=None) -> int:
     ap.add_argument("--method", default="core")
     ap.add_argument("--params", default="{}", help="method parameters as JSON")
     ap.add_argument("--limit", type=float, default=10.0)
-    ap.add_argument("--solver-seed", type=int, default=0)
     args = ap.parse_args(argv)
     inst = chu_beasley_mkp(args.n, args.m, args.alpha, args.seed)
-    trace: list[tuple[float, float]] = []
-    t0 = time.perf_counter()
-    res = dlsched.solve(inst, args.method, time_limit=args.limit, threads=1, seed=args.solver_seed,
-                        on_incumbent=lambda i: trace.append((round(i.seconds, 2), i.objective)),
+    stream = []
+    res = dlsched.solve(inst, args.method, time_limit=args.limit, threads=1,
+                        on_incumbent=lambda i: stream.append((round(i.seconds, 2), i.objective)),
                         **json.loads(args.params))
     print(f"{inst.name} {args.method}: objective {res.objective} bound {res.bound} "
-          f"wall {time.perf_counter() - t0:.2f} s checked {dlsched.check(inst, res).feasible}")
+          f"seconds {res.build_seconds + res.solve_seconds:.2f} checked {dlsched.check(inst, res).feasible}")
     for key, value in res.stats.items():
         if isinstance(value, list) and value and isinstance(value[0], dict):
-            print(f"  {key}:")
-            for row in value:
-                print("    ", row)
+            print(f"  {key}:", *(f"\n    {row}" for row in value))
         else:
             print(f"  {key}: {value}")
-    print("  last improvements (s, value):", trace[-8:])
+    print("  last improvements (s, value):", stream[-8:])
     return 0
 
 
