@@ -45,6 +45,7 @@ from pathlib import Path
 from dlsched.cli import main as cli_main
 from dlsched.data import data_dir, project_root
 from dlsched.errors import InputError
+from dlsched.registry import FAMILIES
 
 OUTCOMES = ("clean error", "rejected", "accepted", "traceback", "hang")
 
@@ -59,9 +60,6 @@ class Seed:
     args: tuple[str, ...] = ()  # extra arguments the file needs (e.g. --sense for GAP)
     solution: Path | None = None
     method: str = "exact"
-
-
-SOLVE_METHOD = {"mcmdk": "exact", "mkp": "exact", "gap": "exact", "smd": "exact", "oasis": "oasis", "placement": "greedy"}
 
 
 def make_seeds(work: Path) -> list[Seed]:
@@ -81,7 +79,8 @@ def make_seeds(work: Path) -> list[Seed]:
     (gap / "c0515_1").write_text((orlib / "gap" / "c0515_1").read_text())
     seeds.append(Seed("c0515_1", "gap", gap / "c0515_1", ("--sense", "max")))
     for s in seeds:
-        s.method = SOLVE_METHOD.get(s.family, "exact")
+        # OR-Library seeds ("mkp", "gap") are core instances
+        s.method = FAMILIES[s.family if s.family in FAMILIES else "mcmdk"].example_method
         sol = work / f"{s.name}.solution.json"
         out = run(["solve", str(s.path), *s.args, "--method", s.method, "--time-limit", "20", "--threads", "1", "--out", str(sol), "--json"], 120)
         if out.kind != "accepted" or not sol.exists():

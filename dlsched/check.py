@@ -1,18 +1,21 @@
 """Independent checker: feasibility and objective recomputed from the instance alone.
 
 This module deliberately imports nothing from ``dlsched.models`` or ``dlsched.solvers``
-and does its own arithmetic, so that a bug in a model builder cannot hide itself.
-Family checkers register in :data:`CHECKERS` under the instance's family name.
+and does its own arithmetic, so that a bug in a model builder cannot hide itself: its only
+dlsched imports are ``errors`` and the registry of names (which imports nothing else).
+A family's checker is the function of this module that its line in
+:data:`dlsched.registry.FAMILIES` names (``checker``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from dlsched.errors import InputError
+from dlsched.registry import FAMILIES
 
 ABS_TOL = 1e-6
 REL_TOL = 1e-9
@@ -434,15 +437,17 @@ def check_placement(inst, placement, claimed_objective: float | None = None) -> 
     return CheckReport(not bad, total, bad)
 
 
-CHECKERS: dict[str, Callable[..., CheckReport]] = {
-    "mcmdk": check_mcmdk, "smd": check_smd, "oasis": check_oasis, "placement": check_placement}
+def checker(family: str):
+    """The checker function of ``family`` (its registry line's ``checker``), or None for no such family."""
+    entry = FAMILIES.get(family) if isinstance(family, str) else None
+    return globals()[entry.checker] if entry is not None else None
 
 
 def check(instance: Any, solution: Any, claimed_objective: float | None = None) -> CheckReport:
     """Check ``solution`` against ``instance`` with the checker of the instance's family."""
     family = getattr(instance, "family", None)
-    fn = CHECKERS.get(family) if isinstance(family, str) else None
+    fn = checker(family)
     if fn is None:
-        raise InputError("<argument>", "instance", f"an instance of a family with a checker ({', '.join(sorted(CHECKERS))})",
+        raise InputError("<argument>", "instance", f"an instance of a family with a checker ({', '.join(sorted(FAMILIES))})",
                          f"family {family!r}" if family is not None else type(instance).__name__)
     return fn(instance, solution, claimed_objective)

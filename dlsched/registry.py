@@ -1,8 +1,9 @@
-"""The one registry: every name a user can give (a method, a policy, a benchmark suite) and the
-module that defines it, as strings, so that nothing is imported until it is named (STYLE.md
-practice 1: names map to objects, never parsed from strings).
+"""The one registry: every name a user can give (an instance family, a method, a policy, a
+benchmark suite) and the module that defines it, as strings, so that nothing is imported until it
+is named (STYLE.md practice 1: names map to objects, never parsed from strings).
 
-Adding a method or a policy is one module plus one line here; a method module's ``@register``
+Adding a family is its own modules plus one :class:`FamilyEntry` line in :data:`FAMILIES`; adding a
+method or a policy is one module plus one line here; a method module's ``@register``
 decorators (:mod:`dlsched.solvers.registry`) say what each name accepts. A third-party package
 adds its own without editing dlsched, through the entry-point groups :data:`ENTRY_POINTS`
 (``dlsched.policies``: ``name = "package.module:Class"``; ``dlsched.methods``: ``name =
@@ -19,10 +20,42 @@ import ast
 import difflib
 import importlib
 import importlib.util
+from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
 
 from dlsched.errors import InputError
+
+
+@dataclass(frozen=True)
+class FamilyEntry:
+    """An instance family (docs/architecture.md "Adding a family"), by names only.
+
+    ``format``: the module of its dlsched/1 file format (``parse``, ``dump``, ``parse_solution``,
+    ``dump_solution``; its schema is ``dlsched/instance/schema/<family>.schema.json``);
+    ``checker``: its function in :mod:`dlsched.check`; ``core_solutions``: the generic layers
+    (``exact``, ``lp-round``, ``core``, ``sample``, ...) apply, their core solution being the
+    family's own form or translated by the instance's ``solution_from_core``; ``example_method``:
+    the method that solves the family's bundled examples (the fuzzer's seeds); ``runner``: the
+    ``"module:function"`` that runs a policy on the engine over an instance of the family
+    (``run(instance, policy, deadline=..., **options)``, behind ``run_policy``), if it has one.
+    """
+
+    format: str
+    checker: str
+    core_solutions: bool = False
+    example_method: str = "exact"
+    runner: str | None = None
+
+
+#: family name (the ``"family"`` of a dlsched/1 file, an instance's ``family``) -> its modules
+FAMILIES: dict[str, FamilyEntry] = {
+    "mcmdk": FamilyEntry("dlsched.instance.mcmdk_json", "check_mcmdk", core_solutions=True),
+    "smd": FamilyEntry("dlsched.instance.smd_json", "check_smd", core_solutions=True, runner="dlsched.policies.smd:run"),
+    "oasis": FamilyEntry("dlsched.instance.oasis_json", "check_oasis", example_method="oasis",
+                         runner="dlsched.policies.oasis:run"),
+    "placement": FamilyEntry("dlsched.instance.placement_json", "check_placement", example_method="greedy"),
+}
 
 #: method name -> the modules whose ``@register`` define it (one per family that has its own)
 METHODS: dict[str, tuple[str, ...]] = {
@@ -58,10 +91,10 @@ POLICIES: dict[str, str] = {
     "tetris": "dlsched.policies.tetris:Tetris",
     "optimus": "dlsched.policies.optimus:Optimus",
     "smd": "dlsched.policies.smd:SMDPolicy",
-    "optimus-greedy": "dlsched.policies.smd:OptimusGreedyPolicy",
-    "srpt-greedy": "dlsched.policies.smd:SRPTGreedyPolicy",
-    "hesrpt": "dlsched.policies.smd:HeSRPTPolicy",
-    "fluid": "dlsched.policies.smd:FluidPolicy",
+    "optimus-greedy": "dlsched.policies.greedy:OptimusGreedyPolicy",
+    "srpt-greedy": "dlsched.policies.greedy:SRPTGreedyPolicy",
+    "hesrpt": "dlsched.policies.greedy:HeSRPTPolicy",
+    "fluid": "dlsched.policies.fluid:FluidPolicy",
     "hetplace": "dlsched.policies.hetplace:HetPlace",
     "oasis": "dlsched.policies.oasis:OASiS",
     "risk_reward": "dlsched.policies.oasis_baselines:RiskReward",
@@ -70,7 +103,8 @@ POLICIES: dict[str, str] = {
     "dl2": "dlsched.rl.policy:DL2Policy",
 }
 
-#: ``dlsched bench NAME``: suite name -> the module whose ``@register_suite`` defines it
+#: ``dlsched bench NAME``: suite name -> the module whose ``@register_suite`` defines it; a module
+#: that also has ``summarise_suite(rows, suite)`` summarises suite files that say ``family = "NAME"``
 SUITES: dict[str, str] = {
     "quick": "dlsched.bench.quick",
     "mkp": "dlsched.bench.mkp",
@@ -79,7 +113,52 @@ SUITES: dict[str, str] = {
     "hetplace": "dlsched.bench.hetplace",
     "dl2": "dlsched.bench.dl2",
     "sim": "dlsched.bench.sim",
+    "timelimits": "dlsched.bench.timelimits",
     "run": "dlsched.bench.runner",     # any suite file: dlsched bench run SUITE (dlsched/bench/suites/)
+}
+
+#: ``generated`` instance sets of suite files: generator name -> "module:function" (keyword ``seed`` set per instance)
+GENERATORS: dict[str, str] = {
+    "mcmdk": "dlsched.instance.generate:random_mcmdk",
+    "smd": "dlsched.instance.smd_gen:generate",
+    "placement": "dlsched.instance.placement_gen:generate",
+    "oasis": "dlsched.instance.oasis_gen:generate",
+    "oasis-small": "dlsched.instance.oasis_gen:small",   # the competitive-ratio instances
+    "chu-beasley": "dlsched.instance.classic_gen:chu_beasley_mkp",   # classic 0-1 MKP
+    "gap": "dlsched.instance.classic_gen:gap_instance",              # generalized assignment
+}
+
+#: traces of simulate suites: generator -> "module:function" (each takes ``n_jobs``, ``seed`` and keyword parameters)
+TRACE_GENERATORS: dict[str, str] = {
+    "dl2": "dlsched.instance.synthetic:dl2_trace",
+    "poisson": "dlsched.instance.synthetic:poisson_trace",
+}
+
+#: clusters of simulate suites: generator -> "module:function"
+CLUSTER_GENERATORS: dict[str, str] = {"dl2": "dlsched.instance.synthetic:dl2_cluster",
+                                      "gpu": "dlsched.instance.synthetic:gpu_cluster"}
+
+#: task name -> "module:function" (imported when a suite names it)
+TASKS: dict[str, str] = {
+    "smd.calibration": "dlsched.bench.smd:calibration_task",
+    "smd.gap": "dlsched.bench.smd:gap_task",
+    "smd.exact": "dlsched.bench.smd:exact_task",
+    "smd.decision": "dlsched.bench.smd:decision_task",
+    "smd.load": "dlsched.bench.smd:load_task",
+    "oasis.ratio": "dlsched.bench.oasis:ratio_task",
+    "oasis.paper": "dlsched.bench.oasis:paper_task",
+    "oasis.sensitivity": "dlsched.bench.oasis:sensitivity_task",
+    "oasis.capacity": "dlsched.bench.oasis:capacity_task",
+    "hetplace.instance": "dlsched.bench.hetplace:instance_task",
+    "hetplace.scale": "dlsched.bench.hetplace:scale_task",
+    "dl2.agreement": "dlsched.bench.dl2:agreement_task",
+    "dl2.small": "dlsched.bench.dl2:small_task",
+    "dl2.teacher": "dlsched.bench.dl2_studies:teacher_task",
+    "dl2.warmup": "dlsched.bench.dl2_studies:warmup_task",
+    "dl2.advantage": "dlsched.bench.dl2_studies:advantage_task",
+    "tabu.speed": "dlsched.bench.tabu:speed_task",
+    "timelimit": "dlsched.bench.timelimits:timelimit",
+    "timelimit.fixed_cost": "dlsched.bench.timelimits:fixed_cost",
 }
 
 #: entry-point groups third-party packages register in (their pyproject's [project.entry-points."<group>"])

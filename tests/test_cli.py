@@ -49,7 +49,7 @@ def test_solve_table(capsys, instances_dir):
 def test_solve_table_shows_a_rejection(capsys, instances_dir, monkeypatch):
     """The table's checker row can say something else than 'feasible' (and the exit code is 1)."""
     checker = importlib.import_module("dlsched.check")
-    monkeypatch.setitem(checker.CHECKERS, "mcmdk", lambda inst, sol, claimed=None: checker.CheckReport(False, None, ["made up"]))
+    monkeypatch.setattr(checker, "check_mcmdk", lambda inst, sol, claimed=None: checker.CheckReport(False, None, ["made up"]))
     code, out, _ = run(capsys, "solve", str(instances_dir / "dl-small.json"))
     assert code == 1 and table_rows(out)["checker"] == "REJECTED: made up"
 

@@ -27,7 +27,7 @@ FLOORS = [
     {"solvers", "sim"},
     {"policies"},
     {"rl"},
-    {"export", "bench", "api"},
+    {"export", "bench", "api", "testing"},
     {"cli", "cli_simulate", "__main__", ""},
 ]
 SIBLINGS = [{"solvers", "sim"}]

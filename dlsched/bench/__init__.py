@@ -1,5 +1,5 @@
-"""Benchmark suites: ``dlsched bench NAME [args]`` runs ``SUITES[NAME](args)`` (the module of each
-name is in :data:`dlsched.registry.SUITES`).
+"""Benchmark suites: ``dlsched bench NAME [args]`` runs ``MAINS[NAME](args)``, the main function its module
+registered (the module of each name is in :data:`dlsched.registry.SUITES`).
 
 A suite module registers itself with :func:`register_suite`; it owns timing (models never
 time themselves) and records versions, seeds, limits and the machine (:func:`environment`).
@@ -13,12 +13,13 @@ from typing import Callable
 from dlsched.provenance import environment, git_revision  # noqa: F401  (the benchmarks' names for them)
 from dlsched.registry import suite_module
 
-SUITES: dict[str, Callable[[list[str]], int]] = {}
+#: suite name -> the main function its module registered with :func:`register_suite`
+MAINS: dict[str, Callable[[list[str]], int]] = {}
 
 
 def register_suite(name: str):
     def deco(fn: Callable[[list[str]], int]):
-        SUITES[name] = fn
+        MAINS[name] = fn
         return fn
 
     return deco
@@ -28,4 +29,4 @@ def get_suite(name: str) -> Callable[[list[str]], int]:
     importlib.import_module(suite_module(name))
     # the revision the suite's code was loaded from, read now: a long run must not record a later commit
     git_revision()
-    return SUITES[name]
+    return MAINS[name]

@@ -24,7 +24,7 @@ import numpy as np
 from rich.table import Table
 
 from dlsched.bench import environment, register_suite
-from dlsched.bench.report import dolan_more, mean_gap_curve, style
+from dlsched.bench.report import FLOOR, dolan_more, mean_gap_curve, style
 from dlsched.bench.results import latest, read_results
 from dlsched.bench.runner import run_suite
 from dlsched.bench.suite import suite_from_definition
@@ -32,7 +32,6 @@ from dlsched.bench.tasks import load_definition, with_settings
 from dlsched.console import table_console
 
 TIE = 1e-9
-FLOOR = 1e-3          # gap-versus-time plot: a mean gap of 0 % is drawn at 0.001 %
 
 
 def summarise(rows: list[dict]) -> dict[str, dict]:

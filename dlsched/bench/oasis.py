@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -48,7 +49,7 @@ from dlsched.bench.tasks import (failures, grid_values, load_definition, results
 from dlsched.check import check_oasis
 from dlsched.console import table_console
 from dlsched.instance.oasis import schedule_utility
-from dlsched.instance.oasis_gen import generate, small
+from dlsched.instance.oasis_gen import PAPER, generate, small
 from dlsched.solvers.oasis import price_params, run_oasis
 
 BASELINES = ("fifo", "drf", "risk_reward", "dorm")
@@ -143,6 +144,17 @@ def paper_setting(n_jobs: int, seed: int, baselines=BASELINES, l_min_share: floa
 def paper_task(jobs: int, seed: int, l_min_share: float = L_MIN_SHARE, time_limit: float | None = 60.0) -> dict:
     """One paper-setting instance; ``time_limit`` bounds the pooled upper bound's MILP."""
     return paper_setting(jobs, seed, l_min_share=l_min_share, bound_time_limit=time_limit)
+
+
+def capacity_task(jobs: int, seed: int, scale: float, arrivals: str = "poisson", l_min_share: float = L_MIN_SHARE,
+                  time_limit: float | None = 60.0) -> dict:
+    """The paper setting with every server's capacity times ``scale`` (same jobs and arrivals;
+    ``arrivals="trace"``: the Tiresias submit times): does the comparison depend on our server size
+    (the paper gives none) or on the arrival process? docs/oasis.md, "Findings"."""
+    preset = replace(PAPER, worker_server={k: v * scale for k, v in PAPER.worker_server.items()},
+                     ps_server={k: v * scale for k, v in PAPER.ps_server.items()})
+    row = paper_setting(jobs, seed, l_min_share=l_min_share, bound_time_limit=time_limit, preset=preset, arrivals=arrivals)
+    return {**row, "scale": scale, "arrivals": arrivals}
 
 
 def sensitivity_task(jobs: int, seed: int, out: str | None = None) -> dict:

@@ -22,6 +22,7 @@ does. ``report.md`` holds the tables and figures with the command that made them
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import re
 import shlex
@@ -29,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dlsched.bench.results import TARGET, failed, latest, read_results
+from dlsched.bench.results import TARGET, compare, failed, latest, read_results
 from dlsched.errors import InputError
 from dlsched.result import gap_to_reference
 
@@ -319,23 +320,21 @@ def jct_cdf(rows: list[dict], out: Path) -> Path:
 
 def family_summary(rows: list[dict], suite) -> dict | None:
     """The summary ``dlsched bench FAMILY`` prints, from a suite's rows (None: the suite names no family)."""
-    import importlib
-
-    from dlsched.bench.suite import FAMILIES
+    from dlsched.bench.suite import summariser
 
     if suite.family is None:
         return None
-    return importlib.import_module(FAMILIES[suite.family]).summarise_suite(rows, suite)
+    return summariser(suite.family)(rows, suite)
 
 
 def family_summaries(heads: list[dict], rows: list[dict]) -> dict[str, dict]:
     """Per results file whose suite names a family: the family's summary of its rows (scalars only)."""
-    from dlsched.bench.suite import FAMILIES, suite_from_definition
+    from dlsched.bench.suite import suite_from_definition, summariser
 
     out = {}
     for h in heads:
         fam = (h.get("definition") or {}).get("family")
-        if fam not in FAMILIES:
+        if summariser(fam) is None:
             continue
         suite = suite_from_definition(h["definition"], Path(str(h.get("suite_file", "."))), source=str(h.get("suite_file")))
         mine = [r for r in rows if r["suite"] == h.get("suite")]
@@ -445,7 +444,15 @@ def main(argv: list[str]) -> int:
                     help="write nothing: exit 1 if OUT/report.md differs from the page these results give")
     ap.add_argument("--pages", type=Path, default=None, metavar="DIR",
                     help="remake every DIR/*/report.md with the command written on it (with --check: compare only)")
+    ap.add_argument("--compare", action="store_true",
+                    help="two results files: print, as JSON, the cells whose values differ (times aside); exit 1 if any")
     args = ap.parse_args(argv)
+    if args.compare:
+        if len(args.results) != 2:
+            raise InputError("<argument>", "results", "two results files with --compare", len(args.results))
+        out = compare(*args.results)
+        print(json.dumps(out, indent=1, default=str))
+        return 1 if out["differ"] or out["only_in_one"] else 0
     if args.pages is not None:
         codes = [main([*page_argv, *(["--check"] if args.check else [])]) for _, page_argv in pages(args.pages)]
         return max(codes, default=0)

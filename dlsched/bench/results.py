@@ -55,3 +55,20 @@ def latest(rows: list[dict]) -> list[dict]:
     """One row per cell, the last one written."""
     by_cell = {r["cell"]: r for r in rows}
     return list(by_cell.values())
+
+
+#: what two runs of the same cell must agree on (times aside): solve rows, then simulate rows (a study row: its status)
+SAME = ("status", "termination", "objective", "bound", "solver_gap", "gap", "checked", "digest", "avg_jct")
+
+
+def compare(a: str | Path, b: str | Path) -> dict:
+    """Two results files cell by cell: how many cells both have, how many agree on :data:`SAME`, and
+    the values of those that differ (two executors, two machines, or two checkouts of dlsched)."""
+    (ha, ra), (hb, rb) = read_results(a), read_results(b)
+    A, B = ({r["cell"]: r for r in latest(rows)} for rows in (ra, rb))
+    both = [c for c in A if c in B]
+    differ = {c: {k: [A[c].get(k), B[c].get(k)] for k in SAME if A[c].get(k) != B[c].get(k)} for c in both}
+    differ = {c: d for c, d in differ.items() if d}
+    return {"files": [str(a), str(b)], "suites": [ha.get("suite"), hb.get("suite")], "git": [ha.get("git"), hb.get("git")],
+            "cells": len(both), "only_in_one": len(set(A) ^ set(B)), "identical": len(both) - len(differ),
+            "differ": differ}

@@ -35,7 +35,7 @@ any other exception an ``exception`` row, retried when the sweep resumes.
 
 from __future__ import annotations
 
-import importlib
+import hashlib
 import inspect
 import json
 import os
@@ -48,17 +48,15 @@ from typing import Any
 
 from dlsched.bench.suitefile import generator_call, once, tables, typed, unknown
 from dlsched.errors import InputError
+from dlsched.registry import CLUSTER_GENERATORS, TRACE_GENERATORS, load_target
 
-#: trace generator -> (module, function); each takes ``n_jobs`` and ``seed`` and keyword parameters
-TRACE_GENERATORS = {
-    "dl2": ("dlsched.instance.synthetic", "dl2_trace"),
-    "poisson": ("dlsched.instance.synthetic", "poisson_trace"),
-}
-CLUSTER_GENERATORS = {"dl2": ("dlsched.instance.synthetic", "dl2_cluster")}
+#: a trace set's growing and compressing (dlsched.sim.run.rescale's arguments), applied where the cell runs
+SCALING = {"inflate": "inflation", "inflate_seed": "inflation_seed", "target_load": "target_load",
+           "target_peak": "target_peak", "arrival_scale": "arrival_scale"}
 
 TOP_KEYS = {"name", "description", "kind", "family", "time_limit", "threads", "repetitions", "seed", "speed",
             "restart_seconds", "cluster", "traces", "policies"}
-TRACE_KEYS = {"name", "generator", "seeds", "params", "files"}
+TRACE_KEYS = {"name", "generator", "seeds", "params", "files", *SCALING}
 POLICY_KEYS = {"name", "label", "params", "sets"}
 CLUSTER_KEYS = {"generator", "params", "file"}
 
@@ -73,14 +71,25 @@ class TraceRef:
     generator: str | None = None
     params: tuple = ()                 # sorted (key, json) pairs
     path: str | None = None
+    scaling: tuple = ()                # sorted (key of SCALING, value) pairs
 
     def load(self):
         if self.generator is not None:
-            mod, fn = TRACE_GENERATORS[self.generator]
-            return getattr(importlib.import_module(mod), fn)(seed=self.seed, **{k: json.loads(v) for k, v in self.params})
+            return load_target(TRACE_GENERATORS[self.generator], "traces.generator")(seed=self.seed, **{k: json.loads(v) for k, v in self.params})
         from dlsched.instance.traces import load_trace
 
         return load_trace(self.path)
+
+    def load_scaled(self, settings: "SimSettings") -> tuple:
+        """The trace as the cell simulates it (inflated, arrivals scaled) and what was done (empty: as is)."""
+        trace = self.load()
+        if not self.scaling:
+            return trace, {}
+        from dlsched.sim.run import rescale
+        from dlsched.sim.speed import make_speed
+
+        return rescale(trace, settings.load_cluster(), make_speed(settings.speed),
+                       **{SCALING[k]: v for k, v in self.scaling})
 
 
 @dataclass(frozen=True)
@@ -109,8 +118,7 @@ class SimSettings:
 
     def load_cluster(self):
         if self.cluster[0] == "generator":
-            mod, fn = CLUSTER_GENERATORS[self.cluster[1]]
-            return getattr(importlib.import_module(mod), fn)(**{k: json.loads(v) for k, v in self.cluster[2]})
+            return load_target(CLUSTER_GENERATORS[self.cluster[1]], "cluster.generator")(**{k: json.loads(v) for k, v in self.cluster[2]})
         from dlsched.instance.cluster_spec import load_cluster
 
         return load_cluster(self.cluster[1])
@@ -146,8 +154,7 @@ def _cluster(src: str, base: Path, c: Any) -> tuple:
         return ("generator", "dl2", ())
     unknown(src, "cluster", c, CLUSTER_KEYS)
     if "file" in c:
-        p = Path(str(c["file"]))
-        p = p if p.is_absolute() or not (base / p).exists() else base / p
+        p = _path(base, c["file"])     # a spec such as "36:36:36" or "dl2:96" stays as given
         from dlsched.instance.cluster_spec import load_cluster
 
         load_cluster(p)                # a bad spec fails here, before any run
@@ -158,8 +165,7 @@ def _cluster(src: str, base: Path, c: Any) -> tuple:
     params = c.get("params", {})
     if not isinstance(params, dict):
         raise InputError(src, "cluster.params", "a table of the generator's parameters", params)
-    mod, fn = CLUSTER_GENERATORS[gen]
-    sig = inspect.signature(getattr(importlib.import_module(mod), fn))
+    sig = inspect.signature(load_target(CLUSTER_GENERATORS[gen], "cluster.generator"))
     if not any(v.kind is v.VAR_KEYWORD for v in sig.parameters.values()):
         unknown(src, "cluster.params", params, set(sig.parameters))
     return ("generator", gen, tuple(sorted((k, json.dumps(v)) for k, v in params.items())))
@@ -168,25 +174,52 @@ def _cluster(src: str, base: Path, c: Any) -> tuple:
 def _trace_set(src: str, base: Path, where: str, s: Any) -> list[TraceRef]:
     unknown(src, where, s, TRACE_KEYS)
     set_name = str(s.get("name", s.get("generator", "files")))
+    scaling = _scaling(src, where, s)
     if "files" in s:
         files = s["files"]
         if not isinstance(files, list) or not files:
             raise InputError(src, f"{where}.files", "a list of trace files", files)
         out = []
         for f in files:
-            p = Path(str(f))
-            p = p if p.is_absolute() or not (base / p).exists() else base / p
+            p = _path(base, f)
             from dlsched.instance.traces import load_trace
 
             try:
                 load_trace(p)
             except InputError as exc:
                 raise InputError(src, f"{where}.files", f"a trace file ({exc.expected})", str(f)) from None
-            out.append(TraceRef(key=f"{set_name}/{p.name}", set_name=set_name, path=str(p)))
+            out.append(TraceRef(key=f"{set_name}/{p.name}", set_name=set_name, path=str(p), scaling=scaling))
         return out
     gen, seeds, packed = generator_call(src, where, s, TRACE_GENERATORS, " (or files = [...])")
-    return [TraceRef(key=f"{set_name}/{gen}-seed{x}", set_name=set_name, seed=x, generator=gen, params=packed)
-            for x in seeds]
+    return [TraceRef(key=f"{set_name}/{gen}-seed{x}", set_name=set_name, seed=x, generator=gen, params=packed,
+                     scaling=scaling) for x in seeds]
+
+
+def _path(base: Path, name: Any) -> Path:
+    """A trace or cluster file: absolute, or relative to the suite file's folder, the working folder
+    or the reference data (dlsched.data), the first that exists (else as given, for the error)."""
+    from dlsched.data import data_dir
+
+    p = Path(str(name))
+    if p.is_absolute():
+        return p
+    return next((c for c in (base / p, p, data_dir() / p) if c.exists()), p)
+
+
+def _scaling(src: str, where: str, s: dict) -> tuple:
+    """A trace set's inflation and arrival scaling (at most one of target_load, target_peak, arrival_scale)."""
+    given = {k: s[k] for k in SCALING if k in s}
+    for k, v in given.items():
+        ok = isinstance(v, int) and not isinstance(v, bool) and v >= 0 if k == "inflate_seed" else \
+            isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
+        if not ok:
+            raise InputError(src, f"{where}.{k}", "an integer seed >= 0" if k == "inflate_seed" else "a number > 0", v)
+    rules = [k for k in ("target_load", "target_peak", "arrival_scale") if k in given]
+    if len(rules) > 1:
+        raise InputError(src, f"{where}.{rules[1]}", f"at most one of target_load, target_peak, arrival_scale", rules)
+    if "inflate_seed" in given and "inflate" not in given:
+        raise InputError(src, f"{where}.inflate_seed", "inflate with it", "inflate_seed alone")
+    return tuple(sorted(given.items()))
 
 
 def _policy(src: str, where: str, p: Any, set_names: set[str]) -> PolicySpec:
@@ -226,7 +259,7 @@ def simulate_cell(ref: TraceRef, policy: PolicySpec, rep: int, settings: SimSett
     from dlsched.registry import make_policy
     from dlsched.sim.speed import make_speed
 
-    trace = trace if trace is not None else ref.load()
+    trace = trace if trace is not None else ref.load_scaled(settings)[0]
     pol = make_policy(policy.name, **policy.params)
     res = simulate(trace, settings.load_cluster(), pol, make_speed(settings.speed), seed=settings.run_seed(ref, rep),
                    restart_seconds=settings.restart_seconds, deadline=settings.deadline)
@@ -242,13 +275,18 @@ def run_sim_cell(ref: TraceRef, policy: PolicySpec, rep: int, settings: SimSetti
            "params": policy.params, "repetition": rep, "seed": settings.run_seed(ref, rep), "trace_seed": ref.seed, "host": platform.node(), "pid": os.getpid()}
     t0 = time.perf_counter()
     try:
-        trace = ref.load()
+        trace, scaling = ref.load_scaled(settings)
         row["trace_source"] = trace.source
+        if scaling:
+            row["scaling"] = scaling
         res, pol = simulate_cell(ref, policy, rep, settings, trace)
         s = res.summary()
         row.update(status=s["status"], message=s["message"],
                    **{k: s[k] for k in FIGURES}, gpu_utilisation=s["utilisation"].get("gpu"),
-                   jct=sorted(float(x) for x in np.asarray(res.jct)[res.completed]))
+                   jct=sorted(float(x) for x in np.asarray(res.jct)[res.completed]),
+                   # every job's first start and completion: equal digests, equal decisions (two checkouts)
+                   digest=hashlib.sha256(np.ascontiguousarray(np.stack([res.first_start, res.completion])).tobytes())
+                   .hexdigest()[:16])
         if hasattr(pol, "inference_stats"):   # DL2's latency per inference, summarised (count, p50, p95, mean, max ms)
             row["inference_ms"] = pol.inference_stats()
         if hasattr(pol, "error_records"):     # Optimus's estimation errors per job (MODELS.md §5), NaN as null

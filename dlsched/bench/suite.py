@@ -21,10 +21,15 @@ A suite file (``dlsched/bench/suites/*.toml`` bundled, or any path)::
     label = "core@div"                 # optional: how results name it (default: name)
     params = { diversify = true }      # optional: method parameters
     sets = ["orlib-mkp"]               # optional: only on these instance sets (default: all)
+    time_limit = 60.0                  # optional: this method's limit instead of the suite's
+
+    [[methods]]
+    name = "cpsat"                     # a peer (:data:`dlsched.bench.peers.PEERS`: cpsat, scip, gurobi),
+                                       # run on the same core model in the same sweep
 
 Other instance kinds: ``bundled`` (``pattern``: glob in the bundled ``instances/``), ``folder``
 (``path`` and ``pattern``; a relative path is read from the suite file's folder) and
-``generated`` (``generator`` one of :data:`GENERATORS`, ``seeds`` a list or
+``generated`` (``generator`` one of ``GENERATORS`` in dlsched/registry.py, ``seeds`` a list or
 ``{start, count}``, ``params`` its keyword arguments).
 
 :func:`load_suite` validates everything it can before any solve: an unknown key, method,
@@ -46,32 +51,36 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dlsched.bench.peers import PEERS
 from dlsched.bench.suitefile import generator_call, once, read_suite_file, tables, typed, unknown
 from dlsched.errors import InputError
+from dlsched.registry import GENERATORS, SUITES, load_target
 from dlsched.solvers import registry
 
-#: generator name -> (module, function, its size arguments); keyword ``seed`` is set per instance
-GENERATORS = {
-    "mcmdk": ("dlsched.instance.generate", "random_mcmdk"),
-    "smd": ("dlsched.instance.smd_gen", "generate"),
-    "placement": ("dlsched.instance.placement_gen", "generate"),
-    "oasis": ("dlsched.instance.oasis_gen", "generate"),
-    "oasis-small": ("dlsched.instance.oasis_gen", "small"),   # the competitive-ratio instances
-}
 
 TOP_KEYS = {"name", "description", "kind", "family", "time_limit", "threads", "gap", "repetitions", "seed",
             "instances", "methods"}
 KINDS = ("solve", "simulate", "study")
-#: family -> module whose ``summarise_suite(rows, suite)`` gives the family's summary of a suite's rows
-FAMILIES = {"sim": "dlsched.bench.sim", "dl2": "dlsched.bench.dl2", "smd": "dlsched.bench.smd",
-            "oasis": "dlsched.bench.oasis", "hetplace": "dlsched.bench.hetplace"}
+
+
+def summariser(family):
+    """``summarise_suite(rows, suite)`` of the suite module named ``family`` (``family = "..."`` in a
+    suite file: a name in ``SUITES`` of dlsched/registry.py whose module has one), else None."""
+    module = SUITES.get(family) if isinstance(family, str) else None
+    return getattr(importlib.import_module(module), "summarise_suite", None) if module else None
+
+
+def summarised() -> list[str]:
+    """The suite names a suite file's ``family`` may take."""
+    return [name for name in SUITES if summariser(name) is not None]
 SET_KEYS = {
     "bundled": {"kind", "name", "pattern"},
-    "data": {"kind", "name", "files", "problems", "best_known"},
+    "data": {"kind", "name", "files", "problems", "best_known", "sense"},
     "folder": {"kind", "name", "path", "pattern", "problems", "best_known"},
     "generated": {"kind", "name", "generator", "seeds", "params"},
 }
-METHOD_KEYS = {"name", "label", "params", "sets"}
+METHOD_KEYS = {"name", "label", "params", "sets", "time_limit"}
+PEER_KEYS = {"name", "label", "sets", "time_limit"}
 
 
 @dataclass(frozen=True)
@@ -89,16 +98,16 @@ class InstanceRef:
     seed: int | None = None
     params: tuple = ()                 # generator keyword arguments, as sorted (key, json) pairs
     best_known: str | None = None      # a best-known table file (MKP: mkcbres.txt)
+    sense: str | None = None           # a GAP file's objective sense (None: the file's own, or min)
 
     def load(self):
         """The instance (on whatever machine runs the cell)."""
         if self.generator is not None:
-            mod, fn = GENERATORS[self.generator]
             kwargs = {k: json.loads(v) for k, v in self.params}
-            return getattr(importlib.import_module(mod), fn)(seed=self.seed, **kwargs)
+            return load_target(GENERATORS[self.generator], "generator")(seed=self.seed, **kwargs)
         from dlsched import api
 
-        return api.load(self.path, problem=self.problem)
+        return api.load(self.path, problem=self.problem, sense=self.sense)
 
 
 @dataclass(frozen=True)
@@ -107,6 +116,8 @@ class MethodSpec:
     name: str
     params: dict = field(default_factory=dict, hash=False)
     sets: tuple[str, ...] = ()         # instance sets it runs on (empty: all)
+    time_limit: float | None = None    # None: the suite's
+    peer: bool = False                 # a peer solver (dlsched.bench.peers), not a dlsched method
 
     def runs_on(self, ref: InstanceRef) -> bool:
         return not self.sets or ref.set_name in self.sets
@@ -159,8 +170,8 @@ def suite_from_definition(doc: dict, path: Path, source: str | None = None) -> S
     if kind not in KINDS:
         raise InputError(src, "kind", f"one of {', '.join(KINDS)}", kind)
     family = doc.get("family")
-    if family is not None and family not in FAMILIES:
-        raise InputError(src, "family", f"one of {', '.join(FAMILIES)}", family)
+    if family is not None and summariser(family) is None:
+        raise InputError(src, "family", f"one of {', '.join(summarised())}", family)
     if kind != "solve":
         return _other_kind(src, path, doc, kind, family)
     unknown(src, "", doc, TOP_KEYS)
@@ -231,7 +242,9 @@ def instance_set(src: str, base: Path, where: str, s: Any) -> list[InstanceRef]:
         names = s.get("files")
         if not isinstance(names, list) or not names:
             raise InputError(src, f"{where}.files", "a list of files under the reference data", names)
-        files = [data_dir() / f for f in names]
+        # a name with a wildcard is a glob under the reference data (its matches in name order)
+        files = [g for f in names for g in (sorted(data_dir().glob(f)) if any(c in str(f) for c in "*?[")
+                                             else [data_dir() / f])]
     else:
         folder = Path(typed(src, f"{where}.path", s.get("path"), str, "a folder of instance files"))
         folder = folder if folder.is_absolute() else base / folder
@@ -250,11 +263,14 @@ def instance_set(src: str, base: Path, where: str, s: Any) -> list[InstanceRef]:
             raise InputError(src, f"{where}.best_known", "a best-known table file", str(best_path))
         best = str(best_path)
     keep = _problems(src, f"{where}.problems", s.get("problems"))
+    sense = s.get("sense")
+    if sense not in (None, "min", "max"):
+        raise InputError(src, f"{where}.sense", "min or max (the objective of GAP files)", sense)
     out = []
     for f in files:
         for k in _file_problems(f, keep):
-            key = f.name if k is None else f"{f.name}#{k}"
-            out.append(InstanceRef(key=key, set_name=set_name, path=str(f), problem=k, best_known=best))
+            key = (f.name if k is None else f"{f.name}#{k}") + ("" if sense is None else f":{sense}")
+            out.append(InstanceRef(key=key, set_name=set_name, path=str(f), problem=k, best_known=best, sense=sense))
     return out
 
 
@@ -274,14 +290,22 @@ def _generated(src: str, where: str, set_name: str, s: dict) -> list[InstanceRef
 
 
 def _method(src: str, where: str, m: Any, set_names: set[str]) -> MethodSpec:
-    unknown(src, where, m, METHOD_KEYS)
-    name = m.get("name")
-    if name not in registry.available():
-        raise InputError(src, f"{where}.name", f"a method, one of {', '.join(registry.available())}", name)
+    name = m.get("name") if isinstance(m, dict) else None
+    peer = name in PEERS
+    unknown(src, where, m, PEER_KEYS if peer else METHOD_KEYS)
+    if not peer and name not in registry.available():
+        raise InputError(src, f"{where}.name", f"a method, one of {', '.join(registry.available())}, "
+                                               f"or a peer, one of {', '.join(PEERS)}", name)
     params = m.get("params", {})
-    unknown(src, f"{where}.params", params, {p for meth in registry.describe() if meth.name == name for p in meth.params})
+    if not peer:
+        unknown(src, f"{where}.params", params,
+                {p for meth in registry.describe() if meth.name == name for p in meth.params})
     sets = m.get("sets", [])
     if not isinstance(sets, list) or any(x not in set_names for x in sets):
         bad = next((x for x in sets if x not in set_names), sets) if isinstance(sets, list) else sets
         raise InputError(src, f"{where}.sets", f"names of instance sets, among {', '.join(sorted(set_names))}", bad)
-    return MethodSpec(label=str(m.get("label", name)), name=name, params=dict(params), sets=tuple(sets))
+    limit = m.get("time_limit")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit <= 0):
+        raise InputError(src, f"{where}.time_limit", "a positive number of seconds", limit)
+    return MethodSpec(label=str(m.get("label", name)), name=name, params=dict(params), sets=tuple(sets),
+                      time_limit=None if limit is None else float(limit), peer=peer)

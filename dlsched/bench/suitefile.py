@@ -6,7 +6,6 @@ kinds (``dlsched.bench.suite``: solve; ``simcells``: simulate; ``tasks``: study)
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import json
 import tomllib
@@ -14,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from dlsched.errors import InputError
+from dlsched.registry import load_target
 
 
 def suites_dir() -> Path:
@@ -84,15 +84,14 @@ def typed(src: str, where: str, value: Any, typ: type, expected: str, lo: int | 
 
 
 def generator_call(src: str, where: str, s: dict, table: dict, other: str = "") -> tuple[str, list[int], tuple]:
-    """A generated set's generator (a key of ``table``: name -> (module, function)), its seeds and
+    """A generated set's generator (a key of ``table``: name -> "module:function"), its seeds and
     its keyword arguments as sorted (key, json) pairs, each checked against the function."""
     gen = s.get("generator")
     if gen not in table:
         raise InputError(src, f"{where}.generator", f"one of {', '.join(table)}{other}", gen)
     seeds = seed_list(src, f"{where}.seeds", s.get("seeds", [0]))
     params = s.get("params", {})
-    mod, fn = table[gen]
-    sig = inspect.signature(getattr(importlib.import_module(mod), fn))
+    sig = inspect.signature(load_target(table[gen], f"{where}.generator"))
     unknown(src, f"{where}.params", params, set(sig.parameters) - {"seed"})
     missing = [p.name for p in sig.parameters.values()
                if p.default is inspect.Parameter.empty and p.name not in params and p.name != "seed"]

@@ -22,7 +22,6 @@ family's summary reads the rows back (:func:`results_of`).
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import itertools
 import json
@@ -36,22 +35,8 @@ from typing import Any
 
 from dlsched.bench.suitefile import once, read_suite_file, seed_list, tables, unknown
 from dlsched.errors import InputError
+from dlsched.registry import TASKS, load_target
 
-#: task name -> "module:function" (imported when a suite names it)
-TASKS = {
-    "smd.calibration": "dlsched.bench.smd:calibration_task",
-    "smd.gap": "dlsched.bench.smd:gap_task",
-    "smd.exact": "dlsched.bench.smd:exact_task",
-    "smd.decision": "dlsched.bench.smd:decision_task",
-    "smd.load": "dlsched.bench.smd:load_task",
-    "oasis.ratio": "dlsched.bench.oasis:ratio_task",
-    "oasis.paper": "dlsched.bench.oasis:paper_task",
-    "oasis.sensitivity": "dlsched.bench.oasis:sensitivity_task",
-    "hetplace.instance": "dlsched.bench.hetplace:instance_task",
-    "hetplace.scale": "dlsched.bench.hetplace:scale_task",
-    "dl2.agreement": "dlsched.bench.dl2:agreement_task",
-    "dl2.small": "dlsched.bench.dl2:small_task",
-}
 #: suite settings a task receives when its signature has them
 SHARED = ("seed", "threads", "time_limit")
 
@@ -60,8 +45,7 @@ TASK_KEYS = {"name", "grid", "params"}
 
 
 def task_function(name: str):
-    module, _, fn = TASKS[name].partition(":")
-    return getattr(importlib.import_module(module), fn)
+    return load_target(TASKS[name], f"task {name}")
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ symbol                 field
 :math:`r`              ``intra_gbps`` when all workers of a job share a server, else ``inter_gbps``
 =====================  ==================================================================
 
-A :class:`Placement` gives each GPU its job (``-1`` idle) and its workload (samples per
+A :class:`GpuAssignment` gives each GPU its job (``-1`` idle) and its workload (samples per
 iteration). The instance's model options say how JCTs are computed: ``communication``
 (``ring`` all-reduce or ``ps``) and ``workload`` (``proportional`` or ``equal`` split).
 The JCT model and the §4.2 configurations (what :meth:`PlacementInstance.to_core` needs) are
@@ -163,7 +163,7 @@ class PlacementInstance:
 
 
 @dataclass
-class Placement:
+class GpuAssignment:
     """A solution: ``gpu_job[k]`` = job on GPU k (``-1`` idle), ``workload[k]`` = its samples per iteration."""
 
     gpu_job: np.ndarray

@@ -15,7 +15,7 @@ import numpy as np
 from dlsched.errors import InputError
 from dlsched.instance.fields import int_list, number_list
 from dlsched.instance.mcmdk_json import dump_reference, parse_reference
-from dlsched.instance.placement import Placement, PlacementInstance
+from dlsched.instance.placement import GpuAssignment, PlacementInstance
 from dlsched.perf.throughputs import calibrate, load_gavel
 
 
@@ -104,11 +104,11 @@ def dump(inst: PlacementInstance) -> dict:
     return doc
 
 
-def parse_solution(inst: PlacementInstance, sol, source: str) -> Placement:
+def parse_solution(inst: PlacementInstance, sol, source: str) -> GpuAssignment:
     if isinstance(sol, dict) and "gpu_job" in sol:
         gj = int_list(sol.get("gpu_job"), source, "$.solution.gpu_job", inst.n_gpus)
         wl = number_list(sol.get("workload"), source, "$.solution.workload", inst.n_gpus)
-        return Placement(np.array(gj, dtype=np.int64), np.array(wl, dtype=float), inst.job_names, tuple(inst.gpu_names()))
+        return GpuAssignment(np.array(gj, dtype=np.int64), np.array(wl, dtype=float), inst.job_names, tuple(inst.gpu_names()))
     if not isinstance(sol, dict) or not isinstance(sol.get("jobs"), list):
         raise InputError(source, "$.solution", "an object {\"jobs\": [{\"name\", \"gpus\", \"samples\"}, ...]}", type(sol).__name__)
     gpu_index = {g: k for k, g in enumerate(inst.gpu_names())}
@@ -132,10 +132,10 @@ def parse_solution(inst: PlacementInstance, sol, source: str) -> Placement:
                 raise InputError(source, f"{where}.gpus[{q}]", "a GPU used by one job only", f"'{g}' given twice")
             gpu_job[k] = job_index[name]
             load[k] = samples[q]
-    return Placement(gpu_job, load, inst.job_names, tuple(inst.gpu_names()))
+    return GpuAssignment(gpu_job, load, inst.job_names, tuple(inst.gpu_names()))
 
 
-def dump_solution(p: Placement | None):
+def dump_solution(p: GpuAssignment | None):
     """The per-job form when the placement carries names (solvers set them), else the arrays."""
     if p is None:
         return None

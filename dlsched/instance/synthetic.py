@@ -220,6 +220,12 @@ def dl2_cluster(n_servers: int = DL2_DEFAULT_NODES, servers_per_rack: int | None
                                servers_per_rack=servers_per_rack, **bandwidths)
 
 
+def gpu_cluster(n_servers: int, gpus_per_server: int = 4) -> Cluster:
+    """``n_servers`` identical servers of ``gpus_per_server`` GPUs, one resource (``gpu``): the cluster
+    :func:`poisson_trace`'s jobs ask for."""
+    return Cluster.homogeneous(n_servers, {"gpu": gpus_per_server}, source=f"{n_servers} x {gpus_per_server} GPUs")
+
+
 def poisson_trace(n_jobs: int, seed: int, arrival_rate: float = 1 / 60, *, gpus: tuple[int, ...] = (1, 2, 4, 8),
                   mean_duration: float = 3600.0, sigma: float = 1.0, job_type: str = "synthetic") -> Trace:
     """A generic trace for scale tests: Poisson arrivals (``arrival_rate`` jobs/s); each job asks

@@ -45,12 +45,12 @@ import itertools
 import numpy as np
 
 # the JCT model and the §4.2 configurations are part of the instance (its to_core() needs them)
-from dlsched.instance.placement import (CoreModel, Placement, PlacementInstance, comm_seconds, core_model,  # noqa: F401
+from dlsched.instance.placement import (CoreModel, GpuAssignment, PlacementInstance, comm_seconds, core_model,  # noqa: F401
                                         count_vectors, jct_counts)
 
 # ------------------------------------------------------------------------------ evaluation
 
-def evaluate(inst: PlacementInstance, placement: Placement, workload: str | None = None) -> np.ndarray:
+def evaluate(inst: PlacementInstance, placement: GpuAssignment, workload: str | None = None) -> np.ndarray:
     """JCT of every job under ``placement`` (``inf`` for a job with no GPU)."""
     G = inst.n_types
     used = placement.gpu_job >= 0
@@ -127,7 +127,7 @@ def alone_jct(inst: PlacementInstance, workload: str | None = None) -> np.ndarra
 
 # ------------------------------------------------------------------------------ decoding and the brute-force reference
 
-def decode(inst: PlacementInstance, model: CoreModel, choice: np.ndarray) -> Placement:
+def decode(inst: PlacementInstance, model: CoreModel, choice: np.ndarray) -> GpuAssignment:
     """Turn a core solution into a placement: one-server jobs on their server, then the others."""
     cols = model.core.job_ptr[:-1] + np.asarray(choice)
     gpu_job = np.full(inst.n_gpus, -1, dtype=np.int64)
@@ -144,10 +144,10 @@ def decode(inst: PlacementInstance, model: CoreModel, choice: np.ndarray) -> Pla
         for g, m in enumerate(model.col_counts[cols[i]].tolist()):
             take, pool[g] = pool[g][:m], pool[g][m:]
             gpu_job[take] = i
-    return Placement(gpu_job, workloads(inst, gpu_job))
+    return GpuAssignment(gpu_job, workloads(inst, gpu_job))
 
 
-def brute_force(inst: PlacementInstance, sizes: np.ndarray | None = None) -> tuple[float, Placement]:
+def brute_force(inst: PlacementInstance, sizes: np.ndarray | None = None) -> tuple[float, GpuAssignment]:
     """Best average JCT over every map GPU -> job or idle (tiny cases: (n+1)^K maps).
 
     With ``sizes``, only maps giving job i exactly ``sizes[i]`` GPUs (the best assignment
@@ -162,7 +162,7 @@ def brute_force(inst: PlacementInstance, sizes: np.ndarray | None = None) -> tup
         sz = np.bincount(a[a >= 0], minlength=n)
         if sz.min() < 1 or np.any(sz > inst.max_workers) or (sizes is not None and np.any(sz != sizes)):
             continue
-        val = evaluate(inst, Placement(a, np.zeros(K))).mean()
+        val = evaluate(inst, GpuAssignment(a, np.zeros(K))).mean()
         if val < best - 1e-12:
             best, best_map = val, a
-    return float(best), Placement(best_map, workloads(inst, best_map))
+    return float(best), GpuAssignment(best_map, workloads(inst, best_map))

@@ -222,6 +222,10 @@ class DRF(Baseline):
         super().reset(ctx)
         self._memo = FillMemo() if self.incremental else None
 
+    def candidates(self, state: ClusterState, events: Sequence[Event]) -> np.ndarray:
+        """The jobs the filling may grow: every active job (a family's DRF admits fewer)."""
+        return state.active
+
     def schedule(self, state: ClusterState, events: Sequence[Event]) -> dict[int, Placement]:
-        sizes, tentative = drf_fill(state, state.active, self.total, state.cluster.capacity, self._memo)
+        sizes, tentative = drf_fill(state, self.candidates(state, events), self.total, state.cluster.capacity, self._memo)
         return packed(self.placer.place(state, sizes), sizes, tentative)

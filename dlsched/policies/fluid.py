@@ -1,7 +1,8 @@
-r"""The fluid LP of the active jobs: each job's share of the cluster until the next completion.
+r"""The fluid LP of the active jobs: each job's share of the cluster until the next completion,
+and the ``fluid`` policy (:class:`FluidPolicy`) that takes its first sizes from those shares.
 
 A relaxation of the scheduling problem of the jobs in the system now, with no further arrivals,
-solved at every call of the ``fluid`` policy (:class:`dlsched.policies.smd.FluidPolicy`). The
+solved at every call of the ``fluid`` policy. The
 jobs finish in a given order (shortest remaining time first, heSRPT's order), which cuts time into
 phases: phase k = 0..m-1 lasts :math:`t_k` and ends when the job of rank k completes, so job i is
 in the system during phases :math:`0..\rho_i` (:math:`\rho_i` its rank). Within a phase a job may
@@ -29,6 +30,9 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
+
+from dlsched.instance.smd import SMDInstance
+from dlsched.policies.greedy import GreedyView, SRPTGreedyPolicy, tau_grid
 
 
 def pareto_configs(T: np.ndarray, d: np.ndarray, e: np.ndarray) -> np.ndarray:
@@ -112,3 +116,39 @@ def fluid_shares(times: Sequence[np.ndarray], d: np.ndarray, e: np.ndarray, capa
     # HiGHS returns the y within its feasibility tolerance (-1e-13 seen): a share is in [0, 1]
     theta[live] = np.clip(avg.max(axis=1) / t0, 0.0, 1.0)
     return theta, float(sol.fun) * unit
+
+
+def pareto_of(inst: SMDInstance, j: int) -> np.ndarray:
+    """:func:`pareto_configs` of job j's τ grid (:func:`dlsched.policies.greedy.tau_grid`), cached with
+    its configurations (the Pareto sizes do not depend on the remaining iterations)."""
+    return inst.cached(("pareto", inst._config_key(j)), lambda: pareto_configs(tau_grid(inst, j), inst.d[j], inst.e[j]))
+
+
+def fluid_theta(view: GreedyView, order: Sequence[int], configs: Sequence[np.ndarray]) -> np.ndarray | None:
+    """θ of :func:`fluid_shares` for the jobs of ``view`` completing in ``order`` (None if the LP has
+    no optimum); ``configs[i]`` the Pareto sizes of job i (:func:`pareto_of`)."""
+    lp = fluid_shares([view.times(i) for i in range(view.jobs.size)], view.d, view.e, view.capacity, order, configs)
+    return None if lp is None else lp[0]
+
+
+class FluidPolicy(SRPTGreedyPolicy):
+    """The fluid LP of the active jobs (shortest first, no further arrivals) gives each its share of the cluster until the next completion, then srpt-greedy's fill (not a seed paper's).
+
+    :func:`~dlsched.policies.greedy.greedy_allocation` with the shares of :func:`fluid_theta`: at
+    every call the LP above over the active jobs' Pareto-efficient sizes, each job's average
+    dominant share θ in its first phase, the fastest (p, w) within θ as first size, what is left
+    filled by ``srpt-greedy``'s gains (``alpha``, ``pairs``). Unlike
+    :class:`~dlsched.policies.greedy.HeSRPTPolicy` it uses every job's own measured speedup curve
+    instead of one k^p; DL2's warm-up teacher (docs/dl2.md, "The fluid teacher").
+    """
+
+    name = "fluid"
+
+    def __init__(self, inst: SMDInstance | None = None, placer: str = "first_fit", alpha: float = 2.0,
+                 pairs: bool = True):
+        super().__init__(inst, placer, alpha=alpha, start="shortest", pairs=pairs)
+        self.options["shares"] = "fluid"
+
+    def shares(self, inst: SMDInstance):
+        """``options["shares"] = "fluid"``: the shares of :func:`fluid_theta` (Pareto sizes kept with ``inst``)."""
+        return lambda view, order: fluid_theta(view, order, [pareto_of(inst, j) for j in view.jobs.tolist()])

@@ -8,7 +8,7 @@ r"""The OASiS family on the simulator (MODELS.md §3.1–§3.3): converter, spee
   :math:`(a_i - 1)\Delta`, needs :math:`R_i` worker-slots of work and progresses y worker-slots per
   slot with y workers, provided it has the :math:`\lceil b_i y / B_i \rceil` PSs they need
   (:class:`OasisSpeed`); its utility is :math:`f_i` of its duration in slots.
-* :class:`SlotSim` is the slot-level view the OASiS baselines decide on (free capacity of worker
+* :class:`SlotView` is the slot-level view two OASiS baselines decide on (free capacity of worker
   and PS servers, allocations, remaining work), and :class:`SlotDecide` runs a policy written
   against it (``decide(t, sim, arrived, completed)``) in the engine.
 * :class:`OasisPolicy` is the online primal-dual algorithm (MODELS.md §3.2,
@@ -32,9 +32,10 @@ from dlsched.instance.oasis import OasisInstance, OasisSchedule
 from dlsched.instance.workload import Job, Trace
 from dlsched.sim.engine import simulate
 from dlsched.sim.placement import fill_in_order, task_slots
-from dlsched.policies.slotted import Slotted, completion_slot
+from dlsched.sim.slots import completion_slot, slot_of
+from dlsched.policies.slotted import Slotted
 from dlsched.sim.policy import ClusterState, Placement, PolicyContext
-from dlsched.solvers.oasis import ClusterState as Prices, admit, price_params
+from dlsched.solvers.oasis import Prices, admit, price_params
 
 ROLES = ("oasis_worker", "oasis_ps")
 
@@ -103,7 +104,7 @@ def instance_of(jobs, policy: str) -> tuple[OasisInstance, np.ndarray]:
 
 # ----------------------------------------------------------------------------- the policies' slot view
 
-class SlotSim:
+class SlotView:
     """The cluster as an OASiS baseline sees it in slot ``t``: free capacity, allocations, remaining work.
 
     ``assign``/``release`` keep ``free_w`` (H, R) and ``free_p`` (K, R) in step with ``alloc``
@@ -177,10 +178,10 @@ class SlotDecide:
         if self.sim is None:
             self.inst, self.index = instance_of(state.jobs, self.name)
             self.trace_of = {int(i): tj for tj, i in enumerate(self.index.tolist())}
-            self.sim = SlotSim(self.inst)
+            self.sim = SlotView(self.inst)
             self.policy = self.make(self.inst)
         sim, inst = self.sim, self.inst
-        t = int(round(state.time / _slot(self.ctx))) + 1
+        t = slot_of(state.time, _slot(self.ctx)) + 1
         sim.t = t
         completed, arrived = [], []
         for e in events:
@@ -258,7 +259,7 @@ class OasisPolicy:
         for e in events:
             if e.kind == "arrival":
                 self.admit(int(self.index[e.job]))
-        t = int(round(state.time / _slot(self.ctx))) + 1
+        t = slot_of(state.time, _slot(self.ctx)) + 1
         H = self.inst.n_worker_servers
         out = {}
         for i, (t0, y, z) in self.plans.items():

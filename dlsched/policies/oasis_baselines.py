@@ -2,10 +2,12 @@
 
 * ``fifo``: jobs in arrival order, each with a fixed worker count (``workers``, default N_i,
   capped by what the empty cluster holds) and the fewest PSs that serve them; strict head-of-line
-  blocking; an allocation is held until the job finishes.
-* ``drf``: the simulator's one DRF (:func:`dlsched.policies.baselines.drf_fill`, progressive
-  filling by worker+PS bundles, placed first fit) over the jobs that could finish by T with N_i
-  workers when they arrived (:class:`DrfPolicy`).
+  blocking; an allocation is held until the job finishes: the simulator's one FIFO
+  (:class:`dlsched.policies.fifo.FIFO`, placed first fit) with those sizes, whose queue drops a job
+  that can no longer finish by T (:class:`FifoPolicy`).
+* ``drf``: the simulator's one DRF (:class:`dlsched.policies.drf.DRF`, progressive filling by
+  worker+PS bundles, placed first fit) over the jobs that could finish by T with N_i workers when
+  they arrived (:class:`DrfPolicy`).
 * ``risk_reward``: our reading of a risk-reward heuristic (docs/oasis.md): at every event,
   active jobs are ranked by reward per resource, f_i(earliest completion from now) divided by
   the remaining work times the dominant share of one worker bundle; a job whose reward has
@@ -25,9 +27,11 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 from dlsched.instance.oasis import OasisInstance
-from dlsched.sim.placement import make_placer, task_slots
-from dlsched.policies.drf import drf_fill, packed
-from dlsched.policies.oasis import SlotDecide, SlotSim, _OnOasisSlots, instance_of
+from dlsched.sim.placement import task_slots
+from dlsched.sim.slots import slot_of
+from dlsched.policies.drf import DRF
+from dlsched.policies.fifo import FIFO
+from dlsched.policies.oasis import SlotDecide, SlotView, _OnOasisSlots, instance_of
 
 
 def _max_workers_empty(inst: OasisInstance, i: int) -> int:
@@ -42,31 +46,62 @@ def _max_workers_empty(inst: OasisInstance, i: int) -> int:
 
 # ----------------------------------------------------------------------------- FIFO
 
-class FifoPolicy:
-    name = "fifo"
+class FifoPolicy(FIFO):
+    """FIFO on the OASiS cluster: the one FIFO with fixed worker counts over the jobs admitted at arrival.
 
-    def __init__(self, inst: OasisInstance, workers: int | None = None):
-        self.size = {i: min(_max_workers_empty(inst, i), int(workers) if workers else int(inst.chunks[i]))
-                     for i in range(inst.n_jobs)}
-        self.queue: list[int] = []
+    A job is admitted when it arrives if it could finish by T with its fixed count ``workers``
+    (default N_i, capped by what the empty cluster holds) and leaves the queue, its reason recorded,
+    when it reaches the head and can no longer finish by T.
+    """
 
-    def decide(self, t, sim: SlotSim, arrived, completed):
-        for i in arrived:
-            if self.size[i] < 1 or not sim.can_finish(i, t, self.size[i]):
-                sim.reasons[i] = "cannot finish by T at its fixed worker count"
-            else:
-                self.queue.append(i)
-        while self.queue:
-            i = self.queue[0]
-            if not sim.can_finish(i, t, self.size[i]):
-                sim.reasons[i] = "waited until it could no longer finish by T"
-                self.queue.pop(0)
+    def __init__(self, workers: int | None = None):
+        super().__init__(placer="first_fit")
+        self.workers = workers
+
+    def reset(self, ctx) -> None:
+        super().reset(ctx)
+        self.inst = None
+        self.reasons: dict[int, str] = {}
+        self.queued: set[int] = set()
+
+    def _can_finish(self, state, j: int) -> bool:
+        """Whether job j could still finish by T from slot t at its fixed count (:meth:`SlotView.can_finish`)."""
+        w = self.fixed[int(self.index[j])]
+        left = int(np.rint(state.remaining[j]))
+        return self.t + -(-left // max(w, 1)) - 1 <= self.inst.horizon
+
+    def schedule(self, state, events):
+        if self.inst is None:
+            self.inst, self.index = instance_of(state.jobs, self.name)
+            inst = self.inst
+            self.fixed = {i: min(_max_workers_empty(inst, i), int(self.workers) if self.workers else int(inst.chunks[i]))
+                          for i in range(inst.n_jobs)}
+        self.t = slot_of(state.time, float(self.ctx.speed.slot_seconds)) + 1
+        for e in events:
+            if e.kind != "arrival":
                 continue
-            b = sim.try_bundle(i, self.size[i])
-            if b is None:
-                break
-            sim.assign(i, *b)
-            self.queue.pop(0)
+            i = int(self.index[e.job])
+            why = self.inst.infeasible_reason(i)
+            if why is None and (self.fixed[i] < 1 or not self._can_finish(state, e.job)):
+                why = "cannot finish by T at its fixed worker count"
+            if why is None:
+                self.queued.add(e.job)
+            else:
+                self.reasons[i] = why
+        return super().schedule(state, events)
+
+    def waiting(self, state, j: int) -> bool:
+        if j not in self.queued:
+            return False
+        if not self._can_finish(state, j):
+            self.reasons[int(self.index[j])] = "waited until it could no longer finish by T"
+            self.queued.discard(j)
+            return False
+        return True
+
+    def size(self, state, j: int) -> tuple[int, int]:
+        i = int(self.index[j])
+        return self.fixed[i], int(self.inst.ps_needed(i, self.fixed[i]))
 
 
 # ----------------------------------------------------------------------------- DRF
@@ -80,20 +115,18 @@ def _dominant(inst: OasisInstance):
     return ws, ps
 
 
-class DrfPolicy:
-    """DRF on the OASiS cluster: the one DRF's sizes over the jobs admitted at arrival, placed first fit.
+class DrfPolicy(DRF):
+    """DRF on the OASiS cluster: the one DRF over the jobs admitted at arrival, placed first fit.
 
     A job is admitted when it arrives if it could finish by T with N_i workers (otherwise it could
     earn nothing and its reason is recorded).
     """
 
-    name = "drf"
-    slot_seconds = None
+    def __init__(self):
+        super().__init__(placer="first_fit")
 
     def reset(self, ctx) -> None:
-        self.ctx = ctx
-        self.total = ctx.cluster.total()
-        self.placer = make_placer("first_fit")
+        super().reset(ctx)
         self.sim = None
         self.admitted: set[int] = set()
 
@@ -101,11 +134,11 @@ class DrfPolicy:
     def reasons(self) -> dict[int, str]:
         return {} if self.sim is None else self.sim.reasons
 
-    def schedule(self, state, events):
+    def candidates(self, state, events):
         if self.sim is None:
             self.inst, self.index = instance_of(state.jobs, self.name)
-            self.sim = SlotSim(self.inst)
-        t = int(round(state.time / float(self.ctx.speed.slot_seconds))) + 1
+            self.sim = SlotView(self.inst)
+        t = slot_of(state.time, float(self.ctx.speed.slot_seconds)) + 1
         for e in events:
             if e.kind != "arrival":
                 continue
@@ -117,14 +150,12 @@ class DrfPolicy:
                 self.admitted.add(e.job)
             else:
                 self.sim.reasons[i] = why
-        cand = np.array([j for j in state.active.tolist() if j in self.admitted], dtype=np.int64)
-        sizes, tentative = drf_fill(state, cand, self.total, state.cluster.capacity)
-        return packed(self.placer.place(state, sizes), sizes, tentative)
+        return np.array([j for j in state.active.tolist() if j in self.admitted], dtype=np.int64)
 
 
 # ----------------------------------------------------------------------------- shared helpers
 
-def _largest_bundle(sim: SlotSim, i: int, upto: int):
+def _largest_bundle(sim: SlotView, i: int, upto: int):
     """The largest worker count <= ``upto`` (with its PSs) that fits now, placed first fit."""
     inst = sim.inst
     y_cap = int(task_slots(sim.free_w, inst.worker_demand[i]).sum())
@@ -144,7 +175,7 @@ class _EventPolicy:
         self.inst = inst
         self.active: list[int] = []
 
-    def decide(self, t, sim: SlotSim, arrived, completed):
+    def decide(self, t, sim: SlotView, arrived, completed):
         for i in arrived:
             if sim.can_finish(i, t):
                 self.active.append(i)
@@ -181,7 +212,7 @@ class RiskRewardPolicy(_EventPolicy):
         self.ws, self.ps = _dominant(inst)
         self.best = np.array([float(inst.utility_of(i, d)) for i, d in enumerate(inst.min_duration())])
 
-    def decide(self, t, sim: SlotSim, arrived, completed):
+    def decide(self, t, sim: SlotView, arrived, completed):
         if self.preempt:
             return super().decide(t, sim, arrived, completed)
         for i in arrived:

@@ -7,7 +7,8 @@ with the instance's own τ_j(w, p) (§2.1), so that only the allocation rule dif
 * ``smd``: the SMD decomposition re-planned at every arrival and completion
   (:class:`dlsched.policies.smd.SMDPolicy`; ``mode="epoch"``: one §2.2 decision with its
   certified bound);
-* ``optimus``: Optimus's greedy marginal gain (:func:`dlsched.policies.smd.optimus_policy`);
+* ``optimus``: Optimus's greedy marginal gain on the known τ (:class:`dlsched.policies.greedy.OptimusGreedyPolicy`,
+  the policy ``optimus-greedy``; Optimus with fitting is the policy ``optimus``);
 * ``drf``: the simulator's one DRF (:class:`dlsched.policies.drf.DRF`): progressive filling, the
   active job with the lowest dominant share gets its next worker+PS bundle (a worker alone once
   it has P_j PSs), until no bundle fits.
@@ -27,15 +28,16 @@ import time
 import numpy as np
 
 from dlsched.errors import InputError
+from dlsched.registry import FAMILIES, load_target
 from dlsched.instance.oasis import OasisInstance, schedule_utility
 from dlsched.instance.smd import SCHEDULE_OBJECTIVE, SMDInstance
 from dlsched.result import Result, Status, make_result
-from dlsched.policies import oasis, smd as smd_policies
 from dlsched.policies.drf import DRF
 from dlsched.policies.oasis import OasisPolicy, SlotDecide
 from dlsched.policies.oasis_baselines import DormPolicy, DrfPolicy, FifoPolicy, RiskRewardPolicy
 from dlsched.policies.slotted import deadline_of
-from dlsched.policies.smd import OptimusGreedyPolicy, SMDPolicy
+from dlsched.policies.greedy import OptimusGreedyPolicy
+from dlsched.policies.smd import SMDPolicy
 from dlsched.solvers import highs
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.registry import flag, register
@@ -43,16 +45,15 @@ from dlsched.solvers.oasis import price_params
 from dlsched.solvers.smd import SELECT, SUBPROBLEMS, TIE_BREAK, decide
 
 
-
-#: each family's runner: ``run(instance, policy, deadline=..., **options)``
-RUNNERS = {"smd": smd_policies.run, "oasis": oasis.run}
-
-
 def run_policy(instance, policy, *, deadline: float | None = None, **options):
     """Run ``policy`` on the engine over ``instance``'s own trace, cluster and speeds (the family's
     ``to_trace``) and return the family's schedule (SMD: :class:`dlsched.policies.smd.Schedule`;
     OASiS: ``(OasisSchedule, info)``); ``deadline``: wall-clock seconds of the whole run."""
-    return RUNNERS[instance.family](instance, policy, deadline=deadline, **options)
+    runner = FAMILIES[instance.family].runner
+    if runner is None:
+        raise InputError("<argument>", "instance", f"an instance of a family with a policy runner "
+                         f"({', '.join(n for n, f in FAMILIES.items() if f.runner)})", instance.family)
+    return load_target(runner, f"the {instance.family} runner")(instance, policy, deadline=deadline, **options)
 
 def schedule_result(method: str, inst: SMDInstance, sched, seconds: float, opts: SolveOptions, **stats) -> Result:
     """A :class:`Result` holding a simulated schedule (objective Σ ω_j C_j, slots), through the one
@@ -174,7 +175,7 @@ def _result(name: str, inst: OasisInstance, sched, info: dict, seconds: float) -
           description="FIFO with fixed worker/PS counts (OASiS baseline, MODELS.md §3.3)")
 def solve_fifo(inst: OasisInstance, opts: SolveOptions, workers: int | None = None) -> Result:
     t0 = time.perf_counter()
-    sched, info = run_policy(inst, SlotDecide(lambda i: FifoPolicy(i, workers), "fifo"), deadline=deadline_of(opts))
+    sched, info = run_policy(inst, FifoPolicy(workers), deadline=deadline_of(opts))
     return _result("fifo", inst, sched, info, time.perf_counter() - t0)
 
 

@@ -1,6 +1,11 @@
 r"""Optimus (MODELS.md §5): online-fitted convergence and speed models, marginal-gain allocation,
 and its placement principle, as a simulator policy.
 
+This is Optimus (the policy ``optimus``). The marginal-gain core, :func:`marginal_gain_allocation`,
+is the one every Optimus-like policy calls; the named variants that feed it the known τ instead of
+fitted models (``optimus-greedy``, which the SMD method ``optimus`` runs, ``srpt-greedy``,
+``hesrpt``, ``fluid``) are in :mod:`dlsched.policies.greedy` and :mod:`dlsched.policies.fluid`.
+
 At each call (every arrival and completion, and every ``slot_seconds``, Optimus's scheduling
 interval) the policy
 
@@ -123,7 +128,7 @@ def marginal_gain_allocation(times: Sequence[np.ndarray], demand_w: np.ndarray, 
                              shares: tuple[np.ndarray, np.ndarray] | None = None,
                              order: Sequence[int] | None = None, pairs: bool = False) -> dict[int, tuple[int, int]]:
     r"""Optimus's greedy (MODELS.md §5), the one both the online policy :class:`Optimus` and the
-    one-shot :func:`dlsched.policies.smd.optimus_policy` call: (p, w) per job i (those left out
+    one-shot :func:`dlsched.policies.greedy.greedy_allocation` call: (p, w) per job i (those left out
     get nothing).
 
     ``times[i][p, w]`` is job i's estimated remaining time with p PSs and w workers (``inf`` where

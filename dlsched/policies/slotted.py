@@ -12,7 +12,6 @@ schedule the family checkers verify.
 
 from __future__ import annotations
 
-import math
 import time
 from typing import Sequence
 
@@ -20,6 +19,7 @@ import numpy as np
 
 from dlsched.errors import InputError
 from dlsched.sim.policy import ClusterState, Decision, Event, Placement, PolicyContext
+from dlsched.sim.slots import next_boundary, slot_of
 
 REPLAN = ("events", "slots")
 
@@ -30,16 +30,6 @@ def deadline_of(opts) -> float | None:
     if budget is not None and getattr(budget, "limited", False):
         return budget.remaining()
     return opts.time_limit
-
-
-def slot_of(seconds: float, slot_seconds: float) -> int:
-    """Index k of the slot [kΔ, (k+1)Δ) that ``seconds`` falls in, a boundary within 1e-9 slots counting as the later one."""
-    return int(math.floor(seconds / slot_seconds + 1e-9))
-
-
-def completion_slot(seconds: float, slot_seconds: float) -> int:
-    """1-based index of the slot a job completing at ``seconds`` held resources in last (MODELS.md §2.4: C_j)."""
-    return max(1, int(math.ceil(seconds / slot_seconds - 1e-9)))
 
 
 class Slotted:
@@ -89,4 +79,4 @@ class Slotted:
         self.current = {j: p for j, p in self.current.items() if not state.done[j]}
         if at_boundary:
             self.history[k] = dict(self.current)
-        return Decision(dict(self.current), next_call=(k + 1) * self.slot_seconds)
+        return Decision(dict(self.current), next_call=next_boundary(state.time, self.slot_seconds))

@@ -13,7 +13,7 @@ the time-indexed MILP above once in ``reset`` (min
 :math:`\sum_j \omega_j C_j` on slots of Δ, with resizing), and then plays the optimal schedule
 slot by slot: at every slot boundary the jobs run the (w, p) the MILP chose for that slot. On a
 trace made by :func:`dlsched.policies.smd.to_trace` it solves the family instance itself;
-on any other trace the SMD view of :func:`~dlsched.policies.smd.instance_view` (aggregate
+on any other trace the SMD view of :func:`~dlsched.policies.view.instance_view` (aggregate
 capacity, τ from the speed source, slots of ``slot_seconds``). Its total weighted completion
 time (in slots) is a lower bound for every policy on the same slot grid (bound <= optimum <=
 heuristic); the MILP grows with jobs x configurations x slots, so keep traces small.
@@ -32,7 +32,9 @@ from dlsched.models import smd_time_indexed as ti
 from dlsched.result import Result, Status, make_result
 from dlsched.policies.drf import DRF
 from dlsched.policies.slotted import deadline_of
-from dlsched.policies.smd import OptimusGreedyPolicy, SMDPolicy, instance_view, run
+from dlsched.policies.greedy import OptimusGreedyPolicy
+from dlsched.policies.smd import SMDPolicy, run
+from dlsched.policies.view import instance_view
 from dlsched.solvers import highs
 from dlsched.solvers.backends import BACKENDS, solve_front_end
 from dlsched.solvers.milp import column_front_ends

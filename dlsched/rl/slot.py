@@ -26,7 +26,6 @@ servers, so the simulator charges it no restart.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
@@ -36,6 +35,7 @@ import numpy as np
 from dlsched.errors import InputError
 from dlsched.sim.placement import first_fit, usage
 from dlsched.sim.policy import ClusterState, Placement
+from dlsched.sim.slots import next_boundary
 
 #: DL2's simulator job mix (../shared/data/dl2/job_types.csv), the default job-type set
 DL2_JOB_TYPES = ("resnet-50", "vgg-16", "resnext-110", "inception-bn", "seq2seq",
@@ -111,7 +111,7 @@ class Spec:
 
     def next_boundary(self, t: float) -> float:
         """The first slot boundary kΔ after time ``t`` (a time within 1e-9 slots of a boundary counts as on it)."""
-        return (math.floor(t / self.slot_seconds + 1e-9) + 1) * self.slot_seconds
+        return next_boundary(t, self.slot_seconds)
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "Spec":

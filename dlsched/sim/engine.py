@@ -34,6 +34,7 @@ from dlsched.instance.workload import Trace
 from dlsched.sim.metrics import SimResult
 from dlsched.sim.placement import EPS, consolidated, task_slots, usage
 from dlsched.sim.policy import ClusterState, Decision, Event, Observations, Placement, PolicyContext, SpeedSourceLike
+from dlsched.sim.slots import next_boundary
 
 
 class PolicyError(DlschedError, RuntimeError):
@@ -504,7 +505,7 @@ def simulate(trace: Trace, cluster: Cluster, policy, speed: SpeedSourceLike, *, 
                     shown = f"{float(until):g}" if real else repr(until)
                     raise PolicyError(name, sim.time, f"next_call {shown} is not a time later than now")
             if slot is not None and sim.active.size:
-                boundary = (math.floor(sim.time / slot + 1e-9) + 1) * slot
+                boundary = next_boundary(sim.time, slot)
                 until = boundary if until is None else min(until, boundary)
             waiting = sim.active.size > 0 and sim.progressing == 0 and sim.pending_arrivals == 0
             idle_calls = idle_calls + 1 if waiting else 0

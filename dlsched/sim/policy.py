@@ -15,8 +15,9 @@ the context's ``restart_seconds`` (Optimus and DL2 charge a rescaling cost). The
 naming the policy and the time, an answer that over-commits a server or names an unknown,
 unarrived or finished job.
 
-Admission, sizing and placement are separable (Blox's split): :class:`Composed` builds a policy
-from an :class:`Admission`, a :class:`Sizing` and a :class:`Placer`.
+A :class:`Placer` (the shared ones are in :mod:`dlsched.sim.placement`) puts sized jobs on servers.
+Admission and sizing are not separate parts: FIFO sizes its queue only as far as the head places,
+and DRF grants a job its next bundle only if the bundle places (Blox's split would tie them back).
 """
 
 from __future__ import annotations
@@ -142,47 +143,7 @@ class Policy(Protocol):
     def schedule(self, state: ClusterState, events: Sequence[Event]) -> "Decision | dict[int, Placement]": ...
 
 
-# -- separable parts (Blox: admission / scheduling / placement) -----------------------------
-
-class Admission(Protocol):
-    def admit(self, state: ClusterState, events: Sequence[Event]) -> np.ndarray:
-        """The active jobs that may be considered now (trace indices, in priority order or not)."""
-        ...
-
-
-class Sizing(Protocol):
-    def size(self, state: ClusterState, candidates: np.ndarray) -> dict[int, tuple[int, int]]:
-        """(workers, PSs) per job that should run; jobs left out wait."""
-        ...
-
-
 class Placer(Protocol):
     def place(self, state: ClusterState, sizes: Mapping[int, tuple[int, int]]) -> dict[int, Placement]:
         """Servers for each sized job; a job that cannot be placed is left out (it waits)."""
         ...
-
-
-class AdmitAll:
-    """Every active job may be considered."""
-
-    def admit(self, state: ClusterState, events: Sequence[Event]) -> np.ndarray:
-        return state.active
-
-
-@dataclass
-class Composed:
-    """A policy made of an admission rule, a sizing rule and a placer."""
-
-    name: str
-    sizing: Sizing
-    placer: Placer
-    admission: Admission = field(default_factory=AdmitAll)
-    slot_seconds: float | None = None
-
-    def reset(self, ctx: PolicyContext) -> None:
-        for part in (self.admission, self.sizing, self.placer):
-            if hasattr(part, "reset"):
-                part.reset(ctx)
-
-    def schedule(self, state: ClusterState, events: Sequence[Event]) -> dict[int, Placement]:
-        return self.placer.place(state, self.sizing.size(state, self.admission.admit(state, events)))

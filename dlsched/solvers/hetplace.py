@@ -36,7 +36,7 @@ from typing import Callable
 import numpy as np
 
 from dlsched.errors import InputError
-from dlsched.instance.placement import Placement, PlacementInstance
+from dlsched.instance.placement import GpuAssignment, PlacementInstance
 from dlsched.models.placement import alone_jct, core_model, count_vectors, decode, evaluate, jct_counts, workloads
 from dlsched.result import Result, make_result
 from dlsched.result import jain
@@ -67,7 +67,7 @@ def placement_result(inst: PlacementInstance, gpu_job: np.ndarray | None, method
     stats = dict(stats)
     solution = objective = None
     if gpu_job is not None:
-        solution = Placement(gpu_job, workloads(inst, gpu_job), inst.job_names, tuple(inst.gpu_names()))
+        solution = GpuAssignment(gpu_job, workloads(inst, gpu_job), inst.job_names, tuple(inst.gpu_names()))
         jct = evaluate(inst, solution)
         objective = float(jct.mean())
         stats.update(fairness_stats(inst, jct))
@@ -162,7 +162,7 @@ def pack(inst: PlacementInstance, counts: np.ndarray) -> np.ndarray:
     best, best_val = None, np.inf
     for key in (-n_i, -penalty):
         gpu_job = _pack_order(inst, counts, np.argsort(key, kind="stable"))
-        jct = evaluate(inst, Placement(gpu_job, np.zeros(inst.n_gpus)))
+        jct = evaluate(inst, GpuAssignment(gpu_job, np.zeros(inst.n_gpus)))
         if jct.sum() < best_val:
             best, best_val = gpu_job, jct.sum()
         if np.allclose(jct, cost(inst, np.arange(inst.n_jobs), counts)):
@@ -583,7 +583,7 @@ def evaluate_category(inst: PlacementInstance, sizes: np.ndarray, valuation="tan
             if val < best:
                 best, counts = val, c
     gpu_job = pack(inst, counts)
-    return gpu_job, float(evaluate(inst, Placement(gpu_job, np.zeros(inst.n_gpus))).mean()), rounds, swaps, prices
+    return gpu_job, float(evaluate(inst, GpuAssignment(gpu_job, np.zeros(inst.n_gpus))).mean()), rounds, swaps, prices
 
 
 def price_categories(inst: PlacementInstance, table: ConfigTable, lam, N: int, rng: np.random.Generator, noise: float) -> list[tuple[np.ndarray, np.ndarray]]:

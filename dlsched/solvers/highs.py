@@ -209,7 +209,7 @@ def solve_matrix(mf: MatrixForm, opts: SolveOptions | None = None, *, warm_x: np
 
 
 #: with a time limit, HiGHS runs in a forked child for models with at least this many nonzeros
-#: (below it the overrun of HiGHS's unchecked steps was under 0.05 s in benchmarks/timelimits.py,
+#: (below it the overrun of HiGHS's unchecked steps was under 0.05 s in the suite timelimits,
 #: less than the cost of forking)
 GUARD_NONZEROS = 50_000
 

@@ -102,8 +102,8 @@ def price_params(inst: OasisInstance, u_scale: float = 1.0, l_scale: float = 1.0
     return PriceParams(U1, U2, L1, L2)
 
 
-class ClusterState:
-    """Allocated amounts g_h^r(t), v_k^r(t) (index t = slot, 1..T) and the prices they imply."""
+class Prices:
+    """The prices of OASiS (§3.2): allocated amounts g_h^r(t), v_k^r(t) (index t = slot, 1..T) and the prices they imply."""
 
     def __init__(self, inst: OasisInstance, params: PriceParams):
         self.inst = inst
@@ -205,7 +205,7 @@ class SlotCosts:
         return float(part.sum())
 
 
-def slot_costs(state: ClusterState, i: int, t0: int | None = None) -> SlotCosts:
+def slot_costs(state: Prices, i: int, t0: int | None = None) -> SlotCosts:
     """c_t(y) for job i and slots t0..T (default: its arrival), by the greedy placement."""
     inst = state.inst
     t0 = int(inst.arrival[i]) if t0 is None else t0
@@ -307,7 +307,7 @@ def place(sc: SlotCosts, y_total: np.ndarray, H: int, K: int):
     return y, z
 
 
-def admit(state: ClusterState, i: int):
+def admit(state: Prices, i: int):
     """The dual subroutine for job i at the current prices (MODELS.md §3.2): commit its schedule iff the surplus is > 0.
 
     Returns (reason it was rejected or None, (t0, y[t, h], z[t, k]) from slot t0 or None, surplus).
@@ -335,7 +335,7 @@ def run_oasis(inst: OasisInstance, u_scale: float = 1.0, l_scale: float = 1.0, p
     the sensitivity study use it; method ``oasis`` runs :class:`dlsched.policies.oasis.OasisPolicy`,
     which admits by the same :func:`admit`); returns the schedule and statistics."""
     params = params or price_params(inst, u_scale, l_scale, l_min_share)
-    state = ClusterState(inst, params)
+    state = Prices(inst, params)
     n, H, K, T = inst.n_jobs, inst.n_worker_servers, inst.n_ps_servers, inst.horizon
     Y = np.zeros((n, T, H), np.int64)
     Z = np.zeros((n, T, K), np.int64)

@@ -16,7 +16,7 @@ from dlsched.errors import InputError
 #: the resolution of the whole-call time limit (docs/contract.md, "Time limit"): a method checks
 #: its budget at least this often between steps it cannot interrupt, and gives HiGHS the
 #: remaining time less this margin, so the call ends within the limit plus about this much
-#: plus the overrun of one uninterruptible step (measured in benchmarks/timelimits.py)
+#: plus the overrun of one uninterruptible step (measured in the suite timelimits)
 RESOLUTION = 0.05
 
 

@@ -82,15 +82,13 @@ from dlsched.instance.classic_gen import chu_beasley_mkp
 from dlsched.instance.core import MCMDK
 from dlsched.result import Result, Status
 from dlsched.solvers.cardinality import cardinality_range
-from dlsched.solvers.core import Tracker, finish, job_slack, perturbed, start
+from dlsched.solvers.core import SEARCH_SHARE, Tracker, finish, job_slack, perturbed, start
 from dlsched.solvers.lp import LPInfo, gain, integral_gains, lagrangian
 from dlsched.solvers.options import RESOLUTION, SolveOptions
 from dlsched.solvers.registry import call, flag, register
 
 #: the usage matrix is held dense (columns x rows, 8 bytes each): at most this many entries (160 MB)
 DENSE_ENTRIES = 20_000_000
-#: lp-round's local search (the first incumbent) gets this share of the budget, at most 1 s
-SEARCH_SHARE = 0.1
 #: without a time limit the search stops after this many restarts in a row without a better solution
 UNTIMED_RESTARTS = 50
 #: swaps are evaluated only while (core jobs x core columns x rows) is at most this (about 10 ms

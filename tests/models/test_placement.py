@@ -10,7 +10,7 @@ import dlsched
 from dlsched.check import check_placement
 from dlsched.errors import InputError
 from dlsched.instance import jsonio
-from dlsched.instance.placement import Placement, PlacementInstance
+from dlsched.instance.placement import GpuAssignment, PlacementInstance
 from dlsched.instance.placement_gen import generate, openb_servers
 from dlsched.instance.traces import read_gavel_trace, read_openb_nodes, gavel_traces
 from dlsched.models.placement import alone_jct, brute_force, core_model, decode, evaluate, jct_counts, workloads
@@ -48,7 +48,7 @@ def test_jct_by_hand():
 def test_evaluate_and_workloads_and_checker_agree():
     inst = hand_instance()
     gpu_job = np.array([0, 1, 0, 1])     # x on a/0 + b/0, y on a/1 + b/1
-    p = Placement(gpu_job, workloads(inst, gpu_job))
+    p = GpuAssignment(gpu_job, workloads(inst, gpu_job))
     assert p.workload[[0, 2]] == pytest.approx([80.0, 20.0])
     jct = evaluate(inst, p)
     rep = check_placement(inst, p, jct.mean())
@@ -58,16 +58,16 @@ def test_evaluate_and_workloads_and_checker_agree():
 
 def test_checker_rejects_bad_placements():
     inst = hand_instance()
-    assert not check_placement(inst, Placement([0, 0, -1, -1], [50, 50, 0, 0]))  # job y has no GPU
-    p = Placement([0, 0, 1, 1], workloads(inst, np.array([0, 0, 1, 1])))
+    assert not check_placement(inst, GpuAssignment([0, 0, -1, -1], [50, 50, 0, 0]))  # job y has no GPU
+    p = GpuAssignment([0, 0, 1, 1], workloads(inst, np.array([0, 0, 1, 1])))
     assert check_placement(inst, p).feasible
     rep = check_placement(inst, p, claimed_objective=1.0)
     assert not rep.feasible and "claimed" in rep.violations[0]
-    wrong = Placement([0, 0, 1, 1], [90, 10, 50, 50])  # x's split is not proportional
+    wrong = GpuAssignment([0, 0, 1, 1], [90, 10, 50, 50])  # x's split is not proportional
     assert any("split" in v or "proportional" in v for v in check_placement(inst, wrong).violations)
     small = hand_instance(max_workers=[1, 2])
     assert any("maximum" in v for v in check_placement(small, p).violations)
-    assert not check_placement(inst, Placement([0, 0, 1], [1, 1, 1]))
+    assert not check_placement(inst, GpuAssignment([0, 0, 1], [1, 1, 1]))
 
 
 def test_alone_jct_is_the_least_configuration_value():

@@ -2,20 +2,9 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from dlsched.instance.cluster import Cluster
 from dlsched.instance.workload import Job, Trace
-
-
-class LinearSpeed:
-    """``per_worker`` iterations/s per worker (a PS adds nothing): rates a test can compute by hand."""
-
-    def __init__(self, per_worker: float = 1.0):
-        self.per_worker = per_worker
-
-    def rate(self, job, placement, cluster) -> float:
-        return self.per_worker * placement.n_workers
+from dlsched.testing import Audit, LinearSpeed      # noqa: F401  (the kit's, shared by the engine tests)
 
 
 def job(name, arrival=0.0, iterations=10.0, gpus=1, min_workers=None, max_workers=None, max_ps=0, **kw):
@@ -31,45 +20,3 @@ def trace(*jobs) -> Trace:
 
 def cluster(servers=1, gpus=4, cpus=8) -> Cluster:
     return Cluster.homogeneous(servers, {"gpu": gpus, "cpu": cpus})
-
-
-class Audit:
-    """Wraps a policy; checks every answer against the state it was given, from the placements alone
-    (no code shared with the engine's own check): no server over capacity, every job between its
-    minimum and maximum size with a PS exactly when it uses PSs, only active jobs named, and the
-    state shown to the policy left unchanged. ``problems`` lists what failed."""
-
-    def __init__(self, inner):
-        self.inner, self.name, self.slot_seconds = inner, inner.name, inner.slot_seconds
-        self.offline = getattr(inner, "offline", False)
-        self.problems: list[str] = []
-
-    def reset(self, ctx):
-        self.capacity = np.asarray(ctx.cluster.capacity, dtype=float)
-        self.inner.reset(ctx)
-        self.slot_seconds = self.inner.slot_seconds      # a policy may set its slot in reset (OASiS: Δ)
-
-    def schedule(self, state, events):
-        before = (state.free.copy(), dict(state.allocation), state.remaining.copy(), state.active.copy())
-        out = self.inner.schedule(state, events)
-        after = (state.free, dict(state.allocation), state.remaining, state.active)
-        if not all(np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b for a, b in zip(before, after)):
-            self.problems.append(f"t={state.time}: the policy changed the state it was shown")
-        placements = getattr(out, "placements", out)
-        active = set(state.active.tolist())
-        used = np.zeros_like(self.capacity)
-        for j, pl in placements.items():
-            if j not in active:
-                self.problems.append(f"t={state.time}: job {j} is not active")
-                continue
-            job = state.jobs[j]
-            if not (job.min_workers <= pl.n_workers <= job.max_workers and (pl.n_ps >= 1) == job.uses_ps
-                    and pl.n_ps <= max(job.max_ps, 0)):
-                self.problems.append(f"t={state.time}: job {j} sized ({pl.n_workers}, {pl.n_ps})")
-            for s, k in pl.workers.items():
-                used[s] += k * state.demand_w[j]
-            for s, k in pl.ps.items():
-                used[s] += k * state.demand_p[j]
-        if (used - self.capacity).max(initial=0.0) > 1e-9:
-            self.problems.append(f"t={state.time}: a server is over-committed by {(used - self.capacity).max():g}")
-        return out

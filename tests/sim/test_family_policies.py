@@ -13,6 +13,7 @@ from dlsched.sim.engine import simulate
 from dlsched.registry import make_policy
 from dlsched.policies import oasis as po
 from dlsched.policies import smd as ps
+from dlsched.policies.greedy import OptimusGreedyPolicy
 from dlsched.policies.drf import DRF
 from dlsched.policies.time_indexed import TimeIndexed
 from dlsched.policies.oasis_baselines import Dorm, DrfPolicy, FifoPolicy, RiskReward, RiskRewardPolicy
@@ -59,7 +60,7 @@ def test_smd_policies_pass_check_smd_and_the_offline_optimum_is_below_them(seed)
     assert ti.status == dlsched.Status.OPTIMAL and opt.complete
     assert opt.objective == pytest.approx(ti.objective)
     assert check_smd(inst, opt.as_solution(), opt.objective).feasible
-    for pol in (ps.SMDPolicy(inst, SolveOptions(threads=1)), ps.OptimusGreedyPolicy(inst), DRF(placer="first_fit")):
+    for pol in (ps.SMDPolicy(inst, SolveOptions(threads=1)), OptimusGreedyPolicy(inst), DRF(placer="first_fit")):
         s = ps.run(inst, pol)
         rep = check_smd(inst, s.as_solution(), s.objective)
         assert s.complete and rep.feasible, rep.violations[:3]
@@ -70,7 +71,7 @@ def test_smd_policies_pass_check_smd_and_the_offline_optimum_is_below_them(seed)
 @given(st.integers(0, 10_000))
 def test_oasis_policies_pass_check_oasis(seed):
     inst = small(seed)
-    makers = [po.SlotDecide(lambda i: FifoPolicy(i), "fifo"), po.SlotDecide(lambda i: RiskRewardPolicy(i), "risk_reward"),
+    makers = [FifoPolicy(), po.SlotDecide(lambda i: RiskRewardPolicy(i), "risk_reward"),
               po.SlotDecide(lambda i: RiskRewardPolicy(i, preempt=True), "risk_reward"), DrfPolicy(), po.OasisPolicy()]
     for pol in makers:
         sched, _ = po.run(inst, pol)

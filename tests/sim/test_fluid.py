@@ -9,7 +9,7 @@ import pytest
 from hypothesis import example, given, settings, strategies as st
 
 from dlsched.policies.fluid import fluid_shares, pareto_configs
-from dlsched.policies.smd import hesrpt_shares
+from dlsched.policies.greedy import hesrpt_shares
 
 
 def _grid(rng, P, W, holes=0.2):

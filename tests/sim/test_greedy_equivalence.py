@@ -1,4 +1,4 @@
-"""The vectorised Optimus greedy (optimus.marginal_gain_allocation, smd.optimus_policy) decides
+"""The vectorised Optimus greedy (optimus.marginal_gain_allocation, greedy.greedy_allocation) decides
 exactly as its definition, written below one job and one step at a time.
 
 Reference: the start sizes given in order, each to a job whose start time is finite while it fits
@@ -21,8 +21,8 @@ from dlsched.instance.cluster import Cluster
 from dlsched.instance.workload import Job, Trace
 from dlsched.sim.engine import simulate
 from dlsched.sim.placement import EPS
-from dlsched.policies import smd
-from dlsched.policies.fluid import fluid_shares
+from dlsched.policies import fluid, greedy
+from dlsched.policies.fluid import FluidPolicy, fluid_shares, pareto_of
 from dlsched.policies.optimus import admit_in_order, marginal_gain_allocation, task_shares
 from dlsched.sim.speed import DurationSpeed
 
@@ -71,22 +71,22 @@ def ref_optimus_policy(inst, active, alpha=0.0, start="arrival", pairs=False, sh
     alloc = np.zeros((inst.n_jobs, 2), dtype=np.int64)
     if not idx.size:
         return alloc
-    times = [inst.iterations[j] * smd._tau_grid(inst, int(j)) for j in idx.tolist()]
+    times = [inst.iterations[j] * greedy.tau_grid(inst, int(j)) for j in idx.tolist()]
     fastest = [T[np.isfinite(T)].min(initial=np.inf) for T in times]
     key = (lambda i: (inst.arrival[idx[i]], idx[i])) if start == "arrival" else (lambda i: (fastest[i], idx[i]))
     order = sorted(range(idx.size), key=key)
     thetas = {}
     if shares == "fluid":
-        lp = fluid_shares(times, inst.d[idx], inst.e[idx], inst.capacity, order, [smd._pareto(inst, int(j)) for j in idx.tolist()])
+        lp = fluid_shares(times, inst.d[idx], inst.e[idx], inst.capacity, order, [pareto_of(inst, int(j)) for j in idx.tolist()])
         thetas = {} if lp is None else dict(enumerate(lp[0].tolist()))
     elif shares is not None:
-        thetas = dict(zip(order, smd.hesrpt_shares(idx.size, shares).tolist()))
+        thetas = dict(zip(order, greedy.hesrpt_shares(idx.size, shares).tolist()))
     if alpha:
         times = [T / f ** alpha if np.isfinite(f) and f > 0 else T for T, f in zip(times, fastest)]
     first = [(1, int(w0)) for w0 in inst.min_workers[idx]]
     for i in order:
         if i in thetas:
-            first[i] = smd._fastest_within(times[i], inst.d[idx[i]], inst.e[idx[i]], inst.capacity, thetas[i]) or first[i]
+            first[i] = greedy.fastest_within(times[i], inst.d[idx[i]], inst.e[idx[i]], inst.capacity, thetas[i]) or first[i]
     for i, (p, w) in ref_greedy(times, inst.d[idx], inst.e[idx], inst.capacity, inst.capacity, first, order, pairs).items():
         alloc[idx[i]] = (w, p)
     return alloc
@@ -118,7 +118,7 @@ def test_greedy_equals_its_definition(seed, n, R, fixed, pairs, shuffled, stacke
     start = [(1, int(np.flatnonzero(np.isfinite(T[1]))[0]) if np.isfinite(T[1]).any() else 1) for T in times]
     order = rng.permutation(n).tolist() if shuffled else None
     want = ref_greedy(times, dw, dp, cap, cap, start, order, pairs)
-    if stacked:        # one array, padded with inf, as optimus_policy passes it
+    if stacked:        # one array, padded with inf, as greedy_allocation passes it
         P, W = max(T.shape[0] for T in times), max(T.shape[1] for T in times)
         stack = np.full((n, P, W), np.inf)
         for i, T in enumerate(times):
@@ -158,13 +158,23 @@ def test_admission_subtracts_in_sequence(seed, n, R, scale, negative):
                                 {"alpha": 1.0, "start": "shortest"},
                                 {"alpha": 2.0, "start": "shortest", "pairs": True, "shares": 0.6},
                                 {"alpha": 2.0, "start": "shortest", "pairs": True, "shares": "fluid"}]))
-def test_optimus_policy_equals_its_definition_on_smd_instances(seed, n, servers, variant):
+def test_greedy_allocation_equals_its_definition_on_smd_instances(seed, n, servers, variant):
     from dlsched.instance.smd import SMDOptions
     from dlsched.instance.smd_gen import generate
 
     inst = generate(n, servers, seed=seed, max_workers=4, max_ps=3, options=SMDOptions(max_workers=4, max_ps=3))
     active = np.flatnonzero(np.random.default_rng(seed).random(n) < 0.8)
-    assert (smd.optimus_policy(inst, active, **variant) == ref_optimus_policy(inst, active, **variant)).all()
+    assert (_policy(variant).allocate(inst, active) == ref_optimus_policy(inst, active, **variant)).all()
+
+
+def _policy(variant):
+    """The greedy family's policy deciding as ``ref_optimus_policy(..., **variant)``."""
+    kw = {"alpha": variant.get("alpha", 0.0), "pairs": variant.get("pairs", False)}
+    if variant.get("shares") == "fluid":
+        return FluidPolicy(**kw)
+    if variant.get("shares") is not None:
+        return greedy.HeSRPTPolicy(speedup_exponent=variant["shares"], **kw)
+    return greedy.SRPTGreedyPolicy(start=variant.get("start", "arrival"), **kw)
 
 
 def _trace(rng, n):
@@ -216,7 +226,7 @@ def test_fluid_solves_no_lp_when_every_job_has_one_size(monkeypatch):
     rng = np.random.default_rng(7)
     trace = Trace.sorted([dataclasses.replace(j, min_workers=j.max_workers) for j in _trace(rng, 40).jobs], source="one size")
     cluster = Cluster.homogeneous(3, {"gpu": 4, "cpu": 3.0})
-    monkeypatch.setattr(smd, "fluid_shares", no_lp)
+    monkeypatch.setattr(fluid, "fluid_shares", no_lp)
     a = simulate(trace, cluster, make_policy("fluid"), DurationSpeed())
     b = simulate(trace, cluster, make_policy("srpt-greedy"), DurationSpeed())
     assert a.status == b.status == "completed"

@@ -279,11 +279,11 @@ def test_cluster_dominant_resource_shares():
 @settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 1000), n=st.integers(1, 7), servers=st.integers(1, 4), le=st.booleans())
 def test_one_shot_policy_is_the_one_greedy_on_the_instance_tau(seed, n, servers, le):
-    """The one-shot ``optimus-greedy`` (smd.optimus_policy) = the naive greedy on R_j τ_j(w, p)
+    """The one-shot ``optimus-greedy`` (greedy.greedy_allocation) = the naive greedy on R_j τ_j(w, p)
     read from the instance, starting from (1, 1) in arrival order; p ≤ w under ps_le_workers."""
     from dlsched.instance.smd import SMDOptions
     from dlsched.instance.smd_gen import generate
-    from dlsched.policies.smd import optimus_policy
+    from dlsched.policies.greedy import OptimusGreedyPolicy
 
     inst = generate(n, servers, seed=seed, max_workers=4, max_ps=3, options=SMDOptions(ps_le_workers=le, max_workers=4, max_ps=3))
     order = sorted(range(n), key=lambda j: (inst.arrival[j], j))
@@ -295,7 +295,7 @@ def test_one_shot_policy_is_the_one_greedy_on_the_instance_tau(seed, n, servers,
                 T[p, w] = inst.iterations[j] * float(inst.tau(j, w, p))
         times.append(T)
     want = _naive_greedy(times, inst.d, inst.e, inst.capacity, inst.capacity, [(1, 1)] * n, order)
-    got = optimus_policy(inst, np.arange(n))
+    got = OptimusGreedyPolicy().allocate(inst, np.arange(n))
     for j in range(n):
         p, w = want.get(j, (0, 0))
         assert tuple(got[j]) == (w, p)
@@ -450,16 +450,17 @@ def _reference_times(n, servers, seed):
 def test_srpt_greedy_is_the_greedy_on_times_over_the_shortest_time_to_the_alpha(seed, n, servers, alpha):
     """``srpt-greedy`` (not Optimus) = the naive greedy on R_j τ_j(w, p) / (T_j^min)^α, jobs started
     shortest first; with α = 0 and arrival order it is ``optimus-greedy`` exactly."""
-    from dlsched.policies.smd import optimus_policy
+    from dlsched.policies.greedy import OptimusGreedyPolicy, SRPTGreedyPolicy
 
     inst, times, fastest, order = _reference_times(n, servers, seed)
     want = _naive_greedy([times[j] / fastest[j] ** alpha for j in range(n)], inst.d, inst.e,
                          inst.capacity, inst.capacity, [(1, 1)] * n, order)
-    got = optimus_policy(inst, np.arange(n), alpha=alpha, start="shortest")
+    got = SRPTGreedyPolicy(alpha=alpha, start="shortest", pairs=False).allocate(inst, np.arange(n))
     for j in range(n):
         p, w = want.get(j, (0, 0))
         assert tuple(got[j]) == (w, p)
-    assert (optimus_policy(inst, np.arange(n), alpha=0.0, start="arrival") == optimus_policy(inst, np.arange(n))).all()
+    as_optimus = SRPTGreedyPolicy(alpha=0.0, start="arrival", pairs=False)
+    assert (as_optimus.allocate(inst, np.arange(n)) == OptimusGreedyPolicy().allocate(inst, np.arange(n))).all()
 
 
 def test_srpt_greedy_options_are_checked():
@@ -474,7 +475,7 @@ def test_srpt_greedy_options_are_checked():
 
 
 def test_hesrpt_shares_follow_the_closed_form():
-    from dlsched.policies.smd import hesrpt_shares
+    from dlsched.policies.greedy import hesrpt_shares
 
     assert hesrpt_shares(1, 0.5).tolist() == [1.0]
     th = hesrpt_shares(3, 0.5)                       # 1/(1-p) = 2: (3/3)^2-(2/3)^2, (2/3)^2-(1/3)^2, (1/3)^2
@@ -492,8 +493,8 @@ def test_hesrpt_first_sizes_are_the_fastest_within_each_share(seed, n, servers, 
     """``hesrpt`` (and ``fluid``) = the naive greedy on R_j τ_j / (T_j^min)^2 started, shortest
     first, at the fastest (p, w) whose dominant share is within the job's heSRPT share (the fluid
     LP's share), else 1 PS + 1 worker."""
-    from dlsched.policies.fluid import fluid_shares
-    from dlsched.policies.smd import hesrpt_shares, optimus_policy
+    from dlsched.policies.fluid import FluidPolicy, fluid_shares
+    from dlsched.policies.greedy import HeSRPTPolicy, hesrpt_shares
 
     inst, times, fastest, order = _reference_times(n, servers, seed)
     cap = inst.capacity
@@ -512,7 +513,8 @@ def test_hesrpt_first_sizes_are_the_fastest_within_each_share(seed, n, servers, 
         first[j] = best or (1, 1)
     want = _naive_greedy([times[j] / fastest[j] ** 2 for j in range(n)], inst.d, inst.e, cap, cap,
                          [first[j] for j in range(n)], order)
-    got = optimus_policy(inst, np.arange(n), alpha=2.0, start="shortest", shares=p)
+    policy = FluidPolicy(pairs=False) if p == "fluid" else HeSRPTPolicy(speedup_exponent=p, pairs=False)
+    got = policy.allocate(inst, np.arange(n))
     for j in range(n):
         q, w = want.get(j, (0, 0))
         assert tuple(got[j]) == (w, q)

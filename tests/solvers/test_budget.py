@@ -1,6 +1,6 @@
 """The whole-call budget (docs/contract.md §5): its arithmetic, and the guarded HiGHS path.
 
-No wall-clock assertions (benchmarks/timelimits.py measures wall/limit): these tests check what
+No wall-clock assertions (the suite timelimits measures wall/limit): these tests check what
 a stopped or guarded solve returns."""
 
 import math

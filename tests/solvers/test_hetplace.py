@@ -80,7 +80,7 @@ def _tiny_cases(count=24, seed=1):
 def test_market_outcome_is_the_best_assignment_of_its_category(case):
     inst, sizes = _tiny_cases()[case]
     gpu_job, val, *_ = evaluate_category(inst, sizes, iters=4)
-    p = dlsched.instance.placement.Placement(gpu_job, np.zeros(inst.n_gpus))
+    p = dlsched.instance.placement.GpuAssignment(gpu_job, np.zeros(inst.n_gpus))
     assert np.array_equal(p.sizes(inst.n_jobs), sizes)
     best, _ = brute_force(inst, sizes)
     assert val == pytest.approx(best, rel=1e-9)

@@ -149,7 +149,7 @@ def test_core_streams_improving_solutions_and_bound(data):
     res = dlsched.solve(inst, "core", time_limit=2, threads=1, on_incumbent=seen.append)
     assert seen, "no incumbent reported"
     times = [s.seconds for s in seen]
-    assert times == sorted(times)      # timing itself is measured by benchmarks/timelimits.py, not asserted
+    assert times == sorted(times)      # timing itself is measured by the suite timelimits, not asserted
     values = [s.objective for s in seen]
     assert all(b >= a - 1e-6 for a, b in zip(values, values[1:])), "incumbents must improve"
     assert values[-1] <= res.objective + 1e-6

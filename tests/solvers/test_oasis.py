@@ -9,7 +9,7 @@ import dlsched
 from dlsched.check import check_oasis
 from dlsched.instance.oasis import OasisInstance, Utility
 from dlsched.instance.oasis_gen import generate, small
-from dlsched.solvers.oasis import ClusterState, PriceParams, dual_subroutine, place, price_params, slot_costs
+from dlsched.solvers.oasis import Prices, PriceParams, dual_subroutine, place, price_params, slot_costs
 
 
 def random_tiny(seed: int, T: int = 3, H: int = 2, K: int = 2) -> OasisInstance:
@@ -27,11 +27,11 @@ def random_tiny(seed: int, T: int = 3, H: int = 2, K: int = 2) -> OasisInstance:
         utilities=(kinds[0], kinds[int(rng.integers(0, 3))]))
 
 
-def loaded_state(inst: OasisInstance, seed: int) -> ClusterState:
+def loaded_state(inst: OasisInstance, seed: int) -> Prices:
     """A state with random allocations already committed (so prices differ by server and slot)."""
     rng = np.random.default_rng(seed + 99)
     # prices of the same order as the utilities, so that the DP must trade time against cost
-    st = ClusterState(inst, PriceParams(np.full(2, 40.0), np.full(2, 30.0), 0.5, 0.3))
+    st = Prices(inst, PriceParams(np.full(2, 40.0), np.full(2, 30.0), 0.5, 0.3))
     H, K, T = inst.n_worker_servers, inst.n_ps_servers, inst.horizon
     fw = inst.worker_fit()[0]
     fp = inst.ps_fit()[0]
@@ -105,7 +105,7 @@ def test_dual_subroutine_equals_brute_force(seed):
 
 def test_placement_matches_priced_cost():
     inst = generate(30, horizon=40, worker_servers=5, ps_servers=4, preset="small", seed=2)
-    st = ClusterState(inst, price_params(inst))
+    st = Prices(inst, price_params(inst))
     for i in range(inst.n_jobs):
         if inst.infeasible_reason(i):
             continue
@@ -337,7 +337,7 @@ def test_commit_refuses_an_infeasible_schedule():
     from dlsched.errors import SolverError
 
     inst = small(1)
-    st = ClusterState(inst, price_params(inst))
+    st = Prices(inst, price_params(inst))
     H, K = inst.n_worker_servers, inst.n_ps_servers
     y = np.zeros((inst.horizon, H), np.int64)
     z = np.zeros((inst.horizon, K), np.int64)

@@ -9,7 +9,8 @@ from hypothesis import given, settings, strategies as st
 import dlsched
 from dlsched.instance.smd_gen import generate
 from dlsched.policies.drf import DRF
-from dlsched.policies.smd import OptimusGreedyPolicy, run
+from dlsched.policies.greedy import OptimusGreedyPolicy
+from dlsched.policies.smd import run
 from dlsched.solvers.milp import solve_core
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.smd import epoch_core, parametric

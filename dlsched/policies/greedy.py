@@ -1,0 +1,248 @@
+r"""The greedy family: Optimus's marginal-gain greedy fed the known τ, and its variants (MODELS.md §5).
+
+Optimus itself (fitting its speed and convergence models from what jobs report) is
+:class:`dlsched.policies.optimus.Optimus`. The policies here skip the fitting: they read the true
+:math:`\tau_j(w, p)` of the SMD view (:mod:`dlsched.policies.view`) and decide once per call by the
+same marginal-gain core, :func:`dlsched.policies.optimus.marginal_gain_allocation`, over an explicit
+view of the state (:class:`GreedyView`, built by :func:`greedy_view`):
+
+* ``optimus-greedy`` (:class:`OptimusGreedyPolicy`): Optimus's greedy as it is, on the known τ;
+* ``srpt-greedy`` (:class:`SRPTGreedyPolicy`, not Optimus): gains divided by the job's shortest
+  remaining time squared, shortest started first;
+* ``hesrpt`` (:class:`HeSRPTPolicy`, not Optimus): heSRPT's shares of the cluster as first sizes,
+  then srpt-greedy's fill;
+* ``fluid`` (:class:`dlsched.policies.fluid.FluidPolicy`): the fluid LP's shares as first sizes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from dlsched.errors import InputError
+from dlsched.instance.smd import SMDInstance
+from dlsched.policies.optimus import marginal_gain_allocation
+from dlsched.policies.view import AllocationPolicy
+
+
+@dataclass(frozen=True)
+class GreedyView:
+    r"""What the greedy family reads of the state: the m active jobs (in index order) as arrays.
+
+    ``tau[i, p, w]`` is :math:`\tau_j(w, p)` of job ``jobs[i]`` over p = 0..P, w = 0..W, padded with
+    inf to one shape for all jobs (inf also at p = 0, w = 0, w below the job's fewest workers and,
+    with ``ps_le_workers``, p > w: sizes the job cannot take); ``grid[i]`` = (P_j + 1, W_j + 1), the
+    job's own part of it. ``remaining`` is :math:`R_j`, ``d``/``e`` (m, R) a worker's and a PS's
+    demand, ``capacity`` :math:`C^r`, ``arrival`` :math:`a_j`, ``min_workers`` the fewest workers.
+    """
+
+    jobs: np.ndarray
+    remaining: np.ndarray
+    tau: np.ndarray
+    grid: np.ndarray
+    d: np.ndarray
+    e: np.ndarray
+    capacity: np.ndarray
+    arrival: np.ndarray
+    min_workers: np.ndarray
+
+    def times(self, i: int) -> np.ndarray:
+        r"""Job i's remaining times :math:`T_j(p, w) = R_j \tau_j(w, p)` over its own grid."""
+        P, W = self.grid[i].tolist()
+        return self.remaining[i] * self.tau[i, :P, :W]
+
+
+def greedy_view(inst: SMDInstance, active: np.ndarray) -> GreedyView:
+    """The :class:`GreedyView` of ``inst``'s jobs ``active`` (their τ grids kept with the instance's
+    configurations, so a re-plan copies rows instead of reading grids)."""
+    idx = np.sort(np.asarray(active, dtype=np.int64))
+    tau, grid = _tau_stack(inst, idx)
+    return GreedyView(idx, inst.iterations[idx], tau, grid, inst.d[idx], inst.e[idx], inst.capacity,
+                      inst.arrival[idx], inst.min_workers[idx])
+
+
+def greedy_allocation(view: GreedyView, alpha: float = 0.0, start: str = "arrival", pairs: bool = False,
+                      shares: float | Callable | None = None) -> np.ndarray:
+    r"""Optimus's marginal-gain greedy (MODELS.md §5) with the known τ: (w, p) of every job of the
+    view, as an (m, 2) array (0, 0 for a job that waits).
+
+    The one greedy :func:`dlsched.policies.optimus.marginal_gain_allocation` on the remaining
+    times :math:`T_j(p, w) = R_j \tau_j(w, p)`: every active job starts with 1 PS + its fewest
+    workers (1, or a gang-scheduled job's whole size; in arrival order, as long as they fit; the
+    others wait), then the task with the largest positive gain
+    :math:`(T_j(p, w) - T_j(p', w')) / \max_r \text{demand}^r / C^r` is added until no gain is
+    positive or nothing fits.
+
+    The options are the variants' (not Optimus): ``alpha`` > 0 divides job j's gains by
+    :math:`(T_j^{\min})^\alpha`, its remaining time at its fastest size to the power α (α = 1: the
+    fraction of its remaining time a task saves, Optimus's ``gain="relative"``); ``start =
+    "shortest"`` starts the jobs in order of :math:`T_j^{\min}` instead of arrival; ``pairs`` as in
+    :func:`marginal_gain_allocation`; ``shares`` = p (heSRPT's exponent) replaces each first size by
+    the fastest (p, w) within the job's share of :func:`hesrpt_shares` by its rank in that order (its
+    dominant resource share at most θ; the fewest workers if none is within it); ``shares`` a
+    function ``(view, order) -> θ or None`` takes θ from it instead (the fluid LP's,
+    :func:`dlsched.policies.fluid.fluid_theta`).
+    """
+    m = view.jobs.size
+    out = np.zeros((m, 2), dtype=np.int64)
+    if not m:
+        return out
+    grid = view.tau
+    times3 = view.remaining[:, None, None] * grid
+    finite = np.isfinite(times3)
+    fastest = np.where(finite, times3, np.inf).min(axis=(1, 2))
+    order = np.lexsort((view.jobs, view.arrival if start == "arrival" else fastest)).tolist()
+    w0s = view.min_workers
+    # a job whose only finite time is at its first size (or that has none) keeps it whatever its share
+    one = finite.sum(axis=(1, 2)) - finite[np.arange(m), 1, np.minimum(w0s, grid.shape[2] - 1)] <= 0
+    theta = None
+    if callable(shares):
+        if not one.all():                             # else no share can move a first size: no LP
+            theta = shares(view, order)
+    elif shares is not None:
+        theta = np.empty(m)
+        theta[order] = hesrpt_shares(m, shares)
+    if alpha:
+        # Python floats: the same pow() of the C library as a numpy scalar's, without numpy's per-element cost
+        scale = np.array([f ** alpha if 0 < f < math.inf else 1.0 for f in fastest.tolist()])
+        times3 = np.where((np.isfinite(fastest) & (fastest > 0))[:, None, None], times3 / scale[:, None, None], times3)
+    # the padded grids as they are: an inf cell is a size the job cannot take, whatever the shape says
+    first_sizes = [(1, w0) for w0 in w0s.tolist()]
+    if theta is not None:
+        for i in order:
+            if not one[i]:
+                fit = fastest_within(times3[i], view.d[i], view.e[i], view.capacity, float(theta[i]))
+                first_sizes[i] = fit or first_sizes[i]
+    sizes = marginal_gain_allocation(times3, view.d, view.e, view.capacity, view.capacity,
+                                     first_sizes, order=order, pairs=pairs)
+    if sizes:
+        out[np.fromiter(sizes, np.int64, len(sizes))] = np.array(list(sizes.values()), dtype=np.int64)[:, ::-1]
+    return out
+
+
+def hesrpt_shares(m: int, p: float) -> np.ndarray:
+    r"""heSRPT's shares of the cluster for m jobs listed shortest first (Berg, Vesilo and Harchol-Balter,
+    "heSRPT: Optimal parallel scheduling of jobs with known sizes", arXiv:1903.09346).
+
+    With every job's speedup :math:`k^p` (0 < p < 1) and no arrivals, the optimal schedule completes
+    the jobs in size order and gives the job of rank i (i = 1 the largest, ..., m the smallest)
+    :math:`\theta_i = (i/m)^{1/(1-p)} - ((i-1)/m)^{1/(1-p)}` of the servers: the shares sum to 1 and
+    grow as the jobs get shorter (p -> 1, linear speedup: all to the shortest, SRPT; p -> 0: equal
+    shares).
+    """
+    c = 1.0 / (1.0 - p)
+    i = np.arange(m, 0, -1, dtype=float)
+    return (i / m) ** c - ((i - 1) / m) ** c
+
+
+def fastest_within(T: np.ndarray, d: np.ndarray, e: np.ndarray, capacity: np.ndarray,
+                   theta: float) -> tuple[int, int] | None:
+    """(p, w) of least ``T[p, w]`` whose dominant share max_r (p e_r + w d_r) / C_r is at most θ (None if none)."""
+    P, W = T.shape
+    use = np.arange(P)[:, None, None] * e + np.arange(W)[None, :, None] * d
+    share = np.max(np.where(capacity > 0, use / np.where(capacity > 0, capacity, 1.0), 0.0), axis=2)
+    within = np.where(np.isfinite(T) & (share <= theta + 1e-12), T, np.inf)
+    k = int(np.argmin(within))
+    return divmod(k, W) if np.isfinite(within.flat[k]) else None
+
+
+def tau_grid(inst: SMDInstance, j: int) -> np.ndarray:
+    """τ_j(w, p) as an array [p, w] over 0..P_j × 0..W_j (inf at p = 0, w = 0 and, with
+    ``ps_le_workers``, at p > w); cached with the instance's configurations (shared by re-plans)."""
+    def make() -> np.ndarray:
+        W, P = int(inst.max_workers[j]), int(inst.max_ps[j])
+        p, w = np.meshgrid(np.arange(1, P + 1), np.arange(1, W + 1), indexing="ij")
+        grid = np.full((P + 1, W + 1), np.inf)
+        grid[1:, 1:] = np.asarray(inst.tau(j, w.ravel(), p.ravel()), dtype=float).reshape(p.shape)
+        grid[:, :int(inst.min_workers[j])] = np.inf
+        if inst.options.ps_le_workers:
+            grid[np.greater.outer(np.arange(P + 1), np.arange(W + 1))] = np.inf
+        return grid
+    return inst.cached(("optimus-tau", inst._config_key(j)), make)
+
+
+def _tau_stack(inst: SMDInstance, jobs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The :func:`tau_grid` of each job in ``jobs`` stacked, padded with inf to one shape, and each
+    grid's own shape; a job's grid is read once and kept with the instance's configurations, so a
+    re-plan copies rows instead of reading a grid per job."""
+    key = ("optimus-tau-stack",)
+    stack, shape = inst.cached(key, lambda: (np.full((inst.n_jobs, 2, 2), np.inf), np.zeros((inst.n_jobs, 2), dtype=np.int64)))
+    new = jobs[shape[jobs, 0] == 0]
+    if new.size:
+        grids = [tau_grid(inst, int(j)) for j in new.tolist()]
+        P = max(stack.shape[1], max(g.shape[0] for g in grids))
+        W = max(stack.shape[2], max(g.shape[1] for g in grids))
+        if (P, W) != stack.shape[1:]:
+            wider = np.full((stack.shape[0], P, W), np.inf)
+            wider[:, :stack.shape[1], :stack.shape[2]] = stack
+            stack = wider
+        for j, g in zip(new.tolist(), grids):
+            stack[j, :g.shape[0], :g.shape[1]] = g
+            shape[j] = g.shape
+        inst._config_cache[key] = (stack, shape)           # a wider stack replaces the kept one
+    return stack[jobs], shape[jobs]
+
+
+class OptimusGreedyPolicy(AllocationPolicy):
+    """Optimus's marginal-gain greedy fed the known τ (no fitting), re-run at every call (MODELS.md §5)."""
+
+    name = "optimus-greedy"
+    #: :func:`greedy_allocation`'s options (Optimus's own greedy: none)
+    options: dict = {}
+
+    def shares(self, inst: SMDInstance):
+        """The first sizes' shares of :func:`greedy_allocation`: ``options["shares"]`` (None or heSRPT's p;
+        a subclass turns a named rule into its function, :class:`dlsched.policies.fluid.FluidPolicy`)."""
+        return self.options.get("shares")
+
+    def allocate(self, inst: SMDInstance, active: np.ndarray) -> np.ndarray:
+        view = greedy_view(inst, active)
+        alloc = np.zeros((inst.n_jobs, 2), dtype=np.int64)
+        alloc[view.jobs] = greedy_allocation(view, **{**self.options, "shares": self.shares(inst)})
+        return alloc
+
+
+class SRPTGreedyPolicy(OptimusGreedyPolicy):
+    """Optimus's greedy fed the known τ, gains divided by the job's shortest remaining time squared, shortest started first (not Optimus).
+
+    :func:`greedy_allocation` with ``alpha`` (default 2), ``start`` ("shortest" or "arrival") and
+    ``pairs`` (default True): a task is worth the time it saves over the square of the job's
+    remaining time at its fastest size, which favours short jobs as SRPT does; every job still gets
+    a first worker and PS (shortest first) so none starves. The defaults were chosen on DL2's
+    tuning and training traces (docs/dl2.md, "Choosing the teacher"), as DL2's warm-up teacher.
+    """
+
+    name = "srpt-greedy"
+
+    def __init__(self, inst: SMDInstance | None = None, placer: str = "first_fit", alpha: float = 2.0,
+                 start: str = "shortest", pairs: bool = True):
+        super().__init__(inst, placer)
+        if start not in ("shortest", "arrival"):
+            raise InputError("<argument>", "start", "'shortest' or 'arrival'", start)
+        if not (np.isfinite(alpha) and alpha >= 0):
+            raise InputError("<argument>", "alpha", "a finite number >= 0", alpha)
+        self.options = {"alpha": float(alpha), "start": start, "pairs": bool(pairs)}
+
+
+class HeSRPTPolicy(SRPTGreedyPolicy):
+    """heSRPT's shares of the cluster (Berg et al., optimal for speedup k^p without arrivals) as first sizes, then srpt-greedy's fill (not a seed paper's).
+
+    :func:`greedy_allocation` with ``shares`` = ``speedup_exponent``: at every call the active jobs,
+    shortest remaining time (at the fastest size) first, get as first size the fastest (p, w) within
+    their share of :func:`hesrpt_shares`; what is left is filled by ``srpt-greedy``'s gains
+    (``alpha``, ``pairs``). heSRPT assumes one speedup curve k^p for all jobs; DL2's measured ones
+    differ, so p is a parameter: 0.6 was chosen on DL2's tuning traces 2000–2002 and checked on
+    training traces 1000–1003 (docs/dl2.md, "Choosing the teacher").
+    """
+
+    name = "hesrpt"
+
+    def __init__(self, inst: SMDInstance | None = None, placer: str = "first_fit", speedup_exponent: float = 0.6,
+                 alpha: float = 2.0, pairs: bool = True):
+        super().__init__(inst, placer, alpha=alpha, start="shortest", pairs=pairs)
+        if not 0 < speedup_exponent < 1:
+            raise InputError("<argument>", "speedup_exponent", "a number in (0, 1)", speedup_exponent)
+        self.options["shares"] = float(speedup_exponent)

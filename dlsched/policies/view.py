@@ -1,0 +1,116 @@
+r"""The SMD view of the simulator's state, on which SMD and the greedy family decide (MODELS.md §2.1).
+
+* :func:`instance_view` turns a generic trace into an :class:`SMDInstance` whose :math:`\tau_j(w, p)`
+  is read from the simulator's speed source (:class:`SpeedView`): aggregate capacity, ω_j = weight.
+* :class:`AllocationPolicy` runs an ``allocate(inst, active) -> (n, 2)`` rule on that view (or on an
+  SMD instance's own jobs, :func:`dlsched.policies.smd.to_trace`) with the remaining iterations of
+  the moment, and places the sizes with a shared placer (first fit by default).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from dlsched.instance.cluster import Cluster
+from dlsched.instance.smd import SMDInstance
+from dlsched.instance.workload import Job
+from dlsched.sim.placement import make_placer
+from dlsched.sim.policy import ClusterState, Placement, PolicyContext
+
+
+@dataclass(eq=False)
+class SpeedView(SMDInstance):
+    """An SMD instance whose :math:`\\tau_j(w, p)` is read from a speed source: job j of ``trace_jobs``
+    with w workers and p PSs on one pooled server of ``cluster``."""
+
+    trace_jobs: tuple[Job, ...] = ()
+    cluster: Cluster | None = None
+    speed: Any = None
+
+    def tau(self, j, w, p):
+        job = self.trace_jobs[j]
+        w, p = np.broadcast_arrays(np.asarray(w), np.asarray(p))
+        ps = job.uses_ps          # an all-reduce job is modelled with P_j = 1 PS that does not exist
+        out = np.array([1.0 / max(self.speed.rate(job, Placement({0: int(a)}, {0: int(b)} if b and ps else {}), self.cluster), 1e-300)
+                        for a, b in zip(w.ravel().tolist(), p.ravel().tolist())]).reshape(w.shape)
+        return out if out.ndim else float(out)
+
+    @cached_property
+    def min_workers(self) -> np.ndarray:
+        # a job of fixed size (min_workers = max_workers, gang-scheduled) has no smaller configuration
+        return np.array([job.min_workers for job in self.trace_jobs], dtype=np.int64)
+
+    def _config_key(self, j: int) -> tuple:
+        return (j,)
+
+
+def instance_view(jobs, cluster: Cluster, speed, slot_seconds: float = 1200.0) -> SMDInstance:
+    """The SMD view of a generic trace on ``cluster``: aggregate capacity, τ from ``speed``, ω_j = weight,
+    arrivals in slots of ``slot_seconds``.
+
+    A job without PSs (all-reduce) is given ``P_j = 1`` with no PS demand, so every configuration
+    is (w, 1) and the speed source sees no PS.
+    """
+    res = tuple(cluster.resources)
+    d = np.array([cluster.vector(j.worker_demand) for j in jobs])
+    e = np.array([cluster.vector(j.ps_demand) for j in jobs])
+    n = len(jobs)
+    return SpeedView(name="trace", resources=res, server_cap=cluster.capacity, server_names=tuple(cluster.names),
+                     profiles={j.job_type: None for j in jobs}, job_names=tuple(j.name for j in jobs),
+                     job_type=tuple(j.job_type for j in jobs), batch=np.ones(n),
+                     iterations=np.array([j.iterations for j in jobs]), weight=np.array([j.weight for j in jobs]),
+                     arrival=np.array([j.arrival for j in jobs]) / slot_seconds, d=d, e=e, slot_seconds=slot_seconds,
+                     max_workers=np.array([j.max_workers for j in jobs]),
+                     max_ps=np.array([max(j.max_ps, 1) for j in jobs]),
+                     trace_jobs=tuple(jobs), cluster=cluster, speed=speed)
+
+
+class AllocationPolicy:
+    """Calls ``allocate(inst, active) -> (n, 2)`` on the SMD view and packs the answer (event-driven)."""
+
+    name = "smd-allocation"
+    slot_seconds = None
+
+    def __init__(self, inst: SMDInstance | None = None, placer: str = "first_fit"):
+        self.inst = inst
+        self.placer = make_placer(placer)
+
+    def reset(self, ctx: PolicyContext) -> None:
+        self.ctx = ctx
+        self.view = self.inst
+        self.index = None
+        self._limits = None           # (jobs, min workers, max workers, uses PSs) of the trace
+
+    def allocate(self, inst: SMDInstance, active: np.ndarray) -> np.ndarray:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def schedule(self, state: ClusterState, events) -> dict[int, Placement]:
+        if self.index is None:
+            if self.view is None:
+                self.view = instance_view(state.jobs, self.ctx.cluster, self.ctx.speed)
+                self.index = np.arange(len(state.jobs))
+            else:
+                self.index = np.array([int(j.meta["index"]) for j in state.jobs], dtype=np.int64)
+        active = np.asarray(state.active, dtype=np.int64)
+        if not active.size:
+            return {}
+        # remaining iterations on the view; jobs not yet arrived keep their full size (unused by the decision)
+        rem = self.view.iterations.astype(float).copy()
+        rem[self.index[state.done]] = 0.0
+        rem[self.index[active]] = state.remaining[active]
+        alloc = np.asarray(self.allocate(self.view.with_remaining(rem), self.index[active]), dtype=np.int64)
+        if self._limits is None or self._limits[0] is not state.jobs:
+            jobs = state.jobs
+            self._limits = (jobs, np.array([j.min_workers for j in jobs]), np.array([j.max_workers for j in jobs]),
+                            np.array([j.uses_ps for j in jobs], dtype=bool))
+        _, minw, maxw, uses_ps = self._limits
+        # a fixed-size job runs with its size or waits; an all-reduce job has no PS
+        w, p = alloc[self.index[active], 0], alloc[self.index[active], 1]
+        ok = (minw[active] <= w) & (w <= maxw[active])
+        p = np.where(uses_ps[active], p, 0)
+        sizes = {j: (a, b) for j, a, b in zip(active[ok].tolist(), w[ok].tolist(), p[ok].tolist())}
+        return self.placer.place(state, sizes)
