@@ -11,7 +11,7 @@ from dlsched.check import CheckReport, check as _check
 from dlsched.errors import InputError
 from dlsched.instance import jsonio, orlib
 from dlsched.instance.cluster import Cluster
-from dlsched.instance.core import SENSES
+from dlsched.instance.core import SENSES, Reference
 from dlsched.instance.families import FAMILIES
 from dlsched.instance.traces import load_trace
 from dlsched.instance.workload import Trace
@@ -31,7 +31,8 @@ def load(path: str | os.PathLike, format: str = "auto", *, problem: int | None =
     ``problem`` picks the K-th (0-based) problem of a multi-problem MKP file; ``sense`` the
     GAP objective sense (default ``min``; a JSON or MKP file states its own, so ``sense`` is an
     error there). A GAP file's reference value is taken from a ``bounds.txt`` beside it when
-    its lower and upper bounds agree. Every bad argument or file is an :class:`InputError`.
+    its lower and upper bounds agree; a Chu-Beasley MKP problem's best known value from the
+    ``mkcbres.txt`` beside it. Every bad argument or file is an :class:`InputError`.
     """
     if not isinstance(path, (str, os.PathLike)):
         raise InputError("<argument>", "path", "a file path (str or os.PathLike)", type(path).__name__)
@@ -50,7 +51,13 @@ def load(path: str | os.PathLike, format: str = "auto", *, problem: int | None =
             raise InputError(str(path), "--problem", "no problem index for a JSON file (it holds one instance)", problem)
         return jsonio.load_json(path)
     if fmt == "mkp":
-        return orlib.read_mkp(path, problem)
+        inst = orlib.read_mkp(path, problem)
+        table = Path(path).with_name("mkcbres.txt")       # Chu & Beasley's best known values, beside their files
+        if inst.reference is None and table.is_file():
+            value, source = orlib.reference_of(inst, orlib.best_known(table))
+            if value is not None:
+                inst.reference = Reference(value, False, source)
+        return inst
     if problem not in (None, 0):
         raise InputError(str(path), "--problem", "no problem index for a GAP file (it holds one instance)", problem)
     sense = sense or "min"
@@ -71,7 +78,8 @@ def save(instance, path: str | os.PathLike) -> None:
 def solve(instance, method: str = "exact", *, time_limit: float | None = None, gap: float = 0.0,
           threads: int | None = None, seed: int = 0, log: bool = False, warm_start=None,
           raw: dict[str, Any] | None = None, on_incumbent=None, budget: Budget | None = None, **params) -> Result:
-    """Solve ``instance`` with a registered method (``dlsched.methods()`` lists them).
+    """Solve ``instance`` (an instance, or the path of an instance file, read by :func:`load`) with a
+    registered method (``dlsched.methods()`` lists them).
 
     Method parameters (e.g. ``backend="pyomo"``) are passed as keywords. ``time_limit`` is the
     wall-clock budget of the whole call (docs/contract.md); a caller that started the clock
@@ -79,6 +87,11 @@ def solve(instance, method: str = "exact", *, time_limit: float | None = None, g
     method does not honour raise :class:`InputError` before anything runs.
     """
 
+    if isinstance(instance, (str, os.PathLike)):
+        instance = load(instance)
+    elif not hasattr(instance, "family") or getattr(instance, "family") not in FAMILIES:
+        raise InputError("<argument>", "instance", "an instance (dlsched.load(path)) or the path of an instance file",
+                         type(instance).__name__)
     if budget is not None:
         if time_limit is not None and time_limit != budget.limit:
             raise InputError("<argument>", "time_limit", f"the budget's own limit ({budget.limit}) or nothing", time_limit)
@@ -90,6 +103,9 @@ def solve(instance, method: str = "exact", *, time_limit: float | None = None, g
 
 def check(instance, solution, claimed_objective: float | None = None) -> CheckReport:
     """Independent check of a solution (or a :class:`Result`) against the instance."""
+    if solution is None or (isinstance(solution, Result) and solution.solution is None):
+        raise InputError("<argument>", "solution", "a solution (or a Result that holds one)",
+                         "None" if solution is None else f"a Result without a solution (status {solution.status.value})")
     if isinstance(solution, Result):
         return _check(instance, solution.solution, solution.objective)
     return _check(instance, solution, claimed_objective)

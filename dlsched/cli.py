@@ -31,6 +31,7 @@ from dlsched.sim.engine import PolicyError
 from dlsched.cli_simulate import add_parsers as add_sim_parsers
 from dlsched.solvers import registry
 from dlsched.solvers.options import Budget
+from dlsched.version import __version__
 
 EXIT_OK, EXIT_REJECTED, EXIT_INPUT, EXIT_FAILURE = 0, 1, 2, 3
 
@@ -74,8 +75,9 @@ def cmd_solve(args) -> int:
         write_atomic(args.out, json.dumps(doc, indent=1) + "\n")
     if args.json:
         out = res.summary()
-        out.update(instance=inst.name, family=inst.family,
-                   reference=inst.reference.objective if getattr(inst, "reference", None) else None,
+        # a reference of another objective than the method's is no reference for it (objective_of)
+        ref = getattr(inst, "reference", None) if not res.objective_of else None
+        out.update(instance=inst.name, family=inst.family, reference=ref.objective if ref else None,
                    checked=None if report is None else report.feasible)
         print(json.dumps(out))
     else:
@@ -105,9 +107,11 @@ def _print_result(inst, res, report) -> None:
     ref = getattr(inst, "reference", None)
     rows = [("method", f"{res.method}" + (f" / {res.backend}" if res.backend else "")),
             ("status", f"{res.status.value} ({res.termination})"),
-            ("objective", _fmt(res.objective, 10)), ("bound", _fmt(res.bound, 10)),
+            ("objective", _fmt(res.objective, 10) + (f"  ({res.objective_of})" if res.objective_of else "")),
+            ("bound", _fmt(res.bound, 10)),
             ("gap", "-" if res.gap is None else f"{100 * res.gap:.4f}%"),
-            ("reference", "-" if ref is None else f"{ref.objective:.10g}" + (" (optimal)" if ref.optimal else " (best known)")),
+            ("reference", "-" if ref is None else f"{ref.objective:.10g}" + (" (optimal)" if ref.optimal else " (best known)")
+             + (" of the instance's own objective; not comparable" if res.objective_of else "")),
             ("build / solve s", f"{res.build_seconds:.3f} / {res.solve_seconds:.3f}"),
             ("checker", "-" if report is None else ("feasible" if report.feasible else "REJECTED: " + "; ".join(report.violations[:3])))]
     rows += [(k, _fmt(v)) for k, v in res.stats.items() if isinstance(v, (int, float, str))]
@@ -119,7 +123,13 @@ def _print_result(inst, res, report) -> None:
 
 
 def cmd_check(args) -> int:
-    inst = dlsched.load(args.instance, args.format, problem=args.problem, sense=args.sense)
+    problem = args.problem
+    if problem is None:      # a solution of problem K of a multi-problem file records its name, STEM-K
+        recorded = jsonio.recorded_instance(args.solution) or ""
+        stem, _, k = recorded.rpartition("-")
+        if k.isdigit() and stem == Path(args.instance).stem:
+            problem = int(k)
+    inst = dlsched.load(args.instance, args.format, problem=problem, sense=args.sense)
     solution, claimed = jsonio.load_solution(inst, args.solution)
     report = dlsched.check(inst, solution, claimed)
     if args.json:
@@ -180,6 +190,7 @@ def _instance_args(p, path_name: str = "path") -> None:
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="dlsched", description=__doc__.split("\n")[0])
     ap.add_argument("--debug", action="store_true", help="show tracebacks")
+    ap.add_argument("--version", action="version", version=f"dlsched {__version__}")
     sub = ap.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("solve", help="solve an instance file")

@@ -16,10 +16,13 @@ This module imports nothing of dlsched's but :mod:`dlsched.errors`: it sits on t
 
 from __future__ import annotations
 
+import ast
 import difflib
 import importlib
+import importlib.util
 from dataclasses import dataclass
 from importlib.metadata import entry_points
+from pathlib import Path
 
 from dlsched.errors import InputError
 
@@ -224,11 +227,25 @@ def make_policy(name: str, **params):
 
 
 def describe_policy(name: str) -> str:
-    """The first line of the policy class's docstring (or why it cannot load: a missing optional extra)."""
-    try:
-        doc = policy_class(name).__doc__ or ""
+    """The first line of the policy class's docstring, read from its source without importing it
+    (``dlsched policies`` loads no policy and no torch), or why it cannot load (a missing extra)."""
+    target = POLICIES.get(name) or plugins("policies").get(name)
+    if target is None:
+        policy_class(name)          # the InputError naming the known policies
+    module, _, attr = target.partition(":")
+    try:    # imports the parent packages only; dlsched.rl says which extra it lacks
+        spec = importlib.util.find_spec(module)
     except ImportError as exc:
         return f"(unavailable: {exc})"
+    doc = None
+    if spec is not None and spec.origin and spec.origin.endswith(".py"):
+        tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+        doc = next((ast.get_docstring(n) for n in tree.body if isinstance(n, ast.ClassDef) and n.name == attr), None)
+    if doc is None:                 # a class defined otherwise (a compiled module, an alias): import it
+        try:
+            doc = policy_class(name).__doc__ or ""
+        except ImportError as exc:
+            return f"(unavailable: {exc})"
     return doc.strip().split("\n")[0]
 
 

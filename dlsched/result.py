@@ -134,6 +134,9 @@ class Result:
     solver_version: str = ""
     options: dict[str, Any] = field(default_factory=dict)
     message: str = ""
+    #: what ``objective`` measures when it is not the instance's own objective (the one its reference
+    #: states), e.g. an SMD schedule's Σ ω_j C_j beside the §2.2 epoch reference; "" when it is
+    objective_of: str = ""
 
     @property
     def gap(self) -> float | None:
@@ -185,13 +188,14 @@ class Result:
             "solver_version": self.solver_version,
             "stats": {k: v for k, v in self.stats.items() if isinstance(v, (int, float, str, bool, type(None)))},
             "message": self.message,
+            "objective_of": self.objective_of,
         }
 
 
 def make_result(method: str, opts: Any, *, sense: str, termination: str, solution: Any = None,
                 objective: float | None = None, bound: float | None = None, backend: str | None = None,
                 build_seconds: float = 0.0, solve_seconds: float | None = None, stats: dict | None = None,
-                solver_version: str = "", message: str = "") -> Result:
+                solver_version: str = "", message: str = "", objective_of: str = "") -> Result:
     """The one :class:`Result` factory (docs/contract.md): the status follows from the termination
     and from whether a solution is given, so the two can never disagree.
 
@@ -225,7 +229,7 @@ def make_result(method: str, opts: Any, *, sense: str, termination: str, solutio
                  bound=None if bound is None else float(bound), sense=sense, termination=termination,
                  backend=backend, build_seconds=float(build_seconds), solve_seconds=float(solve_seconds),
                  solution=solution, stats=dict(stats or {}), solver_version=solver_version,
-                 options=opts.as_dict(), message=message)
+                 options=opts.as_dict(), message=message, objective_of=objective_of)
     why = res.inconsistency()
     if why:
         res.stats["inconsistency"] = why

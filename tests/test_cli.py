@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+import dlsched
 from dlsched.cli import main
 
 CONTRACT = ("status", "objective", "bound", "gap", "build_seconds", "solve_seconds", "method", "backend")
@@ -66,6 +67,29 @@ def test_solve_out_then_check(capsys, tmp_path, data):
     sol.write_text(json.dumps(doc))
     code, out, _ = run(capsys, "check", gap, str(sol), "--sense", "max")
     assert code == 1 and "INFEASIBLE" in out
+
+
+def test_check_finds_the_problem_a_solution_records(capsys, tmp_path, data):
+    """A solution of problem 3 of mknap1 is checked against problem 3 without --problem (it
+    records the instance mknap1-3); given another problem it is refused, not found infeasible."""
+    sol, mkp = tmp_path / "p3.json", str(data / "orlib/mkp/mknap1.txt")
+    assert run(capsys, "solve", mkp, "--problem", "3", "--out", str(sol))[0] == 0
+    code, out, _ = run(capsys, "check", mkp, str(sol), "--json")
+    assert code == 0 and json.loads(out)["feasible"] is True
+    code, _, err = run(capsys, "check", mkp, str(sol), "--problem", "2")
+    assert code == 2 and "$.instance" in err and "'mknap1-3'" in err and "--problem" in err
+
+
+def test_a_reference_of_another_objective_is_not_shown_as_the_methods(capsys, instances_dir):
+    """smd-small.json's reference is its §2.2 epoch optimum; the `smd` method returns a schedule's
+    Σ ω_j C_j: the JSON gives no reference for it and says what its objective is; `exact` keeps it."""
+    inst = str(instances_dir / "smd-small.json")
+    _, out, _ = run(capsys, "solve", inst, "--method", "smd", "--json")
+    doc = json.loads(out)
+    assert doc["reference"] is None and "Σ ω_j C_j" in doc["objective_of"]
+    _, out, _ = run(capsys, "solve", inst, "--method", "exact", "--json")
+    doc = json.loads(out)
+    assert doc["reference"] == pytest.approx(doc["objective"]) and doc["objective_of"] == ""
 
 
 def test_convert_and_export(capsys, tmp_path, data):
@@ -196,3 +220,42 @@ def test_generic_layers_only_where_the_checker_takes_core_solutions(capsys, inst
     assert code == 2 and "for family 'oasis'" in err and "core" not in err.split("expected")[1].split("found")[0]
     code, _, err = run(capsys, "solve", str(instances_dir / "placement-small.json"), "--method", "lp-round")
     assert code == 2 and "for family 'placement'" in err
+
+
+def test_version_and_did_you_mean(capsys, instances_dir):
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0 and capsys.readouterr().out.strip() == f"dlsched {dlsched.__version__}"
+    code, _, err = run(capsys, "simulate", "dl2:3", "--policy", "DRF")
+    assert code == 2 and "did you mean 'drf'?" in err
+    code, _, err = run(capsys, "solve", str(instances_dir / "dl-small.json"), "--method", "exact-")
+    assert code == 2 and "did you mean 'exact'?" in err
+
+
+def test_listing_the_policies_loads_no_policy_module():
+    """`dlsched policies` reads each class's first docstring line from its source: no policy module
+    and no torch is imported (it took 6.4 s, most of it importing torch for dl2's line)."""
+    code = ("import sys\nfrom dlsched.cli import main\nmain(['policies'])\n"
+            "loaded = [m for m in sys.modules if m.startswith('dlsched.policies.') or m == 'torch' or m == 'dlsched.rl.policy']\n"
+            "assert not loaded, loaded")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines()[-1].startswith("dl2 ")
+
+
+@pytest.mark.parametrize("suffix", [".lp", ".mps"])
+def test_exported_models_carry_the_instance_names(capsys, instances_dir, tmp_path, suffix):
+    """Rows and columns are named after the instance's jobs, configurations and resources (they were
+    c0.../r0...), and HiGHS reading the file back finds the recorded optimum."""
+    import highspy
+
+    inst = dlsched.load(instances_dir / "dl-small.json")
+    out = tmp_path / f"m{suffix}"
+    assert run(capsys, "export", str(instances_dir / "dl-small.json"), str(out))[0] == 0
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.readModel(str(out))
+    names = [h.getColName(k)[1] for k in range(h.getNumCol())]
+    assert names[0] == f"x_{inst.job_names[0]}_{inst.config_labels[0]}" and len(set(names)) == len(names)
+    assert h.getRowName(0)[1] == f"cap_{inst.row_names[0]}"
+    h.run()
+    assert h.getInfo().objective_function_value == pytest.approx(inst.reference.objective)

@@ -220,12 +220,30 @@ def solution_document(instance, result) -> dict:
             **result.summary(), "solution": fam.dump_solution(result.solution)}
 
 
-def load_solution(instance, path: str | os.PathLike):
-    """Read a solution file written by ``dlsched solve --out``; returns (solution, claimed objective)."""
+def recorded_instance(path: str | os.PathLike) -> str | None:
+    """The name of the instance a solution file records (``$.instance``), if it records one."""
+    doc = _solution_doc(path)
+    name = doc.get("instance")
+    return name if isinstance(name, str) else None
+
+
+def _solution_doc(path) -> dict:
     doc = read_json(path)
-    source = str(path)
     if not isinstance(doc, dict) or doc.get("kind") != "solution":
-        raise InputError(source, "$.kind", "'solution'", doc.get("kind") if isinstance(doc, dict) else type(doc).__name__)
+        raise InputError(str(path), "$.kind", "'solution'", doc.get("kind") if isinstance(doc, dict) else type(doc).__name__)
+    return doc
+
+
+def load_solution(instance, path: str | os.PathLike):
+    """Read a solution file written by ``dlsched solve --out``; returns (solution, claimed objective).
+    A file that records another instance's name (``$.instance``) is refused: its numbers would be
+    checked against the wrong data."""
+    doc = _solution_doc(path)
+    source = str(path)
+    recorded = doc.get("instance")
+    if isinstance(recorded, str) and recorded and instance.name and recorded != instance.name:
+        raise InputError(source, "$.instance", f"a solution of '{instance.name}' (the instance given)",
+                         f"'{recorded}'" + (" (pick its problem with --problem)" if recorded.rpartition("-")[2].isdigit() else ""))
     if doc.get("family") != instance.family:
         raise InputError(source, "$.family", f"'{instance.family}' (the instance's family)", doc.get("family"))
     if "solution" not in doc:

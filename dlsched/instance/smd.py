@@ -49,6 +49,10 @@ from dlsched.perf.layered import OVERLAP_MODES, LayerProfile, iteration_time
 
 CAPACITY_MODES = ("aggregate", "per_server")
 
+#: what a schedule's objective is (``Result.objective_of`` of the methods that return a schedule): not
+#: the §2.2 epoch objective an SMD instance's reference states
+SCHEDULE_OBJECTIVE = "the schedule's weighted completion time Σ ω_j C_j in slots (MODELS.md §2.4), not the §2.2 epoch objective"
+
 
 @dataclass(frozen=True)
 class SMDOptions:

@@ -30,7 +30,7 @@ import numpy as np
 from dlsched.errors import InputError
 from dlsched.registry import FAMILIES, load_target
 from dlsched.instance.oasis import OasisInstance, schedule_utility
-from dlsched.instance.smd import SMDInstance
+from dlsched.instance.smd import SCHEDULE_OBJECTIVE, SMDInstance
 from dlsched.result import Result, Status, make_result
 from dlsched.policies.drf import DRF
 from dlsched.policies.oasis import OasisPolicy, SlotDecide
@@ -66,7 +66,8 @@ def schedule_result(method: str, inst: SMDInstance, sched, seconds: float, opts:
     stats = {"decisions": sched.decisions, "decision_seconds_p50": float(np.median(ds)),
              "decision_seconds_max": float(ds.max()), "slots": int(sched.w.shape[0]),
              "unschedulable": len(sched.unschedulable), **stats}
-    common = dict(sense="min", backend="highs", stats=stats, solve_seconds=seconds, solver_version=highs.version())
+    common = dict(sense="min", backend="highs", stats=stats, solve_seconds=seconds, solver_version=highs.version(),
+                  objective_of=SCHEDULE_OBJECTIVE)
     if sched.complete:
         return make_result(method, opts, termination="completed", solution=sched.as_solution(), objective=sched.objective,
                            message="; ".join(msgs), **common)

@@ -27,7 +27,7 @@ import time
 import numpy as np
 
 from dlsched.errors import InputError
-from dlsched.instance.smd import SMDInstance, require_aggregate
+from dlsched.instance.smd import SCHEDULE_OBJECTIVE, SMDInstance, require_aggregate
 from dlsched.models import smd_time_indexed as ti
 from dlsched.result import Result, Status, make_result
 from dlsched.policies.drf import DRF
@@ -107,7 +107,7 @@ def time_indexed(instance: SMDInstance, opts: SolveOptions, backend: str = "high
     if horizon is None:
         if best is None and opts.budget.expired():
             # the call's time ran out inside the heuristics: a stop, not a fault of the input
-            return make_result("time-indexed", opts, sense="min", termination="time_limit", backend=backend,
+            return make_result("time-indexed", opts, sense="min", termination="time_limit", backend=backend, objective_of=SCHEDULE_OBJECTIVE,
                                build_seconds=time.perf_counter() - t0, solver_version=highs.version(),
                                message="the time limit ran out before a heuristic schedule bounded the horizon "
                                        "(give more time, or a horizon)")
@@ -143,7 +143,7 @@ def time_indexed(instance: SMDInstance, opts: SolveOptions, backend: str = "high
         messages.append(f"no schedule completes every job within {T} slots")
     if restricted:
         messages.append(f"horizon {T} is below the provable one: optimal only among schedules ending by slot {T}")
-    return make_result("time-indexed", opts, sense="min", termination=termination, solution=solution,
+    return make_result("time-indexed", opts, sense="min", termination=termination, solution=solution, objective_of=SCHEDULE_OBJECTIVE,
                        objective=out.objective if solution is not None else None, bound=bound, backend=backend,
                        build_seconds=build, solve_seconds=out.seconds, stats={**stats, **out.stats},
                        solver_version=highs.version(), message="; ".join(messages))

@@ -12,16 +12,14 @@ Importing this package needs PyTorch and gymnasium; without them it raises
 
 from __future__ import annotations
 
+import importlib.util
+
 from dlsched.errors import MissingExtra
 
 
 def _require() -> None:
-    missing = []
-    for mod in ("torch", "gymnasium"):
-        try:
-            __import__(mod)
-        except ImportError:
-            missing.append(mod)
+    # find_spec, not import: importing this package (to describe the dl2 policy, say) loads no torch
+    missing = [mod for mod in ("torch", "gymnasium") if importlib.util.find_spec(mod) is None]
     if missing:
         raise MissingExtra(
             f"DL2 (dlsched.rl) needs {' and '.join(missing)}, which is not installed: "

@@ -15,6 +15,7 @@ A checkpoint is a ``torch.save`` of a plain dictionary (loaded with ``weights_on
 
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -57,10 +58,26 @@ def save_checkpoint(model: Model, path: str | Path) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
+    policy, value = model.policy.state_dict(), model.value.state_dict()
     torch.save({"format": FORMAT, "spec": model.spec.to_dict(), "hidden": list(model.shape.hidden),
-                "policy": model.policy.state_dict(), "value": model.value.state_dict(),
+                "policy": policy, "value": value, "digest": weights_digest(policy, value),
                 "provenance": model.provenance}, tmp)
     tmp.replace(path)
+
+
+#: the widest hidden layer and the most hidden layers a checkpoint may ask for (a larger one is refused, not allocated)
+MAX_HIDDEN, MAX_LAYERS = 16384, 16
+
+
+def weights_digest(*state_dicts) -> str:
+    """SHA-256 of every tensor's name and bytes, in order: stored in a checkpoint, it tells a file
+    whose weights were damaged (flipped bytes still load as numbers) from the one that was written."""
+    h = hashlib.sha256()
+    for sd in state_dicts:
+        for name, t in sd.items():
+            h.update(name.encode())
+            h.update(t.detach().cpu().contiguous().numpy().tobytes())
+    return h.hexdigest()
 
 
 def load_checkpoint(path: str | Path | None = None) -> Model:
@@ -78,9 +95,12 @@ def load_checkpoint(path: str | Path | None = None) -> Model:
                          doc.get("format") if isinstance(doc, dict) else type(doc).__name__)
     try:
         spec = Spec.from_dict(doc["spec"])
-        shape = NetShape(spec, tuple(int(h) for h in doc["hidden"]))
+        hidden = tuple(int(h) for h in doc["hidden"])
     except (KeyError, TypeError, ValueError) as exc:
-        raise InputError(str(path), "spec", retrain, repr(exc)) from None
+        raise InputError(str(path), "spec", retrain, str(exc)) from None
+    if not 1 <= len(hidden) <= MAX_LAYERS or not all(1 <= h <= MAX_HIDDEN for h in hidden):
+        raise InputError(str(path), "hidden", f"1 to {MAX_LAYERS} hidden layers of 1 to {MAX_HIDDEN} units", list(hidden))
+    shape = NetShape(spec, hidden)
     model = Model(shape, PolicyNet(shape), ValueNet(shape), dict(doc.get("provenance") or {}))
     for name, net in (("policy", model.policy), ("value", model.value)):
         try:
@@ -91,6 +111,12 @@ def load_checkpoint(path: str | Path | None = None) -> Model:
                              f"weights of a {name} network with J={spec.J}, {spec.n_types} job types and hidden "
                              f"layers {list(shape.hidden)} (retrain with `dlsched train dl2`)",
                              first[1].strip() if len(first) > 1 else (first[0] if first else name)) from None
+    for name, net in (("policy", model.policy), ("value", model.value)):
+        if not all(bool(torch.isfinite(t).all()) for t in net.state_dict().values()):
+            raise InputError(str(path), name, "finite weights (retrain with `dlsched train dl2`)", "NaN or infinite weights")
+    if "digest" in doc and doc["digest"] != weights_digest(model.policy.state_dict(), model.value.state_dict()):
+        raise InputError(str(path), "digest", "weights that match the digest written with them (the file is damaged)",
+                         "other weights")
     model.policy.eval()
     model.value.eval()
     return model

@@ -48,6 +48,9 @@ ROWS = ("arrival", "remaining")
 #: features saturate here (only slots run can grow past 1, after slots_norm slots)
 OBS_HIGH = 10.0
 
+#: the largest window (and number of job types) a network may have: a larger one is refused, not allocated
+MAX_WINDOW = 4096
+
 
 @dataclass(frozen=True)
 class Spec:
@@ -72,6 +75,14 @@ class Spec:
     rows: str = "arrival"
 
     def __post_init__(self) -> None:
+        if isinstance(self.J, bool) or not isinstance(self.J, int) or not 1 <= self.J <= MAX_WINDOW:
+            raise InputError("<argument>", "J", f"a window of 1 to {MAX_WINDOW} jobs", self.J)
+        if not 1 <= len(self.job_types) <= MAX_WINDOW or not all(isinstance(t, str) for t in self.job_types):
+            raise InputError("<argument>", "job_types", f"1 to {MAX_WINDOW} job type names", len(self.job_types))
+        for name in ("slot_seconds", "slots_norm", "epochs_norm", "tasks_norm"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+                raise InputError("<argument>", name, "a positive finite number", value)
         if self.decide_at not in DECIDE_AT:
             raise InputError("<argument>", "decide_at", f"one of {DECIDE_AT}", self.decide_at)
         if self.rows not in ROWS:

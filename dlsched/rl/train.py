@@ -31,6 +31,7 @@ training seconds is written beside it as PNG.
 from __future__ import annotations
 
 import json
+import math
 import sys
 import time
 from collections import deque
@@ -43,10 +44,15 @@ import torch
 from torch import nn
 
 from dlsched.rl.env import DL2Env
-from dlsched.rl.policy import DL2Policy, Model, choose, load_checkpoint, save_checkpoint
-from dlsched.rl.slot import DECIDE_AT, ROWS, Slot, Spec
+from dlsched.errors import InputError
+from dlsched.rl.policy import MAX_HIDDEN, MAX_LAYERS, DL2Policy, Model, choose, load_checkpoint, save_checkpoint
+from dlsched.rl.slot import DECIDE_AT, MAX_WINDOW, ROWS, Slot, Spec
 from dlsched.policies.optimus import task_shares
 from dlsched.sim.policy import Decision, PolicyContext
+
+
+#: the largest training traces and clusters `dlsched train dl2` makes (a larger one is refused, not allocated)
+MAX_TRAINING_JOBS, MAX_TRAINING_SERVERS = 100_000, 10_000
 
 
 @dataclass
@@ -107,6 +113,41 @@ class TrainConfig:
     #: each DAgger round's learning rate, falling to ``warmup_lr_final`` along a cosine (round 1 used a
     #: constant 0.005, which undid much of the warm-up)
     dagger_lr: float = 0.001
+
+    def __post_init__(self) -> None:
+        """Every setting in its range before any work (a window of 0 looped for ever, a NaN gamma ran)."""
+        def bad(name, expected):
+            raise InputError("<argument>", name, expected, getattr(self, name))
+
+        def whole(x) -> bool:
+            return isinstance(x, int) and not isinstance(x, bool)
+
+        def real(x) -> bool:
+            return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+        for name, low in (("J", 1), ("n_jobs", 1), ("n_servers", 1), ("warmup_epochs", 0), ("rl_episodes", 0),
+                          ("candidates", 1), ("updates_per_episode", 0), ("eval_every", 1), ("dagger_rounds", 0),
+                          ("dagger_epochs", 0), ("max_slots", 1), ("replay", 1), ("batch", 1)):
+            if not whole(getattr(self, name)) or getattr(self, name) < low:
+                bad(name, f"an integer >= {low}")
+        for name, high in (("J", MAX_WINDOW), ("n_jobs", MAX_TRAINING_JOBS), ("n_servers", MAX_TRAINING_SERVERS)):
+            if getattr(self, name) > high:
+                bad(name, f"at most {high:,}")
+        if not self.hidden or not all(whole(h) and 1 <= h <= MAX_HIDDEN for h in self.hidden) or len(self.hidden) > MAX_LAYERS:
+            bad("hidden", f"1 to {MAX_LAYERS} layer sizes of 1 to {MAX_HIDDEN}")
+        for name in ("gamma", "p_branch", "epsilon"):
+            if not real(getattr(self, name)) or not 0 <= getattr(self, name) <= 1:
+                bad(name, "a number in [0, 1]")
+        for name in ("beta", "clip"):
+            if not real(getattr(self, name)) or getattr(self, name) < 0:
+                bad(name, "a finite number >= 0")
+        for name in ("warmup_lr", "rl_lr", "dagger_lr", "temperature"):
+            if not real(getattr(self, name)) or getattr(self, name) <= 0:
+                bad(name, "a finite number > 0")
+        if self.warmup_lr_final is not None and (not real(self.warmup_lr_final) or self.warmup_lr_final <= 0):
+            bad("warmup_lr_final", "a finite number > 0, or None")
+        if self.time_budget_s is not None and (not real(self.time_budget_s) or self.time_budget_s <= 0):
+            bad("time_budget_s", "a positive number of seconds, or None")
 
 
 # -- teacher -------------------------------------------------------------------------------
@@ -608,8 +649,6 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     else:
         model = load_checkpoint(cfg.init)
         if model.spec != spec or model.shape.hidden != tuple(cfg.hidden):
-            from dlsched.errors import InputError
-
             raise InputError(cfg.init, "spec", f"a checkpoint with J={cfg.J}, hidden {list(cfg.hidden)}, decisions at "
                              f"{cfg.decide_at} and rows by {cfg.rows} (as the flags ask)",
                              f"J={model.spec.J}, hidden {list(model.shape.hidden)}, decisions at {model.spec.decide_at}, "
@@ -761,7 +800,6 @@ def plot_curves(prov: dict, rewards, path: Path) -> None:
 
 def _seeds(text: str) -> tuple[int, ...]:
     """``"1000-1011"`` or ``"1,2,5"`` (or a mix) as a tuple of seeds."""
-    from dlsched.errors import InputError
 
     out: list[int] = []
     try:
@@ -832,9 +870,13 @@ def parser():
     return p
 
 
+#: TrainConfig's settings by the flags of `dlsched train dl2` that set them
+FLAGS = {"J": "--window", "n_jobs": "--jobs", "n_servers": "--servers", "rl_episodes": "--episodes",
+         "dagger_rounds": "--dagger", "updates_per_episode": "--updates", "time_budget_s": "--budget-min"}
+
+
 def main(argv: Sequence[str]) -> int:
     """``dlsched train dl2``: train and print the provenance summary as one JSON object."""
-    from dlsched.errors import InputError
 
     args = parser().parse_args(list(argv))
 
@@ -844,16 +886,20 @@ def main(argv: Sequence[str]) -> int:
         raise InputError("<argument>", "--hidden", "sizes like 256,256", args.hidden) from None
     from dlsched.sim.run import parse_params
 
-    cfg = TrainConfig(teacher=args.teacher, teacher_params=parse_params(args.teacher_param, "--teacher-param"),
-                      decide_at=args.decide_at, rows=args.rows, seed=args.seed, J=args.window, hidden=hidden,
-                      train_seeds=_seeds(args.traces), tune_seeds=_seeds(args.tune), n_jobs=args.jobs,
-                      n_servers=args.servers, warmup_epochs=args.warmup_epochs, warmup_lr_final=args.warmup_lr_final,
-                      order=args.order, rl_episodes=args.episodes,
-                      reward=args.reward, gamma=args.gamma, beta=args.beta, clip=args.clip, rl_lr=args.rl_lr,
-                      baseline=args.baseline, candidates=args.candidates, dagger_rounds=args.dagger,
-                      dagger_epochs=args.dagger_epochs, dagger_lr=args.dagger_lr, p_branch=args.p_branch,
-                      temperature=args.temperature, updates_per_episode=args.updates, eval_every=args.eval_every,
-                      time_budget_s=None if args.budget_min is None else 60 * args.budget_min, init=args.init)
+    try:
+        cfg = TrainConfig(teacher=args.teacher, teacher_params=parse_params(args.teacher_param, "--teacher-param"),
+                          decide_at=args.decide_at, rows=args.rows, seed=args.seed, J=args.window, hidden=hidden,
+                          train_seeds=_seeds(args.traces), tune_seeds=_seeds(args.tune), n_jobs=args.jobs,
+                          n_servers=args.servers, warmup_epochs=args.warmup_epochs, warmup_lr_final=args.warmup_lr_final,
+                          order=args.order, rl_episodes=args.episodes,
+                          reward=args.reward, gamma=args.gamma, beta=args.beta, clip=args.clip, rl_lr=args.rl_lr,
+                          baseline=args.baseline, candidates=args.candidates, dagger_rounds=args.dagger,
+                          dagger_epochs=args.dagger_epochs, dagger_lr=args.dagger_lr, p_branch=args.p_branch,
+                          temperature=args.temperature, updates_per_episode=args.updates, eval_every=args.eval_every,
+                          time_budget_s=None if args.budget_min is None else 60 * args.budget_min, init=args.init)
+    except InputError as exc:       # name the flag, not the setting
+        flag = FLAGS.get(exc.where, "--" + exc.where.replace("_", "-"))
+        raise InputError(exc.source, flag, exc.expected, exc.found) from None
     from dlsched.registry import make_policy
 
     make_policy(cfg.teacher, **cfg.teacher_params)   # an unknown teacher or option fails before any work

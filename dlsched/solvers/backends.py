@@ -64,16 +64,37 @@ PYOMO_SEED = {"highs": "random_seed", "gurobi_direct": "Seed", "gurobi_persisten
               "scip_direct": "randomization/randomseedshift", "scip_persistent": "randomization/randomseedshift"}
 
 
+#: the MILP solvers of Pyomo's ``pyomo.contrib.solver`` factory this front end drives, with the Python
+#: package each needs (the factory's others solve NLPs, ipopt, or need a GAMS installation, gams)
+PYOMO_MILP = {"highs": "highspy", "scip_direct": "pyscipopt", "scip_persistent": "pyscipopt",
+              "gurobi_direct": "gurobipy", "gurobi_persistent": "gurobipy"}
+#: the names users know them by (Pyomo's older interface, the solvers' own)
+PYOMO_ALIASES = {"appsi_highs": "highs", "scip": "scip_direct", "gurobi": "gurobi_direct"}
+
+
 def pyomo_solver_name(name: str) -> str:
-    """``name`` if Pyomo's ``pyomo.contrib.solver`` factory has it (checked without creating a
-    solver: Pyomo's Gurobi interfaces hold a licence until the garbage collector frees them)."""
-    import pyomo.environ  # noqa: F401  (registers the solvers with the factory)
+    """The ``pyomo.contrib.solver`` name of MILP solver ``name`` (its own, or a usual one such as
+    ``appsi_highs``), checked without creating a solver (Pyomo's Gurobi interfaces hold a licence
+    until the garbage collector frees them): an :class:`InputError` names the ones installed here,
+    and says so when ``name`` belongs to Pyomo's older interface only (glpk, cbc, cplex, ...)."""
+    import importlib.util
+
+    import pyomo.environ as pyo
+
+    here = [n for n, pkg in PYOMO_MILP.items() if importlib.util.find_spec(pkg) is not None]
+    name = PYOMO_ALIASES.get(name, name)
+    if name in here:
+        return name
+    if name in PYOMO_MILP:
+        raise InputError("<argument>", "solver", f"an installed MILP solver, one of {', '.join(here)} "
+                         f"(pip install 'dlsched[solvers]' for {name})", name)
     from pyomo.contrib.solver.common.factory import SolverFactory
 
-    names = sorted(SolverFactory)
-    if name not in names:
-        raise InputError("<argument>", "solver", f"a Pyomo solver, one of {', '.join(names)}", name)
-    return name
+    why = (f" ('{name}' is not a MILP solver)" if name in set(SolverFactory) else
+           f" ('{name}' is a solver of Pyomo's older interface, which this front end does not drive)"
+           if name in set(pyo.SolverFactory) else "")
+    raise InputError("<argument>", "solver", f"a MILP solver of Pyomo's solver interface installed here, one of "
+                     f"{', '.join(here)}{why}", name)
 
 
 def _pyomo_solver(name: str):

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -337,7 +338,7 @@ def perturbed(inst: MCMDK, lp: LPInfo, rng: np.random.Generator, noise: float) -
 @register("core", description="core-problem sparsification by LP regret, growing cores solved by HiGHS",
           params=("core_fractions", "stage_share", "diversify", "price_noise", "lns", "free", "sub_seconds",
                   "temperature", "search_share", "big_core"), supports=("gap", "raw"))
-def core(instance, opts: SolveOptions, core_fractions=DEFAULT_FRACTIONS, stage_share: float = 0.3,
+def core(instance, opts: SolveOptions, core_fractions: Sequence[float] = DEFAULT_FRACTIONS, stage_share: float = 0.3,
          diversify: bool = True, price_noise: float = 0.2, lns: bool = False, free: int | None = None,
          sub_seconds: float = 0.3, temperature: float = 1.0, search_share: float = SEARCH_SHARE,
          big_core: int = BIG_CORE) -> Result:

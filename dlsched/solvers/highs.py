@@ -11,6 +11,7 @@ import math
 import multiprocessing as mp
 import os
 import pickle
+import signal
 import sys
 import time
 from dataclasses import dataclass, field, replace
@@ -339,8 +340,14 @@ def in_child(work: Callable[[Callable[[Any], None]], Any], budget, on_progress: 
         finally:
             send.close()
 
-    proc = ctx.Process(target=child, daemon=True)
-    proc.start()
+    # a bare fork, not multiprocessing.Process: a daemonic process (a Dask worker, a process
+    # pool's worker) may not start a multiprocessing child, but must still be able to stop HiGHS
+    pid = os.fork()
+    if pid == 0:
+        try:
+            child()
+        finally:
+            os._exit(0)
     send.close()
     try:
         while True:
@@ -359,9 +366,11 @@ def in_child(work: Callable[[Callable[[Any], None]], Any], budget, on_progress: 
             else:
                 raise value
     finally:
-        if proc.is_alive():
-            proc.kill()
-        proc.join()
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.waitpid(pid, 0)
         recv.close()
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 import time
 import warnings
 from dataclasses import dataclass, field, replace
@@ -80,6 +81,11 @@ class Incumbent:
     bound: float | None = None
 
 
+def shown(value: Any) -> Any:
+    """A value as an error message shows it: a string quoted, so that '10' is not read as 10."""
+    return repr(value) if isinstance(value, str) else value
+
+
 @dataclass
 class SolveOptions:
     """Options every backend understands.
@@ -105,12 +111,26 @@ class SolveOptions:
     budget: Budget | None = None
 
     def __post_init__(self) -> None:
-        if self.time_limit is not None and not (self.time_limit > 0):
-            raise InputError("<argument>", "time_limit", "a positive number of seconds", self.time_limit)
-        if not (0 <= self.mip_rel_gap < 1):
-            raise InputError("<argument>", "gap", "a relative gap in [0, 1)", self.mip_rel_gap)
-        if self.threads is not None and self.threads < 1:
-            raise InputError("<argument>", "threads", "a positive integer", self.threads)
+        def real(x) -> bool:
+            return isinstance(x, numbers.Real) and not isinstance(x, bool) and not math.isnan(x)
+
+        def integer(x) -> bool:
+            return isinstance(x, numbers.Integral) and not isinstance(x, bool)
+
+        if self.time_limit is not None and not (real(self.time_limit) and self.time_limit > 0):
+            raise InputError("<argument>", "time_limit", "a positive number of seconds", shown(self.time_limit))
+        if not (real(self.mip_rel_gap) and 0 <= self.mip_rel_gap < 1):
+            raise InputError("<argument>", "gap", "a relative gap in [0, 1)", shown(self.mip_rel_gap))
+        if self.threads is not None and not (integer(self.threads) and self.threads >= 1):
+            raise InputError("<argument>", "threads", "a positive integer", shown(self.threads))
+        if not integer(self.seed):
+            raise InputError("<argument>", "seed", "an integer", shown(self.seed))
+        if not isinstance(self.log, bool):
+            raise InputError("<argument>", "log", "True or False", shown(self.log))
+        if not isinstance(self.raw, dict):
+            raise InputError("<argument>", "raw", "a dict of HiGHS options", type(self.raw).__name__)
+        if self.on_incumbent is not None and not callable(self.on_incumbent):
+            raise InputError("<argument>", "on_incumbent", "a function of an Incumbent, or None", shown(self.on_incumbent))
 
     def started(self) -> "SolveOptions":
         """These options with the call's budget running (the existing one if already started)."""

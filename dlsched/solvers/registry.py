@@ -19,13 +19,19 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
+import collections.abc
 import importlib
+import math
+import numbers
+import types
+import typing
 
 from dlsched import registry as names
 from dlsched.errors import InputError
 from dlsched.instance.families import FAMILIES
 from dlsched.result import Result
 from dlsched.solvers.highs import check_raw
+from dlsched.solvers.options import shown
 
 
 @dataclass(frozen=True)
@@ -87,7 +93,8 @@ def lookup(name: str, family: str) -> Method:
     _load(name)
     method = _METHODS.get((family, name)) or (_METHODS.get((None, name)) if _generic_ok(family) else None)
     if method is None:
-        raise InputError("<argument>", "method", f"one of {', '.join(available(family))} for family '{family}'", name)
+        known = available(family)
+        raise InputError("<argument>", "method", f"one of {', '.join(known)} for family '{family}'{names.close_names(name, known)}", name)
     return method
 
 
@@ -153,6 +160,7 @@ def call(instance: Any, name: str, opts, **params) -> Result:
         raise InputError("<argument>", sorted(unknown)[0], f"a parameter of method '{name}' ({', '.join(method.params) or 'none'})",
                          params[sorted(unknown)[0]])
     refused(method, opts, params)
+    params = typed_params(method, params)
     if opts.raw:
         opts = replace(opts, raw=check_raw(opts.raw))
     opts = opts.started()     # the whole call's budget starts here unless the caller started it earlier
@@ -162,6 +170,40 @@ def call(instance: Any, name: str, opts, **params) -> Result:
         # a generic layer answered in core columns: give the family its own solution form
         res.solution = instance.solution_from_core(res.solution)
     return res
+
+
+def typed_params(method: Method, params: dict[str, Any]) -> dict[str, Any]:
+    """The method's parameters checked against its function's annotations before it runs (``bool``,
+    ``int``, ``float``, ``str``, ``Sequence[float]``, each possibly ``| None``): a value of another
+    type is an :class:`InputError` naming the parameter, not a Python error from inside the method.
+    Parameters without one of these annotations are the method's to check."""
+    hints = typing.get_type_hints(method.fn)
+    out = dict(params)
+    for name, value in params.items():
+        hint = hints.get(name)
+        args = set(typing.get_args(hint)) if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union else {hint}
+        if value is None and type(None) in args:
+            continue
+        kinds = args - {type(None)}
+        if len(kinds) != 1:
+            continue
+        kind = kinds.pop()
+        if kind is bool:
+            out[name] = flag(value, name)
+        elif kind is int:
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                raise InputError("<argument>", name, f"an integer for method '{method.name}'", shown(value))
+        elif kind is float:
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
+                raise InputError("<argument>", name, f"a number for method '{method.name}'", shown(value))
+        elif kind is str:
+            if not isinstance(value, str):
+                raise InputError("<argument>", name, f"a string for method '{method.name}'", shown(value))
+        elif typing.get_origin(kind) in (collections.abc.Sequence, tuple, list) and typing.get_args(kind)[:1] == (float,):
+            if isinstance(value, (str, bytes)) or not isinstance(value, collections.abc.Sequence) or any(
+                    isinstance(v, bool) or not isinstance(v, numbers.Real) or math.isnan(v) for v in value):
+                raise InputError("<argument>", name, f"a list of numbers for method '{method.name}'", shown(value))
+    return out
 
 
 def flag(value: Any, name: str) -> bool:

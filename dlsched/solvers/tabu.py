@@ -54,10 +54,12 @@ rows), so models above :data:`DENSE_ENTRIES` entries are refused. numba's import
 the cached compiled code count against the time limit (``stats["jit_import_seconds"]``,
 ``stats["jit_first_chunk_seconds"]``); in a fresh environment the kernel must first be compiled
 (measured: 2 s idle, 8-9 s under load, docs/results.md), which cannot be interrupted: a call with
-less than :data:`COMPILE_SECONDS` left that finds no compiled kernel returns its start solution
-(``lp-round``'s, with the LP bound; ``stats["kernel"] = "not compiled"``) instead of overrunning
-its limit, and starts a background process that compiles and caches it
-(:func:`compile_in_background`) for the calls after it; a call with more time compiles it itself.
+less than :data:`COMPILE_SECONDS` left that finds no compiled kernel starts a background process
+that compiles and caches it (:func:`compile_in_background`) and waits for it while
+:data:`MIN_SEARCH_SECONDS` would be left to search (``stats["compile_wait_seconds"]``); if it is not
+done by then, the call returns its start solution (``lp-round``'s, with the LP bound;
+``stats["kernel"] = "not compiled"``) instead of overrunning its limit. A call with more time
+compiles the kernel itself.
 
 Defaults were chosen on generated Chu–Beasley problems with seeds below 100 (docs/results.md,
 issue 14).
@@ -99,6 +101,8 @@ FLOOR_SHARE = 1e-3
 #: a limited call that finds the kernel neither loaded nor cached (it would compile, 2-9 s measured)
 #: searches only if at least this many seconds remain; else it returns its start (the time limit holds)
 COMPILE_SECONDS = 15.0
+#: ... and waits for the background compile while at least this many seconds would be left to search
+MIN_SEARCH_SECONDS = 0.5
 
 
 #: where the restarts centre the core (option ``centres``, module docstring step 6; the first is the default)
@@ -343,11 +347,19 @@ def tabu(instance, opts: SolveOptions, tenure: float = 0.01, stall: float = 20.0
     from dlsched.solvers.tabu_kernel import search    # numba: imported (and compiled once) only when used
     stats["jit_import_seconds"] = round(time.perf_counter() - j0, 4)
     if opts.budget.limited and opts.budget.remaining() < COMPILE_SECONDS and not kernel_ready(search):
-        compile_in_background()
-        stats["kernel"] = "not compiled"
-        return finish("tabu", inst, opts, tr, stats, "time_limit",
-                      message="tabu's search kernel is not compiled yet in this environment (a background process "
-                              "is compiling and caching it, 2-9 s): returned its start solution")
+        # a first call waits for the compile while a search would still have time after it, so
+        # that its answer is a search's, not its start's
+        w0 = time.perf_counter()
+        compiling = compile_in_background()
+        while compiling.poll() is None and opts.budget.remaining() > MIN_SEARCH_SECONDS:
+            time.sleep(0.05)
+        stats["compile_wait_seconds"] = round(time.perf_counter() - w0, 3)
+        if compiling.poll() != 0 or not kernel_ready(search):
+            stats["kernel"] = "not compiled"
+            return finish("tabu", inst, opts, tr, stats, "time_limit",
+                          message="tabu's search kernel is not compiled yet in this environment (a background process "
+                                  f"is compiling and caching it, 2-9 s; this call waited {stats['compile_wait_seconds']:.1f} s "
+                                  "of its limit): returned its start solution; a call with a larger limit searches")
 
     per_unit = np.abs(gain(inst)).sum() / np.maximum(np.asarray(inst.A.sum(axis=1)).ravel(), 1e-12)
 

@@ -232,6 +232,41 @@ def test_dask_local_cluster_gives_the_same_values(tmp_path):
     assert values(rows) == values(serial) == values(again)
 
 
+FRONT_ENDS = """
+name = "front-ends"
+time_limit = 60.0
+threads = 1
+
+[[instances]]
+kind = "bundled"
+name = "bundled"
+pattern = "mknap1-*.json"
+""" + "".join(f"""
+[[methods]]
+name = "exact"
+label = "{b}"
+params = {{ backend = "{b}" }}
+""" for b in ("highs", "pyomo", "cvxpy"))
+
+
+def test_dask_worker_processes_run_every_front_end(tmp_path):
+    """Dask's worker processes are daemonic, and a daemonic process may not start a
+    multiprocessing child: the Pyomo and CVXPY cells (their time limit is a forked child) failed
+    there with 'daemonic processes are not allowed to have children'. On a LocalCluster of 2
+    worker processes every cell of every front end succeeds, with the local executor's values."""
+    pytest.importorskip("distributed", reason="Dask distributed is not installed (pip install 'dlsched[dist]')")
+    s = load_suite(write(tmp_path, FRONT_ENDS))
+    local = run_suite(s, None, progress=False)
+    ex = DaskExecutor("local", jobs=2)
+    try:
+        rows = run_suite(s, tmp_path / "d.jsonl", executor=ex, progress=False)
+    finally:
+        ex.close()
+    assert {r["method"] for r in rows} == {"highs", "pyomo", "cvxpy"}
+    assert [r["exception"] for r in rows if r.get("exception")] == []
+    assert values(rows) == values(local)
+
+
 def test_unreachable_scheduler_is_one_clear_error(monkeypatch):
     pytest.importorskip("distributed", reason="Dask distributed is not installed (pip install 'dlsched[dist]')")
     monkeypatch.setattr("dlsched.bench.executors.CONNECT_TIMEOUT", "1s")

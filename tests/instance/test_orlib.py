@@ -35,6 +35,17 @@ def test_mknap1_optimum(data, k, backend):
     assert dlsched.check(inst, res).feasible
 
 
+def test_chu_beasley_problems_carry_their_best_known_value(data, tmp_path):
+    """A problem of a Chu-Beasley file gets the best known value of the mkcbres.txt beside it (not
+    an optimum); a copy of the file without the table beside it has no reference."""
+    inst = dlsched.load(data / "orlib/mkp/mknapcb1.txt", problem=1)
+    assert inst.reference.objective == 24274 and not inst.reference.optimal
+    assert inst.reference.source == "mkcbres.txt 5.100-01"
+    alone = tmp_path / "mknapcb1.txt"
+    alone.write_text((data / "orlib/mkp/mknapcb1.txt").read_text())
+    assert dlsched.load(alone, problem=1).reference is None
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_sac94_optimum(data, backend):
     files = sac94_files(data)

@@ -88,6 +88,34 @@ def test_missing_foreign_and_misshaped_checkpoints_are_input_errors(tmp_path, un
         load_checkpoint(tmp_path / "shape.pt")
 
 
+def test_damaged_checkpoints_are_input_errors(tmp_path, untrained):
+    """NaN weights, weights that no longer match their digest (flipped bytes still load as numbers)
+    and sizes that would allocate without limit are refused on load, before any run."""
+    doc = torch.load(untrained, weights_only=True)
+    name = next(iter(doc["policy"]))
+    nan = {**doc, "policy": {**doc["policy"], name: doc["policy"][name].clone().fill_(float("nan"))}}
+    torch.save(nan, tmp_path / "nan.pt")
+    with pytest.raises(InputError, match="NaN or infinite weights"):
+        load_checkpoint(tmp_path / "nan.pt")
+    flipped = {**doc, "policy": {**doc["policy"], name: doc["policy"][name].clone() * -1.0}}
+    torch.save(flipped, tmp_path / "flipped.pt")
+    with pytest.raises(InputError, match="damaged"):
+        load_checkpoint(tmp_path / "flipped.pt")
+    huge = {**doc, "spec": {**doc["spec"], "J": 10**7}}
+    torch.save(huge, tmp_path / "huge.pt")
+    with pytest.raises(InputError, match="window of 1 to"):
+        load_checkpoint(tmp_path / "huge.pt")
+    wide = {**doc, "hidden": [10**9]}
+    torch.save(wide, tmp_path / "wide.pt")
+    with pytest.raises(InputError, match="hidden layers of 1 to"):
+        load_checkpoint(tmp_path / "wide.pt")
+
+
+def test_the_shipped_checkpoint_carries_its_digest():
+    assert "digest" in torch.load(DEFAULT_CHECKPOINT, weights_only=True)
+    load_checkpoint()
+
+
 def test_a_trace_of_other_job_types_is_a_clear_error(untrained):
     # an InputError a policy raises passes through the engine unchanged (docs/simulator.md)
     with pytest.raises(InputError, match="job types the DL2 network was trained on"):

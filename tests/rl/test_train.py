@@ -258,3 +258,15 @@ def test_dagger_rounds_add_the_networks_own_states_labelled_by_the_teacher(tmp_p
     prov = train(cfg, tmp_path / "d.pt", command="test", progress=False)
     (r,) = prov["dagger"]
     assert r["samples"] > prov["warmup_samples"] and 0 <= r["held_out"] <= 1
+
+
+@pytest.mark.parametrize("flag, value", [("--window", "0"), ("--hidden", "0"), ("--gamma", "nan"), ("--jobs", "0"),
+                                         ("--episodes", "-1"), ("--beta", "inf"), ("--servers", "100000000")])
+def test_training_settings_out_of_range_are_refused_before_any_work(capsys, flag, value):
+    """`--window 0` looped for ever in the environment; `--hidden 0` and `--gamma nan` were accepted."""
+    from dlsched.cli import main
+
+    argv = ["train", "dl2", "--traces", "1000", "--tune", "2000", "--jobs", "6", "--servers", "4", "--episodes", "0",
+            "--warmup-epochs", "1", "--hidden", "16,16", "--quiet", "--out", "/nonexistent/x.pt", flag, value]
+    assert main(argv) == 2
+    assert f"at {flag}" in capsys.readouterr().err

@@ -85,8 +85,21 @@ def test_unknown_solvers_are_input_errors(instances_dir):
     inst = dlsched.load(instances_dir / "mknap1-0.json")
     with pytest.raises(InputError, match="CVXPY MILP solver"):
         dlsched.solve(inst, "exact", backend="cvxpy", solver="NOPE")
-    with pytest.raises(InputError, match="Pyomo solver"):
+    with pytest.raises(InputError, match="MILP solver of Pyomo"):
         dlsched.solve(inst, "exact", backend="pyomo", solver="nope")
+    # NLP solvers are not offered, and a solver of Pyomo's older interface is named as such
+    with pytest.raises(InputError, match="'ipopt' is not a MILP solver") as e:
+        dlsched.solve(inst, "exact", backend="pyomo", solver="ipopt")
+    assert "gams" not in str(e.value) and "ipopt," not in str(e.value)
+    with pytest.raises(InputError, match="older interface"):
+        dlsched.solve(inst, "exact", backend="pyomo", solver="glpk")
+
+
+def test_solvers_by_their_usual_names(instances_dir):
+    """appsi_highs (Pyomo's older name) is HiGHS behind the Pyomo front end."""
+    inst = dlsched.load(instances_dir / "dl-small.json")
+    res = dlsched.solve(inst, "exact", backend="pyomo", solver="appsi_highs")
+    assert res.objective == pytest.approx(inst.reference.objective) and res.stats["solver"] == "appsi_highs"
     with pytest.raises(InputError, match="matrix path is HiGHS"):
         dlsched.solve(inst, "exact", solver="SCIP")
 

@@ -4,6 +4,9 @@ time-limit contract, and clear refusals of bad options and of models it cannot h
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -232,13 +235,34 @@ def test_a_limited_call_without_a_compiled_kernel_returns_its_start(monkeypatch)
     assert tabu_module.kernel_ready(search)
     monkeypatch.setattr(tabu_module, "kernel_ready", lambda search: False)
     started = []
-    monkeypatch.setattr(tabu_module, "compile_in_background", lambda: started.append(1))
-    res = dlsched.solve(inst, "tabu", threads=1, time_limit=5.0)
+    never = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])    # a compile that never ends in time
+    monkeypatch.setattr(tabu_module, "compile_in_background", lambda: started.append(1) or never)
+    try:
+        res = dlsched.solve(inst, "tabu", threads=1, time_limit=2.0)
+    finally:
+        never.kill()
     assert started == [1], "the kernel is compiled in the background for the calls after this one"
+    assert 2.0 - tabu_module.MIN_SEARCH_SECONDS - 0.3 <= res.stats["compile_wait_seconds"] <= 2.0
     assert res.stats["kernel"] == "not compiled" and res.termination == "time_limit"
     assert "not compiled" in res.message and res.inconsistency() is None
     assert dlsched.check(inst, res).feasible and res.bound >= res.objective
     assert "kernel" not in dlsched.solve(inst, "tabu", threads=1).stats
+
+
+def test_a_first_limited_call_waits_for_the_compile_and_searches(monkeypatch):
+    """A first call with a few seconds (the kernel neither loaded nor cached) waits for the background
+    compile while a search would still have time after it, then searches: its answer is not its
+    start solution (it was, returned after 0.3 s of a 5-s limit)."""
+    inst = chu_beasley_mkp(100, 5, 0.5, seed=3)
+    dlsched.solve(inst, "tabu", threads=1)                   # compiled (or loaded) here
+    done = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.5)"])   # a compile that ends in 0.5 s
+    ready = iter([False])
+    monkeypatch.setattr(tabu_module, "kernel_ready", lambda search: next(ready, True))
+    monkeypatch.setattr(tabu_module, "compile_in_background", lambda: done)
+    res = dlsched.solve(inst, "tabu", threads=1, time_limit=5.0)
+    assert "kernel" not in res.stats and 0.3 <= res.stats["compile_wait_seconds"] < 4.5
+    assert "jit_first_chunk_seconds" in res.stats, "the search ran"
+    assert dlsched.check(inst, res).feasible and res.bound >= res.objective
 
 
 def test_the_background_compile_program_runs():
