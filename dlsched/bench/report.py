@@ -8,7 +8,8 @@ method found (then gaps are certified upper estimates), else the best value any 
 
 Figures (matplotlib, Agg): ``profile.png`` (Dolan–Moré performance profile of the time to
 reach 0.1 % of the reference), ``gap_vs_time.png`` (mean gap to the reference over the
-incumbent streams, log-log) and ``families.png`` (mean gap per family and method).
+incumbent streams, log-log) and ``families.png`` (mean gap per family and method). A suite with
+several instance sets also gets the mean gap and seconds per method and set.
 
 Rows of simulation suites (``kind = "simulate"``) give a JCT table per policy (runs, completed
 runs, mean of the runs' average JCT, median and 95th percentile of all completed jobs' JCTs,
@@ -16,7 +17,9 @@ mean makespan, GPU utilisation, decision latency) and ``jct_cdf.png``, the empir
 completed jobs' JCTs per policy over all traces. Rows of study suites (``kind = "study"``) give a
 table per task (cells, failures, seconds). A suite that names its ``family`` also gets the
 family's own summary (its scalar figures), computed from the rows as ``dlsched bench FAMILY``
-does. ``report.md`` holds the tables and figures with the command that made them.
+does (first, for a study suite). ``report.md`` (headed by ``--title``) holds the provenance, the
+tables and the figures with the command that made them; the results pages of the docs
+(docs/results/) are such pages, remade and checked by ``--pages DIR [--check]``.
 """
 
 from __future__ import annotations
