@@ -15,8 +15,8 @@ most :math:`z_{LP}(k)`. So:
    certified bound. ``start="core"`` (the default) is the core layer (:mod:`dlsched.solvers.core`);
    ``start="tabu"`` is the tabu search (:mod:`dlsched.solvers.tabu`, bound: the LP's), which on
    250-item and larger Chu–Beasley problems hands HiGHS a better incumbent than the core layer's
-   (the results log, docs/results/index.md, issue 14); ``misfits`` (default off, only with this start) is the search's
-   option of that name;
+   (the results log, docs/results/index.md, issue 14); ``misfits`` (default off, only with this
+   start) is the search's option of that name;
 2. from the LP's own cardinality outwards, solve :math:`z_{LP}(k)` (one HiGHS object, dual
    simplex warm-started from k to k±1) until it falls below :math:`z + \delta`, with
    :math:`\delta = 1` when every gain is an integer (a better solution is worth at least

@@ -53,14 +53,14 @@ stop being summed once its penalty rules it out); swaps are left out while that 
 rows), so models above :data:`DENSE_ENTRIES` entries are refused. numba's import and the load of
 the cached compiled code count against the time limit (``stats["jit_import_seconds"]``,
 ``stats["jit_first_chunk_seconds"]``); in a fresh environment the kernel must first be compiled
-(measured: 2 s idle, 8-9 s under load, the results log, docs/results/index.md), which cannot be interrupted: a call with
-less than :data:`COMPILE_SECONDS` left that finds no compiled kernel returns its start solution
+(measured: 2 s idle, 8-9 s under load; the results log, docs/results/index.md), which cannot be
+interrupted: a call with less than :data:`COMPILE_SECONDS` left that finds no compiled kernel returns its start solution
 (``lp-round``'s, with the LP bound; ``stats["kernel"] = "not compiled"``) instead of overrunning
 its limit, and starts a background process that compiles and caches it
 (:func:`compile_in_background`) for the calls after it; a call with more time compiles it itself.
 
-Defaults were chosen on generated Chu–Beasley problems with seeds below 100 (the results log, docs/results/index.md,
-issue 14).
+Defaults were chosen on generated Chu–Beasley problems with seeds below 100 (the results log,
+docs/results/index.md, issue 14).
 """
 
 from __future__ import annotations
