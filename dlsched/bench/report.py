@@ -8,7 +8,8 @@ method found (then gaps are certified upper estimates), else the best value any 
 
 Figures (matplotlib, Agg): ``profile.png`` (Dolan–Moré performance profile of the time to
 reach 0.1 % of the reference), ``gap_vs_time.png`` (mean gap to the reference over the
-incumbent streams, log-log) and ``families.png`` (mean gap per family and method).
+incumbent streams, log-log) and ``families.png`` (mean gap per family and method). A suite with
+several instance sets also gets the mean gap and seconds per method and set.
 
 Rows of simulation suites (``kind = "simulate"``) give a JCT table per policy (runs, completed
 runs, mean of the runs' average JCT, median and 95th percentile of all completed jobs' JCTs,
@@ -16,7 +17,9 @@ mean makespan, GPU utilisation, decision latency) and ``jct_cdf.png``, the empir
 completed jobs' JCTs per policy over all traces. Rows of study suites (``kind = "study"``) give a
 table per task (cells, failures, seconds). A suite that names its ``family`` also gets the
 family's own summary (its scalar figures), computed from the rows as ``dlsched bench FAMILY``
-does. ``report.md`` holds the tables and figures with the command that made them.
+does (first, for a study suite). ``report.md`` (headed by ``--title``) holds the provenance, the
+tables and the figures with the command that made them; the results pages of the docs
+(docs/results/) are such pages, remade and checked by ``--pages DIR [--check]``.
 """
 
 from __future__ import annotations
@@ -348,16 +351,18 @@ def _value(v) -> str:
 
 
 def markdown(heads: list[dict], paths: list, sections: list[tuple[str, tuple, dict]], files: list[Path], out: Path,
-             command: str) -> str:
-    """A page the docs include: provenance, the tables (``sections``: heading, columns, rows) and the
-    figures, with the commands."""
-    lines = ["# Benchmark report", "", f"Made by `{command}` from:", ""]
+             command: str, title: str = "Benchmark report") -> str:
+    """A page the docs include: title, provenance (what each suite measures, the command that made its
+    results, git revision, date, limits, versions, machine), the tables (``sections``: heading,
+    columns, rows) and the figures, with the commands."""
+    lines = [f"# {title}", "", f"Made by `{command}` from:", ""]
     for h, p in zip(heads, paths):
         env = h.get("environment", {})
         src = Path(str(h.get("suite_file", "")))
         suite = h.get("suite") if src.parent.parts[-3:] == ("dlsched", "bench", "suites") else str(src)
         made = h.get("command") or f"dlsched bench run {suite} --out {p}"
-        lines.append(f"- `{p}`, made by `{made}`: "
+        about = (h.get("definition") or {}).get("description")
+        lines.append(f"- `{p}`" + (f" ({about})" if about else "") + f", made by `{made}`: "
                      f"suite `{h.get('suite')}` ({h.get('suite_digest')}), git `{h.get('git')}`, started "
                      f"{h.get('started')}; limits {h.get('limits')}; dlsched {env.get('dlsched')}, HiGHS "
                      f"{env.get('highs')}, Python {env.get('python')}, {env.get('cpus')} CPUs ({env.get('processor')})")
@@ -372,23 +377,54 @@ def markdown(heads: list[dict], paths: list, sections: list[tuple[str, tuple, di
     return "\n".join(lines) + "\n"
 
 
+def per_set(rows: list[dict]) -> tuple[tuple, dict[str, list[str]]] | None:
+    """Mean gap to the reference (%) and mean seconds per method label and instance set (None: one set
+    only, the main table says it all)."""
+    sets = list(dict.fromkeys(r.get("set") or "?" for r in rows))
+    if len(sets) < 2:
+        return None
+    body = {}
+    for m, rs in by_label(rows).items():
+        cells = []
+        for s in sets:
+            mine = [r for r in rs if (r.get("set") or "?") == s]
+            gaps = [r["ref_gap"] for r in mine if r["ref_gap"] is not None]
+            secs = [r["seconds"] for r in mine if _finite(r.get("seconds"))]
+            cells.append(("-" if not gaps else f"{100 * float(np.mean(gaps)):.4f}")
+                         + (f" / {float(np.mean(secs)):.2f}" if secs else ""))
+        body[m] = cells
+    return ("method", *[f"{s}: mean gap % / s" for s in sets]), body
+
+
 SOLVE_COLUMNS = ("method", "cells", "solutions", "optimal", "failures", "mean gap %", "max gap %", "reached 0.1%",
                  "mean s", "reference")
 
 
-def build(results: list[str], out: Path, command: str, figs: str = "draw") -> tuple[str, list[Path], bool]:
+def build(results: list[str], out: Path, command: str, figs: str = "draw",
+          title: str = "Benchmark report") -> tuple[str, list[Path], bool]:
     """Tables (printed), figures and the page text of ``results``; whether any cell failed.
-    ``figs``: ``draw`` the figures, only ``name`` them on the page (``--check``), or ``none``."""
+    ``figs``: ``draw`` the figures, only ``name`` them on the page (``--check``), or ``none``.
+    A study suite's family summary comes first (its tasks' table only counts cells); otherwise
+    the solve or JCT table does."""
     heads, rows = load(results)
     suites = ", ".join(sorted({h.get("suite", "?") for h in heads}))
     sections: list[tuple[str, tuple, dict]] = []
     files: list[Path] = []
     bad = False
+    family = []
+    for name, fam in family_summaries(heads, rows).items():
+        body = {k: [_value(v)] for k, v in fam.items()}
+        print_table(("figure", "value"), body, f"family summary of {name}")
+        family.append((f"Family summary: {name}", ("figure", "value"), body))
     solve = with_references([r for r in rows if kind(r) == "solve"])
     if solve:
         summary = summarise(solve)
         print_tables(summary, "dlsched report: " + suites)
         sections.append(("", SOLVE_COLUMNS, {m: _cells(s) for m, s in summary.items()}))
+        sets = per_set(solve)
+        if sets is not None:
+            print_table(*sets, "dlsched report, per instance set: " + suites)
+            sections.append(("Per instance set", *sets))
         files += _figures(figs, out, ("profile.png", "gap_vs_time.png", "families.png"), lambda: figures(solve, out))
         bad |= any(s["failures"] for s in summary.values())
     sim = [r for r in rows if kind(r) == "simulate"]
@@ -401,16 +437,15 @@ def build(results: list[str], out: Path, command: str, figs: str = "draw") -> tu
         bad |= any(s["failures"] for s in ss.values())
     study = [r for r in rows if kind(r) == "study"]
     if study:
+        sections = family + sections
+        family = []
         st = study_summary(study)
         body = {t: _study_cells(s) for t, s in st.items()}
         print_table(STUDY_COLUMNS, body, "dlsched report, study tasks: " + suites)
         sections.append(("Study tasks", STUDY_COLUMNS, body))
         bad |= any(s["failures"] for s in st.values())
-    for name, fam in family_summaries(heads, rows).items():
-        body = {k: [_value(v)] for k, v in fam.items()}
-        print_table(("figure", "value"), body, f"family summary of {name}")
-        sections.append((f"Family summary: {name}", ("figure", "value"), body))
-    return markdown(heads, results, sections, files, out, command), files, bad
+    sections += family
+    return markdown(heads, results, sections, files, out, command, title), files, bad
 
 
 def _figures(figs: str, out: Path, names: tuple[str, ...], draw) -> list[Path]:
@@ -440,6 +475,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("results", nargs="*", help="results files of `dlsched bench run`")
     ap.add_argument("--out", type=Path, default=Path("results/report"), help="folder for the figures and report.md")
     ap.add_argument("--no-figures", action="store_true")
+    ap.add_argument("--title", default="Benchmark report", help="the page's heading")
     ap.add_argument("--check", action="store_true",
                     help="write nothing: exit 1 if OUT/report.md differs from the page these results give")
     ap.add_argument("--pages", type=Path, default=None, metavar="DIR",
@@ -460,7 +496,7 @@ def main(argv: list[str]) -> int:
         raise InputError("<argument>", "results", "results files of `dlsched bench run` (or --pages DIR)", "none")
     command = "dlsched report " + " ".join(shlex.quote(a) for a in argv if a != "--check")
     text, files, bad = build(args.results, args.out, command,
-                             "none" if args.no_figures else "name" if args.check else "draw")
+                             "none" if args.no_figures else "name" if args.check else "draw", args.title)
     page = args.out / "report.md"
     if args.check:
         same = page.is_file() and page.read_text() == text

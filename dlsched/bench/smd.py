@@ -1,4 +1,4 @@
-"""``dlsched bench smd``: the acceptance figures of the SMD family (docs/smd.md, docs/results.md).
+"""``dlsched bench smd``: the acceptance figures of the SMD family (docs/smd.md, docs/results/smd/).
 
 Parts (``--quick`` runs smaller versions of the same parts):
 

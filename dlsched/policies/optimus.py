@@ -18,7 +18,8 @@ interval) the policy
    (else of all finished jobs, else of the other active jobs' estimates, else ``default_steps``);
 2. **estimates its speed** with the sync form :math:`f_j(p, w) = (\theta_0 M/w + \theta_1 +
    \theta_2 w/p + \theta_3 w + \theta_4 p)^{-1}`, θ ≥ 0. ``speed_model="measured"`` (the
-   default: the estimator of the authors' scheduler, pengyanghua/optimus, docs/results.md's audit)
+   default: the estimator of the authors' scheduler, pengyanghua/optimus; the results log's
+   audit, docs/results/index.md)
    keeps one measured speed per (p, w) for each job (:class:`dlsched.perf.optimus_fit.MeasuredSpeed`):
    the measured value itself at a measured size, elsewhere the form fitted by bounded least
    squares on the speeds (:func:`~dlsched.perf.optimus_fit.fit_sync_curve`) once
@@ -53,7 +54,8 @@ interval) the policy
    (:func:`task_shares`). On tuning seeds 100–102 the three are within 1 % of each other in
    average JCT. ``gain="relative"`` is an ablation, not Optimus: each job's gain is divided by
    its remaining time at its fastest size, so that a task is worth the *fraction* of a job's
-   remaining time it saves rather than the seconds (which favour long jobs; docs/results.md).
+   remaining time it saves rather than the seconds (which favour long jobs; the results log,
+   docs/results/index.md).
    ``models="oracle"`` is the other ablation, not Optimus either: steps 1 and 2 are replaced by
    the truth (the engine's remaining steps :math:`R_j` and the speed source's rate at every
    (p, w)), everything else unchanged (the job still waits ``profile_seconds``), so that the gap
@@ -757,7 +759,8 @@ class Optimus:
         return summarise_errors(self.error_records())
 
 
-#: the named ablations of Optimus (not Optimus; docs/results.md): policy name -> constructor options
+#: the named ablations of Optimus (not Optimus; the results log, docs/results/index.md):
+#: policy name -> constructor options
 ABLATIONS: dict[str, dict] = {
     "optimus-oracle": {"models": "oracle"},      # the true remaining steps and speeds instead of the fits
     "optimus-relative": {"gain": "relative"},    # the gain as a fraction of the job's remaining time

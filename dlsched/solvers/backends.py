@@ -112,7 +112,7 @@ def _pyomo_solver(name: str):
 #: the share of the remaining time (at least OTHER_RESERVE_MIN seconds) a solver other than HiGHS
 #: leaves for stopping and handing its solution back through Python: with the time left less only
 #: the budget's resolution, SCIP was stopped at the deadline with its solution on 2 of 6 mknapcb1
-#: cells at 10 s (docs/results.md, solvers suite)
+#: cells at 10 s (the results log, docs/results/index.md, solvers suite)
 OTHER_RESERVE_SHARE = 0.05
 OTHER_RESERVE_MIN = 0.2
 

@@ -34,7 +34,8 @@ Diversified cores (``diversify``, default on): once a core does not finish in it
 rest of the time goes to cores of the largest size that did finish, centred at perturbed prices
 :math:`u_k e^{\sigma \xi_k}` (:func:`perturbed`); each certifies its own bound in the same way.
 On the 60 Chu–Beasley 5×100 / 10×100 problems this beat the growth alone on 13 and lost on none
-(docs/results.md). ``lns`` adds a large-neighbourhood search (:func:`lns_search`), off by default.
+(the results log, docs/results/index.md). ``lns`` adds a large-neighbourhood search
+(:func:`lns_search`), off by default.
 """
 
 from __future__ import annotations

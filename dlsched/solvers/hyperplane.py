@@ -15,8 +15,8 @@ most :math:`z_{LP}(k)`. So:
    certified bound. ``start="core"`` (the default) is the core layer (:mod:`dlsched.solvers.core`);
    ``start="tabu"`` is the tabu search (:mod:`dlsched.solvers.tabu`, bound: the LP's), which on
    250-item and larger Chu–Beasley problems hands HiGHS a better incumbent than the core layer's
-   (docs/results.md, issue 14); ``misfits`` (default off, only with this start) is the search's
-   option of that name;
+   (the results log, docs/results/index.md, issue 14); ``misfits`` (default off, only with this
+   start) is the search's option of that name;
 2. from the LP's own cardinality outwards, solve :math:`z_{LP}(k)` (one HiGHS object, dual
    simplex warm-started from k to k±1) until it falls below :math:`z + \delta`, with
    :math:`\delta = 1` when every gain is an integer (a better solution is worth at least
@@ -66,7 +66,7 @@ from dlsched.solvers.tabu import tabu as tabu_layer
 #: share of the time limit for the core layer's incumbent (chosen on generated Chu–Beasley problems, docs/layers.md)
 CORE_SHARE = 0.3
 #: the same share when ``start="tabu"``: the search needs most of the time on 250-item problems
-#: (generated Chu–Beasley seeds 200-201, docs/results.md issue 14)
+#: (generated Chu–Beasley seeds 200-201, the results log, docs/results/index.md issue 14)
 TABU_SHARE = 0.6
 #: the layers that may give the first incumbent (option ``start``; the first is the default)
 STARTS = ("core", "tabu")
@@ -113,7 +113,7 @@ def hyperplane(instance, opts: SolveOptions, core_share: float | None = None, st
     if not has:
         # no incumbent from the core layer in its share (on a 4,000-job, 100,000-column model its LP
         # took most of it): the core layer again with the rest of the time; from scratch, the whole
-        # MILP found only the empty solution there (docs/results.md, issue 14)
+        # MILP found only the empty solution there (the results log, docs/results/index.md, issue 14)
         again = core_layer(inst, opts)
         bounds = [b for b in (first.bound, again.bound) if b is not None]
         bound = (min(bounds) if inst.sense == "max" else max(bounds)) if bounds else None

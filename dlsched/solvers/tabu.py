@@ -17,7 +17,7 @@ boundary) and Vasquez & Hao (2001: a search kept close to the LP optimum), not f
    at the LP prices (positive regret, :func:`misfit_jobs`): on the MKP the items the rounding's
    greedy repair took against the prices, which a core by slack alone keeps fixed for the whole
    search (on a generated 10 x 500 problem such an item ranked 428th of 500 by slack, and the
-   search stayed 0.4 % behind ``core``; docs/results.md, issue 14);
+   search stayed 0.4 % behind ``core``; the results log, docs/results/index.md, issue 14);
 4. **moves** (:mod:`dlsched.solvers.tabu_kernel`, compiled with numba), all evaluated in each
    iteration against the usage vector: "job j takes column c, or none", and with ``swaps`` (default
    on) "job i drops its configuration and job j without one takes column c". The best admissible
@@ -53,7 +53,7 @@ stop being summed once its penalty rules it out); swaps are left out while that 
 rows), so models above :data:`DENSE_ENTRIES` entries are refused. numba's import and the load of
 the cached compiled code count against the time limit (``stats["jit_import_seconds"]``,
 ``stats["jit_first_chunk_seconds"]``); in a fresh environment the kernel must first be compiled
-(measured: 2 s idle, 8-9 s under load, docs/results.md), which cannot be interrupted: a call with
+(measured: 2 s idle, 8-9 s under load; the results log, docs/results/index.md), which cannot be interrupted: a call with
 less than :data:`COMPILE_SECONDS` left that finds no compiled kernel starts a background process
 that compiles and caches it (:func:`compile_in_background`) and waits for it while
 :data:`MIN_SEARCH_SECONDS` would be left to search (``stats["compile_wait_seconds"]``); if it is not
@@ -61,8 +61,8 @@ done by then, the call returns its start solution (``lp-round``'s, with the LP b
 ``stats["kernel"] = "not compiled"``) instead of overrunning its limit. A call with more time
 compiles the kernel itself.
 
-Defaults were chosen on generated Chu–Beasley problems with seeds below 100 (docs/results.md,
-issue 14).
+Defaults were chosen on generated Chu–Beasley problems with seeds below 100 (the results log,
+docs/results/index.md, issue 14).
 """
 
 from __future__ import annotations

@@ -110,7 +110,7 @@ def search(Ad, g, job_ptr, col_job, cap, tol, jobs, cols, allowed, none_ok, cur,
         if swaps:
             # swap: chosen job i (droppable) to none, job j without a configuration to column c.
             # The penalty sum and the ranking repeat those of the one-job moves on purpose: a
-            # shared helper measured 1.8-2x slower per iteration (docs/results.md, issue 14)
+            # shared helper measured 1.8-2x slower per iteration (the results log, docs/results/index.md, issue 14)
             for i in jobs:
                 ci = cur[i]
                 if ci < 0 or not none_ok[i]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -289,13 +290,18 @@ def test_report_references_tables_figures_and_page(tmp_path, capsys):
     summary = report.summarise(rows)
     assert summary["exact"]["cells"] == 5 and summary["exact"]["optimal"] == 5 and summary["exact"]["failures"] == 0
     assert summary["exact"]["max_gap"] == 0 and summary["exact"]["reached_target"] == 5
-    assert cli(["report", str(out), "--out", str(tmp_path / "rep")]) == 0
+    assert cli(["report", str(out), "--out", str(tmp_path / "rep"), "--title", "Tiny suite"]) == 0
     text = capsys.readouterr().out
     assert "rounding" in text and "exact" in text
     page = (tmp_path / "rep" / "report.md").read_text()
     for fig in ("profile.png", "gap_vs_time.png", "families.png"):
         assert (tmp_path / "rep" / fig).stat().st_size > 0 and f"]({fig})" in page
     assert page.count("Figure made by `dlsched report ") == 3 and "| exact | 5 | 5 | 5 | 0 |" in page
+    assert page.startswith("# Tiny suite\n") and "--title 'Tiny suite'` from:" in page
+    # two instance sets: the mean gap and seconds of each method on each
+    assert "| method | mknap1: mean gap % / s | gen: mean gap % / s |" in page
+    assert re.search(r"\| exact \| 0\.0000 / \d+\.\d\d \| 0\.0000 / \d+\.\d\d \|", page)
+    assert report.per_set([r for r in rows if r["set"] == "gen"]) is None
 
 
 def test_mkp_summary_reads_runner_results(tmp_path, capsys):
