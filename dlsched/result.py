@@ -253,3 +253,15 @@ def jain(x) -> float | None:
         return None
     y = x / top
     return float(y.sum() ** 2 / (y.size * (y * y).sum()))
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` with every NaN or infinite float (at any depth of dicts, lists and tuples) replaced by
+    None, so that ``json.dumps(..., allow_nan=False)`` writes strict JSON (``Infinity`` is not JSON)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value

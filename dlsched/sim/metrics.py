@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dlsched.result import jain
+from dlsched.result import jain, json_safe
 
 
 def _q(x: np.ndarray, q: float) -> float | None:
@@ -138,11 +138,12 @@ class SimResult:
                 for n, a, s, c in zip(self.names, self.arrival.tolist(), self.first_start.tolist(), self.completion.tolist())]
 
     def to_json(self, *, jobs: bool = True, **extra) -> str:
-        """The summary, the per-job rows and the environment (dlsched.provenance.environment()) as JSON."""
+        """The summary, the per-job rows and the environment (dlsched.provenance.environment()) as strict
+        JSON (a NaN or infinite figure, such as ``--max-time inf``, is written as null)."""
         from dlsched.provenance import environment
 
         doc = {**self.summary(), "environment": environment(), **self.extra, **extra}
         if jobs:
             doc["job_results"] = self.jobs_table()
             doc["unschedulable_reasons"] = self.unschedulable
-        return json.dumps(doc)
+        return json.dumps(json_safe(doc), allow_nan=False)

@@ -108,3 +108,11 @@ def test_bench_sim_without_optimus_has_no_model_errors(capsys):
     get_suite("sim")(["--quick", "--seeds", "1", "--jobs", "4", "--nodes", "4", "--policies", "drf,fifo", "--json"])
     doc = json.loads(capsys.readouterr().out)
     assert doc["optimus_model_errors"] is None and doc["jct_ratio_drf_over_optimus"] is None
+
+
+def test_simulate_json_is_strict_with_infinite_settings(capsys):
+    """`--max-time inf --json` wrote "max_time": Infinity, which is not JSON."""
+    code, out, _ = run(capsys, "simulate", "dl2:4:1", "--policy", "fifo", "--max-time", "inf", "--json")
+    assert code == 0
+    doc = json.loads(out, parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
+    assert doc["completed"] == 4
