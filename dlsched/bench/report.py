@@ -494,6 +494,8 @@ def main(argv: list[str]) -> int:
         return max(codes, default=0)
     if not args.results:
         raise InputError("<argument>", "results", "results files of `dlsched bench run` (or --pages DIR)", "none")
+    if args.out.exists() and not args.out.is_dir():
+        raise InputError("<argument>", "--out", "a folder for the figures and report.md", f"'{args.out}' is a file")
     command = "dlsched report " + " ".join(shlex.quote(a) for a in argv if a != "--check")
     text, files, bad = build(args.results, args.out, command,
                              "none" if args.no_figures else "name" if args.check else "draw", args.title)

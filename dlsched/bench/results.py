@@ -19,36 +19,58 @@ def failed(row: dict) -> bool:
 
 
 def read_results(path: str | Path) -> tuple[dict, list[dict]]:
-    """Header and rows of a results file (an unfinished last line, from a killed run, is skipped)."""
+    """Header and rows of a results file (an unfinished last line, from a killed run, is skipped).
+
+    As strict as the instance reader: UTF-8 text, a header object with this format and an integer
+    version, then one JSON object with a ``cell`` name per line; anything else is an
+    :class:`InputError` naming the line."""
     path = Path(path)
     try:
-        lines = path.read_text().split("\n")
+        data = path.read_bytes()
     except OSError as exc:
         raise InputError(str(path), "file", "a readable results file", exc.strerror) from None
+    try:
+        lines = data.decode("utf-8").split("\n")
+    except UnicodeDecodeError as exc:
+        raise InputError(str(path), "file", "UTF-8 text (a results file of `dlsched bench run`)",
+                         f"bytes that are not UTF-8 at offset {exc.start}") from None
     if not lines or not lines[0].strip():
         raise InputError(str(path), "line 1", f"a {FORMAT} header", "an empty file")
-    try:
-        head = json.loads(lines[0])
-    except json.JSONDecodeError:
-        raise InputError(str(path), "line 1", f"a {FORMAT} header", lines[0][:60]) from None
+    head = _json_line(path, 1, lines[0], f"a {FORMAT} header")
     fmt = head.get("format") if isinstance(head, dict) else None
     if not isinstance(fmt, str) or not fmt.startswith("dlsched-bench/"):
         raise InputError(str(path), "line 1 .format", f"a {FORMAT} results file", fmt)
-    if head.get("version", 0) > FORMAT_VERSION:
+    version = head.get("version", 1)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise InputError(str(path), "line 1 .version", "a format version: an integer >= 1", version)
+    if version > FORMAT_VERSION:
         raise InputError(str(path), "line 1 .version", f"format version <= {FORMAT_VERSION} (upgrade dlsched to read it)",
-                         head.get("version"))
+                         version)
     rows = []
     last = len(lines) - 1
     for k, line in enumerate(lines[1:], start=2):
         if not line.strip():
             continue
         try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError:
+            row = _json_line(path, k, line, "one JSON object per line")
+        except InputError:
             if k - 1 == last:           # a line cut by a kill: the cell simply runs again
                 continue
-            raise InputError(str(path), f"line {k}", "one JSON object per line", line[:60]) from None
+            raise
+        if not isinstance(row, dict) or not isinstance(row.get("cell"), str):
+            raise InputError(str(path), f"line {k}" + (" .cell" if isinstance(row, dict) else ""),
+                             "a result row: a JSON object with a 'cell' name", line[:60])
+        rows.append(row)
     return head, rows
+
+
+def _json_line(path: Path, k: int, line: str, expected: str):
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError:
+        raise InputError(str(path), f"line {k}", expected, line[:60]) from None
+    except RecursionError:
+        raise InputError(str(path), f"line {k}", expected, "JSON nested deeper than Python can read") from None
 
 
 def latest(rows: list[dict]) -> list[dict]:
