@@ -26,6 +26,7 @@ servers, so the simulator charges it no restart.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
