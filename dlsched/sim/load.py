@@ -44,7 +44,7 @@ import numpy as np
 from dlsched.errors import InputError
 from dlsched.instance.cluster import Cluster
 from dlsched.instance.workload import Trace
-from dlsched.sim.placement import consolidated
+from dlsched.sim.placement import EmptyCluster
 from dlsched.sim.policy import SpeedSourceLike
 
 
@@ -53,11 +53,11 @@ def job_work(trace: Trace, cluster: Cluster, speed: SpeedSourceLike) -> tuple[np
     a job that fits on no server or has rate 0."""
     n, R = len(trace), len(cluster.resources)
     g, d = np.zeros((n, R)), np.full(n, np.nan)
-    cap = cluster.capacity
+    empty = EmptyCluster(cluster.capacity)
     for j, job in enumerate(trace.jobs):
         dw, dp = cluster.vector(job.worker_demand), cluster.vector(job.ps_demand)
         p = 1 if job.uses_ps else 0
-        pl = consolidated(cap, dw, dp, job.min_workers, p)
+        pl = empty.consolidated(dw, dp, job.min_workers, p)
         if pl is None:
             continue
         rate = speed.rate(job, pl, cluster)
@@ -77,6 +77,21 @@ def offered_load(trace: Trace, cluster: Cluster, speed: SpeedSourceLike) -> dict
     total = cluster.total()
     return {r: (float(work[i] / (total[i] * span)) if total[i] > 0 and span > 0 else None)
             for i, r in enumerate(cluster.resources)}
+
+
+#: below this offered GPU load a replay hardly queues: every policy starts nearly every job on arrival
+#: and they all give the same figures (issue 24: Gavel's msr trace on its own cluster, 0.087)
+LOW_LOAD = 0.3
+
+
+def low_load_warning(load: dict[str, float | None], resource: str = "gpu") -> str | None:
+    """One line for a run whose offered load of ``resource`` is below :data:`LOW_LOAD`, naming the
+    options that make the trace contend; None otherwise (or when the load is undefined)."""
+    value = load.get(resource)
+    if value is None or value >= LOW_LOAD:
+        return None
+    return (f"offered {resource} load {value:.3g} < {LOW_LOAD:g}: jobs hardly queue and policies will barely differ; "
+            f"make the trace contend with --target-load 0.9 or a smaller --cluster (e.g. SxG servers x GPUs)")
 
 
 def arrival_scale_for_load(trace: Trace, cluster: Cluster, speed: SpeedSourceLike, target: float,
