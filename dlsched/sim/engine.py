@@ -139,6 +139,7 @@ class Simulation:
         self._alloc: dict[int, Placement] = {}
         self._usage: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._used = np.zeros_like(cluster.capacity)
+        self._cap_limit = cluster.capacity + EPS * np.maximum(1.0, cluster.capacity)   # over-commitment beyond float slack
         self._rate_of = np.zeros(n)
         self._resume_of = np.zeros(n)                 # time from which a job's current placement progresses
         self._held_gpu = np.zeros(n)                  # GPUs a job holds now
@@ -264,7 +265,7 @@ class Simulation:
             changed.append(j)
         # most calls keep every running job where it is: then nothing is released (no second pass)
         released = [] if kept == len(alloc) else [j for j in alloc if new.get(j) is not alloc[j]]
-        used = self._used.copy()
+        used = self._used.copy() if released or changed else self._used
         for j in released:
             srv, rows = self._usage[j]
             used[srv] -= rows
@@ -272,8 +273,8 @@ class Simulation:
         for j in changed:
             fresh[j] = usage(new[j], self.demand_w[j], self.demand_p[j])
             used[fresh[j][0]] += fresh[j][1]
-        over = used > self.cluster.capacity + EPS * np.maximum(1.0, self.cluster.capacity)
-        if over.any():
+        over = used > self._cap_limit if changed else None     # releasing alone cannot over-commit
+        if over is not None and over.any():
             s, r = np.argwhere(over)[0]
             holders = sorted(j for j, pl in new.items() if s in pl.servers)
             raise PolicyError(policy, self.time,
@@ -524,7 +525,7 @@ def simulate(trace: Trace, cluster: Cluster, policy, speed: SpeedSourceLike, *, 
             if slot is not None and sim.active.size:
                 boundary = (math.floor(sim.time / slot + 1e-9) + 1) * slot
                 until = boundary if until is None else min(until, boundary)
-            waiting = sim.active.size > 0 and sim.progressing == 0 and sim.pending_arrivals == 0
+            waiting = sim.pending_arrivals == 0 and sim.active.size > 0 and sim.progressing == 0   # cheap tests first
             idle_calls = idle_calls + 1 if waiting else 0
             events = sim.advance(until)
             if (not events and not sim.done) or idle_calls > stall_calls:
