@@ -10,9 +10,10 @@ from rich.table import Table
 
 from dlsched.console import table_console
 from dlsched.errors import InputError
-from dlsched.instance.traces import load_trace
+from dlsched.instance.traces import TRACE_FORMATS, load_trace
 from dlsched.registry import describe_policy, make_policy, policy_names
 from dlsched.sim.engine import simulate
+from dlsched.sim.load import low_load_warning, offered_load
 from dlsched.sim.plots import write_figures
 from dlsched.sim.run import load_cluster, parse_params, pick_speed, rescale
 
@@ -22,15 +23,19 @@ def cmd_simulate(args) -> int:
     if args.plot and Path(args.plot).exists() and not Path(args.plot).is_dir():
         raise InputError("<argument>", "--plot", "a folder for the figures", f"'{args.plot}' is not a folder")
     policy = make_policy(args.policy, **params)
-    trace = load_trace(args.trace)
+    trace = load_trace(args.trace, args.trace_format)
     cluster = load_cluster(args.cluster, trace)
     speed = pick_speed(args.speed, trace, cluster, noise=args.speed_noise, seed=args.seed)
     trace, scaling = rescale(trace, cluster, speed, arrival_scale=args.arrival_scale, target_load=args.target_load,
                              target_peak=args.target_peak, inflation=args.inflate, inflation_seed=args.seed)
+    load = scaling.get("offered_load") or offered_load(trace, cluster, speed)
+    warning = low_load_warning(load)
+    if warning:
+        print(f"warning: {warning}", file=sys.stderr)
     res = simulate(trace, cluster, policy, speed, seed=args.seed, restart_seconds=args.restart_seconds,
-                   max_time=args.max_time, deadline=args.deadline,
-                   progress=not args.json and sys.stderr.isatty())
+                   max_time=args.max_time, deadline=args.deadline, progress=True)
     res.extra.update(scaling)
+    res.extra.update({"offered_load": load, "warnings": [warning] if warning else []})
     if args.plot:
         write_figures([res], args.plot)
     if args.json:
@@ -57,7 +62,9 @@ def print_summary(res) -> None:
             ("total utility", f(s["total_utility"])),
             ("decision median / p95", f"{f(s['decision_median_s'], ' s')} / {f(s['decision_p95_s'], ' s')} ({s['decision_calls']} calls)"),
             ("engine per event", f"{f(s['engine_per_event_s'], ' s')} ({s['events']} events)"),
-            ("wall", f(s["wall_seconds"], " s"))]
+            ("wall", f(s["wall_seconds"], " s")), ("peak memory", f(s["peak_memory_mib"], " MiB"))]
+    if "arrival_scale" not in res.extra and res.extra.get("offered_load"):
+        rows.insert(1, ("offered load", ", ".join(f"{k} {f(v)}" for k, v in res.extra["offered_load"].items())))
     if "arrival_scale" in res.extra:
         load = ", ".join(f"{k} {f(v)}" for k, v in res.extra["offered_load"].items())
         peak = ", ".join(f"{k} {f(v)}" for k, v in res.extra["peak_demand"].items())
@@ -79,8 +86,12 @@ def cmd_policies(args) -> int:
 def add_parsers(sub) -> None:
     """The ``simulate`` and ``policies`` subcommands (called from dlsched/cli.py)."""
     p = sub.add_parser("simulate", help="replay a job trace on a cluster under a policy")
-    p.add_argument("trace", help="a trace file (Gavel, Tiresias, OpenB, Pollux) or dl2:N[:SEED] / poisson:N[:SEED]")
-    p.add_argument("--cluster", default=None, metavar="SPEC", help="a cluster spec (JSON, Gavel, OpenB, Tiresias)")
+    p.add_argument("trace", help="a trace file (Gavel, Tiresias, OpenB, Pollux, Microsoft ITP) or dl2:N[:SEED] / poisson:N[:SEED]")
+    p.add_argument("--trace-format", default=None, metavar="FORMAT",
+                   help=f"the trace's format ({', '.join(TRACE_FORMATS)}; default: detected); itp-elastic: Microsoft ITP "
+                        "jobs that may run on 1..num_gpu GPUs")
+    p.add_argument("--cluster", default=None, metavar="SPEC",
+                   help="a cluster spec (JSON, Gavel, OpenB, Tiresias), 'V:P:K' Gavel GPU counts, or 'SxG' servers x GPUs (e.g. 80x8)")
     p.add_argument("--policy", required=True, help="see `dlsched policies`")
     p.add_argument("-P", "--param", action="append", metavar="KEY=VALUE", help="a policy parameter (JSON value)")
     p.add_argument("--speed", default=None, metavar="SOURCE", help="table, layered, optimus, throughput, duration (default: detected)")

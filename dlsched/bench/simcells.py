@@ -9,12 +9,15 @@ A suite file with ``kind = "simulate"`` (``dlsched/bench/suites/sim.toml``)::
     # seed = 0                         # if set: repetition r simulates with seed (seed + r) instead
     speed = "table"                    # a speed source (dlsched.sim.speed.make_speed)
     restart_seconds = 0.0              # charged at every placement change
+    # target_load = 0.9                # arrivals scaled to this offered GPU load (dlsched simulate --target-load)
+    # lower_bound = true               # rows carry the trace's average-JCT lower bound (sim/bounds.jct_lower_bound)
 
-    [cluster]                          # generator "dl2" (params of dl2_cluster) or file = a cluster spec
+    [cluster]                          # generator "dl2" (params of dl2_cluster) or file = a cluster spec (or "80x8")
     generator = "dl2"
     params = { n_servers = 96 }
 
-    [[traces]]                         # generator "dl2" | "poisson" (seeds, params), or files = [...]
+    [[traces]]                         # generator "dl2" | "poisson" (seeds, params), or files = [...] (paths
+                                       # beside the suite file, or in the reference data: "microsoft-itp/cluster04.csv")
     name = "dl2-mix"
     generator = "dl2"
     seeds = { start = 1, count = 10 }
@@ -55,7 +58,7 @@ SCALING = {"inflate": "inflation", "inflate_seed": "inflation_seed", "target_loa
            "target_peak": "target_peak", "arrival_scale": "arrival_scale"}
 
 TOP_KEYS = {"name", "description", "kind", "family", "time_limit", "threads", "repetitions", "seed", "speed",
-            "restart_seconds", "cluster", "traces", "policies"}
+            "restart_seconds", "cluster", "traces", "policies", "target_load", "lower_bound"}
 TRACE_KEYS = {"name", "generator", "seeds", "params", "files", *SCALING}
 POLICY_KEYS = {"name", "label", "params", "sets"}
 CLUSTER_KEYS = {"generator", "params", "file"}
@@ -112,6 +115,8 @@ class SimSettings:
     restart_seconds: float = 0.0
     deadline: float | None = None
     seed: int | None = None            # None: each run's seed is its trace's seed
+    target_load: float | None = None   # arrivals scaled to this offered GPU load
+    lower_bound: bool = False          # compute the trace's average-JCT lower bound per run
 
     def run_seed(self, ref: "TraceRef", rep: int) -> int:
         return (ref.seed if self.seed is None else self.seed) + rep
@@ -143,9 +148,15 @@ def parse(src: str, base: Path, doc: dict) -> dict:
     if not isinstance(restart, (int, float)) or isinstance(restart, bool) or restart < 0:
         raise InputError(src, "restart_seconds", "a number of seconds >= 0", restart)
     deadline = doc.get("time_limit")
+    load = doc.get("target_load")
+    if load is not None and (not isinstance(load, (int, float)) or isinstance(load, bool) or not load > 0):
+        raise InputError(src, "target_load", "an offered GPU load > 0", load)
+    bound = doc.get("lower_bound", False)
+    if not isinstance(bound, bool):
+        raise InputError(src, "lower_bound", "true or false", bound)
     settings = SimSettings(cluster=_cluster(src, base, doc.get("cluster")), speed=speed,
                            restart_seconds=float(restart), deadline=None if deadline is None else float(deadline),
-                           seed=doc.get("seed"))
+                           seed=doc.get("seed"), target_load=None if load is None else float(load), lower_bound=bound)
     return {"traces": traces, "policies": policies, "settings": settings}
 
 
@@ -216,7 +227,7 @@ def _scaling(src: str, where: str, s: dict) -> tuple:
             raise InputError(src, f"{where}.{k}", "an integer seed >= 0" if k == "inflate_seed" else "a number > 0", v)
     rules = [k for k in ("target_load", "target_peak", "arrival_scale") if k in given]
     if len(rules) > 1:
-        raise InputError(src, f"{where}.{rules[1]}", f"at most one of target_load, target_peak, arrival_scale", rules)
+        raise InputError(src, f"{where}.{rules[1]}", "at most one of target_load, target_peak, arrival_scale", rules)
     if "inflate_seed" in given and "inflate" not in given:
         raise InputError(src, f"{where}.inflate_seed", "inflate with it", "inflate_seed alone")
     return tuple(sorted(given.items()))
@@ -250,7 +261,7 @@ def cell_id(ref: TraceRef, policy: PolicySpec, rep: int) -> str:
 #: the per-run figures a row keeps from SimResult.summary()
 FIGURES = ("jobs", "completed", "unschedulable", "avg_jct", "median_jct", "p95_jct", "p99_jct", "makespan",
            "avg_queueing_delay", "jain_fairness", "total_utility", "decision_calls", "decision_median_s",
-           "decision_p95_s", "engine_seconds", "events", "engine_per_event_s", "sim_time", "wall_seconds")
+           "decision_p95_s", "engine_seconds", "events", "engine_per_event_s", "sim_time", "wall_seconds", "peak_memory_mib")
 
 
 def simulate_cell(ref: TraceRef, policy: PolicySpec, rep: int, settings: SimSettings, trace=None):
@@ -259,10 +270,20 @@ def simulate_cell(ref: TraceRef, policy: PolicySpec, rep: int, settings: SimSett
     from dlsched.registry import make_policy
     from dlsched.sim.speed import make_speed
 
+    from dlsched.sim.bounds import jct_lower_bound
+    from dlsched.sim.run import rescale
+
     trace = trace if trace is not None else ref.load_scaled(settings)[0]
     pol = make_policy(policy.name, **policy.params)
-    res = simulate(trace, settings.load_cluster(), pol, make_speed(settings.speed), seed=settings.run_seed(ref, rep),
+    cluster, speed = settings.load_cluster(), make_speed(settings.speed)
+    scaling = {}
+    if settings.target_load is not None and not ref.scaling:   # a trace set's own scaling comes first
+        trace, scaling = rescale(trace, cluster, speed, target_load=settings.target_load)
+    res = simulate(trace, cluster, pol, speed, seed=settings.run_seed(ref, rep),
                    restart_seconds=settings.restart_seconds, deadline=settings.deadline)
+    res.extra.update(scaling)
+    if settings.lower_bound:
+        res.extra["lower_bound_avg_jct"] = jct_lower_bound(trace, cluster, speed, settings.restart_seconds)["bound"]
     return res, pol
 
 
@@ -283,6 +304,7 @@ def run_sim_cell(ref: TraceRef, policy: PolicySpec, rep: int, settings: SimSetti
         s = res.summary()
         row.update(status=s["status"], message=s["message"],
                    **{k: s[k] for k in FIGURES}, gpu_utilisation=s["utilisation"].get("gpu"),
+                   **{k: res.extra[k] for k in ("arrival_scale", "offered_load", "lower_bound_avg_jct") if k in res.extra},
                    jct=sorted(float(x) for x in np.asarray(res.jct)[res.completed]),
                    # every job's first start and completion: equal digests, equal decisions (two checkouts)
                    digest=hashlib.sha256(np.ascontiguousarray(np.stack([res.first_start, res.completion])).tobytes())

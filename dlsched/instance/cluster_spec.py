@@ -13,7 +13,9 @@
   one rack per switch.
 
 :func:`load_cluster` picks the reader from the argument: a file's extension and content, or
-``V:P:K`` (Gavel counts), or ``dl2:N`` (N of DL2's nodes, :func:`dlsched.instance.synthetic.dl2_cluster`).
+``V:P:K`` (Gavel counts), or ``dl2:N`` (N of DL2's nodes, :func:`dlsched.instance.synthetic.dl2_cluster`),
+or ``SxG`` (:func:`servers_by_gpus`: S identical servers of G GPUs, e.g. ``80x8``, for a trace
+that names no cluster, such as Microsoft ITP's).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from dlsched.instance.traces import _csv_rows, _int, _read_lines, read_openb_nod
 GAVEL_GPU_ORDER = ("v100", "p100", "k80")
 _GAVEL_SPEC = re.compile(r"^\d+:\d+:\d+$")
 _DL2 = re.compile(r"^dl2:(\d+)$")
+_SERVERS_BY_GPUS = re.compile(r"^(\d+)x(\d+)$")
 _BANDWIDTHS = ("intra_server_gbps", "inter_server_gbps", "inter_rack_gbps")
 #: the largest cluster a file may describe (dense per-server arrays are built; the dlsched/1 schemas use the same bound)
 MAX_SERVERS = 100_000
@@ -110,6 +113,17 @@ def gavel_cluster(spec: str, gpus_per_server: int = 4, source: str = "<argument>
                    tuple(f"{t}-{k}" for k, t in enumerate(cluster.gpu_type)), source=source)
 
 
+def servers_by_gpus(spec: str, source: str = "<argument>") -> Cluster:
+    """``"SxG"``: S identical servers of G GPUs each (resource ``gpu`` only, one rack, no GPU type)."""
+    m = _SERVERS_BY_GPUS.match(spec.strip())
+    if not m:
+        raise InputError(source, "cluster spec", "'SxG': servers x GPUs per server, e.g. '80x8'", spec)
+    servers, gpus = int(m.group(1)), int(m.group(2))
+    if not (1 <= servers <= MAX_SERVERS and gpus >= 1):
+        raise InputError(source, "cluster spec", f"1 to {MAX_SERVERS} servers of at least 1 GPU", spec)
+    return Cluster.homogeneous(servers, {"gpu": float(gpus)}, source=spec.strip())
+
+
 def load_gavel_cluster_specs(path: str | Path | None = None) -> dict[str, list[Cluster]]:
     """Every cluster of Gavel's ``cluster_specs.json``, by virtual cluster, in the file's order."""
 
@@ -178,7 +192,10 @@ def load_cluster(path: str | Path) -> Cluster:
         m = _DL2.match(text)
         if m:
             return dl2_cluster(int(m.group(1)))
-        raise InputError(text, "file", "a cluster file, 'V:P:K' Gavel GPU counts or 'dl2:N'", "no such file")
+        if _SERVERS_BY_GPUS.match(text):
+            return servers_by_gpus(text)
+        raise InputError(text, "file", "a cluster file, 'V:P:K' Gavel GPU counts, 'SxG' servers x GPUs or 'dl2:N'",
+                         "no such file")
     if p.suffix == ".json":
         doc = read_json(p)
         if isinstance(doc, dict) and ("servers" in doc or "groups" in doc):

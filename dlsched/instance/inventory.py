@@ -21,7 +21,7 @@ def data_table(root: str | Path | None = None) -> str:
     out = ["| file | format | rows in file | jobs loaded | GPU jobs | GPUs asked (max) | last arrival (s) |",
            "|---|---|---:|---:|---:|---:|---:|"]
     files = sorted((root / "gavel").glob("*.trace")) + sorted((root / "tiresias").glob("*_job.csv")) + sorted(
-        (root / "alibaba-openb").glob("openb_pod_list_*.csv"))
+        (root / "alibaba-openb").glob("openb_pod_list_*.csv")) + sorted((root / "microsoft-itp").glob("*.csv"))
     for f in files:
         text = [ln for ln in _read_lines(f, "a trace file") if ln.strip()]
         rows = len(text) - (0 if f.suffix == ".trace" else 1)

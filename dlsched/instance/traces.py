@@ -1,4 +1,4 @@
-"""Trace importers (shared/data/README.md): Gavel, Tiresias, Alibaba OpenB, Pollux/Sia.
+r"""Trace importers (shared/data/README.md): Gavel, Tiresias, Alibaba OpenB, Pollux/Sia, Microsoft ITP.
 
 * Gavel ``msr_seed0_*.trace``: 7 tab-separated columns ``job_type, command, num_steps_arg,
   needs_data_dir, total_steps, arrival_time_s, scale_factor``; ``physical_*.trace``: 10 columns
@@ -10,6 +10,8 @@
   ``openb_node_list_*.csv``: ``sn, cpu_milli, memory_mib, gpu, model``.
 * Pollux/Sia workload CSV: ``name, time, application, num_replicas, batch_size`` (+ optional
   ``duration``, ``iterations`` or ``samples``).
+* Microsoft ITP (the ElasticFlow traces ``microsoft-itp/cluster*.csv``): ``job_id,
+  submission_time, num_iteration, model_name, deadline, batch_size, num_gpu, duration``.
 
 :func:`read_gavel_trace` and :func:`read_openb_nodes` return plain records
 (:mod:`dlsched.instance.placement_gen` turns them into placement instances); the ``load_*``
@@ -26,7 +28,8 @@ long a job ran (Tiresias, OpenB; Pollux/Sia with a ``duration`` column) keep tha
 :math:`d_j`, at the job's requested size :math:`n_j`, in ``job.meta["duration"]``, and
 :class:`dlsched.sim.speed.DurationSpeed` runs the job at :math:`K_j / d_j` iterations/s at size
 :math:`n_j` (linear in its workers otherwise), so the recorded duration is reproduced. The
-iterations :math:`K_j` are the file's own where it has them (Tiresias ``iterations``), else
+iterations :math:`K_j` are the file's own where it has them (Tiresias ``iterations``, ITP
+``num_iteration``), else
 :math:`K_j = d_j` (one iteration per second of the recorded run at the requested size).
 
 OpenB pods: a pod with ``num_gpu`` = k ≥ 1 GPUs is k workers of ``gpu_milli``/1000 GPU each
@@ -34,6 +37,16 @@ OpenB pods: a pod with ``num_gpu`` = k ≥ 1 GPUs is k workers of ``gpu_milli``/
 holding its CPU and memory. Its duration is ``deletion_time − creation_time`` (the pod's whole
 life, as the brief of issue 11 asks: Pending and Failed pods are kept too, with their phase in
 ``meta``); a pod deleted in the second it was created runs 1 s, the timestamps' resolution.
+
+Microsoft ITP jobs (:func:`load_itp_trace`) are rigid by default: ``num_gpu`` GPUs, one per
+worker, for their recorded ``duration`` (the duration convention with :math:`K_j` =
+``num_iteration``). The **elastic** variant (format ``itp-elastic``) lets a job run on any
+:math:`w \in [1, n_j]` GPUs, :math:`n_j` = ``num_gpu``, with the same work :math:`K_j`; its speed
+source is :class:`dlsched.sim.speed.DurationSpeed`, :math:`K_j / d_j \cdot w / n_j`: the recorded
+rate at the recorded size, linear below it (no measured scaling curve comes with the trace, and
+linear is the most a job can gain per GPU, so it favours resizing policies); never above
+:math:`n_j`, where nothing was recorded. ``model_name``, ``batch_size`` and ``deadline`` are kept
+in ``meta``.
 
 Every reader checks what the simulator could not replay and raises
 :class:`~dlsched.errors.InputError` naming the file and line: missing or unknown columns,
@@ -311,8 +324,42 @@ def load_pollux_trace(path: str | Path, work: Mapping[str, float] | None = None)
     return _in_order(jobs, lines, path)
 
 
+ITP_COLUMNS = ("job_id", "submission_time", "num_iteration", "model_name", "deadline", "batch_size", "num_gpu", "duration")
+
+
+def load_itp_trace(path: str | Path, *, elastic: bool = False) -> Trace:
+    """A Microsoft ITP trace (ElasticFlow layout): ``num_gpu`` GPUs from ``submission_time`` for the
+    recorded ``duration``, ``num_iteration`` iterations (the duration convention); ``elastic``: any
+    1..``num_gpu`` GPUs at the same work (module docstring). ``deadline`` (s, absolute) must not
+    precede the submission."""
+    path = Path(path)
+    jobs, lines = [], []
+    for ln, row in _csv_rows(path, "a Microsoft ITP job CSV", ITP_COLUMNS):
+        w = f"line {ln}"
+        arrival = _float(row["submission_time"], path, w, "submission_time")
+        gpus = _int(row["num_gpu"], path, w, "num_gpu", 1)
+        duration = _float(row["duration"], path, w, "duration", 0.0, True)
+        deadline = _float(row["deadline"], path, w, "deadline")
+        if deadline < arrival:
+            raise InputError(str(path), f"{w}, deadline", f"a time >= submission_time {arrival:g}", row["deadline"])
+        if not row["model_name"].strip():
+            raise InputError(str(path), f"{w}, model_name", "a model name", "an empty field")
+        jobs.append(Job(f"itp-{row['job_id']}", arrival, row["model_name"],
+                        _float(row["num_iteration"], path, w, "num_iteration", 0.0, True), {"gpu": 1.0},
+                        min_workers=1 if elastic else gpus, max_workers=gpus,
+                        meta={DURATION: duration, "line": ln, "deadline": deadline,
+                              "batch_size": _int(row["batch_size"], path, w, "batch_size", 1)}))
+        lines.append(ln)
+    return _in_order(jobs, lines, path)
+
+
+def load_itp_elastic(path: str | Path) -> Trace:
+    """:func:`load_itp_trace` with ``elastic=True`` (format ``itp-elastic``)."""
+    return load_itp_trace(path, elastic=True)
+
+
 TRACE_FORMATS = {"gavel": load_gavel_trace, "tiresias": load_tiresias_trace, "openb": load_openb_pods,
-                 "pollux": load_pollux_trace}
+                 "pollux": load_pollux_trace, "itp": load_itp_trace, "itp-elastic": load_itp_elastic}
 _SYNTHETIC = re.compile(r"^(dl2|poisson):(\d+)(?::(\d+))?$")
 
 
@@ -332,7 +379,9 @@ def trace_format(path: str | Path) -> str:
         return "tiresias"
     if {"application", "num_replicas"} <= header:
         return "pollux"
-    raise InputError(str(path), "line 1", "a Gavel .trace, Tiresias, OpenB pod or Pollux/Sia CSV header "
+    if {"submission_time", "num_iteration", "num_gpu"} <= header:
+        return "itp"
+    raise InputError(str(path), "line 1", "a Gavel .trace, Tiresias, OpenB pod, Pollux/Sia or Microsoft ITP CSV header "
                      f"(or give the format: {', '.join(TRACE_FORMATS)})", first[:80])
 
 

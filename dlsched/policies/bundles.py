@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from dlsched.sim.placement import consolidated, make_placer
+from dlsched.sim.placement import EmptyCluster, make_placer
 from dlsched.sim.policy import ClusterState, PolicyContext
 
 
@@ -36,16 +36,17 @@ class Baseline:
         self.ctx = ctx
         self.total = ctx.cluster.total()
         self._full: dict[int, tuple[int, int, float]] = {}
+        self._empty = EmptyCluster(ctx.cluster.capacity)
 
     def full(self, state: ClusterState, j: int) -> tuple[int, int, float]:
         """(workers, PSs, rate) of job j at its largest size that fits the empty cluster."""
         got = self._full.get(j)
         if got is None:
-            job, cap = state.jobs[j], state.cluster.capacity
+            job = state.jobs[j]
             p = job.max_ps if job.uses_ps else 0
             got = (job.min_workers, min(p, 1), 0.0)
             for w in range(job.max_workers, job.min_workers - 1, -1):
-                pl = consolidated(cap, state.demand_w[j], state.demand_p[j], w, p)
+                pl = self._empty.consolidated(state.demand_w[j], state.demand_p[j], w, p)
                 if pl is not None:
                     got = (w, p, float(self.ctx.speed.rate(job, pl, state.cluster)))
                     break

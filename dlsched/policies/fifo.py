@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+import itertools
+from types import MappingProxyType
 from typing import Sequence
+
+import numpy as np
 
 from dlsched.policies.bundles import Baseline
 from dlsched.sim.placement import hold
-from dlsched.sim.policy import ClusterState, Event, Placement
+from dlsched.sim.policy import ClusterState, Event, Placement, PolicyContext
 
 
 class FIFO(Baseline):
     """FIFO: strict arrival order at full size, non-preemptive; the head job blocks the queue until it fits."""
 
     name = "fifo"
+
+    def reset(self, ctx: PolicyContext) -> None:
+        super().reset(ctx)
+        self._blocked: tuple[int, np.ndarray] | None = None   # (head job, the free capacity it did not fit)
 
     def waiting(self, state: ClusterState, j: int) -> bool:
         """Whether active job j, not running, is in the queue now (every one is; a family's FIFO may drop some)."""
@@ -24,15 +32,35 @@ class FIFO(Baseline):
         return w, p
 
     def schedule(self, state: ClusterState, events: Sequence[Event]) -> dict[int, Placement]:
-        out = dict(state.allocation)
+        alloc = state.allocation
+        # the engine's mapping proxy copies its dict at C speed; dict(proxy) goes key by key
+        out = alloc.copy() if isinstance(alloc, (dict, MappingProxyType)) else dict(alloc)
         free = state.free.copy()
-        for j in state.active.tolist():
-            if j in out or not self.waiting(state, j):
-                continue
+        # not queue.tolist(): the queue can be long, the loop stops at its head
+        queue = (j for j in map(int, _queue(state.active, out)) if self.waiting(state, j))
+        head = next(queue, None)
+        # an arrival frees nothing: a head that did not fit the same free capacity does not fit now
+        # (placement is a function of the free capacity), so the queue stays blocked without a search
+        if head is not None and self._blocked is not None and self._blocked[0] == head and np.array_equal(self._blocked[1], free):
+            return out
+        self._blocked = None
+        for j in itertools.chain(() if head is None else (head,), queue):
             w, p = self.size(state, j)
             pl = self.placer.fit(free, state.demand_w[j], state.demand_p[j], w, p)
             if pl is None:
+                self._blocked = (j, free)
                 break
             hold(free, pl, state.demand_w[j], state.demand_p[j])
             out[j] = pl
         return out
+
+
+def _queue(active: np.ndarray, running) -> np.ndarray:
+    """The active jobs not running, in arrival order. Under FIFO the running jobs are the first
+    ones of ``active`` (sorted), so that is one comparison of sorted arrays; a general set
+    difference otherwise."""
+    held = np.sort(np.fromiter(running, dtype=np.int64, count=len(running)))
+    k = held.size
+    if np.array_equal(active[:k], held):
+        return active[k:]
+    return active[~np.isin(active, held)]

@@ -20,19 +20,25 @@ Python loop over all n jobs of the trace happens after construction.
 from __future__ import annotations
 
 import math
+import sys
 import time as _time
 from types import MappingProxyType
 from typing import Mapping
 
 import numpy as np
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from dlsched.errors import DlschedError, InputError
+
+try:
+    import resource                 # Unix only: peak memory
+except ImportError:                 # pragma: no cover
+    resource = None
 from dlsched.instance.cluster import Cluster
 from dlsched.instance.workload import Trace
 from dlsched.sim.metrics import SimResult
-from dlsched.sim.placement import EPS, consolidated, task_slots, usage
+from dlsched.sim.placement import EPS, EmptyCluster, task_slots, usage
 from dlsched.sim.policy import ClusterState, Decision, Event, Observations, Placement, PolicyContext, SpeedSourceLike
 from dlsched.sim.slots import next_boundary
 
@@ -134,6 +140,7 @@ class Simulation:
         self._alloc: dict[int, Placement] = {}
         self._usage: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._used = np.zeros_like(cluster.capacity)
+        self._cap_limit = cluster.capacity + EPS * np.maximum(1.0, cluster.capacity)   # over-commitment beyond float slack
         self._rate_of = np.zeros(n)
         self._resume_of = np.zeros(n)                 # time from which a job's current placement progresses
         self._held_gpu = np.zeros(n)                  # GPUs a job holds now
@@ -229,7 +236,15 @@ class Simulation:
         changed: list[int] = []
         alloc = self._alloc
         kept = 0                                   # entries of alloc carried over as they are
-        for key, pl in placements.items():
+        items = placements.items()
+        if type(placements) is dict and alloc.items() <= items:
+            # every running job kept as it is (the usual answer, e.g. dict(state.allocation) plus new
+            # jobs): one C-level pass over the running jobs (identity before equality), then only the
+            # new entries, in the decision's order, are checked; the per-event cost does not grow
+            # with the number of jobs running
+            new, kept = dict(alloc), len(alloc)
+            items = _added(placements, alloc)
+        for key, pl in items:
             if pl is not None and alloc.get(key) is pl:    # unchanged: checked when it was applied
                 new[key] = pl
                 kept += 1
@@ -251,7 +266,7 @@ class Simulation:
             changed.append(j)
         # most calls keep every running job where it is: then nothing is released (no second pass)
         released = [] if kept == len(alloc) else [j for j in alloc if new.get(j) is not alloc[j]]
-        used = self._used.copy()
+        used = self._used.copy() if released or changed else self._used
         for j in released:
             srv, rows = self._usage[j]
             used[srv] -= rows
@@ -259,8 +274,8 @@ class Simulation:
         for j in changed:
             fresh[j] = usage(new[j], self.demand_w[j], self.demand_p[j])
             used[fresh[j][0]] += fresh[j][1]
-        over = used > self.cluster.capacity + EPS * np.maximum(1.0, self.cluster.capacity)
-        if over.any():
+        over = used > self._cap_limit if changed else None     # releasing alone cannot over-commit
+        if over is not None and over.any():
             s, r = np.argwhere(over)[0]
             holders = sorted(j for j, pl in new.items() if s in pl.servers)
             raise PolicyError(policy, self.time,
@@ -282,8 +297,11 @@ class Simulation:
                 self.first_start[j] = self.time
         self._used = used
         self._alloc = new
-        if released or changed:                    # else the same jobs run: _run stands
+        if released:
             self._run = np.array(sorted(new), dtype=np.int64)
+        elif changed:                              # only additions: insert them into the sorted array
+            add = np.sort(np.array(changed, dtype=np.int64))
+            self._run = np.insert(self._run, np.searchsorted(self._run, add), add)
         self.engine_seconds += _time.perf_counter() - t0
 
     def _check_job(self, key, policy: str) -> int:
@@ -421,15 +439,15 @@ class Simulation:
         unschedulable jobs or a zero rate.
         """
         out = np.full(self.n, np.nan)
-        cap = self.cluster.capacity
+        empty = EmptyCluster(self.cluster.capacity)
         for j, job in enumerate(self.jobs):
             if j in self.unschedulable:
                 continue
             p = job.max_ps if job.uses_ps else 0
             for w in range(job.max_workers, job.min_workers - 1, -1):
-                pl = consolidated(cap, self.demand_w[j], self.demand_p[j], w, p)
+                pl = empty.consolidated(self.demand_w[j], self.demand_p[j], w, p)
                 if pl is None and p > 1:
-                    pl = consolidated(cap, self.demand_w[j], self.demand_p[j], w, 1)
+                    pl = empty.consolidated(self.demand_w[j], self.demand_p[j], w, 1)
                 if pl is not None:
                     rate = self.speed.rate(job, pl, self.cluster)
                     if rate > 0:
@@ -457,7 +475,7 @@ class Simulation:
             segment_used=np.array(self._seg_used, dtype=float).reshape(-1, len(util)),
             decision_seconds=np.asarray(decision_seconds, dtype=float), engine_seconds=self.engine_seconds,
             n_events=self.n_events, sim_time=self.time, wall_seconds=wall_seconds, seed=self.seed,
-            restart_seconds=self.restart_seconds, max_time=self.max_time)
+            restart_seconds=self.restart_seconds, max_time=self.max_time, peak_memory_mib=peak_memory_mib())
 
 
 def simulate(trace: Trace, cluster: Cluster, policy, speed: SpeedSourceLike, *, seed: int = 0,
@@ -473,7 +491,8 @@ def simulate(trace: Trace, cluster: Cluster, policy, speed: SpeedSourceLike, *, 
     jobs wait and no arrival is pending for ``stall_calls`` consecutive calls, stops with status
     ``"stalled"``. The deadline is checked between calls (a single call is not interrupted).
     A policy that raises ends the run with PolicyError naming it (an InputError it raises, to
-    refuse a trace or cluster it does not apply to, passes through).
+    refuse a trace or cluster it does not apply to, passes through). ``progress`` reports on stderr
+    as the run goes: a bar on a terminal, a plain line a minute otherwise (:class:`_progress_bar`).
     """
     name = str(getattr(policy, "name", type(policy).__name__))
     wall0 = _time.monotonic()
@@ -507,7 +526,7 @@ def simulate(trace: Trace, cluster: Cluster, policy, speed: SpeedSourceLike, *, 
             if slot is not None and sim.active.size:
                 boundary = next_boundary(sim.time, slot)
                 until = boundary if until is None else min(until, boundary)
-            waiting = sim.active.size > 0 and sim.progressing == 0 and sim.pending_arrivals == 0
+            waiting = sim.pending_arrivals == 0 and sim.active.size > 0 and sim.progressing == 0   # cheap tests first
             idle_calls = idle_calls + 1 if waiting else 0
             events = sim.advance(until)
             if (not events and not sim.done) or idle_calls > stall_calls:
@@ -524,6 +543,22 @@ def simulate(trace: Trace, cluster: Cluster, policy, speed: SpeedSourceLike, *, 
                       wall_seconds=_time.monotonic() - wall0)
 
 
+def _added(placements: dict, alloc: dict) -> list[tuple]:
+    """The entries of ``placements`` whose key is not in ``alloc``, in the order of ``placements``,
+    given that every key of ``alloc`` is in ``placements``: read from its end, where a policy that
+    copies the allocation and adds to it put them (one pass over ``placements`` at most)."""
+    k = len(placements) - len(alloc)
+    found = []
+    if k:
+        for key in reversed(placements):
+            if key not in alloc:
+                found.append((key, placements[key]))
+                if len(found) == k:
+                    break
+        found.reverse()
+    return found
+
+
 def _guard(name: str, t: float, fn, *args):
     """Call a policy method; anything it raises becomes a PolicyError naming it, except an
     InputError (a policy that refuses the trace or cluster it is given says so itself)."""
@@ -535,28 +570,70 @@ def _guard(name: str, t: float, fn, *args):
         raise PolicyError(name, t, f"raised {type(exc).__name__}: {exc}") from exc
 
 
+def peak_memory_mib() -> float | None:
+    """The process's largest resident set so far, in MiB (None without the ``resource`` module)."""
+    if resource is None:
+        return None
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return rss / (1 << 20) if sys.platform == "darwin" else rss / 1024.0   # bytes on macOS, KiB on Linux
+
+
 class _progress_bar:
-    """A transient progress bar on stderr (jobs finished / all), redrawn at most 5 times a second."""
+    """Progress of a run on stderr: on a terminal a transient bar (jobs finished, simulated time,
+    events, elapsed, ETA) redrawn at most 5 times a second; otherwise one plain line a minute.
+
+    The ETA counts arrivals and completions, two per job, as the work: a run spends one event on
+    each (policies with slots or timers add more), so (elapsed / done) x left is an honest guess
+    from the rate so far, not a promise."""
+
+    LINE_SECONDS = 60.0
 
     def __init__(self, enabled: bool, sim: Simulation):
-        self.enabled, self.sim, self.bar, self.last = enabled, sim, None, 0.0
+        self.enabled, self.sim, self.bar = enabled, sim, None
+        self.tty = enabled and sys.stderr.isatty()
+        self.start = self.last = _time.monotonic()
 
     def __enter__(self):
-        if self.enabled:
-            self.bar = Progress(TextColumn("simulating"), BarColumn(), MofNCompleteColumn(), TextColumn("t={task.fields[t]}"),
-                                TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+        if self.tty:
+            self.bar = Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.fields[jobs]} jobs"),
+                                TextColumn("t={task.fields[t]}"), TextColumn("{task.fields[events]} events"),
+                                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                                console=Console(stderr=True), transient=True)
             self.bar.start()
-            self.task = self.bar.add_task("simulating", total=self.sim.n, t="0")
+            self.task = self.bar.add_task("simulating", total=2 * self.sim.n, jobs="0", t="0s", events=0)
         return self.tick
 
+    def _counts(self) -> tuple[int, int]:
+        sim = self.sim
+        arrived = sim.n - sim.pending_arrivals
+        return arrived - sim.active.size, arrived
+
     def tick(self) -> None:
+        if not self.enabled:
+            return
         now = _time.monotonic()
         if self.bar is not None and now - self.last > 0.2:
             self.last = now
-            finished = self.sim.n - self.sim.pending_arrivals - self.sim.active.size
-            self.bar.update(self.task, completed=finished, t=f"{self.sim.time:.0f}s")
+            finished, arrived = self._counts()
+            self.bar.update(self.task, completed=finished + arrived, jobs=f"{finished:,}/{self.sim.n:,}",
+                            t=_clock(self.sim.time), events=f"{self.sim.n_events:,}")
+        elif self.bar is None and now - self.last >= self.LINE_SECONDS:
+            self.last = now
+            finished, arrived = self._counts()
+            done, elapsed = finished + arrived, now - self.start
+            eta = _clock(elapsed * (2 * self.sim.n - done) / done) if done else "?"
+            print(f"simulating: {finished:,}/{self.sim.n:,} jobs finished, t={_clock(self.sim.time)} simulated, "
+                  f"{self.sim.n_events:,} events, {_clock(elapsed)} elapsed, ETA {eta}", file=sys.stderr, flush=True)
 
     def __exit__(self, *exc):
         if self.bar is not None:
             self.bar.stop()
         return False
+
+
+def _clock(seconds: float) -> str:
+    """Seconds as h:mm:ss (d and h:mm:ss past a day)."""
+    s = int(round(seconds))
+    d, s = divmod(s, 86400)
+    text = f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+    return f"{d}d {text}" if d else text

@@ -44,7 +44,7 @@ import numpy as np
 from dlsched.errors import InputError
 from dlsched.instance.cluster import Cluster
 from dlsched.instance.workload import Trace
-from dlsched.sim.placement import consolidated
+from dlsched.sim.placement import EmptyCluster
 from dlsched.sim.policy import SpeedSourceLike
 
 
@@ -53,11 +53,11 @@ def job_work(trace: Trace, cluster: Cluster, speed: SpeedSourceLike) -> tuple[np
     a job that fits on no server or has rate 0."""
     n, R = len(trace), len(cluster.resources)
     g, d = np.zeros((n, R)), np.full(n, np.nan)
-    cap = cluster.capacity
+    empty = EmptyCluster(cluster.capacity)
     for j, job in enumerate(trace.jobs):
         dw, dp = cluster.vector(job.worker_demand), cluster.vector(job.ps_demand)
         p = 1 if job.uses_ps else 0
-        pl = consolidated(cap, dw, dp, job.min_workers, p)
+        pl = empty.consolidated(dw, dp, job.min_workers, p)
         if pl is None:
             continue
         rate = speed.rate(job, pl, cluster)
@@ -67,10 +67,11 @@ def job_work(trace: Trace, cluster: Cluster, speed: SpeedSourceLike) -> tuple[np
     return g, d
 
 
-def offered_load(trace: Trace, cluster: Cluster, speed: SpeedSourceLike) -> dict[str, float | None]:
+def offered_load(trace: Trace, cluster: Cluster, speed: SpeedSourceLike, work=None) -> dict[str, float | None]:
     """L^r per resource (module docstring); None for a resource the cluster has none of, or a trace
-    whose jobs all arrive at once (no window)."""
-    g, d = job_work(trace, cluster, speed)
+    whose jobs all arrive at once (no window). ``work``: :func:`job_work` of the trace if known (it
+    does not depend on the arrivals, so it holds for the trace at any arrival scale)."""
+    g, d = job_work(trace, cluster, speed) if work is None else work
     ok = ~np.isnan(d)
     span = trace.jobs[-1].arrival - trace.jobs[0].arrival if trace.jobs else 0.0
     work = (g[ok] * d[ok, None]).sum(axis=0)
@@ -79,14 +80,29 @@ def offered_load(trace: Trace, cluster: Cluster, speed: SpeedSourceLike) -> dict
             for i, r in enumerate(cluster.resources)}
 
 
+#: below this offered GPU load a replay hardly queues: every policy starts nearly every job on arrival
+#: and they all give the same figures (issue 24: Gavel's msr trace on its own cluster, 0.087)
+LOW_LOAD = 0.3
+
+
+def low_load_warning(load: dict[str, float | None], resource: str = "gpu") -> str | None:
+    """One line for a run whose offered load of ``resource`` is below :data:`LOW_LOAD`, naming the
+    options that make the trace contend; None otherwise (or when the load is undefined)."""
+    value = load.get(resource)
+    if value is None or value >= LOW_LOAD:
+        return None
+    return (f"offered {resource} load {value:.3g} < {LOW_LOAD:g}: jobs hardly queue and policies will barely differ; "
+            f"make the trace contend with --target-load 0.9 or a smaller --cluster (e.g. SxG servers x GPUs)")
+
+
 def arrival_scale_for_load(trace: Trace, cluster: Cluster, speed: SpeedSourceLike, target: float,
-                           resource: str = "gpu") -> float:
+                           resource: str = "gpu", work=None) -> float:
     """s = L^r(1) / L*: the arrival scale at which the offered load of ``resource`` is ``target``."""
     if not (isinstance(target, (int, float)) and math.isfinite(target) and target > 0):
         raise InputError("<argument>", "target load", "a finite load > 0", target)
     if resource not in cluster.resources:
         raise InputError("<argument>", "target load resource", f"one of the cluster's resources {cluster.resources}", resource)
-    load = offered_load(trace, cluster, speed)[resource]
+    load = offered_load(trace, cluster, speed, work)[resource]
     if not load:
         raise InputError(trace.source, "jobs", f"work on {resource} spread over an arrival window (to scale to a load)",
                          "no arrival window" if load is None else f"no {resource} work")
@@ -104,7 +120,7 @@ def peak_demand(g: np.ndarray, d: np.ndarray, arrival: np.ndarray, capacity: flo
 
 
 def arrival_scale_for_peak(trace: Trace, cluster: Cluster, speed: SpeedSourceLike, target: float,
-                           resource: str = "gpu", *, rel_tol: float = 1e-6) -> float:
+                           resource: str = "gpu", *, rel_tol: float = 1e-6, work=None) -> float:
     """The arrival scale s <= 1 at which the peak demand P^r(s) of ``resource`` reaches ``target``
     (module docstring): the largest such s to within a factor exp(``rel_tol``), by bisection on log s;
     1 if the trace already reaches it."""
@@ -113,7 +129,7 @@ def arrival_scale_for_peak(trace: Trace, cluster: Cluster, speed: SpeedSourceLik
     if resource not in cluster.resources:
         raise InputError("<argument>", "target peak resource", f"one of the cluster's resources {cluster.resources}", resource)
     r = cluster.resources.index(resource)
-    g, d = job_work(trace, cluster, speed)
+    g, d = job_work(trace, cluster, speed) if work is None else work
     g, cap = g[:, r], float(cluster.total()[r])
     a = np.array([j.arrival for j in trace.jobs], dtype=float)
     a = a - a[0] if a.size else a
@@ -139,10 +155,10 @@ def arrival_scale_for_peak(trace: Trace, cluster: Cluster, speed: SpeedSourceLik
     return math.exp(lo)
 
 
-def peak_of(trace: Trace, cluster: Cluster, speed: SpeedSourceLike, resource: str = "gpu") -> float:
+def peak_of(trace: Trace, cluster: Cluster, speed: SpeedSourceLike, resource: str = "gpu", work=None) -> float:
     """P^r of the trace as it is (s = 1)."""
     r = cluster.resources.index(resource)
-    g, d = job_work(trace, cluster, speed)
+    g, d = job_work(trace, cluster, speed) if work is None else work
     return peak_demand(g[:, r], d, np.array([j.arrival for j in trace.jobs], dtype=float), float(cluster.total()[r]))
 
 

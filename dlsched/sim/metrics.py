@@ -13,7 +13,9 @@ J = (Σ x_j)² / (n Σ x_j²) ∈ (0, 1], 1 when every job is slowed down equall
 C^r the cluster total, over the intervals k between events (``segments``).
 
 Decision latency is the wall time of each ``policy.schedule`` call; engine overhead is the
-engine's own time (state, apply, advance) per event, apart from the policy's.
+engine's own time (state, apply, advance) per event, apart from the policy's. Peak memory is the
+process's largest resident set so far when the result was taken (``resource.getrusage``
+``ru_maxrss``, MiB; None where the platform has no ``resource`` module).
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ class SimResult:
     seed: int = 0
     restart_seconds: float = 0.0
     max_time: float | None = None
+    peak_memory_mib: float | None = None
     extra: dict = field(default_factory=dict)
 
     @property
@@ -124,7 +127,7 @@ class SimResult:
             "decision_calls": int(dec.size), "decision_median_s": _q(dec, 50), "decision_p95_s": _q(dec, 95),
             "engine_seconds": self.engine_seconds, "events": self.n_events,
             "engine_per_event_s": self.engine_seconds / self.n_events if self.n_events else None,
-            "sim_time": self.sim_time, "wall_seconds": self.wall_seconds,
+            "sim_time": self.sim_time, "wall_seconds": self.wall_seconds, "peak_memory_mib": self.peak_memory_mib,
             "seed": self.seed, "restart_seconds": self.restart_seconds, "max_time": self.max_time,
         }
 

@@ -288,6 +288,25 @@ def consolidated(free, demand_w, demand_p, n_workers: int, n_ps: int) -> Placeme
     return fit(free, demand_w, demand_p, n_workers, n_ps, order)
 
 
+class EmptyCluster:
+    """:func:`consolidated` on the empty cluster ``capacity``, remembered per request (demand vectors,
+    workers, PSs): the answer depends on nothing else, and a trace of 100,000 jobs asks about a few
+    dozen shapes (a job's full size, its time alone, its offered load). Placements are values, so
+    jobs of one shape share one."""
+
+    def __init__(self, capacity: np.ndarray):
+        self.capacity = capacity
+        self._memo: dict[tuple, Placement | None] = {}
+
+    def consolidated(self, demand_w: np.ndarray, demand_p: np.ndarray, n_workers: int, n_ps: int) -> Placement | None:
+        key = (demand_w.tobytes(), demand_p.tobytes(), int(n_workers), int(n_ps))
+        try:
+            return self._memo[key]
+        except KeyError:
+            pl = self._memo[key] = consolidated(self.capacity, demand_w, demand_p, n_workers, n_ps)
+            return pl
+
+
 class _KeepOrPlace:
     """Keep unchanged sizes where they are, release the rest, place changed jobs in the given order.
 

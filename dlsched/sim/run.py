@@ -73,15 +73,18 @@ def rescale(trace, cluster, speed, *, arrival_scale: float | None = None, target
         grown = {"inflation": inflation, "inflation_seed": inflation_seed, "jobs": len(trace)}
     if not given:
         return trace, grown
+    work = job_work(trace, cluster, speed)       # once: scaling the arrivals does not change it
     if target_load is not None:
-        s, rule = arrival_scale_for_load(trace, cluster, speed, target_load, resource), f"offered {resource} load {target_load:g}"
+        s = arrival_scale_for_load(trace, cluster, speed, target_load, resource, work)
+        rule = f"offered {resource} load {target_load:g}"
     elif target_peak is not None:
-        s, rule = arrival_scale_for_peak(trace, cluster, speed, target_peak, resource), f"peak {resource} demand {target_peak:g}"
+        s = arrival_scale_for_peak(trace, cluster, speed, target_peak, resource, work=work)
+        rule = f"peak {resource} demand {target_peak:g}"
     else:
         s, rule = arrival_scale, "given"
     trace = scale_arrivals(trace, s)
-    return trace, {**grown, "arrival_scale": s, "arrival_rule": rule, "offered_load": offered_load(trace, cluster, speed),
-                   "peak_demand": {resource: peak_of(trace, cluster, speed, resource)}}
+    return trace, {**grown, "arrival_scale": s, "arrival_rule": rule, "offered_load": offered_load(trace, cluster, speed, work),
+                   "peak_demand": {resource: peak_of(trace, cluster, speed, resource, work)}}
 
 
 def parse_params(items, flag: str = "-P") -> dict:

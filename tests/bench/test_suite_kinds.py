@@ -243,3 +243,53 @@ def test_the_git_revision_is_read_when_the_suite_is_looked_up(monkeypatch):
         git_revision()                   # from the cache: the lookup already read it
     finally:
         git_revision.cache_clear()
+
+
+ITP = """
+name = "tiny-itp"
+kind = "simulate"
+family = "sim"
+time_limit = 120.0
+speed = "duration"
+target_load = 0.9
+lower_bound = true
+
+[cluster]
+file = "10x8"
+
+[[traces]]
+name = "itp"
+files = ["microsoft-itp/195job.csv"]
+
+[[policies]]
+name = "fifo"
+
+[[policies]]
+name = "srtf"
+"""
+
+
+def test_itp_and_scale_suites_load():
+    for name, cluster, n_cells in (("itp", "80x8", 4), ("itp-07", "48x8", 4), ("itp-02", "12x8", 4), ("scale", "6500:0:0", 4)):
+        s = load_suite(name)
+        assert s.simulation["settings"].cluster == ("file", cluster) and len(cells_of(s)[1]) == n_cells
+    assert load_suite("itp").simulation["settings"].lower_bound and load_suite("scale").simulation["settings"].target_load == 0.9
+
+
+def test_a_suite_scales_arrivals_and_reports_the_lower_bound(tmp_path, data):
+    """Trace files resolve in the reference data; every row carries the offered load it ran at and the
+    trace's average-JCT lower bound, which no policy beats."""
+    rows = run_suite(load_suite(write(tmp_path, ITP)), tmp_path / "r.jsonl", progress=False)
+    assert [r["cell"] for r in rows] == ["itp/195job.csv|fifo|0", "itp/195job.csv|srtf|0"]
+    for r in rows:
+        assert r["status"] == "completed" and r["completed"] == 195 and r["offered_load"]["gpu"] == pytest.approx(0.9)
+        assert 0 < r["lower_bound_avg_jct"] <= r["avg_jct"] and r["peak_memory_mib"] > 0
+    assert rows[0]["lower_bound_avg_jct"] == rows[1]["lower_bound_avg_jct"]
+
+
+@pytest.mark.parametrize("edit, where", [(("target_load = 0.9", "target_load = 0"), "target_load"),
+                                         (("lower_bound = true", "lower_bound = 1"), "lower_bound")])
+def test_bad_scaling_keys(tmp_path, edit, where):
+    with pytest.raises(InputError) as e:
+        load_suite(write(tmp_path, ITP.replace(*edit)))
+    assert e.value.where == where

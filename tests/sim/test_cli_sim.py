@@ -116,3 +116,49 @@ def test_simulate_json_is_strict_with_infinite_settings(capsys):
     assert code == 0
     doc = json.loads(out, parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
     assert doc["completed"] == 4
+
+
+def test_a_trace_that_does_not_contend_says_so(capsys, data):
+    """Issue 24: the Tiresias trace on its own 32 x 4 cluster offers a GPU load of 0.117; the run
+    warns once on stderr with the load and the options that make it contend, and --json carries both."""
+    trace, cluster = str(data / "tiresias/60_job.csv"), str(data / "tiresias/n32g4.csv")
+    code, out, err = run(capsys, "simulate", trace, "--cluster", cluster, "--policy", "fifo", "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["offered_load"]["gpu"] == pytest.approx(0.1169, abs=1e-4)
+    lines = [ln for ln in err.splitlines() if ln.startswith("warning:")]
+    assert len(lines) == 1 and "offered gpu load 0.117 < 0.3" in lines[0] and "--target-load 0.9" in lines[0]
+    assert "--cluster" in lines[0] and doc["warnings"] == [lines[0].removeprefix("warning: ")]
+    assert doc["peak_memory_mib"] > 0
+    code, out, err = run(capsys, "simulate", trace, "--cluster", cluster, "--policy", "fifo", "--json", "--target-load", "0.9")
+    doc = json.loads(out)
+    assert code == 0 and "warning" not in err and doc["warnings"] == [] and doc["offered_load"]["gpu"] == pytest.approx(0.9)
+    code, out, err = run(capsys, "simulate", trace, "--cluster", "4x4", "--policy", "fifo")
+    assert code == 0 and "warning" not in err and "offered load" in out and "gpu 0.93" in out
+
+
+def test_itp_trace_rigid_and_elastic_on_a_servers_by_gpus_cluster(capsys, data):
+    trace = str(data / "microsoft-itp/195job.csv")
+    code, out, _ = run(capsys, "simulate", trace, "--cluster", "10x8", "--policy", "fifo", "--json", "--jobs")
+    doc = json.loads(out)
+    assert code == 0 and doc["completed"] == 195 and doc["speed"] == "DurationSpeed" and doc["cluster"] == "10x8"
+    code, out, _ = run(capsys, "simulate", trace, "--trace-format", "itp-elastic", "--cluster", "10x8", "--policy", "drf",
+                       "--json")
+    assert code == 0 and json.loads(out)["completed"] == 195
+    code, out, err = run(capsys, "simulate", trace, "--trace-format", "philly", "--cluster", "10x8", "--policy", "fifo")
+    assert code == 2 and "itp-elastic" in err and "Traceback" not in err
+
+
+def test_progress_off_a_terminal_is_a_plain_line_a_minute(capsys, monkeypatch):
+    """Not on a terminal (stderr captured here), progress is one plain line per LINE_SECONDS with the
+    jobs finished, the simulated time, the events and an ETA; the result carries the peak memory."""
+    from dlsched.sim import engine
+
+    monkeypatch.setattr(engine._progress_bar, "LINE_SECONDS", 0.0)
+    code, out, err = run(capsys, "simulate", "dl2:6:1", "--policy", "fifo", "--json")
+    lines = [ln for ln in err.splitlines() if ln.startswith("simulating:")]
+    assert code == 0 and len(lines) == json.loads(out)["decision_calls"]      # one per call (each a tick)
+    assert "/6 jobs finished, t=" in lines[-1] and " events, " in lines[-1] and "ETA" in lines[-1]
+    assert json.loads(out)["peak_memory_mib"] > 0
+    monkeypatch.setattr(engine._progress_bar, "LINE_SECONDS", 3600.0)
+    code, out, err = run(capsys, "simulate", "dl2:6:1", "--policy", "fifo", "--json")
+    assert code == 0 and "simulating:" not in err
