@@ -123,8 +123,8 @@ class SolveOptions:
             raise InputError("<argument>", "gap", "a relative gap in [0, 1)", shown(self.mip_rel_gap))
         if self.threads is not None and not (integer(self.threads) and self.threads >= 1):
             raise InputError("<argument>", "threads", "a positive integer", shown(self.threads))
-        if not integer(self.seed):
-            raise InputError("<argument>", "seed", "an integer", shown(self.seed))
+        if not (integer(self.seed) and self.seed >= 0):     # numpy's generators take seeds >= 0
+            raise InputError("<argument>", "seed", "an integer >= 0", shown(self.seed))
         if not isinstance(self.log, bool):
             raise InputError("<argument>", "log", "True or False", shown(self.log))
         if not isinstance(self.raw, dict):
