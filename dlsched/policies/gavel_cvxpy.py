@@ -1,8 +1,10 @@
-r"""Gavel's allocation problems stated in CVXPY, as Gavel's own code states them (:mod:`dlsched.policies.gavel_lp`
-has the formulas and the matrix path the policies use; tests check that both give the same optimal values).
+r"""Gavel's allocation problems stated in CVXPY, Gavel's own front end (:mod:`dlsched.policies.gavel_lp` has
+the formulas and the matrix path the policies use; the tests check that both give the same optimal values).
 
-Each function returns the optimal value in the units of its matrix-path twin. CVXPY is an optional
-front end, imported here only.
+Max-min fairness and max-sum-throughput as Gavel states them; min-total-duration as the one LP of
+its Charnes–Cooper form (Gavel bisects); finish-time fairness as Gavel's convex program
+(``inv_pos``), for a conic solver. Each function returns the optimal value in the units of its
+matrix-path twin. CVXPY is an optional front end, imported here only.
 """
 
 from __future__ import annotations
@@ -45,18 +47,18 @@ def max_sum_throughput(T, z, cap, solver: str = "HIGHS") -> float:
     return _value(cp.Problem(cp.Maximize(cp.sum(cp.multiply(T, x))), _base(x, z, cap, T)), solver)
 
 
-def min_total_duration(T, z, cap, R, solver: str = "CLARABEL") -> float:
-    """:math:`\\min M` s.t. :math:`\\tau_j(X) \\ge R_j / M`, written as Gavel's constraint with
-    :math:`1/M` a variable's inverse: :math:`\\min \\max_j R_j / \\tau_j(X)` (convex: ``inv_pos``)."""
+def min_total_duration(T, z, cap, R, solver: str = "HIGHS") -> float:
+    """:math:`\\min M` s.t. :math:`\\tau_j(X) \\ge R_j / M`, stated with :math:`s = 1/M` as a variable
+    (Charnes–Cooper): :math:`\\max s` s.t. :math:`R_j s \\le \\tau_j(X)`; returns M."""
     import cvxpy as cp
 
     rows = np.flatnonzero(np.asarray(R) > 0)
     if rows.size == 0:
         return 0.0
     T, z, R = T[rows], z[rows], np.asarray(R, float)[rows]
-    x = cp.Variable(T.shape)
+    x, s = cp.Variable(T.shape), cp.Variable()
     tau = cp.sum(cp.multiply(T, x), axis=1)
-    return _value(cp.Problem(cp.Minimize(cp.max(cp.multiply(R, cp.inv_pos(tau)))), _base(x, z, cap, T)), solver)
+    return 1.0 / _value(cp.Problem(cp.Maximize(s), _base(x, z, cap, T) + [cp.multiply(R, s) <= tau]), solver)
 
 
 def finish_time_fairness(T, z, cap, R, elapsed, E, solver: str = "CLARABEL") -> float:

@@ -32,7 +32,8 @@ problem                     objective (Gavel's ``scheduler/policies/<file>.py``)
                             the first job that fits no type stops the queue
 ==========================  ==================================================================================
 
-The matrix path builds each LP from whole arrays (scipy.sparse) and solves it with HiGHS
+Jobs with equal rows (same throughputs and sizes) form one class in the max-min and max-sum LPs
+(:func:`classes`). The matrix path builds each LP from whole arrays (scipy.sparse) and solves it with HiGHS
 (:func:`scipy.optimize.linprog`); :mod:`dlsched.policies.gavel_cvxpy` states the same problems in
 CVXPY (Gavel's own front end), and the tests check that the two agree.
 """
@@ -58,17 +59,30 @@ class Allocation:
     lps: int = 1
 
 
-def base_rows(z: np.ndarray, cap: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray]:
+def base_rows(z: np.ndarray, cap: np.ndarray, count: np.ndarray | None = None) -> tuple[sp.csr_matrix, np.ndarray]:
     """Gavel's base constraints over X flattened row-major (j*K + k): K capacity rows
-    :math:`\\sum_j z_{jk} X_{jk} \\le c_k`, then m rows :math:`\\sum_k X_{jk} \\le 1`."""
+    :math:`\\sum_j n_j z_{jk} X_{jk} \\le c_k`, then m rows :math:`\\sum_k X_{jk} \\le 1`; :math:`n_j` =
+    ``count[j]`` jobs share row j (:func:`classes`), 1 without ``count``."""
     m, K = z.shape
     cols = np.arange(m * K)
-    zf = z.ravel().astype(float)
+    zf = (z * (1.0 if count is None else np.asarray(count, float)[:, None])).ravel().astype(float)
     nz = zf != 0
     rows = np.concatenate([np.tile(np.arange(K), m)[nz], K + np.repeat(np.arange(m), K)])
     A = sp.csr_matrix((np.concatenate([zf[nz], np.ones(m * K)]), (rows, np.concatenate([cols[nz], cols]))),
                       shape=(K + m, m * K))
     return A, np.concatenate([np.asarray(cap, float), np.ones(m)])
+
+
+def classes(*rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(first, inverse, count): the jobs whose rows of every array in ``rows`` are equal form a class.
+
+    The max-min and max-sum problems are symmetric in such jobs and convex, so averaging an optimal
+    X over a class keeps it feasible and optimal: an optimum with one row per class exists, and the
+    LP over classes (capacity rows weighted by the class sizes) has the same value with far fewer
+    variables (Gavel's msr traces draw jobs from about 100 (type, scale factor) pairs)."""
+    key = np.concatenate([np.asarray(r, float).reshape(len(r), -1) for r in rows], axis=1)
+    _, first, inverse, count = np.unique(key, axis=0, return_index=True, return_inverse=True, return_counts=True)
+    return first, np.asarray(inverse).reshape(-1), count
 
 
 def _per_job(coef: np.ndarray) -> sp.csr_matrix:
@@ -106,22 +120,24 @@ def max_min_fairness(W: np.ndarray, z: np.ndarray, cap: np.ndarray, *, pareto: b
     if rows.size == 0:
         return Allocation(X, 0.0, 0)
     scale = W[rows].max()
-    Wr = W[rows] / scale                            # t of order 1 for HiGHS's absolute tolerances
-    A0, b0 = base_rows(z[rows], cap)
-    ub = live[rows].ravel().astype(float)
-    n = rows.size * K
-    A, b, ubv = _with_scalar(A0, b0, ub, -_per_job(Wr), np.ones(rows.size), np.zeros(rows.size))
+    first, inverse, count = classes(W[rows], z[rows])
+    Wc, zc = W[rows][first] / scale, z[rows][first]  # Wc: t of order 1 for HiGHS's absolute tolerances
+    C = first.size
+    A0, b0 = base_rows(zc, cap, count)
+    ub = (Wc > 0).ravel().astype(float)
+    n = C * K
+    A, b, ubv = _with_scalar(A0, b0, ub, -_per_job(Wc), np.ones(C), np.zeros(C))
     res = _solve(np.r_[np.zeros(n), -1.0], A, b, ubv)
     t, x, lps = float(res.x[-1]), res.x[:n], 1
     if pareto and t > 0:
-        # keep every job at t (less HiGHS's feasibility tolerance), use what is left
-        A2 = sp.vstack([A0, -_per_job(Wr)], format="csr")
-        b2 = np.concatenate([b0, np.full(rows.size, -(t - 1e-7 * max(1.0, t)))])
-        res2 = linprog(-Wr.ravel(), A_ub=A2, b_ub=b2, bounds=np.c_[np.zeros(n), ub], method="highs")
+        # keep every job at t, use what is left
+        A2 = sp.vstack([A0, -_per_job(Wc)], format="csr")
+        b2 = np.concatenate([b0, np.full(C, -t * (1 - 1e-9))])
+        res2 = linprog(-(Wc * count[:, None]).ravel(), A_ub=A2, b_ub=b2, bounds=np.c_[np.zeros(n), ub], method="highs")
         lps = 2
         if res2.status == 0:
             x = res2.x
-    X[rows] = np.clip(x.reshape(rows.size, K), 0.0, 1.0)
+    X[rows] = np.clip(x.reshape(C, K), 0.0, 1.0)[inverse]
     return Allocation(X, t * scale, lps)
 
 
@@ -131,9 +147,10 @@ def max_sum_throughput(T: np.ndarray, z: np.ndarray, cap: np.ndarray) -> Allocat
     if m == 0 or not (T > 0).any():
         return Allocation(np.zeros((m, K)), 0.0, 0)
     scale = T.max()
-    A, b = base_rows(z, cap)
-    res = _solve(-(T / scale).ravel(), A, b, (T > 0).ravel().astype(float))
-    return Allocation(np.clip(res.x.reshape(m, K), 0.0, 1.0), -float(res.fun) * scale)
+    first, inverse, count = classes(T, z)
+    A, b = base_rows(z[first], cap, count)
+    res = _solve(-(T[first] / scale * count[:, None]).ravel(), A, b, (T[first] > 0).ravel().astype(float))
+    return Allocation(np.clip(res.x.reshape(first.size, K), 0.0, 1.0)[inverse], -float(res.fun) * scale)
 
 
 def min_total_duration(T: np.ndarray, z: np.ndarray, cap: np.ndarray, R: np.ndarray) -> Allocation:

@@ -8,32 +8,14 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from dlsched.instance.cluster import Cluster
 from dlsched.policies import gavel_cvxpy, gavel_lp
 from dlsched.registry import make_policy
 from dlsched.sim.engine import simulate
 
-from .helpers import Audit, LinearSpeed, job, trace
+from .helpers import Audit, LinearSpeed, TypedSpeed, job, trace, typed_cluster
 
 GAVEL = ("gavel-max-min-fairness", "gavel-max-min-fairness-perf", "gavel-finish-time-fairness",
          "gavel-max-sum-throughput", "gavel-min-total-duration", "gavel-fifo-perf")
-
-
-class TypedSpeed:
-    """``factor[type]`` iterations/s per worker on a server of that GPU type, summed over the workers."""
-
-    def __init__(self, factor: dict[str, float]):
-        self.factor = factor
-
-    def rate(self, job, placement, cluster) -> float:
-        return float(sum(k * self.factor[cluster.gpu_type[s]] for s, k in placement.workers.items()))
-
-
-def typed_cluster(per_type: dict[str, int], gpus: int = 2) -> Cluster:
-    """``per_type[t]`` servers of ``gpus`` GPUs (and 8 cpus) of each GPU type t."""
-    types = [t for t, n in per_type.items() for _ in range(n)]
-    cap = np.array([[gpus, 8.0]] * len(types))
-    return Cluster(("gpu", "cpu"), cap, tuple(types), np.zeros(len(types)), tuple(f"s{i}" for i in range(len(types))))
 
 
 # -- the LPs on hand-computed optima ------------------------------------------------------------
@@ -120,8 +102,9 @@ def test_every_lp_is_feasible_and_agrees_with_its_cvxpy_statement(inst):
         ft = gavel_lp.finish_time_fairness(T[runs], z[runs], cap, R[runs], t[runs], E)
         assert feasible(ft.X, z[runs], cap, T[runs])
         assert ft.value == pytest.approx(gavel_lp.ftf_ratios(ft.X, T[runs], R[runs], t[runs], E).max())
+        # Gavel's convex program, by an interior-point conic solver at its default tolerances (1e-8)
         assert ft.value == pytest.approx(gavel_cvxpy.finish_time_fairness(T[runs], z[runs], cap, R[runs], t[runs], E),
-                                         rel=1e-6)
+                                         rel=1e-5)
     ff = gavel_lp.fifo_perf(T, z, cap)
     assert feasible(ff.X, z, cap, T) and set(np.unique(ff.X)) <= {0.0, 1.0}
 
