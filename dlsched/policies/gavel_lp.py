@@ -34,7 +34,7 @@ problem                     objective (Gavel's ``scheduler/policies/<file>.py``)
 
 Jobs with equal rows (same throughputs and sizes) form one class in the max-min and max-sum LPs
 (:func:`classes`). The matrix path builds each LP from whole arrays (scipy.sparse) and solves it with HiGHS
-(:func:`scipy.optimize.linprog`); :mod:`dlsched.policies.gavel_cvxpy` states the same problems in
+(``dlsched.solvers.highs.solve_matrix``, highspy); :mod:`dlsched.policies.gavel_cvxpy` states the same problems in
 CVXPY (Gavel's own front end), and the tests check that the two agree.
 """
 
@@ -44,9 +44,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import linprog
 
 from dlsched.errors import SolverError
+from dlsched.models.mcmdk import MatrixForm
+from dlsched.result import Status
+from dlsched.solvers.highs import solve_matrix
 
 
 @dataclass
@@ -93,13 +95,22 @@ def _per_job(coef: np.ndarray) -> sp.csr_matrix:
     return sp.csr_matrix((flat[nz], (nz // K, nz)), shape=(m, m * K))
 
 
-def _solve(c, A, b, ub):
-    """HiGHS on min c·x, A x ≤ b, 0 ≤ x ≤ ub; these problems are never infeasible (x = 0 is feasible)
-    nor unbounded, so anything but an optimum is a backend failure."""
-    res = linprog(c, A_ub=A, b_ub=b, bounds=np.c_[np.zeros(len(c)), ub], method="highs")
-    if res.status != 0:
-        raise SolverError(f"HiGHS did not solve a Gavel allocation LP ({res.message})")
-    return res
+def _highs(c, A, b, ub) -> np.ndarray | None:
+    """x of min c·x, A x ≤ b, 0 ≤ x ≤ ub by HiGHS (the house's matrix path), or None if not optimal."""
+    n = len(c)
+    mf = MatrixForm(np.asarray(c, float), A.tocsr(), np.full(A.shape[0], -np.inf), np.asarray(b, float), np.zeros(n),
+                    np.asarray(ub, float), np.zeros(n, dtype=np.int32), "min", 0)
+    out = solve_matrix(mf)
+    return out.x if out.status == Status.OPTIMAL else None
+
+
+def _solve(c, A, b, ub) -> np.ndarray:
+    """:func:`_highs` where an optimum must exist: these problems are never infeasible (x = 0 is
+    feasible) nor unbounded, so anything else is a backend failure."""
+    x = _highs(c, A, b, ub)
+    if x is None:
+        raise SolverError("HiGHS did not solve a Gavel allocation LP to optimality")
+    return x
 
 
 def _with_scalar(A_base, b_base, ub_x, rows_extra, extra_col, b_extra, scalar_ub=np.inf):
@@ -127,16 +138,16 @@ def max_min_fairness(W: np.ndarray, z: np.ndarray, cap: np.ndarray, *, pareto: b
     ub = (Wc > 0).ravel().astype(float)
     n = C * K
     A, b, ubv = _with_scalar(A0, b0, ub, -_per_job(Wc), np.ones(C), np.zeros(C))
-    res = _solve(np.r_[np.zeros(n), -1.0], A, b, ubv)
-    t, x, lps = float(res.x[-1]), res.x[:n], 1
+    sol = _solve(np.r_[np.zeros(n), -1.0], A, b, ubv)
+    t, x, lps = float(sol[-1]), sol[:n], 1
     if pareto and t > 0:
         # keep every job at t, use what is left
         A2 = sp.vstack([A0, -_per_job(Wc)], format="csr")
         b2 = np.concatenate([b0, np.full(C, -t * (1 - 1e-9))])
-        res2 = linprog(-(Wc * count[:, None]).ravel(), A_ub=A2, b_ub=b2, bounds=np.c_[np.zeros(n), ub], method="highs")
+        x2 = _highs(-(Wc * count[:, None]).ravel(), A2, b2, ub)
         lps = 2
-        if res2.status == 0:
-            x = res2.x
+        if x2 is not None:
+            x = x2
     X[rows] = np.clip(x.reshape(C, K), 0.0, 1.0)[inverse]
     return Allocation(X, t * scale, lps)
 
@@ -149,8 +160,9 @@ def max_sum_throughput(T: np.ndarray, z: np.ndarray, cap: np.ndarray) -> Allocat
     scale = T.max()
     first, inverse, count = classes(T, z)
     A, b = base_rows(z[first], cap, count)
-    res = _solve(-(T[first] / scale * count[:, None]).ravel(), A, b, (T[first] > 0).ravel().astype(float))
-    return Allocation(np.clip(res.x.reshape(first.size, K), 0.0, 1.0)[inverse], -float(res.fun) * scale)
+    c = -(T[first] / scale * count[:, None]).ravel()
+    x = _solve(c, A, b, (T[first] > 0).ravel().astype(float))
+    return Allocation(np.clip(x.reshape(first.size, K), 0.0, 1.0)[inverse], -float(c @ x) * scale)
 
 
 def min_total_duration(T: np.ndarray, z: np.ndarray, cap: np.ndarray, R: np.ndarray) -> Allocation:
@@ -170,9 +182,9 @@ def min_total_duration(T: np.ndarray, z: np.ndarray, cap: np.ndarray, R: np.ndar
     n = rows.size * K
     A, b, ub = _with_scalar(A0, b0, (T[rows] > 0).ravel().astype(float), -_per_job(T[rows]), Rr / Rmax,
                             np.zeros(rows.size))
-    res = _solve(np.r_[np.zeros(n), -1.0], A, b, ub)
-    X[rows] = np.clip(res.x[:n].reshape(rows.size, K), 0.0, 1.0)
-    s = float(res.x[-1])
+    sol = _solve(np.r_[np.zeros(n), -1.0], A, b, ub)
+    X[rows] = np.clip(sol[:n].reshape(rows.size, K), 0.0, 1.0)
+    s = float(sol[-1])
     return Allocation(X, Rmax / s if s > 0 else float("inf"))
 
 
@@ -219,13 +231,13 @@ def finish_time_fairness(T: np.ndarray, z: np.ndarray, cap: np.ndarray, R: np.nd
         d = Rr / (rho * Er - tr)
         dmax = d.max()
         A, b, ubv = _with_scalar(A0, b0, ub, -_per_job(Tr), d / dmax, np.zeros(rows.size))
-        res = _solve(np.r_[np.zeros(n), -1.0], A, b, ubv)
+        sol = _solve(np.r_[np.zeros(n), -1.0], A, b, ubv)
         lps += 1
-        x = np.clip(res.x[:n].reshape(rows.size, K), 0.0, 1.0)
+        x = np.clip(sol[:n].reshape(rows.size, K), 0.0, 1.0)
         got = float(ftf_ratios(x, Tr, Rr, tr, Er).max())
         if got < val:
             best, val = x, got
-        if res.x[-1] >= dmax * (1 - 1e-9):       # lambda >= 1: rho is reachable
+        if sol[-1] >= dmax * (1 - 1e-9):       # lambda >= 1: rho is reachable
             hi = rho
         else:
             lo = rho
