@@ -77,7 +77,7 @@ def feasible(X, z, cap, T):
         and (X.sum(axis=1) <= 1 + 1e-6).all() and (X[T <= 0] == 0).all()
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(instances())
 def test_every_lp_is_feasible_and_agrees_with_its_cvxpy_statement(inst):
     T, z, cap, R, t = inst
