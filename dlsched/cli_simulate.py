@@ -12,6 +12,7 @@ from dlsched.console import table_console
 from dlsched.errors import InputError
 from dlsched.instance.traces import TRACE_FORMATS, load_trace
 from dlsched.registry import describe_policy, make_policy, policy_names
+from dlsched.sim.bounds import certified_bound
 from dlsched.sim.engine import simulate
 from dlsched.sim.load import low_load_warning, offered_load
 from dlsched.sim.plots import write_figures
@@ -36,6 +37,8 @@ def cmd_simulate(args) -> int:
                    max_time=args.max_time, deadline=args.deadline, progress=True)
     res.extra.update(scaling)
     res.extra.update({"offered_load": load, "warnings": [warning] if warning else []})
+    if args.bound != "none":
+        res.extra.update(certified_bound(res, trace, cluster, speed, lp=args.bound == "lp"))
     if args.plot:
         write_figures([res], args.plot)
     if args.json:
@@ -56,6 +59,7 @@ def print_summary(res) -> None:
             ("jobs completed", f"{s['completed']} / {s['jobs']}" + (f", {s['unschedulable']} unschedulable" if s["unschedulable"] else "")),
             ("JCT avg / median", f"{f(s['avg_jct'], ' s')} / {f(s['median_jct'], ' s')}"),
             ("JCT p95 / p99", f"{f(s['p95_jct'], ' s')} / {f(s['p99_jct'], ' s')}"),
+            ("lower bound on avg JCT", _bound_row(res.extra, f)),
             ("makespan", f(s["makespan"], " s")), ("queueing delay avg", f(s["avg_queueing_delay"], " s")),
             ("Jain fairness", f(s["jain_fairness"]) + "  (of JCT_iso/JCT)"),
             ("utilisation", ", ".join(f"{k} {f(v)}" for k, v in s["utilisation"].items())),
@@ -75,6 +79,15 @@ def print_summary(res) -> None:
     for k, v in rows:
         t.add_row(k, v)
     table_console().print(t)
+
+
+def _bound_row(extra: dict, f) -> str:
+    if "lower_bound" not in extra:
+        return "not computed (--bound none)"
+    if extra["lower_bound"] is None:
+        return extra.get("lower_bound_note", "-")
+    ratio = extra["ratio_to_bound"]
+    return f"{f(extra['lower_bound'], ' s')}" + (f" (avg JCT / bound {ratio:.4g})" if ratio is not None else "")
 
 
 def cmd_policies(args) -> int:
@@ -109,6 +122,9 @@ def add_parsers(sub) -> None:
                         "before any arrival scaling (makes a one-snapshot pod list contend)")
     p.add_argument("--max-time", type=float, default=None, metavar="T", help="simulated-time cap (s)")
     p.add_argument("--deadline", type=float, default=None, metavar="S", help="wall-clock budget (s)")
+    p.add_argument("--bound", choices=("simple", "lp", "none"), default="simple",
+                   help="the lower bound on the average JCT reported beside the run (sim/bounds.py): alone + "
+                        "capacity (default), also the time-indexed LP (slower), or none")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--jobs", action="store_true", help="with --json: include one row per job")
     p.add_argument("--plot", default=None, metavar="DIR", help="write jct_cdf.png and utilisation.png")

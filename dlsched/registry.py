@@ -100,6 +100,12 @@ POLICIES: dict[str, str] = {
     "risk_reward": "dlsched.policies.oasis_baselines:RiskReward",
     "dorm": "dlsched.policies.oasis_baselines:Dorm",
     "time-indexed": "dlsched.policies.time_indexed:TimeIndexed",
+    "gavel-max-min-fairness": "dlsched.policies.gavel:GavelMaxMinFairness",
+    "gavel-max-min-fairness-perf": "dlsched.policies.gavel:GavelMaxMinFairnessPerf",
+    "gavel-finish-time-fairness": "dlsched.policies.gavel:GavelFinishTimeFairness",
+    "gavel-max-sum-throughput": "dlsched.policies.gavel:GavelMaxSumThroughput",
+    "gavel-min-total-duration": "dlsched.policies.gavel:GavelMinTotalDuration",
+    "gavel-fifo-perf": "dlsched.policies.gavel:GavelFIFOPerf",
     "dl2": "dlsched.rl.policy:DL2Policy",
 }
 

@@ -18,8 +18,9 @@ fit the whole cluster:
 
 :func:`jct_lower_bound` returns both means and their maximum; :func:`lp_lower_bound` a
 capacity-aware LP; :func:`trace_lower_bound` the largest of them all, the bound to report. A speed source that
-depends on where the tasks are (locality) is evaluated on one nominal server; the bound is then
-valid only if that placement is at least as fast as any other.
+depends on where the tasks are (locality) is evaluated on one nominal server of each GPU type
+(:func:`job_configurations`); the bound is then valid only if the best of those placements is at
+least as fast as any other (true of every speed source in :mod:`dlsched.sim.speed`).
 """
 
 from __future__ import annotations
@@ -33,10 +34,20 @@ from dlsched.instance.workload import Trace
 from dlsched.sim.policy import Placement
 
 
+def type_servers(cluster: Cluster) -> np.ndarray:
+    """One server of each GPU type (the first of each, server 0 among them): the nominal servers a
+    size is evaluated on."""
+    return np.unique(np.array(cluster.gpu_type, dtype=object), return_index=True)[1]
+
+
 def job_configurations(job, cluster: Cluster, speed) -> tuple[np.ndarray, np.ndarray]:
     """(T_j(p, w) seconds, u_j(p, w) shares of shape (n, R)) of every size (p, w) that fits the cluster
-    total and runs at a positive rate."""
+    total and runs at a positive rate. On a cluster of several GPU types the rate of a size is the
+    best over its tasks all on one server of each type (:func:`type_servers`): a speed source whose
+    rate grows with each worker's own type's speed (``ThroughputSpeed``: the sum of per-worker
+    rates) runs no mix of types faster, so the bounds stay valid whatever types a policy uses."""
     total = cluster.total()
+    nominal = type_servers(cluster).tolist()
     cap = np.where(total > 0, total, np.inf)
     dw, dp = cluster.vector(job.worker_demand), cluster.vector(job.ps_demand)
     ps = range(1, job.max_ps + 1) if job.uses_ps else (0,)
@@ -46,7 +57,7 @@ def job_configurations(job, cluster: Cluster, speed) -> tuple[np.ndarray, np.nda
             held = p * dp + w * dw
             if np.any(held > total + 1e-9):
                 continue
-            rate = float(speed.rate(job, Placement({0: w}, {0: p} if p else {}), cluster))
+            rate = max(float(speed.rate(job, Placement({s: w}, {s: p} if p else {}), cluster)) for s in nominal)
             if rate > 0:
                 times.append(job.iterations / rate)
                 shares.append(held / cap)
@@ -205,3 +216,29 @@ def trace_lower_bound(trace: Trace, cluster: Cluster, speed, restart_seconds: fl
     vals = [v for v in (simple["bound"], lp["bound"]) if v is not None]
     return {"alone": simple["alone"], "capacity": simple["capacity"], "lp": lp["bound"], "lp_status": lp["status"],
             "lp_slot_seconds": slot_seconds, "bound": max(vals) if vals else None}
+
+
+def certified_bound(res, trace: Trace, cluster: Cluster, speed, *, lp: bool = False,
+                    slot_seconds: float = 1800.0) -> dict:
+    """The lower bound on the average JCT beside a simulated run ``res`` of ``trace``: ``lower_bound``
+    (seconds: :func:`jct_lower_bound`, or :func:`trace_lower_bound` with ``lp``) over the jobs the
+    run can complete (its unschedulable jobs left out), ``lower_bound_parts``, and ``ratio_to_bound``
+    = the run's average JCT / the bound (None unless the run completed). Under speed noise no bound
+    is certified (a draw may beat every nominal rate): ``lower_bound`` is None, with the reason."""
+    from dlsched.sim.speed import Noisy
+
+    if isinstance(speed, Noisy) and speed.sigma > 0:
+        return {"lower_bound": None, "ratio_to_bound": None,
+                "lower_bound_note": "no certified bound under speed noise (a draw may beat every nominal rate)"}
+    skip = set(res.unschedulable)
+    kept = Trace(tuple(j for j in trace.jobs if j.name not in skip), trace.source) if skip else trace
+    if not kept.jobs:
+        return {"lower_bound": None, "ratio_to_bound": None, "lower_bound_note": "no schedulable job"}
+    if lp:
+        parts = trace_lower_bound(kept, cluster, speed, res.restart_seconds, slot_seconds=slot_seconds)
+    else:
+        parts = jct_lower_bound(kept, cluster, speed, res.restart_seconds)
+    bound = parts.pop("bound")
+    avg = res.summary()["avg_jct"] if res.status == "completed" else None
+    return {"lower_bound": bound, "lower_bound_parts": parts,
+            "ratio_to_bound": avg / bound if avg is not None and bound else None}

@@ -7,6 +7,23 @@ from dlsched.instance.workload import Job, Trace
 from dlsched.testing import Audit, LinearSpeed      # noqa: F401  (the kit's, shared by the engine tests)
 
 
+class TypedSpeed:
+    """``factor[type]`` iterations/s per worker on a server of that GPU type, summed over the workers."""
+
+    def __init__(self, factor: dict[str, float]):
+        self.factor = factor
+
+    def rate(self, job, placement, cluster) -> float:
+        return float(sum(k * self.factor[cluster.gpu_type[s]] for s, k in placement.workers.items()))
+
+
+def typed_cluster(per_type: dict[str, int], gpus: int = 2) -> Cluster:
+    """``per_type[t]`` servers of ``gpus`` GPUs (and 8 cpus) of each GPU type t."""
+    types = [t for t, n in per_type.items() for _ in range(n)]
+    cap = np.array([[gpus, 8.0]] * len(types))
+    return Cluster(("gpu", "cpu"), cap, tuple(types), np.zeros(len(types)), tuple(f"s{i}" for i in range(len(types))))
+
+
 def job(name, arrival=0.0, iterations=10.0, gpus=1, min_workers=None, max_workers=None, max_ps=0, **kw):
     """A job whose worker holds ``gpus`` GPUs; ``max_ps`` > 0 makes it a PS job (a PS holds 1 cpu)."""
     lo = min_workers or 1

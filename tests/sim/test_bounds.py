@@ -14,7 +14,7 @@ from dlsched.sim.engine import simulate
 from dlsched.registry import make_policy
 from dlsched.sim.speed import TableSpeed
 
-from .helpers import LinearSpeed, cluster, job, trace
+from .helpers import LinearSpeed, TypedSpeed, cluster, job, trace, typed_cluster
 
 
 def test_srpt_by_hand():
@@ -84,3 +84,44 @@ def test_bounds_are_below_every_policy_on_dl2_traces(seed):
         res = simulate(tr, cl, make_policy(name), sp, seed=seed, restart_seconds=30.0)
         assert res.status == "completed"
         assert max(alone["bound"], lp["bound"]) <= float(np.mean(res.jct)) + 1e-6
+
+
+# -- the bound beside every run, on clusters of several GPU types ------------------------------
+
+BOUNDED = ("fifo", "srtf", "drf", "tetris", "fluid", "hetplace", "gavel-max-min-fairness-perf",
+           "gavel-finish-time-fairness", "gavel-fifo-perf", "gavel-min-total-duration")
+
+
+@settings(max_examples=6, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 600), st.integers(100, 3000), st.integers(1, 3), st.integers(0, 2)),
+                min_size=1, max_size=6),
+       st.sampled_from([0.0, 20.0]))
+def test_the_bound_is_below_every_policy_on_two_gpu_types(rows, restart):
+    jobs = [job(f"j{i}", arrival=float(a), iterations=float(k), min_workers=w, max_workers=w + e)
+            for i, (a, k, w, e) in enumerate(sorted(rows))]
+    tr, cl, sp = trace(*jobs), typed_cluster({"fast": 1, "slow": 2}), TypedSpeed({"fast": 3.0, "slow": 1.0})
+    b = jct_lower_bound(tr, cl, sp, restart)
+    for name in BOUNDED:
+        res = simulate(tr, cl, make_policy(name), sp, restart_seconds=restart)
+        assert res.status == "completed", name
+        assert b["bound"] <= float(np.mean(res.jct)) * (1 + 1e-9), name
+
+
+def test_the_bound_takes_each_size_at_its_best_type():
+    # one 2-worker job of 600 iterations: 100 s on the fast type (3/s a worker), 300 s on the slow one;
+    # server 0 is slow, so a bound read on server 0 alone would claim 300 s
+    cl = typed_cluster({"slow": 1, "fast": 1})
+    b = jct_lower_bound(trace(job("a", iterations=600.0, min_workers=2)), cl, TypedSpeed({"fast": 3.0, "slow": 1.0}))
+    assert b["alone"] == pytest.approx(100.0)
+
+
+def test_certified_bound_of_a_run():
+    from dlsched.sim.bounds import certified_bound
+    from dlsched.sim.speed import Noisy
+
+    tr, cl = trace(job("a", iterations=10.0), job("b", iterations=10.0)), cluster(gpus=1)
+    res = simulate(tr, cl, make_policy("fifo"), LinearSpeed())
+    got = certified_bound(res, tr, cl, LinearSpeed())
+    assert got["lower_bound"] == pytest.approx(15.0) and got["ratio_to_bound"] == pytest.approx(1.0)
+    noisy = certified_bound(res, tr, cl, Noisy(LinearSpeed(), 0.3))
+    assert noisy["lower_bound"] is None and "noise" in noisy["lower_bound_note"]

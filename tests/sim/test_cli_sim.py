@@ -28,6 +28,7 @@ def test_simulate_json_and_plots(capsys, tmp_path):
     doc = json.loads(out)                              # exactly one JSON object
     assert doc["status"] == "completed" and doc["completed"] == 12 and len(doc["job_results"]) == 12
     assert doc["restart_seconds"] == 5.0 and doc["speed"] == "TableSpeed" and "environment" in doc
+    assert 0 < doc["lower_bound"] <= doc["avg_jct"] and doc["ratio_to_bound"] == doc["avg_jct"] / doc["lower_bound"]
     assert (tmp_path / "jct_cdf.png").stat().st_size > 0 and (tmp_path / "utilisation.png").stat().st_size > 0
 
 

@@ -1,0 +1,264 @@
+r"""Gavel's allocation problems (Narayanan et al., OSDI'20): LPs over the fraction of time each job spends on each GPU type.
+
+Symbols (Gavel's, over the m jobs considered now and the K GPU types): :math:`X_{jk} \in [0, 1]`
+the fraction of time job j runs on type k; :math:`T_{jk}` its throughput there (steps/s at its
+size, 0 where it cannot run: then :math:`X_{jk} = 0`); :math:`z_{jk}` the GPUs it holds there;
+:math:`c_k` the GPUs of type k; :math:`\tau_j(X) = \sum_k T_{jk} X_{jk}` its effective throughput.
+Every allocation satisfies Gavel's base constraints
+
+.. math:: \sum_j z_{jk} X_{jk} \le c_k, \qquad \sum_k X_{jk} \le 1, \qquad X \ge 0.
+
+==========================  ==================================================================================
+problem                     objective (Gavel's ``scheduler/policies/<file>.py``)
+==========================  ==================================================================================
+:func:`max_min_fairness`    :math:`\max_X \min_j \sum_k W_{jk} X_{jk}` (``max_min_fairness.py``); with
+                            throughputs (``_perf``) :math:`W_{jk} = z_{jk} T_{jk} / \bar\tau_j`,
+                            :math:`\bar\tau_j = \sum_k T_{jk} c_k / \sum_k c_k` the throughput of an equal
+                            share of every type; without (LAS) :math:`W_{jk} = z_{jk}`. Then, among the
+                            optima, :math:`\max \sum_{jk} W_{jk} X_{jk}` (a second LP: Gavel's interior-point
+                            solver returns an interior optimum, a simplex a vertex that may leave GPUs idle)
+:func:`max_sum_throughput`  :math:`\max_X \sum_{jk} T_{jk} X_{jk}` (``max_sum_throughput.py``)
+:func:`min_total_duration`  :math:`\min_{X, M} M` s.t. :math:`\tau_j(X) \ge R_j / M` (``min_total_duration.py``:
+                            bisection on M); here one LP by Charnes–Cooper, :math:`s = 1/M`:
+                            :math:`\max s` s.t. :math:`R_j s \le \tau_j(X)`
+:func:`finish_time_fairness`  :math:`\min_X \max_j \rho_j(X)`, :math:`\rho_j = (t_j + R_j/\tau_j(X)) / (I_j +
+                            R_j/\tau^{iso}_j)` (``finish_time_fairness.py``): :math:`t_j` the time since
+                            the job arrived, :math:`I_j` its isolated time so far, :math:`\tau^{iso}_j` its
+                            throughput on an equal share :math:`c_k / (m z_{jk})` of every type. For a
+                            fixed ρ the condition is linear, :math:`\tau_j(X) \ge R_j/(\rho E_j - t_j)`, so
+                            ρ* is found by bisection on LPs, each giving a feasible X (an upper bound)
+:func:`fifo_perf`           not an LP (``fifo.py``, mode ``perf``): in arrival order, each job gets
+                            :math:`X_{jk} = 1` on the type with free room where its throughput is highest;
+                            the first job that fits no type stops the queue
+==========================  ==================================================================================
+
+Jobs with equal rows (same throughputs and sizes) form one class in the max-min and max-sum LPs
+(:func:`classes`). The matrix path builds each LP from whole arrays (scipy.sparse) and solves it with HiGHS
+(``dlsched.solvers.highs.solve_matrix``, highspy); :mod:`dlsched.policies.gavel_cvxpy` states the same problems in
+CVXPY (Gavel's own front end), and the tests check that the two agree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from dlsched.errors import SolverError
+from dlsched.models.mcmdk import MatrixForm
+from dlsched.result import Status
+from dlsched.solvers.highs import solve_matrix
+
+
+@dataclass
+class Allocation:
+    """``X[j, k]`` the time fractions, ``value`` the problem's optimal value (see each function), and
+    ``lps`` how many LPs were solved to get it."""
+
+    X: np.ndarray
+    value: float
+    lps: int = 1
+
+
+def base_rows(z: np.ndarray, cap: np.ndarray, count: np.ndarray | None = None) -> tuple[sp.csr_matrix, np.ndarray]:
+    """Gavel's base constraints over X flattened row-major (j*K + k): K capacity rows
+    :math:`\\sum_j n_j z_{jk} X_{jk} \\le c_k`, then m rows :math:`\\sum_k X_{jk} \\le 1`; :math:`n_j` =
+    ``count[j]`` jobs share row j (:func:`classes`), 1 without ``count``."""
+    m, K = z.shape
+    cols = np.arange(m * K)
+    zf = (z * (1.0 if count is None else np.asarray(count, float)[:, None])).ravel().astype(float)
+    nz = zf != 0
+    rows = np.concatenate([np.tile(np.arange(K), m)[nz], K + np.repeat(np.arange(m), K)])
+    A = sp.csr_matrix((np.concatenate([zf[nz], np.ones(m * K)]), (rows, np.concatenate([cols[nz], cols]))),
+                      shape=(K + m, m * K))
+    return A, np.concatenate([np.asarray(cap, float), np.ones(m)])
+
+
+def classes(*rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(first, inverse, count): the jobs whose rows of every array in ``rows`` are equal form a class.
+
+    The max-min and max-sum problems are symmetric in such jobs and convex, so averaging an optimal
+    X over a class keeps it feasible and optimal: an optimum with one row per class exists, and the
+    LP over classes (capacity rows weighted by the class sizes) has the same value with far fewer
+    variables (Gavel's msr traces draw jobs from about 100 (type, scale factor) pairs)."""
+    key = np.concatenate([np.asarray(r, float).reshape(len(r), -1) for r in rows], axis=1)
+    _, first, inverse, count = np.unique(key, axis=0, return_index=True, return_inverse=True, return_counts=True)
+    return first, np.asarray(inverse).reshape(-1), count
+
+
+def _per_job(coef: np.ndarray) -> sp.csr_matrix:
+    """The m × mK matrix whose row j is :math:`\\sum_k \\text{coef}_{jk} X_{jk}` (zeros dropped)."""
+    m, K = coef.shape
+    flat = coef.ravel()
+    nz = np.flatnonzero(flat)
+    return sp.csr_matrix((flat[nz], (nz // K, nz)), shape=(m, m * K))
+
+
+def _highs(c, A, b, ub) -> np.ndarray | None:
+    """x of min c·x, A x ≤ b, 0 ≤ x ≤ ub by HiGHS (the house's matrix path), or None if not optimal."""
+    n = len(c)
+    mf = MatrixForm(np.asarray(c, float), A.tocsr(), np.full(A.shape[0], -np.inf), np.asarray(b, float), np.zeros(n),
+                    np.asarray(ub, float), np.zeros(n, dtype=np.int32), "min", 0)
+    out = solve_matrix(mf)
+    return out.x if out.status == Status.OPTIMAL else None
+
+
+def _solve(c, A, b, ub) -> np.ndarray:
+    """:func:`_highs` where an optimum must exist: these problems are never infeasible (x = 0 is
+    feasible) nor unbounded, so anything else is a backend failure."""
+    x = _highs(c, A, b, ub)
+    if x is None:
+        raise SolverError("HiGHS did not solve a Gavel allocation LP to optimality")
+    return x
+
+
+def _with_scalar(A_base, b_base, ub_x, rows_extra, extra_col, b_extra, scalar_ub=np.inf):
+    """Append one scalar variable (last column) and the rows ``rows_extra·X + extra_col·v ≤ b_extra``."""
+    A = sp.vstack([sp.hstack([A_base, sp.csr_matrix((A_base.shape[0], 1))]),
+                   sp.hstack([rows_extra, sp.csr_matrix(np.asarray(extra_col, float)[:, None])])], format="csr")
+    return A, np.concatenate([b_base, b_extra]), np.append(ub_x, scalar_ub)
+
+
+def max_min_fairness(W: np.ndarray, z: np.ndarray, cap: np.ndarray, *, pareto: bool = True) -> Allocation:
+    """:math:`\\max_X \\min_j \\sum_k W_{jk} X_{jk}` under the base constraints (module docstring);
+    ``value`` is that maximum. Jobs whose row of W is 0 get nothing and do not count in the minimum.
+    ``pareto``: then maximise :math:`\\sum W X` keeping every job at the maximum (the second LP)."""
+    m, K = W.shape
+    live = W > 0
+    X = np.zeros((m, K))
+    rows = np.flatnonzero(live.any(axis=1))
+    if rows.size == 0:
+        return Allocation(X, 0.0, 0)
+    scale = W[rows].max()
+    first, inverse, count = classes(W[rows], z[rows])
+    Wc, zc = W[rows][first] / scale, z[rows][first]  # Wc: t of order 1 for HiGHS's absolute tolerances
+    C = first.size
+    A0, b0 = base_rows(zc, cap, count)
+    ub = (Wc > 0).ravel().astype(float)
+    n = C * K
+    A, b, ubv = _with_scalar(A0, b0, ub, -_per_job(Wc), np.ones(C), np.zeros(C))
+    sol = _solve(np.r_[np.zeros(n), -1.0], A, b, ubv)
+    t, x, lps = float(sol[-1]), sol[:n], 1
+    if pareto and t > 0:
+        # keep every job at t, use what is left
+        A2 = sp.vstack([A0, -_per_job(Wc)], format="csr")
+        b2 = np.concatenate([b0, np.full(C, -t * (1 - 1e-9))])
+        x2 = _highs(-(Wc * count[:, None]).ravel(), A2, b2, ub)
+        lps = 2
+        if x2 is not None:
+            x = x2
+    X[rows] = np.clip(x.reshape(C, K), 0.0, 1.0)[inverse]
+    return Allocation(X, t * scale, lps)
+
+
+def max_sum_throughput(T: np.ndarray, z: np.ndarray, cap: np.ndarray) -> Allocation:
+    """:math:`\\max_X \\sum_{jk} T_{jk} X_{jk}` under the base constraints; ``value`` is that sum."""
+    m, K = T.shape
+    if m == 0 or not (T > 0).any():
+        return Allocation(np.zeros((m, K)), 0.0, 0)
+    scale = T.max()
+    first, inverse, count = classes(T, z)
+    A, b = base_rows(z[first], cap, count)
+    c = -(T[first] / scale * count[:, None]).ravel()
+    x = _solve(c, A, b, (T[first] > 0).ravel().astype(float))
+    return Allocation(np.clip(x.reshape(first.size, K), 0.0, 1.0)[inverse], -float(c @ x) * scale)
+
+
+def min_total_duration(T: np.ndarray, z: np.ndarray, cap: np.ndarray, R: np.ndarray) -> Allocation:
+    """The smallest M such that every job can finish its remaining ``R[j]`` steps within M seconds at the
+    steady rate :math:`\\tau_j(X)`: one LP in :math:`(X, s = R_{\\max}/M)` (Charnes–Cooper, module
+    docstring). ``value`` is M in seconds (inf if a job with work left runs nowhere)."""
+    m, K = T.shape
+    X = np.zeros((m, K))
+    rows = np.flatnonzero(np.asarray(R) > 0)
+    if rows.size == 0:
+        return Allocation(X, 0.0, 0)
+    if not (T[rows] > 0).any(axis=1).all():
+        return Allocation(X, float("inf"), 0)
+    Rr = np.asarray(R, float)[rows]
+    Rmax = Rr.max()
+    A0, b0 = base_rows(z[rows], cap)
+    n = rows.size * K
+    A, b, ub = _with_scalar(A0, b0, (T[rows] > 0).ravel().astype(float), -_per_job(T[rows]), Rr / Rmax,
+                            np.zeros(rows.size))
+    sol = _solve(np.r_[np.zeros(n), -1.0], A, b, ub)
+    X[rows] = np.clip(sol[:n].reshape(rows.size, K), 0.0, 1.0)
+    s = float(sol[-1])
+    return Allocation(X, Rmax / s if s > 0 else float("inf"))
+
+
+def isolated_share(z: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    """Gavel's isolated allocation (``isolated.py``): :math:`c_k / (m z_{jk})` of every type, each row
+    scaled down to sum at most 1 (0 on a type where the job does not fit)."""
+    m = z.shape[0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = np.where(z > 0, np.asarray(cap, float)[None, :] / (m * np.where(z > 0, z, 1.0)), 0.0)
+    return x / np.maximum(x.sum(axis=1, keepdims=True), 1.0)
+
+
+def ftf_ratios(X: np.ndarray, T: np.ndarray, R: np.ndarray, elapsed: np.ndarray, E: np.ndarray) -> np.ndarray:
+    """:math:`\\rho_j(X) = (t_j + R_j/\\tau_j(X)) / E_j` (inf where :math:`\\tau_j = 0` and work is left)."""
+    tau = (T * X).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (elapsed + np.where(R > 0, R / tau, 0.0)) / E
+
+
+def finish_time_fairness(T: np.ndarray, z: np.ndarray, cap: np.ndarray, R: np.ndarray, elapsed: np.ndarray,
+                         E: np.ndarray, *, rtol: float = 1e-9, max_lps: int = 80) -> Allocation:
+    """:math:`\\min_X \\max_j \\rho_j(X)` (module docstring), ``E[j]`` :math:`= I_j + R_j/\\tau^{iso}_j` the
+    job's expected isolated finish time. Bisection on ρ between :math:`\\max_j t_j/E_j` (below it no
+    allocation works) and the best ρ of the allocations found so far (the isolated one first); at each
+    ρ the LP :math:`\\max \\lambda` s.t. :math:`\\tau_j(X) \\ge \\lambda R_j/(\\rho E_j - t_j)` says whether
+    ρ is reachable (λ ≥ 1), and its X is an allocation whose ρ tightens the upper end. Stops when the
+    ends are within ``rtol``; ``value`` is ρ of the returned X (an upper bound within ``rtol`` of ρ*)."""
+    m, K = T.shape
+    X = np.zeros((m, K))
+    R = np.asarray(R, float)
+    rows = np.flatnonzero((R > 0) & (T > 0).any(axis=1))
+    if rows.size == 0:
+        return Allocation(X, 0.0, 0)
+    Tr, Rr, tr, Er = T[rows], R[rows], np.asarray(elapsed, float)[rows], np.asarray(E, float)[rows]
+    A0, b0 = base_rows(z[rows], cap)
+    ub = (Tr > 0).ravel().astype(float)
+    n = rows.size * K
+    best = isolated_share(z[rows], cap) * (Tr > 0)
+    val = float(ftf_ratios(best, Tr, Rr, tr, Er).max())
+    lo, hi = float((tr / Er).max()), val
+    lps = 0
+    while hi - lo > rtol * hi and lps < max_lps:
+        rho = 0.5 * (lo + hi)
+        d = Rr / (rho * Er - tr)
+        dmax = d.max()
+        A, b, ubv = _with_scalar(A0, b0, ub, -_per_job(Tr), d / dmax, np.zeros(rows.size))
+        sol = _solve(np.r_[np.zeros(n), -1.0], A, b, ubv)
+        lps += 1
+        x = np.clip(sol[:n].reshape(rows.size, K), 0.0, 1.0)
+        got = float(ftf_ratios(x, Tr, Rr, tr, Er).max())
+        if got < val:
+            best, val = x, got
+        if sol[-1] >= dmax * (1 - 1e-9):       # lambda >= 1: rho is reachable
+            hi = rho
+        else:
+            lo = rho
+        hi = min(hi, val)
+    X[rows] = best
+    return Allocation(X, val, lps)
+
+
+def fifo_perf(T: np.ndarray, z: np.ndarray, cap: np.ndarray) -> Allocation:
+    """Gavel's type-aware FIFO over jobs in arrival order (rows of T): each takes the type where its
+    throughput is highest among those with ``z[j, k]`` GPUs free (:math:`X_{jk} = 1`); the queue stops
+    at the first job that fits no type. ``value`` is the number of jobs allocated."""
+    m, K = T.shape
+    X = np.zeros((m, K))
+    free = np.asarray(cap, float).copy()
+    for j in range(m):
+        fits = (z[j] > 0) & (z[j] <= free + 1e-9)
+        if not fits.any():
+            break
+        k = int(np.argmax(np.where(fits, T[j], -1.0)))
+        if T[j, k] > 0:
+            X[j, k] = 1.0
+            free[k] -= z[j, k]
+    return Allocation(X, float(X.sum()), 0)

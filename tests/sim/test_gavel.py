@@ -1,0 +1,152 @@
+"""Gavel's allocation LPs (dlsched.policies.gavel_lp) and its round-based mechanism (dlsched.policies.gavel)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from dlsched.policies import gavel_cvxpy, gavel_lp
+from dlsched.registry import make_policy
+from dlsched.sim.engine import simulate
+
+from .helpers import Audit, LinearSpeed, TypedSpeed, job, trace, typed_cluster
+
+GAVEL = ("gavel-max-min-fairness", "gavel-max-min-fairness-perf", "gavel-finish-time-fairness",
+         "gavel-max-sum-throughput", "gavel-min-total-duration", "gavel-fifo-perf")
+
+
+# -- the LPs on hand-computed optima ------------------------------------------------------------
+
+def test_max_min_fairness_by_hand():
+    # three 1-GPU jobs on 2 GPUs of one type: each gets 2/3 of the time
+    z = np.ones((3, 1))
+    a = gavel_lp.max_min_fairness(z, z, np.array([2.0]))
+    assert a.value == pytest.approx(2 / 3) and a.X[:, 0] == pytest.approx([2 / 3] * 3)
+    # heterogeneity-aware: T = [[2, 1], [1, 1]] on one GPU of each type; equal-share throughputs 1.5 and 1,
+    # W = [[4/3, 2/3], [1, 1]]: job 1 can reach at most 1 (its row sums to <= 1), and both reach 1
+    T, z, cap = np.array([[2.0, 1.0], [1.0, 1.0]]), np.ones((2, 2)), np.ones(2)
+    W = z * T / ((T * cap).sum(axis=1) / cap.sum())[:, None]
+    assert gavel_lp.max_min_fairness(W, z, cap).value == pytest.approx(1.0)
+
+
+def test_max_sum_throughput_and_min_total_duration_by_hand():
+    T, z, cap = np.array([[2.0, 1.0], [1.0, 1.0]]), np.ones((2, 2)), np.ones(2)
+    a = gavel_lp.max_sum_throughput(T, z, cap)
+    assert a.value == pytest.approx(3.0) and a.X == pytest.approx(np.eye(2))
+    # 100 and 200 steps at 1 step/s on one GPU: both done by 300 s at the earliest
+    m = gavel_lp.min_total_duration(np.ones((2, 1)), np.ones((2, 1)), np.array([1.0]), np.array([100.0, 200.0]))
+    assert m.value == pytest.approx(300.0) and m.X[:, 0] == pytest.approx([1 / 3, 2 / 3])
+
+
+def test_finish_time_fairness_by_hand():
+    # two 1-step jobs on one GPU, isolated share 1/2 each (E = 2); job 0 has waited 1 s:
+    # rho_0 = (1 + 1/a)/2 = rho_1 = (1/(1-a))/2 at a^2 + a - 1 = 0, rho* = (3 + sqrt 5)/4
+    T, z = np.ones((2, 1)), np.ones((2, 1))
+    a = gavel_lp.finish_time_fairness(T, z, np.array([1.0]), np.ones(2), np.array([1.0, 0.0]), np.full(2, 2.0))
+    assert a.value == pytest.approx((3 + math.sqrt(5)) / 4, rel=1e-8)
+    assert a.X[0, 0] == pytest.approx((math.sqrt(5) - 1) / 2, rel=1e-6)
+
+
+def test_fifo_perf_by_hand():
+    # job 0 takes type 1 (3 > 1); job 1 the only free type 0; job 2 fits nowhere and stops the queue
+    T = np.array([[1.0, 3.0], [2.0, 1.0], [5.0, 5.0], [1.0, 1.0]])
+    a = gavel_lp.fifo_perf(T, np.ones((4, 2)), np.ones(2))
+    assert a.X.tolist() == [[0, 1], [1, 0], [0, 0], [0, 0]]
+
+
+# -- properties on random instances, and the CVXPY statement agrees --------------------------
+
+@st.composite
+def instances(draw):
+    m, K = draw(st.integers(1, 6)), draw(st.integers(1, 3))
+    T = np.array(draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.5]), min_size=m * K, max_size=m * K))).reshape(m, K)
+    size = np.array(draw(st.lists(st.sampled_from([1.0, 2.0, 4.0]), min_size=m, max_size=m)))
+    cap = np.array(draw(st.lists(st.sampled_from([1.0, 2.0, 4.0, 8.0]), min_size=K, max_size=K)))
+    z = np.where(size[:, None] <= cap[None, :], size[:, None], 0.0) * np.ones((1, K))
+    T = np.where(z > 0, T, 0.0)
+    R = np.array(draw(st.lists(st.floats(1.0, 1e4), min_size=m, max_size=m)))
+    t = np.array(draw(st.lists(st.floats(0.0, 1e3), min_size=m, max_size=m)))
+    return T, z, cap, R, t
+
+
+def feasible(X, z, cap, T):
+    return (X >= 0).all() and (X <= 1).all() and ((z * X).sum(axis=0) <= cap + 1e-6).all() \
+        and (X.sum(axis=1) <= 1 + 1e-6).all() and (X[T <= 0] == 0).all()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances())
+def test_every_lp_is_feasible_and_agrees_with_its_cvxpy_statement(inst):
+    T, z, cap, R, t = inst
+    share = (T * cap).sum(axis=1) / cap.sum()
+    W = np.where(share[:, None] > 0, z * T / np.where(share > 0, share, 1.0)[:, None], 0.0)
+    mm = gavel_lp.max_min_fairness(W, z, cap)
+    assert feasible(mm.X, z, cap, T)
+    live = (W > 0).any(axis=1)
+    if live.any():
+        assert ((W * mm.X).sum(axis=1)[live] >= mm.value * (1 - 1e-6) - 1e-9).all()   # the second LP keeps the minimum
+    assert mm.value == pytest.approx(gavel_cvxpy.max_min_fairness(W, z, cap), rel=1e-6, abs=1e-9)
+    ms = gavel_lp.max_sum_throughput(T, z, cap)
+    assert feasible(ms.X, z, cap, T)
+    assert ms.value == pytest.approx(gavel_cvxpy.max_sum_throughput(T, z, cap), rel=1e-6, abs=1e-9)
+    runs = (T > 0).any(axis=1)
+    md = gavel_lp.min_total_duration(T[runs], z[runs], cap, R[runs])
+    assert feasible(md.X, z[runs], cap, T[runs])
+    if runs.any():
+        assert md.value == pytest.approx(gavel_cvxpy.min_total_duration(T[runs], z[runs], cap, R[runs]), rel=1e-6)
+        iso = (gavel_lp.isolated_share(z[runs], cap) * T[runs]).sum(axis=1)
+        E = R[runs] / iso
+        ft = gavel_lp.finish_time_fairness(T[runs], z[runs], cap, R[runs], t[runs], E)
+        assert feasible(ft.X, z[runs], cap, T[runs])
+        assert ft.value == pytest.approx(gavel_lp.ftf_ratios(ft.X, T[runs], R[runs], t[runs], E).max())
+        # Gavel's convex program, by an interior-point conic solver at its default tolerances (1e-8)
+        assert ft.value == pytest.approx(gavel_cvxpy.finish_time_fairness(T[runs], z[runs], cap, R[runs], t[runs], E),
+                                         rel=1e-5)
+    ff = gavel_lp.fifo_perf(T, z, cap)
+    assert feasible(ff.X, z, cap, T) and set(np.unique(ff.X)) <= {0.0, 1.0}
+
+
+# -- the round mechanism ------------------------------------------------------------------------
+
+def test_two_jobs_share_one_gpu_round_by_round():
+    # LAS gives each 1/2; rounds of 360 s alternate (job 0 first, then whoever has received less):
+    # 3 rounds of work each, job 0 runs rounds 0, 2, 4 and job 1 rounds 1, 3, 5
+    tr = trace(job("a", iterations=3 * 360.0), job("b", iterations=3 * 360.0))
+    res = simulate(tr, typed_cluster({"v100": 1}, gpus=1), make_policy("gavel-max-min-fairness"), LinearSpeed())
+    assert res.completion.tolist() == pytest.approx([5 * 360.0, 6 * 360.0])
+
+
+def test_a_freed_gpu_idles_until_the_round_ends():
+    # on 2 GPUs, job c frees its GPU at 100 s while job a runs on: job b, arriving at 10 s, waits for
+    # the next round (360 s); once nothing runs, a round starts at once (Gavel's round ends when its
+    # last lease does): job d, arriving at 1000 s on an idle cluster, starts then
+    tr = trace(job("a", iterations=500.0), job("c", iterations=100.0), job("b", arrival=10.0, iterations=50.0),
+               job("d", arrival=1000.0, iterations=10.0))
+    res = simulate(tr, typed_cluster({"v100": 1}, gpus=2), make_policy("gavel-fifo-perf"), LinearSpeed())
+    assert res.first_start.tolist() == [0.0, 0.0, 360.0, 1000.0]
+    assert res.completion.tolist() == pytest.approx([500.0, 100.0, 410.0, 1010.0])
+
+
+@pytest.mark.parametrize("name", GAVEL)
+def test_multi_gpu_jobs_never_mix_types_and_fast_jobs_get_fast_gpus(name):
+    cl = typed_cluster({"v100": 2, "k80": 2})
+    speed = TypedSpeed({"v100": 4.0, "k80": 1.0})
+    tr = trace(*[job(f"j{i}", arrival=30.0 * i, iterations=2000.0 + 500 * i, min_workers=w, max_workers=w)
+                 for i, w in enumerate([2, 1, 3, 2, 1, 4])])
+    seen = []
+
+    class Spy(Audit):
+        def schedule(self, state, events):
+            out = super().schedule(state, events)
+            seen.extend({cl.gpu_type[s] for s in pl.workers} for pl in out.values())
+            return out
+
+    audit = Spy(make_policy(name))
+    res = simulate(tr, cl, audit, speed)
+    assert res.status == "completed" and not audit.problems
+    assert seen and all(len(types) == 1 for types in seen)
+    if name != "gavel-max-min-fairness":          # the heterogeneity-agnostic one may leave V100s idle
+        assert any(types == {"v100"} for types in seen)
