@@ -3,7 +3,7 @@
 * ``fifo``: jobs in arrival order, each with a fixed worker count (``workers``, default N_i,
   capped by what the empty cluster holds) and the fewest PSs that serve them; strict head-of-line
   blocking; an allocation is held until the job finishes.
-* ``drf``: the simulator's one DRF (:func:`dlsched.policies.baselines.drf_fill`, progressive
+* ``drf``: the simulator's one DRF (:func:`dlsched.policies.drf.drf_fill`, progressive
   filling by worker+PS bundles, placed first fit) over the jobs that could finish by T with N_i
   workers when they arrived (:class:`DrfPolicy`).
 * ``risk_reward``: our reading of a risk-reward heuristic (docs/oasis.md): at every event,
