@@ -74,7 +74,7 @@ class Tetris(Baseline):
     #: the first and the most steps of the last call's one check of :meth:`_Groups.replay` takes, and the
     #: most steps in a row decided in full that :class:`_Plan` does not foresee before it is dropped.
     #: The replay earns its lines: the first 960 s of the inflated OpenB list (2,149 calls) take 37 CPU s
-    #: with it and more than 55 without (``incremental=False``).
+    #: with it; without it (``incremental=False``) a run was stopped after more than 60.
     REPLAY = (64, 4096, 8)
     #: choose by groups of candidates with the same next grant (:func:`_grouped_steps`); False: every
     #: candidate at every step (:func:`_whole_steps`), the same decisions. Groups earn their lines: one
