@@ -8,17 +8,27 @@ from typing import Sequence
 
 import numpy as np
 
-from dlsched.policies.alignment import layout, rows_alike
 from dlsched.policies.bundles import Baseline, _job_limits, grant, grant_vectors, ps_count
 from dlsched.sim.placement import EPS
 from dlsched.sim.policy import ClusterState, Event, Placement, PolicyContext
+
+#: scores within this relative distance of the best are ties, won by the lowest candidate index
+TIE = 1e-12
+
+
+def tie_floor(best):
+    """The lowest score tied with ``best`` (a score s ties with it when s >= best − TIE·|best|)."""
+    return best - TIE * np.abs(best)
 
 
 class Tetris(Baseline):
     """Tetris: grant the job whose next bundle best aligns with the free resources, favouring less remaining work.
 
     Score of candidate j with next grant b_j: ⟨free/C, b_j/C⟩ normalised by its maximum over the
-    candidates, plus ``remaining_weight`` · (1 − T_j / max T), T_j the remaining-time estimate.
+    candidates whose next grant fits, plus ``remaining_weight`` · (1 − T_j / max T), T_j the
+    remaining-time estimate. Each step grants the best score; scores within a relative ``TIE``
+    (1e-12) of the best are ties, won by the lowest candidate index (so that how a product rounds
+    cannot change a decision).
     """
 
     name = "tetris"
@@ -48,8 +58,7 @@ class Tetris(Baseline):
             return {}
         vectors, short, inv_total, avail, w, p, nxt = self.terms(state, cand)
         weighted = self.remaining_weight * short
-        R = nxt.shape[1]
-        if self.grouped and rows_alike(R):
+        if self.grouped:
             key = (id(state.jobs), self.total.tobytes())
             hint = self._steps[1] if self.incremental and self._steps is not None and self._steps[0] == key else None
             order, taken = _grouped_steps(vectors, weighted, inv_total, avail, w, p, nxt, hint, _job_limits(state.jobs)[4][cand])
@@ -62,22 +71,22 @@ class Tetris(Baseline):
         super().reset(ctx)
         self._steps = None            # (setting, the grants of the last call in the order taken)
 
-    #: the most steps one numpy pass of :func:`_grouped_steps` prepares
-    BATCH = 32
     #: the first and the most steps of the last call's one check of :meth:`_Groups.replay` takes, and the
-    #: most steps in a row decided in full that :class:`_Plan` does not foresee before it is dropped
+    #: most steps in a row decided in full that :class:`_Plan` does not foresee before it is dropped.
+    #: The replay earns its lines: the first 960 s of the inflated OpenB list (2,149 calls) take 37 CPU s
+    #: with it; without it (``incremental=False``) a run was stopped after more than 60.
     REPLAY = (64, 4096, 8)
-    #: choose by groups of candidates with the same next grant (:func:`_grouped_steps`); False: the whole
-    #: product at every step (:func:`_whole_steps`), the same decisions
+    #: choose by groups of candidates with the same next grant (:func:`_grouped_steps`); False: every
+    #: candidate at every step (:func:`_whole_steps`), the same decisions. Groups earn their lines: one
+    #: call on 7,000 inflated OpenB pods at time 0 takes 0.97 CPU s grouped, 2.17 s not (placing them included).
     grouped = True
 
 
 def _whole_steps(vectors, weighted, inv_total, avail, w, p, nxt) -> list[int]:
-    """Tetris's steps from its definition (MODELS.md §7): at every step the product ``A @ v`` over every
-    candidate (a row's rounding depends on its place in it), the best score among the candidates whose
-    next grant fits, ties to the earliest; a candidate whose next grant does not fit is out for good
-    (free capacity only shrinks; its next grant changes only when it is chosen). Grants into ``w``,
-    ``p``, ``avail``; returns the candidates in the order of their first grants."""
+    """Tetris's steps from its definition (MODELS.md §7): at every step the best score among the
+    candidates whose next grant fits, ties (:data:`TIE`) to the earliest; a candidate whose next grant
+    does not fit is out for good (free capacity only shrinks; its next grant changes only when it is
+    chosen). Grants into ``w``, ``p``, ``avail``; returns the candidates in the order of their first grants."""
     out = np.zeros(nxt.shape[0], dtype=bool)
     A = nxt * inv_total
     order: list[int] = []
@@ -88,10 +97,10 @@ def _whole_steps(vectors, weighted, inv_total, avail, w, p, nxt) -> list[int]:
         alive = alive[fits]
         if not alive.size:
             return order
-        al = (A @ (avail * inv_total))[alive]
+        al = A[alive] @ (avail * inv_total)
         top = al.max()
         score = (al / top if top > 0 else 0.0) + weighted[alive]
-        i = int(alive[int(np.argmax(score))])
+        i = int(alive[int(np.argmax(score >= tie_floor(score.max())))])
         g = grant(i, w, p, order, avail, vectors)
         if g is None:
             out[i] = True
@@ -102,29 +111,23 @@ def _whole_steps(vectors, weighted, inv_total, avail, w, p, nxt) -> list[int]:
 
 def _grouped_steps(vectors, weighted, inv_total, avail, w, p, nxt, hint: np.ndarray | None = None,
                    p0: np.ndarray | None = None) -> tuple[list[int], np.ndarray]:
-    """:func:`_whole_steps`'s decisions, bit for bit, at a cost per step in the number of distinct next
-    grants rather than of candidates, several steps per numpy pass.
+    """:func:`_whole_steps`'s decisions at a cost per step in the number of distinct next grants
+    rather than of candidates.
 
-    Candidates with equal next grants have equal alignments where :class:`_Groups` says so, and fit
-    or not together: :class:`_Groups` keeps one group each, its members sorted by (−weight, index).
-    With c = alignment / top common to a group, fl(c + weight) does not decrease with the weight, so
-    a group's best score is its first member's, and the members tied with it in floating point are a
-    prefix of the order, whose earliest index the step takes, as the argmax over all candidates does
-    (:func:`_earliest`). Consecutive steps mostly choose from one group: a pass takes the free
-    capacity after each of the next k − 1 grants of the last step's group (they subtract the same
-    vector, so these are the values the steps will see, bit for bit), the groups' fits and
-    alignments at each (one matrix-vector product per row, as the steps would), and the best score
-    of the other groups at each; the first row is decided in full, and each later row stands as long
-    as that group's best member scores strictly above every other group, its grant leaves no next
-    grant, and the group fits and has members; the first row that does not stand is decided in full
-    by the next pass. k doubles while whole passes stand (at most ``BATCH``) and restarts at 2.
+    Candidates with equal next grants have equal alignments and fit or not together: :class:`_Groups`
+    keeps one group each, its members sorted by (−weight, index). With c = alignment / top common to a
+    group, fl(c + weight) does not decrease with the weight, so a group's best score is its first
+    member's, and its members tied with the best score (:func:`tie_floor`) are a prefix of the order,
+    whose earliest index the step takes if no other group's is earlier (:func:`_earliest`). One step
+    a numpy pass: preparing several steps of one group per pass did not pay (the first 960 s of the
+    inflated OpenB list: 36.1 CPU s one step a pass, 36.8 with up to 32).
 
     ``hint``: the grant vectors the last call took, in order (the second value returned). Calls differ
     by a few candidates and slightly in weight, so this call mostly takes the same grants in the same
     order: :meth:`_Groups.replay` takes the longest prefix of the hint that it proves the steps would
     take (a replay checks every step it takes, so the hint is only a guess), the next step is decided
-    in full, and the hint is followed on from there; from the first step that
-    differs the hint is realigned (:class:`_Plan`). ``p0``: each candidate's PSs at its first grant (:func:`ps_count`),
+    in full, and the hint is followed on from there; from the first step that differs the hint is
+    realigned (:class:`_Plan`). ``p0``: each candidate's PSs at its first grant (:func:`ps_count`),
     computed here if not given.
     """
     if p0 is None:
@@ -134,7 +137,6 @@ def _grouped_steps(vectors, weighted, inv_total, avail, w, p, nxt, hint: np.ndar
     wl, members, R = G.wl, G.members, nxt.shape[1]
     order: list[int] = []
     taken: list[bytes] = []
-    g, k_max = -1, 2
     plan = None if hint is None or not hint.shape[0] else _Plan(hint)
     hint_groups = None if plan is None else G.of_rows(hint)
     chunk = Tetris.REPLAY[0]
@@ -151,52 +153,28 @@ def _grouped_steps(vectors, weighted, inv_total, avail, w, p, nxt, hint: np.ndar
             chunk = Tetris.REPLAY[0]
             if not ahead.size or plan.misses > Tetris.REPLAY[2]:
                 plan = None
-        rows = min(k_max, len(members[g]) + 1) if g >= 0 and G.alive[g] and plan is None else 1
-        aseq = avail[None] if rows == 1 else \
-            np.subtract.accumulate(np.vstack([avail, np.broadcast_to(G.gn[g], (rows - 1, R))]), axis=0)
         live = np.flatnonzero(G.alive)
-        fits = (G.gn[live][None] <= aseq[:, None] + EPS).all(axis=2)
-        G.kill(live[~fits[0]])
-        if not fits[0].any():
+        fits = (G.gn[live] <= avail + EPS).all(axis=1)
+        G.kill(live[~fits])
+        live = live[fits]
+        if not live.size:
             return order, np.frombuffer(b"".join(taken)).reshape(-1, R)
-        masked = np.where(fits, G.values(aseq * inv_total)[:, G.at[live]], -np.inf)
-        top = masked.max(axis=1)
-        c = masked / np.where(top > 0, top, 1.0)[:, None]
-        if not top[0] > 0:
-            c[0] = np.where(fits[0], 0.0, -np.inf)        # the definition's 0.0 + weight
+        al = G.values(avail * inv_total, live)
+        top = al.max()
+        c = al / top if top > 0 else np.zeros(live.size)      # the definition's 0.0 + weight
         score = c + G.wbest[live]
-        best = score[0].max()
+        floor = tie_floor(score.max())
         i, h, at = len(wl), -1, -1
-        for q in np.flatnonzero(score[0] == best).tolist():
-            j, pos = _earliest(members[live[q]], float(c[0, q]), best, wl)
+        for q in np.flatnonzero(score >= floor).tolist():
+            j, pos = _earliest(members[live[q]], float(c[q]), floor, wl)
             if j < i:
                 i, h, at = j, int(live[q]), pos
-        stood = 0
-        if h == g and rows > 1:
-            col = int(np.searchsorted(live, g))
-            others = score.copy()
-            others[:, col] = -np.inf
-            rest, cg = others.max(axis=1).tolist(), c[:, col].tolist()
         if plan is not None:
             plan.decided(G.gn[h].tobytes())
-        while True:
-            taken.append(G.gn[h].tobytes())
-            nx = G.take(i, h, at, w, p, order, avail, vectors)
-            if nx is not None:                    # a candidate that grows on moves to another group
-                G.move(i, h, nx, nxt)
-                break
-            stood += 1
-            if h != g or stood >= rows or not (fits[stood, col] and top[stood] > 0) or not members[g]:
-                break
-            head = members[g][0]
-            s = cg[stood] + wl[head]
-            if not s > rest[stood]:
-                break
-            G.kill(live[~fits[stood]])
-            i, at = _earliest(members[g], cg[stood], s, wl)
-            h = g
-        k_max = min(2 * k_max, Tetris.BATCH) if h == g and stood >= rows else 2
-        g = h
+        taken.append(G.gn[h].tobytes())
+        nx = G.take(i, h, at, w, p, order, avail, vectors)
+        if nx is not None:                        # a candidate that grows on moves to another group
+            G.move(i, nx, nxt)
 
 
 class _Plan:
@@ -236,16 +214,17 @@ class _Plan:
             self.misses += 1
 
 
-def _earliest(mk: list[int], c: float, best: float, wl: list[float]) -> tuple[int, int]:
+def _earliest(mk: list[int], c: float, floor: float, wl: list[float]) -> tuple[int, int]:
     """The earliest candidate, and its place in ``mk``, among those of group ``mk`` (sorted by (−weight,
-    index)) whose score fl(c + weight) equals ``best``; (len, -1) if none (a prefix of mk, since the score
-    does not decrease with the weight; of equal weights the first has the earliest index)."""
+    index)) whose score c + weight is at least ``floor`` (the tie floor of the step's best score);
+    (len, -1) if none. They are a prefix of mk (the score does not decrease with the weight; of equal
+    weights the first has the earliest index)."""
     i, at, prev = len(wl), -1, None
     for pos, j in enumerate(mk):
         wj = wl[j]
         if wj == prev:
             continue
-        if c + wj != best:
+        if not c + wj >= floor:
             break
         prev = wj
         if j < i:
@@ -253,64 +232,51 @@ def _earliest(mk: list[int], c: float, best: float, wl: list[float]) -> tuple[in
     return i, at
 
 
-class _Groups:
-    """Tetris's candidates in groups of equal next grants (:func:`_grouped_steps`).
+def _rows(a: np.ndarray) -> np.ndarray:
+    """Each row of ``a`` as one opaque value (equal bytes, equal values), for np.unique."""
+    return np.ascontiguousarray(a).view(np.dtype((np.void, a.dtype.itemsize * a.shape[1]))).ravel()
 
-    Candidates inside the product's blocks of four (all but the last ``n mod 4``) whose next grants
-    are equal byte for byte form one group (groups T.. on), their rows of ``A @ v`` equal; each of the
-    last T rows is a group alone (groups 0..T−1). One product over
-    :func:`~dlsched.policies.alignment.layout` (the groups' rows, then the last rows) gives every
-    group its value as the whole product rounds it, where
-    :func:`~dlsched.policies.alignment.rows_alike` holds. A group is alive while it has members
-    and its grant fitted at every step so far; once its grant does not fit it is dead for the call
-    (free capacity only shrinks) and takes no candidate.
+
+class _Groups:
+    """Tetris's candidates in groups of equal next grants (:func:`_grouped_steps`), each group's
+    members sorted by (−weight, index). A group is alive while it has members and its grant fitted at
+    every step so far; once its grant does not fit it is dead for the call (free capacity only
+    shrinks) and takes no candidate.
     """
 
     def __init__(self, nxt: np.ndarray, weighted: np.ndarray, inv_total: np.ndarray):
         n = nxt.shape[0]
-        self.main = main = n & -4
-        self.T = T = n - main
         self.wl = weighted.tolist()
         self.weighted = weighted
-        raw = np.ascontiguousarray(nxt[:main]).view(np.dtype((np.void, nxt.dtype.itemsize * nxt.shape[1]))).ravel()
-        keys, first, gid = np.unique(raw, return_index=True, return_inverse=True)
-        of = np.concatenate([T + gid.reshape(-1), np.arange(T)])
-        K = T + keys.size
-        ranked = np.lexsort((np.arange(n), -weighted, of))
-        self.members = [m.tolist() for m in np.split(ranked, np.cumsum(np.bincount(of, minlength=K))[:-1])]
-        self.index = {k.tobytes(): T + g for g, k in enumerate(keys)}
-        self.gn = np.vstack([nxt[main:], nxt[:main][first]])      # each group's next grant
         self.inv_total = inv_total
-        self._product()
-        self.alive = np.array([bool(m) for m in self.members], dtype=bool)
-        self.dead = np.zeros(K, dtype=bool)
-        self.wbest = np.array([self.wl[m[0]] if m else -np.inf for m in self.members])
+        keys, first, gid = np.unique(_rows(nxt), return_index=True, return_inverse=True)
+        gid = gid.reshape(-1)
+        ranked = np.lexsort((np.arange(n), -weighted, gid))
+        self.members = [m.tolist() for m in np.split(ranked, np.cumsum(np.bincount(gid, minlength=keys.size))[:-1])]
+        self.index = {k.tobytes(): g for g, k in enumerate(keys)}
+        self.gn = nxt[first]                              # each group's next grant
+        self.A = self.gn * inv_total                      # its row of the alignment's product
+        self.alive = np.ones(keys.size, dtype=bool)
+        self.dead = np.zeros(keys.size, dtype=bool)
+        self.wbest = np.array([self.wl[m[0]] for m in self.members])
         self._flat = None
         self._ranked()
 
-    def _product(self) -> None:
-        """The matrix of the groups' product (:func:`layout`) and each group's row in it."""
-        T, inside = self.T, self.gn[self.T:] * self.inv_total
-        self.M = layout(inside, self.gn[:T] * self.inv_total)
-        self.at = np.concatenate([np.arange(self.M.shape[0] - T, self.M.shape[0]), np.arange(inside.shape[0])])
-
-    def values(self, V: np.ndarray) -> np.ndarray:
-        """Every group's row of the product at each row of ``V`` (free capacity / C), one product per row as the
-        whole product rounds it (``at``: each group's row)."""
-        return np.array([self.M @ v for v in V]).reshape(V.shape[0], -1)
+    def values(self, V: np.ndarray, groups: np.ndarray) -> np.ndarray:
+        """The alignments of ``groups`` at each row of ``V`` (free capacity / C): (rows of V, groups)."""
+        return V @ self.A[groups].T
 
     def replay(self, rows, gk, avail, inv_total, w, p, order, vectors, p0) -> int:
         """Take the longest prefix of the grant vectors ``rows`` (L, R), of groups ``gk`` (−1: none now),
         that the steps would take now, as :func:`_grouped_steps` would take them; returns its length.
 
         Step k of the prefix sees the free capacity after rows 0..k−1 (subtracted in that order: the
-        steps' own values, bit for bit), its group g_k is that of row k (the groups inside the blocks;
-        a last row is never predicted), and each group's first members are those its earlier steps did
-        not take, in its order. The step stands when g_k has members and fits, its first member has no
-        grant after this one (a first grant at its maximum size) and no other member of g_k could tie
-        with it in floating point (the next distinct weight scores below it), top > 0, and g_k scores
-        strictly above every other live group; the first step that does not stand ends the prefix.
-        Every quantity is one numpy pass over (L, live groups), the alignments one product per row.
+        steps' own values), its group g_k is that of row k, and each group's first members are those
+        its earlier steps did not take, in its order. The step stands when g_k has members and fits,
+        its first member has no grant after this one (a first grant at its maximum size), top > 0, and
+        every other member of g_k and every other live group scores below the tie floor of g_k's
+        first member; the first step that does not stand ends the prefix. Every quantity is one
+        numpy pass over (L, live groups).
         """
         live = np.flatnonzero(self.alive)
         col = np.full(len(self.members), -1, dtype=np.int64)
@@ -336,25 +302,14 @@ class _Groups:
         weight = np.where(has, fw[q], -np.inf)
         minw, maxw = vectors[0], vectors[1]
         sure = alive[ar, gc] & (w[pick] == 0) & (minw[pick] >= maxw[pick])
-
-        def stands(vals: np.ndarray) -> int:
-            """How many of the first steps stand, given their alignments ``vals`` (k, live groups)."""
-            k = vals.shape[0]
-            masked = np.where(alive[:k], vals, -np.inf)
-            top = masked.max(axis=1)
-            c = masked / np.where(top > 0, top, 1.0)[:, None]
-            score = c + weight[:k]
-            sg = score[ar[:k], gc[:k]]
-            score[ar[:k], gc[:k]] = -np.inf
-            ok = sure[:k] & (top > 0) & (sg > score.max(axis=1)) & (c[ar[:k], gc[:k]] + nd[head[:k]] < sg)
-            return int(np.argmin(ok)) if not ok.all() else k
-
-        V = aseq[:L] * inv_total
-        cols = self.at[live]
-        # where the prefix ends, from one product of all rows (rounded otherwise: a guess), then the
-        # exact alignments (one product per row) of the steps up to there
-        guess = stands((V @ self.M.T)[:, cols])
-        n_ok = stands(self.values(V[:min(guess + 1, L)])[:, cols])
+        masked = np.where(alive, self.values(aseq[:L] * inv_total, live), -np.inf)
+        top = masked.max(axis=1)
+        c = masked / np.where(top > 0, top, 1.0)[:, None]
+        score = c + weight
+        floor = tie_floor(score[ar, gc])
+        score[ar, gc] = -np.inf
+        ok = sure & (top > 0) & (score.max(axis=1) < floor) & (c[ar, gc] + nd[head] < floor)
+        n_ok = int(np.argmin(ok)) if not ok.all() else L
         if not n_ok:
             return 0
         pick = pick[:n_ok]
@@ -390,11 +345,10 @@ class _Groups:
         return self._flat
 
     def of_rows(self, rows: np.ndarray) -> np.ndarray:
-        """The group (inside the blocks) of each grant vector of ``rows``, −1 if none."""
+        """The group of each grant vector of ``rows``, −1 if none."""
         if not rows.shape[0]:
             return np.zeros(0, dtype=np.int64)
-        raw = np.ascontiguousarray(rows).view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
-        keys, inverse = np.unique(raw, return_inverse=True)
+        keys, inverse = np.unique(_rows(rows), return_inverse=True)
         return np.array([self.index.get(k.tobytes(), -1) for k in keys], dtype=np.int64)[inverse.reshape(-1)]
 
     def kill(self, groups: np.ndarray) -> None:
@@ -416,22 +370,15 @@ class _Groups:
             self.alive[g], self.wbest[g] = False, -np.inf
         return grant(i, w, p, order, avail, vectors)
 
-    def move(self, i, g, nx, nxt) -> None:
-        """Candidate i (of group g) has the next grant nx: into its group, unless that one is dead."""
+    def move(self, i, nx, nxt) -> None:
+        """Candidate i has the next grant nx: into its group, unless that one is dead."""
         nxt[i] = nx[2]
-        if i >= self.main:                                # a last row stays a group alone
-            self.gn[g] = nxt[i]
-            self.M[self.at[g]] = nxt[i] * self.inv_total
-            self.members[g].append(i)
-            self.alive[g], self.wbest[g] = True, self.wl[i]
-            self._flat = None
-            return
         key = nxt[i].tobytes()
         h = self.index.get(key)
         if h is None:
             h = self.index[key] = len(self.members)
             self.gn = np.vstack([self.gn, nxt[i]])
-            self._product()
+            self.A = np.vstack([self.A, nxt[i] * self.inv_total])
             self.members.append([])
             self.alive, self.dead = np.append(self.alive, False), np.append(self.dead, False)
             self.wbest = np.append(self.wbest, -np.inf)
