@@ -20,7 +20,6 @@ A peer that is not installed is :func:`available` ``False``; nothing here import
 from __future__ import annotations
 
 import importlib.util
-import re
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -28,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dlsched.export import write_model
+from dlsched.export import model_names, write_model
 from dlsched.instance.core import MCMDK
 
 #: multiplier for non-integer data given to CP-SAT (which accepts integer coefficients only)
@@ -118,17 +117,16 @@ def _mps(inst: MCMDK, folder: str) -> str:
     return path
 
 
-_COLUMN = re.compile(r"c(\d+)")
-
-
 def _read_back(inst: MCMDK, names: list[str], values) -> np.ndarray:
-    """The column vector from variables read back from our own MPS (HiGHS names columns c0, c1, ...;
-    a reader may add variables of its own, e.g. Gurobi's range variables, which are skipped)."""
+    """The column vector from variables read back from our own MPS, by the column names it was
+    written with (:func:`dlsched.export.model_names`; a reader may add variables of its own, e.g.
+    Gurobi's range variables, which are skipped)."""
+    index = {name: k for k, name in enumerate(model_names(inst)[0])}
     x = np.zeros(inst.n_cols)
     for name, val in zip(names, values):
-        hit = _COLUMN.fullmatch(name)
-        if hit:
-            x[int(hit.group(1))] = val
+        k = index.get(name)
+        if k is not None:
+            x[k] = val
     return x
 
 
