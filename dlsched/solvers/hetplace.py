@@ -606,7 +606,7 @@ def price_categories(inst: PlacementInstance, table: ConfigTable, lam, N: int, r
           supports=("gap",),
           description="sampled categories + matching market per category (MODELS.md §4.3)")
 def hetplace(instance, opts: SolveOptions, samples: int = DEFAULT_SAMPLES,
-             valuation: str = "tangent", polish: bool = True, sampler: str = "prices", noise: float = 0.1,
+             valuation: str | Callable = "tangent", polish: bool = True, sampler: str = "prices", noise: float = 0.1,
              market_iters: int = 1) -> Result:
     """The §4.3 pipeline (module docstring). ``sampler``: ``prices`` (default; categories chosen by
     the jobs at perturbed Lagrangian type prices) or ``moves`` (random unit moves around the

@@ -188,6 +188,11 @@ def typed_params(method: Method, params: dict[str, Any]) -> dict[str, Any]:
         if len(kinds) != 1:
             continue
         kind = kinds.pop()
+        if kind in (int, float) and isinstance(value, str):     # -P eps=inf: a number JSON cannot write
+            try:
+                value = out[name] = kind(value)
+            except ValueError:
+                pass
         if kind is bool:
             out[name] = flag(value, name)
         elif kind is int:

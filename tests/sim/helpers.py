@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from dlsched.instance.cluster import Cluster
 from dlsched.instance.workload import Job, Trace
 from dlsched.testing import Audit, LinearSpeed      # noqa: F401  (the kit's, shared by the engine tests)
