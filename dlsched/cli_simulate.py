@@ -39,8 +39,8 @@ def cmd_simulate(args) -> int:
     res.extra.update({"offered_load": load, "warnings": [warning] if warning else []})
     if args.bound != "none":
         res.extra.update(certified_bound(res, trace, cluster, speed, lp=args.bound == "lp"))
-    if args.plot:
-        write_figures([res], args.plot)
+    if args.plot:      # named on stderr, so that --json stays one object on stdout
+        print("wrote " + ", ".join(str(p) for p in write_figures([res], args.plot)), file=sys.stderr)
     if args.json:
         print(res.to_json(speed=type(speed).__name__, jobs=args.jobs))
     else:
@@ -53,7 +53,11 @@ def print_summary(res) -> None:
     t = Table(title=f"{s['policy']} on {s['trace']}", show_header=False)
 
     def f(x, unit=""):
-        return "-" if x is None else (f"{x:.6g}{unit}" if isinstance(x, float) else str(x))
+        if x is None:
+            return "-"
+        if unit == " s" and isinstance(x, (int, float)) and abs(x) >= 7200:     # hours or days beside seconds
+            return f"{x:.6g} s ({x / 86400:.1f} d)" if abs(x) >= 2 * 86400 else f"{x:.6g} s ({x / 3600:.1f} h)"
+        return f"{x:.6g}{unit}" if isinstance(x, float) else str(x)
 
     rows = [("status", s["status"] + (f" ({s['message']})" if s["message"] else "")),
             ("jobs completed", f"{s['completed']} / {s['jobs']}" + (f", {s['unschedulable']} unschedulable" if s["unschedulable"] else "")),

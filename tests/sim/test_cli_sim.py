@@ -163,3 +163,11 @@ def test_progress_off_a_terminal_is_a_plain_line_a_minute(capsys, monkeypatch):
     monkeypatch.setattr(engine._progress_bar, "LINE_SECONDS", 3600.0)
     code, out, err = run(capsys, "simulate", "dl2:6:1", "--policy", "fifo", "--json")
     assert code == 0 and "simulating:" not in err
+
+
+def test_the_table_gives_hours_or_days_and_plot_names_its_files(capsys, tmp_path):
+    """Durations of hours read as 1.2903e+07 s alone; --plot wrote its figures without a word."""
+    code, out, err = run(capsys, "simulate", "dl2:20:1", "--policy", "drf", "--plot", str(tmp_path / "figs"))
+    assert code == 0
+    assert " d)" in next(ln for ln in out.splitlines() if "makespan" in ln)
+    assert f"wrote {tmp_path / 'figs' / 'jct_cdf.png'}, {tmp_path / 'figs' / 'utilisation.png'}" in err
