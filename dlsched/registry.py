@@ -211,16 +211,22 @@ def load_target(target: str, what: str):
         raise InputError("<argument>", what, f"a name defined in module {module}", attr) from None
 
 
-def policy_class(name: str):
-    """The class of policy ``name``: dlsched's own, an installed plug-in's, or ``package.module:Class``."""
+def policy_target(name: str) -> str:
+    """The ``"module:Class"`` of policy ``name``: dlsched's own, an installed plug-in's, or the name
+    itself when it is one (``--policy package.module:Class``); else an :class:`InputError`."""
     target = POLICIES.get(name) or plugins("policies").get(name)
-    if target is None:
-        if ":" in str(name):
-            return load_target(name, "--policy")
-        names = policy_names()
-        raise InputError("<argument>", "--policy", f"one of {', '.join(names)} (see `dlsched policies`)"
-                         f"{close_names(name, names)}", name)
-    return load_target(target, f"policy {name}")
+    if target is not None:
+        return target
+    if ":" in str(name):
+        return str(name)
+    names = policy_names()
+    raise InputError("<argument>", "--policy", f"one of {', '.join(names)} (see `dlsched policies`)"
+                     f"{close_names(name, names)}", name)
+
+
+def policy_class(name: str):
+    """The class of policy ``name`` (:func:`policy_target`)."""
+    return load_target(policy_target(name), "--policy" if ":" in str(name) else f"policy {name}")
 
 
 def make_policy(name: str, **params):
@@ -235,10 +241,7 @@ def make_policy(name: str, **params):
 def describe_policy(name: str) -> str:
     """The first line of the policy class's docstring, read from its source without importing it
     (``dlsched policies`` loads no policy and no torch), or why it cannot load (a missing extra)."""
-    target = POLICIES.get(name) or plugins("policies").get(name)
-    if target is None:
-        policy_class(name)          # the InputError naming the known policies
-    module, _, attr = target.partition(":")
+    module, _, attr = policy_target(name).partition(":")
     try:    # imports the parent packages only; dlsched.rl says which extra it lacks
         spec = importlib.util.find_spec(module)
     except ImportError as exc:
