@@ -22,6 +22,7 @@ from rich.table import Table
 
 import dlsched
 from dlsched.bench import get_suite
+from dlsched.bench.report import main as report_main
 from dlsched.console import python_stdout_only, table_console
 from dlsched.errors import DlschedError, InputError, MissingExtra
 from dlsched.export import check_model_path, core_of, write_model
@@ -169,9 +170,7 @@ def cmd_bench(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from dlsched.bench.report import main
-
-    return main(args.rest[1:] if args.rest[:1] == ["--"] else args.rest)
+    return report_main(args.rest[1:] if args.rest[:1] == ["--"] else args.rest)
 
 
 def cmd_train(args) -> int:

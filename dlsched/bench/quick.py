@@ -12,6 +12,9 @@ from pathlib import Path
 
 from dlsched.bench import environment, register_suite
 from dlsched.errors import InputError
+from dlsched.bench.runner import run_suite
+from dlsched.bench.suite import instance_set, load_suite
+from dlsched.console import table_console
 
 TOL = 1e-6
 
@@ -21,7 +24,6 @@ def suite(folder: Path | None, backends: tuple[str, ...], time_limit: float | No
     to the instance files of ``folder``."""
     from dataclasses import replace
 
-    from dlsched.bench.suite import instance_set, load_suite
 
     s = load_suite("quick")
     unknown = [b for b in backends if b not in {m.label for m in s.methods}]
@@ -35,7 +37,6 @@ def suite(folder: Path | None, backends: tuple[str, ...], time_limit: float | No
 
 def run(folder: Path | None, backends: tuple[str, ...], time_limit: float | None, threads: int | None, progress: bool) -> list[dict]:
     """Solve every instance with each family's ``exact`` method on each backend, and check it."""
-    from dlsched.bench.runner import run_suite
 
     rows = run_suite(suite(folder, backends, time_limit, threads), None, progress=progress)
     return [{"instance": r["instance"], "family": r.get("family"), "backend": r["method"], "status": r["status"],
@@ -79,7 +80,6 @@ def main(argv: list[str]) -> int:
         print(json.dumps({"suite": "quick", "rows": rows, "problems": bad,
                           "environment": environment(time_limit=args.time_limit, threads=args.threads)}))
     else:
-        from dlsched.console import table_console
         from rich.table import Table
 
         t = Table(title=f"dlsched bench quick: {len({r['instance'] for r in rows})} instances x {len(backends)} backends")

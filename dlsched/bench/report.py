@@ -36,6 +36,8 @@ import numpy as np
 from dlsched.bench.results import TARGET, compare, failed, latest, read_results
 from dlsched.errors import InputError
 from dlsched.result import gap_to_reference
+from dlsched.bench.suite import summariser, suite_from_definition
+from dlsched.console import table_console
 
 FLOOR = 1e-3           # gap-versus-time: a mean gap of 0 % is drawn at 0.001 % (log axis)
 
@@ -119,7 +121,6 @@ def summarise(rows: list[dict]) -> dict[str, dict]:
 def print_tables(summary: dict[str, dict], title: str) -> None:
     from rich.table import Table
 
-    from dlsched.console import table_console
 
     tab = Table(title=title)
     for col in ("method", "cells", "solutions", "optimal", "failures", "mean gap %", "max gap %",
@@ -293,7 +294,6 @@ def _study_cells(s: dict) -> list[str]:
 def print_table(columns, body: dict[str, list[str]], title: str) -> None:
     from rich.table import Table
 
-    from dlsched.console import table_console
 
     tab = Table(title=title)
     for k, col in enumerate(columns):
@@ -323,7 +323,6 @@ def jct_cdf(rows: list[dict], out: Path) -> Path:
 
 def family_summary(rows: list[dict], suite) -> dict | None:
     """The summary ``dlsched bench FAMILY`` prints, from a suite's rows (None: the suite names no family)."""
-    from dlsched.bench.suite import summariser
 
     if suite.family is None:
         return None
@@ -332,7 +331,6 @@ def family_summary(rows: list[dict], suite) -> dict | None:
 
 def family_summaries(heads: list[dict], rows: list[dict]) -> dict[str, dict]:
     """Per results file whose suite names a family: the family's summary of its rows (scalars only)."""
-    from dlsched.bench.suite import suite_from_definition, summariser
 
     out = {}
     for h in heads:

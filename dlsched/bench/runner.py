@@ -25,11 +25,19 @@ from dataclasses import asdict
 from functools import lru_cache
 from pathlib import Path
 
-from dlsched.bench import environment, git_revision, register_suite, report
-from dlsched.bench.suite import InstanceRef, MethodSpec, Suite
+from dlsched.bench import environment, git_revision, register_suite, report, simcells
+from dlsched.bench.suite import InstanceRef, MethodSpec, Suite, load_suite
 from dlsched.errors import InputError
 
 from dlsched.bench.results import FORMAT, FORMAT_VERSION, TARGET, failed, latest, read_results
+from dlsched import api
+from dlsched.bench.executors import LocalExecutor, make_executor
+from dlsched.bench.peers import run_peer
+from dlsched.bench.suitefile import bundled_suites
+from dlsched.bench.tasks import run_task_cell
+from dlsched.instance.orlib import best_known, reference_of
+from dlsched.result import gap_to_reference
+from dlsched.solvers.tabu import compile_kernel
 
 
 def cell_id(ref: InstanceRef, method: MethodSpec, rep: int) -> str:
@@ -42,31 +50,23 @@ def cells_of(suite: Suite) -> tuple:
     :mod:`dlsched.bench.tasks`."""
     limits = suite.limits()
     if suite.kind == "simulate":
-        from dlsched.bench import simcells
-
         sim = suite.simulation
         return simcells.run_sim_cell, [(simcells.cell_id(t, p, r), (t, p, r, sim["settings"]))
                                        for t in sim["traces"] for p in sim["policies"] if p.runs_on(t)
                                        for r in range(suite.repetitions)]
     if suite.kind == "study":
-        from dlsched.bench.tasks import run_task_cell
-
         return run_task_cell, [(c.id, (c, limits)) for c in suite.tasks]
     return run_cell, [(cell_id(*c), (*c, limits)) for c in suite.cells()]
 
 
 @lru_cache(maxsize=8)
 def _best_known(path: str) -> dict[str, float]:
-    from dlsched.instance.orlib import best_known
-
     return best_known(path)
 
 
 def reference(inst, ref: InstanceRef) -> tuple[float | None, str]:
     """Proven optimum or best known value of the instance, and where it comes from."""
     if ref.best_known is not None and inst.family == "mcmdk":
-        from dlsched.instance.orlib import reference_of
-
         return reference_of(inst, _best_known(ref.best_known))
     r = getattr(inst, "reference", None)
     if r is None:
@@ -91,8 +91,6 @@ def run_cell(ref: InstanceRef, method: MethodSpec, rep: int, limits: dict) -> di
 
 
 def _solve_and_check(ref: InstanceRef, method: MethodSpec, seed: int, limits: dict) -> dict:
-    from dlsched import api
-
     inst = ref.load()
     value, source = reference(inst, ref)
     limit = limits["time_limit"] if method.time_limit is None else method.time_limit
@@ -101,8 +99,6 @@ def _solve_and_check(ref: InstanceRef, method: MethodSpec, seed: int, limits: di
     else:
         if method.name == "tabu":
             # numba's compile (once per machine, then a cache load) is not the method's time
-            from dlsched.solvers.tabu import compile_kernel
-
             compile_kernel()
         # incumbent times on the cell's own clock (from the call to solve), so that every method's
         # stream, and its final answer, are timed alike (a solver's own clock starts after the build)
@@ -127,9 +123,6 @@ def _solve_and_check(ref: InstanceRef, method: MethodSpec, seed: int, limits: di
 
 def _peer(inst, peer: str, limit: float | None, seed: int) -> tuple[dict, list, object]:
     """A peer's run on a core instance as the fields of a solve row (``skipped`` when not installed)."""
-    from dlsched import api
-    from dlsched.bench.peers import run_peer
-
     if inst.family != "mcmdk":
         raise InputError(getattr(inst, "source", "<instance>"), "family",
                          f"a core (mcmdk) instance for the peer {peer}", inst.family)
@@ -147,7 +140,6 @@ def _peer(inst, peer: str, limit: float | None, seed: int) -> tuple[dict, list, 
 
 def _graded(out: dict, inst, trace: list, report, value: float | None, source: str) -> dict:
     """``out`` with the checker's verdict and the gap, bound and time to target against the reference."""
-    from dlsched.result import gap_to_reference
 
     sense = out["sense"]
     out.update(family=inst.family, name=getattr(inst, "name", ""), reference=value, reference_source=source,
@@ -200,7 +192,6 @@ def run_suite(suite: Suite, out: str | Path | None, *, executor=None, progress: 
     Returns the rows of every finished cell in the suite's cell order (the last row of a cell
     wins), whichever executor ran them. ``max_cells`` stops after that many new cells (a partial sweep).
     """
-    from dlsched.bench.executors import LocalExecutor
 
     executor = executor or LocalExecutor(1)
     path = None if out is None else Path(out)
@@ -269,10 +260,6 @@ def main(argv: list[str]) -> int:
     """``dlsched bench run SUITE``: run a suite file (bundled name or path) into a results file."""
     import argparse
     import shlex
-
-    from dlsched.bench.executors import make_executor
-    from dlsched.bench.suite import load_suite
-    from dlsched.bench.suitefile import bundled_suites
 
     ap = argparse.ArgumentParser(prog="dlsched bench run", description=main.__doc__.split(":")[1].strip())
     ap.add_argument("suite", help=f"a suite file (.toml) or a bundled suite: {', '.join(bundled_suites())}")

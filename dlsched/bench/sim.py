@@ -30,6 +30,14 @@ import sys
 import numpy as np
 
 from dlsched.bench import environment, register_suite
+from dlsched.bench.runner import run_suite
+from dlsched.bench.simcells import simulate_cell
+from dlsched.bench.suite import suite_from_definition
+from dlsched.bench.tasks import load_definition
+from dlsched.console import table_console
+from dlsched.policies.optimus import summarise_errors
+from dlsched.registry import policy_class, policy_names
+from dlsched.sim.plots import write_figures
 
 #: per-run figures kept in the JSON rows
 _FIGURES = ("completed", "avg_jct", "median_jct", "p95_jct", "p99_jct", "makespan", "avg_queueing_delay", "jain_fairness",
@@ -37,8 +45,6 @@ _FIGURES = ("completed", "avg_jct", "median_jct", "p95_jct", "p99_jct", "makespa
 
 
 def policies_to_run(names: list[str] | None) -> list[str]:
-    from dlsched.registry import policy_class, policy_names
-
     if names:
         for n in names:
             policy_class(n)             # an unknown name is an InputError
@@ -49,9 +55,6 @@ def policies_to_run(names: list[str] | None) -> list[str]:
 def suite(seeds: int, n_jobs: int, nodes: int, policies: list[str], speed_name: str, restart_seconds: float,
           run_deadline: float | None):
     """The bundled ``sim`` suite file (``dlsched/bench/suites/sim.toml``) with these settings."""
-    from dlsched.bench.suite import suite_from_definition
-    from dlsched.bench.tasks import load_definition
-
     doc, path = load_definition("sim")
     doc = {k: v for k, v in doc.items() if k != "time_limit"}
     doc.update(speed=speed_name, restart_seconds=restart_seconds, cluster={"generator": "dl2", "params": {"n_servers": nodes}},
@@ -64,9 +67,6 @@ def run(seeds: int, n_jobs: int, nodes: int, policies: list[str], speed_name: st
         run_deadline: float | None, progress: bool = False, keep: bool = False) -> tuple[list[dict], dict]:
     """Simulate every policy on every trace (the suite's cells); returns the run rows and, with
     ``keep``, the SimResults of trace seed 1 (for figures; simulated again here)."""
-    from dlsched.bench.runner import run_suite
-    from dlsched.bench.simcells import simulate_cell
-
     s = suite(seeds, n_jobs, nodes, policies, speed_name, restart_seconds, run_deadline)
     rows = [_row(r) for r in run_suite(s, None, progress=progress)]
     kept = {}
@@ -97,7 +97,6 @@ def model_errors(runs: list[dict]) -> dict | None:
     records = [e for r in runs for e in (r.pop("model_errors", None) or [])]
     if not records:
         return None
-    from dlsched.policies.optimus import summarise_errors
 
     e = summarise_errors([{k: v for k, v in x.items() if v is not None} for x in records])
     pct = lambda d: {f"{round(100 * c)}%": v for c, v in d.items()}  # noqa: E731
@@ -147,7 +146,6 @@ def table(rows: list[dict], policies: list[str]) -> dict[str, dict]:
 def _print_table(tab: dict, doc: dict) -> None:
     from rich.table import Table
 
-    from dlsched.console import table_console
 
     t = Table(title=f"bench sim: {doc['setting']['traces']} DL2-mix traces x {doc['setting']['jobs']} jobs, "
                     f"{doc['setting']['nodes']} nodes, speed {doc['setting']['speed']}, "
@@ -205,8 +203,6 @@ def main(argv: list[str]) -> int:
            "optimus_model_errors": errors,
            "table": tab, "runs": rows, "environment": environment(seeds=list(range(1, seeds + 1)))}
     if args.plot:
-        from dlsched.sim.plots import write_figures
-
         doc["figures"] = [str(p) for p in write_figures(list(kept.values()), args.plot)]
     if args.json:
         print(json.dumps(doc))

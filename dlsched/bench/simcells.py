@@ -51,7 +51,14 @@ from typing import Any
 
 from dlsched.bench.suitefile import generator_call, once, tables, typed, unknown
 from dlsched.errors import InputError
-from dlsched.registry import CLUSTER_GENERATORS, TRACE_GENERATORS, load_target
+from dlsched.registry import CLUSTER_GENERATORS, TRACE_GENERATORS, load_target, make_policy, policy_class, policy_names
+from dlsched.data import data_dir
+from dlsched.instance.cluster_spec import load_cluster
+from dlsched.instance.traces import load_trace
+from dlsched.sim.bounds import jct_lower_bound
+from dlsched.sim.engine import simulate
+from dlsched.sim.run import rescale
+from dlsched.sim.speed import make_speed
 
 #: a trace set's growing and compressing (dlsched.sim.run.rescale's arguments), applied where the cell runs
 SCALING = {"inflate": "inflation", "inflate_seed": "inflation_seed", "target_load": "target_load",
@@ -79,7 +86,6 @@ class TraceRef:
     def load(self):
         if self.generator is not None:
             return load_target(TRACE_GENERATORS[self.generator], "traces.generator")(seed=self.seed, **{k: json.loads(v) for k, v in self.params})
-        from dlsched.instance.traces import load_trace
 
         return load_trace(self.path)
 
@@ -88,9 +94,6 @@ class TraceRef:
         trace = self.load()
         if not self.scaling:
             return trace, {}
-        from dlsched.sim.run import rescale
-        from dlsched.sim.speed import make_speed
-
         return rescale(trace, settings.load_cluster(), make_speed(settings.speed),
                        **{SCALING[k]: v for k, v in self.scaling})
 
@@ -124,7 +127,6 @@ class SimSettings:
     def load_cluster(self):
         if self.cluster[0] == "generator":
             return load_target(CLUSTER_GENERATORS[self.cluster[1]], "cluster.generator")(**{k: json.loads(v) for k, v in self.cluster[2]})
-        from dlsched.instance.cluster_spec import load_cluster
 
         return load_cluster(self.cluster[1])
 
@@ -138,7 +140,6 @@ def parse(src: str, base: Path, doc: dict) -> dict:
     policies = [_policy(src, f"policies[{k}]", p, names) for k, p in enumerate(tables(src, doc, "policies"))]
     once(src, "policies", [p.label for p in policies], "distinct labels (add label = \"...\")")
     speed = typed(src, "speed", doc.get("speed", "table"), str, "the name of a speed source")
-    from dlsched.sim.speed import make_speed
 
     try:
         make_speed(speed)
@@ -166,7 +167,6 @@ def _cluster(src: str, base: Path, c: Any) -> tuple:
     unknown(src, "cluster", c, CLUSTER_KEYS)
     if "file" in c:
         p = _path(base, c["file"])     # a spec such as "36:36:36" or "dl2:96" stays as given
-        from dlsched.instance.cluster_spec import load_cluster
 
         load_cluster(p)                # a bad spec fails here, before any run
         return ("file", str(p))
@@ -193,7 +193,6 @@ def _trace_set(src: str, base: Path, where: str, s: Any) -> list[TraceRef]:
         out = []
         for f in files:
             p = _path(base, f)
-            from dlsched.instance.traces import load_trace
 
             try:
                 load_trace(p)
@@ -209,7 +208,6 @@ def _trace_set(src: str, base: Path, where: str, s: Any) -> list[TraceRef]:
 def _path(base: Path, name: Any) -> Path:
     """A trace or cluster file: absolute, or relative to the suite file's folder, the working folder
     or the reference data (dlsched.data), the first that exists (else as given, for the error)."""
-    from dlsched.data import data_dir
 
     p = Path(str(name))
     if p.is_absolute():
@@ -234,8 +232,6 @@ def _scaling(src: str, where: str, s: dict) -> tuple:
 
 
 def _policy(src: str, where: str, p: Any, set_names: set[str]) -> PolicySpec:
-    from dlsched.registry import policy_class, policy_names
-
     unknown(src, where, p, POLICY_KEYS)
     name = p.get("name")
     if name not in policy_names():
@@ -266,13 +262,6 @@ FIGURES = ("jobs", "completed", "unschedulable", "avg_jct", "median_jct", "p95_j
 
 def simulate_cell(ref: TraceRef, policy: PolicySpec, rep: int, settings: SimSettings, trace=None):
     """The SimResult of one cell and the policy object (for its own statistics)."""
-    from dlsched.sim.engine import simulate
-    from dlsched.registry import make_policy
-    from dlsched.sim.speed import make_speed
-
-    from dlsched.sim.bounds import jct_lower_bound
-    from dlsched.sim.run import rescale
-
     trace = trace if trace is not None else ref.load_scaled(settings)[0]
     pol = make_policy(policy.name, **policy.params)
     cluster, speed = settings.load_cluster(), make_speed(settings.speed)

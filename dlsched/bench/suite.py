@@ -56,6 +56,10 @@ from dlsched.bench.suitefile import generator_call, once, read_suite_file, table
 from dlsched.errors import InputError
 from dlsched.registry import GENERATORS, SUITES, load_target
 from dlsched.solvers import registry
+from dlsched import api
+from dlsched.bench import simcells, tasks
+from dlsched.data import data_dir, project_root
+from dlsched.instance import orlib
 
 
 TOP_KEYS = {"name", "description", "kind", "family", "time_limit", "threads", "gap", "repetitions", "seed",
@@ -105,7 +109,6 @@ class InstanceRef:
         if self.generator is not None:
             kwargs = {k: json.loads(v) for k, v in self.params}
             return load_target(GENERATORS[self.generator], "generator")(seed=self.seed, **kwargs)
-        from dlsched import api
 
         return api.load(self.path, problem=self.problem, sense=self.sense)
 
@@ -203,12 +206,8 @@ def _other_kind(src: str, path: Path, doc: dict, kind: str, family: str | None) 
     """A simulate or study suite: the shared settings here, the cells in their own modules."""
     suite = Suite(*_settings(src, path, doc, 0.0), [], [], doc, kind, family)
     if kind == "simulate":
-        from dlsched.bench import simcells
-
         suite.simulation = simcells.parse(src, path.parent, doc)
     else:
-        from dlsched.bench import tasks
-
         suite.tasks = tasks.parse(src, doc)
     return suite
 
@@ -234,7 +233,6 @@ def instance_set(src: str, base: Path, where: str, s: Any) -> list[InstanceRef]:
     set_name = str(s.get("name", kind))
     if kind == "generated":
         return _generated(src, where, set_name, s)
-    from dlsched.data import data_dir, project_root
 
     if kind == "bundled":
         files = sorted((project_root() / "instances").glob(s.get("pattern", "*.json")))
@@ -276,7 +274,6 @@ def instance_set(src: str, base: Path, where: str, s: Any) -> list[InstanceRef]:
 
 def _file_problems(path: Path, keep: set[int] | None) -> list[int | None]:
     """Problem indices of a multi-problem OR-Library MKP file; ``[None]`` for any other file."""
-    from dlsched.instance import orlib
 
     if orlib.detect_format(path) != "mkp":
         return [None]

@@ -88,6 +88,7 @@ from dlsched.perf.convergence import Criterion, LossFit, fit_loss_curve
 from dlsched.perf.optimus_fit import MeasuredSpeed, OptimusModel, fit_sync_points
 from dlsched.sim.placement import EPS, first_fit, usage
 from dlsched.sim.policy import ClusterState, Decision, Event, Placement, PolicyContext
+from dlsched.perf.profiles import MEASURED_BATCH
 
 #: progress fractions at which the estimation errors are recorded
 CHECKPOINTS = (0.25, 0.5, 0.75)
@@ -825,6 +826,5 @@ def _batch(job: Job) -> float:
     """The global batch M in f(p, w): the job's own (``meta["batch"]``), else its type's measured batch, else 1."""
     if "batch" in job.meta:
         return float(job.meta["batch"])
-    from dlsched.perf.profiles import MEASURED_BATCH
 
     return float(MEASURED_BATCH.get(job.job_type, 1.0))

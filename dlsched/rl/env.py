@@ -38,6 +38,8 @@ from dlsched.instance.cluster import Cluster
 from dlsched.instance.workload import Trace
 from dlsched.rl.slot import OBS_HIGH, Slot, Spec, fastest_rate
 from dlsched.sim.policy import Decision, Placement
+from dlsched.errors import InputError
+from dlsched.sim.engine import Simulation
 
 POLICY_NAME = "dl2"
 #: "epochs": the paper's Σ_i ΔK_i / K_i; "jct": minus the jobs in the system (module docstring)
@@ -54,8 +56,6 @@ class DL2Env(gym.Env):
                  speed, spec: Spec = Spec(), *, restart_seconds: float = 0.0, max_slots: int = 2000,
                  seed: int = 0, reward: str = "epochs"):
         if reward not in REWARDS:
-            from dlsched.errors import InputError
-
             raise InputError("<argument>", "reward", f"one of {REWARDS}", reward)
         self.reward = reward
         self.traces = traces
@@ -80,8 +80,6 @@ class DL2Env(gym.Env):
         return self.traces[int(self.np_random.integers(len(self.traces)))]
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
-        from dlsched.sim.engine import Simulation
-
         super().reset(seed=seed)
         self.trace = self._trace(options)
         self.type_index = self.dl2_spec.type_index(self.trace.jobs, self.trace.source)

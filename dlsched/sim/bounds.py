@@ -32,6 +32,7 @@ import numpy as np
 from dlsched.instance.cluster import Cluster
 from dlsched.instance.workload import Trace
 from dlsched.sim.policy import Placement
+from dlsched.sim.speed import Noisy
 
 
 def type_servers(cluster: Cluster) -> np.ndarray:
@@ -225,7 +226,6 @@ def certified_bound(res, trace: Trace, cluster: Cluster, speed, *, lp: bool = Fa
     run can complete (its unschedulable jobs left out), ``lower_bound_parts``, and ``ratio_to_bound``
     = the run's average JCT / the bound (None unless the run completed). Under speed noise no bound
     is certified (a draw may beat every nominal rate): ``lower_bound`` is None, with the reason."""
-    from dlsched.sim.speed import Noisy
 
     if isinstance(speed, Noisy) and speed.sigma > 0:
         return {"lower_bound": None, "ratio_to_bound": None,

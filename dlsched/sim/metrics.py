@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dlsched.result import jain, json_safe
+from dlsched.provenance import environment
 
 
 def _q(x: np.ndarray, q: float) -> float | None:
@@ -143,7 +144,6 @@ class SimResult:
     def to_json(self, *, jobs: bool = True, **extra) -> str:
         """The summary, the per-job rows and the environment (dlsched.provenance.environment()) as strict
         JSON (a NaN or infinite figure, such as ``--max-time inf``, is written as null)."""
-        from dlsched.provenance import environment
 
         doc = {**self.summary(), "environment": environment(), **self.extra, **extra}
         if jobs:
