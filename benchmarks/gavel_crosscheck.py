@@ -2,7 +2,7 @@
 
     PYTHONPATH=$PWD DLSCHED_DATA=/work/shared/data python benchmarks/gavel_crosscheck.py \\
         [--trace FILE] [--cluster 36:36:36] [--policies fifo-perf,max-min-fairness-perf,finish-time-fairness] \\
-        [--gavel DIR --gavel-python PY] [--json OUT]
+        [--mixed average|slowest] [--failed model|cannot-run] [--gavel DIR --gavel-python PY] [--json OUT]
 
 Ours: ``dlsched simulate``'s engine with the ``gavel-*`` policies (dlsched/policies/gavel.py), rounds
 of ``--round`` seconds, Gavel's throughputs through ``ThroughputSpeed``. Gavel's: its unmodified
@@ -121,6 +121,10 @@ def main(argv=None) -> int:
     ap.add_argument("--gavel", default=os.environ.get("GAVEL_DIR"), help="a checkout of Gavel's scheduler/ folder")
     ap.add_argument("--gavel-python", default=sys.executable)
     ap.add_argument("--gavel-timeout", type=float, default=3600.0, help="seconds per Gavel run")
+    ap.add_argument("--mixed", default="average", choices=ThroughputSpeed.MIXED,
+                    help="a job spanning GPU types: the average of its workers' rates, or the slowest's (Gavel never spans)")
+    ap.add_argument("--failed", default="model", choices=ThroughputSpeed.FAILED,
+                    help="where Gavel records 0: our calibrated model's rate, or the job cannot run there (Gavel's reading)")
     ap.add_argument("--json", default=None, metavar="OUT")
     args = ap.parse_args(argv)
     names = [p.strip() for p in args.policies.split(",") if p.strip()]
@@ -129,7 +133,7 @@ def main(argv=None) -> int:
         ap.error(f"--policies: unknown {unknown}; choose from {', '.join(GAVEL_NAMES)}")
     trace = load_trace(args.trace)
     cluster = load_cluster(args.cluster, trace)
-    speed = ThroughputSpeed()
+    speed = ThroughputSpeed(mixed=args.mixed, failed=args.failed)
     gavel_dir = Path(args.gavel) if args.gavel else None
     if gavel_dir is not None and not (gavel_dir / "scripts/drivers/simulate_scheduler_with_trace.py").is_file():
         print(f"note: {gavel_dir} is not a checkout of Gavel's scheduler/ folder; Gavel's runs skipped")
@@ -173,6 +177,7 @@ def main(argv=None) -> int:
               f"{o['jain']:9.3f} {g.get('jain', float('nan')):10.3f}")
     if args.json:
         Path(args.json).write_text(json.dumps({"trace": trace.source, "cluster": args.cluster, "round": args.round,
+                                               "mixed": args.mixed, "failed": args.failed,
                                                "filled_throughputs": filled, "rows": rows}, indent=1))
     return 0
 

@@ -26,7 +26,8 @@ def cmd_simulate(args) -> int:
     policy = make_policy(args.policy, **params)
     trace = load_trace(args.trace, args.trace_format)
     cluster = load_cluster(args.cluster, trace)
-    speed = pick_speed(args.speed, trace, cluster, noise=args.speed_noise, seed=args.seed)
+    speed = pick_speed(args.speed, trace, cluster, noise=args.speed_noise, seed=args.seed,
+                       params=parse_params(args.speed_param, "--speed-param"))
     trace, scaling = rescale(trace, cluster, speed, arrival_scale=args.arrival_scale, target_load=args.target_load,
                              target_peak=args.target_peak, inflation=args.inflate, inflation_seed=args.seed)
     load = scaling.get("offered_load") or offered_load(trace, cluster, speed)
@@ -112,6 +113,8 @@ def add_parsers(sub) -> None:
     p.add_argument("--policy", required=True, help="see `dlsched policies`")
     p.add_argument("-P", "--param", action="append", metavar="KEY=VALUE", help="a policy parameter (JSON value)")
     p.add_argument("--speed", default=None, metavar="SOURCE", help="table, layered, optimus, throughput, duration (default: detected)")
+    p.add_argument("--speed-param", action="append", default=[], metavar="KEY=VALUE",
+                   help="a parameter of the speed source (throughput: mixed=average|slowest, failed=model|cannot-run)")
     p.add_argument("--speed-noise", type=float, default=0.0, metavar="SIGMA", help="multiplicative lognormal speed noise")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--restart-seconds", type=float, default=0.0, metavar="X", help="seconds without progress after a placement change")

@@ -50,10 +50,12 @@ def batch_size(job_type: str) -> int:
 
 @dataclass
 class ThroughputTable:
-    """Steps/s ``steps[(job_type, gpu_type, scale_factor)]`` measured alone (missing = not measured)."""
+    """Steps/s ``steps[(job_type, gpu_type, scale_factor)]`` measured alone (missing = not measured);
+    ``failed``: the keys the file records as 0 (the measurement failed: the job cannot run there)."""
 
     steps: dict[tuple[str, str, int], float]
     source: str = "<memory>"
+    failed: frozenset[tuple[str, str, int]] = frozenset()
     job_types: tuple[str, ...] = field(init=False)
     gpu_types: tuple[str, ...] = field(init=False)
 
@@ -83,7 +85,6 @@ class ThroughputTable:
 def load_gavel(path: str | Path | None = None) -> ThroughputTable:
     """Read ``simulation_throughputs.json`` (default: the shared reference data)."""
     if path is None:
-
         path = data_dir() / "gavel" / "simulation_throughputs.json"
     path = Path(path)
     try:
@@ -91,6 +92,7 @@ def load_gavel(path: str | Path | None = None) -> ThroughputTable:
     except FileNotFoundError:
         raise InputError(str(path), "file", "the Gavel throughput file", "no such file") from None
     steps: dict[tuple[str, str, int], float] = {}
+    failed: set[tuple[str, str, int]] = set()
     for gpu, table in doc.items():
         if gpu.endswith("_unconsolidated"):
             continue
@@ -102,10 +104,12 @@ def load_gavel(path: str | Path | None = None) -> ThroughputTable:
             alone = entry.get("null") if isinstance(entry, dict) else None
             if alone is None:
                 raise InputError(str(path), f"$.{gpu}[{key!r}].null", "the isolated throughput", "no such field")
-            # zeros are failed measurements (e.g. ResNet-50 batch 128 on K80 at scale > 1): skip
+            # zeros are failed measurements (e.g. ResNet-50 batch 128 on K80 at scale > 1)
             if alone > 0:
                 steps[(job_type, gpu, int(sf))] = float(alone)
-    return ThroughputTable(steps, str(path))
+            else:
+                failed.add((job_type, gpu, int(sf)))
+    return ThroughputTable(steps, str(path), frozenset(failed))
 
 
 # ------------------------------------------------------------------------------ calibration

@@ -33,10 +33,11 @@ def load_cluster(spec: str | None, trace):
     return cluster_spec.load_cluster(spec)
 
 
-def pick_speed(name: str | None, trace, cluster, *, noise: float = 0.0, seed: int = 0):
-    """``make_speed(name)``, or the first of AUTO_SPEEDS that gives every job type a rate > 0."""
+def pick_speed(name: str | None, trace, cluster, *, noise: float = 0.0, seed: int = 0, params: dict | None = None):
+    """``make_speed(name, **params)``, or the first of AUTO_SPEEDS that gives every job type a rate > 0."""
+    params = params or {}
     if name is not None:
-        return make_speed(name, noise=noise, seed=seed)
+        return make_speed(name, noise=noise, seed=seed, **params)
     samples = {}
     for job in trace.jobs:
         samples.setdefault(job.job_type, job)
@@ -48,7 +49,7 @@ def pick_speed(name: str | None, trace, cluster, *, noise: float = 0.0, seed: in
         except (InputError, KeyError, ValueError):
             ok = False
         if ok:
-            return make_speed(cand, noise=noise, seed=seed)
+            return make_speed(cand, noise=noise, seed=seed, **params)
         tried.append(cand)
     raise InputError("<argument>", "--speed", f"a speed source for the job types of {trace.source} (tried {', '.join(tried)})",
                      sorted(samples)[:5])

@@ -17,7 +17,8 @@ source                      rate of job j with p PSs and w workers
 :class:`OptimusSpeed`       :math:`f(p, w) = (\theta_0 M/w + \theta_1 + \theta_2 w/p + \theta_3 w +
                             \theta_4 p)^{-1}` fitted to the table, MODELS.md §5
                             (``dlsched.perf.optimus_fit``)
-:class:`ThroughputSpeed`    :math:`\sum_{k} h_{i,g(k)}(n)/n` over the n workers k (Gavel steps/s, §4.1)
+:class:`ThroughputSpeed`    :math:`\sum_{k} h_{i,g(k)}(n)/n` over the n workers k (Gavel steps/s, §4.1);
+                            ``mixed="slowest"``: :math:`n \min_k h_{i,g(k)}(n)/n`
 :class:`DurationSpeed`      :math:`K_j / d_j \cdot w / n_j`: the recorded duration :math:`d_j` at the
                             requested size :math:`n_j`, linear in the number of workers otherwise
 :class:`Noisy`              any of these times :math:`\exp(\sigma Z - \sigma^2/2)`, Z ~ N(0, 1) drawn
@@ -30,6 +31,7 @@ All-reduce jobs (no PS) on a PS table use p = w, as DL2's simulator does for its
 from __future__ import annotations
 
 import hashlib
+import inspect
 import math
 from abc import ABC, abstractmethod
 from pathlib import Path
@@ -183,17 +185,31 @@ class ThroughputSpeed:
     r"""Gavel's measured per-GPU-type throughputs (MODELS.md §4.1) for heterogeneous clusters.
 
     A job of Gavel type i with n workers, worker k on a GPU of type g(k) (the cluster's
-    ``gpu_type`` of its server), makes :math:`\sum_k h_{i,g(k)}(n) / n` steps/s: HETPLACE's
-    proportional rule (each worker's share is its own throughput), with :math:`h_{i,g}(n)` the
-    measured steps/s at scale factor n where Gavel measured it, else the calibrated model
+    ``gpu_type`` of its server), makes :math:`\sum_k h_{i,g(k)}(n) / n` steps/s with
+    ``mixed="average"`` (the default): HETPLACE's proportional rule, each worker's share is its
+    own throughput; with ``mixed="slowest"`` it makes :math:`n \min_k h_{i,g(k)}(n) / n`, the pace
+    of synchronous training, where every step waits for the slowest worker (Gavel keeps a job on
+    one type, where the two agree). :math:`h_{i,g}(n)` is the measured steps/s at scale factor n
+    where Gavel measured it, else the calibrated model
     :math:`h_{i,g}(n) = n / (t_{i,g}(1) + c_i f(n))`, :math:`f(n) = 2(n-1)/n`
-    (:func:`dlsched.perf.throughputs.calibrate`). On one GPU type at a measured n this is Gavel's
-    own simulator's rate :math:`h_{i,g}(n)`. GPU type names match case-insensitively.
+    (:func:`dlsched.perf.throughputs.calibrate`). Where Gavel's file records 0 (a failed
+    measurement: ResNet-50 at batch 128 on K80 at 2, 4 and 8 GPUs), ``failed="model"`` (the
+    default) uses the calibrated model as for an unmeasured scale, ``failed="cannot-run"`` gives
+    those workers the rate 0, as Gavel's simulator does. On one GPU type at a measured n this is
+    Gavel's own simulator's rate :math:`h_{i,g}(n)`. GPU type names match case-insensitively.
     """
 
-    def __init__(self, path: str | Path | None = None) -> None:
+    MIXED = ("average", "slowest")
+    FAILED = ("model", "cannot-run")
+
+    def __init__(self, path: str | Path | None = None, *, mixed: str = "average", failed: str = "model") -> None:
+        if mixed not in self.MIXED:
+            raise InputError("<argument>", "speed parameter mixed", f"one of {', '.join(self.MIXED)}", mixed)
+        if failed not in self.FAILED:
+            raise InputError("<argument>", "speed parameter failed", f"one of {', '.join(self.FAILED)}", failed)
         self.table = load_gavel(path)
         self.comm = calibrate(self.table).comm_seconds
+        self.mixed, self.failed = mixed, failed
         self._cache: dict[tuple[str, int, tuple[tuple[str, int], ...]], float] = {}
 
     def per_worker(self, job_type: str, gpu_type: str, n: int) -> float:
@@ -202,6 +218,8 @@ class ThroughputSpeed:
         h = self.table.steps.get((job_type, g, n))
         if h is not None:
             return h / n
+        if self.failed == "cannot-run" and (job_type, g, n) in self.table.failed:
+            return 0.0
         h1 = self.table.steps.get((job_type, g, 1))
         if h1 is None:
             if job_type not in self.table.job_types:
@@ -222,7 +240,11 @@ class ThroughputSpeed:
         key = (job.job_type, n, tuple(sorted(counts.items())))
         r = self._cache.get(key)
         if r is None:
-            r = self._cache[key] = sum(k * self.per_worker(job.job_type, g, n) for g, k in counts.items())
+            if self.mixed == "slowest":
+                r = n * min(self.per_worker(job.job_type, g, n) for g in counts)
+            else:
+                r = sum(k * self.per_worker(job.job_type, g, n) for g, k in counts.items())
+            self._cache[key] = r
         return r
 
 
@@ -290,5 +312,10 @@ def make_speed(name: str, *, noise: float = 0.0, seed: int = 0, **kw) -> SpeedSo
         cls = SPEEDS[name]
     except KeyError:
         raise InputError("<argument>", "--speed", f"one of {', '.join(SPEEDS)}", name) from None
+    accepted = [k for k, p in inspect.signature(cls).parameters.items() if p.kind is p.KEYWORD_ONLY]
+    for k in kw:
+        if k not in accepted:
+            raise InputError("<argument>", f"--speed-param {k}",
+                             f"a parameter of the {name} speed source ({', '.join(accepted) or 'it takes none'})", k)
     source = cls(**kw)
     return Noisy(source, noise, seed) if noise > 0 else source

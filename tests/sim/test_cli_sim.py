@@ -51,6 +51,8 @@ def test_simulate_table_output(capsys):
     (("simulate", "dl2:5", "--policy", "drf", "--speed", "magic"), "--speed"),
     (("simulate", "dl2:5", "--policy", "drf", "-P", "bogus=1"), "parameters"),
     (("simulate", "dl2:5", "--policy", "drf", "--restart-seconds", "-1"), "restart_seconds"),
+    (("simulate", "dl2:5", "--policy", "drf", "--speed-param", "mixed=slowest"), "--speed-param mixed"),
+    (("simulate", "dl2:5", "--policy", "drf", "--speed", "throughput", "--speed-param", "mixed"), "key=value"),
 ])
 def test_bad_input_exits_2_with_one_line(capsys, argv, message):
     code, out, err = run(capsys, *argv)

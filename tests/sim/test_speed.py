@@ -136,6 +136,39 @@ def test_heterogeneous_placement_sums_per_worker_throughputs():
     assert steps[(GAVEL_TYPE, "v100", 1)] < r3 < 3 * steps[(GAVEL_TYPE, "v100", 1)]
 
 
+def test_mixed_types_run_at_the_slowest_workers_pace_when_asked():
+    from dlsched.perf.throughputs import load_gavel
+
+    steps = load_gavel().steps
+    avg, slow = ThroughputSpeed(), ThroughputSpeed(mixed="slowest")
+    mixed = Placement({0: 3, 1: 1})
+    assert slow.rate(gavel_job(4), mixed, HET) == pytest.approx(4 * steps[(GAVEL_TYPE, "k80", 4)] / 4)
+    assert slow.rate(gavel_job(4), mixed, HET) < avg.rate(gavel_job(4), mixed, HET)
+    for n in (1, 2, 4, 8):  # on one GPU type the two rules agree
+        assert slow.rate(gavel_job(n), Placement({0: n}), HET) == avg.rate(gavel_job(n), Placement({0: n}), HET)
+
+
+def test_a_failed_measurement_cannot_run_when_asked():
+    table = ThroughputSpeed().table
+    resnet128 = "ResNet-50 (batch size 128)"
+    assert (resnet128, "k80", 2) in table.failed and (resnet128, "k80", 1) in table.steps
+    job = Job("r", 0.0, resnet128, 1000.0, {"gpu": 1}, max_workers=8)
+    on_k80 = Placement({1: 2})
+    assert ThroughputSpeed().rate(job, on_k80, HET) > 0                            # the calibrated model
+    assert ThroughputSpeed(failed="cannot-run").rate(job, on_k80, HET) == 0.0      # as Gavel's file says
+    assert ThroughputSpeed(failed="cannot-run").rate(job, Placement({1: 1}), HET) == pytest.approx(table.steps[(resnet128, "k80", 1)])
+    # a worker that cannot run stalls the whole synchronous job, a share of the average otherwise
+    both = Placement({0: 2, 1: 2})
+    assert ThroughputSpeed(mixed="slowest", failed="cannot-run").rate(job, both, HET) == 0.0
+    assert ThroughputSpeed(failed="cannot-run").rate(job, both, HET) == pytest.approx(2 * table.steps[(resnet128, "v100", 4)] / 4)
+
+
+@pytest.mark.parametrize("kw, field", [({"mixed": "fastest"}, "mixed"), ({"failed": "skip"}, "failed")])
+def test_throughput_options_are_checked(kw, field):
+    with pytest.raises(InputError, match=field):
+        ThroughputSpeed(**kw)
+
+
 def test_throughput_unknown_gpu_type_is_an_input_error():
     c = Cluster.homogeneous(1, {"gpu": 8}, gpu_type="A10")
     with pytest.raises(InputError, match="A10"):
@@ -172,6 +205,9 @@ def test_make_speed_names_and_errors():
     assert isinstance(noisy, Noisy) and isinstance(noisy.source, OptimusSpeed) and noisy.seed == 3
     with pytest.raises(InputError, match="--speed"):
         make_speed("magic")
+    assert make_speed("throughput", mixed="slowest").mixed == "slowest"
+    with pytest.raises(InputError, match="--speed-param overlap"):
+        make_speed("throughput", overlap="none")
     with pytest.raises(InputError):
         Noisy(make_speed("table"), math.nan)
 
