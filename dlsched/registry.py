@@ -89,6 +89,7 @@ POLICIES: dict[str, str] = {
     "srtf": "dlsched.policies.srtf:SRTF",
     "drf": "dlsched.policies.drf:DRF",
     "tetris": "dlsched.policies.tetris:Tetris",
+    "tiresias": "dlsched.policies.tiresias:Tiresias",
     "optimus": "dlsched.policies.optimus:Optimus",
     "smd": "dlsched.policies.smd:SMDPolicy",
     "optimus-greedy": "dlsched.policies.greedy:OptimusGreedyPolicy",
@@ -106,6 +107,7 @@ POLICIES: dict[str, str] = {
     "gavel-max-sum-throughput": "dlsched.policies.gavel:GavelMaxSumThroughput",
     "gavel-min-total-duration": "dlsched.policies.gavel:GavelMinTotalDuration",
     "gavel-fifo-perf": "dlsched.policies.gavel:GavelFIFOPerf",
+    "het-srpt": "dlsched.policies.gavel:HetSRPT",
     "dl2": "dlsched.rl.policy:DL2Policy",
 }
 

@@ -283,3 +283,12 @@ class GavelFIFOPerf(GavelPolicy):
 
     def allocate(self, state, jobs, T, z):
         return gavel_lp.fifo_perf(T, z, self.cap).X
+
+
+class HetSRPT(GavelPolicy):
+    """Heterogeneity-aware SRPT in Gavel's rounds: shortest remaining time at the best type first, each job on its fastest free type."""
+
+    name = "het-srpt"
+
+    def allocate(self, state, jobs, T, z):
+        return gavel_lp.srpt_perf(T, z, self.cap, np.asarray(state.remaining, float)[jobs]).X

@@ -246,6 +246,27 @@ def finish_time_fairness(T: np.ndarray, z: np.ndarray, cap: np.ndarray, R: np.nd
     return Allocation(X, val, lps)
 
 
+def srpt_perf(T: np.ndarray, z: np.ndarray, cap: np.ndarray, R: np.ndarray) -> Allocation:
+    r"""Heterogeneity-aware shortest remaining processing time: jobs in increasing
+    :math:`R_j / \max_k T_{jk}` (remaining work at the best type's throughput, ties by row), each on
+    the type where its throughput is highest among those with ``z[j, k]`` GPUs free
+    (:math:`X_{jk} = 1`); a job that fits no type is skipped, so smaller jobs behind it may run.
+    ``value`` is the number of jobs allocated."""
+    m, K = T.shape
+    X = np.zeros((m, K))
+    free = np.asarray(cap, float).copy()
+    best = T.max(axis=1) if K else np.zeros(m)
+    with np.errstate(divide="ignore"):
+        eta = np.where(best > 0, np.asarray(R, float) / np.where(best > 0, best, 1.0), np.inf)
+    for j in np.argsort(eta, kind="stable").tolist():
+        fits = (z[j] > 0) & (z[j] <= free + 1e-9) & (T[j] > 0)
+        if fits.any():
+            k = int(np.argmax(np.where(fits, T[j], -1.0)))
+            X[j, k] = 1.0
+            free[k] -= z[j, k]
+    return Allocation(X, float(X.sum()), 0)
+
+
 def fifo_perf(T: np.ndarray, z: np.ndarray, cap: np.ndarray) -> Allocation:
     """Gavel's type-aware FIFO over jobs in arrival order (rows of T): each takes the type where its
     throughput is highest among those with ``z[j, k]`` GPUs free (:math:`X_{jk} = 1`); the queue stops

@@ -57,6 +57,20 @@ def test_fifo_perf_by_hand():
     assert a.X.tolist() == [[0, 1], [1, 0], [0, 0], [0, 0]]
 
 
+def test_srpt_perf_by_hand():
+    # remaining work at the best type: job 4 (0.1 / 4) first needs 2 GPUs and is skipped (it does
+    # not stop the queue); job 0 (3 / 3 = 1, ties by row) takes its fastest type 1; job 2 (5 / 5)
+    # the free type 0; job 1 (4 / 2) fits no free type; job 3 cannot run anywhere
+    T = np.array([[1.0, 3.0], [2.0, 1.0], [5.0, 5.0], [0.0, 0.0], [4.0, 4.0]])
+    z = np.array([[1.0, 1.0], [1.0, 1.0], [1.0, 1.0], [1.0, 1.0], [2.0, 2.0]])
+    R = np.array([3.0, 4.0, 5.0, 1.0, 0.1])
+    a = gavel_lp.srpt_perf(T, z, np.array([1.0, 1.0]), R)
+    assert a.X.tolist() == [[0, 1], [0, 0], [1, 0], [0, 0], [0, 0]]
+    # with 2 GPUs on type 0 job 4 takes both (ties between types: the lower index); job 0 type 1
+    b = gavel_lp.srpt_perf(T, z, np.array([2.0, 1.0]), R)
+    assert b.X.tolist() == [[0, 1], [0, 0], [0, 0], [0, 0], [1, 0]]
+
+
 # -- properties on random instances, and the CVXPY statement agrees --------------------------
 
 @st.composite
@@ -107,6 +121,12 @@ def test_every_lp_is_feasible_and_agrees_with_its_cvxpy_statement(inst):
                                          rel=1e-5)
     ff = gavel_lp.fifo_perf(T, z, cap)
     assert feasible(ff.X, z, cap, T) and set(np.unique(ff.X)) <= {0.0, 1.0}
+    sp = gavel_lp.srpt_perf(T, z, cap, R)
+    assert feasible(sp.X, z, cap, T) and set(np.unique(sp.X)) <= {0.0, 1.0}
+    # maximal: a job left out fits no type with the GPUs the others left
+    left = cap - (sp.X * z).sum(axis=0)
+    out = sp.X.sum(axis=1) == 0
+    assert not ((T[out] > 0) & (z[out] > 0) & (z[out] <= left + 1e-9)).any()
 
 
 # -- the round mechanism ------------------------------------------------------------------------
