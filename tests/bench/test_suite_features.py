@@ -147,7 +147,8 @@ def test_the_time_limit_task_times_one_limited_call():
     cell = next(c for c in suite.tasks if c.kwargs() == {"method": "core", "instance": "mcmdk-500", "limit": 1.0})
     row = run_task_cell(cell, suite.limits())
     r = row["result"]
-    assert row["status"] == "done" and r["status"] in ("optimal", "feasible")
+    # a loaded machine may end the 1 s call before any solution: a status, not an error
+    assert row["status"] == "done" and r["status"] in ("optimal", "feasible", "no_solution")
     assert r["wall"] >= 0 and r["ratio"] == pytest.approx(r["wall"]) and r["over"] == max(0.0, r["wall"] - 1.1)
 
 
