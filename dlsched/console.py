@@ -8,6 +8,7 @@ import os
 import sys
 
 from rich.console import Console
+from rich.measure import Measurement
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 
@@ -43,11 +44,26 @@ def python_stdout_only():
         os.close(saved)
 
 
-def table_console():
-    """A rich console for result tables: at least 140 columns wide, so that a table printed to a
-    pipe or a file (where rich assumes 80) is not truncated into ellipses."""
+def number(x, decimals: int = 0) -> str:
+    """``x`` in plain notation with thousands separators and ``decimals`` decimals (``1,234,567.8``),
+    so that a column reads in one notation; "-" for None or NaN."""
 
-    return Console(width=max(Console().width, 140))
+    if x is None or x != x:
+        return "-"
+    return f"{x:,.{decimals}f}"
+
+
+def table_console(table=None):
+    """A rich console for result tables: at least 140 columns wide, so that a table printed to a
+    pipe or a file (where rich assumes 80) is not truncated into ellipses, and with ``table`` at
+    least as wide as that table unshrunk: a long name or a large number is printed whole (a table
+    narrower to print wraps long headers itself, with a newline in the header)."""
+
+    width = max(Console().width, 140)
+    if table is not None:
+        probe = Console(width=10_000)
+        width = max(width, Measurement.get(probe, probe.options, table).maximum)
+    return Console(width=width)
 
 
 @contextlib.contextmanager

@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from dlsched.bench.results import TARGET, compare, failed, latest, read_results
+from dlsched.console import number
 from dlsched.errors import InputError
 from dlsched.result import gap_to_reference
 
@@ -272,9 +273,9 @@ SIM_COLUMNS = ("policy", "runs ok", "jobs done", "mean avg JCT (s)", "median JCT
 
 
 def _sim_cells(s: dict) -> list[str]:
-    f = lambda x, d=6: "-" if x is None else f"{x:.{d}g}"
-    return [f"{s['completed']}/{s['runs']}", str(s["jobs_done"]), f(s["mean_avg_jct"]), f(s["median_jct"]), f(s["p95_jct"]),
-            f(s["mean_makespan"]), f(s["gpu_utilisation"], 3), f(s["decision_median_s"], 3)]
+    return [f"{s['completed']}/{s['runs']}", number(s["jobs_done"]), *(number(s[k]) for k in
+            ("mean_avg_jct", "median_jct", "p95_jct", "mean_makespan")), number(s["gpu_utilisation"], 3),
+            number(s["decision_median_s"], 4)]
 
 
 def study_summary(rows: list[dict]) -> dict[str, dict]:
@@ -297,10 +298,10 @@ def print_table(columns, body: dict[str, list[str]], title: str) -> None:
 
     tab = Table(title=title)
     for k, col in enumerate(columns):
-        tab.add_column(col, justify="left" if k == 0 else "right")
+        tab.add_column(col, justify="left" if k == 0 else "right", no_wrap=k == 0)
     for m, cells in body.items():
         tab.add_row(m, *cells)
-    table_console().print(tab)
+    table_console(tab).print(tab)
 
 
 def jct_cdf(rows: list[dict], out: Path) -> Path:

@@ -171,3 +171,27 @@ def test_the_table_gives_hours_or_days_and_plot_names_its_files(capsys, tmp_path
     assert code == 0
     assert " d)" in next(ln for ln in out.splitlines() if "makespan" in ln)
     assert f"wrote {tmp_path / 'figs' / 'jct_cdf.png'}, {tmp_path / 'figs' / 'utilisation.png'}" in err
+
+
+def test_bench_sim_table_says_why_and_prints_names_whole(capsys, monkeypatch):
+    """Issue 24: `oasis` read 0/3 with no reason, `time-indexed` was missing without a word, long
+    names were cut ("gavel-max-min-fai…") and columns mixed 1.2903e+07 with plain numbers."""
+    from dlsched import registry
+    from dlsched.bench import get_suite
+
+    names = ["drf", "oasis", "gavel-max-min-fairness-perf", "time-indexed"]
+    monkeypatch.setattr(registry, "policy_names", lambda: names)
+    rc = get_suite("sim")(["--quick", "--seeds", "1", "--jobs", "6", "--nodes", "4"])
+    out = capsys.readouterr().out
+    assert rc == 0 and "…" not in out and "e+" not in out
+    row = {ln.split()[1]: ln for ln in out.splitlines() if ln.startswith("│")}
+    assert "0/1 [1]" in row["oasis"] and "1/1" in row["gavel-max-min-fairness-perf"] and "time-indexed" not in row
+    assert "[1] oasis: 1 of 1 runs refused: " in out and "expected the OASiS speed source" in out
+    assert "not run: time-indexed: offline reference" in out
+    jct = row["drf"].split("│")[3].strip()               # avg JCT (s): a plain number with thousands separators
+    assert jct.replace(",", "").isdigit() and float(jct.replace(",", "")) >= 1000 and "," in jct
+    rc = get_suite("sim")(["--quick", "--seeds", "1", "--jobs", "6", "--nodes", "4", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["policies"] == names[:3] and list(doc["skipped"]) == ["time-indexed"]
+    assert list(doc["table"]["oasis"]["not_completed"].values()) == [1]
+    assert doc["table"]["drf"]["not_completed"] == {}
