@@ -34,7 +34,6 @@ from pathlib import Path
 import numpy as np
 
 from dlsched.bench.results import TARGET, compare, failed, latest, read_results
-from dlsched.console import number
 from dlsched.errors import InputError
 from dlsched.result import gap_to_reference
 
@@ -273,9 +272,9 @@ SIM_COLUMNS = ("policy", "runs ok", "jobs done", "mean avg JCT (s)", "median JCT
 
 
 def _sim_cells(s: dict) -> list[str]:
-    return [f"{s['completed']}/{s['runs']}", number(s["jobs_done"]), *(number(s[k]) for k in
-            ("mean_avg_jct", "median_jct", "p95_jct", "mean_makespan")), number(s["gpu_utilisation"], 3),
-            number(s["decision_median_s"], 4)]
+    f = lambda x, d=6: "-" if x is None else f"{x:.{d}g}"
+    return [f"{s['completed']}/{s['runs']}", str(s["jobs_done"]), f(s["mean_avg_jct"]), f(s["median_jct"]), f(s["p95_jct"]),
+            f(s["mean_makespan"]), f(s["gpu_utilisation"], 3), f(s["decision_median_s"], 3)]
 
 
 def study_summary(rows: list[dict]) -> dict[str, dict]:
