@@ -195,3 +195,45 @@ def test_bench_sim_table_says_why_and_prints_names_whole(capsys, monkeypatch):
     assert doc["policies"] == names[:3] and list(doc["skipped"]) == ["time-indexed"]
     assert list(doc["table"]["oasis"]["not_completed"].values()) == [1]
     assert doc["table"]["drf"]["not_completed"] == {}
+
+
+def test_simulate_several_policies_compares_them(capsys, tmp_path, monkeypatch):
+    """Issue 24: `--policy fifo,drf,srtf` runs each policy on the same trace and cluster; the table
+    has one row per policy, --json one object with a `runs` list whose entries are each policy's
+    one-policy --json (less the environment), --plot one JCT CDF with every policy."""
+    from dlsched import cli_simulate
+
+    base = ("simulate", "dl2:12:3", "--cluster", "dl2:4", "--speed", "table", "--restart-seconds", "5")
+    alone = {}
+    for name in ("fifo", "drf", "srtf"):
+        code, out, _ = run(capsys, *base, "--policy", name, "--json")
+        alone[name] = json.loads(out)
+    code, out, err = run(capsys, *base, "--policy", "fifo,drf,srtf", "--json", "--jobs")
+    doc = json.loads(out)                              # exactly one JSON object
+    assert code == 0 and doc["policies"] == ["fifo", "drf", "srtf"] and len(doc["runs"]) == 3
+    assert doc["speed"] == "TableSpeed" and doc["restart_seconds"] == 5.0 and "environment" in doc
+    for r in doc["runs"]:
+        a = alone[r["policy"]]
+        assert "environment" not in r and len(r["job_results"]) == 12
+        for key in ("avg_jct", "median_jct", "p95_jct", "makespan", "avg_queueing_delay", "utilisation", "lower_bound",
+                    "ratio_to_bound", "completed", "events"):
+            assert r[key] == a[key], (r["policy"], key)
+    drawn = []
+    monkeypatch.setattr(cli_simulate, "write_figures", lambda results, d: drawn.append([r.policy for r in results]) or
+                        [tmp_path / "jct_cdf.png"])
+    code, out, err = run(capsys, *base, "--policy", "fifo,drf,srtf", "--plot", str(tmp_path))
+    assert code == 0 and drawn == [["fifo", "drf", "srtf"]] and f"wrote {tmp_path / 'jct_cdf.png'}" in err
+    rows = {ln.split("│")[1].strip(): [c.strip() for c in ln.split("│")[2:-1]] for ln in out.splitlines() if ln.startswith("│")}
+    assert list(rows) == ["fifo", "drf", "srtf"] and "avg JCT" in out and "/ bound" in out
+    for name, cells in rows.items():
+        a = alone[name]
+        assert cells[0] == "12/12" and cells[1] == f"{a['avg_jct']:,.0f}" and cells[4] == f"{a['makespan']:,.0f}"
+        assert cells[-2] == f"{a['lower_bound']:,.0f}" and cells[-1] == f"{a['ratio_to_bound']:.3f}"
+
+
+@pytest.mark.parametrize("policies, message", [("fifo,,drf", "policy names separated by commas"),
+                                               ("fifo,drf,fifo", "fifo more than once"),
+                                               ("fifo,DRF", "drf")])
+def test_simulate_several_policies_bad_names_exit_2_before_any_run(capsys, policies, message):
+    code, out, err = run(capsys, "simulate", "dl2:5", "--policy", policies)
+    assert code == 2 and out == "" and message in err and "simulating" not in err and "Traceback" not in err
