@@ -17,12 +17,11 @@ import json
 import sys
 from pathlib import Path
 
-from rich.console import Console
 from rich.table import Table
 
 import dlsched
 from dlsched.bench import get_suite
-from dlsched.console import python_stdout_only, table_console
+from dlsched.console import Reporter, python_stdout_only, table_console
 from dlsched.errors import DlschedError, InputError, MissingExtra
 from dlsched.export import check_model_path, core_of, write_model
 from dlsched.instance import jsonio
@@ -86,14 +85,14 @@ def cmd_solve(args) -> int:
 
 
 def _with_progress(args, run):
-    """Show improving solutions on stderr while a long solve runs (not with --json or --quiet)."""
-    if args.json or args.quiet or not sys.stderr.isatty():
+    """While a solve runs, on stderr (not with --quiet; on a terminal not with --json): a spinner
+    whose elapsed clock ticks with the best incumbent and bound found so far, or off a terminal a
+    line a minute (:class:`dlsched.console.Reporter`)."""
+    if args.quiet or (args.json and sys.stderr.isatty()):
         return run(None)
-
-    console = Console(stderr=True)
-    with console.status("solving...") as status:
+    with Reporter(f"solving with {args.method}") as rep:
         def cb(inc):
-            status.update(f"solving... {inc.seconds:7.2f}s  incumbent {inc.objective:.6g}  bound {inc.bound:.6g}")
+            rep.note(f"incumbent {inc.objective:.10g} at {inc.seconds:.2f} s, bound {inc.bound:.10g}")
 
         return run(cb)
 

@@ -6,10 +6,15 @@ import contextlib
 import io
 import os
 import sys
+import threading
+import time
 
 from rich.console import Console
 from rich.measure import Measurement
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Column
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, SpinnerColumn, TextColumn,
+                           TimeElapsedColumn)
+from rich.text import Text
 
 
 @contextlib.contextmanager
@@ -66,22 +71,117 @@ def table_console(table=None):
     return Console(width=width)
 
 
-@contextlib.contextmanager
-def progress(description: str, total: int, enabled: bool = True):
-    """A transient progress bar on stderr for a long loop (stdout stays free for ``--json``).
+def clock(seconds: float) -> str:
+    """Seconds as h:mm:ss (d and h:mm:ss past a day)."""
+    s = int(round(seconds))
+    d, s = divmod(s, 86400)
+    text = f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+    return f"{d}d {text}" if d else text
 
-    Yields ``tick(label)``: call it at the start of each item; the previous item counts as done.
-    Nothing is drawn when ``enabled`` is false or stderr is not a terminal.
+
+def eta(elapsed: float, done: float, left: float) -> str:
+    """The time left at the rate so far, elapsed / done x left ("?" before anything is done): a
+    guess from this run's own pace, not a promise."""
+    return clock(elapsed * left / done) if done > 0 else "?"
+
+
+class EtaColumn(ProgressColumn):
+    """``ETA h:mm:ss`` from the items done in this run (task field ``base``: those done before it)."""
+
+    def render(self, task) -> Text:
+        if task.total is None:
+            return Text("")
+        return Text("ETA " + eta(task.elapsed or 0.0, task.completed - task.fields["base"], task.total - task.completed))
+
+
+class Reporter:
+    """Progress of a long run on stderr (stdout stays free for ``--json``): the one helper of
+    ``solve``, ``bench run`` and the ``bench`` studies (``simulate`` has the engine's own line,
+    :mod:`dlsched.sim.engine`, with the simulated clock).
+
+    On a terminal: a rich line redrawn four times a second by rich's own thread, so that the
+    elapsed clock ticks while a solver works without reporting: a spinner, the description, with a
+    ``total`` a bar, done/total and an ETA (:func:`eta`: this run's pace), and a ``note`` (an
+    incumbent, the failures). Not on a terminal: one plain line every ``LINE_SECONDS`` with the
+    same facts, from a timer thread (HiGHS releases the GIL while it solves), so a run in the
+    background says where it is. Nothing when ``enabled`` is false. ``done`` items finished before
+    this run (a resumed sweep) count towards the bar, not towards the pace.
     """
 
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True, disable=not enabled) as bar:
-        task = bar.add_task(description, total=total)
+    LINE_SECONDS = 60.0
+
+    def __init__(self, description: str, total: int | None = None, *, enabled: bool = True, done: int = 0,
+                 transient: bool = True):
+        self.description, self.total, self.enabled, self.transient = description, total, enabled, transient
+        self.done, self.base, self.text = done, done, ""
+        self.bar = self.thread = None
+        self.stop = threading.Event()
+
+    def __enter__(self) -> "Reporter":
+        self.start = time.monotonic()
+        if not self.enabled:
+            return self
+        if sys.stderr.isatty():
+            columns = [SpinnerColumn(), TextColumn("{task.description}")]
+            if self.total is not None:
+                columns += [BarColumn(), MofNCompleteColumn()]
+            # the note alone may wrap: on a narrow terminal the counts and clocks stay whole
+            columns += [TimeElapsedColumn(), EtaColumn(), TextColumn("{task.fields[note]}", table_column=Column(no_wrap=False))]
+            self.bar = Progress(*columns, console=Console(stderr=True), transient=self.transient, refresh_per_second=4)
+            self.bar.start()
+            self.task = self.bar.add_task(self.description, total=self.total, completed=self.done, base=self.base, note="")
+        else:
+            self.thread = threading.Thread(target=self._lines, name="dlsched-progress", daemon=True)
+            self.thread.start()
+        return self
+
+    def line(self) -> str:
+        """The plain line: description, done/total, elapsed, ETA, note."""
+        elapsed = time.monotonic() - self.start
+        parts = [f"{self.done:,}/{self.total:,} done"] if self.total is not None else []
+        parts.append(f"{clock(elapsed)} elapsed")
+        if self.total is not None:
+            parts.append("ETA " + eta(elapsed, self.done - self.base, self.total - self.done))
+        return f"{self.description}: " + ", ".join(parts) + (f"; {self.text}" if self.text else "")
+
+    def _lines(self) -> None:
+        while not self.stop.wait(self.LINE_SECONDS):
+            print(self.line(), file=sys.stderr, flush=True)
+
+    def advance(self, n: int = 1) -> None:
+        """``n`` more items done."""
+        self.done += n
+        if self.bar is not None:
+            self.bar.update(self.task, completed=self.done)
+
+    def note(self, text: str) -> None:
+        """What the run has to say beside the counts (shown on the next redraw or line)."""
+        self.text = text
+        if self.bar is not None:
+            self.bar.update(self.task, note=text)
+
+    def __exit__(self, *exc) -> bool:
+        self.stop.set()
+        if self.thread is not None:
+            self.thread.join()
+        if self.bar is not None:
+            self.bar.stop()
+        return False
+
+
+@contextlib.contextmanager
+def progress(description: str, total: int, enabled: bool = True):
+    """:class:`Reporter` for a loop: yields ``tick(label)``; call it at the start of each item (the
+    previous item counts as done); ``label`` is the note."""
+
+    with Reporter(description, total, enabled=enabled) as rep:
         started = False
 
         def tick(label: str = "") -> None:
             nonlocal started
-            bar.update(task, advance=1 if started else 0, description=f"{description}  {label}".rstrip())
+            if started:
+                rep.advance()
+            rep.note(label)
             started = True
 
         yield tick

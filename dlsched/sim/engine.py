@@ -27,8 +27,9 @@ from typing import Mapping
 
 import numpy as np
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+from dlsched.console import EtaColumn, clock, eta
 from dlsched.errors import DlschedError, InputError
 
 try:
@@ -597,10 +598,10 @@ class _progress_bar:
         if self.tty:
             self.bar = Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.fields[jobs]} jobs"),
                                 TextColumn("t={task.fields[t]}"), TextColumn("{task.fields[events]} events"),
-                                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                                TimeElapsedColumn(), EtaColumn(),
                                 console=Console(stderr=True), transient=True)
             self.bar.start()
-            self.task = self.bar.add_task("simulating", total=2 * self.sim.n, jobs="0", t="0s", events=0)
+            self.task = self.bar.add_task("simulating", total=2 * self.sim.n, jobs="0", t="0s", events=0, base=0)
         return self.tick
 
     def _counts(self) -> tuple[int, int]:
@@ -616,24 +617,17 @@ class _progress_bar:
             self.last = now
             finished, arrived = self._counts()
             self.bar.update(self.task, completed=finished + arrived, jobs=f"{finished:,}/{self.sim.n:,}",
-                            t=_clock(self.sim.time), events=f"{self.sim.n_events:,}")
+                            t=clock(self.sim.time), events=f"{self.sim.n_events:,}")
         elif self.bar is None and now - self.last >= self.LINE_SECONDS:
             self.last = now
             finished, arrived = self._counts()
             done, elapsed = finished + arrived, now - self.start
-            eta = _clock(elapsed * (2 * self.sim.n - done) / done) if done else "?"
-            print(f"simulating: {finished:,}/{self.sim.n:,} jobs finished, t={_clock(self.sim.time)} simulated, "
-                  f"{self.sim.n_events:,} events, {_clock(elapsed)} elapsed, ETA {eta}", file=sys.stderr, flush=True)
+            print(f"simulating: {finished:,}/{self.sim.n:,} jobs finished, t={clock(self.sim.time)} simulated, "
+                  f"{self.sim.n_events:,} events, {clock(elapsed)} elapsed, ETA {eta(elapsed, done, 2 * self.sim.n - done)}",
+                  file=sys.stderr, flush=True)
 
     def __exit__(self, *exc):
         if self.bar is not None:
             self.bar.stop()
         return False
 
-
-def _clock(seconds: float) -> str:
-    """Seconds as h:mm:ss (d and h:mm:ss past a day)."""
-    s = int(round(seconds))
-    d, s = divmod(s, 86400)
-    text = f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
-    return f"{d}d {text}" if d else text
