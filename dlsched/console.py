@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import signal
 import sys
 import threading
 import time
@@ -69,6 +70,26 @@ def table_console(table=None):
         probe = Console(width=10_000)
         width = max(width, Measurement.get(probe, probe.options, table).maximum)
     return Console(width=width)
+
+
+@contextlib.contextmanager
+def stop_signals():
+    """SIGTERM raises KeyboardInterrupt in the main thread, as Ctrl-C does, so that a stopped run
+    goes through its ``finally`` blocks (results files closed, worker processes ended: no
+    multiprocessing semaphore left behind) instead of dying where it stands. Outside the main
+    thread nothing changes (Python sets handlers there only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    old = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
 
 
 def clock(seconds: float) -> str:
