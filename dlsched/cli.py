@@ -21,7 +21,7 @@ from rich.table import Table
 
 import dlsched
 from dlsched.bench import get_suite
-from dlsched.console import Reporter, python_stdout_only, stop_signals, table_console
+from dlsched.console import EXIT_STOPPED, Reporter, python_stdout_only, stop_signals, table_console
 from dlsched.errors import DlschedError, InputError, MissingExtra
 from dlsched.export import check_model_path, core_of, write_model
 from dlsched.instance import jsonio
@@ -33,7 +33,6 @@ from dlsched.solvers.options import Budget
 from dlsched.version import __version__
 
 EXIT_OK, EXIT_REJECTED, EXIT_INPUT, EXIT_FAILURE = 0, 1, 2, 3
-EXIT_STOPPED = 130       # the shell's code for a run stopped by SIGINT
 
 
 def _params(args, method_params: tuple[str, ...]) -> dict:

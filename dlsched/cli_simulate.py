@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rich.table import Table
 
-from dlsched.console import number, table_console
+from dlsched.console import EXIT_STOPPED, number, stop_requests, table_console
 from dlsched.errors import InputError
 from dlsched.instance.traces import TRACE_FORMATS, load_trace
 from dlsched.registry import describe_policy, make_policy, policy_names
@@ -29,18 +29,22 @@ def cmd_simulate(args) -> int:
     trace = load_trace(args.trace, args.trace_format)
     cluster = load_cluster(args.cluster, trace)
     runs, warned, bounds = [], False, {}
-    for policy in policies:
-        res, speed, used = _run(args, policy, trace, cluster, warn=not warned)
-        warned = True
+    with stop_requests() as stop:     # Ctrl-C or SIGTERM: the run in progress ends with what it has
+        for policy in policies:
+            runs.append(_run(args, policy, trace, cluster, warn=not warned, stop=stop))
+            warned = True
+            if stop.is_set():
+                break
+    for k, (res, speed, used) in enumerate(runs):
         if args.bound != "none":      # the bound depends on the run only through the jobs it left unschedulable
             key = frozenset(res.unschedulable)
             if key not in bounds:
                 bounds[key] = certified_bound(res, used, cluster, speed, lp=args.bound == "lp")
             res.extra.update(_ratio_for(res, bounds[key]))
-        runs.append((res, speed))
+        runs[k] = (res, speed)
     if args.plot:      # named on stderr, so that --json stays one object on stdout
         print("wrote " + ", ".join(str(p) for p in write_figures([res for res, _ in runs], args.plot)), file=sys.stderr)
-    if len(runs) == 1:
+    if len(names) == 1:
         res, speed = runs[0]
         if args.json:
             print(res.to_json(speed=type(speed).__name__, jobs=args.jobs))
@@ -50,6 +54,10 @@ def cmd_simulate(args) -> int:
         print(comparison_json(runs, jobs=args.jobs))
     else:
         print_comparison([res for res, _ in runs])
+    if stop.is_set():
+        left = names[len(runs):]
+        print(f"stopped: {runs[-1][0].policy} ended early" + (f"; not run: {', '.join(left)}" if left else ""), file=sys.stderr)
+        return EXIT_STOPPED
     return 0
 
 
@@ -64,7 +72,7 @@ def policy_list(text: str) -> list[str]:
     return names
 
 
-def _run(args, policy, trace, cluster, *, warn: bool):
+def _run(args, policy, trace, cluster, *, warn: bool, stop=None):
     """One policy on the trace as the options shape it (speed source and scaling made afresh, so
     that a policy's run is the run it gets alone); returns the result, the speed source, the trace run."""
     speed = pick_speed(args.speed, trace, cluster, noise=args.speed_noise, seed=args.seed)
@@ -75,7 +83,7 @@ def _run(args, policy, trace, cluster, *, warn: bool):
     if warning and warn:
         print(f"warning: {warning}", file=sys.stderr)
     res = simulate(used, cluster, policy, speed, seed=args.seed, restart_seconds=args.restart_seconds,
-                   max_time=args.max_time, deadline=args.deadline, progress=True)
+                   max_time=args.max_time, deadline=args.deadline, progress=True, stop=stop)
     res.extra.update(scaling)
     res.extra.update({"offered_load": load, "warnings": [warning] if warning else []})
     return res, speed, used

@@ -72,6 +72,10 @@ def table_console(table=None):
     return Console(width=width)
 
 
+#: the exit status of a run stopped by Ctrl-C or SIGTERM (the shell's code for SIGINT)
+EXIT_STOPPED = 130
+
+
 @contextlib.contextmanager
 def stop_signals():
     """SIGTERM raises KeyboardInterrupt in the main thread, as Ctrl-C does, so that a stopped run
@@ -90,6 +94,30 @@ def stop_signals():
         yield
     finally:
         signal.signal(signal.SIGTERM, old)
+
+
+@contextlib.contextmanager
+def stop_requests():
+    """Yields an event that the first Ctrl-C or SIGTERM sets instead of interrupting, for a loop
+    that checks it between steps and ends with what it has (the simulator); a second signal
+    interrupts as usual (KeyboardInterrupt). Outside the main thread the event is never set."""
+    requested = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield requested
+        return
+
+    def handler(signum, frame):
+        if requested.is_set():
+            raise KeyboardInterrupt(f"signal {signum}")
+        requested.set()
+        print("stopping after the current step (again to stop at once)", file=sys.stderr, flush=True)
+
+    old = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield requested
+    finally:
+        for sig, h in old.items():
+            signal.signal(sig, h)
 
 
 def clock(seconds: float) -> str:

@@ -481,7 +481,7 @@ class Simulation:
 
 def simulate(trace: Trace, cluster: Cluster, policy, speed: SpeedSourceLike, *, seed: int = 0,
              restart_seconds: float = 0.0, max_time: float | None = None, deadline: float | None = None,
-             progress: bool = False, stall_calls: int = 1000) -> SimResult:
+             progress: bool = False, stall_calls: int = 1000, stop=None) -> SimResult:
     """Replay ``trace`` on ``cluster`` under ``policy`` (docs/simulator.md).
 
     The policy is reset once, then called at every event, at every slot boundary if it has
@@ -490,7 +490,9 @@ def simulate(trace: Trace, cluster: Cluster, policy, speed: SpeedSourceLike, *, 
     caps simulated time (status ``"max_time"``). A run where nothing can happen any more while
     jobs wait (no job progresses, no arrival or timer pending), or where no job progresses while
     jobs wait and no arrival is pending for ``stall_calls`` consecutive calls, stops with status
-    ``"stalled"``. The deadline is checked between calls (a single call is not interrupted).
+    ``"stalled"``. The deadline is checked between calls (a single call is not interrupted), and
+    so is ``stop`` (an object with ``is_set()``, e.g. :func:`dlsched.console.stop_requests` set by
+    Ctrl-C or SIGTERM): once set, the partial result has status ``"stopped"``.
     A policy that raises ends the run with PolicyError naming it (an InputError it raises, to
     refuse a trace or cluster it does not apply to, passes through). ``progress`` reports on stderr
     as the run goes: a bar on a terminal, a plain line a minute otherwise (:class:`_progress_bar`).
@@ -512,6 +514,9 @@ def simulate(trace: Trace, cluster: Cluster, policy, speed: SpeedSourceLike, *, 
         while not sim.done:
             if deadline is not None and _time.monotonic() - wall0 > deadline:
                 status, message = "time_limit", f"wall-clock deadline of {deadline:g}s reached at t={sim.time:.6g}s"
+                break
+            if stop is not None and stop.is_set():
+                status, message = "stopped", f"stopped by a signal at t={sim.time:.6g}s"
                 break
             state = sim.state()
             t0 = _time.perf_counter()

@@ -237,3 +237,56 @@ def test_simulate_several_policies_compares_them(capsys, tmp_path, monkeypatch):
 def test_simulate_several_policies_bad_names_exit_2_before_any_run(capsys, policies, message):
     code, out, err = run(capsys, "simulate", "dl2:5", "--policy", policies)
     assert code == 2 and out == "" and message in err and "simulating" not in err and "Traceback" not in err
+
+
+class SelfStopping:
+    """FIFO that sends this process SIGTERM at its 4th call (a user stopping the run)."""
+
+    name = "self-stopping"
+
+    def __init__(self):
+        from dlsched.policies.fifo import FIFO
+
+        self.inner, self.calls = FIFO(), 0
+        self.slot_seconds = self.inner.slot_seconds
+
+    def reset(self, ctx):
+        self.inner.reset(ctx)
+
+    def schedule(self, state, events):
+        import os
+        import signal
+
+        self.calls += 1
+        if self.calls == 4:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return self.inner.schedule(state, events)
+
+
+def test_a_stopped_simulation_prints_what_it_has(capsys, monkeypatch):
+    """Issue 24: Ctrl-C or SIGTERM lost a long run. The run now ends after the current call with
+    status `stopped` and its figures so far, the policies not yet run are named, and it exits 130."""
+    import signal
+
+    from dlsched import registry
+
+    def unhandled(signum, frame):       # without the command's own handler: a failure, not a dead test run
+        raise RuntimeError("SIGTERM reached the default handler")
+
+    old = signal.signal(signal.SIGTERM, unhandled)
+    monkeypatch.setitem(registry.POLICIES, "self-stopping", "tests.sim.test_cli_sim:SelfStopping")
+    try:
+        _stopped_runs(capsys)
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def _stopped_runs(capsys):
+    code, out, err = run(capsys, "simulate", "dl2:40:2", "--policy", "self-stopping,drf", "--json")
+    doc = json.loads(out)
+    assert code == 130 and doc["policies"] == ["self-stopping"] and len(doc["runs"]) == 1
+    r = doc["runs"][0]
+    assert r["status"] == "stopped" and r["decision_calls"] == 4 and r["completed"] < 40 and "stopped by a signal" in r["message"]
+    assert "stopped: self-stopping ended early; not run: drf" in err
+    code, out, err = run(capsys, "simulate", "dl2:40:2", "--policy", "self-stopping")
+    assert code == 130 and "stopped (stopped by a signal at t=" in out
