@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 import numpy as np
 
@@ -226,7 +225,7 @@ def main(argv: list[str]) -> int:
     deadline = args.run_deadline or (60.0 if args.quick else 600.0)
     policies = policies_to_run(args.policies.split(",") if args.policies else None)
     rows, kept = run(seeds, n_jobs, nodes, policies, args.speed, args.restart_seconds, deadline,
-                     progress=not args.json and sys.stderr.isatty(), keep=bool(args.plot))
+                     progress=not args.json, keep=bool(args.plot))
     errors = model_errors(rows)
     tab = table(rows, policies)
     doc = {"suite": "sim",
