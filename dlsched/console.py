@@ -12,9 +12,9 @@ import time
 
 from rich.console import Console
 from rich.measure import Measurement
-from rich.table import Column
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, SpinnerColumn, TextColumn,
                            TimeElapsedColumn)
+from rich.table import Column
 from rich.text import Text
 
 

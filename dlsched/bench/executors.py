@@ -46,8 +46,10 @@ class LocalExecutor:
                 yield f.result()
             finished = True
         finally:
-            if not finished:       # stopped (Ctrl-C, SIGTERM, an error): interrupt the running cells now, not after them;
-                for p in list(getattr(pool, "_processes", {}).values()):    # SIGINT lets a worker clean up
+            # stopped (Ctrl-C, SIGTERM, an error): interrupt the running cells now instead of waiting
+            # for them; SIGINT, not SIGTERM, so that a worker ends its cell's child and exits cleanly
+            if not finished:
+                for p in list(getattr(pool, "_processes", {}).values()):
                     with contextlib.suppress(ProcessLookupError):
                         os.kill(p.pid, signal.SIGINT)
             pool.shutdown(wait=True, cancel_futures=True)
