@@ -53,7 +53,7 @@ def cmd_simulate(args) -> int:
     elif args.json:
         print(comparison_json(runs, jobs=args.jobs))
     else:
-        print_comparison([res for res, _ in runs])
+        print_comparison([res for res, _ in runs], cluster=args.cluster)
     if stop.is_set():
         left = names[len(runs):]
         print(f"stopped: {runs[-1][0].policy} ended early" + (f"; not run: {', '.join(left)}" if left else ""), file=sys.stderr)
@@ -115,12 +115,13 @@ _COMPARISON = (("avg JCT\n(s)", "avg_jct", 0), ("p50 JCT\n(s)", "median_jct", 0)
                ("avg JCT\n/ bound", lambda s, x: x.get("ratio_to_bound"), 3))
 
 
-def print_comparison(results) -> None:
+def print_comparison(results, cluster: str | None = None) -> None:
     """One row per policy: jobs completed, JCT mean / p50 / p95, makespan, queueing, GPU
     utilisation, wall time, the lower bound on the average JCT and the ratio to it; seconds as plain
-    numbers with thousands separators."""
+    numbers with thousands separators. ``cluster``: the spec as given (a generated cluster has no name)."""
     first = results[0].summary()
-    t = Table(title=f"{len(results)} policies on {first['trace']} ({first['jobs']:,} jobs), cluster {first['cluster']}")
+    t = Table(title=f"{len(results)} policies on {first['trace']} ({first['jobs']:,} jobs), "
+                    f"cluster {cluster or first['cluster']}")
     t.add_column("policy", no_wrap=True)
     t.add_column("completed", justify="right")
     for head, _, _ in _COMPARISON:
