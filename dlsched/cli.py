@@ -72,6 +72,7 @@ def cmd_solve(args) -> int:
     if args.out:
         doc = jsonio.solution_document(inst, res)
         write_atomic(args.out, json.dumps(doc, indent=1) + "\n")
+        print(f"wrote {args.out}", file=sys.stderr)       # on stderr: --json stays one object on stdout
     if args.json:
         out = res.summary()
         # a reference of another objective than the method's is no reference for it (objective_of)
