@@ -17,13 +17,12 @@ import json
 import sys
 from pathlib import Path
 
-from rich.console import Console
 from rich.table import Table
 
 import dlsched
 from dlsched.bench import get_suite
 from dlsched.bench.report import main as report_main
-from dlsched.console import python_stdout_only, table_console
+from dlsched.console import EXIT_STOPPED, Reporter, python_stdout_only, stop_signals, table_console
 from dlsched.errors import DlschedError, InputError, MissingExtra
 from dlsched.export import check_model_path, core_of, write_model
 from dlsched.instance import jsonio
@@ -74,6 +73,7 @@ def cmd_solve(args) -> int:
     if args.out:
         doc = jsonio.solution_document(inst, res)
         write_atomic(args.out, json.dumps(doc, indent=1) + "\n")
+        print(f"wrote {args.out}", file=sys.stderr)       # on stderr: --json stays one object on stdout
     if args.json:
         out = res.summary()
         # a reference of another objective than the method's is no reference for it (objective_of)
@@ -87,14 +87,14 @@ def cmd_solve(args) -> int:
 
 
 def _with_progress(args, run):
-    """Show improving solutions on stderr while a long solve runs (not with --json or --quiet)."""
-    if args.json or args.quiet or not sys.stderr.isatty():
+    """While a solve runs, on stderr (not with --quiet; on a terminal not with --json): a spinner
+    whose elapsed clock ticks with the best incumbent and bound found so far, or off a terminal a
+    line a minute (:class:`dlsched.console.Reporter`)."""
+    if args.quiet or (args.json and sys.stderr.isatty()):
         return run(None)
-
-    console = Console(stderr=True)
-    with console.status("solving...") as status:
+    with Reporter(f"solving with {args.method}") as rep:
         def cb(inc):
-            status.update(f"solving... {inc.seconds:7.2f}s  incumbent {inc.objective:.6g}  bound {inc.bound:.6g}")
+            rep.note(f"incumbent {inc.objective:.10g} at {inc.seconds:.2f} s, bound {inc.bound:.10g}")
 
         return run(cb)
 
@@ -256,10 +256,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
 
     try:
-        with python_stdout_only():
+        with python_stdout_only(), stop_signals():
             return args.fn(args)
     except BrokenPipeError:
         return EXIT_OK
+    except KeyboardInterrupt:       # Ctrl-C or SIGTERM: what was written stays (bench run says where)
+        print("dlsched: stopped", file=sys.stderr)
+        return EXIT_STOPPED
     except Exception as exc:
         if args.debug:
             raise

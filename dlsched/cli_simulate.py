@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 from rich.table import Table
 
-from dlsched.console import table_console
+from dlsched.console import EXIT_STOPPED, number, stop_requests, table_console
 from dlsched.errors import InputError
 from dlsched.instance.traces import TRACE_FORMATS, load_trace
 from dlsched.registry import describe_policy, make_policy, policy_names
@@ -23,30 +24,124 @@ def cmd_simulate(args) -> int:
     params = parse_params(args.param)
     if args.plot and Path(args.plot).exists() and not Path(args.plot).is_dir():
         raise InputError("<argument>", "--plot", "a folder for the figures", f"'{args.plot}' is not a folder")
-    policy = make_policy(args.policy, **params)
+    names = policy_list(args.policy)
+    policies = [make_policy(name, **params) for name in names]     # every name and parameter checked before any run
     trace = load_trace(args.trace, args.trace_format)
     cluster = load_cluster(args.cluster, trace)
+    runs, warned, bounds = [], False, {}
+    with stop_requests() as stop:     # Ctrl-C or SIGTERM: the run in progress ends with what it has
+        for policy in policies:
+            runs.append(_run(args, policy, trace, cluster, warn=not warned, stop=stop))
+            warned = True
+            if stop.is_set():
+                break
+    for k, (res, speed, used) in enumerate(runs):
+        if args.bound != "none":      # the bound depends on the run only through the jobs it left unschedulable
+            key = frozenset(res.unschedulable)
+            if key not in bounds:
+                bounds[key] = certified_bound(res, used, cluster, speed, lp=args.bound == "lp")
+            res.extra.update(_ratio_for(res, bounds[key]))
+        runs[k] = (res, speed)
+    if args.plot:      # named on stderr, so that --json stays one object on stdout
+        print("wrote " + ", ".join(str(p) for p in write_figures([res for res, _ in runs], args.plot)), file=sys.stderr)
+    if len(names) == 1:
+        res, speed = runs[0]
+        if args.json:
+            print(res.to_json(speed=type(speed).__name__, jobs=args.jobs))
+        else:
+            print_summary(res)
+    elif args.json:
+        print(comparison_json(runs, jobs=args.jobs))
+    else:
+        print_comparison([res for res, _ in runs], cluster=args.cluster)
+    if stop.is_set():
+        left = names[len(runs):]
+        print(f"stopped: {runs[-1][0].policy} ended early" + (f"; not run: {', '.join(left)}" if left else ""), file=sys.stderr)
+        return EXIT_STOPPED
+    return 0
+
+
+def policy_list(text: str) -> list[str]:
+    """``--policy``: one policy name, or several separated by commas (each run on the same trace)."""
+    names = [n.strip() for n in text.split(",")]
+    if not all(names):
+        raise InputError("<argument>", "--policy", "policy names separated by commas", repr(text))
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise InputError("<argument>", "--policy", "each policy once", f"{', '.join(twice)} more than once")
+    return names
+
+
+def _run(args, policy, trace, cluster, *, warn: bool, stop=None):
+    """One policy on the trace as the options shape it (speed source and scaling made afresh, so
+    that a policy's run is the run it gets alone); returns the result, the speed source, the trace run."""
     speed = pick_speed(args.speed, trace, cluster, noise=args.speed_noise, seed=args.seed,
                        params=parse_params(args.speed_param, "--speed-param"))
-    trace, scaling = rescale(trace, cluster, speed, arrival_scale=args.arrival_scale, target_load=args.target_load,
-                             target_peak=args.target_peak, inflation=args.inflate, inflation_seed=args.seed)
-    load = scaling.get("offered_load") or offered_load(trace, cluster, speed)
+    used, scaling = rescale(trace, cluster, speed, arrival_scale=args.arrival_scale, target_load=args.target_load,
+                            target_peak=args.target_peak, inflation=args.inflate, inflation_seed=args.seed)
+    load = scaling.get("offered_load") or offered_load(used, cluster, speed)
     warning = low_load_warning(load)
-    if warning:
+    if warning and warn:
         print(f"warning: {warning}", file=sys.stderr)
-    res = simulate(trace, cluster, policy, speed, seed=args.seed, restart_seconds=args.restart_seconds,
-                   max_time=args.max_time, deadline=args.deadline, progress=True)
+    res = simulate(used, cluster, policy, speed, seed=args.seed, restart_seconds=args.restart_seconds,
+                   max_time=args.max_time, deadline=args.deadline, progress=True, stop=stop)
     res.extra.update(scaling)
     res.extra.update({"offered_load": load, "warnings": [warning] if warning else []})
-    if args.bound != "none":
-        res.extra.update(certified_bound(res, trace, cluster, speed, lp=args.bound == "lp"))
-    if args.plot:      # named on stderr, so that --json stays one object on stdout
-        print("wrote " + ", ".join(str(p) for p in write_figures([res], args.plot)), file=sys.stderr)
-    if args.json:
-        print(res.to_json(speed=type(speed).__name__, jobs=args.jobs))
-    else:
-        print_summary(res)
-    return 0
+    return res, speed, used
+
+
+def _ratio_for(res, bound: dict) -> dict:
+    """``bound`` (:func:`certified_bound` of a run with the same unschedulable jobs) with this run's ratio."""
+    avg = res.summary()["avg_jct"] if res.status == "completed" else None
+    b = bound["lower_bound"]
+    return {**bound, "ratio_to_bound": avg / b if avg is not None and b else None}
+
+
+def comparison_json(runs, *, jobs: bool) -> str:
+    """Several policies' runs as one JSON object: the setting they share, the environment once, and
+    ``runs``: per policy what ``--json`` prints for it alone (less the environment)."""
+    docs = [json.loads(res.to_json(speed=type(speed).__name__, jobs=jobs)) for res, speed in runs]
+    env = docs[0].pop("environment")
+    for d in docs[1:]:
+        d.pop("environment")
+    shared = {k: docs[0][k] for k in ("trace", "cluster", "speed", "seed", "restart_seconds", "offered_load", "warnings")}
+    return json.dumps({"policies": [d["policy"] for d in docs], **shared, "environment": env, "runs": docs})
+
+
+#: the comparison table: heading, summary key (or a function of the summary and the run's extra), decimals
+_COMPARISON = (("avg JCT\n(s)", "avg_jct", 0), ("p50 JCT\n(s)", "median_jct", 0), ("p95 JCT\n(s)", "p95_jct", 0),
+               ("makespan\n(s)", "makespan", 0), ("queueing\navg (s)", "avg_queueing_delay", 0),
+               ("GPU\nutil", lambda s, x: s["utilisation"].get("gpu", next(iter(s["utilisation"].values()), None)), 3),
+               ("wall (s)", "wall_seconds", 2), ("bound on\navg JCT (s)", lambda s, x: x.get("lower_bound"), 0),
+               ("avg JCT\n/ bound", lambda s, x: x.get("ratio_to_bound"), 3))
+
+
+def print_comparison(results, cluster: str | None = None) -> None:
+    """One row per policy: jobs completed, JCT mean / p50 / p95, makespan, queueing, GPU
+    utilisation, wall time, the lower bound on the average JCT and the ratio to it; seconds as plain
+    numbers with thousands separators. ``cluster``: the spec as given (a generated cluster has no name)."""
+    first = results[0].summary()
+    t = Table(title=f"{len(results)} policies on {first['trace']} ({first['jobs']:,} jobs), "
+                    f"cluster {cluster or first['cluster']}")
+    t.add_column("policy", no_wrap=True)
+    t.add_column("completed", justify="right")
+    for head, _, _ in _COMPARISON:
+        t.add_column(head, justify="right")
+    notes = []
+    for res in results:
+        s = res.summary()
+        done = f"{s['completed']:,}/{s['jobs']:,}"
+        if s["status"] != "completed":
+            notes.append(f"{s['policy']}: {s['status']}" + (f" ({s['message']})" if s["message"] else ""))
+            done += f" [{len(notes)}]"
+        t.add_row(s["policy"], done, *(number(key(s, res.extra) if callable(key) else s[key], d) for _, key, d in _COMPARISON))
+    table_console(t).print(t)
+    for k, note in enumerate(notes, 1):
+        print(f"[{k}] {note}")
+    if "lower_bound" not in results[0].extra:
+        print("lower bound not computed (--bound none)")
+    elif results[0].extra["lower_bound"] is None:
+        print(f"lower bound: {results[0].extra.get('lower_bound_note', '-')}")
 
 
 def print_summary(res) -> None:
@@ -110,7 +205,9 @@ def add_parsers(sub) -> None:
                         "jobs that may run on 1..num_gpu GPUs")
     p.add_argument("--cluster", default=None, metavar="SPEC",
                    help="a cluster spec (JSON, Gavel, OpenB, Tiresias), 'V:P:K' Gavel GPU counts, or 'SxG' servers x GPUs (e.g. 80x8)")
-    p.add_argument("--policy", required=True, help="see `dlsched policies`")
+    p.add_argument("--policy", required=True,
+                   help="see `dlsched policies`; several separated by commas (fifo,drf,hetplace) are compared on the same "
+                        "trace and cluster: one table, one JCT CDF with every policy, --json with a `runs` list")
     p.add_argument("-P", "--param", action="append", metavar="KEY=VALUE", help="a policy parameter (JSON value)")
     p.add_argument("--speed", default=None, metavar="SOURCE", help="table, layered, optimus, throughput, duration (default: detected)")
     p.add_argument("--speed-param", action="append", default=[], metavar="KEY=VALUE",
@@ -134,7 +231,7 @@ def add_parsers(sub) -> None:
                         "capacity (default), also the time-indexed LP (slower), or none")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--jobs", action="store_true", help="with --json: include one row per job")
-    p.add_argument("--plot", default=None, metavar="DIR", help="write jct_cdf.png and utilisation.png")
+    p.add_argument("--plot", default=None, metavar="DIR", help="write jct_cdf.png and utilisation.png (every policy in each)")
     p.set_defaults(fn=cmd_simulate)
     p = sub.add_parser("policies", help="list the simulator's policies")
     p.set_defaults(fn=cmd_policies)

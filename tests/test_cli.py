@@ -73,7 +73,8 @@ def test_check_finds_the_problem_a_solution_records(capsys, tmp_path, data):
     """A solution of problem 3 of mknap1 is checked against problem 3 without --problem (it
     records the instance mknap1-3); given another problem it is refused, not found infeasible."""
     sol, mkp = tmp_path / "p3.json", str(data / "orlib/mkp/mknap1.txt")
-    assert run(capsys, "solve", mkp, "--problem", "3", "--out", str(sol))[0] == 0
+    code, _, err = run(capsys, "solve", mkp, "--problem", "3", "--out", str(sol))
+    assert code == 0 and f"wrote {sol}" in err          # issue 24: --out said nothing of what it wrote
     code, out, _ = run(capsys, "check", mkp, str(sol), "--json")
     assert code == 0 and json.loads(out)["feasible"] is True
     code, _, err = run(capsys, "check", mkp, str(sol), "--problem", "2")

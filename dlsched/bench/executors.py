@@ -9,6 +9,9 @@ without it. On a real cluster every worker needs the same dlsched (and data fold
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Callable, Iterable, Iterator
 
@@ -35,15 +38,21 @@ class LocalExecutor:
         import multiprocessing
 
         # spawn, not fork: a forked child of a process that already ran HiGHS threads can hang
-        with ProcessPoolExecutor(max_workers=min(self.jobs, len(args)),
-                                 mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = [pool.submit(fn, *a) for a in args]
-            try:
-                for f in as_completed(futures):
-                    yield f.result()
-            finally:
-                for f in futures:
-                    f.cancel()
+        pool = ProcessPoolExecutor(max_workers=min(self.jobs, len(args)), mp_context=multiprocessing.get_context("spawn"))
+        futures = [pool.submit(fn, *a) for a in args]
+        finished = False
+        try:
+            for f in as_completed(futures):
+                yield f.result()
+            finished = True
+        finally:
+            # stopped (Ctrl-C, SIGTERM, an error): interrupt the running cells now instead of waiting
+            # for them; SIGINT, not SIGTERM, so that a worker ends its cell's child and exits cleanly
+            if not finished:
+                for p in list(getattr(pool, "_processes", {}).values()):
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(p.pid, signal.SIGINT)
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 class DaskExecutor:

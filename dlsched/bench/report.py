@@ -297,10 +297,10 @@ def print_table(columns, body: dict[str, list[str]], title: str) -> None:
 
     tab = Table(title=title)
     for k, col in enumerate(columns):
-        tab.add_column(col, justify="left" if k == 0 else "right")
+        tab.add_column(col, justify="left" if k == 0 else "right", no_wrap=k == 0)
     for m, cells in body.items():
         tab.add_row(m, *cells)
-    table_console().print(tab)
+    table_console(tab).print(tab)
 
 
 def jct_cdf(rows: list[dict], out: Path) -> Path:

@@ -19,6 +19,7 @@ import json
 import math
 import os
 import platform
+import sys
 import time
 import traceback
 from dataclasses import asdict
@@ -27,6 +28,7 @@ from pathlib import Path
 
 from dlsched.bench import environment, git_revision, register_suite, report, simcells
 from dlsched.bench.suite import InstanceRef, MethodSpec, Suite, load_suite
+from dlsched.console import Reporter
 from dlsched.errors import InputError
 
 from dlsched.bench.results import FORMAT, FORMAT_VERSION, TARGET, failed, latest, read_results
@@ -202,15 +204,26 @@ def run_suite(suite: Suite, out: str | Path | None, *, executor=None, progress: 
         todo = todo[:max_cells]
     new: list[dict] = []
     log = path.open("a") if path is not None else None
+    failures = 0
+    cells = executor.map_cells(fn, todo)
     try:
-        with _progress(f"{suite.name}", len(todo), len(done), progress) as advance:
-            for row in executor.map_cells(fn, todo):
+        with Reporter(f"{suite.name}" + (f" (resuming: {len(done)} cells done)" if done else ""), len(done) + len(todo),
+                      enabled=progress, done=len(done), transient=False) as rep:
+            for row in cells:
                 new.append(row)
-                if log is not None:
+                if log is not None:        # a row on disk as soon as its cell ends: a stop loses no finished cell
                     log.write(json.dumps(row, default=_json_default) + "\n")
                     log.flush()
-                advance(failed(row))
+                failures += failed(row)
+                rep.advance()
+                rep.note(f"{failures} failed")
+    except KeyboardInterrupt:      # Ctrl-C, or SIGTERM (dlsched.console.stop_signals)
+        if path is not None:
+            print(f"stopped: {len(new)} cells of this run written to {path} ({len(done) + len(new)} of "
+                  f"{len(calls)}); the same command goes on from there", file=sys.stderr)
+        raise
     finally:
+        cells.close()              # the executor ends its workers now, not when the generator is collected
         if log is not None:
             log.close()
     order = {cid: k for k, (cid, _) in enumerate(calls)}
@@ -223,36 +236,6 @@ def _json_default(x):
     if hasattr(x, "__dataclass_fields__"):
         return asdict(x)
     return str(x)
-
-
-class _progress:
-    """A rich progress bar on stderr: cells done, time left, failures (nothing when disabled)."""
-
-    def __init__(self, name: str, total: int, already: int, enabled: bool):
-        self.name, self.total, self.already, self.enabled = name, total, already, enabled
-        self.failures = 0
-
-    def __enter__(self):
-        from rich.console import Console
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                                   TimeRemainingColumn)
-
-        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                            TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(),
-                            TextColumn("{task.fields[failures]} failed"),
-                            console=Console(stderr=True), transient=False, disable=not self.enabled)
-        self.bar.__enter__()
-        desc = self.name + (f" (resuming: {self.already} cells done)" if self.already else "")
-        self.task = self.bar.add_task(desc, total=self.total, failures=0)
-
-        def advance(bad: bool) -> None:
-            self.failures += bool(bad)
-            self.bar.update(self.task, advance=1, failures=self.failures)
-
-        return advance
-
-    def __exit__(self, *exc):
-        return self.bar.__exit__(*exc)
 
 
 @register_suite("run")

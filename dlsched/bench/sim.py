@@ -7,6 +7,9 @@ Setting (MODELS.md §5–§7): DL2's job mix (``dlsched.instance.synthetic.dl2_t
 subset); each run has a wall-clock budget ``--run-deadline`` (a run that hits it is reported
 ``time_limit`` and its figures are left out of the means and ratios); a policy that refuses the
 trace (an InputError, e.g. OASiS's policies on a trace without utilities) is reported ``refused``.
+The table says why a policy's runs did not complete (a numbered note: the refusal, the exception's
+class and message, the time limit; ``not_completed`` in ``--json``) and which policies it left
+out (``skipped``: the offline references, which are told the whole trace in advance).
 
 Per policy the table gives the mean over traces of the average JCT, median and p95 JCT, makespan,
 GPU utilisation and decision latency. ``jct_ratio_drf_over_optimus`` is the mean over traces of
@@ -25,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 import numpy as np
 
@@ -34,7 +36,7 @@ from dlsched.bench.runner import run_suite
 from dlsched.bench.simcells import simulate_cell
 from dlsched.bench.suite import suite_from_definition
 from dlsched.bench.tasks import load_definition
-from dlsched.console import table_console
+from dlsched.console import number, table_console
 from dlsched.policies.optimus import summarise_errors
 from dlsched.registry import policy_class, policy_names
 from dlsched.sim.plots import write_figures
@@ -49,7 +51,15 @@ def policies_to_run(names: list[str] | None) -> list[str]:
         for n in names:
             policy_class(n)             # an unknown name is an InputError
         return names
-    return [n for n in policy_names() if not getattr(policy_class(n), "offline", False)]
+    return [n for n in policy_names() if n not in skipped_policies()]
+
+
+def skipped_policies() -> dict[str, str]:
+    """The policies the default table leaves out, with the reason: offline references, which are
+    told the whole trace in advance (an online policy is not) and solve one MILP over it."""
+    return {n: "offline reference (told the whole trace in advance; one MILP over it, for small traces): "
+               f"not comparable with the online policies; run it with --policies {n}"
+            for n in policy_names() if getattr(policy_class(n), "offline", False)}
 
 
 def suite(seeds: int, n_jobs: int, nodes: int, policies: list[str], speed_name: str, restart_seconds: float,
@@ -126,6 +136,17 @@ def _ratio(rows: list[dict], key: str, num: str = "drf", den: str = "optimus") -
     return float(np.mean([a[key] / b[key] for a, b in pairs]))
 
 
+def not_completed(rows: list[dict]) -> dict[str, int]:
+    """Why runs did not complete: each distinct ``status: message`` (the policy's refusal, the
+    exception's class and message, the time limit hit) with the number of runs it ended."""
+    why: dict[str, int] = {}
+    for r in rows:
+        if r["status"] != "completed":
+            key = f"{r['status']}: {r['message']}" if r["message"] else r["status"]
+            why[key] = why.get(key, 0) + 1
+    return why
+
+
 def table(rows: list[dict], policies: list[str]) -> dict[str, dict]:
     out = {}
     for name in policies:
@@ -137,38 +158,47 @@ def table(rows: list[dict], policies: list[str]) -> dict[str, dict]:
             return float(np.mean(vals)) if vals else None
 
         out[name] = {"runs": len(mine), "completed_runs": len(done),
-                     "statuses": sorted({r["status"] for r in mine}),
+                     "statuses": sorted({r["status"] for r in mine}), "not_completed": not_completed(mine),
                      **{k: mean(k) for k in ("avg_jct", "median_jct", "p95_jct", "makespan", "avg_queueing_delay",
                                              "jain_fairness", "gpu_utilisation", "decision_median_s", "wall_seconds")}}
     return out
 
 
 def _print_table(tab: dict, doc: dict) -> None:
+    """The table with one notation per column (seconds as plain numbers with thousands separators,
+    decision latency in ms), policy names in full, a numbered note for each policy with runs that
+    did not complete saying why, and the policies left out with the reason."""
     from rich.table import Table
 
 
     t = Table(title=f"bench sim: {doc['setting']['traces']} DL2-mix traces x {doc['setting']['jobs']} jobs, "
                     f"{doc['setting']['nodes']} nodes, speed {doc['setting']['speed']}, "
                     f"restart {doc['setting']['restart_seconds']:g} s (means over completed runs)")
-    cols = ("policy", "runs ok", "avg JCT (s)", "median JCT", "p95 JCT", "makespan (s)", "queueing", "Jain", "GPU util",
-            "decision med (s)", "wall (s)")
-    for c in cols:
-        t.add_column(c, justify="right" if c != "policy" else "left")
-
-    def f(x, d=4):
-        return "-" if x is None else f"{x:.{d}g}"
-
+    t.add_column("policy", justify="left", no_wrap=True)
+    for c in ("runs ok", "avg JCT\n(s)", "median\nJCT (s)", "p95 JCT\n(s)", "makespan\n(s)", "queueing\n(s)", "Jain",
+              "GPU\nutil", "decision\nmed (ms)", "wall (s)"):
+        t.add_column(c, justify="right")
+    notes = []
     for name, r in tab.items():
-        t.add_row(name, f"{r['completed_runs']}/{r['runs']}", f(r["avg_jct"], 6), f(r["median_jct"], 6), f(r["p95_jct"], 6),
-                  f(r["makespan"], 6), f(r["avg_queueing_delay"], 5), f(r["jain_fairness"], 3), f(r["gpu_utilisation"], 3),
-                  f(r["decision_median_s"], 3), f(r["wall_seconds"], 3))
-    table_console().print(t)
+        ok = f"{r['completed_runs']}/{r['runs']}"
+        if r["not_completed"]:
+            notes.append((name, r))
+            ok += f" [{len(notes)}]"
+        ms = None if r["decision_median_s"] is None else 1000 * r["decision_median_s"]
+        t.add_row(name, ok, *(number(r[k]) for k in ("avg_jct", "median_jct", "p95_jct", "makespan", "avg_queueing_delay")),
+                  number(r["jain_fairness"], 3), number(r["gpu_utilisation"], 3), number(ms, 2), number(r["wall_seconds"], 1))
+    table_console(t).print(t)
+    for k, (name, r) in enumerate(notes, 1):
+        print(f"[{k}] {name}: " + "; ".join(f"{n} of {r['runs']} runs {why}" for why, n in r["not_completed"].items()))
+    for name, why in doc.get("skipped", {}).items():
+        print(f"not run: {name}: {why}")
+    f = lambda x: "-" if x is None else f"{x:.3f}"  # noqa: E731
     print(f"DRF / Optimus: avg JCT {f(doc['jct_ratio_drf_over_optimus'])}, makespan {f(doc['makespan_ratio_drf_over_optimus'])}")
     e = doc.get("optimus_model_errors")
     if e:
         print("Optimus model errors (median relative, at 25/50/75 % of progress): remaining epochs "
-              + ", ".join(f(v, 3) for v in e["remaining"].values()) + "; speed fit "
-              + ", ".join(f(v, 3) for v in e["speed"].values()))
+              + ", ".join(f(v) for v in e["remaining"].values()) + "; speed fit "
+              + ", ".join(f(v) for v in e["speed"].values()))
 
 
 @register_suite("sim")
@@ -191,13 +221,14 @@ def main(argv: list[str]) -> int:
     deadline = args.run_deadline or (60.0 if args.quick else 600.0)
     policies = policies_to_run(args.policies.split(",") if args.policies else None)
     rows, kept = run(seeds, n_jobs, nodes, policies, args.speed, args.restart_seconds, deadline,
-                     progress=not args.json and sys.stderr.isatty(), keep=bool(args.plot))
+                     progress=not args.json, keep=bool(args.plot))
     errors = model_errors(rows)
     tab = table(rows, policies)
     doc = {"suite": "sim",
            "setting": {"traces": seeds, "jobs": n_jobs, "nodes": nodes, "speed": args.speed,
                        "restart_seconds": args.restart_seconds, "run_deadline": deadline, "quick": args.quick},
-           "policies": policies, "traces": sorted({r["trace"] for r in rows}),
+           "policies": policies, "skipped": {} if args.policies else skipped_policies(),
+           "traces": sorted({r["trace"] for r in rows}),
            "jct_ratio_drf_over_optimus": _ratio(rows, "avg_jct"),
            "makespan_ratio_drf_over_optimus": _ratio(rows, "makespan"),
            "optimus_model_errors": errors,

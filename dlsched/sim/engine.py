@@ -27,8 +27,9 @@ from typing import Mapping
 
 import numpy as np
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+from dlsched.console import EtaColumn, clock, eta
 from dlsched.errors import DlschedError, InputError
 
 try:
@@ -480,7 +481,7 @@ class Simulation:
 
 def simulate(trace: Trace, cluster: Cluster, policy, speed: SpeedSourceLike, *, seed: int = 0,
              restart_seconds: float = 0.0, max_time: float | None = None, deadline: float | None = None,
-             progress: bool = False, stall_calls: int = 1000) -> SimResult:
+             progress: bool = False, stall_calls: int = 1000, stop=None) -> SimResult:
     """Replay ``trace`` on ``cluster`` under ``policy`` (docs/simulator.md).
 
     The policy is reset once, then called at every event, at every slot boundary if it has
@@ -489,7 +490,9 @@ def simulate(trace: Trace, cluster: Cluster, policy, speed: SpeedSourceLike, *, 
     caps simulated time (status ``"max_time"``). A run where nothing can happen any more while
     jobs wait (no job progresses, no arrival or timer pending), or where no job progresses while
     jobs wait and no arrival is pending for ``stall_calls`` consecutive calls, stops with status
-    ``"stalled"``. The deadline is checked between calls (a single call is not interrupted).
+    ``"stalled"``. The deadline is checked between calls (a single call is not interrupted), and
+    so is ``stop`` (an object with ``is_set()``, e.g. :func:`dlsched.console.stop_requests` set by
+    Ctrl-C or SIGTERM): once set, the partial result has status ``"stopped"``.
     A policy that raises ends the run with PolicyError naming it (an InputError it raises, to
     refuse a trace or cluster it does not apply to, passes through). ``progress`` reports on stderr
     as the run goes: a bar on a terminal, a plain line a minute otherwise (:class:`_progress_bar`).
@@ -511,6 +514,9 @@ def simulate(trace: Trace, cluster: Cluster, policy, speed: SpeedSourceLike, *, 
         while not sim.done:
             if deadline is not None and _time.monotonic() - wall0 > deadline:
                 status, message = "time_limit", f"wall-clock deadline of {deadline:g}s reached at t={sim.time:.6g}s"
+                break
+            if stop is not None and stop.is_set():
+                status, message = "stopped", f"stopped by a signal at t={sim.time:.6g}s"
                 break
             state = sim.state()
             t0 = _time.perf_counter()
@@ -597,10 +603,10 @@ class _progress_bar:
         if self.tty:
             self.bar = Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.fields[jobs]} jobs"),
                                 TextColumn("t={task.fields[t]}"), TextColumn("{task.fields[events]} events"),
-                                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                                TimeElapsedColumn(), EtaColumn(),
                                 console=Console(stderr=True), transient=True)
             self.bar.start()
-            self.task = self.bar.add_task("simulating", total=2 * self.sim.n, jobs="0", t="0s", events=0)
+            self.task = self.bar.add_task("simulating", total=2 * self.sim.n, jobs="0", t="0s", events=0, base=0)
         return self.tick
 
     def _counts(self) -> tuple[int, int]:
@@ -616,24 +622,17 @@ class _progress_bar:
             self.last = now
             finished, arrived = self._counts()
             self.bar.update(self.task, completed=finished + arrived, jobs=f"{finished:,}/{self.sim.n:,}",
-                            t=_clock(self.sim.time), events=f"{self.sim.n_events:,}")
+                            t=clock(self.sim.time), events=f"{self.sim.n_events:,}")
         elif self.bar is None and now - self.last >= self.LINE_SECONDS:
             self.last = now
             finished, arrived = self._counts()
             done, elapsed = finished + arrived, now - self.start
-            eta = _clock(elapsed * (2 * self.sim.n - done) / done) if done else "?"
-            print(f"simulating: {finished:,}/{self.sim.n:,} jobs finished, t={_clock(self.sim.time)} simulated, "
-                  f"{self.sim.n_events:,} events, {_clock(elapsed)} elapsed, ETA {eta}", file=sys.stderr, flush=True)
+            print(f"simulating: {finished:,}/{self.sim.n:,} jobs finished, t={clock(self.sim.time)} simulated, "
+                  f"{self.sim.n_events:,} events, {clock(elapsed)} elapsed, ETA {eta(elapsed, done, 2 * self.sim.n - done)}",
+                  file=sys.stderr, flush=True)
 
     def __exit__(self, *exc):
         if self.bar is not None:
             self.bar.stop()
         return False
 
-
-def _clock(seconds: float) -> str:
-    """Seconds as h:mm:ss (d and h:mm:ss past a day)."""
-    s = int(round(seconds))
-    d, s = divmod(s, 86400)
-    text = f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
-    return f"{d}d {text}" if d else text

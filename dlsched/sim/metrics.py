@@ -43,7 +43,7 @@ class SimResult:
     """A simulated run. Arrays are indexed by trace index; NaN marks "never happened"."""
 
     policy: str
-    status: str                   # completed | max_time | time_limit | stalled
+    status: str                   # completed | max_time | time_limit | stalled | stopped
     message: str
     trace: str
     cluster: str

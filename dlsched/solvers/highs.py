@@ -323,6 +323,11 @@ def in_child(work: Callable[[Callable[[Any], None]], Any], budget, on_progress: 
     recv, send = ctx.Pipe(duplex=False)
 
     def child():
+        # a semaphore made here (Pyomo's capture lock when Pyomo is first imported in the child) is
+        # unlinked at once, as under fork, instead of registered with the resource tracker of a
+        # spawned parent (a process-pool worker), which os._exit below would leave to report it as
+        # leaked when the run ends or is stopped
+        mp.set_start_method("fork", force=True)
         highspy.Highs.resetGlobalScheduler(False)
         _scheduler_threads.clear()
         # Pyomo asks highspy to run HiGHS in a helper thread (HandleKeyboardInterrupt), which never

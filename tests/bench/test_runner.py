@@ -393,3 +393,66 @@ def test_executor_arguments(tmp_path, capsys):
     p = write(tmp_path)
     assert cli(["bench", "run", str(p), "--out", str(tmp_path / "r.jsonl"), "--scheduler", "tcp://x:1"]) == 2
     assert "--scheduler" in capsys.readouterr().err
+
+
+class Slow(Counting):
+    """Counting, with ``seconds`` of wall time per cell (a cell that takes a while)."""
+
+    def __init__(self, stop_after: int | None = None, seconds: float = 0.15):
+        super().__init__(stop_after)
+        self.seconds = seconds
+
+    def map_cells(self, fn, args):
+        import time
+
+        for row in super().map_cells(fn, args):
+            time.sleep(self.seconds)
+            yield row
+
+
+def test_a_sweep_off_a_terminal_prints_lines_and_says_where_it_stopped(tmp_path, capsys, monkeypatch):
+    """Issue 24: `bench run` printed nothing when output was not a terminal, and a stop said nothing."""
+    from dlsched import console
+
+    monkeypatch.setattr(console.Reporter, "LINE_SECONDS", 0.05)
+    s = load_suite(write(tmp_path))
+    out = tmp_path / "r.jsonl"
+    with pytest.raises(KeyboardInterrupt):
+        run_suite(s, out, executor=Slow(stop_after=3), progress=True)
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.startswith("tiny: ")]
+    assert lines and all(re.fullmatch(r"tiny: \d+/10 done, 0:00:0\d elapsed, ETA (\?|0:00:0\d)(; 0 failed)?", ln)
+                         for ln in lines), lines
+    assert any(ln.startswith("tiny: 2/10 done") and "ETA 0:00:0" in ln for ln in lines)
+    assert f"stopped: 3 cells of this run written to {out} (3 of 10); the same command goes on from there" in err
+    run_suite(s, out, executor=Slow(), progress=True)
+    err = capsys.readouterr().err
+    assert any(ln.startswith("tiny (resuming: 3 cells done): ") for ln in err.splitlines())
+
+
+PYOMO_SUITE = SUITE.replace('name = "exact"\n', 'name = "exact"\nparams = { backend = "pyomo" }\n')
+
+
+def test_sigterm_stops_a_parallel_sweep_cleanly(tmp_path):
+    """Issue 24: a stopped `bench run --jobs 2` left multiprocessing semaphores behind (Pyomo's lock
+    made in each guarded child). SIGTERM now ends the workers, keeps every finished row, exits 130,
+    and the resource tracker has nothing to report."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    suite, out = write(tmp_path, PYOMO_SUITE), tmp_path / "r.jsonl"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    proc = subprocess.Popen([sys.executable, "-m", "dlsched", "bench", "run", str(suite), "--jobs", "2", "--out", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None and \
+            (not out.exists() or len(out.read_text().splitlines()) < 3):       # the header and two rows
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    err = proc.communicate(timeout=120)[1]
+    head, rows = read_results(out)
+    assert proc.returncode == 130 and "leaked" not in err and "Traceback" not in err, err
+    assert 2 <= len(rows) < 10 and f"stopped: {len(rows)} cells of this run written to {out}" in err

@@ -173,3 +173,122 @@ def test_the_table_gives_hours_or_days_and_plot_names_its_files(capsys, tmp_path
     assert code == 0
     assert " d)" in next(ln for ln in out.splitlines() if "makespan" in ln)
     assert f"wrote {tmp_path / 'figs' / 'jct_cdf.png'}, {tmp_path / 'figs' / 'utilisation.png'}" in err
+
+
+def test_bench_sim_table_says_why_and_prints_names_whole(capsys, monkeypatch):
+    """Issue 24: `oasis` read 0/3 with no reason, `time-indexed` was missing without a word, long
+    names were cut ("gavel-max-min-fai…") and columns mixed 1.2903e+07 with plain numbers."""
+    from dlsched import registry
+    from dlsched.bench import get_suite
+
+    names = ["drf", "oasis", "gavel-max-min-fairness-perf", "time-indexed"]
+    monkeypatch.setattr(registry, "policy_names", lambda: names)
+    rc = get_suite("sim")(["--quick", "--seeds", "1", "--jobs", "6", "--nodes", "4"])
+    out = capsys.readouterr().out
+    assert rc == 0 and "…" not in out and "e+" not in out
+    row = {ln.split()[1]: ln for ln in out.splitlines() if ln.startswith("│")}
+    assert "0/1 [1]" in row["oasis"] and "1/1" in row["gavel-max-min-fairness-perf"] and "time-indexed" not in row
+    assert "[1] oasis: 1 of 1 runs refused: " in out and "expected the OASiS speed source" in out
+    assert "not run: time-indexed: offline reference" in out
+    jct = row["drf"].split("│")[3].strip()               # avg JCT (s): a plain number with thousands separators
+    assert jct.replace(",", "").isdigit() and float(jct.replace(",", "")) >= 1000 and "," in jct
+    rc = get_suite("sim")(["--quick", "--seeds", "1", "--jobs", "6", "--nodes", "4", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["policies"] == names[:3] and list(doc["skipped"]) == ["time-indexed"]
+    assert list(doc["table"]["oasis"]["not_completed"].values()) == [1]
+    assert doc["table"]["drf"]["not_completed"] == {}
+
+
+def test_simulate_several_policies_compares_them(capsys, tmp_path, monkeypatch):
+    """Issue 24: `--policy fifo,drf,srtf` runs each policy on the same trace and cluster; the table
+    has one row per policy, --json one object with a `runs` list whose entries are each policy's
+    one-policy --json (less the environment), --plot one JCT CDF with every policy."""
+    from dlsched import cli_simulate
+
+    base = ("simulate", "dl2:12:3", "--cluster", "dl2:4", "--speed", "table", "--restart-seconds", "5")
+    alone = {}
+    for name in ("fifo", "drf", "srtf"):
+        code, out, _ = run(capsys, *base, "--policy", name, "--json")
+        alone[name] = json.loads(out)
+    code, out, err = run(capsys, *base, "--policy", "fifo,drf,srtf", "--json", "--jobs")
+    doc = json.loads(out)                              # exactly one JSON object
+    assert code == 0 and doc["policies"] == ["fifo", "drf", "srtf"] and len(doc["runs"]) == 3
+    assert doc["speed"] == "TableSpeed" and doc["restart_seconds"] == 5.0 and "environment" in doc
+    for r in doc["runs"]:
+        a = alone[r["policy"]]
+        assert "environment" not in r and len(r["job_results"]) == 12
+        for key in ("avg_jct", "median_jct", "p95_jct", "makespan", "avg_queueing_delay", "utilisation", "lower_bound",
+                    "ratio_to_bound", "completed", "events"):
+            assert r[key] == a[key], (r["policy"], key)
+    drawn = []
+    monkeypatch.setattr(cli_simulate, "write_figures", lambda results, d: drawn.append([r.policy for r in results]) or
+                        [tmp_path / "jct_cdf.png"])
+    code, out, err = run(capsys, *base, "--policy", "fifo,drf,srtf", "--plot", str(tmp_path))
+    assert code == 0 and drawn == [["fifo", "drf", "srtf"]] and f"wrote {tmp_path / 'jct_cdf.png'}" in err
+    rows = {ln.split("│")[1].strip(): [c.strip() for c in ln.split("│")[2:-1]] for ln in out.splitlines() if ln.startswith("│")}
+    assert list(rows) == ["fifo", "drf", "srtf"] and "avg JCT" in out and "/ bound" in out
+    for name, cells in rows.items():
+        a = alone[name]
+        assert cells[0] == "12/12" and cells[1] == f"{a['avg_jct']:,.0f}" and cells[4] == f"{a['makespan']:,.0f}"
+        assert cells[-2] == f"{a['lower_bound']:,.0f}" and cells[-1] == f"{a['ratio_to_bound']:.3f}"
+
+
+@pytest.mark.parametrize("policies, message", [("fifo,,drf", "policy names separated by commas"),
+                                               ("fifo,drf,fifo", "fifo more than once"),
+                                               ("fifo,DRF", "drf")])
+def test_simulate_several_policies_bad_names_exit_2_before_any_run(capsys, policies, message):
+    code, out, err = run(capsys, "simulate", "dl2:5", "--policy", policies)
+    assert code == 2 and out == "" and message in err and "simulating" not in err and "Traceback" not in err
+
+
+class SelfStopping:
+    """FIFO that sends this process SIGTERM at its 4th call (a user stopping the run)."""
+
+    name = "self-stopping"
+
+    def __init__(self):
+        from dlsched.policies.fifo import FIFO
+
+        self.inner, self.calls = FIFO(), 0
+        self.slot_seconds = self.inner.slot_seconds
+
+    def reset(self, ctx):
+        self.inner.reset(ctx)
+
+    def schedule(self, state, events):
+        import os
+        import signal
+
+        self.calls += 1
+        if self.calls == 4:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return self.inner.schedule(state, events)
+
+
+def test_a_stopped_simulation_prints_what_it_has(capsys, monkeypatch):
+    """Issue 24: Ctrl-C or SIGTERM lost a long run. The run now ends after the current call with
+    status `stopped` and its figures so far, the policies not yet run are named, and it exits 130."""
+    import signal
+
+    from dlsched import registry
+
+    def unhandled(signum, frame):       # without the command's own handler: a failure, not a dead test run
+        raise RuntimeError("SIGTERM reached the default handler")
+
+    old = signal.signal(signal.SIGTERM, unhandled)
+    monkeypatch.setitem(registry.POLICIES, "self-stopping", "tests.sim.test_cli_sim:SelfStopping")
+    try:
+        _stopped_runs(capsys)
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def _stopped_runs(capsys):
+    code, out, err = run(capsys, "simulate", "dl2:40:2", "--policy", "self-stopping,drf", "--json")
+    doc = json.loads(out)
+    assert code == 130 and doc["policies"] == ["self-stopping"] and len(doc["runs"]) == 1
+    r = doc["runs"][0]
+    assert r["status"] == "stopped" and r["decision_calls"] == 4 and r["completed"] < 40 and "stopped by a signal" in r["message"]
+    assert "stopped: self-stopping ended early; not run: drf" in err
+    code, out, err = run(capsys, "simulate", "dl2:40:2", "--policy", "self-stopping")
+    assert code == 130 and "stopped (stopped by a signal at t=" in out
