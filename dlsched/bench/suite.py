@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dlsched.arguments import check_arguments
 from dlsched.bench.peers import PEERS
 from dlsched.bench.suitefile import generator_call, once, read_suite_file, tables, typed, unknown
 from dlsched.errors import InputError
@@ -300,6 +301,13 @@ def _method(src: str, where: str, m: Any, set_names: set[str]) -> MethodSpec:
     if not peer:
         unknown(src, f"{where}.params", params,
                 {p for meth in registry.describe() if meth.name == name for p in meth.params})
+        for meth in registry.describe():      # the types and backends of every family's method of that name
+            if meth.name == name:
+                given = {k: v for k, v in params.items() if k in meth.params}
+                check_arguments(meth.fn, given, f"method '{name}'", source=src, where=f"{where}.params")
+                if meth.backends and "backend" in given and given["backend"] not in meth.backends:
+                    raise InputError(src, f"{where}.params.backend", f"one of {', '.join(meth.backends)} for method "
+                                     f"'{name}'", given["backend"])
     sets = m.get("sets", [])
     if not isinstance(sets, list) or any(x not in set_names for x in sets):
         bad = next((x for x in sets if x not in set_names), sets) if isinstance(sets, list) else sets
