@@ -32,6 +32,11 @@ from dlsched.errors import InputError
 from dlsched.registry import close_names
 
 
+#: the shortest slot or round a policy may ask for (a slotted policy is called at every boundary:
+#: a shorter one makes a replay of hours millions of calls)
+MIN_SLOT_SECONDS = 1.0
+
+
 @dataclass(frozen=True)
 class Range:
     """A number's bounds, as ``Annotated[float, Range(gt=0)]``; ``finite``: refuse ±inf too."""

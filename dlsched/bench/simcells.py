@@ -172,7 +172,7 @@ def _cluster(src: str, base: Path, c: Any) -> tuple:
         load_cluster(p)                # a bad spec fails here, before any run
         return ("file", str(p))
     gen = c.get("generator")
-    if gen not in CLUSTER_GENERATORS:
+    if not isinstance(gen, str) or gen not in CLUSTER_GENERATORS:
         raise InputError(src, "cluster.generator", f"one of {', '.join(CLUSTER_GENERATORS)} (or file = a cluster spec)", gen)
     params = c.get("params", {})
     if not isinstance(params, dict):
@@ -255,8 +255,8 @@ def _policy(src: str, where: str, p: Any, set_names: set[str]) -> PolicySpec:
         raise InputError(src, f"{where}.name", f"a policy whose dependencies are installed ({exc})", name) from None
     params = policy_options(cls, params, source=src, where=f"{where}.params")
     sets = p.get("sets", [])
-    if not isinstance(sets, list) or any(x not in set_names for x in sets):
-        bad = next((x for x in sets if x not in set_names), sets) if isinstance(sets, list) else sets
+    if not isinstance(sets, list) or any(not isinstance(x, str) or x not in set_names for x in sets):
+        bad = next((x for x in sets if not isinstance(x, str) or x not in set_names), sets) if isinstance(sets, list) else sets
         raise InputError(src, f"{where}.sets", f"names of trace sets, among {', '.join(sorted(set_names))}", bad)
     return PolicySpec(label=str(p.get("label", name)), name=name, params=dict(p.get("params", {})), sets=tuple(sets))
 

@@ -228,7 +228,7 @@ def _problems(src: str, where: str, text: Any) -> set[int] | None:
 
 
 def instance_set(src: str, base: Path, where: str, s: Any) -> list[InstanceRef]:
-    if not isinstance(s, dict) or s.get("kind") not in SET_KEYS:
+    if not isinstance(s, dict) or not isinstance(s.get("kind"), str) or s["kind"] not in SET_KEYS:
         raise InputError(src, f"{where}.kind", f"one of {', '.join(SET_KEYS)}", s.get("kind") if isinstance(s, dict) else s)
     kind = s["kind"]
     unknown(src, where, s, SET_KEYS[kind])
@@ -292,7 +292,7 @@ def _generated(src: str, where: str, set_name: str, s: dict) -> list[InstanceRef
 
 def _method(src: str, where: str, m: Any, set_names: set[str]) -> MethodSpec:
     name = m.get("name") if isinstance(m, dict) else None
-    peer = name in PEERS
+    peer = isinstance(name, str) and name in PEERS
     unknown(src, where, m, PEER_KEYS if peer else METHOD_KEYS)
     if not peer and name not in registry.available():
         raise InputError(src, f"{where}.name", f"a method, one of {', '.join(registry.available())}, "
@@ -309,8 +309,8 @@ def _method(src: str, where: str, m: Any, set_names: set[str]) -> MethodSpec:
                     raise InputError(src, f"{where}.params.backend", f"one of {', '.join(meth.backends)} for method "
                                      f"'{name}'", given["backend"])
     sets = m.get("sets", [])
-    if not isinstance(sets, list) or any(x not in set_names for x in sets):
-        bad = next((x for x in sets if x not in set_names), sets) if isinstance(sets, list) else sets
+    if not isinstance(sets, list) or any(not isinstance(x, str) or x not in set_names for x in sets):
+        bad = next((x for x in sets if not isinstance(x, str) or x not in set_names), sets) if isinstance(sets, list) else sets
         raise InputError(src, f"{where}.sets", f"names of instance sets, among {', '.join(sorted(set_names))}", bad)
     limit = m.get("time_limit")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit <= 0):

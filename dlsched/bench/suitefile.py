@@ -88,7 +88,7 @@ def generator_call(src: str, where: str, s: dict, table: dict, other: str = "") 
     """A generated set's generator (a key of ``table``: name -> "module:function"), its seeds and
     its keyword arguments as sorted (key, json) pairs, each checked against the function."""
     gen = s.get("generator")
-    if gen not in table:
+    if not isinstance(gen, str) or gen not in table:
         raise InputError(src, f"{where}.generator", f"one of {', '.join(table)}{other}", gen)
     seeds = seed_list(src, f"{where}.seeds", s.get("seeds", [0]))
     params = s.get("params", {})

@@ -34,9 +34,10 @@ from dlsched.instance.synthetic import dl2_cluster
 from dlsched.instance.traces import _csv_rows, _int, _read_lines, read_openb_nodes
 
 GAVEL_GPU_ORDER = ("v100", "p100", "k80")
-_GAVEL_SPEC = re.compile(r"^\d+:\d+:\d+$")
-_DL2 = re.compile(r"^dl2:(\d+)$")
-_SERVERS_BY_GPUS = re.compile(r"^(\d+)x(\d+)$")
+# (counts of at most 12 digits: a longer one is no count, and int() refuses 4,300 digits)
+_GAVEL_SPEC = re.compile(r"^\d{1,12}:\d{1,12}:\d{1,12}$")
+_DL2 = re.compile(r"^dl2:(\d{1,12})$")
+_SERVERS_BY_GPUS = re.compile(r"^(\d{1,12})x(\d{1,12})$")
 _BANDWIDTHS = ("intra_server_gbps", "inter_server_gbps", "inter_rack_gbps")
 
 
@@ -187,7 +188,11 @@ def load_cluster(path: str | Path) -> Cluster:
     spec of the first virtual cluster."""
     text = str(path)
     p = Path(path)
-    if not p.exists():
+    try:
+        exists = p.exists()
+    except OSError:          # a name too long for the file system is no file
+        exists = False
+    if not exists:
         if _GAVEL_SPEC.match(text):
             return gavel_cluster(text)
         m = _DL2.match(text)

@@ -382,7 +382,7 @@ def load_itp_elastic(path: str | Path) -> Trace:
 
 TRACE_FORMATS = {"gavel": load_gavel_trace, "tiresias": load_tiresias_trace, "openb": load_openb_pods,
                  "pollux": load_pollux_trace, "itp": load_itp_trace, "itp-elastic": load_itp_elastic}
-_SYNTHETIC = re.compile(r"^(dl2|poisson):(\d+)(?::(\d+))?$")
+_SYNTHETIC = re.compile(r"^(dl2|poisson):(\d{1,12})(?::(\d{1,12}))?$")
 
 
 def trace_format(path: str | Path) -> str:

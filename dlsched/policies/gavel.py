@@ -37,7 +37,7 @@ from typing import Annotated, Sequence
 
 import numpy as np
 
-from dlsched.arguments import Range, checked
+from dlsched.arguments import MIN_SLOT_SECONDS, Range, checked
 from dlsched.errors import InputError
 from dlsched.policies import gavel_lp
 from dlsched.sim.placement import consolidated, hold, usage
@@ -55,7 +55,7 @@ class GavelPolicy:
     perf = True
 
     @checked
-    def __init__(self, round_seconds: Annotated[float, Range(gt=0, finite=True)] = ROUND_SECONDS):
+    def __init__(self, round_seconds: Annotated[float, Range(ge=MIN_SLOT_SECONDS, finite=True)] = ROUND_SECONDS):
         self.slot_seconds = float(round_seconds)
 
     # -- set-up --------------------------------------------------------------------------------

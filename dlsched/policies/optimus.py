@@ -82,7 +82,7 @@ from typing import Annotated, Callable, Literal, Mapping, Sequence
 
 import numpy as np
 
-from dlsched.arguments import Range, checked
+from dlsched.arguments import MIN_SLOT_SECONDS, Range, checked
 from dlsched.errors import InputError
 from dlsched.instance.workload import Job
 from dlsched.perf.convergence import Criterion, LossFit, fit_loss_curve
@@ -295,7 +295,7 @@ class Optimus:
     name = "optimus"
 
     @checked
-    def __init__(self, *, slot_seconds: Annotated[float, Range(gt=0, finite=True)] | None = 600.0,
+    def __init__(self, *, slot_seconds: Annotated[float, Range(ge=MIN_SLOT_SECONDS, finite=True)] | None = 600.0,
                  criterion: Criterion = Criterion(), gamma: Annotated[float, Range(gt=0, le=1)] = 0.1,
                  min_loss_points: Annotated[int, Range(ge=1)] = 3, min_speed_points: Annotated[int, Range(ge=1)] = 5,
                  profile: Sequence[tuple[Annotated[int, Range(ge=0)], Annotated[int, Range(ge=1)]]] | None = None,

@@ -28,7 +28,7 @@ from typing import Annotated
 
 import numpy as np
 
-from dlsched.arguments import Range, checked, flag
+from dlsched.arguments import MIN_SLOT_SECONDS, Range, checked, flag
 from dlsched.errors import InputError
 from dlsched.instance.smd import SCHEDULE_OBJECTIVE, SMDInstance, require_aggregate
 from dlsched.models import smd_time_indexed as ti
@@ -159,7 +159,7 @@ class TimeIndexed:
     offline = True
 
     @checked
-    def __init__(self, slot_seconds: Annotated[float, Range(gt=0, finite=True)] = 1200.0,
+    def __init__(self, slot_seconds: Annotated[float, Range(ge=MIN_SLOT_SECONDS, finite=True)] = 1200.0,
                  time_limit: Annotated[float, Range(gt=0)] | None = None, placer: PlacerName = "first_fit"):
         self.slot_seconds = float(slot_seconds)
         self.time_limit = time_limit

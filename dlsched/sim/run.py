@@ -42,7 +42,8 @@ def pick_speed(name: str | None, trace, cluster, *, noise: float = 0.0, seed: in
     if name is not None:
         return make_speed(name, noise=noise, seed=seed)
     samples = fitting_samples(trace, cluster)
-    one_per_type = Trace(tuple(samples.values()), trace.source)
+    chosen = {id(job) for job in samples.values()}
+    one_per_type = Trace(tuple(job for job in trace.jobs if id(job) in chosen), trace.source)    # in arrival order
     tried = []
     for cand in AUTO_SPEEDS:
         try:    # a job that fits nowhere or runs at rate 0 at its smallest size has no time alone (NaN)
