@@ -33,7 +33,7 @@ import numpy as np
 
 from dlsched.arguments import Range, checked
 from dlsched.instance.smd import SMDInstance
-from dlsched.policies.greedy import GreedyView, SRPTGreedyPolicy, tau_grid
+from dlsched.policies.greedy import MAX_ALPHA, GreedyView, SRPTGreedyPolicy, tau_grid
 from dlsched.sim.placement import PlacerName
 
 
@@ -148,7 +148,7 @@ class FluidPolicy(SRPTGreedyPolicy):
 
     @checked
     def __init__(self, inst: SMDInstance | None = None, placer: PlacerName = "first_fit",
-                 alpha: Annotated[float, Range(ge=0, finite=True)] = 2.0, pairs: bool = True):
+                 alpha: Annotated[float, Range(ge=0, le=MAX_ALPHA)] = 2.0, pairs: bool = True):
         super().__init__(inst, placer, alpha=alpha, start="shortest", pairs=pairs)
         self.options["shares"] = "fluid"
 

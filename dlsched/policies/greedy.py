@@ -65,6 +65,11 @@ def greedy_view(inst: SMDInstance, active: np.ndarray) -> GreedyView:
                       inst.arrival[idx], inst.min_workers[idx])
 
 
+#: the largest ``alpha``: gains are divided by T^alpha, and T^alpha stays a float for remaining times
+#: up to 10^15 s (the largest time a trace may hold) up to this power
+MAX_ALPHA = 10.0
+
+
 def greedy_allocation(view: GreedyView, alpha: float = 0.0, start: str = "arrival", pairs: bool = False,
                       shares: float | Callable | None = None) -> np.ndarray:
     r"""Optimus's marginal-gain greedy (MODELS.md §5) with the known τ: (w, p) of every job of the
@@ -220,7 +225,7 @@ class SRPTGreedyPolicy(OptimusGreedyPolicy):
 
     @checked
     def __init__(self, inst: SMDInstance | None = None, placer: PlacerName = "first_fit",
-                 alpha: Annotated[float, Range(ge=0, finite=True)] = 2.0,
+                 alpha: Annotated[float, Range(ge=0, le=MAX_ALPHA)] = 2.0,
                  start: Literal["shortest", "arrival"] = "shortest", pairs: bool = True):
         super().__init__(inst, placer)
         self.options = {"alpha": float(alpha), "start": start, "pairs": bool(pairs)}
@@ -242,6 +247,6 @@ class HeSRPTPolicy(SRPTGreedyPolicy):
     @checked
     def __init__(self, inst: SMDInstance | None = None, placer: PlacerName = "first_fit",
                  speedup_exponent: Annotated[float, Range(gt=0, lt=1)] = 0.6,
-                 alpha: Annotated[float, Range(ge=0, finite=True)] = 2.0, pairs: bool = True):
+                 alpha: Annotated[float, Range(ge=0, le=MAX_ALPHA)] = 2.0, pairs: bool = True):
         super().__init__(inst, placer, alpha=alpha, start="shortest", pairs=pairs)
         self.options["shares"] = float(speedup_exponent)
