@@ -194,8 +194,8 @@ def _checked_rows(reader: csv.DictReader, path: Path | str, header: Sequence[str
                                  f"{len(header) + len(row[None])} fields, extra {row[None][:3]}")
             missing = [c for c, v in row.items() if v is None]
             if missing:
-                raise InputError(str(path), f"line {ln}, column {missing[0]}",
-                                 f"{len(header)} comma-separated fields ({', '.join(header)})", "no such field")
+                raise InputError(str(path), f"line {ln}", f"{len(header)} comma-separated fields ({', '.join(header)})",
+                                 f"{len(header) - len(missing)} fields, none for {', '.join(missing)}")
             yield ln, row
     except csv.Error as exc:        # a field over csv.field_size_limit(), a NUL byte, ...
         raise InputError(str(path), f"line {reader.line_num + 1}", "a well-formed CSV row", str(exc)) from None
