@@ -1,6 +1,6 @@
 """Fuzz every reader and the checker through the CLI: mutated instance files, tampered solutions.
 
-    PYTHONPATH=$PWD python benchmarks/fuzz.py [--inputs 1000] [--solutions 300] [--seed 0] [--timeout 20] [--json]
+    PYTHONPATH=$PWD python benchmarks/fuzz.py [--inputs 1000] [--solutions 300] [--surfaces 500] [--seed 0] [--timeout 20] [--json]
 
 Seeds: every bundled instance (``instances/*.json``: all four families) and three OR-Library
 files (a one-problem cut of ``mknap1.txt`` in the multi-problem layout, ``sac94/weing/weing1.dat``
@@ -16,6 +16,19 @@ against the seed's own solution, ``dlsched solve`` with the seed's method (2 s l
 or out of range, completion 2.5 or a string, NaN or doubled samples, unknown GPUs, ...) run
 through ``dlsched check``.
 
+A *surface trial* (``--surfaces``) mutates one input of the simulator and the harness (issue
+25): a trace of every format (Tiresias, Gavel, OpenB, Microsoft ITP, Pollux; a field made odd,
+dropped or added, a row duplicated, the file cut, bytes that are not UTF-8) run by ``dlsched
+simulate`` on a cluster it fits; a cluster (a JSON spec, Gavel's ``cluster_specs.json``, a
+Tiresias cluster CSV, an OpenB node list, an ``SxG`` / ``V:P:K`` spec with odd numbers); a policy
+option (``-P key=value`` of a random policy, an odd value or a misspelt name); the scaling flags
+(``--arrival-scale``, ``--inflate``, ``--speed-noise``, ...); a suite file (a value replaced by
+an odd TOML value, a key misspelt, the file cut or random bytes: a refusal must come before any
+results file is written, and an accepted suite must run without failed cells); a results file
+(a line's field odd or deleted, a ``null`` line, deep nesting, UTF-16) through ``dlsched
+report``; the shipped DL2 checkpoint (flipped bytes, a NaN weight, a cut tensor, an odd spec or
+hidden size; needs the rl extra). The surfaces take turns.
+
 Solves use one thread: HiGHS keeps one global thread pool per process, and a later solve asking
 for another thread count than the first fails (a known HiGHS behaviour). Every run is in-process (``dlsched.cli.main`` with ``--debug``, so that an unexpected exception
 surfaces) under a per-run alarm. Outcomes: *clean error* (an ``InputError``, exit 2 without
@@ -29,11 +42,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import inspect
 import io
 import json
 import math
 import os
 import random
+import re
 import signal
 import sys
 import tempfile
@@ -123,6 +138,8 @@ def run(argv: list[str], timeout: float) -> Outcome:
     except BaseException as exc:  # noqa: BLE001  (the fuzzer's whole point is to see these)
         if isinstance(exc, KeyboardInterrupt):
             raise
+        if isinstance(exc.__cause__ or exc.__context__, _Hang):     # the alarm fired inside a policy (PolicyError)
+            return Outcome("hang", f"over {timeout:g} s: {type(exc).__name__}")
         return Outcome("traceback", "".join(traceback.format_exception(exc)[-3:])[-600:])
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
@@ -494,6 +511,337 @@ def solution_trial(rng: random.Random, seeds: list[Seed], work: Path, k: int) ->
 
 # ------------------------------------------------------------------------------ the campaign
 
+# ------------------------------------------------------------------------------ simulator surfaces
+
+#: the surfaces of the simulator and the harness a surface trial mutates (issue 25)
+SURFACES = ("trace", "cluster", "option", "scaling", "suite", "results", "checkpoint")
+ODD_FIELDS = ["", "nan", "inf", "-inf", "-1", "0", "1e300", "-1e300", "2.5", "x", "1" + "0" * 400, "\u0663", " 7 ",
+              "1_000", "x" * 200_000, '"', "1e-300", "100000000"]
+ODD_OPTIONS = ['"abc"', "NaN", "Infinity", "-1", "0", "1", "2.5", "1e300", "1e-300", "100000000", "true", "null",
+               "[]", "{}", "[[1, 2], [3]]", '"first_fit"', '"inf"', "abc", ""]
+ODD_FLAGS = ["-1", "0", "nan", "inf", "-inf", "1e300", "1e-300", "x", "2.5", "100000000", "1"]
+ODD_TOML = ["0", "-1", "inf", "nan", '"x"', "1e300", "100000000", "true", "[]", "{}", '"nonsense"', "2.5", "{ bogus = 1 }"]
+SCALING = ("--arrival-scale", "--target-load", "--target-peak", "--inflate", "--speed-noise", "--restart-seconds",
+           "--max-time", "--deadline", "--seed")
+SIM = ["--bound", "none", "--json"]
+
+SIM_SUITE = """name = "fuzz-sim"
+kind = "simulate"
+speed = "table"
+restart_seconds = 0.0
+seed = 0
+
+[cluster]
+generator = "dl2"
+params = { n_servers = 2 }
+
+[[traces]]
+name = "v"
+generator = "dl2"
+seeds = [1]
+params = { n_jobs = 6 }
+
+[[policies]]
+name = "fifo"
+[[policies]]
+name = "tetris"
+params = { placer = "first_fit", remaining_weight = 0.5 }
+"""
+SOLVE_SUITE = """name = "fuzz-solve"
+time_limit = 5.0
+threads = 1
+
+[[instances]]
+kind = "generated"
+name = "g"
+generator = "mcmdk"
+seeds = [0]
+params = { n_jobs = 6, n_configs = 3, n_rows = 2 }
+
+[[methods]]
+name = "lp-round"
+[[methods]]
+name = "sample"
+params = { samples = 2 }
+"""
+
+
+@dataclass
+class SurfaceSeeds:
+    """The files surface trials start from: a small trace of every format with a cluster it runs
+    on, cluster specs, suite files, a results file and the shipped DL2 checkpoint."""
+
+    traces: dict            # format -> (path, cluster argument)
+    clusters: dict          # name -> path of a cluster file
+    suites: dict            # name -> TOML text
+    results: Path | None
+    checkpoint: Path | None
+
+
+def _head(src: Path, dst: Path, rows: int) -> Path:
+    dst.write_text("\n".join(src.read_text().splitlines()[:rows + 1]) + "\n")
+    return dst
+
+
+def make_surface_seeds(work: Path) -> SurfaceSeeds:
+    data = data_dir()
+    work.mkdir(parents=True, exist_ok=True)
+    pollux = work / "pollux.csv"
+    pollux.write_text("name,time,application,num_replicas,batch_size,duration\n"
+                      + "".join(f"job{k},{60 * k},cifar10,{1 + k % 4},128,{300 + 50 * k}\n" for k in range(8)))
+    gavel = work / "gavel.trace"
+    gavel.write_text("\n".join((data / "gavel" / "msr_seed0_0e4a51.trace").read_text().splitlines()[:8]) + "\n")
+    traces = {
+        "tiresias": (_head(data / "tiresias" / "60_job.csv", work / "tiresias.csv", 10), str(data / "tiresias" / "n32g4.csv")),
+        "gavel": (gavel, "8:8:8"),
+        "openb": (_head(data / "alibaba-openb" / "openb_pod_list_default.csv", work / "openb.csv", 10), "4x8"),
+        "itp": (_head(data / "microsoft-itp" / "cluster01.csv", work / "itp.csv", 10), "16x8"),
+        "pollux": (pollux, "4x4"),
+    }
+    spec = work / "cluster.json"
+    spec.write_text(json.dumps({"groups": [{"count": 2, "capacity": {"gpu": 4, "cpu": 32}, "gpu_type": "v100"},
+                                           {"count": 1, "capacity": {"gpu": 8, "cpu": 64}}]}))
+    gspecs = work / "cluster_specs.json"
+    gspecs.write_text(json.dumps({"philly": ["4:4:4"]}))
+    clusters = {"json": spec, "gavel-specs": gspecs,
+                "tiresias": _head(data / "tiresias" / "n32g4.csv", work / "tiresias-cluster.csv", 1),
+                "openb-nodes": _head(data / "alibaba-openb" / "openb_node_list_gpu_node.csv", work / "nodes.csv", 6)}
+    suite = work / "seed-suite.toml"
+    suite.write_text(SIM_SUITE)
+    results = work / "seed-results.jsonl"
+    out = run(["bench", "run", str(suite), "--out", str(results), "--no-progress", "--json"], 120)
+    if out.kind != "accepted":
+        raise RuntimeError(f"the seed suite gave {out.kind}: {out.detail}")
+    try:
+        from dlsched.rl.policy import DEFAULT_CHECKPOINT
+        checkpoint = Path(DEFAULT_CHECKPOINT)
+    except ImportError:          # no torch (the rl extra): no checkpoint trials
+        checkpoint = None
+    return SurfaceSeeds(traces, clusters, {"simulate": SIM_SUITE, "solve": SOLVE_SUITE}, results, checkpoint)
+
+
+def edit_csv(rng: random.Random, text: str, csv_like: bool = True) -> tuple[bytes, str, bool]:
+    """One edit of a delimited text file: a field made odd, a field dropped or added, a row
+    duplicated, the file cut, bytes that are not UTF-8. ``must_reject``: a row with a field more
+    or less than a CSV header (``csv_like``), or bytes that are not UTF-8."""
+    lines = text.splitlines()
+    k = rng.randrange(1, len(lines)) if len(lines) > 1 else 0
+    sep = "\t" if "\t" in lines[k] else ","
+    fields = lines[k].split(sep)
+    i = rng.randrange(len(fields))
+    op = rng.choice(["field", "field", "field", "drop", "extra", "dup", "cut", "bytes", "header", "blank"])
+    must = False
+    if op == "field":
+        fields[i] = rng.choice(ODD_FIELDS)
+        lines[k] = sep.join(fields)
+    elif op == "drop":
+        del fields[i]
+        lines[k] = sep.join(fields)
+        must = csv_like and k > 0
+    elif op == "extra":
+        lines[k] = lines[k] + sep + rng.choice(["1", "x", ""])
+        must = csv_like and k > 0
+    elif op == "dup":
+        lines.insert(k, lines[k])
+    elif op == "header":
+        lines[0] = lines[0].replace(rng.choice(lines[0].split(sep) or ["x"]), rng.choice(["", "x", "num_gpu"]), 1)
+    elif op == "blank":
+        lines.insert(k, "")
+    body = ("\n".join(lines) + "\n").encode()
+    if op == "cut":
+        body = body[:rng.randrange(len(body) + 1)]
+    elif op == "bytes":
+        at = rng.randrange(len(body) + 1)
+        body, must = body[:at] + b"\xff\xfe\x80" + body[at:], True
+    return body, f"{op} line {k + 1} field {i}", must
+
+
+def _json_edit(rng: random.Random, doc) -> tuple[object, str]:
+    """``doc`` with one value set to an odd one, or one key deleted."""
+    paths = [p for p, _ in _paths(doc) if p]
+    if not paths:
+        return rng.choice(ODD_VALUES), "whole document"
+    path = rng.choice(paths)
+    parent = _get(doc, path[:-1])
+    if rng.random() < 0.2 and isinstance(parent, dict):
+        del parent[path[-1]]
+        return doc, f"delete {'/'.join(map(str, path))}"
+    value = rng.choice(ODD_VALUES + [10**9, -5, 1e300, float("nan"), float("inf"), "nonsense", 2**63])
+    _set(doc, path, value)
+    return doc, f"{'/'.join(map(str, path))} = {value!r}"[:120]
+
+
+def surface_trial(rng: random.Random, seeds: SurfaceSeeds, work: Path, k: int, surface: str | None = None) -> Trial:
+    """One mutated input to one surface (:data:`SURFACES`; a random one when None)."""
+    from dlsched.registry import policy_class, policy_names
+
+    surfaces = [s for s in SURFACES if s != "checkpoint" or seeds.checkpoint is not None]
+    surface = surface or rng.choice(surfaces)
+    folder = work / f"s{k}"
+    folder.mkdir(parents=True, exist_ok=True)
+    if surface == "trace":
+        fmt = rng.choice(sorted(seeds.traces))
+        path, cluster = seeds.traces[fmt]
+        body, edit, must = edit_csv(rng, path.read_text(), csv_like=fmt != "gavel")
+        target = folder / path.name
+        target.write_bytes(body)
+        return Trial("trace", fmt, [edit], ["simulate", str(target), "--trace-format", fmt, "--cluster", cluster,
+                                            "--policy", rng.choice(["fifo", "drf", "srtf"]), *SIM], must)
+    if surface == "cluster":
+        name = rng.choice(sorted(seeds.clusters) + ["spec"])
+        if name == "spec":
+            spec = rng.choice(["{}x{}", "{}:{}:{}", "{}x{}", "dl2:{}"]).format(*(rng.choice(ODD_FIELDS[:14] + ["4", "2"])
+                                                                              for _ in range(3)))
+            return Trial("cluster", "spec", [spec], ["simulate", "poisson:6", "--cluster", spec, "--policy", "fifo", *SIM], False)
+        src = seeds.clusters[name]
+        target = folder / src.name
+        if src.suffix == ".json":
+            doc, edit = _json_edit(rng, json.loads(src.read_text()))
+            target.write_text(json.dumps(doc))
+            must = False
+        else:
+            body, edit, must = edit_csv(rng, src.read_text())
+            target.write_bytes(body)
+        return Trial("cluster", name, [edit], ["simulate", "poisson:6", "--cluster", str(target), "--policy", "fifo", *SIM],
+                     must)
+    if surface == "option":
+        name = rng.choice(policy_names())
+        try:
+            init = inspect.unwrap(policy_class(name).__init__)
+            options = [p for p in inspect.signature(init).parameters if p != "self"] or ["x"]
+        except ImportError:
+            options = ["x"]
+        key = rng.choice(options)
+        if rng.random() < 0.15:
+            key = key[:-1] + "z"                   # a misspelt option
+        value = rng.choice(ODD_OPTIONS)
+        # an offline policy solves once before the first event (the engine's deadline is checked between calls)
+        budget = ["-P", "time_limit=5"] if name == "time-indexed" and key != "time_limit" else []
+        return Trial("option", name, [f"{key}={value}"], ["simulate", "poisson:6", "--cluster", "2x8", "--policy", name,
+                                                            "-P", f"{key}={value}", *budget, "--deadline", "10", *SIM], False)
+    if surface == "scaling":
+        flags = rng.sample(SCALING, rng.choice([1, 1, 2]))
+        argv = [a for f in flags for a in (f, rng.choice(ODD_FLAGS))]
+        return Trial("scaling", "poisson:6", argv, ["simulate", "poisson:6", "--cluster", "2x8", "--policy", "fifo", *argv,
+                                                     *SIM], False)
+    if surface == "suite":
+        kind = rng.choice(sorted(seeds.suites))
+        text = seeds.suites[kind]
+        values = list(re.finditer(r"(?m)(= )([^\n]+)$|(\w+ = )(\w+|\"\w*\")", text))
+        op = rng.choice(["value", "value", "value", "key", "bytes", "cut"])
+        must = False
+        if op == "value":
+            m = rng.choice(values)
+            g = 2 if m.group(2) is not None else 4
+            new = rng.choice(ODD_TOML)
+            text, edit = text[:m.start(g)] + new + text[m.end(g):], f"{text[m.start():m.end(g)]} -> {new}"
+        elif op == "key":
+            keys = re.findall(r"(?m)^(\w+) =", text)
+            key = rng.choice(keys)
+            text, edit = text.replace(f"\n{key} =", f"\n{key}x =", 1), f"key {key} -> {key}x"
+            must = True
+        elif op == "cut":
+            at = rng.randrange(len(text))
+            text, edit = text[:at], f"cut at {at}"
+        target = folder / "suite.toml"
+        if op == "bytes":
+            target.write_bytes(bytes(rng.randrange(256) for _ in range(rng.randrange(1, 400))))
+            edit, must = "random bytes", False
+        else:
+            target.write_text(text)
+        out = folder / "results.jsonl"
+        return Trial("suite", kind, [edit], ["bench", "run", str(target), "--out", str(out), "--no-progress", "--json"], must)
+    if surface == "results":
+        lines = seeds.results.read_text().splitlines()
+        k_line = rng.randrange(len(lines))
+        op = rng.choice(["json", "json", "json", "null", "garbage", "deep", "utf16", "drop-header"])
+        if op == "json":
+            doc, edit = _json_edit(rng, json.loads(lines[k_line]))
+            lines[k_line] = json.dumps(doc)
+        elif op == "null":
+            lines[k_line], edit = "null", "null line"
+        elif op == "garbage":
+            lines[k_line], edit = lines[k_line][: rng.randrange(len(lines[k_line]) + 1)], "cut line"
+        elif op == "deep":
+            lines[k_line], edit = "[" * 100_000 + "]" * 100_000, "deep nesting"
+        elif op == "drop-header":
+            lines, edit = lines[1:], "no header"
+        target = folder / "results.jsonl"
+        text = "\n".join(lines) + "\n"
+        if op == "utf16":
+            target.write_bytes(text.encode("utf-16"))
+            edit = "UTF-16"
+        else:
+            target.write_text(text)
+        return Trial("results", "seed-results", [f"line {k_line + 1}: {edit}"],
+                     ["report", str(target), "--no-figures", "--out", str(folder / "report.md")], False)
+    # checkpoint: flipped bytes, or a weight set to NaN / a shape changed / a huge spec, re-saved
+    import torch
+
+    target = folder / "model.pt"
+    if rng.random() < 0.5:
+        body = bytearray(seeds.checkpoint.read_bytes())
+        for _ in range(rng.choice([1, 8, 64])):
+            body[rng.randrange(len(body))] ^= 1 << rng.randrange(8)
+        target.write_bytes(bytes(body))
+        edit = "flipped bytes"
+    else:
+        doc = torch.load(seeds.checkpoint, map_location="cpu", weights_only=True)
+        op = rng.choice(["nan", "shape", "spec", "hidden"])
+        if op in ("nan", "shape"):
+            net = rng.choice(["policy", "value"])
+            key = rng.choice(sorted(doc[net]))
+            doc[net][key] = doc[net][key] * float("nan") if op == "nan" else doc[net][key][..., :1]
+            edit = f"{op} {net}.{key}"
+        elif op == "spec":
+            key = rng.choice(sorted(doc["spec"]))
+            doc["spec"][key] = rng.choice(ODD_VALUES + [10**7, -1, float("nan")])
+            edit = f"spec.{key} = {doc['spec'][key]!r}"[:120]
+        else:
+            doc["hidden"] = rng.choice([[0], [10**6], [], ["x"], [16] * 50])
+            edit = f"hidden = {doc['hidden']}"[:80]
+        torch.save(doc, target)
+    return Trial("checkpoint", "dl2-default", [edit], ["simulate", "dl2:6", "--policy", "dl2", "-P",
+                                                       f"checkpoint={json.dumps(str(target))}", "--max-time", "1e7", *SIM],
+                 edit.startswith(("nan", "shape")))
+
+
+def judge_surface(trial: Trial, timeout: float) -> Outcome:
+    """A surface trial's outcome; a suite refused although its results file was written counts as a
+    traceback (the refusal came after the run started)."""
+    out = run(trial.argv, timeout)
+    if trial.kind == "suite" and out.kind == "clean error":
+        results = Path(trial.argv[trial.argv.index("--out") + 1])
+        if results.exists() and results.stat().st_size:
+            return Outcome("traceback", f"refused after writing {results}: {out.detail}")
+    if trial.kind == "suite" and out.kind == "rejected":
+        return Outcome("traceback", f"cells failed (a value the suite reader let through): {out.detail}")
+    return out
+
+
+def surface_campaign(n: int, seed: int, timeout: float, work: Path, log=None) -> dict:
+    """``n`` surface trials, the surfaces in turn; counts of outcomes per surface and the failures."""
+    rng = random.Random(seed)
+    seeds = make_surface_seeds(work / "seeds")
+    surfaces = [s for s in SURFACES if s != "checkpoint" or seeds.checkpoint is not None]
+    counts = {s: Counter() for s in surfaces}
+    failures = []
+    for k in range(n):
+        trial = surface_trial(rng, seeds, work, k, surfaces[k % len(surfaces)])
+        out = judge_surface(trial, timeout)
+        counts[trial.kind][out.kind] += 1
+        counts[trial.kind]["tried"] += 1
+        wrong = trial.must_reject and out.kind == "accepted"
+        if wrong:
+            counts[trial.kind]["wrongly accepted"] += 1
+        if wrong or out.kind in ("traceback", "hang"):
+            failures.append({"trial": trial.kind, "seed": trial.seed, "edits": trial.edits, "argv": trial.argv,
+                             "outcome": "wrongly accepted" if wrong else out.kind, "detail": out.detail})
+            if log:
+                log(f"{failures[-1]['outcome']}: {trial.kind} {trial.seed} {trial.edits}: {out.detail[-300:]}")
+    return {"seed": seed, "timeout": timeout, "counts": {k: dict(v) for k, v in counts.items()}, "failures": failures}
+
+
 def campaign(n_inputs: int, n_solutions: int, seed: int, timeout: float, work: Path, log=None) -> dict:
     rng = random.Random(seed)
     seeds = make_seeds(work)
@@ -523,22 +871,27 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--inputs", type=int, default=1000, help="mutated inputs (default 1000)")
     ap.add_argument("--solutions", type=int, default=300, help="tampered solutions (default 300)")
+    ap.add_argument("--surfaces", type=int, default=500,
+                    help="mutated inputs to the simulator's surfaces: traces, clusters, policy options, scaling flags, "
+                         "suite files, results files, checkpoints (default 500)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--timeout", type=float, default=20.0, help="seconds per run before it counts as a hang")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="dlsched-fuzz-") as tmp:
-        rep = campaign(args.inputs, args.solutions, args.seed, args.timeout, Path(tmp),
-                       log=None if args.json else lambda s: print(s, file=sys.stderr))
+        log = None if args.json else lambda s: print(s, file=sys.stderr)
+        rep = campaign(args.inputs, args.solutions, args.seed, args.timeout, Path(tmp), log=log)
+        rep["surfaces"] = surface_campaign(args.surfaces, args.seed, args.timeout, Path(tmp) / "surfaces", log=log)
     if args.json:
         print(json.dumps(rep, indent=1))
     else:
         cols = ("tried", *OUTCOMES, "wrongly accepted")
         print(f"{'':10s}" + "".join(f"{c:>18s}" for c in cols))
-        for kind, c in rep["counts"].items():
+        for kind, c in [*rep["counts"].items(), *rep["surfaces"]["counts"].items()]:
             print(f"{kind:10s}" + "".join(f"{c.get(col, 0):>18d}" for col in cols))
         print(f"seeds: {', '.join(rep['seeds'])}; trials (inputs + solutions) per seed family: {rep['families']}; seed {args.seed}")
-    bad = sum(c.get("traceback", 0) + c.get("hang", 0) + c.get("wrongly accepted", 0) for c in rep["counts"].values())
+    bad = sum(c.get("traceback", 0) + c.get("hang", 0) + c.get("wrongly accepted", 0)
+              for c in [*rep["counts"].values(), *rep["surfaces"]["counts"].values()])
     return 1 if bad else 0
 
 

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from dlsched.arguments import check_arguments, shown
 from dlsched.check import CheckReport, check as _check
 from dlsched.errors import InputError
 from dlsched.instance import jsonio, orlib
@@ -118,7 +119,7 @@ def methods(family: str | None = None) -> list[str]:
     return registry.available(family)
 
 
-def simulate(trace, cluster=None, policy="fifo", *, speed=None, seed: int = 0, **options):
+def simulate(trace, cluster=None, policy="fifo", *, speed=None, seed: int = 0, params: dict | None = None, **options):
     """Replay ``trace`` on ``cluster`` under ``policy`` and return the run's
     :class:`~dlsched.sim.metrics.SimResult` (docs/simulator.md), as ``dlsched simulate`` does.
 
@@ -126,7 +127,8 @@ def simulate(trace, cluster=None, policy="fifo", *, speed=None, seed: int = 0, *
     Pollux, Microsoft ITP) or ``"dl2:N[:SEED]"`` / ``"poisson:N[:SEED]"``; ``cluster``: a
     :class:`~dlsched.instance.cluster.Cluster` or a cluster spec (None: DL2's cluster for a DL2
     trace); ``policy``: a name (``dlsched policies``, an installed plug-in, or
-    ``"package.module:Class"``) or a policy object; ``speed``: a speed source or its name (None:
+    ``"package.module:Class"``) or a policy object; ``params``: the named policy's options (checked
+    as ``-P`` options are: :func:`dlsched.arguments.check_arguments`); ``speed``: a speed source or its name (None:
     detected from the trace as the CLI does); ``options``: the engine's keyword arguments
     (``restart_seconds``, ``max_time``, ``deadline``, ``progress``).
     """
@@ -139,8 +141,13 @@ def simulate(trace, cluster=None, policy="fifo", *, speed=None, seed: int = 0, *
         if cluster is not None and not isinstance(cluster, (str, os.PathLike)):
             raise InputError("<argument>", "cluster", "a Cluster or a cluster spec", type(cluster).__name__)
         cluster = load_cluster(None if cluster is None else str(cluster), trace)
+    options = check_arguments(engine.simulate, options, "dlsched.simulate", skip=5)
     if isinstance(policy, str):
-        policy = make_policy(policy)
+        if params is not None and (not isinstance(params, dict) or not all(isinstance(k, str) for k in params)):
+            raise InputError("<argument>", "params", "the policy's options as a dict of name -> value", shown(params))
+        policy = make_policy(policy, **(params or {}))
+    elif params:
+        raise InputError("<argument>", "params", "no options with a policy object (give them to its constructor)", params)
     elif not callable(getattr(policy, "schedule", None)) or not callable(getattr(policy, "reset", None)):
         raise InputError("<argument>", "policy", "a policy name or an object with reset(ctx) and schedule(state, events)",
                          type(policy).__name__)

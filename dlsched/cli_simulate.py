@@ -22,6 +22,8 @@ from dlsched.sim.run import load_cluster, parse_params, pick_speed, rescale
 
 def cmd_simulate(args) -> int:
     params = parse_params(args.param)
+    if args.seed < 0:       # it seeds numpy's generators (speed noise, inflation)
+        raise InputError("<argument>", "--seed", "an integer seed >= 0", args.seed)
     if args.plot and Path(args.plot).exists() and not Path(args.plot).is_dir():
         raise InputError("<argument>", "--plot", "a folder for the figures", f"'{args.plot}' is not a folder")
     names = policy_list(args.policy)

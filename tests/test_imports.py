@@ -19,7 +19,7 @@ ROOT = Path(dlsched.__file__).parent
 #: the floors, bottom first: a module may import its own floor's modules and every floor below,
 #: except the rooms named in SIBLINGS (same floor, never each other)
 FLOORS = [
-    {"errors", "version", "data", "console", "registry"},
+    {"errors", "version", "data", "console", "registry", "arguments"},
     {"result", "provenance", "check"},
     {"perf"},
     {"instance"},

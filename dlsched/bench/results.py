@@ -13,6 +13,48 @@ FORMAT_VERSION = 1
 TARGET = 1e-3                          # "time to 0.1 % gap to the reference"
 
 
+#: the fields of a row (and of the header) that the report reads, by type: a value of another type is
+#: an error naming the line and the field (None stands for "not measured" in every one)
+TEXT = ("cell", "kind", "instance", "set", "method", "method_name", "policy", "policy_name", "status", "termination",
+        "message", "digest", "family", "name", "sense", "backend", "exception", "suite", "suite_digest", "label")
+NUMBERS = ("objective", "bound", "gap", "solver_gap", "reference", "seconds", "cell_seconds", "build_seconds",
+           "solve_seconds", "time_to_target", "repetition", "jobs", "completed", "unschedulable", "avg_jct",
+           "median_jct", "p95_jct", "p99_jct", "makespan", "avg_queueing_delay", "jain_fairness", "total_utility",
+           "decision_calls", "decision_median_s", "decision_p95_s", "engine_seconds", "events", "engine_per_event_s",
+           "sim_time", "wall_seconds", "peak_memory_mib", "gpu_utilisation")
+FLAGS = ("checked", "bound_valid")
+TABLES = ("params", "stats", "definition", "limits")
+
+
+def _number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _field_error(value, key: str) -> str | None:
+    """What field ``key`` should hold when ``value`` is not that, else None."""
+    if value is None:
+        return None
+    if key in TEXT and not isinstance(value, str):
+        return "a string"
+    if key in NUMBERS and not _number(value):
+        return "a number or null"
+    if key in FLAGS and not isinstance(value, bool):
+        return "true, false or null"
+    if key in TABLES and not isinstance(value, dict):
+        return "an object"
+    if key == "jct" and not (isinstance(value, list) and all(_number(x) or x is None for x in value)):
+        return "a list of numbers"
+    return None
+
+
+def _check_fields(path: Path, where: str, doc: dict) -> None:
+    for key, value in doc.items():
+        expected = _field_error(value, key)
+        if expected:
+            raise InputError(str(path), f"{where} .{key}", expected, value if not isinstance(value, (dict, list)) else
+                             type(value).__name__)
+
+
 def failed(row: dict) -> bool:
     """A cell that raised, or whose solution the checker rejected, or whose bound cuts off the reference."""
     return "exception" in row or row.get("checked") is False or row.get("bound_valid") is False
@@ -40,6 +82,7 @@ def read_results(path: str | Path) -> tuple[dict, list[dict]]:
     fmt = head.get("format") if isinstance(head, dict) else None
     if not isinstance(fmt, str) or not fmt.startswith("dlsched-bench/"):
         raise InputError(str(path), "line 1 .format", f"a {FORMAT} results file", fmt)
+    _check_fields(path, "line 1", head)
     version = head.get("version", 1)
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
         raise InputError(str(path), "line 1 .version", "a format version: an integer >= 1", version)
@@ -60,6 +103,7 @@ def read_results(path: str | Path) -> tuple[dict, list[dict]]:
         if not isinstance(row, dict) or not isinstance(row.get("cell"), str):
             raise InputError(str(path), f"line {k}" + (" .cell" if isinstance(row, dict) else ""),
                              "a result row: a JSON object with a 'cell' name", line[:60])
+        _check_fields(path, f"line {k}", row)
         rows.append(row)
     return head, rows
 

@@ -254,6 +254,10 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--no-progress", action="store_true")
     ap.add_argument("--json", action="store_true", help="print one JSON object (with the family's summary, if any)")
     args = ap.parse_args(argv)
+    if args.max_cells is not None and args.max_cells < 1:
+        raise InputError("<argument>", "--max-cells", "a number of cells >= 1", args.max_cells)
+    if args.jobs < 1:
+        raise InputError("<argument>", "--jobs", "a number of cells at once >= 1", args.jobs)
     suite = load_suite(args.suite)
     out = args.out or Path("results") / f"{suite.name}.jsonl"
     if out.exists() and out.stat().st_size:

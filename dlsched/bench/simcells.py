@@ -39,8 +39,8 @@ any other exception an ``exception`` row, retried when the sweep resumes.
 from __future__ import annotations
 
 import hashlib
-import inspect
 import json
+import math
 import os
 import platform
 import time
@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dlsched.arguments import check_arguments, policy_options
 from dlsched.bench.suitefile import generator_call, once, tables, typed, unknown
 from dlsched.errors import InputError
 from dlsched.registry import CLUSTER_GENERATORS, TRACE_GENERATORS, load_target, make_policy, policy_class, policy_names
@@ -146,12 +147,12 @@ def parse(src: str, base: Path, doc: dict) -> dict:
     except InputError as exc:
         raise InputError(src, "speed", exc.expected, speed) from None
     restart = doc.get("restart_seconds", 0.0)
-    if not isinstance(restart, (int, float)) or isinstance(restart, bool) or restart < 0:
-        raise InputError(src, "restart_seconds", "a number of seconds >= 0", restart)
+    if not isinstance(restart, (int, float)) or isinstance(restart, bool) or not 0 <= restart < math.inf:
+        raise InputError(src, "restart_seconds", "a finite number of seconds >= 0", restart)
     deadline = doc.get("time_limit")
     load = doc.get("target_load")
-    if load is not None and (not isinstance(load, (int, float)) or isinstance(load, bool) or not load > 0):
-        raise InputError(src, "target_load", "an offered GPU load > 0", load)
+    if load is not None and (not isinstance(load, (int, float)) or isinstance(load, bool) or not 0 < load < math.inf):
+        raise InputError(src, "target_load", "a finite offered GPU load > 0", load)
     bound = doc.get("lower_bound", False)
     if not isinstance(bound, bool):
         raise InputError(src, "lower_bound", "true or false", bound)
@@ -171,15 +172,18 @@ def _cluster(src: str, base: Path, c: Any) -> tuple:
         load_cluster(p)                # a bad spec fails here, before any run
         return ("file", str(p))
     gen = c.get("generator")
-    if gen not in CLUSTER_GENERATORS:
+    if not isinstance(gen, str) or gen not in CLUSTER_GENERATORS:
         raise InputError(src, "cluster.generator", f"one of {', '.join(CLUSTER_GENERATORS)} (or file = a cluster spec)", gen)
     params = c.get("params", {})
     if not isinstance(params, dict):
         raise InputError(src, "cluster.params", "a table of the generator's parameters", params)
-    sig = inspect.signature(load_target(CLUSTER_GENERATORS[gen], "cluster.generator"))
-    if not any(v.kind is v.VAR_KEYWORD for v in sig.parameters.values()):
-        unknown(src, "cluster.params", params, set(sig.parameters))
-    return ("generator", gen, tuple(sorted((k, json.dumps(v)) for k, v in params.items())))
+    fn = load_target(CLUSTER_GENERATORS[gen], "cluster.generator")
+    params = check_arguments(fn, params, f"cluster generator '{gen}'", source=src, where="cluster.params")
+    try:         # built once here (small): a value the generator refuses fails before any run
+        fn(**params)
+    except InputError as exc:
+        raise InputError(src, f"cluster.params.{exc.where}", exc.expected, exc.found) from None
+    return ("generator", gen, tuple(sorted((k, json.dumps(v)) for k, v in c.get("params", {}).items())))
 
 
 def _trace_set(src: str, base: Path, where: str, s: Any) -> list[TraceRef]:
@@ -201,6 +205,10 @@ def _trace_set(src: str, base: Path, where: str, s: Any) -> list[TraceRef]:
             out.append(TraceRef(key=f"{set_name}/{p.name}", set_name=set_name, path=str(p), scaling=scaling))
         return out
     gen, seeds, packed = generator_call(src, where, s, TRACE_GENERATORS, " (or files = [...])")
+    try:         # the first seed's trace, made here: a value the generator refuses fails before any run
+        load_target(TRACE_GENERATORS[gen], "generator")(seed=seeds[0], **{k: json.loads(v) for k, v in packed})
+    except InputError as exc:
+        raise InputError(src, f"{where}.params.{exc.where}", exc.expected, exc.found) from None
     return [TraceRef(key=f"{set_name}/{gen}-seed{x}", set_name=set_name, seed=x, generator=gen, params=packed,
                      scaling=scaling) for x in seeds]
 
@@ -238,16 +246,15 @@ def _policy(src: str, where: str, p: Any, set_names: set[str]) -> PolicySpec:
         raise InputError(src, f"{where}.name", f"a policy, one of {', '.join(policy_names())}", name)
     params = p.get("params", {})
     try:
-        sig = inspect.signature(policy_class(name))
+        cls = policy_class(name)
     except (ImportError, AttributeError) as exc:     # a policy of a missing extra (DL2 needs torch)
         raise InputError(src, f"{where}.name", f"a policy whose dependencies are installed ({exc})", name) from None
-    if not any(v.kind is v.VAR_KEYWORD for v in sig.parameters.values()):
-        unknown(src, f"{where}.params", params, set(sig.parameters))
+    params = policy_options(cls, params, source=src, where=f"{where}.params")
     sets = p.get("sets", [])
-    if not isinstance(sets, list) or any(x not in set_names for x in sets):
-        bad = next((x for x in sets if x not in set_names), sets) if isinstance(sets, list) else sets
+    if not isinstance(sets, list) or any(not isinstance(x, str) or x not in set_names for x in sets):
+        bad = next((x for x in sets if not isinstance(x, str) or x not in set_names), sets) if isinstance(sets, list) else sets
         raise InputError(src, f"{where}.sets", f"names of trace sets, among {', '.join(sorted(set_names))}", bad)
-    return PolicySpec(label=str(p.get("label", name)), name=name, params=dict(params), sets=tuple(sets))
+    return PolicySpec(label=str(p.get("label", name)), name=name, params=dict(p.get("params", {})), sets=tuple(sets))
 
 
 def cell_id(ref: TraceRef, policy: PolicySpec, rep: int) -> str:

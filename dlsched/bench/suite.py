@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dlsched.arguments import check_arguments
 from dlsched.bench.peers import PEERS
 from dlsched.bench.suitefile import generator_call, once, read_suite_file, tables, typed, unknown
 from dlsched.errors import InputError
@@ -226,7 +227,7 @@ def _problems(src: str, where: str, text: Any) -> set[int] | None:
 
 
 def instance_set(src: str, base: Path, where: str, s: Any) -> list[InstanceRef]:
-    if not isinstance(s, dict) or s.get("kind") not in SET_KEYS:
+    if not isinstance(s, dict) or not isinstance(s.get("kind"), str) or s["kind"] not in SET_KEYS:
         raise InputError(src, f"{where}.kind", f"one of {', '.join(SET_KEYS)}", s.get("kind") if isinstance(s, dict) else s)
     kind = s["kind"]
     unknown(src, where, s, SET_KEYS[kind])
@@ -288,7 +289,7 @@ def _generated(src: str, where: str, set_name: str, s: dict) -> list[InstanceRef
 
 def _method(src: str, where: str, m: Any, set_names: set[str]) -> MethodSpec:
     name = m.get("name") if isinstance(m, dict) else None
-    peer = name in PEERS
+    peer = isinstance(name, str) and name in PEERS
     unknown(src, where, m, PEER_KEYS if peer else METHOD_KEYS)
     if not peer and name not in registry.available():
         raise InputError(src, f"{where}.name", f"a method, one of {', '.join(registry.available())}, "
@@ -297,9 +298,16 @@ def _method(src: str, where: str, m: Any, set_names: set[str]) -> MethodSpec:
     if not peer:
         unknown(src, f"{where}.params", params,
                 {p for meth in registry.describe() if meth.name == name for p in meth.params})
+        for meth in registry.describe():      # the types and backends of every family's method of that name
+            if meth.name == name:
+                given = {k: v for k, v in params.items() if k in meth.params}
+                check_arguments(meth.fn, given, f"method '{name}'", source=src, where=f"{where}.params")
+                if meth.backends and "backend" in given and given["backend"] not in meth.backends:
+                    raise InputError(src, f"{where}.params.backend", f"one of {', '.join(meth.backends)} for method "
+                                     f"'{name}'", given["backend"])
     sets = m.get("sets", [])
-    if not isinstance(sets, list) or any(x not in set_names for x in sets):
-        bad = next((x for x in sets if x not in set_names), sets) if isinstance(sets, list) else sets
+    if not isinstance(sets, list) or any(not isinstance(x, str) or x not in set_names for x in sets):
+        bad = next((x for x in sets if not isinstance(x, str) or x not in set_names), sets) if isinstance(sets, list) else sets
         raise InputError(src, f"{where}.sets", f"names of instance sets, among {', '.join(sorted(set_names))}", bad)
     limit = m.get("time_limit")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit <= 0):

@@ -12,6 +12,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from dlsched.arguments import check_arguments
 from dlsched.errors import InputError
 from dlsched.registry import load_target
 
@@ -87,12 +88,14 @@ def generator_call(src: str, where: str, s: dict, table: dict, other: str = "") 
     """A generated set's generator (a key of ``table``: name -> "module:function"), its seeds and
     its keyword arguments as sorted (key, json) pairs, each checked against the function."""
     gen = s.get("generator")
-    if gen not in table:
+    if not isinstance(gen, str) or gen not in table:
         raise InputError(src, f"{where}.generator", f"one of {', '.join(table)}{other}", gen)
     seeds = seed_list(src, f"{where}.seeds", s.get("seeds", [0]))
     params = s.get("params", {})
-    sig = inspect.signature(load_target(table[gen], f"{where}.generator"))
+    fn = load_target(table[gen], f"{where}.generator")
+    sig = inspect.signature(fn)
     unknown(src, f"{where}.params", params, set(sig.parameters) - {"seed"})
+    check_arguments(fn, params, f"generator '{gen}'", source=src, where=f"{where}.params")
     missing = [p.name for p in sig.parameters.values()
                if p.default is inspect.Parameter.empty and p.name not in params and p.name != "seed"]
     if missing:
@@ -104,6 +107,8 @@ def read_suite_file(name_or_path: str | Path) -> tuple[dict, Path]:
     """A suite file's parsed TOML and its path (a bundled name or a path)."""
     path = resolve(name_or_path)
     try:
-        return tomllib.loads(path.read_text()), path
+        return tomllib.loads(path.read_bytes().decode("utf-8")), path
+    except UnicodeDecodeError as exc:
+        raise InputError(str(path), f"byte {exc.start}", "a TOML suite file (UTF-8 text)", "bytes that are not UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         raise InputError(str(path), "TOML", "a valid TOML document", str(exc)) from None

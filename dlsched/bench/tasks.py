@@ -72,7 +72,7 @@ def parse(src: str, doc: dict) -> list[TaskCell]:
         where = f"tasks[{k}]"
         unknown(src, where, t, TASK_KEYS)
         name = t.get("name")
-        if name not in TASKS:
+        if not isinstance(name, str) or name not in TASKS:
             raise InputError(src, f"{where}.name", f"a task, one of {', '.join(TASKS)}", name)
         accepted = set(inspect.signature(task_function(name)).parameters)
         grid, params = t.get("grid", {}), t.get("params", {})

@@ -9,12 +9,24 @@ Optimus's placement principle and HETPLACE's communication term distinguish.
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 import numpy as np
 
 from dlsched.errors import InputError
+
+#: the largest cluster dlsched builds (dense per-server arrays are made; the dlsched/1 schemas use the same bound)
+MAX_SERVERS = 100_000
+
+
+def server_count(n, source: str = "<argument>", where: str = "servers", lo: int = 1) -> int:
+    """``n`` servers, refused with an :class:`InputError` unless lo <= n <= :data:`MAX_SERVERS`
+    (checked before any per-server array is built)."""
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or not lo <= n <= MAX_SERVERS:
+        raise InputError(source, where, f"{lo} to {MAX_SERVERS:,} servers" if lo else f"at most {MAX_SERVERS:,} servers", n)
+    return int(n)
 
 
 @dataclass(frozen=True, eq=False)
@@ -89,6 +101,7 @@ class Cluster:
                     servers_per_rack: int | None = None, **bandwidths) -> "Cluster":
         """``n_servers`` identical servers (racks of ``servers_per_rack``, one rack if None); ``bandwidths``
         may also give the ``source`` named in errors."""
+        n_servers = server_count(n_servers, str(bandwidths.get("source", "<argument>")), "n_servers", lo=0)
         resources = tuple(per_server)
         cap = np.tile(np.array([float(per_server[r]) for r in resources]), (n_servers, 1))
         per_rack = servers_per_rack or max(n_servers, 1)
@@ -102,6 +115,7 @@ class Cluster:
         resources: list[str] = []
         for _, per, _ in groups:
             resources += [r for r in per if r not in resources]
+        server_count(sum(int(count) for count, _, _ in groups), str(bandwidths.get("source", "<argument>")), lo=0)
         rows, types = [], []
         for count, per, gtype in groups:
             rows += [[float(per.get(r, 0.0)) for r in resources]] * int(count)

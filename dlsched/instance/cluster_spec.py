@@ -28,18 +28,17 @@ import numpy as np
 
 from dlsched.data import data_dir
 from dlsched.errors import InputError
-from dlsched.instance.cluster import Cluster
+from dlsched.instance.cluster import MAX_SERVERS, Cluster, server_count
 from dlsched.instance.jsonio import read_json, validate
 from dlsched.instance.synthetic import dl2_cluster
 from dlsched.instance.traces import _csv_rows, _int, _read_lines, read_openb_nodes
 
 GAVEL_GPU_ORDER = ("v100", "p100", "k80")
-_GAVEL_SPEC = re.compile(r"^\d+:\d+:\d+$")
-_DL2 = re.compile(r"^dl2:(\d+)$")
-_SERVERS_BY_GPUS = re.compile(r"^(\d+)x(\d+)$")
+# (counts of at most 12 digits: a longer one is no count, and int() refuses 4,300 digits)
+_GAVEL_SPEC = re.compile(r"^\d{1,12}:\d{1,12}:\d{1,12}$")
+_DL2 = re.compile(r"^dl2:(\d{1,12})$")
+_SERVERS_BY_GPUS = re.compile(r"^(\d{1,12})x(\d{1,12})$")
 _BANDWIDTHS = ("intra_server_gbps", "inter_server_gbps", "inter_rack_gbps")
-#: the largest cluster a file may describe (dense per-server arrays are built; the dlsched/1 schemas use the same bound)
-MAX_SERVERS = 100_000
 
 
 def parse_cluster_spec(doc: Any, source: str = "<memory>") -> Cluster:
@@ -49,6 +48,7 @@ def parse_cluster_spec(doc: Any, source: str = "<memory>") -> Cluster:
     entries: list[tuple[str, dict, str, int | None]] = []
     for i, s in enumerate(doc.get("servers", [])):
         entries.append((s.get("name", f"s{i}"), s["capacity"], s.get("gpu_type", ""), s.get("rack")))
+    server_count(len(entries) + sum(grp["count"] for grp in doc.get("groups", [])), source, "$.groups[*].count", lo=0)
     for g, grp in enumerate(doc.get("groups", [])):
         prefix = grp.get("name") or grp.get("gpu_type") or f"group{g}"
         entries += [(f"{prefix}-{k}", grp["capacity"], grp.get("gpu_type", ""), grp.get("rack")) for k in range(grp["count"])]
@@ -101,8 +101,10 @@ def gavel_cluster(spec: str, gpus_per_server: int = 4, source: str = "<argument>
         raise InputError(source, "cluster spec", "'<v100>:<p100>:<k80>' GPU counts, e.g. '36:36:36'", spec)
     if gpus_per_server < 1:
         raise InputError("<argument>", "gpus_per_server", "at least 1", gpus_per_server)
+    counts = [int(c) for c in spec.strip().split(":")]
+    server_count(sum(-(-c // gpus_per_server) for c in counts), source, "cluster spec", lo=0)
     groups = []
-    for gtype, count in zip(GAVEL_GPU_ORDER, (int(c) for c in spec.strip().split(":"))):
+    for gtype, count in zip(GAVEL_GPU_ORDER, counts):
         full, rest = divmod(count, gpus_per_server)
         groups += [(full, gpus_per_server, gtype)] if full else []
         groups += [(1, rest, gtype)] if rest else []
@@ -186,7 +188,11 @@ def load_cluster(path: str | Path) -> Cluster:
     spec of the first virtual cluster."""
     text = str(path)
     p = Path(path)
-    if not p.exists():
+    try:
+        exists = p.exists()
+    except OSError:          # a name too long for the file system is no file
+        exists = False
+    if not exists:
         if _GAVEL_SPEC.match(text):
             return gavel_cluster(text)
         m = _DL2.match(text)

@@ -48,8 +48,8 @@ import numpy as np
 
 from dlsched.data import data_dir
 from dlsched.errors import InputError
-from dlsched.instance.cluster import Cluster
-from dlsched.instance.workload import Convergence, Job, Trace
+from dlsched.instance.cluster import Cluster, server_count
+from dlsched.instance.workload import Convergence, Job, Trace, job_count
 from dlsched.perf.convergence import Criterion, converged_step as perf_converged_step
 from dlsched.perf.speeds import read_config_speed
 
@@ -179,8 +179,7 @@ def dl2_trace(n_jobs: int, seed: int, arrival_rate: float = DL2_ARRIVALS_PER_SLO
     """DL2's synthetic job mix (module docstring): ``n_jobs`` PS jobs, Poisson arrivals of
     ``arrival_rate`` jobs/s (default DL2's 3 per 1,200 s slot; ``slot_seconds`` puts them at slot
     starts as DL2's simulator does), types uniform over ``types`` (default all 8)."""
-    if n_jobs < 1:
-        raise InputError("<argument>", "n_jobs", "at least one job", n_jobs)
+    n_jobs = job_count(n_jobs)
     if not (0 <= length_jitter < 1):
         raise InputError("<argument>", "length_jitter", "a fraction in [0, 1)", length_jitter)
     table = {t.model: t for t in read_dl2_job_types(job_types_path)}
@@ -213,8 +212,7 @@ def dl2_trace(n_jobs: int, seed: int, arrival_rate: float = DL2_ARRIVALS_PER_SLO
 
 def dl2_cluster(n_servers: int = DL2_DEFAULT_NODES, servers_per_rack: int | None = None, **bandwidths: float) -> Cluster:
     """DL2's nodes: 8 CPU slots and 8 GPU slots (= 2 GPUs, 1 GPU = 4 slots) each."""
-    if n_servers < 1:
-        raise InputError("<argument>", "n_servers", "at least one server", n_servers)
+    n_servers = server_count(n_servers, where="n_servers")
     return Cluster.homogeneous(n_servers, {"cpu": float(DL2_SLOTS_PER_NODE),
                                            "gpu": DL2_SLOTS_PER_NODE / DL2_GPU_SLOTS_PER_GPU},
                                servers_per_rack=servers_per_rack, **bandwidths)
@@ -223,6 +221,7 @@ def dl2_cluster(n_servers: int = DL2_DEFAULT_NODES, servers_per_rack: int | None
 def gpu_cluster(n_servers: int, gpus_per_server: int = 4) -> Cluster:
     """``n_servers`` identical servers of ``gpus_per_server`` GPUs, one resource (``gpu``): the cluster
     :func:`poisson_trace`'s jobs ask for."""
+    n_servers = server_count(n_servers, where="n_servers")
     return Cluster.homogeneous(n_servers, {"gpu": gpus_per_server}, source=f"{n_servers} x {gpus_per_server} GPUs")
 
 
@@ -232,8 +231,7 @@ def poisson_trace(n_jobs: int, seed: int, arrival_rate: float = 1 / 60, *, gpus:
     for a fixed number of GPUs drawn uniformly from ``gpus`` (one worker per GPU, all-reduce) and
     runs a lognormal duration of mean ``mean_duration`` seconds at that size (``iterations =
     duration``, the duration convention)."""
-    if n_jobs < 1:
-        raise InputError("<argument>", "n_jobs", "at least one job", n_jobs)
+    n_jobs = job_count(n_jobs)
     if not gpus or min(gpus) < 1:
         raise InputError("<argument>", "gpus", "GPU counts >= 1", gpus)
     if not (mean_duration > 0 and sigma >= 0):

@@ -137,9 +137,13 @@ def read_openb_nodes(path: str | Path | None = None, *, gpu_only: bool = True) -
     with fh:
         reader = csv.DictReader(fh)
         need = {"sn", "gpu", "model"}
-        if not need <= set(reader.fieldnames or ()):
-            raise InputError(str(path), "line 1", "columns sn, cpu_milli, memory_mib, gpu, model", reader.fieldnames)
-        for ln, row in enumerate(reader, 2):
+        try:
+            header = reader.fieldnames
+        except (csv.Error, UnicodeDecodeError) as exc:
+            raise InputError(str(path), "line 1", "an OpenB node list (CSV, UTF-8 text)", str(exc)) from None
+        if not need <= set(header or ()):
+            raise InputError(str(path), "line 1", "columns sn, cpu_milli, memory_mib, gpu, model", header)
+        for ln, row in _checked_rows(reader, path, header):
             gpus = _int(row["gpu"], path, f"line {ln}", "column gpu")
             if gpu_only and gpus == 0:
                 continue
@@ -179,12 +183,35 @@ def _int(text: str, path: Path | str, where: str, what: str, minimum: int = 0) -
     return int(v)
 
 
+def _checked_rows(reader: csv.DictReader, path: Path | str, header: Sequence[str]):
+    """(line number, row) of ``reader``: a row with a field more or less than the header, or one
+    the csv module cannot read (a field over its size limit), is an error naming its line."""
+    try:
+        for row in reader:
+            ln = reader.line_num
+            if None in row:
+                raise InputError(str(path), f"line {ln}", f"{len(header)} comma-separated fields ({', '.join(header)})",
+                                 f"{len(header) + len(row[None])} fields, extra {row[None][:3]}")
+            missing = [c for c, v in row.items() if v is None]
+            if missing:
+                raise InputError(str(path), f"line {ln}", f"{len(header)} comma-separated fields ({', '.join(header)})",
+                                 f"{len(header) - len(missing)} fields, none for {', '.join(missing)}")
+            yield ln, row
+    except csv.Error as exc:        # a field over csv.field_size_limit(), a NUL byte, ...
+        raise InputError(str(path), f"line {reader.line_num + 1}", "a well-formed CSV row", str(exc)) from None
+    except UnicodeDecodeError:
+        raise InputError(str(path), f"line {reader.line_num + 1}", "UTF-8 text", "bytes that are not UTF-8") from None
+
+
 def _csv_rows(path: Path, what: str, required: Sequence[str], optional: Sequence[str] = ()):
     """(line number, row) of a CSV file whose header has every ``required`` column and no
     column outside ``required`` + ``optional``; an empty file or one without rows is an error."""
     lines = _read_lines(path, what)
     reader = csv.DictReader(lines)
-    header = reader.fieldnames or []
+    try:
+        header = reader.fieldnames or []
+    except csv.Error as exc:
+        raise InputError(str(path), "line 1", f"{what}: a CSV header", str(exc)) from None
     missing = [c for c in required if c not in header]
     unknown = [c for c in header if c not in required and c not in optional]
     if missing or unknown or len(set(header)) != len(header):
@@ -192,12 +219,7 @@ def _csv_rows(path: Path, what: str, required: Sequence[str], optional: Sequence
             f"unknown {unknown}" if unknown else "") or f"repeated columns in {header}"
         raise InputError(str(path), "line 1", f"{what} with columns {', '.join(required)}"
                          + (f" (optional {', '.join(optional)})" if optional else ""), found)
-    rows = []
-    for row in reader:
-        ln = reader.line_num
-        if None in row or any(v is None for v in row.values()):
-            raise InputError(str(path), f"line {ln}", f"{len(header)} comma-separated fields", lines[ln - 1][:80])
-        rows.append((ln, row))
+    rows = list(_checked_rows(reader, path, header))
     if not rows:
         raise InputError(str(path), "line 2", f"{what} with at least one job", "no rows")
     return rows
@@ -360,7 +382,7 @@ def load_itp_elastic(path: str | Path) -> Trace:
 
 TRACE_FORMATS = {"gavel": load_gavel_trace, "tiresias": load_tiresias_trace, "openb": load_openb_pods,
                  "pollux": load_pollux_trace, "itp": load_itp_trace, "itp-elastic": load_itp_elastic}
-_SYNTHETIC = re.compile(r"^(dl2|poisson):(\d+)(?::(\d+))?$")
+_SYNTHETIC = re.compile(r"^(dl2|poisson):(\d{1,12})(?::(\d{1,12}))?$")
 
 
 def trace_format(path: str | Path) -> str:
@@ -414,5 +436,8 @@ def scale_arrivals(trace: Trace, s: float) -> Trace:
     if not trace.jobs:
         return trace
     a0 = trace.jobs[0].arrival
+    if not a0 + s * (trace.jobs[-1].arrival - a0) < MAX_MAGNITUDE:    # beyond, float seconds lose whole jobs' durations
+        raise InputError("<argument>", "arrival scale", f"a factor that keeps arrivals below {MAX_MAGNITUDE:g} s "
+                         f"(at most {(MAX_MAGNITUDE - a0) / max(trace.jobs[-1].arrival - a0, 1e-300):.3g} here)", s)
     jobs = tuple(replace(j, arrival=a0 + s * (j.arrival - a0)) for j in trace.jobs)
     return Trace(jobs, f"{trace.source} (arrivals x{s:.6g})")

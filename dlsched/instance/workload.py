@@ -10,10 +10,22 @@ since the start of the trace.
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from dlsched.errors import InputError
+
+#: the most jobs a trace may grow to by inflation (each job is a Python object of about 1 KiB; the
+#: largest reference trace has 16,000)
+MAX_JOBS = 1_000_000
+
+
+def job_count(n, source: str = "<argument>", where: str = "n_jobs") -> int:
+    """``n`` jobs, refused with an :class:`InputError` unless 1 <= n <= :data:`MAX_JOBS`."""
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or not 1 <= n <= MAX_JOBS:
+        raise InputError(source, where, f"1 to {MAX_JOBS:,} jobs", n)
+    return int(n)
 
 
 @dataclass(frozen=True, eq=False)

@@ -19,7 +19,8 @@ import math
 
 import numpy as np
 
-from dlsched.sim.placement import EmptyCluster, make_placer
+from dlsched.arguments import checked
+from dlsched.sim.placement import EmptyCluster, PlacerName, make_placer
 from dlsched.sim.policy import ClusterState, PolicyContext
 
 
@@ -29,7 +30,8 @@ class Baseline:
     name = ""
     slot_seconds: float | None = None
 
-    def __init__(self, placer: str = "consolidated"):
+    @checked
+    def __init__(self, placer: PlacerName = "consolidated"):
         self.placer = make_placer(placer)
 
     def reset(self, ctx: PolicyContext) -> None:

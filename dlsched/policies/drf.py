@@ -8,8 +8,9 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from dlsched.arguments import checked
 from dlsched.policies.bundles import Baseline, _job_limits, grant_vectors, ps_count
-from dlsched.sim.placement import EPS, FirstFitPool
+from dlsched.sim.placement import EPS, FirstFitPool, PlacerName
 from dlsched.sim.policy import ClusterState, Event, Placement, PolicyContext
 
 
@@ -218,7 +219,8 @@ class DRF(Baseline):
 
     name = "drf"
 
-    def __init__(self, placer: str = "consolidated", incremental: bool = True):
+    @checked
+    def __init__(self, placer: PlacerName = "consolidated", incremental: bool = True):
         super().__init__(placer)
         self.incremental = bool(incremental)
 

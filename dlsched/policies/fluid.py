@@ -27,12 +27,14 @@ the next completion: the shares :func:`fluid_shares` returns.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Annotated, Sequence
 
 import numpy as np
 
+from dlsched.arguments import Range, checked
 from dlsched.instance.smd import SMDInstance
-from dlsched.policies.greedy import GreedyView, SRPTGreedyPolicy, tau_grid
+from dlsched.policies.greedy import MAX_ALPHA, GreedyView, SRPTGreedyPolicy, tau_grid
+from dlsched.sim.placement import PlacerName
 
 
 def pareto_configs(T: np.ndarray, d: np.ndarray, e: np.ndarray) -> np.ndarray:
@@ -144,8 +146,9 @@ class FluidPolicy(SRPTGreedyPolicy):
 
     name = "fluid"
 
-    def __init__(self, inst: SMDInstance | None = None, placer: str = "first_fit", alpha: float = 2.0,
-                 pairs: bool = True):
+    @checked
+    def __init__(self, inst: SMDInstance | None = None, placer: PlacerName = "first_fit",
+                 alpha: Annotated[float, Range(ge=0, le=MAX_ALPHA)] = 2.0, pairs: bool = True):
         super().__init__(inst, placer, alpha=alpha, start="shortest", pairs=pairs)
         self.options["shares"] = "fluid"
 

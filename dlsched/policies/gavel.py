@@ -33,10 +33,11 @@ free GPUs hold it, and then runs across types at the speed source's rate.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Annotated, Sequence
 
 import numpy as np
 
+from dlsched.arguments import MIN_SLOT_SECONDS, Range, checked
 from dlsched.errors import InputError
 from dlsched.policies import gavel_lp
 from dlsched.sim.placement import consolidated, hold, usage
@@ -53,9 +54,8 @@ class GavelPolicy:
     #: heterogeneity-aware: visit types fastest first (Gavel's ``_Perf`` policies); else shuffle each round
     perf = True
 
-    def __init__(self, round_seconds: float = ROUND_SECONDS):
-        if not (float(round_seconds) > 0):
-            raise InputError("<argument>", "round_seconds", "a round length > 0 (seconds)", round_seconds)
+    @checked
+    def __init__(self, round_seconds: Annotated[float, Range(ge=MIN_SLOT_SECONDS, finite=True)] = ROUND_SECONDS):
         self.slot_seconds = float(round_seconds)
 
     # -- set-up --------------------------------------------------------------------------------

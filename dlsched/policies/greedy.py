@@ -18,14 +18,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Annotated, Callable, Literal
 
 import numpy as np
 
-from dlsched.errors import InputError
+from dlsched.arguments import Range, checked
 from dlsched.instance.smd import SMDInstance
 from dlsched.policies.optimus import marginal_gain_allocation
 from dlsched.policies.view import AllocationPolicy
+from dlsched.sim.placement import PlacerName
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,11 @@ def greedy_view(inst: SMDInstance, active: np.ndarray) -> GreedyView:
     tau, grid = _tau_stack(inst, idx)
     return GreedyView(idx, inst.iterations[idx], tau, grid, inst.d[idx], inst.e[idx], inst.capacity,
                       inst.arrival[idx], inst.min_workers[idx])
+
+
+#: the largest ``alpha``: gains are divided by T^alpha, and T^alpha stays a float for remaining times
+#: up to 10^15 s (the largest time a trace may hold) up to this power
+MAX_ALPHA = 10.0
 
 
 def greedy_allocation(view: GreedyView, alpha: float = 0.0, start: str = "arrival", pairs: bool = False,
@@ -217,13 +223,11 @@ class SRPTGreedyPolicy(OptimusGreedyPolicy):
 
     name = "srpt-greedy"
 
-    def __init__(self, inst: SMDInstance | None = None, placer: str = "first_fit", alpha: float = 2.0,
-                 start: str = "shortest", pairs: bool = True):
+    @checked
+    def __init__(self, inst: SMDInstance | None = None, placer: PlacerName = "first_fit",
+                 alpha: Annotated[float, Range(ge=0, le=MAX_ALPHA)] = 2.0,
+                 start: Literal["shortest", "arrival"] = "shortest", pairs: bool = True):
         super().__init__(inst, placer)
-        if start not in ("shortest", "arrival"):
-            raise InputError("<argument>", "start", "'shortest' or 'arrival'", start)
-        if not (np.isfinite(alpha) and alpha >= 0):
-            raise InputError("<argument>", "alpha", "a finite number >= 0", alpha)
         self.options = {"alpha": float(alpha), "start": start, "pairs": bool(pairs)}
 
 
@@ -240,9 +244,9 @@ class HeSRPTPolicy(SRPTGreedyPolicy):
 
     name = "hesrpt"
 
-    def __init__(self, inst: SMDInstance | None = None, placer: str = "first_fit", speedup_exponent: float = 0.6,
-                 alpha: float = 2.0, pairs: bool = True):
+    @checked
+    def __init__(self, inst: SMDInstance | None = None, placer: PlacerName = "first_fit",
+                 speedup_exponent: Annotated[float, Range(gt=0, lt=1)] = 0.6,
+                 alpha: Annotated[float, Range(ge=0, le=MAX_ALPHA)] = 2.0, pairs: bool = True):
         super().__init__(inst, placer, alpha=alpha, start="shortest", pairs=pairs)
-        if not 0 < speedup_exponent < 1:
-            raise InputError("<argument>", "speedup_exponent", "a number in (0, 1)", speedup_exponent)
         self.options["shares"] = float(speedup_exponent)

@@ -17,14 +17,17 @@ r"""Heterogeneous placement (MODELS.md §4) on the simulator: converter, speed s
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import numpy as np
 
+from dlsched.arguments import Range, checked
 from dlsched.errors import InputError
 from dlsched.instance.cluster import Cluster
 from dlsched.instance.placement import PlacementInstance
 from dlsched.instance.workload import Job, Trace
 from dlsched.models.placement import jct_counts
-from dlsched.sim.placement import make_placer, usage
+from dlsched.sim.placement import PlacerName, make_placer, usage
 from dlsched.sim.policy import ClusterState, Placement, PolicyContext
 from dlsched.solvers.hetplace import hetplace
 from dlsched.solvers.options import SolveOptions
@@ -68,9 +71,9 @@ class HetPlace:
     name = "hetplace"
     slot_seconds = None
 
-    def __init__(self, samples: int = 8, seed: int | None = None, placer: str = "consolidated"):
-        if int(samples) < 1:
-            raise InputError("<argument>", "samples", "a number of categories >= 1", samples)
+    @checked
+    def __init__(self, samples: Annotated[int, Range(ge=1)] = 8, seed: Annotated[int, Range(ge=0)] | None = None,
+                 placer: PlacerName = "consolidated"):
         self.samples, self.seed, self.placer_name = int(samples), seed, placer
 
     def reset(self, ctx: PolicyContext) -> None:

@@ -23,9 +23,11 @@ r"""The OASiS family on the simulator (MODELS.md §3.1–§3.3): converter, spee
 from __future__ import annotations
 
 import time
+from typing import Annotated
 
 import numpy as np
 
+from dlsched.arguments import Range, checked
 from dlsched.errors import InputError
 from dlsched.instance.cluster import Cluster
 from dlsched.instance.oasis import OasisInstance, OasisSchedule
@@ -332,5 +334,8 @@ class OASiS(_OnOasisSlots):
 
     name = "oasis"
 
-    def __init__(self, u_scale: float = 1.0, l_scale: float = 1.0, l_min_share: float = 0.0):
+    @checked
+    def __init__(self, u_scale: Annotated[float, Range(gt=0, finite=True)] = 1.0,
+                 l_scale: Annotated[float, Range(gt=0, finite=True)] = 1.0,
+                 l_min_share: Annotated[float, Range(ge=0, le=1)] = 0.0):
         super().__init__(OasisPolicy(u_scale, l_scale, l_min_share))

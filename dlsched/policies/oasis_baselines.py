@@ -23,9 +23,12 @@ even at full speed (it could earn nothing), recording the reason.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 
+from dlsched.arguments import Range, checked
 from dlsched.instance.oasis import OasisInstance
 from dlsched.sim.placement import task_slots
 from dlsched.sim.slots import slot_of
@@ -54,7 +57,8 @@ class FifoPolicy(FIFO):
     when it reaches the head and can no longer finish by T.
     """
 
-    def __init__(self, workers: int | None = None):
+    @checked
+    def __init__(self, workers: Annotated[int, Range(ge=1)] | None = None):
         super().__init__(placer="first_fit")
         self.workers = workers
 
@@ -312,7 +316,8 @@ class RiskReward(_OnOasisSlots):
 
     name = "risk_reward"
 
-    def __init__(self, risk: float = 0.05, preempt: bool = False):
+    @checked
+    def __init__(self, risk: Annotated[float, Range(ge=0, le=1)] = 0.05, preempt: bool = False):
         super().__init__(SlotDecide(lambda inst: RiskRewardPolicy(inst, float(risk), bool(preempt)), "risk_reward"))
 
 
@@ -321,5 +326,6 @@ class Dorm(_OnOasisSlots):
 
     name = "dorm"
 
-    def __init__(self, lam: float = 1.0):
+    @checked
+    def __init__(self, lam: Annotated[float, Range(ge=0, finite=True)] = 1.0):
         super().__init__(SlotDecide(lambda inst: DormPolicy(inst, float(lam)), "dorm"))

@@ -40,7 +40,8 @@ from dlsched.policies.greedy import OptimusGreedyPolicy
 from dlsched.policies.smd import SMDPolicy
 from dlsched.solvers import highs
 from dlsched.solvers.options import SolveOptions
-from dlsched.solvers.registry import flag, register
+from dlsched.arguments import flag
+from dlsched.solvers.registry import register
 from dlsched.solvers.oasis import price_params
 from dlsched.solvers.smd import SELECT, SUBPROBLEMS, TIE_BREAK, decide
 

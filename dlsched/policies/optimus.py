@@ -78,10 +78,11 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
+from typing import Annotated, Callable, Literal, Mapping, Sequence
 
 import numpy as np
 
+from dlsched.arguments import MIN_SLOT_SECONDS, Range, checked
 from dlsched.errors import InputError
 from dlsched.instance.workload import Job
 from dlsched.perf.convergence import Criterion, LossFit, fit_loss_curve
@@ -294,19 +295,22 @@ class Optimus:
 
     name = "optimus"
 
-    def __init__(self, *, slot_seconds: float | None = 600.0, criterion: Criterion = Criterion(),
-                 gamma: float = 0.1, min_loss_points: int = 3, min_speed_points: int = 5,
-                 profile: Sequence[tuple[int, int]] | None = None, profile_seconds: float = 10.0,
-                 default_steps: float = 1e4, normalise: str = "cluster", gain: str = "absolute",
-                 models: str = "fitted", pairs: bool = False, speed_model: str = "measured",
-                 profile_points: int = 8):
+    @checked
+    def __init__(self, *, slot_seconds: Annotated[float, Range(ge=MIN_SLOT_SECONDS, finite=True)] | None = 600.0,
+                 criterion: Criterion = Criterion(), gamma: Annotated[float, Range(gt=0, le=1)] = 0.1,
+                 min_loss_points: Annotated[int, Range(ge=1)] = 3, min_speed_points: Annotated[int, Range(ge=1)] = 5,
+                 profile: Sequence[tuple[Annotated[int, Range(ge=0)], Annotated[int, Range(ge=1)]]] | None = None,
+                 profile_seconds: Annotated[float, Range(ge=0, finite=True)] = 10.0,
+                 default_steps: Annotated[float, Range(gt=0, finite=True)] = 1e4,
+                 normalise: Literal["task", "cluster", "amount", "none"] = "cluster",
+                 gain: Literal["absolute", "relative"] = "absolute",
+                 models: Literal["fitted", "oracle", "oracle-speed", "oracle-steps"] = "fitted", pairs: bool = False,
+                 speed_model: Literal["measured", "nnls"] = "measured", profile_points: Annotated[int, Range(ge=1)] = 8):
         self.slot_seconds = slot_seconds
         self.criterion = criterion
         self.gamma = gamma
         self.min_loss_points = int(min_loss_points)
         self.min_speed_points = int(min_speed_points)
-        if speed_model not in ("measured", "nnls"):
-            raise InputError("<argument>", "speed_model", "'measured' or 'nnls'", speed_model)
         self.speed_model = speed_model
         if profile is None:
             profile = AUTHORS_PROFILE if speed_model == "measured" else DEFAULT_PROFILE
@@ -314,14 +318,8 @@ class Optimus:
         self.profile_points = int(profile_points)
         self.profile_seconds = float(profile_seconds)
         self.default_steps = float(default_steps)
-        if normalise not in ("task", "cluster", "amount", "none"):
-            raise InputError("<argument>", "normalise", "'task', 'cluster', 'amount' or 'none'", normalise)
         self.normalise = normalise
-        if gain not in ("absolute", "relative"):
-            raise InputError("<argument>", "gain", "'absolute' or 'relative'", gain)
         self.gain = gain
-        if models not in ("fitted", "oracle", "oracle-speed", "oracle-steps"):
-            raise InputError("<argument>", "models", "'fitted', 'oracle', 'oracle-speed' or 'oracle-steps'", models)
         self.models = models
         self.pairs = bool(pairs)
         self._ctx: PolicyContext | None = None

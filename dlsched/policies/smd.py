@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dlsched.arguments import checked
 from dlsched.instance.cluster import Cluster
 from dlsched.instance.workload import Job, Trace
 from dlsched.instance.smd import SMDInstance, require_aggregate
@@ -29,6 +30,7 @@ from dlsched.sim.engine import simulate
 from dlsched.sim.slots import completion_slot
 from dlsched.policies.slotted import Slotted
 from dlsched.policies.view import AllocationPolicy
+from dlsched.sim.placement import PlacerName
 from dlsched.sim.policy import Placement
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.smd import TIE_BREAK, decide
@@ -77,7 +79,9 @@ class SMDPolicy(AllocationPolicy):
 
     name = "smd"
 
-    def __init__(self, inst: SMDInstance | None = None, opts=None, placer: str = "first_fit", **kw):
+    @checked(extra=decide)       # **kw: decide's keyword options
+    def __init__(self, inst: SMDInstance | None = None, opts: SolveOptions | None = None, placer: PlacerName = "first_fit",
+                 **kw):
         super().__init__(inst, placer)
         self.opts = opts or SolveOptions(threads=1)
         self.kw = {"slot_aware": True, "wait_slots": 1.0, "tie_break": TIE_BREAK, **kw}

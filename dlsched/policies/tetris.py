@@ -4,12 +4,13 @@ resources, favouring less remaining work."""
 from __future__ import annotations
 
 import bisect
-from typing import Sequence
+from typing import Annotated, Sequence
 
 import numpy as np
 
+from dlsched.arguments import Range, checked
 from dlsched.policies.bundles import Baseline, _job_limits, grant, grant_vectors, ps_count
-from dlsched.sim.placement import EPS
+from dlsched.sim.placement import EPS, PlacerName
 from dlsched.sim.policy import ClusterState, Event, Placement, PolicyContext
 
 #: scores within this relative distance of the best are ties, won by the lowest candidate index
@@ -33,7 +34,9 @@ class Tetris(Baseline):
 
     name = "tetris"
 
-    def __init__(self, placer: str = "consolidated", remaining_weight: float = 1.0, incremental: bool = True):
+    @checked
+    def __init__(self, placer: PlacerName = "consolidated", remaining_weight: Annotated[float, Range(finite=True)] = 1.0,
+                 incremental: bool = True):
         super().__init__(placer)
         self.remaining_weight = float(remaining_weight)
         self.incremental = bool(incremental)

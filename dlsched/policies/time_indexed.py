@@ -24,8 +24,11 @@ from __future__ import annotations
 import math
 import time
 
+from typing import Annotated
+
 import numpy as np
 
+from dlsched.arguments import MIN_SLOT_SECONDS, Range, checked, flag
 from dlsched.errors import InputError
 from dlsched.instance.smd import SCHEDULE_OBJECTIVE, SMDInstance, require_aggregate
 from dlsched.models import smd_time_indexed as ti
@@ -39,8 +42,8 @@ from dlsched.solvers import highs
 from dlsched.solvers.backends import BACKENDS, solve_front_end
 from dlsched.solvers.milp import column_front_ends
 from dlsched.solvers.options import SolveOptions
-from dlsched.solvers.registry import flag, register
-from dlsched.sim.placement import make_placer
+from dlsched.solvers.registry import register
+from dlsched.sim.placement import PlacerName, make_placer
 from dlsched.sim.policy import ClusterState, Decision, Placement, PolicyContext
 
 
@@ -155,9 +158,9 @@ class TimeIndexed:
     name = "time-indexed"
     offline = True
 
-    def __init__(self, slot_seconds: float = 1200.0, time_limit: float | None = None, placer: str = "first_fit"):
-        if not slot_seconds > 0:
-            raise InputError("<argument>", "slot_seconds", "a slot length > 0", slot_seconds)
+    @checked
+    def __init__(self, slot_seconds: Annotated[float, Range(ge=MIN_SLOT_SECONDS, finite=True)] = 1200.0,
+                 time_limit: Annotated[float, Range(gt=0)] | None = None, placer: PlacerName = "first_fit"):
         self.slot_seconds = float(slot_seconds)
         self.time_limit = time_limit
         self.placer = make_placer(placer)

@@ -15,10 +15,11 @@ from typing import Any
 
 import numpy as np
 
+from dlsched.arguments import checked
 from dlsched.instance.cluster import Cluster
 from dlsched.instance.smd import SMDInstance
 from dlsched.instance.workload import Job
-from dlsched.sim.placement import make_placer
+from dlsched.sim.placement import PlacerName, make_placer
 from dlsched.sim.policy import ClusterState, Placement, PolicyContext
 
 
@@ -75,7 +76,8 @@ class AllocationPolicy:
     name = "smd-allocation"
     slot_seconds = None
 
-    def __init__(self, inst: SMDInstance | None = None, placer: str = "first_fit"):
+    @checked
+    def __init__(self, inst: SMDInstance | None = None, placer: PlacerName = "first_fit"):
         self.inst = inst
         self.placer = make_placer(placer)
 

@@ -24,6 +24,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from dlsched.arguments import checked
 from dlsched.errors import InputError
 from dlsched.rl.networks import NetShape, PolicyNet, ValueNet
 from dlsched.rl.slot import Slot, Spec, fastest_rate
@@ -152,6 +153,7 @@ class DL2Policy:
 
     name = "dl2"
 
+    @checked
     def __init__(self, checkpoint: str | Path | Model | None = None, decide_at: str | None = None):
         self.model = checkpoint if isinstance(checkpoint, Model) else load_checkpoint(checkpoint)
         # the checkpoint's decision timing unless overridden (the network reads the same features either way)

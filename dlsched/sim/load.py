@@ -43,7 +43,7 @@ import numpy as np
 
 from dlsched.errors import InputError
 from dlsched.instance.cluster import Cluster
-from dlsched.instance.workload import Trace
+from dlsched.instance.workload import MAX_JOBS, Trace
 from dlsched.sim.placement import EmptyCluster
 from dlsched.sim.policy import SpeedSourceLike
 
@@ -170,6 +170,9 @@ def inflate(trace: Trace, factor: float, seed: int = 0) -> Trace:
     if not (isinstance(factor, (int, float)) and not isinstance(factor, bool) and math.isfinite(factor) and factor >= 1):
         raise InputError("<argument>", "inflation factor", "a finite factor >= 1", factor)
     n = len(trace.jobs)
+    if factor * n > MAX_JOBS:
+        raise InputError("<argument>", "inflation factor", f"a factor that keeps the trace at most {MAX_JOBS:,} jobs "
+                         f"(at most {MAX_JOBS / max(n, 1):g} for {n} jobs)", factor)
     extra = int(round((factor - 1.0) * n))
     if extra == 0 or n == 0:
         return trace

@@ -19,7 +19,7 @@ a job whose size does not pack onto the servers is shrunk a bundle at a time (no
 from __future__ import annotations
 
 import math
-from typing import Mapping
+from typing import Literal, Mapping, get_args
 
 import numpy as np
 
@@ -354,7 +354,9 @@ class Consolidated(_KeepOrPlace):
     fit = staticmethod(consolidated)
 
 
-PLACERS = {"first_fit": FirstFit, "consolidated": Consolidated}
+#: the placers a policy's ``placer`` option names
+PlacerName = Literal["first_fit", "consolidated"]
+PLACERS = dict(zip(get_args(PlacerName), (FirstFit, Consolidated)))
 
 
 def make_placer(name: str):

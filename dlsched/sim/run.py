@@ -18,6 +18,7 @@ from dlsched.instance.synthetic import dl2_cluster
 from dlsched.instance.traces import scale_arrivals
 from dlsched.instance.workload import Trace
 from dlsched.sim.load import arrival_scale_for_load, arrival_scale_for_peak, inflate, job_work, offered_load, peak_of
+from dlsched.sim.placement import EmptyCluster
 from dlsched.sim.speed import make_speed
 
 #: tried in order when --speed is not given
@@ -34,14 +35,16 @@ def load_cluster(spec: str | None, trace):
 
 
 def pick_speed(name: str | None, trace, cluster, *, noise: float = 0.0, seed: int = 0, params: dict | None = None):
-    """``make_speed(name, **params)``, or the first of AUTO_SPEEDS that gives every job type a rate > 0."""
+    """``make_speed(name, **params)``, or the first of AUTO_SPEEDS that gives every job type a rate > 0.
+
+    A type is judged by its first job that fits the empty cluster (:func:`fitting_samples`): a job
+    that fits on no server is unschedulable whatever the speed source, so it says nothing of one."""
     params = params or {}
     if name is not None:
         return make_speed(name, noise=noise, seed=seed, **params)
-    samples = {}
-    for job in trace.jobs:
-        samples.setdefault(job.job_type, job)
-    one_per_type = Trace(tuple(samples.values()), trace.source)
+    samples = fitting_samples(trace, cluster)
+    chosen = {id(job) for job in samples.values()}
+    one_per_type = Trace(tuple(job for job in trace.jobs if id(job) in chosen), trace.source)    # in arrival order
     tried = []
     for cand in AUTO_SPEEDS:
         try:    # a job that fits nowhere or runs at rate 0 at its smallest size has no time alone (NaN)
@@ -53,6 +56,25 @@ def pick_speed(name: str | None, trace, cluster, *, noise: float = 0.0, seed: in
         tried.append(cand)
     raise InputError("<argument>", "--speed", f"a speed source for the job types of {trace.source} (tried {', '.join(tried)})",
                      sorted(samples)[:5])
+
+
+def fitting_samples(trace, cluster) -> dict:
+    """Job type -> its first job that fits the empty cluster at its smallest size (the first job of
+    the type when none fits: the types no job of which fits judge a speed source as before)."""
+    empty = EmptyCluster(cluster.capacity)
+    first, fits = {}, {}
+    for job in trace.jobs:
+        first.setdefault(job.job_type, job)
+        if job.job_type in fits:
+            continue
+        try:
+            placed = empty.consolidated(cluster.vector(job.worker_demand), cluster.vector(job.ps_demand),
+                                        job.min_workers, 1 if job.uses_ps else 0)
+        except (InputError, KeyError, ValueError):
+            placed = None
+        if placed is not None:
+            fits[job.job_type] = job
+    return {t: fits.get(t, job) for t, job in first.items()}
 
 
 def rescale(trace, cluster, speed, *, arrival_scale: float | None = None, target_load: float | None = None,

@@ -312,6 +312,8 @@ def make_speed(name: str, *, noise: float = 0.0, seed: int = 0, **kw) -> SpeedSo
         cls = SPEEDS[name]
     except KeyError:
         raise InputError("<argument>", "--speed", f"one of {', '.join(SPEEDS)}", name) from None
+    if isinstance(noise, bool) or not isinstance(noise, (int, float)) or not (math.isfinite(noise) and noise >= 0):
+        raise InputError("<argument>", "--speed-noise", "a finite noise level sigma >= 0", noise)
     accepted = [k for k, p in inspect.signature(cls).parameters.items() if p.kind is p.KEYWORD_ONLY]
     for k in kw:
         if k not in accepted:

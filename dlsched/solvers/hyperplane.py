@@ -60,7 +60,8 @@ from dlsched.solvers.cardinality import cardinality_range, with_rows
 from dlsched.solvers.core import core as core_layer
 from dlsched.solvers.lp import gain, integral_gains
 from dlsched.solvers.options import SolveOptions
-from dlsched.solvers.registry import flag, register
+from dlsched.arguments import flag
+from dlsched.solvers.registry import register
 from dlsched.solvers.tabu import tabu as tabu_layer
 
 #: share of the time limit for the core layer's incumbent (chosen on generated Chu–Beasley problems, docs/layers.md)

@@ -21,7 +21,8 @@ from dlsched.solvers import highs
 from dlsched.solvers.backends import BACKENDS, FrontEnds, solve_front_end
 from dlsched.solvers.oasis import run_oasis
 from dlsched.solvers.options import SolveOptions
-from dlsched.solvers.registry import flag, register
+from dlsched.arguments import flag
+from dlsched.solvers.registry import register
 
 
 def front_ends(inst: OasisInstance, warm: bool, symmetry: bool, server_link: bool, cumulative_work: bool,

@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from dlsched.arguments import shown
 from dlsched.errors import InputError
 
 #: the resolution of the whole-call time limit (docs/contract.md, "Time limit"): a method checks
@@ -79,11 +80,6 @@ class Incumbent:
     seconds: float
     objective: float
     bound: float | None = None
-
-
-def shown(value: Any) -> Any:
-    """A value as an error message shows it: a string quoted, so that '10' is not read as 10."""
-    return repr(value) if isinstance(value, str) else value
 
 
 @dataclass

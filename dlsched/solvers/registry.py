@@ -19,19 +19,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-import collections.abc
 import importlib
-import math
-import numbers
-import types
-import typing
 
 from dlsched import registry as names
+from dlsched.arguments import check_arguments
 from dlsched.errors import InputError
 from dlsched.instance.families import FAMILIES
 from dlsched.result import Result
 from dlsched.solvers.highs import check_raw
-from dlsched.solvers.options import shown
 
 
 @dataclass(frozen=True)
@@ -173,51 +168,7 @@ def call(instance: Any, name: str, opts, **params) -> Result:
 
 
 def typed_params(method: Method, params: dict[str, Any]) -> dict[str, Any]:
-    """The method's parameters checked against its function's annotations before it runs (``bool``,
-    ``int``, ``float``, ``str``, ``Sequence[float]``, each possibly ``| None``): a value of another
-    type is an :class:`InputError` naming the parameter, not a Python error from inside the method.
-    Parameters without one of these annotations are the method's to check."""
-    hints = typing.get_type_hints(method.fn)
-    out = dict(params)
-    for name, value in params.items():
-        hint = hints.get(name)
-        args = set(typing.get_args(hint)) if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union else {hint}
-        if value is None and type(None) in args:
-            continue
-        kinds = args - {type(None)}
-        if len(kinds) != 1:
-            continue
-        kind = kinds.pop()
-        if kind in (int, float) and isinstance(value, str):     # -P eps=inf: a number JSON cannot write
-            try:
-                value = out[name] = kind(value)
-            except ValueError:
-                pass
-        if kind is bool:
-            out[name] = flag(value, name)
-        elif kind is int:
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-                raise InputError("<argument>", name, f"an integer for method '{method.name}'", shown(value))
-        elif kind is float:
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
-                raise InputError("<argument>", name, f"a number for method '{method.name}'", shown(value))
-        elif kind is str:
-            if not isinstance(value, str):
-                raise InputError("<argument>", name, f"a string for method '{method.name}'", shown(value))
-        elif typing.get_origin(kind) in (collections.abc.Sequence, tuple, list) and typing.get_args(kind)[:1] == (float,):
-            if isinstance(value, (str, bytes)) or not isinstance(value, collections.abc.Sequence) or any(
-                    isinstance(v, bool) or not isinstance(v, numbers.Real) or math.isnan(v) for v in value):
-                raise InputError("<argument>", name, f"a list of numbers for method '{method.name}'", shown(value))
-    return out
-
-
-def flag(value: Any, name: str) -> bool:
-    """A boolean method parameter: a bool, 0/1, or true/false, yes/no, on/off (``-P key=value``)."""
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("0", "false", "no", "off"):
-        return False
-    raise InputError("<argument>", name, "true or false", value)
+    """The method's parameters checked against its function's annotations before it runs
+    (:func:`dlsched.arguments.check_arguments`): a value of another type is an :class:`InputError`
+    naming the parameter, not a Python error from inside the method."""
+    return check_arguments(method.fn, params, f"method '{method.name}'")

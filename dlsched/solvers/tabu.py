@@ -85,7 +85,8 @@ from dlsched.solvers.cardinality import cardinality_range
 from dlsched.solvers.core import SEARCH_SHARE, Tracker, finish, job_slack, perturbed, start
 from dlsched.solvers.lp import LPInfo, gain, integral_gains, lagrangian
 from dlsched.solvers.options import RESOLUTION, SolveOptions
-from dlsched.solvers.registry import call, flag, register
+from dlsched.arguments import flag
+from dlsched.solvers.registry import call, register
 
 #: the usage matrix is held dense (columns x rows, 8 bytes each): at most this many entries (160 MB)
 DENSE_ENTRIES = 20_000_000

@@ -119,7 +119,7 @@ def test_unknown_policy_and_bad_parameters_are_input_errors():
 
     with pytest.raises(InputError, match="one of fifo"):
         make_policy("nope")
-    with pytest.raises(InputError, match="parameters"):
+    with pytest.raises(InputError, match="an option of policy 'drf'"):
         make_policy("drf", bogus=1)
     with pytest.raises(InputError, match="first_fit"):
         make_policy("drf", placer="random")

@@ -49,7 +49,7 @@ def test_simulate_table_output(capsys):
     (("simulate", "dl2:5", "--policy", "nope"), "expected one of fifo"),
     (("simulate", "/no/such/trace.csv", "--policy", "drf"), "trace.csv"),
     (("simulate", "dl2:5", "--policy", "drf", "--speed", "magic"), "--speed"),
-    (("simulate", "dl2:5", "--policy", "drf", "-P", "bogus=1"), "parameters"),
+    (("simulate", "dl2:5", "--policy", "drf", "-P", "bogus=1"), "an option of policy 'drf'"),
     (("simulate", "dl2:5", "--policy", "drf", "--restart-seconds", "-1"), "restart_seconds"),
     (("simulate", "dl2:5", "--policy", "drf", "--speed-param", "mixed=slowest"), "--speed-param mixed"),
     (("simulate", "dl2:5", "--policy", "drf", "--speed", "throughput", "--speed-param", "mixed"), "key=value"),
