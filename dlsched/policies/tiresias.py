@@ -25,13 +25,14 @@ starvation limit (``Decision.next_call``). Placement is the baselines' (``placer
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Annotated, Sequence
 
 import numpy as np
 
+from dlsched.arguments import Range, checked
 from dlsched.errors import InputError
 from dlsched.policies.bundles import Baseline
-from dlsched.sim.placement import EPS
+from dlsched.sim.placement import EPS, PlacerName
 from dlsched.sim.policy import ClusterState, Decision, Event, PolicyContext
 
 
@@ -40,15 +41,14 @@ class Tiresias(Baseline):
 
     name = "tiresias"
 
-    def __init__(self, placer: str = "consolidated", queue_limits: Sequence[float] = (3250.0, 7200.0),
-                 starvation: float = 0.0):
+    @checked
+    def __init__(self, placer: PlacerName = "consolidated", queue_limits: Sequence[float] = (3250.0, 7200.0),
+                 starvation: Annotated[float, Range(ge=0, finite=True)] = 0.0):
         super().__init__(placer)
         limits = [float(q) for q in queue_limits]
         if not all(q > 0 and math.isfinite(q) for q in limits) or limits != sorted(set(limits)):
             raise InputError("<argument>", "tiresias parameter queue_limits",
                              "increasing GPU-second thresholds > 0", list(queue_limits))
-        if not (starvation >= 0 and math.isfinite(starvation)):
-            raise InputError("<argument>", "tiresias parameter starvation", "a finite factor >= 0 (0: off)", starvation)
         self.limits = np.array(limits + [math.inf])
         self.starvation = float(starvation)
 
