@@ -210,9 +210,18 @@ def dl2_trace(n_jobs: int, seed: int, arrival_rate: float = DL2_ARRIVALS_PER_SLO
     return Trace(tuple(jobs), f"dl2_trace(n_jobs={n_jobs}, seed={seed}, arrival_rate={arrival_rate:g})")
 
 
+#: the bandwidths a Cluster takes (Gb/s)
+BANDWIDTHS = ("intra_server_gbps", "inter_server_gbps", "inter_rack_gbps")
+
+
 def dl2_cluster(n_servers: int = DL2_DEFAULT_NODES, servers_per_rack: int | None = None, **bandwidths: float) -> Cluster:
-    """DL2's nodes: 8 CPU slots and 8 GPU slots (= 2 GPUs, 1 GPU = 4 slots) each."""
+    """DL2's nodes: 8 CPU slots and 8 GPU slots (= 2 GPUs, 1 GPU = 4 slots) each; ``bandwidths``:
+    the Cluster's ``intra_server_gbps``, ``inter_server_gbps``, ``inter_rack_gbps``."""
     n_servers = server_count(n_servers, where="n_servers")
+    other = sorted(set(bandwidths) - set(BANDWIDTHS))
+    if other:
+        raise InputError("<argument>", other[0], f"n_servers, servers_per_rack or a bandwidth ({', '.join(BANDWIDTHS)})",
+                         other[0])
     return Cluster.homogeneous(n_servers, {"cpu": float(DL2_SLOTS_PER_NODE),
                                            "gpu": DL2_SLOTS_PER_NODE / DL2_GPU_SLOTS_PER_GPU},
                                servers_per_rack=servers_per_rack, **bandwidths)

@@ -305,6 +305,11 @@ SPEEDS: Mapping[str, Callable[..., SpeedSourceLike]] = {
 }
 
 
+#: the largest lognormal sigma (exp(sigma z - sigma^2 / 2) overflows a float near sigma = 37; at 5
+#: a factor already spans e^-25 to e^12 for |z| < 3)
+MAX_NOISE = 5.0
+
+
 def make_speed(name: str, *, noise: float = 0.0, seed: int = 0, **kw) -> SpeedSourceLike:
     """The speed source ``name`` (``--speed`` of the CLI: one of :data:`SPEEDS`), with
     multiplicative lognormal ``noise`` (σ) seeded by ``seed`` if σ > 0; ``kw`` go to its constructor."""
@@ -312,8 +317,8 @@ def make_speed(name: str, *, noise: float = 0.0, seed: int = 0, **kw) -> SpeedSo
         cls = SPEEDS[name]
     except KeyError:
         raise InputError("<argument>", "--speed", f"one of {', '.join(SPEEDS)}", name) from None
-    if isinstance(noise, bool) or not isinstance(noise, (int, float)) or not (math.isfinite(noise) and noise >= 0):
-        raise InputError("<argument>", "--speed-noise", "a finite noise level sigma >= 0", noise)
+    if isinstance(noise, bool) or not isinstance(noise, (int, float)) or not 0 <= noise <= MAX_NOISE:
+        raise InputError("<argument>", "--speed-noise", f"a noise level sigma in [0, {MAX_NOISE:g}]", noise)
     accepted = [k for k, p in inspect.signature(cls).parameters.items() if p.kind is p.KEYWORD_ONLY]
     for k in kw:
         if k not in accepted:
