@@ -123,8 +123,9 @@ def test_any_option_value_makes_a_policy_or_an_input_error(data):
         make_policy(name, **{key: value})
     except InputError as exc:
         assert exc.where == key or key == "checkpoint", exc     # a checkpoint's errors name the file and its field
-        with pytest.raises(InputError):
-            policy_options(policy_class(name), {key: value}, source="s.toml", where="policies[0].params")
+        if key != "checkpoint":      # a checkpoint's file is read when the policy is made, not by the options check
+            with pytest.raises(InputError):
+                policy_options(policy_class(name), {key: value}, source="s.toml", where="policies[0].params")
     except ImportError:
         pytest.skip("a policy of a missing extra")
 

@@ -3,7 +3,7 @@ r"""Tiresias's 2D-LAS (Gu et al., NSDI'19): discretised two-dimensional least at
 A job's attained service is GPU-seconds, :math:`a_j = \sum_t g_j(t)` (the number of GPUs it held
 times the time it held them: ``ClusterState.attained``), so that a wide job ages faster than a
 narrow one. Service is discretised into K priority queues by thresholds
-:math:`Q_1 < \dots < Q_{K-1}` (``queue_limits``, GPU-seconds): a job enters queue 0 on arrival and
+:math:`Q_1 < \dots < Q_{K-1}` (``queue_limits``, GPU-seconds, taken in increasing order): a job enters queue 0 on arrival and
 moves to queue k + 1 when the service it attained since it (last) entered queue 0 reaches
 :math:`Q_{k+1}`. Queues are served in priority order, each in its list order: a job joins at the
 back (on arrival, demotion or promotion), and after every decision the jobs left waiting move to
@@ -30,7 +30,6 @@ from typing import Annotated, Sequence
 import numpy as np
 
 from dlsched.arguments import Range, checked
-from dlsched.errors import InputError
 from dlsched.policies.bundles import Baseline
 from dlsched.sim.placement import EPS, PlacerName
 from dlsched.sim.policy import ClusterState, Decision, Event, PolicyContext
@@ -42,14 +41,11 @@ class Tiresias(Baseline):
     name = "tiresias"
 
     @checked
-    def __init__(self, placer: PlacerName = "consolidated", queue_limits: Sequence[float] = (3250.0, 7200.0),
+    def __init__(self, placer: PlacerName = "consolidated",
+                 queue_limits: Sequence[Annotated[float, Range(gt=0, finite=True)]] = (3250.0, 7200.0),
                  starvation: Annotated[float, Range(ge=0, finite=True)] = 0.0):
         super().__init__(placer)
-        limits = [float(q) for q in queue_limits]
-        if not all(q > 0 and math.isfinite(q) for q in limits) or limits != sorted(set(limits)):
-            raise InputError("<argument>", "tiresias parameter queue_limits",
-                             "increasing GPU-second thresholds > 0", list(queue_limits))
-        self.limits = np.array(limits + [math.inf])
+        self.limits = np.array(sorted({float(q) for q in queue_limits}) + [math.inf])
         self.starvation = float(starvation)
 
     def reset(self, ctx: PolicyContext) -> None:

@@ -19,7 +19,7 @@ import hashlib
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Sequence
+from typing import Literal, Sequence
 
 import numpy as np
 import torch
@@ -154,7 +154,7 @@ class DL2Policy:
     name = "dl2"
 
     @checked
-    def __init__(self, checkpoint: str | Path | Model | None = None, decide_at: str | None = None):
+    def __init__(self, checkpoint: str | Path | Model | None = None, decide_at: Literal["slots", "events"] | None = None):
         self.model = checkpoint if isinstance(checkpoint, Model) else load_checkpoint(checkpoint)
         # the checkpoint's decision timing unless overridden (the network reads the same features either way)
         self.spec = self.model.spec if decide_at is None else replace(self.model.spec, decide_at=decide_at)

@@ -48,11 +48,15 @@ def test_starvation_sends_a_waiting_job_back_to_the_first_queue():
     assert done == pytest.approx({"A": 190, "B": 200})
 
 
-@pytest.mark.parametrize("kw, field", [({"queue_limits": (10, 5)}, "queue_limits"), ({"queue_limits": (0,)}, "queue_limits"),
+@pytest.mark.parametrize("kw, field", [({"queue_limits": (0,)}, "queue_limits"), ({"queue_limits": (5, "x")}, "queue_limits"),
                                        ({"starvation": -1}, "starvation"), ({"starvation": float("nan")}, "starvation")])
 def test_bad_parameters_name_the_field(kw, field):
     with pytest.raises(InputError, match=field):
         Tiresias(**kw)
+
+
+def test_thresholds_are_taken_in_increasing_order():
+    assert Tiresias(queue_limits=(7200, 3250, 7200)).limits.tolist() == [3250, 7200, float("inf")]
 
 
 def test_jobs_left_waiting_move_behind_the_running_ones():
