@@ -9,7 +9,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from dlsched.arguments import checked
-from dlsched.policies.bundles import Baseline, _job_limits, grant_vectors, ps_count
+from dlsched.policies.bundles import Baseline, _job_limits, grant_vectors, ps_count, take_in_order
 from dlsched.sim.placement import EPS, FirstFitPool, PlacerName
 from dlsched.sim.policy import ClusterState, Event, Placement, PolicyContext
 
@@ -227,11 +227,43 @@ class DRF(Baseline):
     def reset(self, ctx: PolicyContext) -> None:
         super().reset(ctx)
         self._memo = FillMemo() if self.incremental else None
+        self._shape: tuple | None = None       # (the trace, its tasks are units, its jobs are rigid)
 
     def candidates(self, state: ClusterState, events: Sequence[Event]) -> np.ndarray:
         """The jobs the filling may grow: every active job (a family's DRF admits fewer)."""
         return state.active
 
     def schedule(self, state: ClusterState, events: Sequence[Event]) -> dict[int, Placement]:
-        sizes, tentative = drf_fill(state, self.candidates(state, events), self.total, state.cluster.capacity, self._memo)
-        return packed(self.placer.place(state, sizes), sizes, tentative)
+        cand = self.candidates(state, events)
+        if self._shape is None or self._shape[0] is not state.jobs:
+            minw, maxw = _job_limits(state.jobs)[:2]
+            self._shape = (state.jobs, unit_tasks(state), bool((minw == maxw).all()))
+        _, unit, rigid = self._shape
+        if not unit:
+            sizes, tentative = drf_fill(state, cand, self.total, state.cluster.capacity, self._memo)
+            return packed(self.placer.place(state, sizes), sizes, tentative)
+        # Unit tasks pack whenever their aggregate fits (unit_tasks), so the tentative placement of
+        # every grant can never refuse one: the filling on aggregate capacity alone decides the same
+        # sizes, and the placer packs them all. A rigid job gets one grant, its first, so with every
+        # job rigid the filling is one pass in arrival order (the keys (0, j) pop first). Both earn
+        # their lines: the first 3,000 jobs of ITP cluster 04 on 80 x 8 GPUs take 1.3 CPU s, 3.5 s with the servers.
+        if rigid:
+            cand = np.sort(np.asarray(cand, dtype=np.int64))
+            minw, _, _, _, _, _, first = grant_vectors(state, cand)
+            take = take_in_order(first, self.total.astype(float))
+            p0 = _job_limits(state.jobs)[4]
+            sizes = dict(zip(cand[take].tolist(), zip(minw[take].tolist(), p0[cand[take]].tolist())))
+        else:
+            sizes = drf_fill(state, cand, self.total, None, self._memo)[0]
+        return self.placer.place(state, sizes)
+
+
+def unit_tasks(state: ClusterState) -> bool:
+    """Whether every task (a worker or a PS) of the trace needs one unit of one resource, or nothing,
+    and every server holds whole units of each resource. Then a set of tasks packs on the servers
+    (first fit, consolidated, in any order) exactly when their total per resource fits the free
+    total: a server with f free units holds f tasks of that resource, and the units are counted
+    exactly in floating point."""
+    d = np.vstack([state.demand_w, state.demand_p])
+    cap = state.cluster.capacity
+    return bool(((d == 0) | (d == 1)).all() and ((d > 0).sum(axis=1) <= 1).all() and (cap == np.floor(cap)).all())

@@ -6,8 +6,7 @@ from typing import Sequence
 
 import numpy as np
 
-from dlsched.policies.bundles import Baseline
-from dlsched.sim.placement import EPS
+from dlsched.policies.bundles import Baseline, take_in_order
 from dlsched.sim.policy import ClusterState, Event, Placement
 
 
@@ -21,12 +20,8 @@ class SRTF(Baseline):
         if not cand.size:
             return {}
         order = cand[np.argsort(self.remaining_time(state, cand), kind="stable")]
-        avail = self.total.astype(float).copy()
-        sizes: dict[int, tuple[int, int]] = {}
-        for j in order.tolist():
-            w, p, _ = self.full(state, j)
-            need = w * state.demand_w[j] + p * state.demand_p[j]
-            if (need <= avail + EPS).all():
-                avail -= need
-                sizes[j] = (w, p)
-        return self.placer.place(state, sizes)
+        w, p, _ = self.fulls(state, order)
+        # in order, each job whose full size fits the aggregate capacity its predecessors left
+        take = take_in_order(w[:, None] * state.demand_w[order] + p[:, None] * state.demand_p[order],
+                             self.total.astype(float))
+        return self.placer.place(state, dict(zip(order[take].tolist(), zip(w[take].tolist(), p[take].tolist()))))

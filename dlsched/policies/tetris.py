@@ -68,7 +68,8 @@ class Tetris(Baseline):
             self._steps = (key, taken)
         else:
             order = _whole_steps(vectors, weighted, inv_total, avail, w, p, nxt)
-        return self.placer.place(state, {int(cand[i]): (int(w[i]), int(p[i])) for i in order})
+        o = np.array(order, dtype=np.int64)
+        return self.placer.place(state, dict(zip(cand[o].tolist(), zip(w[o].tolist(), p[o].tolist()))))
 
     def reset(self, ctx: PolicyContext) -> None:
         super().reset(ctx)
