@@ -11,7 +11,7 @@ from rich.table import Table
 from dlsched.console import table_console
 from dlsched.errors import InputError
 from dlsched.instance.traces import TRACE_FORMATS, load_trace
-from dlsched.registry import describe_policy, make_policy, policy_names
+from dlsched.registry import describe_policy, make_policy, policy_accepts, policy_names
 from dlsched.sim.bounds import certified_bound
 from dlsched.sim.engine import simulate
 from dlsched.sim.load import low_load_warning, offered_load
@@ -21,6 +21,14 @@ from dlsched.sim.run import load_cluster, parse_params, pick_speed, rescale
 
 def cmd_simulate(args) -> int:
     params = parse_params(args.param)
+    if args.decision_budget is not None:
+        if not args.decision_budget > 0:
+            raise InputError("<argument>", "--decision-budget", "a positive number of milliseconds", args.decision_budget)
+        if policy_accepts(args.policy, "budget_ms"):
+            params.setdefault("budget_ms", args.decision_budget)      # -P budget_ms=... wins
+        else:
+            print(f"note: policy {args.policy} takes no decision budget; --decision-budget ignored "
+                  "(its decision latency is reported all the same)", file=sys.stderr)
     if args.plot and Path(args.plot).exists() and not Path(args.plot).is_dir():
         raise InputError("<argument>", "--plot", "a folder for the figures", f"'{args.plot}' is not a folder")
     policy = make_policy(args.policy, **params)
@@ -69,6 +77,8 @@ def print_summary(res) -> None:
             ("utilisation", ", ".join(f"{k} {f(v)}" for k, v in s["utilisation"].items())),
             ("total utility", f(s["total_utility"])),
             ("decision median / p95", f"{f(s['decision_median_s'], ' s')} / {f(s['decision_p95_s'], ' s')} ({s['decision_calls']} calls)"),
+            ("decision p99 / max", " / ".join(f(s["decision_latency_ms"][k], " ms") for k in ("p99", "max"))),
+            ("decision gap mean / max", _gap_row(s["decision_gap"])),
             ("engine per event", f"{f(s['engine_per_event_s'], ' s')} ({s['events']} events)"),
             ("wall", f(s["wall_seconds"], " s")), ("peak memory", f(s["peak_memory_mib"], " MiB"))]
     if "arrival_scale" not in res.extra and res.extra.get("offered_load"):
@@ -83,6 +93,12 @@ def print_summary(res) -> None:
     for k, v in rows:
         t.add_row(k, v)
     table_console().print(t)
+
+
+def _gap_row(gap: dict | None) -> str:
+    if gap is None:
+        return "not certified by this policy"
+    return f"{gap['mean']:.3g} / {gap['max']:.3g} (relative, over {gap['decisions']} decisions)"
 
 
 def _bound_row(extra: dict, f) -> str:
@@ -126,6 +142,9 @@ def add_parsers(sub) -> None:
                         "before any arrival scaling (makes a one-snapshot pod list contend)")
     p.add_argument("--max-time", type=float, default=None, metavar="T", help="simulated-time cap (s)")
     p.add_argument("--deadline", type=float, default=None, metavar="S", help="wall-clock budget (s)")
+    p.add_argument("--decision-budget", type=float, default=None, metavar="MS",
+                   help="per-decision time budget in ms, passed as budget_ms to a policy that takes one "
+                        "(smd, hetplace, fluid): the best answer found in it, and its certified gap in --json")
     p.add_argument("--bound", choices=("simple", "lp", "none"), default="simple",
                    help="the lower bound on the average JCT reported beside the run (sim/bounds.py): alone + "
                         "capacity (default), also the time-indexed LP (slower), or none")
