@@ -156,3 +156,17 @@ def test_a_policy_without_a_budget_reports_latency_only(capsys):
     assert "takes no decision budget" in err
     code, _, err = run(capsys, "simulate", "dl2:8:3", "--cluster", "dl2:4", "--policy", "smd", "--decision-budget", "0")
     assert code == 2 and "--decision-budget" in err
+
+
+@pytest.mark.parametrize("policy,mix", [("smd", "dl2"), ("hetplace", "gavel")])
+def test_the_decision_scale_task_compares_each_budget_with_the_unbudgeted_decision(policy, mix):
+    from dlsched.bench.decision import decision_task
+
+    out = decision_task(policy, mix, 24, [1000], [2])
+    ref = out["reference"]
+    assert ref["active"] == 24 and ref["gap"] == pytest.approx(0.0, abs=1e-6) and ref["objective"] > 0
+    variants = [r["variant"] for r in out["rows"]]
+    assert variants == (["scratch", "incremental", "pop2"] if policy == "smd" else ["scratch"])
+    for row in out["rows"]:
+        assert row["active"] == 24 and row["placed"] >= 1 and row["gap"] >= 0
+        assert row["ratio_to_reference"] >= 1 - 1e-9 or row["variant"] != "scratch"
