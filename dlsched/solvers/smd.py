@@ -131,19 +131,31 @@ def parametric(core: MCMDK, opts: SolveOptions | None = None, *, memory: bool = 
     np.maximum.at(g_hi, jobs_of[is_ratio], g[is_ratio])
     g_lo = np.full(n_jobs, np.inf)
     np.minimum.at(g_lo, jobs_of[is_ratio], g[is_ratio])
-    if init == "ends":
-        touched = [np.unique([hi, lo]) if hi > 0 else np.zeros(0) for hi, lo in zip(g_hi, g_lo)]
+    if init == "ends":     # the sorted distinct points (g_lo <= g_hi)
+        touched = [(np.array([lo, hi]) if lo < hi else np.array([hi])) if hi > 0 else np.zeros(0)
+                   for hi, lo in zip(g_hi.tolist(), g_lo.tolist())]
     else:
-        touched = [np.array([hi]) if hi > 0 else np.zeros(0) for hi in g_hi]
+        touched = [np.array([hi]) if hi > 0 else np.zeros(0) for hi in g_hi.tolist()]
     surrogate = core.value.copy()
 
     def retangent(jobs) -> None:
-        # the max of job j's tangents N(2/g_k − g/g_k²), evaluated at each of its columns
-        for j in jobs:
-            lo, hi = core.job_ptr[j], core.job_ptr[j + 1]
-            cj = np.arange(lo, hi)[is_ratio[lo:hi]]
-            pts = touched[j]
-            surrogate[cj] = np.max(N[cj][:, None] * (2.0 / pts[None, :] - g[cj][:, None] / pts[None, :] ** 2), axis=1)
+        # the max of job j's tangents N(2/g_k − g/g_k²), evaluated at each of its columns: every
+        # job's points padded to the longest with its first point (a repeat leaves the max alone)
+        jobs = np.asarray(jobs, dtype=np.int64)
+        pts = [touched[j] for j in jobs.tolist()]
+        size = np.array([t.size for t in pts], dtype=np.int64)
+        if not size.size or not size.max():
+            return
+        width = int(size.max())
+        pad = np.empty((jobs.size, width))
+        pad[:] = np.array([t[0] if t.size else np.nan for t in pts])[:, None]
+        row = np.repeat(np.arange(jobs.size), size)
+        pad[row, np.arange(row.size) - np.repeat(np.cumsum(size) - size, size)] = np.concatenate(pts)
+        sel = np.zeros(n_jobs, dtype=np.int64) - 1
+        sel[jobs] = np.arange(jobs.size)
+        cj = np.flatnonzero(is_ratio & (sel[jobs_of] >= 0) & (size[np.maximum(sel[jobs_of], 0)] > 0))
+        P = pad[sel[jobs_of[cj]]]
+        surrogate[cj] = np.max(N[cj][:, None] * (2.0 / P - g[cj][:, None] / P ** 2), axis=1)
 
     retangent(np.unique(jobs_of[is_ratio]).tolist())
     solver = _ExactSub(core, opts) if sub == "highs" else _RoundSub(core, opts, search_seconds)
