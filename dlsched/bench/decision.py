@@ -3,8 +3,9 @@ policy over n active jobs on 6,500 GPUs, within a budget, against the same polic
 
 The decision is taken through the policy's own ``schedule`` on the engine's state (so the time of
 building the policy's view and placing its answer counts, as in a run): n - 1 jobs arrive at 0,
-the last at 1 s, and the decision measured is the one at 1 s, after the one at 0 (so that the
-policy's caches of speeds and configurations are built, as they are in a run). ``incremental``
+the last at 1 s, and the decision measured is the one at 1 s, after the one at 0, with the
+policy's caches of speeds and configurations built (as they are in a run: the reference policy
+builds them once per state and every other policy object of the cell starts with them, :data:`CACHES`). ``incremental``
 (SMD) starts it from the decision at 0, consecutive decisions differing by one arrival;
 ``scratch`` solves it from nothing.
 Each row has the objective of the policy's own model (:attr:`DecisionRecord.objectives`), its
@@ -35,6 +36,8 @@ from dlsched.sim.speed import make_speed
 
 MIXES = ("dl2", "gavel")
 GPUS = 6500
+#: what a policy keeps across calls that depends on the jobs only (views, speeds, configurations)
+CACHES = ("view", "index", "_limits", "_rho")
 
 
 def scene(mix: str, n_active: int, seed: int = 0):
@@ -53,10 +56,14 @@ def scene(mix: str, n_active: int, seed: int = 0):
     return Trace(tuple(jobs), f"{mix}:{n_active}:{seed}"), cluster, speed
 
 
-def one_decision(policy, trace, cluster, speed, *, seed: int = 0) -> dict:
-    """The policy's decision at 1 s, after the one at 0: latency, objective, gap."""
+def one_decision(policy, trace, cluster, speed, *, seed: int = 0, caches_of=None) -> dict:
+    """The policy's decision at 1 s, after the one at 0: latency, objective, gap. ``caches_of``: a
+    policy of the same kind already run on this state, whose :data:`CACHES` this one starts with."""
     sim = Simulation(trace, cluster, speed, seed=seed)
     policy.reset(PolicyContext(cluster=cluster, speed=speed, seed=seed))
+    for attr in CACHES if caches_of is not None else ():
+        if hasattr(caches_of, attr):
+            setattr(policy, attr, getattr(caches_of, attr))
     events = sim.advance(None)
     sim.apply(policy.schedule(sim.state(), events), policy.name)
     policy.decision_record.reset()
@@ -78,14 +85,15 @@ def decision_task(policy: str, mix: str, n_active: int, budgets: list, pop_k: li
     only): rows with objective, gap, latency and objective / reference."""
     trace, cluster, speed = scene(mix, n_active, seed)
     ref_params = {} if reference_ms is None else {"budget_ms": reference_ms}
-    ref = one_decision(make_policy(policy, **ref_params), trace, cluster, speed, seed=seed)
+    donor = make_policy(policy, **ref_params)
+    ref = one_decision(donor, trace, cluster, speed, seed=seed)
     rows = []
     for b in budgets:
         variants = [("scratch", {"incremental": False} if policy == "smd" else {})]
         if policy == "smd":
             variants += [("incremental", {})] + [(f"pop{k}", {"pop_k": k, "incremental": False}) for k in pop_k]
         for label, params in variants:
-            out = one_decision(make_policy(policy, budget_ms=b, **params), trace, cluster, speed, seed=seed)
+            out = one_decision(make_policy(policy, budget_ms=b, **params), trace, cluster, speed, seed=seed, caches_of=donor)
             ratio = None if out["objective"] is None or not ref["objective"] else out["objective"] / ref["objective"]
             rows.append({"budget_ms": b, "variant": label, **out, "ratio_to_reference": ratio})
     return {"policy": policy, "mix": mix, "n_active": n_active, "gpus": int(cluster.total()[cluster.index("gpu")]),
