@@ -48,7 +48,7 @@ def scene(mix: str, n_active: int, seed: int = 0):
     elif mix == "gavel":
         gavel = load_trace(str(data_dir() / "gavel" / "msr_seed0_0e4a51.trace"))
         jobs = inflate(gavel, max(1.0, n_active / len(gavel)), seed).jobs[:n_active]
-        third = GPUS // 3 // 4
+        third = GPUS // 3                       # GPUs of each type, on servers of 4
         cluster, speed = gavel_cluster(f"{third}:{third}:{third}"), make_speed("throughput")
     else:
         raise InputError("<argument>", "mix", f"one of {MIXES}", mix)

@@ -40,19 +40,20 @@ def _segment_argmin(x: np.ndarray, job_ptr: np.ndarray) -> tuple[np.ndarray, np.
 
 
 def lagrangian_bound(value: np.ndarray, share: np.ndarray, job_ptr: np.ndarray, upper: float,
-                     iters: int = 40) -> float:
+                     iters: int = 40) -> tuple[float, np.ndarray]:
     r"""The best :math:`L(\lambda)` (module docstring) over ``iters`` projected subgradient steps from
-    :math:`\lambda = 0`; ``share`` is :func:`column_shares`, ``upper`` a known objective (Polyak's
-    target; the bound is valid whatever it is). Every job needs at least one column."""
-    if value.size == 0:
-        return 0.0
+    :math:`\lambda = 0`, and the prices that gave it; ``share`` is :func:`column_shares`, ``upper``
+    a known objective (Polyak's target; the bound is valid whatever it is). Every job needs at
+    least one column."""
     lam = np.zeros(share.shape[1])
-    best, theta, stall = -np.inf, 1.0, 0
+    if value.size == 0:
+        return 0.0, lam
+    best, best_lam, theta, stall = -np.inf, lam, 1.0, 0
     for _ in range(max(int(iters), 1)):
         m, cols = _segment_argmin(value + share @ lam, job_ptr)
         L = float(m.sum() - lam.sum())
         if L > best + 1e-12 * max(1.0, abs(L)):
-            best, stall = L, 0
+            best, best_lam, stall = L, lam, 0
         else:
             stall += 1
             if stall >= 4:
@@ -63,15 +64,19 @@ def lagrangian_bound(value: np.ndarray, share: np.ndarray, job_ptr: np.ndarray, 
         if norm <= 1e-18 or not np.isfinite(upper) or upper - L <= 1e-12 * max(1.0, abs(upper)):
             break          # a subgradient of 0: λ is optimal; or the bound has met the objective
         lam = np.maximum(lam + theta * (upper - L) / norm * g, 0.0)
-    return best
+    return best, best_lam
 
 
-def greedy_choice(core: MCMDK, share: np.ndarray, fixed: np.ndarray | None = None) -> np.ndarray:
-    """A feasible choice (configuration per job, 0 = the job's first column, its zero-use defer
+def greedy_choice(core: MCMDK, share: np.ndarray, fixed: np.ndarray | None = None,
+                  prices: np.ndarray | None = None) -> np.ndarray:
+    r"""A feasible choice (configuration per job, 0 = the job's first column, its zero-use defer
     column): jobs in ``fixed`` (column per job, -1 = free) keep theirs if together they fit; then the
-    free jobs by saving per share (defer cost less cheapest cost, over that configuration's
-    dominant share) take their cheapest configuration while the prefix fits, and the rest, in the
-    same order, their smallest one while what is left fits. Whole-array steps, no loop over jobs."""
+    free jobs by saving per share (defer cost less the cost of their preferred configuration, over
+    that configuration's dominant share) take their preferred configuration while the prefix
+    fits, and the rest, in the same order, their smallest one while what is left fits. The
+    preferred configuration is the cheapest, or at ``prices`` :math:`\lambda` (per share of each
+    row) the one of least :math:`c_{jo} + \lambda^\top a_{jo}/b`, the Lagrangian subproblem's
+    choice (:func:`lagrangian_bound`'s prices). Whole-array steps, no loop over jobs."""
     n, ptr = core.n_jobs, core.job_ptr
     choice = np.zeros(n, dtype=np.int64)
     if n == 0:
@@ -88,8 +93,9 @@ def greedy_choice(core: MCMDK, share: np.ndarray, fixed: np.ndarray | None = Non
     run = np.ones(core.n_cols, dtype=bool)
     run[ptr[:-1]] = False                     # column 0 of every job is its defer column
     dom = share.max(axis=1) if share.shape[1] else np.zeros(core.n_cols)
-    cost = np.where(run, core.value, np.inf)
-    cheap_val, cheap = _segment_argmin(cost, ptr)
+    priced = core.value if prices is None else core.value + share @ prices
+    _, cheap = _segment_argmin(np.where(run, priced, np.inf), ptr)
+    cheap_val = np.where(np.isfinite(priced[cheap]) & run[cheap], core.value[cheap], np.inf)
     _, small = _segment_argmin(np.where(run, dom, np.inf), ptr)
     saving = core.value[ptr[:-1]] - cheap_val
     cand = free & np.isfinite(cheap_val) & (saving > 0)

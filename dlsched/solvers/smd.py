@@ -338,8 +338,8 @@ def decide_anytime(inst: SMDInstance, active: np.ndarray, opts: SolveOptions, *,
     (:func:`dlsched.solvers.anytime.pop_groups`), each with :math:`1/k` of every resource and an
     equal share of what remains of the budget; each group's parametric iteration starts from a
     feasible choice (:func:`~dlsched.solvers.anytime.greedy_choice`: the configurations of
-    ``previous``, an (n, 2) allocation, that are still offered, then the greedy fill), so an
-    answer exists however early the budget ends. The bound is the larger of the parametric
+    ``previous``, an (n, 2) allocation, that are still offered, then the greedy fill at the
+    group's Lagrangian prices), so an answer exists however early the budget ends. The bound is the larger of the parametric
     iteration's (one group only) and the Lagrangian bound :func:`~dlsched.solvers.anytime.lagrangian_bound`
     of the whole candidates' problem at full capacity, so the gap of a POP decision is certified
     against the unpartitioned problem.
@@ -361,7 +361,9 @@ def decide_anytime(inst: SMDInstance, active: np.ndarray, opts: SolveOptions, *,
             kept = (cfg[:, 1] > 0) & (previous[cfg[:, 0], 0] == cfg[:, 1]) & (previous[cfg[:, 0], 1] == cfg[:, 2])
             fixed = np.full(core.n_jobs, -1, dtype=np.int64)
             fixed[core.col_job[kept]] = np.flatnonzero(kept)
-        warm = greedy_choice(core, share, fixed)
+        defer_all = float(core.value[core.job_ptr[:-1]].sum())          # a feasible objective
+        _, prices = lagrangian_bound(core.value, share, core.job_ptr, defer_all)
+        warm = greedy_choice(core, share, fixed, prices)
         out = parametric(core, opts.within(opts.clock.share(1.0 / (k - gi))), memory=memory, init=init, sub=sub,
                          warm=warm, mip_start=False)
         alloc += inst.allocation_from_core(core, out.choice)[:, :2]
@@ -371,7 +373,7 @@ def decide_anytime(inst: SMDInstance, active: np.ndarray, opts: SolveOptions, *,
         shares.append(share / k)                      # shares of the whole capacity
         ptrs.append(core.job_ptr[1:] + sum(v.size for v in values[:-1]))
     job_ptr = np.concatenate([[0], *ptrs]).astype(np.int64)
-    lag = lagrangian_bound(np.concatenate(values), np.vstack(shares), job_ptr, objective) if values else 0.0
+    lag = lagrangian_bound(np.concatenate(values), np.vstack(shares), job_ptr, objective)[0] if values else 0.0
     return AnytimeDecision(alloc, objective, max(inner, lag), k)
 
 

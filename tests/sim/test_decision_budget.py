@@ -65,9 +65,13 @@ def test_greedy_is_feasible_and_the_lagrangian_bound_never_passes_the_optimum(co
     assert np.all(core.A[:, cols].toarray().sum(axis=1) <= core.b + 1e-9)
     assert core.value[cols].sum() >= opt - 1e-9
     upper = float(core.value[cols].sum())
-    at_zero = lagrangian_bound(core.value, share, core.job_ptr, upper, iters=1)
-    best = lagrangian_bound(core.value, share, core.job_ptr, upper)
+    at_zero, _ = lagrangian_bound(core.value, share, core.job_ptr, upper, iters=1)
+    best, prices = lagrangian_bound(core.value, share, core.job_ptr, upper)
     assert at_zero <= best <= opt + 1e-7 * max(1.0, opt)
+    assert (prices >= 0).all()
+    # the greedy at the Lagrangian prices is feasible too
+    cols = core.columns_of(greedy_choice(core, share, prices=prices))
+    assert np.all(core.A[:, cols].toarray().sum(axis=1) <= core.b + 1e-9) and core.value[cols].sum() >= opt - 1e-9
     # at λ = 0 the bound is every job at its cheapest configuration
     assert at_zero == pytest.approx(np.minimum.reduceat(core.value, core.job_ptr[:-1]).sum())
 
@@ -77,7 +81,7 @@ def test_the_bound_closes_on_a_contended_two_job_core():
     core = defer_core([[10.0, 1.0], [10.0, 1.0]], [[[0.0], [1.0]], [[0.0], [1.0]]], [1.0])
     share = column_shares(core)
     assert greedy_choice(core, share).tolist() in ([1, 0], [0, 1])
-    assert lagrangian_bound(core.value, share, core.job_ptr, 11.0) == pytest.approx(11.0, rel=1e-6)
+    assert lagrangian_bound(core.value, share, core.job_ptr, 11.0)[0] == pytest.approx(11.0, rel=1e-6)
 
 
 def test_greedy_keeps_the_fixed_configurations_that_fit():
