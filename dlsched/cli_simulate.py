@@ -12,7 +12,7 @@ from rich.table import Table
 from dlsched.console import EXIT_STOPPED, number, stop_requests, table_console
 from dlsched.errors import InputError
 from dlsched.instance.traces import TRACE_FORMATS, load_trace
-from dlsched.registry import describe_policy, make_policy, policy_names
+from dlsched.registry import describe_policy, make_policy, policy_accepts, policy_names
 from dlsched.sim.bounds import certified_bound
 from dlsched.sim.engine import simulate
 from dlsched.sim.load import low_load_warning, offered_load
@@ -24,10 +24,13 @@ def cmd_simulate(args) -> int:
     params = parse_params(args.param)
     if args.seed < 0:       # it seeds numpy's generators (speed noise, inflation)
         raise InputError("<argument>", "--seed", "an integer seed >= 0", args.seed)
+    if args.decision_budget is not None and not args.decision_budget > 0:
+        raise InputError("<argument>", "--decision-budget", "a positive number of milliseconds", args.decision_budget)
     if args.plot and Path(args.plot).exists() and not Path(args.plot).is_dir():
         raise InputError("<argument>", "--plot", "a folder for the figures", f"'{args.plot}' is not a folder")
     names = policy_list(args.policy)
-    policies = [make_policy(name, **params) for name in names]     # every name and parameter checked before any run
+    policies = [make_policy(name, **_with_budget(args.decision_budget, name, params))   # every name and parameter
+                for name in names]                                                  # checked before any run
     trace = load_trace(args.trace, args.trace_format)
     cluster = load_cluster(args.cluster, trace)
     runs, warned, bounds = [], False, {}
@@ -61,6 +64,17 @@ def cmd_simulate(args) -> int:
         print(f"stopped: {runs[-1][0].policy} ended early" + (f"; not run: {', '.join(left)}" if left else ""), file=sys.stderr)
         return EXIT_STOPPED
     return 0
+
+
+def _with_budget(budget_ms: float | None, name: str, params: dict) -> dict:
+    """``params`` with ``--decision-budget`` as ``budget_ms`` where policy ``name`` takes one (``-P budget_ms`` wins)."""
+    if budget_ms is None:
+        return params
+    if policy_accepts(name, "budget_ms"):
+        return {"budget_ms": budget_ms, **params}
+    print(f"note: policy {name} takes no decision budget; --decision-budget ignored "
+          "(its decision latency is reported all the same)", file=sys.stderr)
+    return params
 
 
 def policy_list(text: str) -> list[str]:
@@ -167,6 +181,8 @@ def print_summary(res) -> None:
             ("utilisation", ", ".join(f"{k} {f(v)}" for k, v in s["utilisation"].items())),
             ("total utility", f(s["total_utility"])),
             ("decision median / p95", f"{f(s['decision_median_s'], ' s')} / {f(s['decision_p95_s'], ' s')} ({s['decision_calls']} calls)"),
+            ("decision p99 / max", " / ".join(f(s["decision_latency_ms"][k], " ms") for k in ("p99", "max"))),
+            ("decision gap mean / max", _gap_row(s["decision_gap"])),
             ("engine per event", f"{f(s['engine_per_event_s'], ' s')} ({s['events']} events)"),
             ("wall", f(s["wall_seconds"], " s")), ("peak memory", f(s["peak_memory_mib"], " MiB"))]
     if "arrival_scale" not in res.extra and res.extra.get("offered_load"):
@@ -181,6 +197,12 @@ def print_summary(res) -> None:
     for k, v in rows:
         t.add_row(k, v)
     table_console().print(t)
+
+
+def _gap_row(gap: dict | None) -> str:
+    if gap is None:
+        return "not certified by this policy"
+    return f"{gap['mean']:.3g} / {gap['max']:.3g} (relative, over {gap['decisions']} decisions)"
 
 
 def _bound_row(extra: dict, f) -> str:
@@ -228,6 +250,9 @@ def add_parsers(sub) -> None:
                         "before any arrival scaling (makes a one-snapshot pod list contend)")
     p.add_argument("--max-time", type=float, default=None, metavar="T", help="simulated-time cap (s)")
     p.add_argument("--deadline", type=float, default=None, metavar="S", help="wall-clock budget (s)")
+    p.add_argument("--decision-budget", type=float, default=None, metavar="MS",
+                   help="per-decision time budget in ms, passed as budget_ms to a policy that takes one "
+                        "(smd, hetplace, fluid): the best answer found in it, and its certified gap in --json")
     p.add_argument("--bound", choices=("simple", "lp", "none"), default="simple",
                    help="the lower bound on the average JCT reported beside the run (sim/bounds.py): alone + "
                         "capacity (default), also the time-indexed LP (slower), or none")

@@ -20,6 +20,7 @@ import ast
 import difflib
 import importlib
 import importlib.util
+import inspect
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -167,6 +168,7 @@ TASKS: dict[str, str] = {
     "tabu.speed": "dlsched.bench.tabu:speed_task",
     "timelimit": "dlsched.bench.timelimits:timelimit",
     "timelimit.fixed_cost": "dlsched.bench.timelimits:fixed_cost",
+    "decision.scale": "dlsched.bench.decision:decision_task",
 }
 
 #: entry-point groups third-party packages register in (their pyproject's [project.entry-points."<group>"])
@@ -238,6 +240,17 @@ def make_policy(name: str, **params):
         return cls(**params)
     except TypeError as exc:
         raise InputError("<argument>", f"policy {name} parameters", f"parameters {cls.__name__} accepts", str(exc)) from None
+
+
+def policy_accepts(name: str, param: str) -> bool:
+    """Whether policy ``name``'s constructor names the keyword ``param`` (``**kwargs`` does not count:
+    what it accepts is not known)."""
+    try:
+        sig = inspect.signature(policy_class(name))
+    except (TypeError, ValueError):      # a class whose signature cannot be read: assume not
+        return False
+    p = sig.parameters.get(param)
+    return p is not None and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
 
 
 def describe_policy(name: str) -> str:

@@ -251,6 +251,8 @@ class SMDInstance:
             jobs = np.flatnonzero(self.iterations > 0)
         jobs = np.asarray(jobs, dtype=np.int64)
         per_server = self.options.capacity == "per_server"
+        if not per_server:
+            return self._aggregate_core(jobs)
         S, Rn = self.n_servers, len(self.resources)
         values, rows, cols, data, counts = [], [], [], [], []
         cfg_job, cfg_w, cfg_p, cfg_s = [], [], [], []
@@ -296,6 +298,39 @@ class SMDInstance:
         return MCMDK(np.concatenate(values) if values else np.zeros(0), A, b,
                      np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), "min", "exactly_one",
                      self.name, tuple(self.job_names[j] for j in jobs.tolist()), row_names, labels, None, meta, self.source)
+
+    def _aggregate_core(self, jobs: np.ndarray) -> MCMDK:
+        """:meth:`to_core` under aggregate capacity in whole-array steps (the same model, column for
+        column): each job's cached configurations are gathered once, then costs, uses and the
+        matrix are built for all of them together."""
+        cs = [self.configurations(j) for j in jobs.tolist()]
+        k = np.array([c.size for c in cs], dtype=np.int64)
+        job_of = np.repeat(jobs, k)
+        w = np.concatenate([c.w for c in cs]) if cs else np.zeros(0, np.int64)
+        p = np.concatenate([c.p for c in cs]) if cs else np.zeros(0, np.int64)
+        tau = np.concatenate([c.tau for c in cs]) if cs else np.zeros(0)
+        ptr = np.concatenate([[0], np.cumsum(k + 1)]).astype(np.int64)
+        n_cols = int(ptr[-1])
+        run = np.ones(n_cols, dtype=bool)
+        run[ptr[:-1]] = False                           # column 0 of every job: defer
+        t11 = np.array([self.tau11(j) for j in jobs.tolist()])
+        value = np.empty(n_cols)
+        value[ptr[:-1]] = self.weight[jobs] * self.options.deferral_factor * self.iterations[jobs] * t11
+        value[run] = self.weight[job_of] * self.iterations[job_of] * tau
+        use = w[:, None] * self.d[job_of] + p[:, None] * self.e[job_of]         # (configs, r)
+        o, r = np.nonzero(use > 0)
+        col = np.flatnonzero(run)
+        A = sp.csr_matrix((use[o, r], (r, col[o])), shape=(len(self.resources), n_cols))
+        cfg = np.zeros((n_cols, 4), dtype=np.int64)
+        cfg[:, 0] = np.repeat(jobs, k + 1)
+        cfg[run, 1], cfg[run, 2] = w, p
+        cfg[:, 3] = -1
+        labels = tuple(lab for j in jobs.tolist() for lab in self.cached(
+            ("labels", *self._config_key(j)), lambda j=j: ("defer",) + tuple(
+                f"w={wv},p={pv}" for wv, pv in zip(self.configurations(j).w.tolist(), self.configurations(j).p.tolist()))))
+        meta = {"family": "smd", "jobs": jobs, "configs": cfg}
+        return MCMDK(value, A, self.capacity, ptr, "min", "exactly_one", self.name,
+                     tuple(self.job_names[j] for j in jobs.tolist()), tuple(self.resources), labels, None, meta, self.source)
 
     def allocation_from_core(self, core: MCMDK, choice: np.ndarray) -> np.ndarray:
         """(n, 3) array of (w, p, server) per job of the instance from a core solution (0 = not run)."""

@@ -33,6 +33,7 @@ import numpy as np
 
 from dlsched.arguments import Range, checked
 from dlsched.instance.smd import SMDInstance
+from dlsched.policies.budget import BudgetMs, DecisionRecord
 from dlsched.policies.greedy import MAX_ALPHA, GreedyView, SRPTGreedyPolicy, tau_grid
 from dlsched.sim.placement import PlacerName
 
@@ -51,10 +52,11 @@ def pareto_configs(T: np.ndarray, d: np.ndarray, e: np.ndarray) -> np.ndarray:
 
 
 def fluid_shares(times: Sequence[np.ndarray], d: np.ndarray, e: np.ndarray, capacity: np.ndarray,
-                 order: Sequence[int], configs: Sequence[np.ndarray] | None = None) -> tuple[np.ndarray, float] | None:
+                 order: Sequence[int], configs: Sequence[np.ndarray] | None = None,
+                 time_limit: float | None = None) -> tuple[np.ndarray, float] | None:
     """(θ, the LP's value in seconds) for jobs i = 0..m-1 completing in ``order`` (None if HiGHS
-    finds no optimum). ``times[i][p, w]`` is job i's remaining time at p PSs and w workers (inf where it
-    cannot run); ``d``, ``e`` (m, R) a worker's and a PS's demands; ``configs[i]`` optionally the
+    finds no optimum, within ``time_limit`` seconds when given). ``times[i][p, w]`` is job i's
+    remaining time at p PSs and w workers (inf where it cannot run); ``d``, ``e`` (m, R) a worker's and a PS's demands; ``configs[i]`` optionally the
     :func:`pareto_configs` of job i (they depend on the time only through its scale, so callers
     cache them). A job with no finite time gets θ = 0 and no part in the LP."""
     import scipy.sparse as sp
@@ -108,7 +110,8 @@ def fluid_shares(times: Sequence[np.ndarray], d: np.ndarray, e: np.ndarray, capa
     A = sp.csr_matrix((vals, (rows, cols)), shape=(n_rows, n + nv))
     b = np.concatenate([np.zeros(n_pairs + n * res.size), -np.ones(n)])
     cost = np.concatenate([n - np.arange(n, dtype=float), np.zeros(nv)])
-    sol = linprog(cost, A_ub=A, b_ub=b, bounds=(0, None), method="highs")
+    sol = linprog(cost, A_ub=A, b_ub=b, bounds=(0, None), method="highs",
+                  options={} if time_limit is None else {"time_limit": float(time_limit)})
     if sol.status != 0:
         return None
     t0 = sol.x[0]
@@ -126,32 +129,58 @@ def pareto_of(inst: SMDInstance, j: int) -> np.ndarray:
     return inst.cached(("pareto", inst._config_key(j)), lambda: pareto_configs(tau_grid(inst, j), inst.d[j], inst.e[j]))
 
 
-def fluid_theta(view: GreedyView, order: Sequence[int], configs: Sequence[np.ndarray]) -> np.ndarray | None:
-    """θ of :func:`fluid_shares` for the jobs of ``view`` completing in ``order`` (None if the LP has
-    no optimum); ``configs[i]`` the Pareto sizes of job i (:func:`pareto_of`)."""
-    lp = fluid_shares([view.times(i) for i in range(view.jobs.size)], view.d, view.e, view.capacity, order, configs)
-    return None if lp is None else lp[0]
-
-
 class FluidPolicy(SRPTGreedyPolicy):
     """The fluid LP of the active jobs (shortest first, no further arrivals) gives each its share of the cluster until the next completion, then srpt-greedy's fill (not a seed paper's).
 
-    :func:`~dlsched.policies.greedy.greedy_allocation` with the shares of :func:`fluid_theta`: at
+    :func:`~dlsched.policies.greedy.greedy_allocation` with the shares of the fluid LP (:func:`fluid_shares`): at
     every call the LP above over the active jobs' Pareto-efficient sizes, each job's average
     dominant share θ in its first phase, the fastest (p, w) within θ as first size, what is left
     filled by ``srpt-greedy``'s gains (``alpha``, ``pairs``). Unlike
     :class:`~dlsched.policies.greedy.HeSRPTPolicy` it uses every job's own measured speedup curve
     instead of one k^p; DL2's warm-up teacher (docs/dl2.md, "The fluid teacher").
+
+    ``budget_ms`` bounds each decision (docs/simulator.md, "Decision budgets and certified gaps"):
+    the LP gets what remains of it, and when it is not solved in time the jobs of the last LP
+    solved keep their shares from it, the others start at srpt-greedy's first size (one PS and
+    the fewest workers) before the same fill. The policy's model is the LP, which HiGHS solves to
+    optimality: a decision taken from the LP records gap 0 (and the LP's value as its objective),
+    one that missed it records none.
     """
 
     name = "fluid"
 
     @checked
     def __init__(self, inst: SMDInstance | None = None, placer: PlacerName = "first_fit",
-                 alpha: Annotated[float, Range(ge=0, le=MAX_ALPHA)] = 2.0, pairs: bool = True):
+                 alpha: Annotated[float, Range(ge=0, le=MAX_ALPHA)] = 2.0, pairs: bool = True,
+                 budget_ms: BudgetMs | None = None):
         super().__init__(inst, placer, alpha=alpha, start="shortest", pairs=pairs)
         self.options["shares"] = "fluid"
+        self.decision_record = DecisionRecord(budget_ms)
+
+    def reset(self, ctx) -> None:
+        super().reset(ctx)
+        self.decision_record.reset()
+        self.last_theta: dict[int, float] = {}       # view job -> θ of the last LP solved (under a budget)
+
+    def allocate(self, inst: SMDInstance, active: np.ndarray) -> np.ndarray:
+        self.clock = self.decision_record.clock()      # the decision's budget runs from here
+        return super().allocate(inst, active)
 
     def shares(self, inst: SMDInstance):
-        """``options["shares"] = "fluid"``: the shares of :func:`fluid_theta` (Pareto sizes kept with ``inst``)."""
-        return lambda view, order: fluid_theta(view, order, [pareto_of(inst, j) for j in view.jobs.tolist()])
+        """``options["shares"] = "fluid"``: θ of :func:`fluid_shares` for the jobs of the view completing in
+        the order given (Pareto sizes kept with ``inst``); under a budget, the last LP's θ when it
+        is not solved in time (θ = 0 leaves a job at its first size)."""
+        def theta(view: GreedyView, order):
+            configs = [pareto_of(inst, j) for j in view.jobs.tolist()]
+            lp = fluid_shares([view.times(i) for i in range(view.jobs.size)], view.d, view.e, view.capacity, order,
+                              configs, self.clock.seconds_for_solver())
+            if lp is not None:
+                self.decision_record.record(lp[1], lp[1])     # an LP optimum is its own bound
+                if self.decision_record.seconds is not None:
+                    self.last_theta = dict(zip(view.jobs.tolist(), lp[0].tolist()))
+                return lp[0]
+            if self.decision_record.seconds is None:
+                return None
+            kept = np.array([self.last_theta.get(j, 0.0) for j in view.jobs.tolist()])
+            return kept if kept.any() else None
+        return theta

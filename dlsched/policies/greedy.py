@@ -90,7 +90,7 @@ def greedy_allocation(view: GreedyView, alpha: float = 0.0, start: str = "arriva
     the fastest (p, w) within the job's share of :func:`hesrpt_shares` by its rank in that order (its
     dominant resource share at most θ; the fewest workers if none is within it); ``shares`` a
     function ``(view, order) -> θ or None`` takes θ from it instead (the fluid LP's,
-    :func:`dlsched.policies.fluid.fluid_theta`).
+    :meth:`dlsched.policies.fluid.FluidPolicy.shares`).
     """
     m = view.jobs.size
     out = np.zeros((m, 2), dtype=np.int64)

@@ -13,6 +13,12 @@ r"""Heterogeneous placement (MODELS.md §4) on the simulator: converter, speed s
   per GPU of that worker, :math:`P_i = 1`, no communication term (the speed source already
   charges it), a type where the job cannot progress gets a negligible throughput so the
   placement avoids it. Jobs beyond one per GPU wait (in arrival order).
+
+``budget_ms`` bounds each decision (docs/hetplace.md, "Decisions within a budget"): the pipeline
+stops evaluating categories when it is spent (the first, at the Lagrangian prices, is always
+evaluated, so every decision has an answer). Every decision's gap is that of the pipeline's
+average JCT against its bound, the larger of the Lagrangian bound and every job alone on its
+best GPUs (:func:`dlsched.solvers.hetplace.hetplace`).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from dlsched.instance.cluster import Cluster
 from dlsched.instance.placement import PlacementInstance
 from dlsched.instance.workload import Job, Trace
 from dlsched.models.placement import jct_counts
+from dlsched.policies.budget import BudgetMs, DecisionRecord
 from dlsched.sim.placement import PlacerName, make_placer, usage
 from dlsched.sim.policy import ClusterState, Placement, PolicyContext
 from dlsched.solvers.hetplace import hetplace
@@ -73,8 +80,9 @@ class HetPlace:
 
     @checked
     def __init__(self, samples: Annotated[int, Range(ge=1)] = 8, seed: Annotated[int, Range(ge=0)] | None = None,
-                 placer: PlacerName = "consolidated"):
+                 placer: PlacerName = "consolidated", budget_ms: BudgetMs | None = None):
         self.samples, self.seed, self.placer_name = int(samples), seed, placer
+        self.decision_record = DecisionRecord(budget_ms)
 
     def reset(self, ctx: PolicyContext) -> None:
         if "gpu" not in ctx.cluster.resources:
@@ -86,6 +94,7 @@ class HetPlace:
         self.rng_seed = ctx.seed if self.seed is None else self.seed
         self.calls = 0
         self._rho: dict[int, np.ndarray] = {}
+        self.decision_record.reset()
 
     def _view(self, state: ClusterState, jobs: np.ndarray, gpw: np.ndarray) -> tuple[PlacementInstance, np.ndarray]:
         """The §4 instance of ``jobs`` on the cluster's GPU servers, and the cluster index of each view server."""
@@ -124,6 +133,9 @@ class HetPlace:
     def schedule(self, state: ClusterState, events) -> dict[int, Placement]:
         if state.allocation and not any(e.kind != "timer" for e in events):
             return dict(state.allocation)            # re-run at arrivals and completions only
+        # the budget runs from here: building the §4 view counts against it
+        opts = SolveOptions(seed=self.rng_seed + self.calls, threads=1, time_limit=self.decision_record.seconds,
+                            budget=self.decision_record.clock())
         active = np.asarray(state.active, dtype=np.int64)
         gpw = np.array([int(round(state.demand_w[j, self.g])) for j in active.tolist()], dtype=np.int64)
         gpu_jobs, other = active[gpw >= 1], active[gpw < 1]
@@ -133,8 +145,9 @@ class HetPlace:
         out: dict[int, Placement] = {}
         if take.size:
             view, servers = self._view(state, take, per)
-            res = hetplace(view, SolveOptions(seed=self.rng_seed + self.calls, threads=1), samples=self.samples)
+            res = hetplace(view, opts, samples=self.samples)
             self.calls += 1
+            self.decision_record.record(res.objective, res.bound)
             # each job's GPUs per server, servers ascending: one sort of the (job, server) pairs
             S, gpu_job = state.cluster.n_servers, res.solution.gpu_job
             held = gpu_job >= 0

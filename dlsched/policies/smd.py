@@ -18,11 +18,12 @@ r"""The SMD family on the simulator (MODELS.md §2.3, §2.4): converter, speed s
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Annotated
 
 import numpy as np
 
-from dlsched.arguments import checked
+from dlsched.arguments import Range, checked
 from dlsched.instance.cluster import Cluster
 from dlsched.instance.workload import Job, Trace
 from dlsched.instance.smd import SMDInstance, require_aggregate
@@ -33,7 +34,8 @@ from dlsched.policies.view import AllocationPolicy
 from dlsched.sim.placement import PlacerName
 from dlsched.sim.policy import Placement
 from dlsched.solvers.options import SolveOptions
-from dlsched.solvers.smd import TIE_BREAK, decide
+from dlsched.solvers.smd import TIE_BREAK, decide, decide_anytime
+from dlsched.policies.budget import BudgetMs, DecisionRecord, positive_int
 
 
 # ----------------------------------------------------------------------------- converter
@@ -75,19 +77,52 @@ def to_trace(inst: SMDInstance) -> tuple[Trace, Cluster, SMDSpeed]:
 # ----------------------------------------------------------------------------- policies
 
 class SMDPolicy(AllocationPolicy):
-    """SMD (MODELS.md §2.3): one decision per call over the active jobs, slot-aware costs by default."""
+    """SMD (MODELS.md §2.3): one decision per call over the active jobs, slot-aware costs by default.
+
+    ``budget_ms`` (default none: every decision solved to the end, as without the option) bounds
+    each decision's wall time (docs/smd.md, "Decisions within a budget"): the decision starts from
+    a feasible greedy choice and returns the best found when the budget ends. ``incremental``
+    (default on under a budget or POP) starts each decision from the previous one's
+    configurations, with a decision from scratch every ``refresh`` calls and after any decision whose
+    gap exceeds ``refresh_gap``. ``pop_k`` > 1 splits the candidates into that many random groups
+    (POP) once at least ``pop_min`` jobs are candidates. Every decision's gap against its own
+    problem's lower bound is recorded (:class:`~dlsched.policies.budget.DecisionRecord`).
+    """
 
     name = "smd"
 
     @checked(extra=decide)       # **kw: decide's keyword options
     def __init__(self, inst: SMDInstance | None = None, opts: SolveOptions | None = None, placer: PlacerName = "first_fit",
-                 **kw):
+                 budget_ms: BudgetMs | None = None, pop_k: Annotated[int, Range(ge=1)] = 1,
+                 pop_min: Annotated[int, Range(ge=0)] = 0, incremental: bool = True,
+                 refresh: Annotated[int, Range(ge=1)] = 20, refresh_gap: Annotated[float, Range(ge=0, finite=True)] = 0.01, **kw):
         super().__init__(inst, placer)
         self.opts = opts or SolveOptions(threads=1)
         self.kw = {"slot_aware": True, "wait_slots": 1.0, "tie_break": TIE_BREAK, **kw}
+        self.decision_record = DecisionRecord(budget_ms)
+        self.pop_k, self.pop_min = positive_int("pop_k", pop_k), int(pop_min)
+        self.incremental, self.refresh = bool(incremental), positive_int("refresh", refresh)
+        self.refresh_gap = float(refresh_gap)
+
+    def reset(self, ctx) -> None:
+        super().reset(ctx)
+        self.decision_record.reset()
+        self.rng = np.random.default_rng(ctx.seed)
+        self.previous, self.since_scratch = None, 0
 
     def allocate(self, view, active):
-        return decide(view, active, self.opts, **self.kw)[0]
+        if self.decision_record.seconds is None and self.pop_k == 1:
+            alloc, out, _ = decide(view, active, self.opts, **self.kw)      # today's decision, to the end
+            self.decision_record.record(out.objective, out.bound)
+            return alloc
+        opts = replace(self.opts, time_limit=self.decision_record.seconds, budget=self.decision_record.clock())
+        fresh = (self.previous is None or not self.incremental or self.since_scratch + 1 >= self.refresh
+                 or self.decision_record.last_gap(self.refresh_gap))
+        pop = self.pop_k if len(active) >= self.pop_min else 1
+        dec = decide_anytime(view, active, opts, previous=None if fresh else self.previous, pop_k=pop, rng=self.rng, **self.kw)
+        self.previous, self.since_scratch = dec.alloc, 0 if fresh else self.since_scratch + 1
+        self.decision_record.record(dec.objective, dec.bound)
+        return dec.alloc
 
 
 # ----------------------------------------------------------------------------- the family runner

@@ -12,7 +12,9 @@ J = (Σ x_j)² / (n Σ x_j²) ∈ (0, 1], 1 when every job is slowed down equall
 **Utilisation** of resource r over [t_0, t_end] is Σ_k used_k^r (t_k' − t_k) / (C^r (t_end − t_0)),
 C^r the cluster total, over the intervals k between events (``segments``).
 
-Decision latency is the wall time of each ``policy.schedule`` call; engine overhead is the
+Decision latency is the wall time of each ``policy.schedule`` call (``decision_latency_ms``: median,
+p99, max); ``decision_gap`` (mean, max, how many) summarises the certified gaps of the decisions of
+a policy that records them (dlsched/policies/budget.py), None otherwise; engine overhead is the
 engine's own time (state, apply, advance) per event, apart from the policy's. Peak memory is the
 process's largest resident set so far when the result was taken (``resource.getrusage``
 ``ru_maxrss``, MiB; None where the platform has no ``resource`` module).
@@ -67,6 +69,7 @@ class SimResult:
     restart_seconds: float = 0.0
     max_time: float | None = None
     peak_memory_mib: float | None = None
+    decision_gaps: np.ndarray = field(default_factory=lambda: np.zeros(0))   # certified gap per decision, where given
     extra: dict = field(default_factory=dict)
 
     @property
@@ -114,6 +117,7 @@ class SimResult:
         jct = self.jct[done]
         qd = self.queueing_delay[~np.isnan(self.first_start)]
         dec = self.decision_seconds
+        gap = self.decision_gaps
         u = self.utility[~np.isnan(self.utility)]
         return {
             "policy": self.policy, "status": self.status, "message": self.message,
@@ -126,6 +130,9 @@ class SimResult:
             "total_utility": float(u.sum()) if u.size else None,
             "utilisation": self.utilisation(),
             "decision_calls": int(dec.size), "decision_median_s": _q(dec, 50), "decision_p95_s": _q(dec, 95),
+            "decision_latency_ms": {"median": _q(dec * 1e3, 50), "p99": _q(dec * 1e3, 99),
+                                    "max": float(dec.max() * 1e3) if dec.size else None},
+            "decision_gap": ({"mean": _mean(gap), "max": float(gap.max()), "decisions": int(gap.size)} if gap.size else None),
             "engine_seconds": self.engine_seconds, "events": self.n_events,
             "engine_per_event_s": self.engine_seconds / self.n_events if self.n_events else None,
             "sim_time": self.sim_time, "wall_seconds": self.wall_seconds, "peak_memory_mib": self.peak_memory_mib,

@@ -30,11 +30,12 @@ class Budget:
     clock. ``limit=None`` is an unlimited budget (``remaining()`` is ``inf``).
     """
 
-    __slots__ = ("limit", "start")
+    __slots__ = ("limit", "start", "margin")
 
-    def __init__(self, limit: float | None = None, start: float | None = None):
+    def __init__(self, limit: float | None = None, start: float | None = None, margin: float = RESOLUTION):
         self.limit = None if limit is None else float(limit)
         self.start = time.perf_counter() if start is None else float(start)
+        self.margin = float(margin)
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.start
@@ -60,14 +61,16 @@ class Budget:
         sec = fraction * left if math.isfinite(left) else None
         if at_most is not None:
             sec = at_most if sec is None else min(sec, at_most)
-        return Budget(None if sec is None else max(sec, 1e-3))
+        return Budget(None if sec is None else max(sec, 1e-3), margin=self.margin)
 
     def seconds_for_solver(self) -> float | None:
-        """The time limit to give one uninterruptible solver call: what remains less
-        :data:`RESOLUTION` (at least 1 ms, so a spent budget still returns an answer at once)."""
+        """The time limit to give one uninterruptible solver call: what remains less ``margin``
+        (:data:`RESOLUTION` unless given; a per-decision budget of milliseconds gives a
+        proportionate one, dlsched/policies/budget.py) and at least 1 ms, so a spent budget still
+        returns an answer at once."""
         if self.limit is None:
             return None
-        return max(self.remaining() - RESOLUTION, 1e-3)
+        return max(self.remaining() - self.margin, 1e-3)
 
     def __repr__(self) -> str:
         return f"Budget(limit={self.limit}, elapsed={self.elapsed():.3f})"

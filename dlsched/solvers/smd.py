@@ -61,6 +61,7 @@ from dlsched.instance.smd import SMDInstance
 from dlsched.models import mcmdk as core_model
 from dlsched.result import Result
 from dlsched.solvers import highs
+from dlsched.solvers.anytime import column_shares, greedy_choice, lagrangian_bound, pop_groups
 from dlsched.solvers.backends import BACKENDS
 from dlsched.solvers.milp import solve_core
 from dlsched.solvers.options import SolveOptions
@@ -103,8 +104,15 @@ SUBPROBLEMS = ("highs", "lp-round")
 
 def parametric(core: MCMDK, opts: SolveOptions | None = None, *, memory: bool = True, eps: float = 1e-9,
                max_iter: int = 200, init: str = "ends", sub: str = "highs",
-               search_seconds: float = 0.2) -> ParametricOutcome:
+               search_seconds: float = 0.2, warm: np.ndarray | None = None, mip_start: bool = True) -> ParametricOutcome:
     """Solve the §2.2 MCMDK by the parametric sum-of-ratios iteration (module docstring).
+
+    ``warm``: a feasible choice (configuration per job) to start from: the incumbent until a
+    subproblem's solution beats it, so that a budget spent before the first subproblem ends still
+    answers with it. ``mip_start``: give each exact subproblem the incumbent as its MIP start.
+    (With presolve on, HiGHS 1.16 was seen to return a MIP start unchanged as "optimal" with
+    the objective of its presolved model, far below the start's cost, on an SMD core; the
+    budgeted decisions, :func:`decide_anytime`, therefore give none.)
 
     ``sub="highs"``: subproblems solved exactly; ``sub="lp-round"``: by the LP-rounding layer
     (:mod:`dlsched.solvers.rounding`, local search capped at ``search_seconds``).
@@ -123,23 +131,39 @@ def parametric(core: MCMDK, opts: SolveOptions | None = None, *, memory: bool = 
     np.maximum.at(g_hi, jobs_of[is_ratio], g[is_ratio])
     g_lo = np.full(n_jobs, np.inf)
     np.minimum.at(g_lo, jobs_of[is_ratio], g[is_ratio])
-    if init == "ends":
-        touched = [np.unique([hi, lo]) if hi > 0 else np.zeros(0) for hi, lo in zip(g_hi, g_lo)]
+    if init == "ends":     # the sorted distinct points (g_lo <= g_hi)
+        touched = [(np.array([lo, hi]) if lo < hi else np.array([hi])) if hi > 0 else np.zeros(0)
+                   for hi, lo in zip(g_hi.tolist(), g_lo.tolist())]
     else:
-        touched = [np.array([hi]) if hi > 0 else np.zeros(0) for hi in g_hi]
+        touched = [np.array([hi]) if hi > 0 else np.zeros(0) for hi in g_hi.tolist()]
     surrogate = core.value.copy()
 
     def retangent(jobs) -> None:
-        # the max of job j's tangents N(2/g_k − g/g_k²), evaluated at each of its columns
-        for j in jobs:
-            lo, hi = core.job_ptr[j], core.job_ptr[j + 1]
-            cj = np.arange(lo, hi)[is_ratio[lo:hi]]
-            pts = touched[j]
-            surrogate[cj] = np.max(N[cj][:, None] * (2.0 / pts[None, :] - g[cj][:, None] / pts[None, :] ** 2), axis=1)
+        # the max of job j's tangents N(2/g_k − g/g_k²), evaluated at each of its columns: every
+        # job's points padded to the longest with its first point (a repeat leaves the max alone)
+        jobs = np.asarray(jobs, dtype=np.int64)
+        pts = [touched[j] for j in jobs.tolist()]
+        size = np.array([t.size for t in pts], dtype=np.int64)
+        if not size.size or not size.max():
+            return
+        width = int(size.max())
+        pad = np.empty((jobs.size, width))
+        pad[:] = np.array([t[0] if t.size else np.nan for t in pts])[:, None]
+        row = np.repeat(np.arange(jobs.size), size)
+        pad[row, np.arange(row.size) - np.repeat(np.cumsum(size) - size, size)] = np.concatenate(pts)
+        sel = np.zeros(n_jobs, dtype=np.int64) - 1
+        sel[jobs] = np.arange(jobs.size)
+        cj = np.flatnonzero(is_ratio & (sel[jobs_of] >= 0) & (size[np.maximum(sel[jobs_of], 0)] > 0))
+        P = pad[sel[jobs_of[cj]]]
+        surrogate[cj] = np.max(N[cj][:, None] * (2.0 / P - g[cj][:, None] / P ** 2), axis=1)
 
     retangent(np.unique(jobs_of[is_ratio]).tolist())
     solver = _ExactSub(core, opts) if sub == "highs" else _RoundSub(core, opts, search_seconds)
+    start = (lambda choice: choice) if mip_start else (lambda choice: None)
     best_choice, best_val, bound = None, np.inf, -np.inf
+    if warm is not None:
+        best_choice = np.asarray(warm, dtype=np.int64)
+        best_val = float(core.value[core.columns_of(best_choice)].sum())
     history = []
     seen: set[bytes] = set()
     it = 0
@@ -147,7 +171,7 @@ def parametric(core: MCMDK, opts: SolveOptions | None = None, *, memory: bool = 
     delta_last = None
     while it < max_iter:
         it += 1
-        lb, choice, delta = solver.solve(surrogate, best_choice)
+        lb, choice, delta = solver.solve(surrogate, start(best_choice))
         if choice is None:
             break
         delta_last = delta
@@ -291,6 +315,66 @@ def decide(inst: SMDInstance, active: np.ndarray, opts: SolveOptions | None = No
     out = parametric(core, opts, memory=memory, init=init, sub=sub)
     alloc = inst.allocation_from_core(core, out.choice)[:, :2]
     return alloc, out, core
+
+
+@dataclass
+class AnytimeDecision:
+    """One SMD decision made within a budget: the (n, 2) allocation, its §2.2 cost over the
+    candidates, and a certified lower bound on that problem's optimum."""
+
+    alloc: np.ndarray
+    objective: float
+    bound: float
+    groups: int
+
+
+def decide_anytime(inst: SMDInstance, active: np.ndarray, opts: SolveOptions, *, previous: np.ndarray | None = None,
+                   pop_k: int = 1, rng: np.random.Generator | None = None, select: str = "score", slack: float = 1.0,
+                   memory: bool = True, slot_aware: bool = False, wait_slots: float | None = None,
+                   tie_break: float = 0.0, init: str = "ends", sub: str = "highs") -> AnytimeDecision:
+    r"""One SMD decision within ``opts``' running budget (docs/smd.md, "Decisions within a budget").
+
+    The candidates of :func:`select_jobs` are split by POP into ``pop_k`` random groups
+    (:func:`dlsched.solvers.anytime.pop_groups`), each with :math:`1/k` of every resource and an
+    equal share of what remains of the budget; each group's parametric iteration starts from a
+    feasible choice (:func:`~dlsched.solvers.anytime.greedy_choice`: the configurations of
+    ``previous``, an (n, 2) allocation, that are still offered, then the greedy fill at the
+    group's Lagrangian prices), so an answer exists however early the budget ends. The bound is the larger of the parametric
+    iteration's (one group only) and the Lagrangian bound :func:`~dlsched.solvers.anytime.lagrangian_bound`
+    of the whole candidates' problem at full capacity, so the gap of a POP decision is certified
+    against the unpartitioned problem.
+    """
+    active = np.asarray(active, dtype=np.int64)
+    cand = select_jobs(inst, active, slack) if select == "score" else active
+    k = max(1, min(int(pop_k), cand.size))
+    groups = pop_groups(cand.size, k, rng if rng is not None else np.random.default_rng(0)) if k > 1 else [np.arange(cand.size)]
+    alloc = np.zeros((inst.n_jobs, 2), dtype=np.int64)
+    objective, inner = 0.0, -np.inf
+    values, shares, ptrs = [], [], []
+    for gi, g in enumerate(groups):
+        core = epoch_core(inst, cand[g], slot_aware=slot_aware, wait_slots=wait_slots, tie_break=tie_break)
+        core.b = core.b / k
+        share = column_shares(core)
+        fixed = None
+        if previous is not None:
+            cfg = core.meta["configs"]
+            kept = (cfg[:, 1] > 0) & (previous[cfg[:, 0], 0] == cfg[:, 1]) & (previous[cfg[:, 0], 1] == cfg[:, 2])
+            fixed = np.full(core.n_jobs, -1, dtype=np.int64)
+            fixed[core.col_job[kept]] = np.flatnonzero(kept)
+        defer_all = float(core.value[core.job_ptr[:-1]].sum())          # a feasible objective
+        _, prices = lagrangian_bound(core.value, share, core.job_ptr, defer_all)
+        warm = greedy_choice(core, share, fixed, prices)
+        out = parametric(core, opts.within(opts.clock.share(1.0 / (k - gi))), memory=memory, init=init, sub=sub,
+                         warm=warm, mip_start=False)
+        alloc += inst.allocation_from_core(core, out.choice)[:, :2]
+        objective += out.objective
+        inner = out.bound if k == 1 else inner
+        values.append(core.value)
+        shares.append(share / k)                      # shares of the whole capacity
+        ptrs.append(core.job_ptr[1:] + sum(v.size for v in values[:-1]))
+    job_ptr = np.concatenate([[0], *ptrs]).astype(np.int64)
+    lag = lagrangian_bound(np.concatenate(values), np.vstack(shares), job_ptr, objective)[0] if values else 0.0
+    return AnytimeDecision(alloc, objective, max(inner, lag), k)
 
 
 def epoch_core(inst: SMDInstance, jobs: np.ndarray, *, slot_aware: bool = False, wait_slots: float | None = None,

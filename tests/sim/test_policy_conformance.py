@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from dlsched.instance.cluster import Cluster
 from dlsched.instance.oasis_gen import small as oasis_small
 from dlsched.policies import oasis as oasis_policies
-from dlsched.registry import policy_names
+from dlsched.registry import make_policy, policy_names
 from dlsched.testing import LinearSpeed, check_policy, generic_trace
 
 # The traces each policy applies to; every other registered policy takes any trace.
@@ -112,3 +112,24 @@ def test_a_broken_policy_fails_the_kit_naming_the_check():
     check_policy(Forgetful, cases=case, exclude=("reset",))
     with pytest.raises(AssertionError, match=r"^reset: trace 0 .*reset did not make a used policy new"):
         check_policy(Forgetful, cases=case)
+
+
+#: the optimisation policies with a per-decision budget (dlsched/policies/budget.py), and POP
+BUDGETED = [("smd", {"budget_ms": 60_000}), ("smd", {"budget_ms": 60_000, "pop_k": 2}),
+            ("hetplace", {"budget_ms": 60_000}), ("fluid", {"budget_ms": 60_000})]
+
+
+@pytest.mark.parametrize("name,params", BUDGETED, ids=lambda x: x if isinstance(x, str) else "-".join(map(str, x.values())))
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=jobs_st, servers=st.integers(1, 3), seed=st.integers(0, 3))
+def test_budgeted_policies_keep_the_contract(name, params, rows, servers, seed):
+    cl = Cluster.homogeneous(servers, {"gpu": 4, "cpu": 8})
+    check_policy(lambda: make_policy(name, **params), cases=[(generic_trace(rows), cl, LinearSpeed())], seed=seed)
+
+
+@pytest.mark.parametrize("name", ["smd", "hetplace", "fluid"])
+def test_a_budget_that_binds_still_answers_within_the_contract(name):
+    # 1 ms: every decision is cut short; the answers depend on the clock (no determinism check)
+    tr = generic_trace([(0, 9, 1, 3, 0, 0), (0, 4, 2, 2, 0, 1), (1, 7, 1, 4, 1, 0), (2, 3, 1, 1, 0, 2), (2, 12, 2, 2, 2, 1)])
+    check_policy(lambda: make_policy(name, budget_ms=1), cases=[(tr, Cluster.homogeneous(2, {"gpu": 4, "cpu": 8}), LinearSpeed())],
+                 exclude=("determinism", "reset"))

@@ -1,0 +1,100 @@
+"""Decision quality at scale (issue 27; suite ``decision-scale``): one decision of an optimisation
+policy over n active jobs on 6,500 GPUs, within a budget, against the same policy with no budget.
+
+The decision is taken through the policy's own ``schedule`` on the engine's state (so the time of
+building the policy's view and placing its answer counts, as in a run): n - 1 jobs arrive at 0,
+the last at 1 s, and the decision measured is the one at 1 s, after the one at 0, with the
+policy's caches of speeds and configurations built (as they are in a run: the reference policy
+builds them once per state and every other policy object of the cell starts with them, :data:`CACHES`). ``incremental``
+(SMD) starts it from the decision at 0, consecutive decisions differing by one arrival;
+``scratch`` solves it from nothing.
+Each row has the objective of the policy's own model (:attr:`DecisionRecord.objectives`), its
+certified gap, the latency, and the ratio to the unbudgeted decision on the same state.
+
+Mixes (``mix``): ``dl2``: DL2's job mix (PS jobs, CPU and GPU demands, DL2's speed table) on
+DL2's 2-GPU nodes; ``gavel``: the jobs of Gavel's trace ``msr_seed0_0e4a51`` (1,181 jobs,
+inflated by :func:`dlsched.sim.load.inflate` when more are asked for) on a Gavel cluster of as
+many V100, P100 and K80 servers of 4 GPUs, Gavel's measured throughputs.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from dlsched.data import data_dir
+from dlsched.errors import InputError
+from dlsched.instance.cluster_spec import gavel_cluster
+from dlsched.instance.synthetic import dl2_cluster, dl2_trace
+from dlsched.instance.traces import load_trace
+from dlsched.instance.workload import Trace
+from dlsched.registry import make_policy
+from dlsched.sim.engine import Simulation
+from dlsched.sim.load import inflate
+from dlsched.sim.policy import PolicyContext
+from dlsched.sim.speed import make_speed
+
+MIXES = ("dl2", "gavel")
+GPUS = 6500
+#: what a policy keeps across calls that depends on the jobs only (views, speeds, configurations)
+CACHES = ("view", "index", "_limits", "_rho")
+
+
+def scene(mix: str, n_active: int, seed: int = 0):
+    """(trace of ``n_active`` jobs, the last arriving at 1 s, the others at 0; cluster of about 6,500 GPUs; speed)."""
+    if mix == "dl2":
+        jobs = dl2_trace(n_active, seed).jobs
+        cluster, speed = dl2_cluster(GPUS // 2), make_speed("table")
+    elif mix == "gavel":
+        gavel = load_trace(str(data_dir() / "gavel" / "msr_seed0_0e4a51.trace"))
+        jobs = inflate(gavel, max(1.0, n_active / len(gavel)), seed).jobs[:n_active]
+        third = GPUS // 3                       # GPUs of each type, on servers of 4
+        cluster, speed = gavel_cluster(f"{third}:{third}:{third}"), make_speed("throughput")
+    else:
+        raise InputError("<argument>", "mix", f"one of {MIXES}", mix)
+    jobs = [replace(j, arrival=0.0 if k < len(jobs) - 1 else 1.0) for k, j in enumerate(jobs)]
+    return Trace(tuple(jobs), f"{mix}:{n_active}:{seed}"), cluster, speed
+
+
+def one_decision(policy, trace, cluster, speed, *, seed: int = 0, caches_of=None) -> dict:
+    """The policy's decision at 1 s, after the one at 0: latency, objective, gap. ``caches_of``: a
+    policy of the same kind already run on this state, whose :data:`CACHES` this one starts with."""
+    sim = Simulation(trace, cluster, speed, seed=seed)
+    policy.reset(PolicyContext(cluster=cluster, speed=speed, seed=seed))
+    for attr in CACHES if caches_of is not None else ():
+        if hasattr(caches_of, attr):
+            setattr(policy, attr, getattr(caches_of, attr))
+    events = sim.advance(None)
+    sim.apply(policy.schedule(sim.state(), events), policy.name)
+    policy.decision_record.reset()
+    events = sim.advance(1.0)
+    state = sim.state()
+    t0 = time.perf_counter()
+    decision = policy.schedule(state, events)
+    seconds = time.perf_counter() - t0
+    sim.apply(decision, policy.name)          # the engine checks the answer (capacity, sizes)
+    rec = policy.decision_record
+    return {"seconds": seconds, "active": int(len(state.active)), "placed": len(decision),
+            "objective": rec.objectives[-1] if rec.objectives else None, "gap": rec.gaps[-1] if rec.gaps else None}
+
+
+def decision_task(policy: str, mix: str, n_active: int, budgets: list, pop_k: list, seed: int = 0,
+                  reference_ms: float | None = None) -> dict:
+    """One state, the policy unbudgeted (or at ``reference_ms``) as reference, then every budget (ms) in
+    ``budgets`` from scratch and incremental (smd only), and every k of ``pop_k`` at each budget (smd
+    only): rows with objective, gap, latency and objective / reference."""
+    trace, cluster, speed = scene(mix, n_active, seed)
+    ref_params = {} if reference_ms is None else {"budget_ms": reference_ms}
+    donor = make_policy(policy, **ref_params)
+    ref = one_decision(donor, trace, cluster, speed, seed=seed)
+    rows = []
+    for b in budgets:
+        variants = [("scratch", {"incremental": False} if policy == "smd" else {})]
+        if policy == "smd":
+            variants += [("incremental", {})] + [(f"pop{k}", {"pop_k": k, "incremental": False}) for k in pop_k]
+        for label, params in variants:
+            out = one_decision(make_policy(policy, budget_ms=b, **params), trace, cluster, speed, seed=seed, caches_of=donor)
+            ratio = None if out["objective"] is None or not ref["objective"] else out["objective"] / ref["objective"]
+            rows.append({"budget_ms": b, "variant": label, **out, "ratio_to_reference": ratio})
+    return {"policy": policy, "mix": mix, "n_active": n_active, "gpus": int(cluster.total()[cluster.index("gpu")]),
+            "reference": {**ref, "budget_ms": reference_ms}, "rows": rows}

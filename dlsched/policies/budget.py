@@ -1,0 +1,67 @@
+"""A policy's per-decision time budget and the certified gap of each of its decisions (docs/simulator.md,
+"Decision budgets and certified gaps").
+
+A policy that solves an optimisation problem at every call takes ``budget_ms`` (``dlsched simulate
+--decision-budget MS`` passes it to every policy whose constructor accepts it) and keeps a
+:class:`DecisionRecord`: the budget in seconds, and per decision the gap
+:func:`dlsched.result.relative_gap` of the answer's objective against the lower bound of the
+policy's own model, as its attribute ``decision_record``. The engine reads the gaps after the run
+(:func:`dlsched.sim.engine.simulate`) and the run's summary reports their mean and maximum.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Annotated
+
+from dlsched.arguments import Range
+from dlsched.errors import InputError
+from dlsched.result import relative_gap
+from dlsched.solvers.options import Budget
+
+
+def positive_int(name: str, value) -> int:
+    """``value`` as an int >= 1, or an InputError naming the parameter."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise InputError("<argument>", name, "an integer >= 1", value)
+    return int(value)
+
+
+#: a policy's ``budget_ms`` option as the options check reads it (:mod:`dlsched.arguments`)
+BudgetMs = Annotated[float, Range(gt=0, finite=True)]
+
+
+class DecisionRecord:
+    """``budget_ms`` checked (None: no budget) and the gaps of the decisions made since :meth:`reset`."""
+
+    def __init__(self, budget_ms: float | None = None):
+        if budget_ms is not None and (isinstance(budget_ms, bool) or not isinstance(budget_ms, numbers.Real)
+                                      or not math.isfinite(budget_ms) or budget_ms <= 0):
+            raise InputError("<argument>", "budget_ms", "a positive number of milliseconds per decision", budget_ms)
+        self.seconds = None if budget_ms is None else float(budget_ms) / 1000.0
+        self.gaps: list[float] = []
+        self.objectives: list[float] = []
+
+    def reset(self) -> None:
+        self.gaps, self.objectives = [], []
+
+    def clock(self) -> Budget:
+        """The running budget of one decision, started now. A solver call is given what remains less
+        a tenth of the budget (not the whole-call :data:`~dlsched.solvers.options.RESOLUTION` of
+        50 ms, which would leave nothing of a budget of milliseconds)."""
+        return Budget(self.seconds, margin=0.0 if self.seconds is None else self.seconds / 10)
+
+    def record(self, objective: float | None, bound: float | None) -> float | None:
+        """Append the objective and the gap of a minimisation decision (none when no bound certifies it);
+        return the gap."""
+        gap = relative_gap(objective, bound if bound is None or math.isfinite(bound) else None, "min")
+        if objective is not None:
+            self.objectives.append(float(objective))
+        if gap is not None:
+            self.gaps.append(gap)
+        return gap
+
+    def last_gap(self, above: float) -> bool:
+        """Whether the last decision's gap exceeds ``above``."""
+        return bool(self.gaps) and self.gaps[-1] > above

@@ -1,0 +1,176 @@
+"""Decisions within a budget (dlsched/policies/budget.py, dlsched/solvers/anytime.py): the greedy
+start is feasible, the Lagrangian bound never passes the optimum, a budgeted or POP decision is
+bracketed by its certified bound, and the run reports latency and gap."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dlsched.cli import main
+from dlsched.errors import InputError
+from dlsched.instance.core import MCMDK
+from dlsched.instance.synthetic import dl2_cluster, dl2_trace
+from dlsched.policies.budget import DecisionRecord
+from dlsched.policies.view import instance_view
+from dlsched.registry import make_policy
+from dlsched.sim.speed import TableSpeed
+from dlsched.solvers.anytime import column_shares, greedy_choice, lagrangian_bound, pop_groups
+from dlsched.solvers.options import SolveOptions
+from dlsched.solvers.smd import TIE_BREAK, decide, decide_anytime
+
+
+def defer_core(costs, uses, b) -> MCMDK:
+    """An exactly-one min core: per job a zero-use defer column (cost costs[j][0]) and its configurations."""
+    ptr = np.concatenate([[0], np.cumsum([len(c) for c in costs])])
+    A = np.concatenate([np.asarray(u, float).reshape(len(c), len(b)) for c, u in zip(costs, uses)]).T
+    return MCMDK(np.concatenate(costs).astype(float), sp.csr_matrix(A), np.asarray(b, float), ptr, "min", "exactly_one")
+
+
+def brute_force(core: MCMDK) -> float:
+    best = np.inf
+    A = core.A.toarray()
+    for pick in itertools.product(*[range(k) for k in core.n_configs]):
+        cols = core.job_ptr[:-1] + np.array(pick)
+        if np.all(A[:, cols].sum(axis=1) <= core.b + 1e-9):
+            best = min(best, float(core.value[cols].sum()))
+    return best
+
+
+@st.composite
+def cores(draw):
+    n, R = draw(st.integers(1, 5)), draw(st.integers(1, 2))
+    costs, uses = [], []
+    for _ in range(n):
+        k = draw(st.integers(1, 3))
+        costs.append([draw(st.floats(5, 50))] + [draw(st.floats(0.5, 50)) for _ in range(k)])
+        uses.append([[0.0] * R] + [[draw(st.floats(0.1, 4)) for _ in range(R)] for _ in range(k)])
+    return defer_core(costs, uses, [draw(st.floats(0.5, 8)) for _ in range(R)])
+
+
+@settings(max_examples=80, deadline=None)
+@given(core=cores())
+def test_greedy_is_feasible_and_the_lagrangian_bound_never_passes_the_optimum(core):
+    opt = brute_force(core)
+    share = column_shares(core)
+    choice = greedy_choice(core, share)
+    cols = core.columns_of(choice)
+    assert np.all(core.A[:, cols].toarray().sum(axis=1) <= core.b + 1e-9)
+    assert core.value[cols].sum() >= opt - 1e-9
+    upper = float(core.value[cols].sum())
+    at_zero, _ = lagrangian_bound(core.value, share, core.job_ptr, upper, iters=1)
+    best, prices = lagrangian_bound(core.value, share, core.job_ptr, upper)
+    assert at_zero <= best <= opt + 1e-7 * max(1.0, opt)
+    assert (prices >= 0).all()
+    # the greedy at the Lagrangian prices is feasible too
+    cols = core.columns_of(greedy_choice(core, share, prices=prices))
+    assert np.all(core.A[:, cols].toarray().sum(axis=1) <= core.b + 1e-9) and core.value[cols].sum() >= opt - 1e-9
+    # at λ = 0 the bound is every job at its cheapest configuration
+    assert at_zero == pytest.approx(np.minimum.reduceat(core.value, core.job_ptr[:-1]).sum())
+
+
+def test_the_bound_closes_on_a_contended_two_job_core():
+    # two jobs, each 10 to wait or 1 to run on the one unit: OPT = 11; λ = 0 gives only 2
+    core = defer_core([[10.0, 1.0], [10.0, 1.0]], [[[0.0], [1.0]], [[0.0], [1.0]]], [1.0])
+    share = column_shares(core)
+    assert greedy_choice(core, share).tolist() in ([1, 0], [0, 1])
+    assert lagrangian_bound(core.value, share, core.job_ptr, 11.0)[0] == pytest.approx(11.0, rel=1e-6)
+
+
+def test_greedy_keeps_the_fixed_configurations_that_fit():
+    core = defer_core([[10.0, 1.0, 2.0], [10.0, 1.0]], [[[0.0], [2.0], [1.0]], [[0.0], [1.0]]], [2.0])
+    share = column_shares(core)
+    # alone, job 1 (the best saving per share) runs and job 0 takes its smaller configuration
+    assert greedy_choice(core, share).tolist() == [2, 1]
+    fixed = np.array([1, -1])                       # job 0 kept on its first configuration (column 1): all of it
+    assert greedy_choice(core, share, fixed).tolist() == [1, 0]
+
+
+def test_pop_groups_partition_the_items():
+    groups = pop_groups(10, 4, np.random.default_rng(0))
+    assert [g.size for g in groups] == [3, 3, 2, 2]
+    assert np.array_equal(np.sort(np.concatenate(groups)), np.arange(10))
+    assert len(pop_groups(2, 16, np.random.default_rng(0))) == 2
+
+
+@pytest.fixture(scope="module")
+def busy_view():
+    cl = dl2_cluster(4)
+    tr = dl2_trace(40, seed=2)
+    return instance_view(tr.jobs, cl, TableSpeed()), np.arange(40)
+
+
+@pytest.mark.parametrize("budget_ms,pop_k", [(None, 1), (1, 1), (None, 4), (1, 4)])
+def test_a_budgeted_or_partitioned_decision_is_bracketed_by_its_bound(busy_view, budget_ms, pop_k):
+    view, active = busy_view
+    kw = {"slot_aware": True, "wait_slots": 1.0, "tie_break": TIE_BREAK}
+    _, exact, _ = decide(view, active, SolveOptions(threads=1), **kw)
+    assert exact.optimal
+    rec = DecisionRecord(budget_ms)
+    opts = replace(SolveOptions(threads=1), time_limit=rec.seconds, budget=rec.clock())
+    dec = decide_anytime(view, active, opts, pop_k=pop_k, rng=np.random.default_rng(1), **kw)
+    tol = 1e-7 * exact.objective
+    assert dec.bound <= exact.objective + tol <= dec.objective + 2 * tol
+    used = dec.alloc[:, :1] * view.d + dec.alloc[:, 1:2] * view.e
+    assert np.all(used.sum(axis=0) <= view.capacity + 1e-9)
+    assert (dec.alloc[:, 0] > 0).any()                     # never an empty answer
+    if budget_ms is None and pop_k == 1:
+        assert dec.objective == pytest.approx(exact.objective) and dec.bound == pytest.approx(exact.objective)
+
+
+@pytest.mark.parametrize("name,params,field", [
+    ("smd", {"budget_ms": 0}, "budget_ms"), ("smd", {"budget_ms": "fast"}, "budget_ms"),
+    ("smd", {"pop_k": 0}, "pop_k"), ("hetplace", {"budget_ms": -5}, "budget_ms"),
+    ("fluid", {"budget_ms": float("inf")}, "budget_ms")])
+def test_bad_budget_parameters_name_the_parameter(name, params, field):
+    with pytest.raises(InputError, match=field):
+        make_policy(name, **params)
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("policy", ["smd", "hetplace", "fluid"])
+def test_simulate_reports_latency_and_certified_gap(capsys, policy):
+    code, out, _ = run(capsys, "simulate", "dl2:12:3", "--policy", policy, "--speed", "table",
+                       "--decision-budget", "200", "--json")
+    assert code == 0
+    doc = json.loads(out)
+    lat, gap = doc["decision_latency_ms"], doc["decision_gap"]
+    assert doc["status"] == "completed"
+    assert 0 < lat["median"] <= lat["p99"] <= lat["max"]
+    assert 1 <= gap["decisions"] <= doc["decision_calls"] and 0 <= gap["mean"] <= gap["max"]
+
+
+def test_a_policy_without_a_budget_reports_latency_only(capsys):
+    code, out, err = run(capsys, "simulate", "dl2:8:3", "--cluster", "dl2:4", "--policy", "fifo", "--speed", "table",
+                         "--decision-budget", "10", "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["decision_gap"] is None and doc["decision_latency_ms"]["max"] > 0
+    assert "takes no decision budget" in err
+    code, _, err = run(capsys, "simulate", "dl2:8:3", "--cluster", "dl2:4", "--policy", "smd", "--decision-budget", "0")
+    assert code == 2 and "--decision-budget" in err
+
+
+@pytest.mark.parametrize("policy,mix", [("smd", "dl2"), ("hetplace", "gavel")])
+def test_the_decision_scale_task_compares_each_budget_with_the_unbudgeted_decision(policy, mix):
+    from dlsched.bench.decision import decision_task
+
+    out = decision_task(policy, mix, 24, [1000], [2])
+    ref = out["reference"]
+    assert ref["active"] == 24 and ref["gap"] == pytest.approx(0.0, abs=1e-6) and ref["objective"] > 0
+    variants = [r["variant"] for r in out["rows"]]
+    assert variants == (["scratch", "incremental", "pop2"] if policy == "smd" else ["scratch"])
+    for row in out["rows"]:
+        assert row["active"] == 24 and row["placed"] >= 1 and row["gap"] >= 0
+        assert row["ratio_to_reference"] >= 1 - 1e-9 or row["variant"] != "scratch"
