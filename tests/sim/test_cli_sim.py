@@ -178,11 +178,11 @@ def test_the_table_gives_hours_or_days_and_plot_names_its_files(capsys, tmp_path
 def test_bench_sim_table_says_why_and_prints_names_whole(capsys, monkeypatch):
     """Issue 24: `oasis` read 0/3 with no reason, `time-indexed` was missing without a word, long
     names were cut ("gavel-max-min-fai…") and columns mixed 1.2903e+07 with plain numbers."""
-    from dlsched import registry
     from dlsched.bench import get_suite
+    from dlsched.bench import sim as bench_sim
 
     names = ["drf", "oasis", "gavel-max-min-fairness-perf", "time-indexed"]
-    monkeypatch.setattr(registry, "policy_names", lambda: names)
+    monkeypatch.setattr(bench_sim, "policy_names", lambda: names)
     rc = get_suite("sim")(["--quick", "--seeds", "1", "--jobs", "6", "--nodes", "4"])
     out = capsys.readouterr().out
     assert rc == 0 and "…" not in out and "e+" not in out
