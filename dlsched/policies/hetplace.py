@@ -12,7 +12,9 @@ r"""Heterogeneous placement (MODELS.md §4) on the simulator: converter, speed s
   types and the speed source: :math:`\rho_{i,g}` is job i's rate with one worker on a type-g server
   per GPU of that worker, :math:`P_i = 1`, no communication term (the speed source already
   charges it), a type where the job cannot progress gets a negligible throughput so the
-  placement avoids it. Jobs beyond one per GPU wait (in arrival order).
+  placement avoids it. Jobs beyond one per GPU wait: the later arrivals, or with ``order="srpt"``
+  the jobs with the longest remaining time on one worker of their best GPU type (the pipeline then
+  sizes and places the jobs it is given, as in the paper).
 
 ``budget_ms`` bounds each decision (docs/hetplace.md, "Decisions within a budget"): the pipeline
 stops evaluating categories when it is spent (the first, at the Lagrangian prices, is always
@@ -23,7 +25,7 @@ best GPUs (:func:`dlsched.solvers.hetplace.hetplace`).
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 import numpy as np
 
@@ -80,8 +82,9 @@ class HetPlace:
 
     @checked
     def __init__(self, samples: Annotated[int, Range(ge=1)] = 8, seed: Annotated[int, Range(ge=0)] | None = None,
-                 placer: PlacerName = "consolidated", budget_ms: BudgetMs | None = None):
-        self.samples, self.seed, self.placer_name = int(samples), seed, placer
+                 placer: PlacerName = "consolidated", budget_ms: BudgetMs | None = None,
+                 order: Literal["arrival", "srpt"] = "arrival"):
+        self.samples, self.seed, self.placer_name, self.order = int(samples), seed, placer, order
         self.decision_record = DecisionRecord(budget_ms)
 
     def reset(self, ctx: PolicyContext) -> None:
@@ -96,6 +99,33 @@ class HetPlace:
         self._rho: dict[int, np.ndarray] = {}
         self.decision_record.reset()
 
+    def _types(self, cl: Cluster) -> tuple[list[str], np.ndarray, list[int]]:
+        """The GPU types of the cluster's GPU servers, each server's type, and the first server of each type."""
+        servers = np.flatnonzero(cl.capacity[:, self.g] >= 1)
+        types = sorted({cl.gpu_type[s] for s in servers})
+        t_of = np.array([types.index(cl.gpu_type[s]) for s in servers], dtype=np.int64)
+        return types, t_of, [int(servers[np.flatnonzero(t_of == g)[0]]) for g in range(len(types))]
+
+    def _rho_row(self, state: ClusterState, j: int, gpw: int) -> np.ndarray:
+        """:math:`\rho_{j,g}`: job j's rate with one worker on a server of each GPU type, per GPU of the worker."""
+        row = self._rho.get(j)
+        if row is None:
+            # the speed protocol takes no time: a job's rate on a placement is fixed within a run
+            job, cl = state.jobs[j], state.cluster
+            row = self._rho[j] = np.array([
+                max(float(self.ctx.speed.rate(job, Placement({s: 1}, {s: 1} if job.uses_ps else {}), cl)) / gpw, NEGLIGIBLE)
+                for s in self._types(cl)[2]])
+        return row
+
+    def _admitted(self, state: ClusterState, jobs: np.ndarray, gpw: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The (at most ``k``) jobs the §4 pipeline places, and their GPUs per worker: the first in arrival
+        order, or (``order="srpt"``) those with the shortest remaining time on one worker of their best type."""
+        if self.order == "srpt" and jobs.size > k:
+            best = np.array([self._rho_row(state, j, g).max() * g for j, g in zip(jobs.tolist(), gpw.tolist())])
+            pick = np.sort(np.argsort(np.asarray(state.remaining)[jobs] / best, kind="stable")[:k])
+            return jobs[pick], gpw[pick]
+        return jobs[:k], gpw[:k]
+
     def _view(self, state: ClusterState, jobs: np.ndarray, gpw: np.ndarray) -> tuple[PlacementInstance, np.ndarray]:
         """The §4 instance of ``jobs`` on the cluster's GPU servers, and the cluster index of each view server."""
         cl = state.cluster
@@ -109,18 +139,8 @@ class HetPlace:
                                      fam.model_size_mb[idx], np.minimum(fam.max_workers[idx], fam.n_gpus),
                                      fam.intra_gbps, fam.inter_gbps, fam.communication, fam.workload,
                                      source=fam.source), np.arange(fam.n_servers)
-        types = sorted({cl.gpu_type[s] for s in servers})
-        t_of = np.array([types.index(cl.gpu_type[s]) for s in servers], dtype=np.int64)
-        first = [int(servers[np.flatnonzero(t_of == g)[0]]) for g in range(len(types))]
-        rho = np.empty((len(jobs), len(types)))
-        for a, j in enumerate(jobs.tolist()):
-            row = self._rho.get(j)
-            if row is None:
-                # the speed protocol takes no time: a job's rate on a placement is fixed within a run
-                row = self._rho[j] = np.array([
-                    max(float(self.ctx.speed.rate(state.jobs[j], Placement({s: 1}, {s: 1} if state.jobs[j].uses_ps else {}), cl))
-                        / gpw[a], NEGLIGIBLE) for s in first])
-            rho[a] = row
+        types, t_of, _ = self._types(cl)
+        rho = np.array([self._rho_row(state, j, g) for j, g in zip(jobs.tolist(), gpw.tolist())]).reshape(len(jobs), len(types))
         K = int(cl.capacity[servers, self.g].astype(np.int64).sum())
         maxw = np.array([min(state.jobs[j].max_workers * gpw[a], K) for a, j in enumerate(jobs.tolist())], dtype=np.int64)
         intra = cl.intra_server_gbps if np.isfinite(cl.intra_server_gbps) else 1e9
@@ -140,7 +160,7 @@ class HetPlace:
         gpw = np.array([int(round(state.demand_w[j, self.g])) for j in active.tolist()], dtype=np.int64)
         gpu_jobs, other = active[gpw >= 1], active[gpw < 1]
         K = int(state.cluster.capacity[:, self.g].astype(np.int64).sum())
-        take, per = gpu_jobs[:K], gpw[gpw >= 1][:K]
+        take, per = self._admitted(state, gpu_jobs, gpw[gpw >= 1], K)
         free = state.cluster.capacity.astype(float).copy()
         out: dict[int, Placement] = {}
         if take.size:

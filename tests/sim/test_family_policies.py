@@ -170,6 +170,17 @@ def test_hetplace_policy_runs_on_a_generic_heterogeneous_trace():
     assert res.status == "completed" and res.completed.all()
 
 
+def test_hetplace_admits_the_shortest_jobs_when_asked():
+    # one GPU: the pipeline is given one job; in arrival order the long one, with order="srpt" the short one
+    tr = trace(job("long", 0.0, 100.0), job("short", 0.0, 10.0))
+    done = {}
+    for order in ("arrival", "srpt"):
+        res = simulate(tr, cluster(1, gpus=1), make_policy("hetplace", order=order), LinearSpeed())
+        done[order] = dict(zip(res.names, res.completion.tolist()))
+    assert done["arrival"] == pytest.approx({"long": 100.0, "short": 110.0})
+    assert done["srpt"] == pytest.approx({"long": 110.0, "short": 10.0})
+
+
 def test_named_oasis_policies_simulate_an_oasis_trace_and_refuse_other_traces():
     from dlsched.errors import InputError
     from dlsched.sim.engine import PolicyError
