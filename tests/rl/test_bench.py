@@ -57,7 +57,10 @@ def test_a_stopped_bench_keeps_what_it_computed_and_a_rerun_resumes(tmp_path, ca
             "--out", str(tmp_path / "r")]
 
     def timeout(*a, **k):
-        signal.raise_signal(signal.SIGTERM)
+        try:        # inside code that catches errors, as policies and cells do
+            signal.raise_signal(signal.SIGTERM)
+        except Exception:
+            pass
 
     monkeypatch.setattr(bench, "bound_study", timeout)
     assert bench.main(argv) == 130
