@@ -116,6 +116,8 @@ class TrainConfig:
     time_budget_s: float | None = None
     #: stop fine-tuning after this many CPU seconds of the run (``time.process_time``)
     cpu_budget_s: float | None = None
+    #: torch's intra-op threads (1: small MLPs on a shared machine gain nothing from more)
+    threads: int = 1
     #: a checkpoint to start from: its warm-up is kept and only fine-tuning runs
     init: str | None = None
     #: DAgger rounds after the warm-up (0: none), each followed by this many epochs on all samples
@@ -138,7 +140,7 @@ class TrainConfig:
 
         for name, low in (("J", 1), ("n_jobs", 1), ("n_servers", 1), ("warmup_epochs", 0), ("rl_episodes", 0),
                           ("candidates", 1), ("updates_per_episode", 0), ("eval_every", 1), ("dagger_rounds", 0),
-                          ("dagger_epochs", 0), ("max_slots", 1), ("replay", 1), ("batch", 1), ("ppo_epochs", 1)):
+                          ("dagger_epochs", 0), ("max_slots", 1), ("replay", 1), ("batch", 1), ("ppo_epochs", 1), ("threads", 1)):
             if not whole(getattr(self, name)) or getattr(self, name) < low:
                 bad(name, f"an integer >= {low}")
         for name, high in (("J", MAX_WINDOW), ("n_jobs", MAX_TRAINING_JOBS), ("n_servers", MAX_TRAINING_SERVERS)):
@@ -719,8 +721,8 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     from dlsched.registry import make_policy
 
     wall0, cpu_start = time.monotonic(), time.process_time()
-    # small MLPs on a shared machine: intra-op threads cost more than they give
-    torch.set_num_threads(1)
+    # small MLPs on a shared machine: intra-op threads cost more than they give (--threads to ask)
+    torch.set_num_threads(cfg.threads)
     out = Path(out)
     rng = np.random.default_rng(cfg.seed)
     torch.manual_seed(cfg.seed)
@@ -977,6 +979,7 @@ def parser():
     p.add_argument("--ppo-epochs", type=int, default=d.ppo_epochs, help="--baseline gae: passes over each episode")
     p.add_argument("--kl", type=float, default=d.kl, help="--baseline gae: weight of KL(warm-up policy || policy)")
     p.add_argument("--budget-cpu-min", type=float, default=None, help="stop fine-tuning after this many CPU minutes")
+    p.add_argument("--threads", type=int, default=d.threads, help="torch threads (default 1)")
     p.add_argument("--baseline", choices=["critic", "greedy", "branch", "rollouts", "gae"], default=d.baseline,
                    help="actor's baseline: the critic V(s) (default), the greedy policy's return on the same trace, "
                         "per sampled slot the greedy episode forked there (branch), or the best of --candidates "
@@ -1031,7 +1034,7 @@ def main(argv: Sequence[str]) -> int:
                           time_budget_s=None if args.budget_min is None else 60 * args.budget_min, init=args.init,
                           cpu_budget_s=None if args.budget_cpu_min is None else 60 * args.budget_cpu_min,
                           warmup_smoothing=args.warmup_smoothing, gae_lambda=args.gae_lambda, ppo_epochs=args.ppo_epochs,
-                          kl=args.kl)
+                          kl=args.kl, threads=args.threads)
     except InputError as exc:       # name the flag, not the setting
         flag = FLAGS.get(exc.where, "--" + exc.where.replace("_", "-"))
         raise InputError(exc.source, flag, exc.expected, exc.found) from None

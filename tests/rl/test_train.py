@@ -346,7 +346,7 @@ def test_dagger_rounds_add_the_networks_own_states_labelled_by_the_teacher(tmp_p
 @pytest.mark.parametrize("flag, value", [("--window", "0"), ("--hidden", "0"), ("--gamma", "nan"), ("--jobs", "0"),
                                          ("--episodes", "-1"), ("--beta", "inf"), ("--servers", "100000000"),
                                          ("--warmup-smoothing", "1.5"), ("--gae-lambda", "-0.1"), ("--kl", "-1"),
-                                         ("--ppo-epochs", "0"), ("--budget-cpu-min", "0")])
+                                         ("--ppo-epochs", "0"), ("--budget-cpu-min", "0"), ("--threads", "0")])
 def test_training_settings_out_of_range_are_refused_before_any_work(capsys, flag, value):
     """`--window 0` looped for ever in the environment; `--hidden 0` and `--gamma nan` were accepted."""
     from dlsched.cli import main
