@@ -305,6 +305,11 @@ def agreement_by_kind(model: Model, X: np.ndarray, M: np.ndarray, A: np.ndarray)
     return out
 
 
+def minibatches(perm: torch.Tensor, batch: int):
+    """Consecutive slices of ``batch`` indices of the permutation ``perm`` (the last may be shorter)."""
+    return (perm[s:s + batch] for s in range(0, len(perm), batch))
+
+
 def smoothed_cross_entropy(logits: torch.Tensor, mask: torch.Tensor, a: torch.Tensor, smoothing: float) -> torch.Tensor:
     """(1 − s) · (−log π(a|s)) + s · mean over the valid actions b of (−log π(b|s)): the target puts
     1 − s on the teacher's action and s evenly on the valid ones (torch's ``label_smoothing`` would
@@ -335,8 +340,7 @@ def warmup(model: Model, X: np.ndarray, M: np.ndarray, A: np.ndarray, *, epochs:
     for _ in range(epochs):
         perm = torch.randperm(len(a), generator=gen)
         total = 0.0
-        for s in range(0, len(a), batch):
-            idx = perm[s:s + batch]
+        for idx in minibatches(perm, batch):
             loss = smoothed_cross_entropy(model.policy(x[idx], m[idx]), m[idx], a[idx], smoothing)
             opt.zero_grad()
             loss.backward()
@@ -631,8 +635,7 @@ def ppo_episode_update(model: Model, ref: nn.Module | None, X, M, A, LP, adv, ta
     losses = []
     for _ in range(epochs):
         perm = torch.from_numpy(rng.permutation(len(a)))
-        for s in range(0, len(a), batch):
-            idx = perm[s:s + batch]
+        for idx in minibatches(perm, batch):
             loss_v = nn.functional.mse_loss(model.value(x[idx]), tg[idx])
             opt_v.zero_grad()
             loss_v.backward()
@@ -677,8 +680,7 @@ def value_warmup(model: Model, X, M, A, G, lr: float, epochs: int, batch: int, s
     x, g = torch.from_numpy(X), torch.from_numpy(G)
     for _ in range(epochs):
         perm = torch.randperm(len(g), generator=gen)
-        for s in range(0, len(g), batch):
-            idx = perm[s:s + batch]
+        for idx in minibatches(perm, batch):
             loss = nn.functional.mse_loss(model.value(x[idx]), g[idx])
             opt.zero_grad()
             loss.backward()
