@@ -337,13 +337,11 @@ class Heartbeat:
         self._thread.join()
 
     def line(self) -> str:
-        import sys
-
         elapsed = time.monotonic() - self.t0
         n = self.count()
         cells = f", {n} cells written" if n is not None else ""
         return (f"bench dl2: {self.phase}{cells}; {elapsed / 60:.1f} min elapsed, estimate "
-                f"{max(self.total - elapsed, 0) / 60:.1f} min left") if sys.stderr else ""
+                f"{max(self.total - elapsed, 0) / 60:.1f} min left")
 
     def _run(self) -> None:
         import sys
