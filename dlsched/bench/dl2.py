@@ -317,24 +317,26 @@ def estimate(n: int, n_jobs: int, agreement: int, small: int, time_limit: float,
 
 
 class Heartbeat:
-    """A line on stderr every ``every`` seconds while a phase runs (for runs whose output is not a
-    terminal, where no progress bar is drawn): phase, cells written so far, elapsed, estimate left."""
+    """A line on stderr every ``every`` seconds while a phase runs (``enabled`` for runs whose output
+    is not a terminal, where no progress bar is drawn): phase, cells written so far, elapsed, estimate left."""
 
-    def __init__(self, total_estimate: float, every: float = 60.0):
+    def __init__(self, total_estimate: float, every: float = 60.0, enabled: bool = True):
         import threading
 
-        self.t0, self.total, self.every = time.monotonic(), total_estimate, every
+        self.t0, self.total, self.every, self.enabled = time.monotonic(), total_estimate, every, enabled
         self.phase, self.count = "", lambda: None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def __enter__(self):
-        self._thread.start()
+        if self.enabled:
+            self._thread.start()
         return self
 
     def __exit__(self, *exc):
         self._stop.set()
-        self._thread.join()
+        if self.enabled:
+            self._thread.join()
 
     def line(self) -> str:
         elapsed = time.monotonic() - self.t0
@@ -431,7 +433,7 @@ def main(argv: list[str]) -> int:
     progress = not args.json and sys.stderr.isatty()
     old_term = signal.signal(signal.SIGTERM, stop) if hasattr(signal, "SIGTERM") else None
     try:
-        with Heartbeat(cpu * stretch) as beat:
+        with Heartbeat(cpu * stretch, enabled=not progress) as beat:    # a terminal has the progress bars
             beat.phase, beat.count = "simulations", lambda: _count_rows(out_dir / "dl2.jsonl")
             out.update(summarise_suite(run_suite(sims, out_dir / "dl2.jsonl", progress=progress), sims))
             out["phases_done"].append("simulations")
