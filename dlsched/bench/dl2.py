@@ -24,7 +24,10 @@ network, DRF, Optimus and SMD are simulated on the same cluster in the same run:
 * ``slotted``: DRF and Optimus deciding only at DL2's slot boundaries, and, for a checkpoint that
   decides at arrivals and completions too (``decide_at``), DL2 deciding only at the boundaries.
 
-``--quick``: 10 validation traces, 2 small ones. ``--json`` prints exactly one JSON object.
+``--quick`` (:data:`QUICK`): 5 validation traces, the agreement on one, no tiny traces. ``--json``
+prints exactly one JSON object. The results are written as they come into ``--out`` (default
+``results/dl2-DIGEST/``): the simulation and study cells as resumable results files, the summary
+so far as ``summary.json`` after every phase; a run stopped by SIGTERM or Ctrl-C keeps them.
 The simulations are the cells of the suite file ``dl2`` (``dlsched/bench/suites/dl2.toml``) with
 these settings; the agreement and the small-trace study are the cells of the study suite
 ``dl2-studies`` (:func:`studies`).
@@ -67,16 +70,24 @@ def _reduction(dl2: list, other: list) -> float | None:
     return float(1.0 - a.mean() / b.mean())
 
 
-def study(seeds, n_jobs: int, n_servers: int, checkpoint, progress: bool, teacher: dict | None = None) -> dict:
-    """DL2 and the baselines on the validation traces: the cells of the bundled ``dl2`` suite file
-    (``dlsched/bench/suites/dl2.toml``) with these settings, plus DL2's warm-up teacher (``{"name",
-    "params"}``) when it is none of them, so that DL2 is set beside the policy it copied."""
-    from dlsched.bench.runner import run_suite
+def study_suite(seeds, n_jobs: int, n_servers: int, checkpoint, teacher: dict | None = None):
+    """The bundled ``dl2`` suite file (``dlsched/bench/suites/dl2.toml``) with these settings: DL2
+    and the baselines, plus DL2's warm-up teacher (``{"name", "params"}``) when it is none of them,
+    so that DL2 is set beside the policy it copied."""
     from dlsched.registry import policy_names
 
     extra = [teacher] if teacher and teacher["name"] not in BASELINES and teacher["name"] in policy_names() else []
-    s = suite(seeds, n_jobs, n_servers, checkpoint, [b for b in BASELINES if b in policy_names()] + [OPTIMUS_NNLS] + extra)
-    return summarise_suite(run_suite(s, None, progress=progress), s)
+    return suite(seeds, n_jobs, n_servers, checkpoint, [b for b in BASELINES if b in policy_names()] + [OPTIMUS_NNLS] + extra)
+
+
+def study(seeds, n_jobs: int, n_servers: int, checkpoint, progress: bool, teacher: dict | None = None,
+          out=None) -> dict:
+    """DL2 and the baselines on the validation traces (:func:`study_suite`), each finished cell
+    appended to the results file ``out`` (resumed if it holds some already; ``None``: kept in memory)."""
+    from dlsched.bench.runner import run_suite
+
+    s = study_suite(seeds, n_jobs, n_servers, checkpoint, teacher)
+    return summarise_suite(run_suite(s, out, progress=progress), s)
 
 
 def summarise_suite(rows: list[dict], suite) -> dict:
@@ -247,7 +258,7 @@ def small_task(seed: int, time_limit: float, checkpoint: str | None = None) -> d
 
 
 def studies(agreement_seeds, small_seeds, n_jobs: int, n_servers: int, checkpoint, teacher: dict,
-            time_limit: float, progress: bool = False) -> dict:
+            time_limit: float, progress: bool = False, out=None) -> dict:
     """The bundled ``dl2-studies`` suite with these settings, run by the one suite runner:
     ``agreement_with_teacher`` pooled over the traces' decisions (:func:`agreement_task`), and
     ``small``, DL2 and DRF against the exact time-indexed optimum on tiny traces (:func:`small_task`;
@@ -266,7 +277,7 @@ def studies(agreement_seeds, small_seeds, n_jobs: int, n_servers: int, checkpoin
     doc = with_grid(doc, "dl2.small", seed=small_seeds or None)
     for task in ("dl2.agreement", "dl2.small"):
         doc = with_params(doc, task, checkpoint=None if checkpoint is None else str(checkpoint))
-    rows = run_suite(suite_from_definition(doc, path, source=f"{path} (with the command line's settings)"), None,
+    rows = run_suite(suite_from_definition(doc, path, source=f"{path} (with the command line's settings)"), out,
                      progress=progress)
     agree = results_of(rows, "dl2.agreement")
     n = sum(r["samples"] for r in agree)
@@ -282,64 +293,211 @@ def studies(agreement_seeds, small_seeds, n_jobs: int, n_servers: int, checkpoin
             "errors": {r["cell"]: r["exception"] for r in rows if "exception" in r}}
 
 
+#: what ``--quick`` and the full study run: validation traces, traces for the teacher agreement,
+#: tiny traces against the exact optimum and its time limit (s). The quick run leaves the tiny
+#: traces out: their exact solves take their whole minute each (at 10 s one found no schedule and
+#: one stopped above DL2's JCT: no optimum to compare with)
+QUICK = {"traces": 5, "agreement": 1, "small": 0, "time_limit": 60.0}
+FULL = {"traces": 20, "agreement": 3, "small": 4, "time_limit": 60.0}
+#: CPU seconds of one 60-job validation trace on 16 nodes, measured with ``time.process_time`` on
+#: the 2-core development machine (for the estimate printed up front; scaled by jobs / 60)
+CPU_PER_TRACE = {"dl2": 3.7, "drf": 0.2, "optimus": 3.3, "optimus-nnls": 3.4, "smd": 7.8, "teacher": 3.3,
+                 "bound": 3.8, "slotted drf": 0.9, "slotted optimus": 5.0, "slotted dl2": 3.7, "agreement": 6.9}
+
+
+def estimate(n: int, n_jobs: int, agreement: int, small: int, time_limit: float, teacher_extra: bool,
+             decide_at: str) -> dict[str, float]:
+    """CPU seconds each phase of the study is expected to take (:data:`CPU_PER_TRACE`); the small
+    traces' exact solves at their time limit (they run in a child process: wall time, not this CPU's)."""
+    c, k = CPU_PER_TRACE, n * n_jobs / 60
+    sims = sum(c[p] for p in ("dl2", "drf", "optimus", "optimus-nnls", "smd")) + (c["teacher"] if teacher_extra else 0)
+    slotted = c["slotted drf"] + c["slotted optimus"] + (c["slotted dl2"] if decide_at != "slots" else 0)
+    return {"simulations": sims * k, "lower bounds": c["bound"] * k, "slotted": slotted * k,
+            "studies": c["agreement"] * agreement * n_jobs / 60 + small * (1.0 + time_limit)}
+
+
+class Heartbeat:
+    """A line on stderr every ``every`` seconds while a phase runs (``enabled`` for runs whose output
+    is not a terminal, where no progress bar is drawn): phase, cells written so far, elapsed, estimate left."""
+
+    def __init__(self, total_estimate: float, every: float = 60.0, enabled: bool = True):
+        import threading
+
+        self.t0, self.total, self.every, self.enabled = time.monotonic(), total_estimate, every, enabled
+        self.phase, self.count = "", lambda: None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self):
+        if self.enabled:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        if self.enabled:
+            self._thread.join()
+
+    def line(self) -> str:
+        elapsed = time.monotonic() - self.t0
+        n = self.count()
+        cells = f", {n} cells written" if n is not None else ""
+        return (f"bench dl2: {self.phase}{cells}; {elapsed / 60:.1f} min elapsed, estimate "
+                f"{max(self.total - elapsed, 0) / 60:.1f} min left")
+
+    def _run(self) -> None:
+        import sys
+
+        while not self._stop.wait(self.every):
+            print(self.line(), file=sys.stderr, flush=True)
+
+
+class Stopped(BaseException):
+    """SIGTERM (a ``timeout``): stop at once, keep what was computed. Like ``KeyboardInterrupt`` not
+    an ``Exception``, so that code which catches a policy's or a cell's errors does not swallow it
+    (a timeout of the first version went unnoticed inside the slotted phase and the run went on)."""
+
+
+def _count_rows(path) -> int | None:
+    try:
+        return max(sum(1 for _ in open(path, "rb")) - 1, 0)
+    except OSError:
+        return None
+
+
 @register_suite("dl2")
 def main(argv: list[str]) -> int:
+    import os
+    import signal
+    import sys
+    from pathlib import Path
+
     ap = argparse.ArgumentParser(prog="dlsched bench dl2", description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="10 validation traces, 2 small ones")
-    ap.add_argument("--traces", type=int, default=None, help="validation traces (seeds 1..N; default 20, quick 10)")
+    ap.add_argument("--quick", action="store_true",
+                    help=f"{QUICK['traces']} validation traces, teacher agreement on {QUICK['agreement']}, "
+                         f"no tiny traces (about 3.5 CPU minutes)")
+    ap.add_argument("--traces", type=int, default=None, help=f"validation traces (seeds 1..N; default {FULL['traces']}, "
+                                                             f"quick {QUICK['traces']})")
     ap.add_argument("--jobs", type=int, default=60, help="jobs per validation trace (the training setting)")
     ap.add_argument("--servers", type=int, default=16, help="nodes (the training setting)")
-    ap.add_argument("--small", type=int, default=None, help="tiny traces against the exact optimum (default 4, quick 2)")
-    ap.add_argument("--time-limit", type=float, default=60.0, help="seconds per exact time-indexed solve")
+    ap.add_argument("--small", type=int, default=None, help=f"tiny traces against the exact optimum (default "
+                                                            f"{FULL['small']}, quick {QUICK['small']})")
+    ap.add_argument("--time-limit", type=float, default=None,
+                    help=f"seconds per exact time-indexed solve (default {FULL['time_limit']:.0f}, quick {QUICK['time_limit']:.0f})")
     ap.add_argument("--checkpoint", default=None, help="a DL2 checkpoint (default: the shipped model)")
     ap.add_argument("--bound-slot", type=float, default=2400.0,
                     help="slot (s) of the time-indexed LP lower bound (smaller: tighter, slower)")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="folder for the results as they are computed (default results/dl2-SETTINGS); a rerun with "
+                         "the same settings resumes the simulations done there")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args(argv)
+    from dlsched.bench.runner import run_suite
     from dlsched.rl.policy import load_checkpoint
 
-    n = args.traces or (10 if args.quick else 20)
-    n_small = args.small if args.small is not None else (2 if args.quick else 4)
+    mode = QUICK if args.quick else FULL
+    n = args.traces or mode["traces"]
+    n_small = args.small if args.small is not None else mode["small"]
+    time_limit = args.time_limit if args.time_limit is not None else mode["time_limit"]
     model = load_checkpoint(args.checkpoint)
     prov = model.provenance
     config = prov.get("config", {})
     teacher = {"name": config.get("teacher", "drf"), "params": config.get("teacher_params") or {}}
+    seeds = range(1, n + 1)
+    sims = study_suite(seeds, args.jobs, args.servers, args.checkpoint, teacher)
+    out_dir = args.out or Path("results") / f"dl2-{sims.digest()[:8]}"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    summary_path = out_dir / "summary.json"
+    phases = estimate(n, args.jobs, mode["agreement"], n_small, time_limit,
+                      any(p.get("label", p["name"]) == teacher["name"] for p in sims.definition["policies"][5:]),
+                      model.spec.decide_at)
+    cpu = sum(phases.values())
+    # the wall time to expect: CPU time stretched by the load of the machine (other processes share the cores)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    stretch = max(1.0, (load + 1) / (os.cpu_count() or 1))
+    print(f"bench dl2{' --quick' if args.quick else ''}: {n} validation traces, agreement on {mode['agreement']}, "
+          f"{n_small} small at {time_limit:.0f} s; estimate {cpu / 60:.1f} CPU-min, about {cpu * stretch / 60:.1f} min "
+          f"at the current load ({load:.1f} on {os.cpu_count()} cores); results written to {out_dir}/ as they come",
+          file=sys.stderr, flush=True)
+    out: dict = {"complete": False, "phases_done": [], "traces": n, "results_dir": str(out_dir)}
+
+    def save() -> None:
+        tmp = summary_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(out) + "\n")
+        tmp.replace(summary_path)
+
+    def stop(signum, frame):
+        raise Stopped(signal.Signals(signum).name)
+
     wall0 = time.monotonic()
-    out = study(range(1, n + 1), args.jobs, args.servers, args.checkpoint, progress=not args.json, teacher=teacher)
-    out["traces"] = n
-    out["lower_bound"] = bound_study(range(1, n + 1), args.jobs, args.servers, out["mean_jct"], args.bound_slot)
-    out["slotted"] = slotted_study(range(1, n + 1), args.jobs, args.servers, model.spec,
-                                   [b for b in ("drf", "optimus") if b in out["mean_jct"]], out["per_trace_jct"]["dl2"],
-                                   args.checkpoint)
-    st = studies(range(1, 4), range(101, 101 + n_small), args.jobs, args.servers, args.checkpoint, teacher,
-                 args.time_limit, progress=not args.json)
-    out["agreement_with_teacher"] = st["agreement_with_teacher"]
+    progress = not args.json and sys.stderr.isatty()
+    old_term = signal.signal(signal.SIGTERM, stop) if hasattr(signal, "SIGTERM") else None
+    try:
+        with Heartbeat(cpu * stretch, enabled=not progress) as beat:    # a terminal has the progress bars
+            beat.phase, beat.count = "simulations", lambda: _count_rows(out_dir / "dl2.jsonl")
+            out.update(summarise_suite(run_suite(sims, out_dir / "dl2.jsonl", progress=progress), sims))
+            out["phases_done"].append("simulations")
+            save()
+            beat.phase, beat.count = "lower bounds", lambda: None
+            out["lower_bound"] = bound_study(seeds, args.jobs, args.servers, out["mean_jct"], args.bound_slot)
+            out["phases_done"].append("lower bounds")
+            save()
+            beat.phase = "DRF and Optimus at DL2's slots"
+            out["slotted"] = slotted_study(seeds, args.jobs, args.servers, model.spec,
+                                           [b for b in ("drf", "optimus") if b in out["mean_jct"]],
+                                           out["per_trace_jct"]["dl2"], args.checkpoint)
+            out["phases_done"].append("slotted")
+            save()
+            beat.phase, beat.count = "teacher agreement and small traces", lambda: _count_rows(out_dir / "dl2-studies.jsonl")
+            st = studies(range(1, 1 + mode["agreement"]), range(101, 101 + n_small), args.jobs, args.servers,
+                         args.checkpoint, teacher, time_limit, progress=progress, out=out_dir / "dl2-studies.jsonl")
+            out["agreement_with_teacher"] = st["agreement_with_teacher"]
+            out["small"] = st["small"]
+            out["errors"] = {**out["errors"], **st["errors"]}
+            out["phases_done"].append("studies")
+            out["complete"] = True
+    except (Stopped, KeyboardInterrupt) as exc:
+        out["stopped"] = f"{type(exc).__name__} {exc}".strip()
+        print(f"bench dl2: stopped ({out['stopped']}) after {', '.join(out['phases_done']) or 'no phase'}; what was "
+              f"computed is in {out_dir}/ (a rerun with the same settings resumes the simulations)", file=sys.stderr, flush=True)
+    finally:
+        if old_term is not None:
+            signal.signal(signal.SIGTERM, old_term)
     out["warmup_agreement_held_out"] = prov.get("agreement", {}).get("held_out")
     out["warmup_agreement_held_out_by_action"] = prov.get("agreement", {}).get("held_out_by_action")
     out["teacher"] = teacher["name"]
     out["teacher_params"] = teacher["params"]
     out["decide_at"] = model.spec.decide_at
     out["other_teachers"] = other_teachers()
-    out["small"] = st["small"]
-    out["errors"] = {**out["errors"], **st["errors"]}
     out["training"] = {k: prov.get(k) for k in ("command", "seed", "training_seconds", "total_training_seconds", "warmup_seconds",
                                                 "episodes_run", "best_episode", "best_tune_jct", "teacher_tune_jct")}
     out["bench_seconds"] = time.monotonic() - wall0
+    out["estimate_cpu_seconds"] = phases
     out["environment"] = environment(torch=prov.get("torch"))
+    save()
     if args.json:
         print(json.dumps(out))
-        return 0
-    print(f"DL2 on {n} validation traces ({args.jobs} jobs, {args.servers} nodes of DL2's mix):")
+        return 0 if out["complete"] else 130
+    report(out, n, args.jobs, args.servers)
+    return 0 if out["complete"] else 130
+
+
+def report(out: dict, n: int, n_jobs: int, n_servers: int) -> None:
+    """The study's figures as text (the phases that finished)."""
+    if "mean_jct" not in out:
+        return
+    print(f"DL2 on {n} validation traces ({n_jobs} jobs, {n_servers} nodes of DL2's mix):")
     for k, v in out["mean_jct"].items():
         print(f"  {k:10s} mean JCT {v / 3600:8.2f} h" if v is not None else f"  {k:10s} n/a")
     for b in out["mean_jct"]:
         if out.get(f"jct_reduction_vs_{b}") is not None:
             print(f"  JCT reduction vs {b:8s} {100 * out[f'jct_reduction_vs_{b}']:6.1f} %")
-    lb, nan = out["lower_bound"], float("nan")
-    print(f"  lower bound on mean JCT {lb['mean'] / 3600:.2f} h; mean JCT / bound: DRF {lb.get('drf_over_bound', nan):.2f}, "
-          f"Optimus {lb.get('optimus_over_bound', nan):.2f}, DL2 {lb.get('dl2_over_bound', nan):.2f}; "
-          f"no schedule is more than {100 * lb.get('max_reduction_vs_drf', nan):.1f} % below DRF")
-    sl = out["slotted"]
+    lb, nan = out.get("lower_bound"), float("nan")
+    if lb:
+        print(f"  lower bound on mean JCT {lb['mean'] / 3600:.2f} h; mean JCT / bound: DRF {lb.get('drf_over_bound', nan):.2f}, "
+              f"Optimus {lb.get('optimus_over_bound', nan):.2f}, DL2 {lb.get('dl2_over_bound', nan):.2f}; "
+              f"no schedule is more than {100 * lb.get('max_reduction_vs_drf', nan):.1f} % below DRF")
+    sl = out.get("slotted") or {}
     if sl.get("dl2", {}).get("mean_jct") is not None:
         print(f"  DL2 deciding at DL2's slots only (the checkpoint decides at events too): mean JCT "
               f"{sl['dl2']['mean_jct'] / 3600:.2f} h")
@@ -347,12 +505,12 @@ def main(argv: list[str]) -> int:
         if sl.get(b, {}).get("mean_jct") is not None:
             print(f"  {b} deciding at DL2's slots only: mean JCT {sl[b]['mean_jct'] / 3600:.2f} h; "
                   f"DL2 {100 * sl[f'jct_reduction_vs_{b}']:.1f} % lower")
-    print(f"  agreement with the teacher (held-out, shipped model): {100 * out['agreement_with_teacher']:.1f} %")
+    if out.get("agreement_with_teacher") is not None:
+        print(f"  agreement with the teacher (held-out, shipped model): {100 * out['agreement_with_teacher']:.1f} %")
     if out["inference_ms_p50"] is not None:
         print(f"  inference: median {out['inference_ms_p50']:.3f} ms, p95 {out['inference_ms_p95']:.3f} ms")
-    if out["small"] and out["small"].get("gap_to_optimum") is not None:
+    if out.get("small") and out["small"].get("gap_to_optimum") is not None:
         print(f"  small traces: DL2 {100 * out['small']['gap_to_optimum']:.1f} % above the time-indexed optimum, "
               f"which is {out['small']['opt_over_bound']:.2f} x the lower bound")
     if out["errors"]:
         print(f"  runs without a result: {out['errors']}")
-    return 0

@@ -30,6 +30,7 @@ training seconds is written beside it as PNG.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import sys
@@ -77,6 +78,9 @@ class TrainConfig:
     warmup_lr: float = 0.005
     #: the warm-up's learning rate falls to this along a cosine (None: constant)
     warmup_lr_final: float | None = 0.0002
+    #: label smoothing of the warm-up: this much of the target is spread evenly over the valid actions,
+    #: so the warmed-up policy keeps sampling other actions (a pure copy leaves nothing to explore)
+    warmup_smoothing: float = 0.0
     #: order of the teacher's actions within a slot (:data:`ORDERS`)
     order: str = "share"
     #: an episode is cut after this many slots
@@ -94,6 +98,11 @@ class TrainConfig:
     #: slot = the return of the greedy episode forked there minus the greedy one, :func:`branch_episode`)
     #: or "rollouts" (the best of ``candidates`` sampled slots per fork, if better than greedy, as a target)
     baseline: str = "critic"
+    #: ``baseline="gae"``: λ of the generalised advantage estimate (per slot), the passes over each
+    #: episode's decisions, and the weight of the KL penalty towards the warm-up policy
+    gae_lambda: float = 0.9
+    ppo_epochs: int = 4
+    kl: float = 0.0
     #: ``baseline="rollouts"``: sampled slots per fork, the best of which (if it beats the greedy one) is the target
     candidates: int = 4
     #: ``baseline="branch"``: probability of forking at a slot, and the temperature of the forked slot's sampling
@@ -105,6 +114,10 @@ class TrainConfig:
     updates_per_episode: int = 32
     eval_every: int = 10
     time_budget_s: float | None = None
+    #: stop fine-tuning after this many CPU seconds of the run (``time.process_time``)
+    cpu_budget_s: float | None = None
+    #: torch's intra-op threads (1: small MLPs on a shared machine gain nothing from more)
+    threads: int = 1
     #: a checkpoint to start from: its warm-up is kept and only fine-tuning runs
     init: str | None = None
     #: DAgger rounds after the warm-up (0: none), each followed by this many epochs on all samples
@@ -127,7 +140,7 @@ class TrainConfig:
 
         for name, low in (("J", 1), ("n_jobs", 1), ("n_servers", 1), ("warmup_epochs", 0), ("rl_episodes", 0),
                           ("candidates", 1), ("updates_per_episode", 0), ("eval_every", 1), ("dagger_rounds", 0),
-                          ("dagger_epochs", 0), ("max_slots", 1), ("replay", 1), ("batch", 1)):
+                          ("dagger_epochs", 0), ("max_slots", 1), ("replay", 1), ("batch", 1), ("ppo_epochs", 1), ("threads", 1)):
             if not whole(getattr(self, name)) or getattr(self, name) < low:
                 bad(name, f"an integer >= {low}")
         for name, high in (("J", MAX_WINDOW), ("n_jobs", MAX_TRAINING_JOBS), ("n_servers", MAX_TRAINING_SERVERS)):
@@ -135,10 +148,10 @@ class TrainConfig:
                 bad(name, f"at most {high:,}")
         if not self.hidden or not all(whole(h) and 1 <= h <= MAX_HIDDEN for h in self.hidden) or len(self.hidden) > MAX_LAYERS:
             bad("hidden", f"1 to {MAX_LAYERS} layer sizes of 1 to {MAX_HIDDEN}")
-        for name in ("gamma", "p_branch", "epsilon"):
+        for name in ("gamma", "p_branch", "epsilon", "warmup_smoothing", "gae_lambda"):
             if not real(getattr(self, name)) or not 0 <= getattr(self, name) <= 1:
                 bad(name, "a number in [0, 1]")
-        for name in ("beta", "clip"):
+        for name in ("beta", "clip", "kl"):
             if not real(getattr(self, name)) or getattr(self, name) < 0:
                 bad(name, "a finite number >= 0")
         for name in ("warmup_lr", "rl_lr", "dagger_lr", "temperature"):
@@ -146,8 +159,9 @@ class TrainConfig:
                 bad(name, "a finite number > 0")
         if self.warmup_lr_final is not None and (not real(self.warmup_lr_final) or self.warmup_lr_final <= 0):
             bad("warmup_lr_final", "a finite number > 0, or None")
-        if self.time_budget_s is not None and (not real(self.time_budget_s) or self.time_budget_s <= 0):
-            bad("time_budget_s", "a positive number of seconds, or None")
+        for name in ("time_budget_s", "cpu_budget_s"):
+            if getattr(self, name) is not None and (not real(getattr(self, name)) or getattr(self, name) <= 0):
+                bad(name, "a positive number of seconds, or None")
 
 
 # -- teacher -------------------------------------------------------------------------------
@@ -291,12 +305,31 @@ def agreement_by_kind(model: Model, X: np.ndarray, M: np.ndarray, A: np.ndarray)
     return out
 
 
+def minibatches(perm: torch.Tensor, batch: int):
+    """Consecutive slices of ``batch`` indices of the permutation ``perm`` (the last may be shorter)."""
+    return (perm[s:s + batch] for s in range(0, len(perm), batch))
+
+
+def smoothed_cross_entropy(logits: torch.Tensor, mask: torch.Tensor, a: torch.Tensor, smoothing: float) -> torch.Tensor:
+    """(1 − s) · (−log π(a|s)) + s · mean over the valid actions b of (−log π(b|s)): the target puts
+    1 − s on the teacher's action and s evenly on the valid ones (torch's ``label_smoothing`` would
+    also spread it over the masked actions, whose log-probabilities are −inf)."""
+    logp = torch.log_softmax(logits, 1)
+    ce = -logp.gather(1, a[:, None]).squeeze(1)
+    if smoothing == 0:
+        return ce.mean()
+    valid = mask.bool()
+    uniform = -torch.where(valid, logp, torch.zeros_like(logp)).sum(1) / valid.sum(1).clamp(min=1)
+    return ((1 - smoothing) * ce + smoothing * uniform).mean()
+
+
 def warmup(model: Model, X: np.ndarray, M: np.ndarray, A: np.ndarray, *, epochs: int, lr: float, batch: int,
-           seed: int, lr_final: float | None = None) -> list[float]:
+           seed: int, lr_final: float | None = None, smoothing: float = 0.0) -> list[float]:
     """Cross-entropy of the masked softmax against the teacher's actions; the loss per epoch.
 
     With ``lr_final`` the learning rate falls from ``lr`` to it along a cosine over the epochs
-    (a constant 0.005 leaves the loss oscillating once the easy actions are learnt)."""
+    (a constant 0.005 leaves the loss oscillating once the easy actions are learnt). ``smoothing``
+    > 0: :func:`smoothed_cross_entropy`, so the copy keeps probability on the other valid actions."""
     gen = torch.Generator().manual_seed(seed)
     opt = torch.optim.Adam(model.policy.parameters(), lr=lr)
     sched = (torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(epochs, 1), eta_min=lr_final)
@@ -307,9 +340,8 @@ def warmup(model: Model, X: np.ndarray, M: np.ndarray, A: np.ndarray, *, epochs:
     for _ in range(epochs):
         perm = torch.randperm(len(a), generator=gen)
         total = 0.0
-        for s in range(0, len(a), batch):
-            idx = perm[s:s + batch]
-            loss = nn.functional.cross_entropy(model.policy(x[idx], m[idx]), a[idx])
+        for idx in minibatches(perm, batch):
+            loss = smoothed_cross_entropy(model.policy(x[idx], m[idx]), m[idx], a[idx], smoothing)
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -357,11 +389,12 @@ def sampler(env: DL2Env, model: Model, rng: np.random.Generator, epsilon: float,
     return act
 
 
-def rollout(env: DL2Env, act: Callable, gamma: float, trace: int | None = None):
+def rollout(env: DL2Env, act: Callable, gamma: float, trace: int | None = None, slots: bool = False):
     """One episode; (states, masks, actions, returns G of each action's slot, total reward, log-probabilities).
 
     G_t = r_t + γ G_{t+1} over slots; every action of slot t is credited with G_t. ``act`` returns an
     action, or (action, its log-probability under the acting policy); the latter are 0 otherwise.
+    ``slots=True`` adds each action's slot index and the slots' rewards r_t (for :func:`gae`).
     """
     obs, info = env.reset(options=None if trace is None else {"trace": trace})
     X, M, A, LP, slot_of, rewards = [], [], [], [], [], [0.0]
@@ -385,16 +418,41 @@ def rollout(env: DL2Env, act: Callable, gamma: float, trace: int | None = None):
     for t in range(len(rewards) - 1, -1, -1):
         acc = rewards[t] + gamma * acc
         G[t] = acc
-    return (np.array(X, np.float32), np.array(M, np.int8), np.array(A, np.int64),
-            G[np.array(slot_of, dtype=np.int64)].astype(np.float32), float(sum(rewards)), np.array(LP, np.float32))
+    out = (np.array(X, np.float32), np.array(M, np.int8), np.array(A, np.int64),
+           G[np.array(slot_of, dtype=np.int64)].astype(np.float32), float(sum(rewards)), np.array(LP, np.float32))
+    return out + (np.array(slot_of, np.int64), np.array(rewards)) if slots else out
+
+
+def gae(v: np.ndarray, slot_of: np.ndarray, rewards: np.ndarray, gamma: float, lam: float) -> np.ndarray:
+    """Generalised advantage estimate (Schulman et al. 2016) of every decision of an episode that
+    ended (V = 0 after the last decision), with the reward and the discount per slot.
+
+    Decision i of slot t has the residual δ_i = r_i + g_i V(s_{i+1}) − V(s_i), where r_i = r_t and
+    g_i = γ if i closes slot t, else r_i = 0 and g_i = 1 (the slot's decisions take no time), and
+    A_i = δ_i + g_i λ_i A_{i+1} with λ_i = λ at a slot's end and 1 inside it: within a slot the sum
+    telescopes to A_i = r_t + γ V(s_{t+1}) − V(s_i) + γλ A(next slot), so every decision is credited
+    with its slot's outcome against its own state's value (the state after the decisions before it).
+    """
+    n = len(v)
+    closes = np.ones(n, bool)
+    closes[:-1] = slot_of[1:] != slot_of[:-1]
+    r = np.where(closes, rewards[slot_of], 0.0)
+    g = np.where(closes, gamma, 1.0)
+    v_next = np.append(v[1:], 0.0)
+    delta = r + g * v_next - v
+    decay = g * np.where(closes, lam, 1.0)
+    adv = np.empty(n)
+    acc = 0.0
+    for i in range(n - 1, -1, -1):
+        acc = delta[i] + decay[i] * acc
+        adv[i] = acc
+    return adv
 
 
 def fork(env: DL2Env) -> DL2Env:
     """A copy of ``env`` in its current state that shares the read-only trace, cluster and speed
     source, and the slot's ``ClusterState`` (a snapshot the simulator no longer changes). The
     simulator is deterministic, so the copy and the original evolve alike under the same actions."""
-    import copy
-
     shared = (env.traces, env.trace, env.trace.jobs, env.cluster, env.speed, env.dl2_spec, env.state)
     return copy.deepcopy(env, memo={id(x): x for x in shared})
 
@@ -561,6 +619,50 @@ def actor_critic_update(model: Model, batch, opt_pi, opt_v, beta: float, clip: f
     return float(loss_pi.detach()), float(loss_v.detach())
 
 
+def ppo_episode_update(model: Model, ref: nn.Module | None, X, M, A, LP, adv, target, opt_pi, opt_v, *,
+                       beta: float, clip: float, kl: float, epochs: int, batch: int, rng: np.random.Generator):
+    """``epochs`` passes of minibatches over one episode's decisions (on-policy; ``baseline="gae"``).
+
+    Critic: (target − V(s))², target = A + V_old(s) (the λ-return). Actor: PPO's clipped surrogate
+    −min(ρA, clip(ρ, 1 ± clip)A), ρ = π(a|s)/μ(a|s) against the acting log-probabilities ``LP``, with A
+    standardised over the episode (not per minibatch: a minibatch's mean is noise), − β H(π(·|s)),
+    + ``kl`` · KL(π_ref(·|s) ‖ π(·|s)) towards the warm-up policy ``ref``. Returns the mean losses."""
+    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    x, m, a = torch.from_numpy(X), torch.from_numpy(M), torch.from_numpy(A)
+    lp, ad, tg = torch.from_numpy(LP), torch.from_numpy(adv.astype(np.float32)), torch.from_numpy(target.astype(np.float32))
+    model.policy.train()
+    model.value.train()
+    losses = []
+    for _ in range(epochs):
+        perm = torch.from_numpy(rng.permutation(len(a)))
+        for idx in minibatches(perm, batch):
+            loss_v = nn.functional.mse_loss(model.value(x[idx]), tg[idx])
+            opt_v.zero_grad()
+            loss_v.backward()
+            opt_v.step()
+            logits = model.policy(x[idx], m[idx])
+            logp_all = torch.log_softmax(logits, 1)
+            valid = m[idx].bool()
+            logp = logp_all.gather(1, a[idx][:, None]).squeeze(1)
+            ratio = torch.exp(logp - lp[idx])
+            gain = torch.minimum(ratio * ad[idx], torch.clamp(ratio, 1 - clip, 1 + clip) * ad[idx])
+            p = logp_all.exp()
+            entropy = -torch.where(valid, p * logp_all, torch.zeros_like(p)).sum(1)
+            loss_pi = -gain.mean() - beta * entropy.mean()
+            if kl > 0 and ref is not None:
+                with torch.no_grad():
+                    logq = torch.log_softmax(ref(x[idx], m[idx]), 1)
+                div = torch.where(valid, logq.exp() * (logq - logp_all), torch.zeros_like(p)).sum(1)
+                loss_pi = loss_pi + kl * div.mean()
+            opt_pi.zero_grad()
+            loss_pi.backward()
+            opt_pi.step()
+            losses.append((float(loss_pi.detach()), float(loss_v.detach())))
+    model.policy.eval()
+    model.value.eval()
+    return tuple(np.mean(losses, axis=0)) if losses else (float("nan"), float("nan"))
+
+
 def explained_variance(model: Model, X: np.ndarray, G: np.ndarray) -> float:
     """1 − Var(G − V(s)) / Var(G) of the critic on an episode's samples, before learning from them
     (1: the critic predicts the returns, 0: no better than their mean)."""
@@ -578,8 +680,7 @@ def value_warmup(model: Model, X, M, A, G, lr: float, epochs: int, batch: int, s
     x, g = torch.from_numpy(X), torch.from_numpy(G)
     for _ in range(epochs):
         perm = torch.randperm(len(g), generator=gen)
-        for s in range(0, len(g), batch):
-            idx = perm[s:s + batch]
+        for idx in minibatches(perm, batch):
             loss = nn.functional.mse_loss(model.value(x[idx]), g[idx])
             opt.zero_grad()
             loss.backward()
@@ -588,6 +689,11 @@ def value_warmup(model: Model, X, M, A, G, lr: float, epochs: int, batch: int, s
 
 
 # -- the training run ----------------------------------------------------------------------
+
+def finite(x: float) -> float | None:
+    """``x``, or None for inf/NaN (a run that stalled), so that JSON stays strict."""
+    return x if np.isfinite(x) else None
+
 
 def setting(cfg: TrainConfig, seeds: Sequence[int]):
     """DL2's job mix on ``cfg.n_servers`` nodes: the traces of ``seeds``, the cluster, the measured speeds."""
@@ -617,8 +723,8 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     from dlsched.registry import make_policy
 
     wall0, cpu_start = time.monotonic(), time.process_time()
-    # small MLPs on a shared machine: intra-op threads cost more than they give
-    torch.set_num_threads(1)
+    # small MLPs on a shared machine: intra-op threads cost more than they give (--threads to ask)
+    torch.set_num_threads(cfg.threads)
     out = Path(out)
     rng = np.random.default_rng(cfg.seed)
     torch.manual_seed(cfg.seed)
@@ -640,7 +746,7 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
         Xh, Mh, Ah, _ = teacher_samples(tune_env, teacher, range(len(tune_traces)), cfg.gamma,
                                         cfg.order)
         losses = warmup(model, X, M, A, epochs=cfg.warmup_epochs, lr=cfg.warmup_lr, batch=cfg.batch, seed=cfg.seed,
-                        lr_final=cfg.warmup_lr_final)
+                        lr_final=cfg.warmup_lr_final, smoothing=cfg.warmup_smoothing)
         value_warmup(model, X, M, A, G, lr=cfg.warmup_lr, epochs=max(cfg.warmup_epochs // 3, 1), batch=cfg.batch,
                      seed=cfg.seed)
         warm = {"warmup_samples": int(len(A)), "warmup_loss": losses,
@@ -688,6 +794,22 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     best = (curve[0][2], 0)
     save_checkpoint(model, out)
 
+    def provenance(finished: bool) -> dict:
+        wall = time.monotonic() - wall0
+        return {"command": command, "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items()},
+                "seed": cfg.seed, "torch": str(torch.__version__), "numpy": str(np.__version__), "finished": finished,
+                "training_seconds": wall, "total_training_seconds": earlier + wall, "warmup_seconds": warmup_seconds,
+                **warm,
+                "teacher_tune_jct": finite(teacher_jct), "best_episode": best[1], "best_tune_jct": finite(best[0]),
+                "cpu_seconds": time.process_time() - cpu_start,
+                "curve": [{"seconds": s, "cpu_seconds": c, "episode": e, "tune_jct": finite(j)} for s, e, j, c in curve],
+                "episodes_run": len(rewards),
+                "critic_explained_variance": [round(r[2], 4) if np.isfinite(r[2]) else None for r in rewards]}
+
+    def write(prov: dict) -> None:
+        out.with_suffix(".json").write_text(json.dumps(prov, indent=1) + "\n")
+        plot_curves(prov, rewards, out.with_suffix(".png"))
+
     # actor-critic fine-tuning
     replay = Replay(cfg.replay)
     adv_scale = None
@@ -696,16 +818,30 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     rewards: list[tuple[float, float, float]] = []
     running = None
 
+    ref = copy.deepcopy(model.policy).eval() if cfg.kl > 0 else None   # the warm-up policy, for the KL penalty
+
     def stop_after(ep: int) -> bool:
-        """True if the time budget will end the run before the next episode (so its last model is evaluated)."""
-        return cfg.time_budget_s is not None and time.monotonic() - wall0 > cfg.time_budget_s
+        """True if a time budget will end the run before the next episode (so its last model is evaluated)."""
+        return ((cfg.time_budget_s is not None and time.monotonic() - wall0 > cfg.time_budget_s)
+                or (cfg.cpu_budget_s is not None and time.process_time() - cpu_start > cfg.cpu_budget_s))
     with bar("dl2 actor-critic", cfg.rl_episodes, enabled=progress) as tick:
         for ep in range(1, cfg.rl_episodes + 1):
-            if cfg.time_budget_s is not None and time.monotonic() - wall0 > cfg.time_budget_s:
+            if stop_after(ep - 1):
                 break
             tick(f"running reward {running:.3f}  best tune JCT {best[0]:.0f}s" if running is not None else "")
             ADVe = None
-            if cfg.baseline in ("branch", "rollouts"):
+            if cfg.baseline == "gae":
+                Xe, Me, Ae, Ge, R, LPe, slot_of, slot_r = rollout(
+                    env, sampler(env, model, rng, cfg.epsilon, cfg.temperature), cfg.gamma, slots=True)
+                with torch.inference_mode():
+                    v = model.value(torch.from_numpy(Xe)).numpy().astype(float)
+                adv = gae(v, slot_of, slot_r, cfg.gamma, cfg.gae_lambda)
+                running = Ge[0] if running is None else 0.9 * running + 0.1 * Ge[0]
+                rewards.append((time.monotonic() - wall0, float(Ge[0]), explained_variance(model, Xe, Ge)))
+                ppo_episode_update(model, ref, Xe, Me, Ae, LPe, adv, adv + v, opt_pi, opt_v, beta=cfg.beta,
+                                   clip=cfg.clip if cfg.clip > 0 else 0.2, kl=cfg.kl, epochs=cfg.ppo_epochs,
+                                   batch=cfg.batch, rng=rng)
+            elif cfg.baseline in ("branch", "rollouts"):
                 k = int(rng.integers(len(train_traces)))
                 Xe, Me, Ae, ADVe, R, _ = branch_episode(env, model, rng, trace=k, p_branch=cfg.p_branch,
                                                         epsilon=cfg.epsilon, temperature=cfg.temperature,
@@ -731,7 +867,7 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
                 ADVe = np.full(len(Ae), (R - greedy) / max(adv_scale, 1e-8), np.float32)
             else:
                 Xe, Me, Ae, Ge, R, LPe = rollout(env, sampler(env, model, rng, cfg.epsilon), cfg.gamma)
-            if cfg.baseline not in ("branch", "rollouts"):
+            if cfg.baseline in ("critic", "greedy"):
                 # the discounted return of the first slot: what a faster schedule raises
                 running = Ge[0] if running is None else 0.9 * running + 0.1 * Ge[0]
                 rewards.append((time.monotonic() - wall0, float(Ge[0]), explained_variance(model, Xe, Ge)))
@@ -746,31 +882,20 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
                           file=sys.stderr, flush=True)
                 if jct < best[0]:
                     best = (jct, ep)
-                    save_checkpoint(model, out.with_suffix(".best.tmp.pt"))
-    if best[1] > 0:
-        out.with_suffix(".best.tmp.pt").replace(out)
-    wall = time.monotonic() - wall0
+                    model.provenance = provenance(finished=False)
+                    save_checkpoint(model, out)
+                # the provenance and curves so far: a run watched (or cut) before it ends has them
+                write(provenance(finished=False))
     final = load_checkpoint(out)
-    prov = {"command": command, "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items()},
-            "seed": cfg.seed, "torch": str(torch.__version__), "numpy": str(np.__version__),
-            "training_seconds": wall, "total_training_seconds": earlier + wall, "warmup_seconds": warmup_seconds,
-            **warm,
-            "teacher_tune_jct": teacher_jct if np.isfinite(teacher_jct) else None,
-            "best_episode": best[1], "best_tune_jct": best[0] if np.isfinite(best[0]) else None,
-            "cpu_seconds": time.process_time() - cpu_start,
-            "curve": [{"seconds": s, "cpu_seconds": c, "episode": e, "tune_jct": j if np.isfinite(j) else None}
-                      for s, e, j, c in curve],
-            "episodes_run": len(rewards),
-            "critic_explained_variance": [round(r[2], 4) if np.isfinite(r[2]) else None for r in rewards]}
-    final.provenance = prov
+    final.provenance = prov = provenance(finished=True)
     save_checkpoint(final, out)
-    out.with_suffix(".json").write_text(json.dumps(prov, indent=1) + "\n")
-    plot_curves(prov, rewards, out.with_suffix(".png"))
+    write(prov)
     return prov
 
 
 def plot_curves(prov: dict, rewards, path: Path) -> None:
-    """Tuning-trace JCT against training seconds (the teacher's as a line) and the episode rewards."""
+    """Tuning-trace JCT against the CPU hours of fine-tuning, with the warm-up's (the first point)
+    and the teacher's as lines, and the episode returns."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -778,11 +903,15 @@ def plot_curves(prov: dict, rewards, path: Path) -> None:
 
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.6))
     c = prov["curve"]
-    a1.plot([p["seconds"] / 60 for p in c], [np.nan if p["tune_jct"] is None else p["tune_jct"] / 3600 for p in c],
-             marker="o", label="DL2")
+    cpu0 = c[0].get("cpu_seconds") or 0.0
+    hours = [((p.get("cpu_seconds") or 0.0) - cpu0) / 3600 for p in c]
+    a1.plot(hours, [np.nan if p["tune_jct"] is None else p["tune_jct"] / 3600 for p in c],
+            marker="o", ms=3, label="DL2 (greedy)")
+    if c[0]["tune_jct"] is not None:
+        a1.axhline(c[0]["tune_jct"] / 3600, color="tab:green", ls=":", label="warm-up")
     if prov["teacher_tune_jct"] is not None:
         a1.axhline(prov["teacher_tune_jct"] / 3600, color="gray", ls="--", label=f"teacher ({prov['config']['teacher']})")
-    a1.set_xlabel("training wall time (min)")
+    a1.set_xlabel("CPU hours of fine-tuning")
     a1.set_ylabel("average JCT on tuning traces (h)")
     a1.legend()
     if rewards:
@@ -846,7 +975,14 @@ def parser():
     p.add_argument("--gamma", type=float, default=d.gamma, help="discount per slot")
     p.add_argument("--beta", type=float, default=d.beta, help="entropy weight")
     p.add_argument("--clip", type=float, default=d.clip, help="PPO-style ratio clip (0: plain actor-critic)")
-    p.add_argument("--baseline", choices=["critic", "greedy", "branch", "rollouts"], default=d.baseline,
+    p.add_argument("--warmup-smoothing", type=float, default=d.warmup_smoothing,
+                   help="label smoothing of the warm-up over the valid actions (keeps the copy exploring)")
+    p.add_argument("--gae-lambda", type=float, default=d.gae_lambda, help="--baseline gae: λ per slot")
+    p.add_argument("--ppo-epochs", type=int, default=d.ppo_epochs, help="--baseline gae: passes over each episode")
+    p.add_argument("--kl", type=float, default=d.kl, help="--baseline gae: weight of KL(warm-up policy || policy)")
+    p.add_argument("--budget-cpu-min", type=float, default=None, help="stop fine-tuning after this many CPU minutes")
+    p.add_argument("--threads", type=int, default=d.threads, help="torch threads (default 1)")
+    p.add_argument("--baseline", choices=["critic", "greedy", "branch", "rollouts", "gae"], default=d.baseline,
                    help="actor's baseline: the critic V(s) (default), the greedy policy's return on the same trace, "
                         "per sampled slot the greedy episode forked there (branch), or the best of --candidates "
                         "sampled slots per fork as a target (rollouts; docs/dl2.md)")
@@ -872,7 +1008,8 @@ def parser():
 
 #: TrainConfig's settings by the flags of `dlsched train dl2` that set them
 FLAGS = {"J": "--window", "n_jobs": "--jobs", "n_servers": "--servers", "rl_episodes": "--episodes",
-         "dagger_rounds": "--dagger", "updates_per_episode": "--updates", "time_budget_s": "--budget-min"}
+         "dagger_rounds": "--dagger", "updates_per_episode": "--updates", "time_budget_s": "--budget-min",
+         "cpu_budget_s": "--budget-cpu-min"}
 
 
 def main(argv: Sequence[str]) -> int:
@@ -896,7 +1033,10 @@ def main(argv: Sequence[str]) -> int:
                           baseline=args.baseline, candidates=args.candidates, dagger_rounds=args.dagger,
                           dagger_epochs=args.dagger_epochs, dagger_lr=args.dagger_lr, p_branch=args.p_branch,
                           temperature=args.temperature, updates_per_episode=args.updates, eval_every=args.eval_every,
-                          time_budget_s=None if args.budget_min is None else 60 * args.budget_min, init=args.init)
+                          time_budget_s=None if args.budget_min is None else 60 * args.budget_min, init=args.init,
+                          cpu_budget_s=None if args.budget_cpu_min is None else 60 * args.budget_cpu_min,
+                          warmup_smoothing=args.warmup_smoothing, gae_lambda=args.gae_lambda, ppo_epochs=args.ppo_epochs,
+                          kl=args.kl, threads=args.threads)
     except InputError as exc:       # name the flag, not the setting
         flag = FLAGS.get(exc.where, "--" + exc.where.replace("_", "-"))
         raise InputError(exc.source, flag, exc.expected, exc.found) from None

@@ -1,6 +1,7 @@
 """``dlsched bench dl2 --json`` prints one object with the acceptance keys (a tiny run)."""
 
 import json
+import time
 
 import pytest
 
@@ -20,7 +21,7 @@ def test_bench_dl2_json_has_the_acceptance_keys(tmp_path, capsys, decide_at, tea
                         "config": {"teacher": teacher, "teacher_params": {"alpha": 1.0} if teacher != "drf" else {}}}
     save_checkpoint(model, ck)
     assert get_suite("dl2")(["--traces", "1", "--jobs", "5", "--servers", "3", "--small", "0",
-                             "--checkpoint", str(ck), "--json"]) == 0
+                             "--checkpoint", str(ck), "--json", "--out", str(tmp_path / "r")]) == 0
     out = json.loads(capsys.readouterr().out)
     for key in ("jct_reduction_vs_drf", "jct_reduction_vs_optimus", "traces", "inference_ms_p50"):
         assert key in out
@@ -39,6 +40,55 @@ def test_bench_dl2_json_has_the_acceptance_keys(tmp_path, capsys, decide_at, tea
     lb = out["lower_bound"]
     assert lb["mean"] <= min(v for v in out["mean_jct"].values() if v is not None) + 1e-6
     assert abs(lb["max_reduction_vs_drf"] - (1 - lb["mean"] / out["mean_jct"]["drf"])) < 1e-12
+
+
+def test_a_stopped_bench_keeps_what_it_computed_and_a_rerun_resumes(tmp_path, capsys, monkeypatch):
+    """A `timeout` (SIGTERM) or Ctrl-C after the simulations: their rows and the summary so far are
+    on disk, one JSON object is printed, exit 130; the rerun does not simulate them again."""
+    import signal
+
+    import dlsched.bench.dl2 as bench
+
+    ck = tmp_path / "m.pt"
+    model = bundles_in_arrival_order(Spec(J=6))
+    model.provenance = {"command": "test", "config": {"teacher": "drf"}}
+    save_checkpoint(model, ck)
+    argv = ["--traces", "2", "--jobs", "5", "--servers", "3", "--small", "0", "--checkpoint", str(ck), "--json",
+            "--out", str(tmp_path / "r")]
+
+    def timeout(*a, **k):
+        try:        # inside code that catches errors, as policies and cells do
+            signal.raise_signal(signal.SIGTERM)
+        except Exception:
+            pass
+
+    monkeypatch.setattr(bench, "bound_study", timeout)
+    assert bench.main(argv) == 130
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert "estimate" in captured.err and "stopped (Stopped SIGTERM) after simulations" in captured.err
+    assert out["complete"] is False and out["phases_done"] == ["simulations"] and out["mean_jct"]["drf"] > 0
+    assert json.loads((tmp_path / "r" / "summary.json").read_text()) == out
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL      # the handler is put back
+    monkeypatch.undo()
+    from dlsched.bench import simcells
+
+    ran = []
+    monkeypatch.setattr(simcells, "run_sim_cell", lambda *a: ran.append(a))
+    assert bench.main(argv) == 0
+    again = json.loads(capsys.readouterr().out)
+    # the simulations were read back from the results file, not run again
+    assert again["complete"] and again["per_trace_jct"] == out["per_trace_jct"] and ran == []
+
+
+def test_the_heartbeat_prints_a_line_while_a_phase_runs(capsys):
+    from dlsched.bench.dl2 import Heartbeat
+
+    with Heartbeat(120.0, every=0.05) as beat:
+        beat.phase, beat.count = "simulations", lambda: 7
+        time.sleep(0.3)
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) >= 2 and err[-1].startswith("bench dl2: simulations, 7 cells written;") and "left" in err[-1]
 
 
 def test_latency_is_pooled_from_per_run_summaries():

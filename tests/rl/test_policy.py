@@ -72,6 +72,20 @@ def test_the_shipped_checkpoint_loads_through_the_policy_table():
     assert simulate(traces[0], cl, pol, speed).completed.all()
 
 
+def test_the_model_trained_from_drf_alone_loads_as_a_checkpoint_option():
+    """`--policy dl2 -P checkpoint=...dl2-rl-from-drf.pt`: DRF its only teacher, no temporary paths."""
+    import json
+
+    path = DEFAULT_CHECKPOINT.parent / "dl2-rl-from-drf.pt"
+    pol = make_policy("dl2", checkpoint=str(path))
+    prov = pol.model.provenance
+    assert prov["config"]["teacher"] == "drf" and prov["command"].startswith("dlsched train dl2")
+    assert json.loads(path.with_suffix(".json").read_text()) == prov
+    assert not any(p in json.dumps(prov) for p in ("/tmp", "/work", "/home"))
+    traces, cl, speed = small(6, (8,), 4)
+    assert simulate(traces[0], cl, pol, speed).completed.all()
+
+
 def test_missing_foreign_and_misshaped_checkpoints_are_input_errors(tmp_path, untrained):
     with pytest.raises(InputError, match="no such file"):
         load_checkpoint(tmp_path / "none.pt")

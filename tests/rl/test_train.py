@@ -10,8 +10,8 @@ from dlsched.rl.env import DL2Env
 from dlsched.rl.policy import Model, choose, load_checkpoint
 from dlsched.rl.slot import Slot, Spec
 from dlsched.rl.train import (Replay, TrainConfig, actor_critic_update, advantage_update, agreement, branch_episode,
-                              finish_greedy, fork, gain_action, remaining_times, rollout, sampler, teacher_action,
-                              teacher_samples, targets, train, warmup)
+                              finish_greedy, fork, gae, gain_action, ppo_episode_update, remaining_times, rollout,
+                              sampler, smoothed_cross_entropy, teacher_action, teacher_samples, targets, train, warmup)
 from dlsched.sim.engine import Simulation
 from dlsched.registry import make_policy
 from dlsched.sim.policy import PolicyContext
@@ -161,6 +161,89 @@ def test_returns_are_discounted_per_slot():
     assert np.allclose(G, back[per_action_slot])
 
 
+def test_gae_with_lambda_one_is_the_slot_return_less_the_decisions_own_value():
+    """λ = 1: A_i = G_t(i) − V(s_i) (the discounted return of decision i's slot); λ = 0: the slot's TD
+    residual r_t + γ V(first state of the next slot) − V(s_i), whatever the later slots bring."""
+    rng = np.random.default_rng(3)
+    slot_of = np.array([0, 0, 0, 1, 2, 2, 3])
+    rewards = np.array([-3.0, -2.0, -4.0, -1.0, 0.0])      # the trailing 0 of rollout's list
+    v = rng.normal(size=len(slot_of))
+    G = np.zeros(4)
+    acc = 0.0
+    for t in range(3, -1, -1):
+        acc = rewards[t] + 0.9 * acc
+        G[t] = acc
+    assert np.allclose(gae(v, slot_of, rewards, 0.9, 1.0), G[slot_of] - v)
+    first = {t: int(np.argmax(slot_of == t)) for t in range(4)}
+    td = [rewards[t] + 0.9 * (v[first[t + 1]] if t + 1 in first else 0.0) - v[i] for i, t in enumerate(slot_of)]
+    assert np.allclose(gae(v, slot_of, rewards, 0.9, 0.0), td)
+
+
+def test_rollout_reports_each_decisions_slot_and_the_slot_rewards():
+    traces, cluster, speed = small(4, (2,), 2)
+    env = DL2Env(traces, cluster, speed, Spec(J=4), reward="jct")
+    model = Model.new(env.dl2_spec, (16,), seed=1)
+    X, M, A, G, total, LP, slot_of, r = rollout(env, sampler(env, model, np.random.default_rng(0), 0.0), 0.9, slots=True)
+    assert len(slot_of) == len(A) and np.all(np.diff(slot_of) >= 0) and r.sum() == pytest.approx(total)
+    v = np.zeros(len(A))
+    assert np.allclose(gae(v, slot_of, r, 0.9, 1.0), G)
+
+
+def test_label_smoothing_keeps_probability_on_every_valid_action_and_none_on_masked_ones():
+    logits = torch.zeros(1, 4, requires_grad=True)
+    mask = torch.tensor([[1, 1, 0, 1]], dtype=torch.int8)
+    from dlsched.rl.networks import masked_logits
+
+    loss = smoothed_cross_entropy(masked_logits(logits, mask), mask, torch.tensor([0]), 0.3)
+    assert torch.isfinite(loss)
+    loss.backward()
+    # the minimum of the smoothed loss puts 1 − s + s/3 on the teacher's action, s/3 on the other valid ones
+    target = torch.tensor([0.8, 0.1, 0.0, 0.1])
+    p = torch.softmax(masked_logits(logits, mask), 1)[0].detach()
+    assert torch.allclose(logits.grad[0], (p - target) * mask[0], atol=1e-6)
+    assert float(smoothed_cross_entropy(masked_logits(logits, mask), mask, torch.tensor([0]), 0.0).detach()) == pytest.approx(np.log(3))
+
+
+def test_the_kl_penalty_pulls_the_policy_back_towards_the_warm_up():
+    """Zero advantages and no entropy: only the KL term moves the actor, and towards the reference."""
+    import copy
+
+    traces, cluster, speed = small(4, (3,), 2)
+    env = DL2Env(traces, cluster, speed, Spec(J=4))
+    ref = Model.new(env.dl2_spec, (16,), seed=1)
+    model = Model.new(env.dl2_spec, (16,), seed=2)
+    rng = np.random.default_rng(0)
+    X, M, A, G, _, LP = rollout(env, sampler(env, model, rng, epsilon=0.0), 0.9)
+    x, m = torch.from_numpy(X), torch.from_numpy(M)
+
+    def divergence():
+        with torch.no_grad():
+            q, p = torch.log_softmax(ref.policy(x, m), 1), torch.log_softmax(model.policy(x, m), 1)
+            return float(torch.where(m.bool(), q.exp() * (q - p), torch.zeros_like(p)).sum(1).mean())
+
+    kw = dict(beta=0.0, clip=0.2, epochs=3, batch=16, rng=rng)
+    zero = np.zeros(len(A))
+    opt_pi, opt_v = (torch.optim.Adam(n.parameters(), lr=1e-2) for n in (model.policy, model.value))
+    still = copy.deepcopy(model.policy.state_dict())
+    ppo_episode_update(model, ref.policy, X, M, A, LP, zero, G, opt_pi, opt_v, kl=0.0, **kw)
+    assert all(torch.equal(still[k], v) for k, v in model.policy.state_dict().items())
+    before = divergence()
+    ppo_episode_update(model, ref.policy, X, M, A, LP, zero, G, opt_pi, opt_v, kl=1.0, **kw)
+    assert divergence() < 0.5 * before
+
+
+def test_the_gae_baseline_runs_from_a_smoothed_warm_up_within_a_cpu_budget(tmp_path):
+    cfg = TrainConfig(J=5, hidden=(16,), train_seeds=(1, 3), tune_seeds=(2,), n_jobs=5, n_servers=3,
+                      warmup_epochs=2, warmup_smoothing=0.1, rl_episodes=50, eval_every=1, batch=64,
+                      baseline="gae", ppo_epochs=2, kl=0.1, max_slots=60, cpu_budget_s=1e-9)
+    prov = train(cfg, tmp_path / "a.pt", command="test", progress=False)
+    # the CPU budget is spent before the first episode: none runs, and the warm-up is the model kept
+    assert prov["episodes_run"] == 0 and prov["best_episode"] == 0
+    cfg = TrainConfig(**{**cfg.__dict__, "rl_episodes": 2, "cpu_budget_s": None})
+    prov = train(cfg, tmp_path / "b.pt", command="test", progress=False)
+    assert prov["episodes_run"] == 2 and len(prov["curve"]) == 3 and prov["config"]["baseline"] == "gae"
+
+
 def test_warmup_learns_the_teacher_on_its_own_data():
     traces, cluster, speed = small(8, (1,), 3)
     env = DL2Env(traces, cluster, speed, Spec(J=6))
@@ -261,7 +344,9 @@ def test_dagger_rounds_add_the_networks_own_states_labelled_by_the_teacher(tmp_p
 
 
 @pytest.mark.parametrize("flag, value", [("--window", "0"), ("--hidden", "0"), ("--gamma", "nan"), ("--jobs", "0"),
-                                         ("--episodes", "-1"), ("--beta", "inf"), ("--servers", "100000000")])
+                                         ("--episodes", "-1"), ("--beta", "inf"), ("--servers", "100000000"),
+                                         ("--warmup-smoothing", "1.5"), ("--gae-lambda", "-0.1"), ("--kl", "-1"),
+                                         ("--ppo-epochs", "0"), ("--budget-cpu-min", "0"), ("--threads", "0")])
 def test_training_settings_out_of_range_are_refused_before_any_work(capsys, flag, value):
     """`--window 0` looped for ever in the environment; `--hidden 0` and `--gamma nan` were accepted."""
     from dlsched.cli import main
