@@ -103,6 +103,59 @@ def test_nothing_imports_upwards():
     assert not wrong, f"imports above their floor: {wrong}"
 
 
+#: optional or heavy dependencies (pyproject's extras): the only reason to import inside a function
+OPTIONAL = {"torch", "gymnasium", "dask", "distributed", "pyomo", "cvxpy", "matplotlib", "ortools", "pyscipopt", "gurobipy", "numba"}
+
+
+def top_imports(path: Path) -> set[str]:
+    """Absolute names imported at ``path``'s module top (``from a.b import c`` gives ``a.b`` and ``a.b.c``)."""
+    out = set()
+    for n in ast.parse(path.read_text()).body:
+        if isinstance(n, ast.Import):
+            out |= {a.name for a in n.names}
+        elif isinstance(n, ast.ImportFrom) and n.module and not n.level:
+            out |= {n.module} | {f"{n.module}.{a.name}" for a in n.names}
+    return out
+
+
+def needs_optional(mod: str, mods: dict[str, Path]) -> bool:
+    """Whether importing ``mod`` imports an optional dependency (through module tops only)."""
+    seen, todo = set(), [mod]
+    while todo:
+        m = todo.pop()
+        if m in seen or m not in mods:
+            continue
+        seen.add(m)
+        tops = top_imports(mods[m])
+        if any(t.split(".")[0] in OPTIONAL for t in tops):
+            return True
+        todo += [t for t in tops if t in mods]
+    return False
+
+
+def function_level_imports(path: Path, known: set[str]) -> list[tuple[int, str]]:
+    """(line, module) of each dlsched module ``path`` imports inside a function."""
+    out = []
+    for fn in ast.walk(ast.parse(path.read_text())):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for n in ast.walk(fn):
+                if isinstance(n, ast.ImportFrom) and n.module and not n.level:
+                    for a in n.names:
+                        out += [(n.lineno, m) for m in (f"{n.module}.{a.name}", n.module) if m in known][:1]
+                elif isinstance(n, ast.Import):
+                    out += [(n.lineno, a.name) for a in n.names if a.name in known]
+    return out
+
+
+def test_imports_sit_at_module_top_unless_they_need_an_optional_dependency():
+    """docs/architecture.md: a dlsched module imported inside a function is one that pulls in an
+    optional dependency (torch, numba, ...), so that the module importing it loads without it."""
+    mods = modules()
+    wrong = sorted({f"{module_name(p)}:{line} {m}" for p in mods.values() if p.name != "__init__.py" or p.parent != ROOT
+                    for line, m in function_level_imports(p, set(mods)) if not needs_optional(m, mods)})
+    assert not wrong, f"function-level imports of dlsched modules with no optional dependency: {wrong}"
+
+
 def test_the_face_imports_nothing_at_module_top():
     """``dlsched/__init__.py`` loads its names when used (PEP 562), so its top imports only the version."""
     tree = ast.parse((ROOT / "__init__.py").read_text())

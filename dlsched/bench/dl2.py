@@ -42,6 +42,15 @@ import time
 import numpy as np
 
 from dlsched.bench import environment, register_suite
+from dlsched.bench.runner import run_suite
+from dlsched.bench.suite import suite_from_definition
+from dlsched.bench.tasks import load_definition, results_of, with_grid, with_params, with_settings
+from dlsched.errors import DlschedError
+from dlsched.instance.synthetic import dl2_cluster, dl2_trace
+from dlsched.registry import make_policy, policy_names
+from dlsched.sim.bounds import trace_lower_bound
+from dlsched.sim.engine import simulate
+from dlsched.sim.speed import TableSpeed
 
 BASELINES = ("drf", "optimus", "smd")
 #: Optimus with the NNLS speed estimator (``speed_model="nnls"``, the default before the authors'
@@ -50,9 +59,6 @@ OPTIMUS_NNLS = {"name": "optimus", "label": "optimus-nnls", "params": {"speed_mo
 
 
 def _run(trace, cluster, policy, speed) -> tuple[float | None, str]:
-    from dlsched.errors import DlschedError
-    from dlsched.sim.engine import simulate
-
     try:
         res = simulate(trace, cluster, policy, speed)
     except DlschedError as exc:
@@ -74,7 +80,6 @@ def study_suite(seeds, n_jobs: int, n_servers: int, checkpoint, teacher: dict | 
     """The bundled ``dl2`` suite file (``dlsched/bench/suites/dl2.toml``) with these settings: DL2
     and the baselines, plus DL2's warm-up teacher (``{"name", "params"}``) when it is none of them,
     so that DL2 is set beside the policy it copied."""
-    from dlsched.registry import policy_names
 
     extra = [teacher] if teacher and teacher["name"] not in BASELINES and teacher["name"] in policy_names() else []
     return suite(seeds, n_jobs, n_servers, checkpoint, [b for b in BASELINES if b in policy_names()] + [OPTIMUS_NNLS] + extra)
@@ -84,7 +89,6 @@ def study(seeds, n_jobs: int, n_servers: int, checkpoint, progress: bool, teache
           out=None) -> dict:
     """DL2 and the baselines on the validation traces (:func:`study_suite`), each finished cell
     appended to the results file ``out`` (resumed if it holds some already; ``None``: kept in memory)."""
-    from dlsched.bench.runner import run_suite
 
     s = study_suite(seeds, n_jobs, n_servers, checkpoint, teacher)
     return summarise_suite(run_suite(s, out, progress=progress), s)
@@ -127,9 +131,6 @@ def pooled_latency(runs: list[dict]) -> dict:
 def suite(seeds, n_jobs: int, n_servers: int, checkpoint, baselines):
     """The bundled ``dl2`` suite file with these traces, nodes, checkpoint and baselines (names, or
     suite policy entries ``{"name", "params"}``)."""
-    from dlsched.bench.suite import suite_from_definition
-    from dlsched.bench.tasks import load_definition
-
     doc, path = load_definition("dl2")
     dl2 = {"name": "dl2", **({} if checkpoint is None else {"params": {"checkpoint": str(checkpoint)}})}
     doc = {**doc, "cluster": {"generator": "dl2", "params": {"n_servers": n_servers}},
@@ -142,10 +143,6 @@ def bound_study(seeds, n_jobs: int, n_servers: int, mean_jct: dict, slot_seconds
     """Lower bounds on the average JCT of every validation trace (:mod:`dlsched.sim.bounds`) and how
     far each policy's mean is above their mean; ``max_reduction_vs_drf`` = 1 − bound / DRF is the
     largest reduction against DRF that any schedule could reach."""
-    from dlsched.instance.synthetic import dl2_cluster, dl2_trace
-    from dlsched.sim.bounds import trace_lower_bound
-    from dlsched.sim.speed import TableSpeed
-
     cluster, speed = dl2_cluster(n_servers), TableSpeed()
     each = [trace_lower_bound(dl2_trace(n_jobs, seed=s), cluster, speed, slot_seconds=slot_seconds) for s in seeds]
     per = [e["bound"] for e in each]
@@ -184,13 +181,9 @@ def agreement_task(seed: int, n_jobs: int, n_servers: int, teacher: str | None =
     """On validation trace ``seed``: how many of its teacher's actions (the teacher replayed through
     DL2's environment, issued in the checkpoint's ``order``) the network's most likely action matches; a cell of the ``dl2-studies`` suite.
     ``teacher=None``: the checkpoint's own teacher and options (from its provenance)."""
-    from dlsched.instance.synthetic import dl2_cluster, dl2_trace
     from dlsched.rl.env import DL2Env
     from dlsched.rl.policy import load_checkpoint
     from dlsched.rl.train import agreement, teacher_samples
-    from dlsched.registry import make_policy
-    from dlsched.sim.speed import TableSpeed
-
     model = load_checkpoint(checkpoint)
     config = model.provenance.get("config", {})
     if teacher is None:
@@ -211,12 +204,8 @@ def slotted_study(seeds, n_jobs: int, n_servers: int, spec, baselines, dl2_jct: 
     and that run is the one compared; else ``dl2_jct``, DL2's own run, is."""
     from dataclasses import replace
 
-    from dlsched.instance.synthetic import dl2_cluster, dl2_trace
     from dlsched.rl.env import DL2Env
     from dlsched.rl.train import rollout, teacher_picker
-    from dlsched.registry import make_policy
-    from dlsched.sim.speed import TableSpeed
-
     traces, cluster, speed = [dl2_trace(n_jobs, seed=s) for s in seeds], dl2_cluster(n_servers), TableSpeed()
     env = DL2Env(traces, cluster, speed, replace(spec, decide_at="slots"))
     out: dict = {"slot_seconds": spec.slot_seconds}
@@ -240,12 +229,7 @@ def slotted_study(seeds, n_jobs: int, n_servers: int, spec, baselines, dl2_jct: 
 def small_task(seed: int, time_limit: float, checkpoint: str | None = None) -> dict:
     """One tiny trace (5 jobs, 2 nodes, ``dl2_trace`` seed ``seed``): the exact time-indexed optimum
     (HiGHS within ``time_limit``), its lower bound, DL2 and DRF; a cell of the ``dl2-studies`` suite."""
-    from dlsched.instance.synthetic import dl2_cluster, dl2_trace
     from dlsched.rl.policy import DL2Policy
-    from dlsched.sim.bounds import trace_lower_bound
-    from dlsched.registry import make_policy
-    from dlsched.sim.speed import TableSpeed
-
     cluster, speed, tr = dl2_cluster(2), TableSpeed(), dl2_trace(5, seed=seed)
     t0 = time.monotonic()
     opt, err = _run(tr, cluster, make_policy("time-indexed", time_limit=time_limit), speed)
@@ -263,11 +247,6 @@ def studies(agreement_seeds, small_seeds, n_jobs: int, n_servers: int, checkpoin
     ``agreement_with_teacher`` pooled over the traces' decisions (:func:`agreement_task`), and
     ``small``, DL2 and DRF against the exact time-indexed optimum on tiny traces (:func:`small_task`;
     ``None`` without small seeds)."""
-    from dlsched.bench.runner import run_suite
-    from dlsched.bench.suite import suite_from_definition
-    from dlsched.bench.tasks import load_definition, results_of, with_grid, with_params, with_settings
-    from dlsched.registry import policy_names
-
     doc, path = load_definition("dl2-studies")
     doc = with_grid(with_settings(doc, time_limit=time_limit), "dl2.agreement", seed=list(agreement_seeds))
     doc = with_params(doc, "dl2.agreement", n_jobs=n_jobs, n_servers=n_servers, teacher=teacher["name"],
@@ -392,7 +371,6 @@ def main(argv: list[str]) -> int:
                          "the same settings resumes the simulations done there")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args(argv)
-    from dlsched.bench.runner import run_suite
     from dlsched.rl.policy import load_checkpoint
 
     mode = QUICK if args.quick else FULL

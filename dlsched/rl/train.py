@@ -47,9 +47,15 @@ from torch import nn
 from dlsched.rl.env import DL2Env
 from dlsched.errors import InputError
 from dlsched.rl.policy import MAX_HIDDEN, MAX_LAYERS, DL2Policy, Model, choose, load_checkpoint, save_checkpoint
-from dlsched.rl.slot import DECIDE_AT, MAX_WINDOW, ROWS, Slot, Spec
+from dlsched.rl.slot import DECIDE_AT, MAX_WINDOW, ROWS, Slot, Spec, action_kind
 from dlsched.policies.optimus import task_shares
 from dlsched.sim.policy import Decision, PolicyContext
+from dlsched.console import progress as bar
+from dlsched.instance.synthetic import dl2_cluster, dl2_trace
+from dlsched.registry import make_policy
+from dlsched.sim.engine import simulate
+from dlsched.sim.run import parse_params
+from dlsched.sim.speed import TableSpeed
 
 
 #: the largest training traces and clusters `dlsched train dl2` makes (a larger one is refused, not allocated)
@@ -293,7 +299,6 @@ def agreement(model: Model, X: np.ndarray, M: np.ndarray, A: np.ndarray) -> floa
 
 def agreement_by_kind(model: Model, X: np.ndarray, M: np.ndarray, A: np.ndarray) -> dict[str, dict]:
     """:func:`agreement` per kind of the teacher's action (worker, ps, both, stop): count and fraction."""
-    from dlsched.rl.slot import action_kind
 
     J = model.spec.J
     kinds = np.array([action_kind(int(a), J)[0] for a in A]) if len(A) else np.array([], dtype=str)
@@ -697,15 +702,11 @@ def finite(x: float) -> float | None:
 
 def setting(cfg: TrainConfig, seeds: Sequence[int]):
     """DL2's job mix on ``cfg.n_servers`` nodes: the traces of ``seeds``, the cluster, the measured speeds."""
-    from dlsched.instance.synthetic import dl2_cluster, dl2_trace
-    from dlsched.sim.speed import TableSpeed
-
     return [dl2_trace(cfg.n_jobs, seed=s) for s in seeds], dl2_cluster(cfg.n_servers), TableSpeed()
 
 
 def mean_jct(make_policy: Callable, traces, cluster, speed, seed: int = 0) -> float:
     """Average JCT over ``traces`` (every job of each); inf if a run does not complete."""
-    from dlsched.sim.engine import simulate
 
     out = []
     for tr in traces:
@@ -719,9 +720,6 @@ def mean_jct(make_policy: Callable, traces, cluster, speed, seed: int = 0) -> fl
 def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: bool = True) -> dict:
     """Warm-up then fine-tuning (module docstring); writes the best checkpoint to ``out`` with a
     provenance JSON and training curves (PNG) beside it; returns the provenance."""
-    from dlsched.console import progress as bar
-    from dlsched.registry import make_policy
-
     wall0, cpu_start = time.monotonic(), time.process_time()
     # small MLPs on a shared machine: intra-op threads cost more than they give (--threads to ask)
     torch.set_num_threads(cfg.threads)
@@ -1021,7 +1019,6 @@ def main(argv: Sequence[str]) -> int:
         hidden = tuple(int(h) for h in args.hidden.split(","))
     except ValueError:
         raise InputError("<argument>", "--hidden", "sizes like 256,256", args.hidden) from None
-    from dlsched.sim.run import parse_params
 
     try:
         cfg = TrainConfig(teacher=args.teacher, teacher_params=parse_params(args.teacher_param, "--teacher-param"),
@@ -1040,7 +1037,6 @@ def main(argv: Sequence[str]) -> int:
     except InputError as exc:       # name the flag, not the setting
         flag = FLAGS.get(exc.where, "--" + exc.where.replace("_", "-"))
         raise InputError(exc.source, flag, exc.expected, exc.found) from None
-    from dlsched.registry import make_policy
 
     make_policy(cfg.teacher, **cfg.teacher_params)   # an unknown teacher or option fails before any work
     prov = train(cfg, args.out, command=" ".join(["dlsched train dl2", *argv]), progress=not args.quiet)
