@@ -46,17 +46,29 @@ def test_chu_beasley_problems_carry_their_best_known_value(data, tmp_path):
     assert dlsched.load(alone, problem=1).reference is None
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_sac94_optimum(data, backend):
-    files = sac94_files(data)
-    assert len(files) >= 50
-    for path in files:
+def solve_to_optimum(paths, backend):
+    for path in paths:
         inst = dlsched.load(path)
         res = dlsched.solve(inst, backend=backend, gap=0.0, threads=1, time_limit=60)
         assert res.status == Status.OPTIMAL, path
         assert res.objective == pytest.approx(inst.reference.objective, abs=1e-6), path
         report = dlsched.check(inst, res)
         assert report.feasible and report.objective == pytest.approx(res.objective), path
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_sac94_optimum(data, backend):
+    """Every SAC-94 file by the matrix path; by the modelling front ends (about 1 s a file to build
+    through Pyomo or CVXPY) every fifth file in the default run, every file under ``-m slow``."""
+    files = sac94_files(data)
+    assert len(files) >= 50
+    solve_to_optimum(files if backend == "highs" else files[::5], backend)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", [b for b in BACKENDS if b != "highs"])
+def test_sac94_optimum_every_file_by_the_front_ends(data, backend):
+    solve_to_optimum(sac94_files(data), backend)
 
 
 def gap_cases(data):
