@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -258,7 +259,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with python_stdout_only(), stop_signals():
             return args.fn(args)
-    except BrokenPipeError:
+    except BrokenPipeError:         # the reader left (`| head`), as Unix tools expect: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())     # Python's flush at exit too
         return EXIT_OK
     except KeyboardInterrupt:       # Ctrl-C or SIGTERM: what was written stays (bench run says where)
         print("dlsched: stopped", file=sys.stderr)

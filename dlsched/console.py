@@ -43,10 +43,12 @@ def python_stdout_only():
     try:
         yield
     finally:
-        real.flush()
         sys.stdout = old
         os.dup2(saved, 1)
-        real.close()
+        try:
+            real.close()            # flushes what is left
+        except BrokenPipeError:     # the reader left (`| head`): what is left has nowhere to go
+            pass
         os.close(saved)
 
 

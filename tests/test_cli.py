@@ -260,3 +260,15 @@ def test_exported_models_carry_the_instance_names(capsys, instances_dir, tmp_pat
     assert h.getRowName(0)[1] == f"cap_{inst.row_names[0]}"
     h.run()
     assert h.getInfo().objective_function_value == pytest.approx(inst.reference.objective)
+
+
+def test_a_reader_that_leaves_early_ends_the_command_quietly():
+    """`dlsched policies | head -1`: the pipe closes before dlsched writes; exit 0, nothing on stderr
+    (it was exit 120 with "Exception ignored ... BrokenPipeError")."""
+    import subprocess
+    import sys
+
+    p = subprocess.Popen([sys.executable, "-m", "dlsched", "policies"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()
+    err = p.stderr.read()
+    assert p.wait(timeout=120) == 0 and err == b"", err
