@@ -12,20 +12,11 @@ policy's own model, as its attribute ``decision_record``. The engine reads the g
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Annotated
 
 from dlsched.arguments import Range
-from dlsched.errors import InputError
 from dlsched.result import relative_gap
 from dlsched.solvers.options import Budget
-
-
-def positive_int(name: str, value) -> int:
-    """``value`` as an int >= 1, or an InputError naming the parameter."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise InputError("<argument>", name, "an integer >= 1", value)
-    return int(value)
 
 
 #: a policy's ``budget_ms`` option as the options check reads it (:mod:`dlsched.arguments`)
@@ -33,12 +24,10 @@ BudgetMs = Annotated[float, Range(gt=0, finite=True)]
 
 
 class DecisionRecord:
-    """``budget_ms`` checked (None: no budget) and the gaps of the decisions made since :meth:`reset`."""
+    """The budget (None: no budget) and the gaps of the decisions made since :meth:`reset`. The
+    policy's constructor has checked ``budget_ms`` against :data:`BudgetMs` (``@checked``)."""
 
     def __init__(self, budget_ms: float | None = None):
-        if budget_ms is not None and (isinstance(budget_ms, bool) or not isinstance(budget_ms, numbers.Real)
-                                      or not math.isfinite(budget_ms) or budget_ms <= 0):
-            raise InputError("<argument>", "budget_ms", "a positive number of milliseconds per decision", budget_ms)
         self.seconds = None if budget_ms is None else float(budget_ms) / 1000.0
         self.gaps: list[float] = []
         self.objectives: list[float] = []

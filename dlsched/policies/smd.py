@@ -35,7 +35,7 @@ from dlsched.sim.placement import PlacerName
 from dlsched.sim.policy import Placement
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.smd import TIE_BREAK, decide, decide_anytime
-from dlsched.policies.budget import BudgetMs, DecisionRecord, positive_int
+from dlsched.policies.budget import BudgetMs, DecisionRecord
 
 
 # ----------------------------------------------------------------------------- converter
@@ -100,8 +100,8 @@ class SMDPolicy(AllocationPolicy):
         self.opts = opts or SolveOptions(threads=1)
         self.kw = {"slot_aware": True, "wait_slots": 1.0, "tie_break": TIE_BREAK, **kw}
         self.decision_record = DecisionRecord(budget_ms)
-        self.pop_k, self.pop_min = positive_int("pop_k", pop_k), int(pop_min)
-        self.incremental, self.refresh = bool(incremental), positive_int("refresh", refresh)
+        self.pop_k, self.pop_min = int(pop_k), int(pop_min)
+        self.incremental, self.refresh = bool(incremental), int(refresh)
         self.refresh_gap = float(refresh_gap)
 
     def reset(self, ctx) -> None:
