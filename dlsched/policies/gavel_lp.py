@@ -252,32 +252,31 @@ def srpt_perf(T: np.ndarray, z: np.ndarray, cap: np.ndarray, R: np.ndarray) -> A
     the type where its throughput is highest among those with ``z[j, k]`` GPUs free
     (:math:`X_{jk} = 1`); a job that fits no type is skipped, so smaller jobs behind it may run.
     ``value`` is the number of jobs allocated."""
-    m, K = T.shape
-    X = np.zeros((m, K))
-    free = np.asarray(cap, float).copy()
-    best = T.max(axis=1) if K else np.zeros(m)
+    best = T.max(axis=1) if T.shape[1] else np.zeros(T.shape[0])
     with np.errstate(divide="ignore"):
         eta = np.where(best > 0, np.asarray(R, float) / np.where(best > 0, best, 1.0), np.inf)
-    for j in np.argsort(eta, kind="stable").tolist():
-        fits = (z[j] > 0) & (z[j] <= free + 1e-9) & (T[j] > 0)
-        if fits.any():
-            k = int(np.argmax(np.where(fits, T[j], -1.0)))
-            X[j, k] = 1.0
-            free[k] -= z[j, k]
-    return Allocation(X, float(X.sum()), 0)
+    return _fastest_free_type(T, z, cap, np.argsort(eta, kind="stable"), stop=False)
 
 
 def fifo_perf(T: np.ndarray, z: np.ndarray, cap: np.ndarray) -> Allocation:
     """Gavel's type-aware FIFO over jobs in arrival order (rows of T): each takes the type where its
     throughput is highest among those with ``z[j, k]`` GPUs free (:math:`X_{jk} = 1`); the queue stops
     at the first job that fits no type. ``value`` is the number of jobs allocated."""
-    m, K = T.shape
-    X = np.zeros((m, K))
+    return _fastest_free_type(T, z, cap, np.arange(T.shape[0]), stop=True)
+
+
+def _fastest_free_type(T: np.ndarray, z: np.ndarray, cap: np.ndarray, order: np.ndarray, *, stop: bool) -> Allocation:
+    """Jobs in ``order``, each with :math:`X_{jk} = 1` on the type of highest throughput among those
+    with ``z[j, k]`` GPUs free (none where that throughput is 0); a job that fits no type stops the
+    queue (``stop``) or is skipped."""
+    X = np.zeros(T.shape)
     free = np.asarray(cap, float).copy()
-    for j in range(m):
+    for j in order.tolist():
         fits = (z[j] > 0) & (z[j] <= free + 1e-9)
         if not fits.any():
-            break
+            if stop:
+                break
+            continue
         k = int(np.argmax(np.where(fits, T[j], -1.0)))
         if T[j, k] > 0:
             X[j, k] = 1.0
