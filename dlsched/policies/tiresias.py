@@ -30,7 +30,7 @@ from typing import Annotated, Sequence
 import numpy as np
 
 from dlsched.arguments import Range, checked
-from dlsched.policies.bundles import Baseline
+from dlsched.policies.bundles import Baseline, take_in_order
 from dlsched.sim.placement import EPS, PlacerName
 from dlsched.sim.policy import ClusterState, Decision, Event, PolicyContext
 
@@ -59,12 +59,12 @@ class Tiresias(Baseline):
         self._next = 0
         self._last = 0.0
 
-    def _width(self, state: ClusterState, j: int) -> float:
-        """GPUs job j holds at its full size: the rate at which its attained service grows."""
-        w, p, _ = self.full(state, j)
+    def _widths(self, state: ClusterState, cand: np.ndarray, w: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """GPUs each candidate holds at its full size (``w`` workers, ``p`` PSs): the rate at which its
+        attained service grows."""
         if self._gpu is None:
-            return float(w)
-        return float(w * state.demand_w[j][self._gpu] + p * state.demand_p[j][self._gpu])
+            return w.astype(float)
+        return w * state.demand_w[cand, self._gpu] + p * state.demand_p[cand, self._gpu]
 
     def _join_back(self, jobs: np.ndarray) -> None:
         self._joined[jobs] = np.arange(self._next, self._next + jobs.size)
@@ -92,7 +92,8 @@ class Tiresias(Baseline):
             if down.size:
                 self._queue[down] = k + 1
                 self._join_back(down)
-        width = np.array([self._width(state, j) for j in cand.tolist()])
+        w, p, _ = self.fulls(state, cand)
+        width = self._widths(state, cand, w, p)
         if self.starvation > 0:
             ran = np.divide(served, width, out=np.zeros_like(served), where=width > 0)   # seconds run since queue 0
             up = ~running & (self._queue[cand] > 0) & (served > 0) & (self._waited[cand] >= self.starvation * ran - EPS)
@@ -101,16 +102,12 @@ class Tiresias(Baseline):
                 self._queue[back], self._base[back], self._waited[back] = 0, state.attained[back], 0.0
                 self._join_back(back)
                 served[up] = 0.0
-        ranked = cand[np.lexsort((self._joined[cand], self._queue[cand]))]
-        avail = self.total.astype(float).copy()
-        sizes: dict[int, tuple[int, int]] = {}
-        for j in ranked.tolist():
-            w, p, _ = self.full(state, j)
-            need = w * state.demand_w[j] + p * state.demand_p[j]
-            if (need <= avail + EPS).all():
-                avail -= need
-                sizes[j] = (w, p)
-        out = self.placer.place(state, sizes)
+        order = np.lexsort((self._joined[cand], self._queue[cand]))
+        ranked, w, p = cand[order], w[order], p[order]
+        # in queue order, each job whose full size fits the aggregate capacity the jobs before it left
+        take = take_in_order(w[:, None] * state.demand_w[ranked] + p[:, None] * state.demand_p[ranked],
+                             self.total.astype(float))
+        out = self.placer.place(state, dict(zip(ranked[take].tolist(), zip(w[take].tolist(), p[take].tolist()))))
         self._join_back(ranked[~np.isin(ranked, np.fromiter(out, dtype=np.int64, count=len(out)))])
         return Decision(out, self._next_jump(state, cand, served, width, out))
 
