@@ -98,23 +98,21 @@ class HetPlace:
         self.calls = 0
         self._rho: dict[int, np.ndarray] = {}
         self.decision_record.reset()
-
-    def _types(self, cl: Cluster) -> tuple[list[str], np.ndarray, list[int]]:
-        """The GPU types of the cluster's GPU servers, each server's type, and the first server of each type."""
-        servers = np.flatnonzero(cl.capacity[:, self.g] >= 1)
-        types = sorted({cl.gpu_type[s] for s in servers})
-        t_of = np.array([types.index(cl.gpu_type[s]) for s in servers], dtype=np.int64)
-        return types, t_of, [int(servers[np.flatnonzero(t_of == g)[0]]) for g in range(len(types))]
+        # the GPU types of the GPU servers, each server's type, the first server of each type
+        servers = np.flatnonzero(ctx.cluster.capacity[:, self.g] >= 1)
+        self.types = sorted({ctx.cluster.gpu_type[s] for s in servers})
+        self.type_of = np.array([self.types.index(ctx.cluster.gpu_type[s]) for s in servers], dtype=np.int64)
+        self.first = [int(servers[np.flatnonzero(self.type_of == g)[0]]) for g in range(len(self.types))]
 
     def _rho_row(self, state: ClusterState, j: int, gpw: int) -> np.ndarray:
-        """:math:`\rho_{j,g}`: job j's rate with one worker on a server of each GPU type, per GPU of the worker."""
+        r""":math:`\rho_{j,g}`: job j's rate with one worker on a server of each GPU type, per GPU of the worker."""
         row = self._rho.get(j)
         if row is None:
             # the speed protocol takes no time: a job's rate on a placement is fixed within a run
             job, cl = state.jobs[j], state.cluster
             row = self._rho[j] = np.array([
                 max(float(self.ctx.speed.rate(job, Placement({s: 1}, {s: 1} if job.uses_ps else {}), cl)) / gpw, NEGLIGIBLE)
-                for s in self._types(cl)[2]])
+                for s in self.first])
         return row
 
     def _admitted(self, state: ClusterState, jobs: np.ndarray, gpw: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -139,7 +137,7 @@ class HetPlace:
                                      fam.model_size_mb[idx], np.minimum(fam.max_workers[idx], fam.n_gpus),
                                      fam.intra_gbps, fam.inter_gbps, fam.communication, fam.workload,
                                      source=fam.source), np.arange(fam.n_servers)
-        types, t_of, _ = self._types(cl)
+        types, t_of = self.types, self.type_of
         rho = np.array([self._rho_row(state, j, g) for j, g in zip(jobs.tolist(), gpw.tolist())]).reshape(len(jobs), len(types))
         K = int(cl.capacity[servers, self.g].astype(np.int64).sum())
         maxw = np.array([min(state.jobs[j].max_workers * gpw[a], K) for a, j in enumerate(jobs.tolist())], dtype=np.int64)
