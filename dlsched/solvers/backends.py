@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gc
 import math
+import shutil
 import time
 import warnings
 from dataclasses import dataclass
@@ -70,6 +71,16 @@ PYOMO_MILP = {"highs": "highspy", "scip_direct": "pyscipopt", "scip_persistent":
               "gurobi_direct": "gurobipy", "gurobi_persistent": "gurobipy"}
 #: the names users know them by (Pyomo's older interface, the solvers' own)
 PYOMO_ALIASES = {"appsi_highs": "highs", "scip": "scip_direct", "gurobi": "gurobi_direct"}
+#: MILP solvers Pyomo's older interface runs as executables (``SolverFactory(name)`` writes the model
+#: to a file and reads the solver's solution file), with each one's own names for the time limit
+#: (seconds), the relative gap, the random seed and threads (None: the solver has no such option)
+PYOMO_SHELL = {"glpk": {"time_limit": "tmlim", "mip_rel_gap": "mipgap", "random_seed": None, "threads": None},
+               "cbc": {"time_limit": "sec", "mip_rel_gap": "ratioGap", "random_seed": "randomSeed",
+                       "threads": "threads"}}
+#: options always passed (CBC counts its time limit in CPU seconds unless told to count wall seconds)
+PYOMO_SHELL_FIXED = {"glpk": {}, "cbc": {"timeMode": "elapsed"}}
+#: the executable each of them needs on PATH
+PYOMO_SHELL_EXECUTABLE = {"glpk": "glpsol", "cbc": "cbc"}
 
 
 def pyomo_solver_name(name: str) -> str:
@@ -82,9 +93,13 @@ def pyomo_solver_name(name: str) -> str:
     import pyomo.environ as pyo
 
     here = [n for n, pkg in PYOMO_MILP.items() if importlib.util.find_spec(pkg) is not None]
+    here += [n for n, exe in PYOMO_SHELL_EXECUTABLE.items() if shutil.which(exe)]
     name = PYOMO_ALIASES.get(name, name)
     if name in here:
         return name
+    if name in PYOMO_SHELL:
+        raise InputError("<argument>", "solver", f"an installed MILP solver, one of {', '.join(here)} "
+                         f"('{name}' needs the executable {PYOMO_SHELL_EXECUTABLE[name]} on PATH)", name)
     if name in PYOMO_MILP:
         raise InputError("<argument>", "solver", f"an installed MILP solver, one of {', '.join(here)} "
                          f"(pip install 'dlsched[solvers]' for {name})", name)
@@ -159,6 +174,8 @@ def run_pyomo(model, opts: SolveOptions, solver: str = "highs") -> MatrixOutcome
     from pyomo.contrib.solver.common.results import SolutionStatus
 
     name = solver
+    if pyomo_solver_name(name) in PYOMO_SHELL:
+        return _run_pyomo_shell(model, opts, pyomo_solver_name(name))
     solver = _pyomo_solver(name)
     # the time limit is what remains of the call's budget, read now
     typed = typed_options(opts) if name == "highs" else other_solver_options(opts)
@@ -208,6 +225,61 @@ def run_pyomo(model, opts: SolveOptions, solver: str = "highs") -> MatrixOutcome
         # deadlock ("Deadlock starting capture_output"); release them here, outside any capture
         res = solver = None
         gc.collect()
+    return out.settle()
+
+
+#: Pyomo's older interface's termination conditions, in this package's words
+PYOMO_SHELL_TERMINATION = {"optimal": "optimal", "maxTimeLimit": "time_limit", "infeasible": "infeasible",
+                           "unbounded": "unbounded", "infeasibleOrUnbounded": "infeasible_or_unbounded",
+                           "maxIterations": "iteration_limit", "maxEvaluations": "iteration_limit",
+                           "userInterrupt": "interrupted", "error": "error", "solverFailure": "error"}
+
+
+def _run_pyomo_shell(model, opts: SolveOptions, name: str) -> MatrixOutcome:
+    """Solve a Pyomo model with an executable MILP solver of Pyomo's older interface
+    (:data:`PYOMO_SHELL`): the typed options under the solver's own names, the solution loaded
+    into the model, the bound read from the results' objective bounds."""
+    import pyomo.environ as pyo
+
+    solver = pyo.SolverFactory(name)
+    if not solver.available(exception_flag=False):
+        raise SolverError(f"Pyomo solver '{name}' is not available here: is {PYOMO_SHELL_EXECUTABLE[name]} on PATH?")
+    typed = other_solver_options(opts)
+    if "time_limit" in typed:        # glpk and cbc take whole seconds; round down, never past the budget
+        typed["time_limit"] = max(1, math.floor(typed["time_limit"]))
+    options = dict(PYOMO_SHELL_FIXED[name])
+    options.update({PYOMO_SHELL[name][key]: val for key, val in typed.items() if PYOMO_SHELL[name].get(key)})
+    options.update(opts.raw)
+    t0 = time.perf_counter()
+    res = solver.solve(model, load_solutions=False, tee=bool(opts.log), options=options)
+    wall = time.perf_counter() - t0
+    own = getattr(res.solver, "wallclock_time", None)      # CBC's, to 0.01 s; glpk reports none
+    seconds = min(float(own), wall) if isinstance(own, (int, float)) and own > 0 else wall
+    termination = str(res.solver.termination_condition)
+    if termination == "feasible" and "time_limit" in typed:   # glpk's word for stopped by tmlim
+        termination = "maxTimeLimit"
+    termination = PYOMO_SHELL_TERMINATION.get(termination, "unknown")
+    has_solution = len(res.solution) > 0 and termination not in ("infeasible", "unbounded")
+    out = MatrixOutcome(_status_from(termination, has_solution), termination, None, None, None, seconds,
+                        stats={"compile_seconds": wall - seconds, "solver": name,
+                               "solver_version": f"{name} {solver_version(solver)}"})
+    if has_solution:
+        # a run stopped by its time limit is "aborted" with a solution: read it without Pyomo's warning
+        res.solver.status = pyo.SolverStatus.ok
+        model.solutions.load_from(res)
+        objective = next(model.component_data_objects(pyo.Objective, active=True))
+        out.objective = float(pyo.value(objective))
+        maximise = objective.sense == pyo.maximize
+        bound = res.problem.upper_bound if maximise else res.problem.lower_bound
+        bound = float(bound) if bound is not None and math.isfinite(float(bound)) else None
+        if bound is not None and maximise and bound < out.objective and -bound >= out.objective:
+            # Pyomo's CBC reader keeps the sign of CBC's minimisation for a maximisation's bound
+            # (Pyomo 6.9, CBC 2.10.8: incumbent 22,905 beside "upper bound" -23,460)
+            bound = -bound
+        if bound is not None and (bound >= out.objective if maximise else bound <= out.objective):
+            out.bound = bound
+        elif out.status == Status.OPTIMAL:
+            out.bound = out.objective
     return out.settle()
 
 

@@ -7,6 +7,7 @@ each case is skipped with the reason when its package is absent.
 from __future__ import annotations
 
 import importlib.util
+import shutil
 
 import numpy as np
 import pytest
@@ -16,7 +17,7 @@ import dlsched
 from dlsched.errors import InputError
 from dlsched.instance.generate import random_mcmdk
 from dlsched.result import relative_gap
-from dlsched.solvers import registry
+from dlsched.solvers import backends, registry
 
 SOLVERS = [("pyomo", "scip_direct", "pyscipopt"), ("pyomo", "gurobi_direct", "gurobipy"),
            ("cvxpy", "SCIP", "pyscipopt"), ("cvxpy", "GUROBI", "gurobipy")]
@@ -27,7 +28,14 @@ def needs(package: str):
                               reason=f"{package} is not installed (pip install 'dlsched[solvers]')")
 
 
-CASES = [pytest.param(b, s, marks=needs(p), id=f"{b}-{s}") for b, s, p in SOLVERS]
+def needs_executable(program: str):
+    return pytest.mark.skipif(shutil.which(program) is None,
+                              reason=f"{program} is not on PATH (apt-get install glpk-utils coinor-cbc)")
+
+
+CASES = ([pytest.param(b, s, marks=needs(p), id=f"{b}-{s}") for b, s, p in SOLVERS]
+         + [pytest.param("pyomo", s, marks=needs_executable(exe), id=f"pyomo-{s}")
+            for s, exe in backends.PYOMO_SHELL_EXECUTABLE.items()])
 
 
 def bundled(instances_dir):
@@ -92,7 +100,15 @@ def test_unknown_solvers_are_input_errors(instances_dir):
         dlsched.solve(inst, "exact", backend="pyomo", solver="ipopt")
     assert "gams" not in str(e.value) and "ipopt," not in str(e.value)
     with pytest.raises(InputError, match="older interface"):
-        dlsched.solve(inst, "exact", backend="pyomo", solver="glpk")
+        dlsched.solve(inst, "exact", backend="pyomo", solver="cplex")
+
+
+def test_an_executable_solver_that_is_not_installed_names_its_program(instances_dir, monkeypatch):
+    inst = dlsched.load(instances_dir / "mknap1-0.json")
+    monkeypatch.setattr(backends.shutil, "which", lambda program: None)
+    for solver, program in backends.PYOMO_SHELL_EXECUTABLE.items():
+        with pytest.raises(InputError, match=f"needs the executable {program} on PATH"):
+            dlsched.solve(inst, "exact", backend="pyomo", solver=solver)
 
 
 def test_solvers_by_their_usual_names(instances_dir):
