@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rich.table import Table
 
-from dlsched.console import EXIT_STOPPED, number, stop_requests, table_console
+from dlsched.console import EXIT_STOPPED, number, seconds, stop_requests, table_console
 from dlsched.errors import InputError
 from dlsched.instance.traces import TRACE_FORMATS, load_trace
 from dlsched.registry import describe_policy, make_policy, policy_accepts, policy_names
@@ -167,8 +167,10 @@ def print_summary(res) -> None:
     def f(x, unit=""):
         if x is None:
             return "-"
-        if unit == " s" and isinstance(x, (int, float)) and abs(x) >= 7200:     # hours or days beside seconds
-            return f"{x:.6g} s ({x / 86400:.1f} d)" if abs(x) >= 2 * 86400 else f"{x:.6g} s ({x / 3600:.1f} h)"
+        if unit == " s":
+            return seconds(x)
+        if unit in (" ms", " MiB"):
+            return number(x, 3 if unit == " ms" else 1) + unit
         return f"{x:.6g}{unit}" if isinstance(x, float) else str(x)
 
     rows = [("status", s["status"] + (f" ({s['message']})" if s["message"] else "")),

@@ -61,6 +61,20 @@ def number(x, decimals: int = 0) -> str:
     return f"{x:,.{decimals}f}"
 
 
+def seconds(x) -> str:
+    """Seconds as a person reads them: plain notation (``1,290,300 s``), hours or days beside from two
+    hours up (``(14.9 d)``), milliseconds below a second (``0.067 ms``); "-" for None or NaN."""
+
+    if x is None or x != x:
+        return "-"
+    if abs(x) < 1:
+        return f"{number(1e3 * x, 3)} ms"
+    text = f"{number(x, 1 if abs(x) < 100 else 0)} s"
+    if abs(x) >= 2 * 86400:
+        return f"{text} ({x / 86400:.1f} d)"
+    return f"{text} ({x / 3600:.1f} h)" if abs(x) >= 7200 else text
+
+
 def table_console(table=None):
     """A rich console for result tables: at least 140 columns wide, so that a table printed to a
     pipe or a file (where rich assumes 80) is not truncated into ellipses, and with ``table`` at

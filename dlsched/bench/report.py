@@ -37,7 +37,7 @@ from dlsched.bench.results import TARGET, compare, failed, latest, read_results
 from dlsched.errors import InputError
 from dlsched.result import gap_to_reference
 from dlsched.bench.suite import summariser, suite_from_definition
-from dlsched.console import table_console
+from dlsched.console import number, table_console
 
 FLOOR = 1e-3           # gap-versus-time: a mean gap of 0 % is drawn at 0.001 % (log axis)
 
@@ -269,13 +269,13 @@ def sim_summary(rows: list[dict]) -> dict[str, dict]:
 
 
 SIM_COLUMNS = ("policy", "runs ok", "jobs done", "mean avg JCT (s)", "median JCT (s)", "p95 JCT (s)", "mean makespan (s)",
-               "GPU util", "decision med (s)")
+               "GPU util", "decision med (ms)")
 
 
 def _sim_cells(s: dict) -> list[str]:
-    f = lambda x, d=6: "-" if x is None else f"{x:.{d}g}"
-    return [f"{s['completed']}/{s['runs']}", str(s["jobs_done"]), f(s["mean_avg_jct"]), f(s["median_jct"]), f(s["p95_jct"]),
-            f(s["mean_makespan"]), f(s["gpu_utilisation"], 3), f(s["decision_median_s"], 3)]
+    ms = None if s["decision_median_s"] is None else 1e3 * s["decision_median_s"]
+    return [f"{s['completed']}/{s['runs']}", str(s["jobs_done"]), number(s["mean_avg_jct"]), number(s["median_jct"]),
+            number(s["p95_jct"]), number(s["mean_makespan"]), number(s["gpu_utilisation"], 3), number(ms, 3)]
 
 
 def study_summary(rows: list[dict]) -> dict[str, dict]:
