@@ -511,7 +511,7 @@ def simulate(trace: Trace, cluster: Cluster, policy, speed: SpeedSourceLike, *, 
     status, message = None, ""
     idle_calls = 0
     events = sim.advance(None)
-    with _progress_bar(progress, sim) as tick:
+    with _progress_bar(progress, sim, name) as tick:
         while not sim.done:
             if deadline is not None and _time.monotonic() - wall0 > deadline:
                 status, message = "time_limit", f"wall-clock deadline of {deadline:g}s reached at t={sim.time:.6g}s"
@@ -588,7 +588,7 @@ def peak_memory_mib() -> float | None:
 
 
 class _progress_bar:
-    """Progress of a run on stderr: on a terminal a transient bar (jobs finished, simulated time,
+    """Progress of a run of policy ``policy`` on stderr: on a terminal a transient bar (jobs finished, simulated time,
     events, elapsed, ETA) redrawn at most 5 times a second; otherwise one plain line a minute.
 
     The ETA counts arrivals and completions, two per job, as the work: a run spends one event on
@@ -597,14 +597,15 @@ class _progress_bar:
 
     LINE_SECONDS = 60.0
 
-    def __init__(self, enabled: bool, sim: Simulation):
+    def __init__(self, enabled: bool, sim: Simulation, policy: str):
         self.enabled, self.sim, self.bar = enabled, sim, None
+        self.label = f"simulating {policy}"     # names the policy: `simulate --policy a,b` runs several
         self.tty = enabled and sys.stderr.isatty()
         self.start = self.last = _time.monotonic()
 
     def __enter__(self):
         if self.tty:
-            self.bar = Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.fields[jobs]} jobs"),
+            self.bar = Progress(TextColumn(self.label), BarColumn(), TextColumn("{task.fields[jobs]} jobs"),
                                 TextColumn("t={task.fields[t]}"), TextColumn("{task.fields[events]} events"),
                                 TimeElapsedColumn(), EtaColumn(),
                                 console=Console(stderr=True), transient=True)
@@ -630,7 +631,7 @@ class _progress_bar:
             self.last = now
             finished, arrived = self._counts()
             done, elapsed = finished + arrived, now - self.start
-            print(f"simulating: {finished:,}/{self.sim.n:,} jobs finished, t={clock(self.sim.time)} simulated, "
+            print(f"{self.label}: {finished:,}/{self.sim.n:,} jobs finished, t={clock(self.sim.time)} simulated, "
                   f"{self.sim.n_events:,} events, {clock(elapsed)} elapsed, ETA {eta(elapsed, done, 2 * self.sim.n - done)}",
                   file=sys.stderr, flush=True)
 

@@ -158,13 +158,18 @@ def test_progress_off_a_terminal_is_a_plain_line_a_minute(capsys, monkeypatch):
 
     monkeypatch.setattr(engine._progress_bar, "LINE_SECONDS", 0.0)
     code, out, err = run(capsys, "simulate", "dl2:6:1", "--policy", "fifo", "--json")
-    lines = [ln for ln in err.splitlines() if ln.startswith("simulating:")]
+    lines = [ln for ln in err.splitlines() if ln.startswith("simulating fifo:")]
     assert code == 0 and len(lines) == json.loads(out)["decision_calls"]      # one per call (each a tick)
     assert "/6 jobs finished, t=" in lines[-1] and " events, " in lines[-1] and "ETA" in lines[-1]
     assert json.loads(out)["peak_memory_mib"] > 0
+    # several policies: each line names the policy whose run it reports
+    code, out, err = run(capsys, "simulate", "dl2:6:1", "--policy", "fifo,drf", "--json")
+    runs = {r["policy"]: r["decision_calls"] for r in json.loads(out)["runs"]}
+    for name in ("fifo", "drf"):
+        assert len([ln for ln in err.splitlines() if ln.startswith(f"simulating {name}:")]) == runs[name]
     monkeypatch.setattr(engine._progress_bar, "LINE_SECONDS", 3600.0)
     code, out, err = run(capsys, "simulate", "dl2:6:1", "--policy", "fifo", "--json")
-    assert code == 0 and "simulating:" not in err
+    assert code == 0 and "simulating" not in err
 
 
 def test_the_table_gives_hours_or_days_and_plot_names_its_files(capsys, tmp_path):
