@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 from pathlib import Path
@@ -433,10 +434,13 @@ def test_a_sweep_off_a_terminal_prints_lines_and_says_where_it_stopped(tmp_path,
 PYOMO_SUITE = SUITE.replace('name = "exact"\n', 'name = "exact"\nparams = { backend = "pyomo" }\n')
 
 
-def test_sigterm_stops_a_parallel_sweep_cleanly(tmp_path):
+@pytest.mark.parametrize("executor", [[], pytest.param(["--executor", "dask", "--scheduler", "local"], id="dask",
+                                                       marks=pytest.mark.skipif(importlib.util.find_spec("distributed") is None,
+                                                                                reason="needs the [dist] extra"))])
+def test_sigterm_stops_a_parallel_sweep_cleanly(tmp_path, executor):
     """Issue 24: a stopped `bench run --jobs 2` left multiprocessing semaphores behind (Pyomo's lock
-    made in each guarded child). SIGTERM now ends the workers, keeps every finished row, exits 130,
-    and the resource tracker has nothing to report."""
+    made in each guarded child). SIGTERM now ends the workers (local processes, or a Dask
+    LocalCluster's), keeps every finished row, exits 130, and the resource tracker has nothing to report."""
     import os
     import signal
     import subprocess
@@ -445,7 +449,8 @@ def test_sigterm_stops_a_parallel_sweep_cleanly(tmp_path):
 
     suite, out = write(tmp_path, PYOMO_SUITE), tmp_path / "r.jsonl"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    proc = subprocess.Popen([sys.executable, "-m", "dlsched", "bench", "run", str(suite), "--jobs", "2", "--out", str(out)],
+    proc = subprocess.Popen([sys.executable, "-m", "dlsched", "bench", "run", str(suite), "--jobs", "2", "--out", str(out),
+                             *executor],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None and \
