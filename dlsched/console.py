@@ -67,6 +67,8 @@ def seconds(x) -> str:
 
     if x is None or x != x:
         return "-"
+    if x == 0:
+        return "0 s"
     if abs(x) < 1:
         return f"{number(1e3 * x, 3)} ms"
     text = f"{number(x, 1 if abs(x) < 100 else 0)} s"

@@ -47,12 +47,8 @@ class Baseline:
         if got is None:
             job = state.jobs[j]
             p = job.max_ps if job.uses_ps else 0
-            got = (job.min_workers, min(p, 1), 0.0)
-            for w in range(job.max_workers, job.min_workers - 1, -1):
-                pl = self._empty.consolidated(state.demand_w[j], state.demand_p[j], w, p)
-                if pl is not None:
-                    got = (w, p, float(self.ctx.speed.rate(job, pl, state.cluster)))
-                    break
+            w, pl = self._empty.largest(state.demand_w[j], state.demand_p[j], job.min_workers, job.max_workers, p)
+            got = (job.min_workers, min(p, 1), 0.0) if pl is None else (w, p, float(self.ctx.speed.rate(job, pl, state.cluster)))
             self._full[j] = got
         return got
 

@@ -36,7 +36,7 @@ from dlsched.instance.placement import PlacementInstance
 from dlsched.instance.workload import Job, Trace
 from dlsched.models.placement import jct_counts
 from dlsched.policies.budget import BudgetMs, DecisionRecord
-from dlsched.sim.placement import PlacerName, make_placer, usage
+from dlsched.sim.placement import EmptyCluster, PlacerName, make_placer, usage
 from dlsched.sim.policy import ClusterState, Placement, PolicyContext
 from dlsched.solvers.hetplace import hetplace
 from dlsched.solvers.options import SolveOptions
@@ -103,6 +103,7 @@ class HetPlace:
         self.types = sorted({ctx.cluster.gpu_type[s] for s in servers})
         self.type_of = np.array([self.types.index(ctx.cluster.gpu_type[s]) for s in servers], dtype=np.int64)
         self.first = [int(servers[np.flatnonzero(self.type_of == g)[0]]) for g in range(len(self.types))]
+        self._empty = EmptyCluster(ctx.cluster.capacity)
 
     def _rho_row(self, state: ClusterState, j: int, gpw: int) -> np.ndarray:
         r""":math:`\rho_{j,g}`: job j's rate with one worker on a server of each GPU type, per GPU of the worker."""
@@ -190,8 +191,11 @@ class HetPlace:
                     free[srv] -= rows
                     out[j] = pl
         for j in other.tolist():
-            job = state.jobs[j]
-            pl = self.placer.fit(free, state.demand_w[j], state.demand_p[j], job.max_workers, 1 if job.uses_ps else 0)
+            # a job without GPUs runs at the largest size the cluster holds (asking for max_workers
+            # that never fit left such jobs waiting for ever)
+            job, ps = state.jobs[j], 1 if state.jobs[j].uses_ps else 0
+            size, _ = self._empty.largest(state.demand_w[j], state.demand_p[j], job.min_workers, job.max_workers, ps)
+            pl = self.placer.fit(free, state.demand_w[j], state.demand_p[j], size, ps)
             if pl is not None:
                 srv, rows = usage(pl, state.demand_w[j], state.demand_p[j])
                 free[srv] -= rows

@@ -306,6 +306,16 @@ class EmptyCluster:
             pl = self._memo[key] = consolidated(self.capacity, demand_w, demand_p, n_workers, n_ps)
             return pl
 
+    def largest(self, demand_w: np.ndarray, demand_p: np.ndarray, min_workers: int, max_workers: int,
+                n_ps: int) -> tuple[int, Placement | None]:
+        """The most workers in [min_workers, max_workers] (with ``n_ps`` PSs) that fit the empty
+        cluster and their placement; (min_workers, None) if even the fewest do not fit."""
+        for w in range(max_workers, min_workers - 1, -1):
+            pl = self.consolidated(demand_w, demand_p, w, n_ps)
+            if pl is not None:
+                return w, pl
+        return min_workers, None
+
 
 class _KeepOrPlace:
     """Keep unchanged sizes where they are, release the rest, place changed jobs in the given order.

@@ -170,6 +170,16 @@ def test_hetplace_policy_runs_on_a_generic_heterogeneous_trace():
     assert res.status == "completed" and res.completed.all()
 
 
+def test_hetplace_runs_a_job_without_gpus_whose_largest_size_does_not_fit():
+    """A job with no GPU asking for more workers than the cluster holds runs at the largest size that
+    fits (it used to wait for ever: `simulate dl2:12:3 --cluster dl2:4 --policy hetplace` stalled)."""
+    tr = trace(job("cpu-only", 0.0, 12.0, gpus=0, max_workers=20, max_ps=1), job("g", 0.0, 5.0))
+    res = simulate(tr, cluster(1, gpus=1, cpus=8), make_policy("hetplace"), LinearSpeed())
+    assert res.status == "completed" and res.completed.all()
+    # its largest size, 7 workers and 1 PS, fits the empty server: it starts when g has finished
+    assert dict(zip(res.names, res.completion.tolist())) == pytest.approx({"g": 5.0, "cpu-only": 5.0 + 12.0 / 7})
+
+
 def test_hetplace_admits_the_shortest_jobs_when_asked():
     # one GPU: the pipeline is given one job; in arrival order the long one, with order="srpt" the short one
     tr = trace(job("long", 0.0, 100.0), job("short", 0.0, 10.0))
