@@ -175,7 +175,9 @@ def use_threads(threads: int | None) -> None:
     """Make HiGHS's process-wide scheduler match ``threads``: HiGHS refuses to run (status "Not
     Set") when a solve asks for another thread count than the first solve of the process did."""
     want = int(threads or 0)
-    if _scheduler_threads and _scheduler_threads[0] != want:
+    # before this module's first solve another user of highspy (CVXPY's or Pyomo's HiGHS) may have
+    # started the scheduler with any count: "Not Set" after `cvxpy ... solve(solver=cp.HIGHS)`
+    if not _scheduler_threads or _scheduler_threads[0] != want:
         highspy.Highs.resetGlobalScheduler(False)
     _scheduler_threads[:] = [want]
 
