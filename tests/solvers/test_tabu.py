@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -226,41 +227,44 @@ def test_models_too_large_to_hold_dense_are_refused(monkeypatch):
         dlsched.solve(inst, "tabu", threads=1, time_limit=1)
 
 
-def test_a_limited_call_without_a_compiled_kernel_returns_its_start(monkeypatch):
+def test_a_limited_call_without_a_compiled_kernel_searches_in_python(monkeypatch):
     """Compiling the numba kernel cannot be interrupted: with less than COMPILE_SECONDS left and no
-    compiled kernel, the call keeps its limit and returns the start solution; with no limit it searches."""
+    compiled kernel, the call starts the compile in the background, searches with the kernel's
+    Python original meanwhile and keeps its limit: its answer is a search's, at least as good as
+    its start (it was the start solution); with no limit it searches compiled."""
     inst = chu_beasley_mkp(100, 5, 0.5, seed=3)
     dlsched.solve(inst, "tabu", threads=1)                   # compiled (or loaded) here
     from dlsched.solvers.tabu_kernel import search
     assert tabu_module.kernel_ready(search)
+    start = dlsched.solve(inst, "lp-round", threads=1)
     monkeypatch.setattr(tabu_module, "kernel_ready", lambda search: False)
     started = []
     never = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])    # a compile that never ends in time
     monkeypatch.setattr(tabu_module, "compile_in_background", lambda: started.append(1) or never)
     try:
+        t0 = time.perf_counter()
         res = dlsched.solve(inst, "tabu", threads=1, time_limit=2.0)
+        wall = time.perf_counter() - t0
     finally:
         never.kill()
     assert started == [1], "the kernel is compiled in the background for the calls after this one"
-    assert 2.0 - tabu_module.MIN_SEARCH_SECONDS - 0.3 <= res.stats["compile_wait_seconds"] <= 2.0
-    assert res.stats["kernel"] == "not compiled" and res.termination == "time_limit"
-    assert "not compiled" in res.message and res.inconsistency() is None
+    assert res.stats["kernel"].startswith("python") and res.termination == "time_limit" and res.stats["iterations"] > 0
+    assert wall < 2.0 + 1.0, "one Python iteration at most past the limit"
+    assert res.objective >= start.objective and res.inconsistency() is None
     assert dlsched.check(inst, res).feasible and res.bound >= res.objective
     assert "kernel" not in dlsched.solve(inst, "tabu", threads=1).stats
 
 
-def test_a_first_limited_call_waits_for_the_compile_and_searches(monkeypatch):
-    """A first call with a few seconds (the kernel neither loaded nor cached) waits for the background
-    compile while a search would still have time after it, then searches: its answer is not its
-    start solution (it was, returned after 0.3 s of a 5-s limit)."""
+def test_a_first_limited_call_switches_to_the_compiled_kernel_when_it_is_ready(monkeypatch):
+    """A first call with a few seconds (the kernel neither loaded nor cached) searches in Python until
+    the background compile is done, then with the compiled kernel."""
     inst = chu_beasley_mkp(100, 5, 0.5, seed=3)
     dlsched.solve(inst, "tabu", threads=1)                   # compiled (or loaded) here
     done = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.5)"])   # a compile that ends in 0.5 s
-    ready = iter([False])
-    monkeypatch.setattr(tabu_module, "kernel_ready", lambda search: next(ready, True))
+    monkeypatch.setattr(tabu_module, "kernel_ready", lambda search: done.poll() is not None)
     monkeypatch.setattr(tabu_module, "compile_in_background", lambda: done)
     res = dlsched.solve(inst, "tabu", threads=1, time_limit=5.0)
-    assert "kernel" not in res.stats and 0.3 <= res.stats["compile_wait_seconds"] < 4.5
+    assert res.stats["kernel"] == "compiled during the call (python until then)"
     assert "jit_first_chunk_seconds" in res.stats, "the search ran"
     assert dlsched.check(inst, res).feasible and res.bound >= res.objective
 
