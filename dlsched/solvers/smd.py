@@ -355,6 +355,11 @@ def decide_anytime(inst: SMDInstance, active: np.ndarray, opts: SolveOptions, *,
         core = epoch_core(inst, cand[g], slot_aware=slot_aware, wait_slots=wait_slots, tie_break=tie_break)
         core.b = core.b / k
         share = column_shares(core)
+        if k > 1 and not _every_job_fits(core, share):
+            # a job larger than 1/k of the cluster could never run in its group: decide unsplit
+            return decide_anytime(inst, active, opts, previous=previous, pop_k=1, rng=rng, select=select, slack=slack,
+                                  memory=memory, slot_aware=slot_aware, wait_slots=wait_slots, tie_break=tie_break,
+                                  init=init, sub=sub)
         fixed = None
         if previous is not None:
             cfg = core.meta["configs"]
@@ -375,6 +380,14 @@ def decide_anytime(inst: SMDInstance, active: np.ndarray, opts: SolveOptions, *,
     job_ptr = np.concatenate([[0], *ptrs]).astype(np.int64)
     lag = lagrangian_bound(np.concatenate(values), np.vstack(shares), job_ptr, objective)[0] if values else 0.0
     return AnytimeDecision(alloc, objective, max(inner, lag), k)
+
+
+def _every_job_fits(core: MCMDK, share: np.ndarray) -> bool:
+    """Whether every job of ``core`` has a running configuration (a column with some use) within its
+    capacity: ``share`` is :func:`~dlsched.solvers.anytime.column_shares` of ``core``."""
+    runs = share.max(axis=1, initial=0.0) > 0
+    fits = runs & (share.max(axis=1, initial=0.0) <= 1.0 + 1e-9)
+    return bool(np.all(np.bincount(core.col_job[fits], minlength=core.n_jobs) > 0))
 
 
 def epoch_core(inst: SMDInstance, jobs: np.ndarray, *, slot_aware: bool = False, wait_slots: float | None = None,

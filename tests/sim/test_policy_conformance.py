@@ -127,6 +127,14 @@ def test_budgeted_policies_keep_the_contract(name, params, rows, servers, seed):
     check_policy(lambda: make_policy(name, **params), cases=[(generic_trace(rows), cl, LinearSpeed())], seed=seed)
 
 
+def test_pop_decides_unsplit_when_a_job_is_larger_than_its_group():
+    """POP's groups hold 1/k of every server: a job whose every size needs more would never run in
+    its group (two jobs of two 2-GPU workers on one 4-GPU server stalled with pop_k=2)."""
+    tr = generic_trace([(0, 1, 1, 1, 0, 0), (0, 1, 2, 2, 0, 0), (0, 1, 2, 2, 0, 0)])
+    check_policy(lambda: make_policy("smd", budget_ms=60_000, pop_k=2),
+                 cases=[(tr, Cluster.homogeneous(1, {"gpu": 4, "cpu": 8}), LinearSpeed())])
+
+
 @pytest.mark.parametrize("name", ["smd", "hetplace", "fluid"])
 def test_a_budget_that_binds_still_answers_within_the_contract(name):
     # 1 ms: every decision is cut short; the answers depend on the clock (no determinism check)
