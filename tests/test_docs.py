@@ -69,7 +69,7 @@ def test_results_pages_are_short():
 
 
 LINK = re.compile(r"\[([^\]]+)\]\(([\w./-]+/report\.md)(?:#([\w-]+))?\)")
-NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e[+-]?\d+)?(?![\w.]*\d)")
+NUMBER = re.compile(r"(?<![\w.,])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w.,]*\d)|(?<![\w.,])-?\d+(?:\.\d+)?(?:e[+-]?\d+)?(?![\w.,]*\d)")
 
 
 def slug(heading: str) -> str:
