@@ -48,7 +48,7 @@ import scipy.sparse as sp
 from dlsched.errors import SolverError
 from dlsched.models.mcmdk import MatrixForm
 from dlsched.result import Status
-from dlsched.solvers.highs import solve_matrix
+from dlsched.solvers.highs import MatrixOutcome, solve_matrix, translate
 
 
 @dataclass
@@ -95,22 +95,17 @@ def _per_job(coef: np.ndarray) -> sp.csr_matrix:
     return sp.csr_matrix((flat[nz], (nz // K, nz)), shape=(m, m * K))
 
 
-def _highs(c, A, b, ub) -> np.ndarray | None:
-    """x of min c·x, A x ≤ b, 0 ≤ x ≤ ub by HiGHS (the house's matrix path), or None if not optimal."""
+def _optimal(c, A, b, ub) -> MatrixOutcome:
+    """min c·x, A x ≤ b, 0 ≤ x ≤ ub by HiGHS (the house's matrix path), where an optimum must exist:
+    these problems are never infeasible (x = 0 is feasible) nor unbounded, so anything else is a
+    backend failure. The outcome keeps the HiGHS model (``highs``) for a re-solve from its basis."""
     n = len(c)
-    mf = MatrixForm(np.asarray(c, float), A.tocsr(), np.full(A.shape[0], -np.inf), np.asarray(b, float), np.zeros(n),
+    mf = MatrixForm(np.asarray(c, float), A, np.full(A.shape[0], -np.inf), np.asarray(b, float), np.zeros(n),
                     np.asarray(ub, float), np.zeros(n, dtype=np.int32), "min", 0)
     out = solve_matrix(mf)
-    return out.x if out.status == Status.OPTIMAL else None
-
-
-def _solve(c, A, b, ub) -> np.ndarray:
-    """:func:`_highs` where an optimum must exist: these problems are never infeasible (x = 0 is
-    feasible) nor unbounded, so anything else is a backend failure."""
-    x = _highs(c, A, b, ub)
-    if x is None:
+    if out.status != Status.OPTIMAL:
         raise SolverError("HiGHS did not solve a Gavel allocation LP to optimality")
-    return x
+    return out
 
 
 def _with_scalar(A_base, b_base, ub_x, rows_extra, extra_col, b_extra, scalar_ub=np.inf):
@@ -123,7 +118,10 @@ def _with_scalar(A_base, b_base, ub_x, rows_extra, extra_col, b_extra, scalar_ub
 def max_min_fairness(W: np.ndarray, z: np.ndarray, cap: np.ndarray, *, pareto: bool = True) -> Allocation:
     """:math:`\\max_X \\min_j \\sum_k W_{jk} X_{jk}` under the base constraints (module docstring);
     ``value`` is that maximum. Jobs whose row of W is 0 get nothing and do not count in the minimum.
-    ``pareto``: then maximise :math:`\\sum W X` keeping every job at the maximum (the second LP)."""
+    ``pareto``: then maximise :math:`\\sum W X` keeping every job at the maximum (the second LP), solved
+    from the first LP's optimal basis in the same HiGHS model: the costs become :math:`-\\sum W X` and
+    the scalar's lower bound the optimal minimum, so the rows :math:`t \\le \\sum_k W_{jk} X_{jk}` keep
+    every job there (the first basis stays feasible, and the simplex starts from it)."""
     m, K = W.shape
     live = W > 0
     X = np.zeros((m, K))
@@ -134,22 +132,43 @@ def max_min_fairness(W: np.ndarray, z: np.ndarray, cap: np.ndarray, *, pareto: b
     first, inverse, count = classes(W[rows], z[rows])
     Wc, zc = W[rows][first] / scale, z[rows][first]  # Wc: t of order 1 for HiGHS's absolute tolerances
     C = first.size
-    A0, b0 = base_rows(zc, cap, count)
-    ub = (Wc > 0).ravel().astype(float)
     n = C * K
-    A, b, ubv = _with_scalar(A0, b0, ub, -_per_job(Wc), np.ones(C), np.zeros(C))
-    sol = _solve(np.r_[np.zeros(n), -1.0], A, b, ubv)
-    t, x, lps = float(sol[-1]), sol[:n], 1
+    M, row_upper = _max_min_matrix(Wc, zc, count, cap)
+    out = _optimal(np.r_[np.zeros(n), -1.0], M, row_upper, np.append((Wc > 0).ravel().astype(float), np.inf))
+    t, x, lps = float(out.x[-1]), out.x[:n], 1
     if pareto and t > 0:
-        # keep every job at t, use what is left
-        A2 = sp.vstack([A0, -_per_job(Wc)], format="csr")
-        b2 = np.concatenate([b0, np.full(C, -t * (1 - 1e-9))])
-        x2 = _highs(-(Wc * count[:, None]).ravel(), A2, b2, ub)
+        # keep every job at t, use what is left: same model, new costs, t at least its optimum
+        h = out.highs
+        h.changeColsCost(n + 1, np.arange(n + 1, dtype=np.int32), np.append(-(Wc * count[:, None]).ravel(), 0.0))
+        h.changeColBounds(n, t * (1 - 1e-9), np.inf)
+        h.run()
         lps = 2
-        if x2 is not None:
-            x = x2
+        if translate(h.getModelStatus(), h.getInfo().primal_solution_status == 2)[1] == Status.OPTIMAL:
+            x = np.asarray(h.getSolution().col_value, dtype=float)[:n]
     X[rows] = np.clip(x.reshape(C, K), 0.0, 1.0)[inverse]
     return Allocation(X, t * scale, lps)
+
+
+def _max_min_matrix(Wc: np.ndarray, zc: np.ndarray, count: np.ndarray, cap: np.ndarray) -> tuple[sp.csc_matrix, np.ndarray]:
+    """The max-min LP's rows over (X flattened row-major, t), built column by column from whole arrays:
+    :func:`base_rows` (K capacity rows weighted by the class sizes, then C rows
+    :math:`\\sum_k X_{ck} \\le 1`), then C rows :math:`t - \\sum_k W_{ck} X_{ck} \\le 0`; and the rows' upper sides."""
+    C, K = Wc.shape
+    zf = (zc * np.asarray(count, float)[:, None]).ravel()
+    wf = -Wc.ravel()
+    c_of = np.repeat(np.arange(C), K)
+    # each X column holds up to 3 entries in row order: capacity row k, row K + c, row K + C + c
+    idx = np.stack([np.tile(np.arange(K), C), K + c_of, K + C + c_of], axis=1)
+    val = np.stack([zf, np.ones(C * K), wf], axis=1)
+    keep = val != 0
+    per_col = keep.sum(axis=1)
+    indptr = np.zeros(C * K + 2, dtype=np.int64)
+    np.cumsum(per_col, out=indptr[1:C * K + 1])
+    indptr[-1] = indptr[-2] + C
+    indices = np.concatenate([idx[keep], K + C + np.arange(C)])
+    data = np.concatenate([val[keep], np.ones(C)])
+    M = sp.csc_matrix((data, indices, indptr), shape=(K + 2 * C, C * K + 1))
+    return M, np.concatenate([np.asarray(cap, float), np.ones(C), np.zeros(C)])
 
 
 def max_sum_throughput(T: np.ndarray, z: np.ndarray, cap: np.ndarray) -> Allocation:
@@ -161,7 +180,7 @@ def max_sum_throughput(T: np.ndarray, z: np.ndarray, cap: np.ndarray) -> Allocat
     first, inverse, count = classes(T, z)
     A, b = base_rows(z[first], cap, count)
     c = -(T[first] / scale * count[:, None]).ravel()
-    x = _solve(c, A, b, (T[first] > 0).ravel().astype(float))
+    x = _optimal(c, A, b, (T[first] > 0).ravel().astype(float)).x
     return Allocation(np.clip(x.reshape(first.size, K), 0.0, 1.0)[inverse], -float(c @ x) * scale)
 
 
@@ -182,7 +201,7 @@ def min_total_duration(T: np.ndarray, z: np.ndarray, cap: np.ndarray, R: np.ndar
     n = rows.size * K
     A, b, ub = _with_scalar(A0, b0, (T[rows] > 0).ravel().astype(float), -_per_job(T[rows]), Rr / Rmax,
                             np.zeros(rows.size))
-    sol = _solve(np.r_[np.zeros(n), -1.0], A, b, ub)
+    sol = _optimal(np.r_[np.zeros(n), -1.0], A, b, ub).x
     X[rows] = np.clip(sol[:n].reshape(rows.size, K), 0.0, 1.0)
     s = float(sol[-1])
     return Allocation(X, Rmax / s if s > 0 else float("inf"))
@@ -231,7 +250,7 @@ def finish_time_fairness(T: np.ndarray, z: np.ndarray, cap: np.ndarray, R: np.nd
         d = Rr / (rho * Er - tr)
         dmax = d.max()
         A, b, ubv = _with_scalar(A0, b0, ub, -_per_job(Tr), d / dmax, np.zeros(rows.size))
-        sol = _solve(np.r_[np.zeros(n), -1.0], A, b, ubv)
+        sol = _optimal(np.r_[np.zeros(n), -1.0], A, b, ubv).x
         lps += 1
         x = np.clip(sol[:n].reshape(rows.size, K), 0.0, 1.0)
         got = float(ftf_ratios(x, Tr, Rr, tr, Er).max())

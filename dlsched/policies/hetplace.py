@@ -12,9 +12,13 @@ r"""Heterogeneous placement (MODELS.md §4) on the simulator: converter, speed s
   types and the speed source: :math:`\rho_{i,g}` is job i's rate with one worker on a type-g server
   per GPU of that worker, :math:`P_i = 1`, no communication term (the speed source already
   charges it), a type where the job cannot progress gets a negligible throughput so the
-  placement avoids it. Jobs beyond one per GPU wait: the later arrivals, or with ``order="srpt"``
-  the jobs with the longest remaining time on one worker of their best GPU type (the pipeline then
-  sizes and places the jobs it is given, as in the paper).
+  placement avoids it. Jobs beyond one per GPU wait: the later arrivals (the paper's order). With
+  ``order="srpt"`` the policy also decides *which* jobs run: it takes the active jobs in increasing
+  remaining time on one worker of their best GPU type, each if its smallest size fits the GPUs left
+  by the ones before it, and the rest wait; a job that arrives shorter than a running one preempts
+  it at the next event. The pipeline then sizes and places the jobs it is given, as in the paper,
+  with each job's rates read at its smallest size, and a job it spreads over several GPU types goes
+  on the fastest single type that holds it (a synchronous job runs at its slowest worker's pace).
 
 ``budget_ms`` bounds each decision (docs/hetplace.md, "Decisions within a budget"): the pipeline
 stops evaluating categories when it is spent (the first, at the Lagrangian prices, is always
@@ -36,7 +40,7 @@ from dlsched.instance.placement import PlacementInstance
 from dlsched.instance.workload import Job, Trace
 from dlsched.models.placement import jct_counts
 from dlsched.policies.budget import BudgetMs, DecisionRecord
-from dlsched.sim.placement import EmptyCluster, PlacerName, make_placer, usage
+from dlsched.sim.placement import EmptyCluster, PlacerName, consolidated, make_placer, usage
 from dlsched.sim.policy import ClusterState, Placement, PolicyContext
 from dlsched.solvers.hetplace import hetplace
 from dlsched.solvers.options import SolveOptions
@@ -74,6 +78,21 @@ def to_trace(inst: PlacementInstance) -> tuple[Trace, Cluster, PlacementSpeed]:
     return Trace(tuple(jobs), inst.source), cluster, PlacementSpeed(inst)
 
 
+def fit_in_order(order: np.ndarray, need: np.ndarray, capacity: int) -> np.ndarray:
+    """The indices of ``order`` taken greedily: each in turn if its ``need`` fits what the ones taken before
+    it left of ``capacity``, skipped otherwise (one cumulative sum per run of jobs that fit)."""
+    taken, left, rest = [], int(capacity), np.asarray(order, dtype=np.int64)
+    rest = rest[need[rest] <= left]
+    while rest.size:
+        cum = np.cumsum(need[rest])
+        n = int(np.searchsorted(cum, left, side="right"))
+        taken.append(rest[:n])
+        left -= int(cum[n - 1])
+        rest = rest[n:]
+        rest = rest[need[rest] <= left]
+    return np.concatenate(taken) if taken else rest
+
+
 class HetPlace:
     """Heterogeneous placement (MODELS.md §4.3): the sampled-categories + market pipeline re-run at every arrival and completion."""
 
@@ -104,24 +123,59 @@ class HetPlace:
         self.type_of = np.array([self.types.index(ctx.cluster.gpu_type[s]) for s in servers], dtype=np.int64)
         self.first = [int(servers[np.flatnonzero(self.type_of == g)[0]]) for g in range(len(self.types))]
         self._empty = EmptyCluster(ctx.cluster.capacity)
+        # each cluster server's GPU type (-1 without GPUs), and the empty cluster with only type g's GPUs
+        # (other resources stay), for rates at a job's own size and placements on one type
+        self.server_type = np.full(ctx.cluster.n_servers, -1, dtype=np.int64)
+        self.server_type[servers] = self.type_of
+        self.on_type = [self.server_type == g for g in range(len(self.types))]
+        self.type_capacity = []
+        for g in range(len(self.types)):
+            cap = ctx.cluster.capacity.astype(float).copy()
+            cap[~self.on_type[g], self.g] = 0.0
+            self.type_capacity.append(cap)
 
     def _rho_row(self, state: ClusterState, j: int, gpw: int) -> np.ndarray:
-        r""":math:`\rho_{j,g}`: job j's rate with one worker on a server of each GPU type, per GPU of the worker."""
+        r""":math:`\rho_{j,g}`: job j's rate on GPU type g per GPU: with one worker on a server of the type, or
+        (``order="srpt"``) with its smallest size (``min_workers`` workers) on the fewest servers of the type,
+        per GPU of those workers (one worker where that size does fit on the type). Speeds scale far from
+        linearly (Gavel's LM at 8 GPUs: 615 steps/s on V100, 128 on P100, where one worker reads 82 and 77),
+        so a rigid job's type is chosen by its rate at the size it runs."""
         row = self._rho.get(j)
         if row is None:
             # the speed protocol takes no time: a job's rate on a placement is fixed within a run
             job, cl = state.jobs[j], state.cluster
-            row = self._rho[j] = np.array([
-                max(float(self.ctx.speed.rate(job, Placement({s: 1}, {s: 1} if job.uses_ps else {}), cl)) / gpw, NEGLIGIBLE)
-                for s in self.first])
+            n_ps = 1 if job.uses_ps else 0
+            w = job.min_workers if self.order == "srpt" else 1
+            rates = []
+            for g, s in enumerate(self.first):
+                pl = consolidated(self.type_capacity[g], state.demand_w[j], state.demand_p[j], w, n_ps) if w > 1 else None
+                if pl is None:
+                    pl = Placement({s: 1}, {s: 1} if n_ps else {})
+                rates.append(max(float(self.ctx.speed.rate(job, pl, cl)) / (gpw * pl.n_workers), NEGLIGIBLE))
+            row = self._rho[j] = np.array(rates)
         return row
 
+    def _one_type(self, state: ClusterState, free: np.ndarray, j: int, size: int) -> Placement | None:
+        """Job j at ``size`` workers on the fewest servers of one GPU type, the fastest for it (by
+        :math:`\rho_{j,g}`) whose ``free`` room holds it; None if no type does."""
+        gpw = int(round(state.demand_w[j, self.g]))
+        for g in np.argsort(-self._rho_row(state, j, gpw), kind="stable").tolist():
+            room = free.copy()
+            room[~self.on_type[g], self.g] = 0.0
+            pl = consolidated(room, state.demand_w[j], state.demand_p[j], size, 1 if state.jobs[j].uses_ps else 0)
+            if pl is not None:
+                return pl
+        return None
+
     def _admitted(self, state: ClusterState, jobs: np.ndarray, gpw: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """The (at most ``k``) jobs the §4 pipeline places, and their GPUs per worker: the first in arrival
-        order, or (``order="srpt"``) those with the shortest remaining time on one worker of their best type."""
-        if self.order == "srpt" and jobs.size > k:
+        """The jobs the §4 pipeline places, and their GPUs per worker: the first ``k`` (the cluster's GPUs)
+        in arrival order; or (``order="srpt"``) in increasing remaining time on one worker of their best
+        type, each taken if its smallest size (``min_workers`` workers) fits the GPUs the jobs before it
+        left, skipped otherwise (:func:`fit_in_order`), so that no GPU idles while a job that fits waits."""
+        if self.order == "srpt":
             best = np.array([self._rho_row(state, j, g).max() * g for j, g in zip(jobs.tolist(), gpw.tolist())])
-            pick = np.sort(np.argsort(np.asarray(state.remaining)[jobs] / best, kind="stable")[:k])
+            need = np.array([state.jobs[j].min_workers for j in jobs.tolist()], dtype=np.int64) * gpw
+            pick = np.sort(fit_in_order(np.argsort(np.asarray(state.remaining)[jobs] / best, kind="stable"), need, k))
             return jobs[pick], gpw[pick]
         return jobs[:k], gpw[:k]
 
@@ -172,10 +226,18 @@ class HetPlace:
             held = gpu_job >= 0
             pair, count = np.unique(gpu_job[held] * S + servers[view.gpu_server][held], return_counts=True)
             start = np.searchsorted(pair // S, np.arange(take.size + 1))
-            for a, j in enumerate(take.tolist()):
-                lo, hi = start[a], start[a + 1]
+            chosen = [Placement({int(s): int(k) for s, k in zip((pair[lo:hi] % S).tolist(), (count[lo:hi] // w).tolist()) if k}, {})
+                      for lo, hi, w in zip(start[:-1].tolist(), start[1:].tolist(), per.tolist())]
+            spans = np.zeros(take.size, dtype=bool)
+            if self.order == "srpt":
+                # a synchronous job runs at its slowest worker's pace: the jobs the pipeline spread over
+                # several GPU types go last, each on the fastest single type that holds it if one does
+                spans = np.array([len({self.server_type[s] for s in pl.workers}) > 1 for pl in chosen], dtype=bool)
+            for a in np.argsort(spans, kind="stable").tolist():
+                j, pl = int(take[a]), chosen[a]
                 job = state.jobs[j]
-                pl = Placement({int(s): int(k) for s, k in zip((pair[lo:hi] % S).tolist(), (count[lo:hi] // per[a]).tolist()) if k}, {})
+                one = self._one_type(state, free, j, pl.n_workers) if spans[a] else None
+                pl = pl if one is None else one
                 if job.uses_ps and pl.workers:
                     # the §4 model has no PS: put the one PS with the job's first worker's server if it fits, else anywhere
                     pl = self.placer.fit(free, state.demand_w[j], state.demand_p[j], pl.n_workers, 1)
@@ -185,7 +247,9 @@ class HetPlace:
                     ok = bool((rows <= free[srv] + 1e-9).all())
                 if not ok:
                     size = min(max(pl.n_workers if pl is not None else 0, job.min_workers), job.max_workers)
-                    pl = self.placer.fit(free, state.demand_w[j], state.demand_p[j], size, 1 if job.uses_ps else 0)
+                    pl = self._one_type(state, free, j, size) if self.order == "srpt" else None
+                    if pl is None:
+                        pl = self.placer.fit(free, state.demand_w[j], state.demand_p[j], size, 1 if job.uses_ps else 0)
                 if pl is not None:
                     srv, rows = usage(pl, state.demand_w[j], state.demand_p[j])
                     free[srv] -= rows

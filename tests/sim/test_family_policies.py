@@ -1,11 +1,14 @@
 """The SMD and OASiS families on the engine (MODELS.md §2.3, §2.4, §3): converters, policies, checkers."""
 
+import types
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
 import dlsched
 from dlsched.check import check_oasis, check_smd
+from dlsched.instance.cluster import Cluster
 from dlsched.instance.oasis_gen import small
 from dlsched.instance.smd_gen import generate
 from dlsched.instance.oasis import schedule_utility
@@ -15,6 +18,8 @@ from dlsched.policies import oasis as po
 from dlsched.policies import smd as ps
 from dlsched.policies.greedy import OptimusGreedyPolicy
 from dlsched.policies.drf import DRF
+from dlsched.policies import hetplace as ph
+from dlsched.policies.hetplace import fit_in_order
 from dlsched.policies.time_indexed import TimeIndexed
 from dlsched.policies.oasis_baselines import Dorm, DrfPolicy, FifoPolicy, RiskReward, RiskRewardPolicy
 from dlsched.solvers.options import SolveOptions
@@ -156,8 +161,6 @@ def test_placement_to_trace_reproduces_the_model_jcts():
 
 
 def test_hetplace_policy_runs_on_a_generic_heterogeneous_trace():
-    from dlsched.instance.cluster import Cluster
-
     cl = Cluster.from_groups([(1, {"gpu": 2, "cpu": 8}, "k80"), (1, {"gpu": 2, "cpu": 8}, "v100")])
 
     class TypedSpeed:
@@ -189,6 +192,70 @@ def test_hetplace_admits_the_shortest_jobs_when_asked():
         done[order] = dict(zip(res.names, res.completion.tolist()))
     assert done["arrival"] == pytest.approx({"long": 100.0, "short": 110.0})
     assert done["srpt"] == pytest.approx({"long": 110.0, "short": 10.0})
+
+
+def test_hetplace_srpt_admits_the_jobs_whose_sizes_fit():
+    # 3 GPUs; pairs need 2 workers. The three shortest (all pairs) do not fit together: the pipeline
+    # runs p1 and the next job that fits the GPU left, the long single one, instead of idling it
+    tr = trace(job("p1", 0.0, 4.0, min_workers=2), job("p2", 0.0, 5.0, min_workers=2), job("p3", 0.0, 5.5, min_workers=2),
+               job("a", 0.0, 20.0))
+    audit = Audit(make_policy("hetplace", order="srpt"))
+    res = simulate(tr, cluster(1, gpus=3), audit, LinearSpeed())
+    assert not audit.problems
+    # p1 at 2 workers ends at 2, then p2 (2 + 5/2), then p3 (4.5 + 5.5/2); a runs alone from 0 at rate 1
+    assert dict(zip(res.names, res.completion.tolist())) == pytest.approx({"p1": 2.0, "p2": 4.5, "p3": 7.25, "a": 20.0})
+
+
+def test_hetplace_srpt_picks_a_type_by_the_rate_at_the_jobs_size():
+    cl = Cluster.from_groups([(1, {"gpu": 2, "cpu": 8}, "k80"), (1, {"gpu": 2, "cpu": 8}, "v100")])
+
+    class ScalingSpeed:
+        # one worker is faster on the K80 (1 against 0.9), two workers on the V100 (3 against 2)
+        def rate(self, job, placement, cluster):
+            n, types = placement.n_workers, {cluster.gpu_type[s] for s in placement.workers}
+            return (0.9 if n == 1 else 1.5 * n) if types == {"v100"} else float(n)
+
+    done = {}
+    for order in ("arrival", "srpt"):
+        res = simulate(trace(job("pair", 0.0, 6.0, min_workers=2)), cl, make_policy("hetplace", order=order), ScalingSpeed())
+        done[order] = float(res.completion[0])
+    assert done == pytest.approx({"arrival": 3.0, "srpt": 2.0})
+
+
+def test_hetplace_srpt_moves_a_job_the_pipeline_spread_over_types_onto_one(monkeypatch):
+    cl = Cluster.from_groups([(1, {"gpu": 2, "cpu": 8}, "k80"), (1, {"gpu": 2, "cpu": 8}, "v100")])
+
+    class SlowestSpeed:
+        # per worker 1 on K80, 1.5 on V100, 0.5 across both (the slowest worker's pace, and then some)
+        def rate(self, job, placement, cluster):
+            types = {cluster.gpu_type[s] for s in placement.workers}
+            return placement.n_workers * (0.5 if len(types) > 1 else 1.5 if types == {"v100"} else 1.0)
+
+    def spread(view, opts, samples):
+        # a pipeline that puts the job's two workers on one GPU of each server (one K80, one V100)
+        gpu_job = np.where(np.r_[0, np.diff(view.gpu_server)] != 0, 0, -1)
+        gpu_job[0] = 0
+        return types.SimpleNamespace(solution=types.SimpleNamespace(gpu_job=gpu_job), objective=1.0, bound=1.0)
+
+    monkeypatch.setattr(ph, "hetplace", spread)
+    done = {}
+    for order in ("arrival", "srpt"):
+        res = simulate(trace(job("pair", 0.0, 6.0, min_workers=2)), cl, make_policy("hetplace", order=order), SlowestSpeed())
+        done[order] = float(res.completion[0])
+    # arrival order keeps the spread placement (rate 1); srpt moves it to both V100s (rate 3)
+    assert done == pytest.approx({"arrival": 6.0, "srpt": 2.0})
+
+
+@given(st.lists(st.integers(0, 6), max_size=30), st.integers(0, 12))
+def test_fit_in_order_takes_what_a_greedy_pass_takes(need, capacity):
+    need = np.array(need, dtype=np.int64)
+    order = np.random.default_rng(len(need) + capacity).permutation(need.size)
+    taken, left = [], capacity
+    for i in order.tolist():
+        if need[i] <= left:
+            taken.append(i)
+            left -= int(need[i])
+    assert fit_in_order(order, need, capacity).tolist() == taken
 
 
 def test_named_oasis_policies_simulate_an_oasis_trace_and_refuse_other_traces():

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
+from scipy.optimize import linprog
 
 from dlsched.policies import gavel_cvxpy, gavel_lp
 from dlsched.registry import make_policy
@@ -30,6 +31,12 @@ def test_max_min_fairness_by_hand():
     T, z, cap = np.array([[2.0, 1.0], [1.0, 1.0]]), np.ones((2, 2)), np.ones(2)
     W = z * T / ((T * cap).sum(axis=1) / cap.sum())[:, None]
     assert gavel_lp.max_min_fairness(W, z, cap).value == pytest.approx(1.0)
+    # the second LP: jobs 0 and 1 share type 0's one GPU (minimum 1/2); job 2 alone on type 1 may
+    # stay at 1/2 in the first LP's vertex, and gets all of it once the minimum is kept
+    W = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    a = gavel_lp.max_min_fairness(W, np.ones((3, 2)), np.array([1.0, 2.0]))
+    assert a.value == pytest.approx(0.5) and a.lps == 2
+    assert a.X == pytest.approx(np.array([[0.5, 0.0], [0.5, 0.0], [0.0, 1.0]]))
 
 
 def test_max_sum_throughput_and_min_total_duration_by_hand():
@@ -103,6 +110,14 @@ def test_every_lp_is_feasible_and_agrees_with_its_cvxpy_statement(inst):
     if live.any():
         assert ((W * mm.X).sum(axis=1)[live] >= mm.value * (1 - 1e-6) - 1e-9).all()   # the second LP keeps the minimum
     assert mm.value == pytest.approx(gavel_cvxpy.max_min_fairness(W, z, cap), rel=1e-6, abs=1e-9)
+    if mm.value > 0:
+        # the second LP's optimum, stated densely and solved by scipy: max sum W X keeping every live job at the minimum
+        m, K = W.shape
+        A = np.vstack([np.kron(np.ones(m), np.eye(K)) * z.ravel(), np.kron(np.eye(m), np.ones(K)),
+                       -np.kron(np.eye(m), np.ones(K))[live] * W.ravel()])
+        b = np.concatenate([cap, np.ones(m), np.full(int(live.sum()), -mm.value * (1 - 1e-9))])
+        ref = linprog(-W.ravel(), A_ub=A, b_ub=b, bounds=list(zip(np.zeros(m * K), (W > 0).ravel().astype(float))))
+        assert (W * mm.X).sum() == pytest.approx(-ref.fun, rel=1e-6, abs=1e-9)
     ms = gavel_lp.max_sum_throughput(T, z, cap)
     assert feasible(ms.X, z, cap, T)
     assert ms.value == pytest.approx(gavel_cvxpy.max_sum_throughput(T, z, cap), rel=1e-6, abs=1e-9)
