@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -85,9 +86,10 @@ def solve(instance, method: str = "exact", *, time_limit: float | None = None, g
     Method parameters (e.g. ``backend="pyomo"``) are passed as keywords. ``time_limit`` is the
     wall-clock budget of the whole call (docs/contract.md); a caller that started the clock
     earlier (the CLI, before loading the file) passes its running ``budget`` instead. Options the
-    method does not honour raise :class:`InputError` before anything runs.
+    method does not honour raise :class:`InputError` before anything runs. Without a ``budget`` the
+    clock starts here, so loading a path and importing the method's module count against the limit.
     """
-
+    start = time.perf_counter()
     if isinstance(instance, (str, os.PathLike)):
         instance = load(instance)
     elif not hasattr(instance, "family") or getattr(instance, "family") not in FAMILIES:
@@ -99,6 +101,8 @@ def solve(instance, method: str = "exact", *, time_limit: float | None = None, g
         time_limit = budget.limit
     opts = SolveOptions(time_limit=time_limit, mip_rel_gap=gap, threads=threads, seed=seed, log=log,
                         warm_start=warm_start, raw=dict(raw or {}), on_incumbent=on_incumbent, budget=budget)
+    if budget is None:      # after SolveOptions has checked time_limit
+        opts.budget = Budget(time_limit, start=start)
     return registry.call(instance, method, opts, **params)
 
 
