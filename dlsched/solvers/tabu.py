@@ -104,6 +104,12 @@ FLOOR_SHARE = 1e-3
 COMPILE_SECONDS = 15.0
 #: ... and waits for the background compile while at least this many seconds would be left to search
 MIN_SEARCH_SECONDS = 0.5
+#: numba's import and the load of the cached kernel (its first call in a process), neither of which
+#: can be interrupted: measured 0.35-0.46 s and 0.45-0.70 s on the shared 2-core machine at load 7
+#: (``stats["jit_import_seconds"]``, ``stats["jit_first_chunk_seconds"]``); a limited call that
+#: has less than what it still needs of these plus MIN_SEARCH_SECONDS left returns its start
+JIT_IMPORT_SECONDS = 0.6
+KERNEL_LOAD_SECONDS = 0.9
 
 
 #: where the restarts centre the core (option ``centres``, module docstring step 6; the first is the default)
@@ -131,6 +137,15 @@ def compile_in_background() -> subprocess.Popen:
         _compiling = subprocess.Popen([sys.executable, "-c", program], env=env, stdin=subprocess.DEVNULL,
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     return _compiling
+
+
+def jit_seconds() -> float:
+    """The uninterruptible seconds this process still needs before the kernel's first iteration:
+    numba's import unless done, the cached kernel's load unless done (compiling is handled apart)."""
+    kernel = sys.modules.get("dlsched.solvers.tabu_kernel")
+    if kernel is None:
+        return JIT_IMPORT_SECONDS + KERNEL_LOAD_SECONDS
+    return 0.0 if kernel.search.signatures else KERNEL_LOAD_SECONDS
 
 
 def kernel_ready(search) -> bool:
@@ -344,6 +359,12 @@ def tabu(instance, opts: SolveOptions, tenure: float = 0.01, stall: float = 20.0
     inst, tr, stats = start(inst, opts, search_share)
     if tr.lp.status != Status.OPTIMAL or tr.done or inst.n_jobs == 0:
         return finish("tabu", inst, opts, tr, stats, tr.lp.termination if tr.lp.status != Status.OPTIMAL else "optimal")
+    if opts.budget.limited and opts.budget.remaining() < jit_seconds() + MIN_SEARCH_SECONDS:
+        stats["kernel"] = "not loaded"
+        return finish("tabu", inst, opts, tr, stats, "time_limit",
+                      message=f"tabu's search kernel is not loaded in this process (numba's import and the kernel's "
+                              f"load take about {jit_seconds():.1f} s and cannot be interrupted): returned its start "
+                              "solution within the limit; a call with a larger limit searches")
     j0 = time.perf_counter()
     from dlsched.solvers.tabu_kernel import search    # numba: imported (and compiled once) only when used
     stats["jit_import_seconds"] = round(time.perf_counter() - j0, 4)
