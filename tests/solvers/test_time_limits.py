@@ -9,6 +9,8 @@ import time
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import dlsched
 from dlsched.instance import oasis_gen, placement_gen
@@ -18,6 +20,7 @@ from dlsched.models import oasis as oasis_model
 from dlsched.result import Status
 from dlsched.solvers import oasis as oasis_solver
 from dlsched.solvers import registry, tabu
+from dlsched.solvers.rounding import greedy_start
 from dlsched.solvers.options import Budget
 
 
@@ -101,3 +104,27 @@ def test_tabu_returns_its_start_when_numba_cannot_load_in_time(monkeypatch):
     res = dlsched.solve(inst, "tabu", time_limit=5.0, threads=1)
     assert res.stats["kernel"] == "not loaded" and res.status.has_solution() and res.termination == "time_limit"
     assert dlsched.check(inst, res).feasible
+
+
+@pytest.mark.parametrize("method", ["exact", "lp-round", "core", "sample", "hyperplane", "tabu"])
+def test_a_limit_that_ends_the_lp_still_returns_a_solution(method):
+    # 2,000 jobs x 10 configurations: the LP needs about a second, the limit is a fifth of that;
+    # these methods returned no_solution, although a greedy pass finds one in milliseconds
+    inst = random_mcmdk(2000, 10, 10, seed=3)
+    res = dlsched.solve(inst, method, time_limit=0.2, threads=1)
+    assert res.status == Status.FEASIBLE and res.termination == "time_limit"
+    assert dlsched.check(inst, res).feasible and res.objective > 0
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), n_jobs=st.integers(1, 30), n_configs=st.integers(1, 5),
+       n_rows=st.integers(1, 4), tightness=st.floats(0.05, 1.0), choose=st.sampled_from(["at_most_one", "exactly_one"]))
+def test_the_greedy_start_is_feasible_and_no_better_than_the_optimum(seed, n_jobs, n_configs, n_rows, tightness, choose):
+    inst = random_mcmdk(n_jobs, n_configs, n_rows, seed=seed, tightness=tightness, choose=choose)
+    choice = greedy_start(inst.to_core())
+    if choose == "exactly_one":
+        assert choice is None
+        return
+    assert dlsched.check(inst, choice).feasible
+    value = float(inst.value[inst.columns_of(choice)].sum())
+    assert value <= dlsched.solve(inst, "exact", threads=1).objective + 1e-6
