@@ -146,8 +146,12 @@ def time_indexed(instance: SMDInstance, opts: SolveOptions, backend: str = "high
         messages.append(f"no schedule completes every job within {T} slots")
     if restricted:
         messages.append(f"horizon {T} is below the provable one: optimal only among schedules ending by slot {T}")
+    objective = out.objective if solution is not None else None
+    if solution is None and best is not None and termination == "time_limit":
+        # HiGHS found nothing in the time left: the best heuristic schedule is the best found
+        solution, objective, stats["returned"] = best.as_solution(), best.objective, "heuristic schedule"
     return make_result("time-indexed", opts, sense="min", termination=termination, solution=solution, objective_of=SCHEDULE_OBJECTIVE,
-                       objective=out.objective if solution is not None else None, bound=bound, backend=backend,
+                       objective=objective, bound=bound, backend=backend,
                        build_seconds=build, solve_seconds=out.seconds, stats={**stats, **out.stats},
                        solver_version=highs.version(), message="; ".join(messages))
 
