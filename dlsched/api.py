@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dlsched.arguments import check_arguments, shown
+from dlsched.arguments import check_arguments, checked_policy, shown
 from dlsched.check import CheckReport, check as _check
 from dlsched.errors import InputError
 from dlsched.instance import jsonio, orlib
@@ -17,7 +17,6 @@ from dlsched.instance.core import SENSES, Reference
 from dlsched.instance.families import FAMILIES
 from dlsched.instance.traces import load_trace
 from dlsched.instance.workload import Trace
-from dlsched.registry import make_policy
 from dlsched.result import Result
 from dlsched.sim import engine
 from dlsched.sim.run import load_cluster, pick_speed
@@ -149,7 +148,7 @@ def simulate(trace, cluster=None, policy="fifo", *, speed=None, seed: int = 0, p
     if isinstance(policy, str):
         if params is not None and (not isinstance(params, dict) or not all(isinstance(k, str) for k in params)):
             raise InputError("<argument>", "params", "the policy's options as a dict of name -> value", shown(params))
-        policy = make_policy(policy, **(params or {}))
+        policy = checked_policy(policy, params or {})
     elif params:
         raise InputError("<argument>", "params", "no options with a policy object (give them to its constructor)", params)
     elif not callable(getattr(policy, "schedule", None)) or not callable(getattr(policy, "reset", None)):
