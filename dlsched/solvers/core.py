@@ -201,12 +201,13 @@ def start(instance, opts: SolveOptions, search_share: float = SEARCH_SHARE) -> t
     b0 = time.perf_counter()
     inst = instance.to_core()
     build = time.perf_counter() - b0
+    # with a limit, the greedy start is made before the LP (milliseconds), not after the deadline
+    start = greedy_start(inst) if opts.clock.limited else None
     lp = solve_lp(inst, opts)
     tr = Tracker(inst, opts, t0, lp, build)
     stats: dict = {"lp_seconds": round(lp.seconds, 4), "lp_bound": lp.bound}
     if lp.status != Status.OPTIMAL:
-        start = greedy_start(inst) if lp.termination == "time_limit" else None
-        if start is not None:       # the limit ended the LP: the greedy start is the best found
+        if start is not None and lp.termination == "time_limit":    # the limit ended the LP: the best found
             tr.offer(start, chosen_gain(inst, start))
             stats["returned"] = "greedy start"
         return inst, tr, stats

@@ -59,10 +59,11 @@ def exact(instance, opts: SolveOptions, backend: str = "highs", solver: str | No
     core = instance.to_core()
     convert = time.perf_counter() - t0
     if not wants_primal_start(core, opts, backend, primal_start):
+        # with a limit, the greedy start is made before HiGHS runs (milliseconds), not after the deadline
+        start = greedy_start(core) if opts.clock.limited else None
         res = solve_core(core, opts, backend, solver=solver)
         res.build_seconds += convert
-        start = greedy_start(core) if res.solution is None and res.termination == "time_limit" else None
-        if start is None:
+        if start is None or res.solution is not None or res.termination != "time_limit":
             return res
         # the limit ended HiGHS before any solution: the greedy start is the best found
         return make_result("exact", opts, sense=core.sense, termination="time_limit", solution=start,

@@ -405,18 +405,19 @@ def lp_round(instance, opts: SolveOptions) -> Result:
     t0 = time.perf_counter()
     inst = instance.to_core()
     build = time.perf_counter() - t0
+    # with a limit, the greedy start is made before the LP (milliseconds), not after the deadline
+    start = greedy_start(inst) if opts.clock.limited else None
     p, lp, stats = lp_round_core(inst, opts)
     bound = lp.bound if lp.status == Status.OPTIMAL else None
     common = dict(sense=inst.sense, backend="highs", build_seconds=build, stats=stats, solver_version=highs.version())
     if lp.status in (Status.INFEASIBLE, Status.UNBOUNDED):
         return make_result("lp-round", opts, termination=lp.termination, message="the LP relaxation is " + lp.status.value,
                            **common)
-    if p is None and lp.termination == "time_limit":
-        choice = greedy_start(inst)
-        if choice is not None:      # the limit ended the LP: the greedy start is the best found
-            stats["returned"] = "greedy start"
-            return make_result("lp-round", opts, termination="time_limit", solution=choice,
-                               objective=to_sense(inst, float(gain(inst)[inst.columns_of(choice)].sum())), **common)
+    if p is None and lp.termination == "time_limit" and start is not None:
+        # the limit ended the LP: the greedy start is the best found
+        stats["returned"] = "greedy start"
+        return make_result("lp-round", opts, termination="time_limit", solution=start,
+                           objective=to_sense(inst, float(gain(inst)[inst.columns_of(start)].sum())), **common)
     if p is None:
         msg = ("repair (greedy, then exact on the fractional and cheapest-to-move jobs) found no "
                "configuration that fits for every job (exactly_one); no guarantee exists in this case")
