@@ -35,7 +35,7 @@ from dlsched.instance.workload import Job, Trace
 from dlsched.sim.engine import simulate
 from dlsched.sim.placement import fill_in_order, task_slots
 from dlsched.sim.slots import completion_slot, slot_of
-from dlsched.policies.slotted import Slotted
+from dlsched.policies.slotted import Slotted, deadline_left
 from dlsched.sim.policy import ClusterState, Placement, PolicyContext
 from dlsched.solvers.oasis import Prices, admit, price_params
 
@@ -279,11 +279,13 @@ def run(inst: OasisInstance, policy, deadline: float | None = None) -> tuple[Oas
     """Simulate ``policy`` over slots 1..T on ``inst``; the schedule (finished jobs only) and statistics.
 
     Time runs in slots (Δ = 1 s in the engine) so that work, a whole number of worker-slots, is
-    done exactly. Every slot is a decision point, as in the OASiS evaluation.
+    done exactly. Every slot is a decision point, as in the OASiS evaluation. ``deadline`` (seconds)
+    runs from this call, the set-up before the engine included.
     """
+    until = None if deadline is None else time.monotonic() + deadline
     trace, cluster, speed = to_trace(inst, slot_seconds=1.0)
     slotted = Slotted(policy, 1.0, replan="slots")
-    res = simulate(trace, cluster, slotted, speed, max_time=float(inst.horizon), deadline=deadline)
+    res = simulate(trace, cluster, slotted, speed, max_time=float(inst.horizon), deadline=deadline_left(until))
     index = np.array([int(j.meta["index"]) for j in trace.jobs], dtype=np.int64)
     n, H = inst.n_jobs, inst.n_worker_servers
     done = np.zeros(n, bool)
