@@ -128,3 +128,37 @@ def test_the_greedy_start_is_feasible_and_no_better_than_the_optimum(seed, n_job
     assert dlsched.check(inst, choice).feasible
     value = float(inst.value[inst.columns_of(choice)].sum())
     assert value <= dlsched.solve(inst, "exact", threads=1).objective + 1e-6
+
+
+def test_a_time_indexed_model_too_large_to_build_is_refused_with_the_heuristic_schedule(monkeypatch):
+    # 500 jobs: T = 536 slots and 725M nonzeros, whose build went past 20 GB; now refused up front
+    from dlsched.instance import smd_gen
+    from dlsched.policies import time_indexed as ti_method
+
+    inst = smd_gen.generate(6, 2, seed=1)
+    monkeypatch.setattr(ti_method, "MAX_NONZEROS", 10)
+    res = dlsched.solve(inst, "time-indexed", threads=1)
+    assert res.termination == "memory_limit" and res.stats["returned"] == "heuristic schedule"
+    assert res.status == Status.FEASIBLE and dlsched.check(inst, res).feasible and "nonzeros" in res.message
+
+
+def test_a_time_indexed_build_that_would_overrun_the_limit_is_not_started(monkeypatch):
+    from dlsched.instance import smd_gen
+    from dlsched.policies import time_indexed as ti_method
+
+    inst = smd_gen.generate(6, 2, seed=1)
+    monkeypatch.setattr(ti_method, "BUILD_NONZEROS_PER_SECOND", 1e-3)
+    res = dlsched.solve(inst, "time-indexed", threads=1, time_limit=30.0)
+    assert res.termination == "time_limit" and res.stats["returned"] == "heuristic schedule"
+    assert dlsched.check(inst, res).feasible
+
+
+def test_the_time_indexed_estimate_bounds_the_built_model():
+    from dlsched.instance import smd_gen
+    from dlsched.models import smd_time_indexed as ti
+
+    for n, servers, T in ((5, 2, 10), (20, 4, 40)):
+        inst = smd_gen.generate(n, servers, seed=1)
+        for resizing in (True, False):
+            built = ti.build_matrix(inst, T, resizing=resizing).mf.M.nnz
+            assert built <= ti.nonzeros(inst, T, resizing=resizing) <= 1.05 * built
