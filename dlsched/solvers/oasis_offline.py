@@ -115,7 +115,8 @@ def solve_offline(inst: OasisInstance, opts: SolveOptions | None = None, backend
     else:
         out, sched, build = solve_front_end(fe, backend, opts)
     objective = out.objective if sched is not None else None
-    if sched is None and start is not None:     # stopped before HiGHS found a schedule: the start is the best found
+    if sched is None and start is not None and out.termination == "time_limit":
+        # stopped before HiGHS found a schedule: the start is the best found
         sched, objective, stats["returned"] = start, schedule_utility(inst, start), "warm start"
     return make_result("offline", opts, sense="max", termination=out.termination, solution=sched,
                        objective=objective, bound=out.bound, backend=backend,

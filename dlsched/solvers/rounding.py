@@ -121,9 +121,9 @@ def greedy_start(inst: MCMDK) -> np.ndarray | None:
     x 10 configurations: the LP took 2.9 s): each job's configuration of most gain per share of
     the capacities, :math:`g_{j,o} / \sum_k a^k_{j,o} / b^k`, the jobs by that ratio, each taken
     when it still fits (tolerance as :class:`Packing`). Only where leaving a job out is allowed and
-    uses are non-negative (``at_most_one``, :math:`A \ge 0`), so that every step stays feasible;
-    None elsewhere. A loop over the jobs, not the columns: milliseconds."""
-    if inst.choose != "at_most_one" or inst.n_cols == 0 or np.any(inst.A.data < 0):
+    uses and capacities are non-negative (``at_most_one``, :math:`A \ge 0`, :math:`b \ge 0`), so
+    that every step stays feasible; None elsewhere. A loop over the jobs, not the columns: milliseconds."""
+    if inst.choose != "at_most_one" or inst.n_cols == 0 or np.any(inst.A.data < 0) or np.any(inst.b < 0):
         return None
     g = gain(inst)
     b = inst.b
