@@ -162,3 +162,18 @@ def test_the_time_indexed_estimate_bounds_the_built_model():
         for resizing in (True, False):
             built = ti.build_matrix(inst, T, resizing=resizing).mf.M.nnz
             assert built <= ti.nonzeros(inst, T, resizing=resizing) <= 1.05 * built
+
+
+def test_placement_exact_stopped_before_any_solution_returns_the_greedy_placement(monkeypatch):
+    from dlsched.result import make_result
+    from dlsched.solvers import hetplace
+
+    def stopped(core, opts, backend, solver=None):      # HiGHS ended by the limit before any solution
+        return make_result("exact", opts, sense="min", termination="time_limit", backend=backend)
+
+    monkeypatch.setattr(hetplace, "solve_core", stopped)
+    inst = placement_gen.generate(8, seed=2)
+    res = dlsched.solve(inst, "exact", time_limit=5.0, threads=1)
+    greedy = dlsched.solve(inst, "greedy")
+    assert res.stats["returned"] == "greedy placement" and res.termination == "time_limit"
+    assert dlsched.check(inst, res).feasible and res.objective == pytest.approx(greedy.objective)
