@@ -72,21 +72,26 @@ def fixed_cost() -> dict:
 
 
 def summarise_suite(rows: list[dict], suite) -> dict:
-    """Per method: the worst wall / limit (and where), the largest overrun beyond 1.1 x limit; the
-    fixed cost; ``target_met``: every overrun within the fixed cost of a CLI call (start, imports of
-    the method's front end, loading)."""
+    """Every cell's wall / limit and status; per method and family, the worst wall / limit (and
+    where); the cells over 1.1 x limit and the largest overrun; the fixed cost; ``target_met``:
+    every overrun within the fixed cost of a CLI call (start, imports of the method's front end,
+    loading)."""
     calls = results_of(rows, "timelimit")
     if not calls:
         raise InputError(suite.source, "tasks", "timelimit cells that finished", failures(rows) or "none")
     fixed = next(iter(results_of(rows, "timelimit.fixed_cost")), None)
     out: dict = {}
-    for method in dict.fromkeys(r["method"] for r in calls):
-        mine = [r for r in calls if r["method"] == method]
-        worst = max(mine, key=lambda r: r["ratio"])
-        out[f"{method} worst wall/limit"] = worst["ratio"]
-        out[f"{method} worst at"] = f"{worst['instance']} @ {worst['limit']:g} s"
-        out[f"{method} max over 1.1 x limit (s)"] = max(r["over"] for r in mine)
+
+    def family(r: dict) -> str:
+        return r["instance"].rpartition("-")[0]
+
+    for method, fam in dict.fromkeys((r["method"], family(r)) for r in calls):
+        worst = max((r for r in calls if r["method"] == method and family(r) == fam), key=lambda r: r["ratio"])
+        out[f"{method} ({fam}) worst wall/limit"] = f"{worst['ratio']:.3f} at {worst['instance']} @ {worst['limit']:g} s"
+    for r in calls:
+        out[f"{r['method']} on {r['instance']} @ {r['limit']:g} s"] = f"{r['ratio']:.3f} ({r['status']}, {r['termination']})"
     out["cells over 1.1 x limit"] = sum(r["over"] > 0 for r in calls)
+    out["max over 1.1 x limit (s)"] = max(r["over"] for r in calls)
     if fixed is not None:
         imp = fixed["import_seconds"]
         out["fixed_cost_seconds"] = imp["dlsched"] + fixed["load_seconds"]
