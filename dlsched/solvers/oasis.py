@@ -245,13 +245,15 @@ class DualResult:
     slots_examined: int
 
 
-def dual_subroutine(inst: OasisInstance, i: int, sc: SlotCosts, prune: bool = True) -> DualResult:
+def dual_subroutine(inst: OasisInstance, i: int, sc: SlotCosts, prune: bool = True,
+                    budget: Budget | None = None) -> DualResult:
     """Exact max over schedules of f_i(t̂ - a_i + 1) - cost (MODELS.md §3.2), by DP in worker-slots.
 
     With ``prune`` the pass over completion slots stops once f_i(t̂ - a_i + 1) minus a lower bound
     on the cost of the work (:meth:`SlotCosts.work_lower_bound`) cannot exceed max(best surplus, 0)
     (up to 1e-9 of the bound, for rounding): any positive surplus is unchanged, but a surplus <= 0 may then be
-    reported as -inf (no schedule examined further).
+    reported as -inf (no schedule examined further). The pass also stops once ``budget`` is spent
+    (one job's pass took up to 0.7 s on 500 jobs x 300 slots; :func:`admit` then rejects the job).
     """
     R = int(inst.work()[i])
     N = sc.cost.shape[1] - 1
@@ -270,6 +272,8 @@ def dual_subroutine(inst: OasisInstance, i: int, sc: SlotCosts, prune: bool = Tr
         f_t = float(inst.utility_of(i, t - a + 1))
         if prune and f_t - lb <= max(best[0], 0.0) + 1e-9 * lb:
             break                                 # no completion at t or later beats the best (or 0)
+        if budget is not None and budget.expired():
+            break
         examined += 1
         # cand[r, y] = c_t(y) + C[r - y]  (C[negative] = inf through the padding)
         win = sliding_window_view(np.concatenate([pad, C]), N + 1)[:, ::-1]    # (R + 1, N + 1)
@@ -309,17 +313,24 @@ def place(sc: SlotCosts, y_total: np.ndarray, H: int, K: int):
     return y, z
 
 
-def admit(state: Prices, i: int):
+#: the reason given to the jobs a spent budget left unconsidered (:func:`run_oasis`)
+STOPPED = "not considered: the time limit was reached"
+
+
+def admit(state: Prices, i: int, budget: Budget | None = None):
     """The dual subroutine for job i at the current prices (MODELS.md §3.2): commit its schedule iff the surplus is > 0.
 
     Returns (reason it was rejected or None, (t0, y[t, h], z[t, k]) from slot t0 or None, surplus).
+    A job whose pass ``budget`` cut short is rejected (the schedule stays feasible).
     """
     inst = state.inst
     why = state.blocked[i]
     if why is not None:
         return why, None, np.nan
     sc = slot_costs(state, i)
-    d = dual_subroutine(inst, i, sc)
+    d = dual_subroutine(inst, i, sc, budget=budget)
+    if budget is not None and budget.expired():
+        return STOPPED, None, np.nan
     if d.completion == 0 and d.slots_examined < sc.cost.shape[0]:
         return "utility cannot cover the cheapest prices of its work", None, d.surplus
     if d.completion == 0:
@@ -370,10 +381,10 @@ def run_oasis(inst: OasisInstance, u_scale: float = 1.0, l_scale: float = 1.0, p
     for k, i in enumerate(order):
         if budget is not None and budget.expired():
             stopped = k
-            reasons.update({j: "not considered: the time limit was reached" for j in order[k:]})
+            reasons.update({j: STOPPED for j in order[k:]})
             break
         t_start = time.perf_counter()
-        why, plan, surplus[i] = admit(state, i)
+        why, plan, surplus[i] = admit(state, i, budget)
         if plan is not None:
             plans[i] = plan
         if why is not None:
