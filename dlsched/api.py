@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any
 
-from dlsched.arguments import check_arguments, shown
+from dlsched.arguments import check_arguments, checked_policy, shown
 from dlsched.check import CheckReport, check as _check
 from dlsched.errors import InputError
 from dlsched.instance import jsonio, orlib
@@ -16,7 +17,6 @@ from dlsched.instance.core import SENSES, Reference
 from dlsched.instance.families import FAMILIES
 from dlsched.instance.traces import load_trace
 from dlsched.instance.workload import Trace
-from dlsched.registry import make_policy
 from dlsched.result import Result
 from dlsched.sim import engine
 from dlsched.sim.run import load_cluster, pick_speed
@@ -85,9 +85,10 @@ def solve(instance, method: str = "exact", *, time_limit: float | None = None, g
     Method parameters (e.g. ``backend="pyomo"``) are passed as keywords. ``time_limit`` is the
     wall-clock budget of the whole call (docs/contract.md); a caller that started the clock
     earlier (the CLI, before loading the file) passes its running ``budget`` instead. Options the
-    method does not honour raise :class:`InputError` before anything runs.
+    method does not honour raise :class:`InputError` before anything runs. Without a ``budget`` the
+    clock starts here, so loading a path and importing the method's module count against the limit.
     """
-
+    start = time.perf_counter()
     if isinstance(instance, (str, os.PathLike)):
         instance = load(instance)
     elif not hasattr(instance, "family") or getattr(instance, "family") not in FAMILIES:
@@ -99,6 +100,8 @@ def solve(instance, method: str = "exact", *, time_limit: float | None = None, g
         time_limit = budget.limit
     opts = SolveOptions(time_limit=time_limit, mip_rel_gap=gap, threads=threads, seed=seed, log=log,
                         warm_start=warm_start, raw=dict(raw or {}), on_incumbent=on_incumbent, budget=budget)
+    if budget is None:      # after SolveOptions has checked time_limit
+        opts.budget = Budget(time_limit, start=start)
     return registry.call(instance, method, opts, **params)
 
 
@@ -145,7 +148,7 @@ def simulate(trace, cluster=None, policy="fifo", *, speed=None, seed: int = 0, p
     if isinstance(policy, str):
         if params is not None and (not isinstance(params, dict) or not all(isinstance(k, str) for k in params)):
             raise InputError("<argument>", "params", "the policy's options as a dict of name -> value", shown(params))
-        policy = make_policy(policy, **(params or {}))
+        policy = checked_policy(policy, params or {})
     elif params:
         raise InputError("<argument>", "params", "no options with a policy object (give them to its constructor)", params)
     elif not callable(getattr(policy, "schedule", None)) or not callable(getattr(policy, "reset", None)):

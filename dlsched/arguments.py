@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from dlsched.errors import InputError
-from dlsched.registry import close_names
+from dlsched.registry import close_names, make_policy, policy_class
 
 
 #: the shortest slot or round a policy may ask for (a slotted policy is called at every boundary:
@@ -278,3 +278,14 @@ def policy_options(cls: type, params: Any, *, source: str = "<argument>", where:
     init = cls.__init__
     return check_arguments(inspect.unwrap(init), params, _owner(cls), source=source, where=where, skip=1,
                            extra=getattr(init, "options_extra", None))
+
+
+def checked_policy(name: str, params: dict[str, Any]) -> Any:
+    """:func:`dlsched.registry.make_policy` for options a user gave (``-P``, ``simulate(params=)``):
+    a class whose constructor is not :func:`checked` (a plug-in's) has them checked first as
+    :func:`policy_options` checks them (its signature's names and annotations), so a bad option is
+    an :class:`InputError` naming it, not an error from inside the run."""
+    cls = policy_class(name)
+    if not hasattr(cls.__init__, "options_extra"):
+        params = policy_options(cls, params)
+    return make_policy(name, **params)

@@ -9,10 +9,11 @@ from pathlib import Path
 
 from rich.table import Table
 
+from dlsched.arguments import checked_policy
 from dlsched.console import EXIT_STOPPED, number, seconds, stop_requests, table_console
 from dlsched.errors import InputError
 from dlsched.instance.traces import TRACE_FORMATS, load_trace
-from dlsched.registry import describe_policy, make_policy, policy_accepts, policy_names
+from dlsched.registry import describe_policy, policy_accepts, policy_names
 from dlsched.sim.bounds import certified_bound
 from dlsched.sim.engine import simulate
 from dlsched.sim.load import low_load_warning, offered_load
@@ -29,7 +30,7 @@ def cmd_simulate(args) -> int:
     if args.plot and Path(args.plot).exists() and not Path(args.plot).is_dir():
         raise InputError("<argument>", "--plot", "a folder for the figures", f"'{args.plot}' is not a folder")
     names = policy_list(args.policy)
-    policies = [make_policy(name, **_with_budget(args.decision_budget, name, params))   # every name and parameter
+    policies = [checked_policy(name, _with_budget(args.decision_budget, name, params))   # every name and parameter
                 for name in names]                                                  # checked before any run
     trace = load_trace(args.trace, args.trace_format)
     cluster = load_cluster(args.cluster, trace)

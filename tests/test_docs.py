@@ -47,7 +47,7 @@ def test_every_figure_file_is_shown_somewhere():
 
 RESULTS = DOCS / "results"
 #: one generated page per area (docs/results/AREA/report.md)
-AREAS = {"layers", "exact-solvers", "front-ends", "smd", "oasis", "hetplace", "simulator", "dl2"}
+AREAS = {"layers", "exact-solvers", "front-ends", "smd", "oasis", "hetplace", "simulator", "dl2", "timelimits"}
 MAX_LINES = 400            # a results page is read in five minutes
 
 

@@ -229,6 +229,15 @@ class OasisInstance:
         """Why job i can never run (a rejection reason), or None."""
         return next((why(i) for mask, why in self._blockers() if mask[i]), None)
 
+    def infeasible_reasons(self) -> list[str | None]:
+        """:meth:`infeasible_reason` of every job, the masks computed once (a call per job costs
+        O(n) each: over a run of 500 jobs that was 4 s)."""
+        out: list[str | None] = [None] * self.n_jobs
+        for mask, why in reversed(self._blockers()):       # the first reason in reporting order wins
+            for i in np.flatnonzero(mask).tolist():
+                out[i] = why(i)
+        return out
+
     def utility_of(self, i: int, duration) -> np.ndarray:
         return self.utilities[i](duration)
 

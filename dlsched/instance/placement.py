@@ -250,20 +250,17 @@ def core_model(inst: PlacementInstance) -> CoreModel:
         c = count_vectors(G, M)
         c = c[np.all(c <= N, axis=1)]
         single = c.sum(axis=1) == 1
-        blocks_c, blocks_s = [c], [np.full(c.shape[0], -1)]
-        vals = [jct_counts(inst, i, c, ~single)]
-        for s in range(S):
-            cap = min(int(inst.server_gpus[s]), M)
-            if cap >= 2:
-                m = np.arange(2, cap + 1)
-                cs = np.zeros((m.size, G), dtype=np.int64)
-                cs[:, inst.server_type[s]] = m
-                blocks_c.append(cs)
-                blocks_s.append(np.full(m.size, s))
-                vals.append(jct_counts(inst, i, cs, np.zeros(m.size, bool)))
-        counts_l.append(np.vstack(blocks_c))
-        server_l.append(np.concatenate(blocks_s))
-        jcts.append(np.concatenate(vals))
+        # then, per server s that holds 2 or more of the job's workers, m = 2..cap workers on it
+        # (one jct_counts call for every server: a call per server took 6 s for 500 jobs x 150 servers)
+        cap = np.minimum(inst.server_gpus, M).astype(np.int64)
+        on = np.flatnonzero(cap >= 2)
+        srv = np.repeat(on, cap[on] - 1)
+        m = np.arange(srv.size) - np.repeat(np.cumsum(cap[on] - 1) - (cap[on] - 1), cap[on] - 1) + 2
+        cs = np.zeros((srv.size, G), dtype=np.int64)
+        cs[np.arange(srv.size), np.asarray(inst.server_type)[srv]] = m
+        counts_l.append(np.vstack([c, cs]))
+        server_l.append(np.concatenate([np.full(c.shape[0], -1), srv]))
+        jcts.append(np.concatenate([jct_counts(inst, i, c, ~single), jct_counts(inst, i, cs, np.zeros(srv.size, bool))]))
         ptr.append(ptr[-1] + counts_l[-1].shape[0])
     col_counts = np.vstack(counts_l)
     col_server = np.concatenate(server_l)

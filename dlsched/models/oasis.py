@@ -276,21 +276,33 @@ def schedule_from_columns(inst: OasisInstance, idx: OasisIndex, x: np.ndarray) -
 
 
 def columns_from_schedule(inst: OasisInstance, idx: OasisIndex, sched: OasisSchedule) -> np.ndarray:
-    """A column vector for a schedule (a warm start for the MILP); entries off the index are dropped."""
+    """A column vector for a schedule (a warm start for the MILP); entries off the index are dropped.
+    Vectorised (keys looked up by ``searchsorted``): 3.1M columns took 6.6 s in Python dicts."""
     x = np.zeros(idx.n_cols)
-    pos = {(int(i), int(t)): k for k, (i, t) in enumerate(zip(idx.c_job, idx.c_t))}
-    for i in np.flatnonzero(sched.admitted):
-        k = pos.get((int(i), int(sched.completion[i])))
-        if k is not None:
-            x[idx.c0 + k] = 1.0
+    done = np.flatnonzero(sched.admitted)
+    k = _positions((idx.c_job, idx.c_t), (done, sched.completion[done]))
+    x[idx.c0 + k[k >= 0]] = 1.0
     for rows, job, t, s, off in ((sched.workers, idx.y_job, idx.y_t, idx.y_h, idx.y0),
                                  (sched.ps, idx.z_job, idx.z_t, idx.z_k, idx.z0)):
-        where = {(int(i), int(tt), int(ss)): k for k, (i, tt, ss) in enumerate(zip(job, t, s))}
-        for i, tt, ss, cnt in rows.tolist():
-            k = where.get((i, tt, ss))
-            if k is not None:
-                x[off + k] = cnt
+        rows = np.asarray(rows, dtype=np.int64).reshape(-1, 4)
+        k = _positions((job, t, s), (rows[:, 0], rows[:, 1], rows[:, 2]))
+        x[off + k[k >= 0]] = rows[k >= 0, 3]
     return x
+
+
+def _positions(keys: tuple[np.ndarray, ...], query: tuple[np.ndarray, ...]) -> np.ndarray:
+    """Index of each query tuple among the (distinct) key tuples, -1 where absent (entries >= 0)."""
+    keys = [np.asarray(a, dtype=np.int64) for a in keys]
+    query = [np.asarray(a, dtype=np.int64) for a in query]
+    if keys[0].size == 0 or query[0].size == 0:
+        return np.full(query[0].size, -1, dtype=np.int64)
+    dims = [int(max(a.max(initial=0), b.max(initial=0))) + 1 for a, b in zip(keys, query)]
+    flat = np.ravel_multi_index(keys, dims)
+    want = np.ravel_multi_index(query, dims)
+    order = np.argsort(flat, kind="stable")
+    at = np.minimum(np.searchsorted(flat[order], want), flat.size - 1)
+    found = flat[order[at]] == want
+    return np.where(found, order[at], -1)
 
 
 def build_pyomo(inst: OasisInstance):

@@ -80,6 +80,22 @@ class _Rows:
         return M, np.concatenate(self.lo), np.concatenate(self.hi)
 
 
+def nonzeros(inst: SMDInstance, T: int, *, resizing: bool = True) -> int:
+    """An upper bound on the nonzeros :func:`build_matrix` makes, without building (rows (a)-(f):
+    the (a) and (c) triangles grow as jobs x T^2, the x columns' rows as configurations x T^2)."""
+    unsched = set(inst.unschedulable)
+    jobs = [j for j in range(inst.n_jobs) if inst.iterations[j] > 0 and j not in unsched]
+    n = len(jobs)
+    cfg = np.array([inst.configurations(j).size for j in jobs], dtype=np.int64)
+    m = np.array([max(T - int(math.ceil(float(inst.arrival[j]) - 1e-9)), 0) for j in jobs], dtype=np.int64)
+    n_x = int((cfg * m).sum())
+    tri = n * T * (T + 1) // 2
+    total = (n_x + tri) + n * T + (int((cfg * m * (m + 1) // 2).sum()) + tri) + n_x * len(inst.resources)
+    if not resizing:
+        total += 2 * n_x + int(cfg.sum()) + n * T + n_x + 2 * tri
+    return int(total)
+
+
 def build_matrix(inst: SMDInstance, T: int, *, resizing: bool = True, relax: bool = False) -> TIModel:
     """The §2.4 model on slots 1..T as a :class:`MatrixForm` (whole-array build)."""
     unsched = set(inst.unschedulable)

@@ -35,7 +35,7 @@ from dlsched.instance.workload import Job, Trace
 from dlsched.sim.engine import simulate
 from dlsched.sim.placement import fill_in_order, task_slots
 from dlsched.sim.slots import completion_slot, slot_of
-from dlsched.policies.slotted import Slotted
+from dlsched.policies.slotted import Slotted, deadline_left
 from dlsched.sim.policy import ClusterState, Placement, PolicyContext
 from dlsched.solvers.oasis import Prices, admit, price_params
 
@@ -179,6 +179,7 @@ class SlotDecide:
     def schedule(self, state: ClusterState, events) -> dict[int, Placement]:
         if self.sim is None:
             self.inst, self.index = instance_of(state.jobs, self.name)
+            self.blocked = self.inst.infeasible_reasons()
             self.trace_of = {int(i): tj for tj, i in enumerate(self.index.tolist())}
             self.sim = SlotView(self.inst)
             self.policy = self.make(self.inst)
@@ -191,7 +192,7 @@ class SlotDecide:
             if e.kind == "completion" and i in sim.alloc:
                 completed.append(i)
             elif e.kind == "arrival":
-                why = inst.infeasible_reason(i)
+                why = self.blocked[i]
                 if why is not None:
                     sim.reasons[i] = why
                 else:
@@ -278,11 +279,13 @@ def run(inst: OasisInstance, policy, deadline: float | None = None) -> tuple[Oas
     """Simulate ``policy`` over slots 1..T on ``inst``; the schedule (finished jobs only) and statistics.
 
     Time runs in slots (Δ = 1 s in the engine) so that work, a whole number of worker-slots, is
-    done exactly. Every slot is a decision point, as in the OASiS evaluation.
+    done exactly. Every slot is a decision point, as in the OASiS evaluation. ``deadline`` (seconds)
+    runs from this call, the set-up before the engine included.
     """
+    until = None if deadline is None else time.monotonic() + deadline
     trace, cluster, speed = to_trace(inst, slot_seconds=1.0)
     slotted = Slotted(policy, 1.0, replan="slots")
-    res = simulate(trace, cluster, slotted, speed, max_time=float(inst.horizon), deadline=deadline)
+    res = simulate(trace, cluster, slotted, speed, max_time=float(inst.horizon), deadline=deadline_left(until))
     index = np.array([int(j.meta["index"]) for j in trace.jobs], dtype=np.int64)
     n, H = inst.n_jobs, inst.n_worker_servers
     done = np.zeros(n, bool)
@@ -302,9 +305,10 @@ def run(inst: OasisInstance, policy, deadline: float | None = None) -> tuple[Oas
     P = np.array(prows, np.int64).reshape(-1, 4)
     inner = slotted.inner
     reasons = dict(getattr(inner, "reasons", {}))
-    for i in range(n):
-        if not done[i] and i not in reasons:
-            reasons[i] = inst.infeasible_reason(i) or ("did not finish by T" if (W[:, 0] == i).any() else "never started")
+    blocked, started = inst.infeasible_reasons(), set(W[:, 0].tolist())
+    for i in np.flatnonzero(~done).tolist():
+        if i not in reasons:
+            reasons[i] = blocked[i] or ("did not finish by T" if i in started else "never started")
     keep_w, keep_p = done[W[:, 0]], done[P[:, 0]]
     sched = OasisSchedule(done, W[keep_w], P[keep_p], completion, {i: r for i, r in reasons.items() if not done[i]})
     info = {"wasted_worker_slots": int(W[~keep_w, 3].sum()), "decisions": slotted.decisions,

@@ -77,6 +77,7 @@ class FifoPolicy(FIFO):
     def schedule(self, state, events):
         if self.inst is None:
             self.inst, self.index = instance_of(state.jobs, self.name)
+            self.blocked = self.inst.infeasible_reasons()
             inst = self.inst
             self.fixed = {i: min(_max_workers_empty(inst, i), int(self.workers) if self.workers else int(inst.chunks[i]))
                           for i in range(inst.n_jobs)}
@@ -85,7 +86,7 @@ class FifoPolicy(FIFO):
             if e.kind != "arrival":
                 continue
             i = int(self.index[e.job])
-            why = self.inst.infeasible_reason(i)
+            why = self.blocked[i]
             if why is None and (self.fixed[i] < 1 or not self._can_finish(state, e.job)):
                 why = "cannot finish by T at its fixed worker count"
             if why is None:
@@ -141,13 +142,14 @@ class DrfPolicy(DRF):
     def candidates(self, state, events):
         if self.sim is None:
             self.inst, self.index = instance_of(state.jobs, self.name)
+            self.blocked = self.inst.infeasible_reasons()
             self.sim = SlotView(self.inst)
         t = slot_of(state.time, float(self.ctx.speed.slot_seconds)) + 1
         for e in events:
             if e.kind != "arrival":
                 continue
             i = int(self.index[e.job])
-            why = self.inst.infeasible_reason(i)
+            why = self.blocked[i]
             if why is None and not self.sim.can_finish(i, t):
                 why = "cannot finish by T even with N workers"
             if why is None:

@@ -24,6 +24,12 @@ from dlsched.sim.slots import next_boundary, slot_of
 REPLAN = ("events", "slots")
 
 
+def deadline_left(until: float | None) -> float | None:
+    """Seconds left until ``until`` (a ``time.monotonic()`` instant), for an engine that measures its
+    deadline from its own start: a family runner's set-up before the engine counts against it."""
+    return None if until is None else max(until - time.monotonic(), 0.0)
+
+
 def deadline_of(opts) -> float | None:
     """The wall-clock seconds left of a method call's time limit (its budget if it carries one), or None."""
     budget = getattr(opts, "budget", None)

@@ -18,6 +18,7 @@ r"""The SMD family on the simulator (MODELS.md §2.3, §2.4): converter, speed s
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field, replace
 from typing import Annotated
 
@@ -29,7 +30,7 @@ from dlsched.instance.workload import Job, Trace
 from dlsched.instance.smd import SMDInstance, require_aggregate
 from dlsched.sim.engine import simulate
 from dlsched.sim.slots import completion_slot
-from dlsched.policies.slotted import Slotted
+from dlsched.policies.slotted import Slotted, deadline_left
 from dlsched.policies.view import AllocationPolicy
 from dlsched.sim.placement import PlacerName
 from dlsched.sim.policy import Placement
@@ -158,7 +159,9 @@ def run(inst: SMDInstance, policy, replan: str = "events", max_slots: int | None
     """Simulate ``policy`` on ``inst``'s slot grid (re-deciding after arrivals and completions, or every slot).
 
     Arrivals of jobs left out of the trace still trigger a re-decision, as any arrival does.
+    ``deadline`` (seconds) runs from this call, the set-up before the engine included.
     """
+    until = None if deadline is None else time.monotonic() + deadline
     n, delta = inst.n_jobs, float(inst.slot_seconds)
     unsched = sorted(inst.unschedulable)
     completion = np.full(n, -1, dtype=np.int64)
@@ -172,7 +175,7 @@ def run(inst: SMDInstance, policy, replan: str = "events", max_slots: int | None
     wake = np.ceil(inst.arrival[left_out] - 1e-9).astype(np.int64) if left_out else []
     slotted = Slotted(policy, delta, replan=replan, wake=wake)
     cap = slot_cap(inst) if max_slots is None else int(max_slots)
-    res = simulate(trace, cluster, slotted, speed, max_time=cap * delta, deadline=deadline)
+    res = simulate(trace, cluster, slotted, speed, max_time=cap * delta, deadline=deadline_left(until))
     index = np.array([int(j.meta["index"]) for j in trace.jobs], dtype=np.int64)
     done_at = np.asarray(res.completion, dtype=float)
     for t, j in zip(done_at.tolist(), index.tolist()):

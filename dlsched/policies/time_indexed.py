@@ -47,6 +47,14 @@ from dlsched.sim.placement import PlacerName, make_placer
 from dlsched.sim.policy import ClusterState, Decision, Placement, PolicyContext
 
 
+#: the largest time-indexed model built (nonzeros; its build's peak memory grows about 100 bytes per
+#: nonzero: a 500-job instance at T in the hundreds went past 20 GB and was killed)
+MAX_NONZEROS = 20_000_000
+#: build speed of :func:`~dlsched.models.smd_time_indexed.build_matrix` (measured 2.4M nonzeros/s on
+#: the shared 2-core machine; taken lower): with a limit, a build predicted past it is not started
+BUILD_NONZEROS_PER_SECOND = 1_500_000
+
+
 def earliest_completion(inst: SMDInstance, j: int) -> int:
     c = inst.configurations(j)
     slots = math.ceil(inst.iterations[j] * float(c.tau.min()) / inst.slot_seconds - 1e-9)
@@ -125,6 +133,22 @@ def time_indexed(instance: SMDInstance, opts: SolveOptions, backend: str = "high
     # A horizon the user imposed below the provable one restricts the problem: its optimum is
     # only an upper bound (min sense) and its infeasibility says nothing about the instance.
     restricted = horizon is not None and not provable
+    nnz = ti.nonzeros(instance, T, resizing=resizing)
+    too_big = nnz > MAX_NONZEROS
+    if too_big or (opts.clock.limited and nnz / BUILD_NONZEROS_PER_SECOND > opts.clock.remaining()):
+        # the build cannot be interrupted: refused up front, by size or by the time left
+        why = (f"the time-indexed model would have {nnz:,} nonzeros (at most {MAX_NONZEROS:,}: jobs x T^2 with "
+               f"T = {T} slots)" if too_big else
+               f"building the time-indexed model ({nnz:,} nonzeros, about {nnz / BUILD_NONZEROS_PER_SECOND:.1f} s) "
+               f"would overrun the time left ({opts.clock.remaining():.1f} s)")
+        if best is None:
+            raise InputError("<argument>", "instance", f"an SMD instance whose time-indexed model can be built ({why}); "
+                             "use smd, optimus or drf for larger ones", f"{instance.n_jobs} jobs")
+        return make_result("time-indexed", opts, sense="min", termination="memory_limit" if too_big else "time_limit",
+                           solution=best.as_solution(), objective=best.objective, backend=backend,
+                           objective_of=SCHEDULE_OBJECTIVE, build_seconds=time.perf_counter() - t0,
+                           stats={"horizon": T, "nonzeros": nnz, "returned": "heuristic schedule"},
+                           solver_version=highs.version(), message=why + ": returned the best heuristic schedule")
     model = ti.build_matrix(instance, T, resizing=resizing)
     build = time.perf_counter() - t0
     stats = {"horizon": T, "horizon_provable": provable, "rows": int(model.mf.n_rows), "cols": int(model.mf.n_cols),
@@ -146,8 +170,12 @@ def time_indexed(instance: SMDInstance, opts: SolveOptions, backend: str = "high
         messages.append(f"no schedule completes every job within {T} slots")
     if restricted:
         messages.append(f"horizon {T} is below the provable one: optimal only among schedules ending by slot {T}")
+    objective = out.objective if solution is not None else None
+    if solution is None and best is not None and termination == "time_limit":
+        # HiGHS found nothing in the time left: the best heuristic schedule is the best found
+        solution, objective, stats["returned"] = best.as_solution(), best.objective, "heuristic schedule"
     return make_result("time-indexed", opts, sense="min", termination=termination, solution=solution, objective_of=SCHEDULE_OBJECTIVE,
-                       objective=out.objective if solution is not None else None, bound=bound, backend=backend,
+                       objective=objective, bound=bound, backend=backend,
                        build_seconds=build, solve_seconds=out.seconds, stats={**stats, **out.stats},
                        solver_version=highs.version(), message="; ".join(messages))
 
@@ -177,6 +205,9 @@ class TimeIndexed:
             inst = instance_view(jobs, ctx.cluster, ctx.speed, self.slot_seconds)
             self.index = np.arange(len(jobs))
         self.result = time_indexed(inst, SolveOptions(time_limit=self.time_limit, threads=1))
+        if self.result.termination == "memory_limit":      # a heuristic's schedule is no reference
+            raise InputError(ctx.future.source, "slot_seconds", "a trace and slot whose time-indexed MILP can be built "
+                             "(fewer jobs or coarser slots)", self.result.message)
         if not self.result.status.has_solution():
             raise InputError(ctx.future.source, "trace", "a trace whose time-indexed MILP finds a schedule",
                              f"{self.result.status.value}: {self.result.message}")

@@ -55,7 +55,7 @@ from dlsched.solvers.milp import solve_core
 from dlsched.solvers.lp import LPInfo, gain, integral_gains, lagrangian, solve_lp, to_sense
 from dlsched.solvers.options import Incumbent, SolveOptions
 from dlsched.solvers.registry import register
-from dlsched.solvers.rounding import lp_round_core, sub_instance
+from dlsched.solvers.rounding import greedy_start, lp_round_core, sub_instance
 
 DEFAULT_FRACTIONS = (0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0)
 #: cores wider than this many columns are only started when they are predicted to fit their budget
@@ -201,10 +201,15 @@ def start(instance, opts: SolveOptions, search_share: float = SEARCH_SHARE) -> t
     b0 = time.perf_counter()
     inst = instance.to_core()
     build = time.perf_counter() - b0
+    # with a limit, the greedy start is made before the LP (milliseconds), not after the deadline
+    start = greedy_start(inst) if opts.clock.limited else None
     lp = solve_lp(inst, opts)
     tr = Tracker(inst, opts, t0, lp, build)
     stats: dict = {"lp_seconds": round(lp.seconds, 4), "lp_bound": lp.bound}
     if lp.status != Status.OPTIMAL:
+        if start is not None and lp.termination == "time_limit":    # the limit ended the LP: the best found
+            tr.offer(start, chosen_gain(inst, start))
+            stats["returned"] = "greedy start"
         return inst, tr, stats
     search = min(1.0, search_share * opts.clock.remaining())
     p, _, rstats = lp_round_core(inst, opts, lp, t0=t0, search_seconds=search)

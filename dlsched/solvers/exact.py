@@ -15,6 +15,7 @@ from dlsched.solvers.backends import BACKENDS
 from dlsched.solvers.core import core as core_layer
 from dlsched.solvers.milp import solve_core
 from dlsched.solvers.options import SolveOptions
+from dlsched.solvers.rounding import greedy_start
 from dlsched.solvers.registry import register
 
 
@@ -58,9 +59,18 @@ def exact(instance, opts: SolveOptions, backend: str = "highs", solver: str | No
     core = instance.to_core()
     convert = time.perf_counter() - t0
     if not wants_primal_start(core, opts, backend, primal_start):
+        # with a limit, the greedy start is made before HiGHS runs (milliseconds), not after the deadline
+        start = greedy_start(core) if opts.clock.limited else None
         res = solve_core(core, opts, backend, solver=solver)
         res.build_seconds += convert
-        return res
+        if start is None or res.solution is not None or res.termination != "time_limit":
+            return res
+        # the limit ended HiGHS before any solution: the greedy start is the best found
+        return make_result("exact", opts, sense=core.sense, termination="time_limit", solution=start,
+                           objective=float(core.value[core.columns_of(start)].sum()), bound=res.bound,
+                           backend=backend, build_seconds=res.build_seconds, solve_seconds=res.solve_seconds,
+                           stats={**res.stats, "returned": "greedy start"}, solver_version=res.solver_version,
+                           message=res.message)
     if not 0 < primal_share < 1:
         raise InputError("<argument>", "primal_share", "a share of the time limit in (0, 1)", primal_share)
     first = core_layer(core, opts.within(opts.clock.share(primal_share)))

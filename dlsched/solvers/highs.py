@@ -321,6 +321,8 @@ def in_child(work: Callable[[Callable[[Any], None]], Any], budget, on_progress: 
     every ``report(message)`` reaches ``on_progress(message)`` in the parent as it happens. An
     exception in the child is raised again in the parent.
     """
+    if budget.expired():        # nothing to wait for: no fork (tens of ms for a large process)
+        return False, None
     ctx = mp.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
 

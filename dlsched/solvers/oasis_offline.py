@@ -14,21 +14,23 @@ import time
 import numpy as np
 
 from dlsched.errors import InputError
-from dlsched.instance.oasis import OasisInstance, schedule_from_dense, schedule_utility
+from dlsched.instance.oasis import OasisInstance, OasisSchedule, schedule_from_dense, schedule_utility
 from dlsched.models import oasis as model
-from dlsched.result import Result, make_result
+from dlsched.result import Result, Status, make_result
 from dlsched.solvers import highs
 from dlsched.solvers.backends import BACKENDS, FrontEnds, solve_front_end
+from dlsched.solvers.highs import MatrixOutcome, can_fork, in_child
 from dlsched.solvers.oasis import run_oasis
 from dlsched.solvers.options import SolveOptions
 from dlsched.arguments import flag
 from dlsched.solvers.registry import register
 
 
-def front_ends(inst: OasisInstance, warm: bool, symmetry: bool, server_link: bool, cumulative_work: bool,
-               stats: dict) -> FrontEnds:
+def front_ends(inst: OasisInstance, start: OasisSchedule | None, symmetry: bool, server_link: bool,
+               cumulative_work: bool, stats: dict) -> FrontEnds:
     """The offline MILP through the three front ends; every reader returns an :class:`OasisSchedule`
-    and the objective is the schedule's utility (what the checker recomputes)."""
+    and the objective is the schedule's utility (what the checker recomputes). ``start`` (the
+    OASiS schedule) is HiGHS's starting incumbent."""
     idx_of: list = []
 
     def matrix():
@@ -38,9 +40,6 @@ def front_ends(inst: OasisInstance, warm: bool, symmetry: bool, server_link: boo
         return mf, lambda x: _explain(inst, model.schedule_from_columns(inst, idx, x))
 
     def warm_start(mf):
-        w0 = time.perf_counter()
-        start, _ = run_oasis(inst)
-        stats["warm_seconds"] = time.perf_counter() - w0
         return model.columns_from_schedule(inst, idx_of[0], start)
 
     def pyomo():
@@ -62,14 +61,14 @@ def front_ends(inst: OasisInstance, warm: bool, symmetry: bool, server_link: boo
         return prob, lambda: _explain(inst, schedule_from_dense(inst, np.stack([v.value for v in Y], axis=1),
                                                                 np.stack([v.value for v in Z], axis=1)))
 
-    return FrontEnds("max", matrix, pyomo, cvxpy, warm=warm_start if warm else None,
+    return FrontEnds("max", matrix, pyomo, cvxpy, warm=warm_start if start is not None else None,
                      objective=lambda sched: schedule_utility(inst, sched))
 
 
 def _explain(inst: OasisInstance, sched):
     """Say why each job the optimum did not admit is out (its own infeasibility when it has one)."""
-    sched.reasons = {int(i): inst.infeasible_reason(int(i)) or "not admitted by the optimum"
-                     for i in np.flatnonzero(~sched.admitted)}
+    blocked = inst.infeasible_reasons()
+    sched.reasons = {i: blocked[i] or "not admitted by the optimum" for i in np.flatnonzero(~sched.admitted).tolist()}
     return sched
 
 
@@ -89,12 +88,40 @@ def solve_offline(inst: OasisInstance, opts: SolveOptions | None = None, backend
             if on:
                 raise InputError("<argument>", name, f"off with the {backend} backend (highs only)", on)
     stats: dict = {}
-    fe = front_ends(inst, backend == "highs" if warm is None else warm, symmetry, server_link, cumulative_work, stats)
-    out, sched, build = solve_front_end(fe, backend, opts)
+    start = None
+    if backend == "highs" if warm is None else warm:
+        w0 = time.perf_counter()
+        start, info = run_oasis(inst, budget=opts.clock)
+        stats["warm_seconds"] = time.perf_counter() - w0
+        if info["stopped_at"] is not None:
+            stats["warm_stopped_at"] = info["stopped_at"]
+    fe = front_ends(inst, start, symmetry, server_link, cumulative_work, stats)
+    if backend == "highs" and opts.clock.limited and can_fork():
+        # the matrix build cannot be interrupted (9 s for the 3.1M columns of 500 jobs x 300 slots x
+        # 50 servers): build and solve in a child stopped at the deadline, as Pyomo and CVXPY are
+        def build_and_solve(report):
+            out, sched, build = solve_front_end(fe, backend, opts)
+            out.highs = None
+            return out, sched, build, stats
+
+        t0 = time.perf_counter()
+        done, value = in_child(build_and_solve, opts.clock)
+        if done:
+            out, sched, build, stats = value
+        else:
+            out, sched, build = MatrixOutcome(Status.NO_SOLUTION, "time_limit", None, None, None, time.perf_counter() - t0,
+                                              stats={"stopped_at_deadline": True}), None, 0.0
+        out.stats["guarded"] = True
+    else:
+        out, sched, build = solve_front_end(fe, backend, opts)
+    objective = out.objective if sched is not None else None
+    if sched is None and start is not None and out.termination == "time_limit":
+        # stopped before HiGHS found a schedule: the start is the best found
+        sched, objective, stats["returned"] = start, schedule_utility(inst, start), "warm start"
     return make_result("offline", opts, sense="max", termination=out.termination, solution=sched,
-                       objective=out.objective if sched is not None else None, bound=out.bound, backend=backend,
-                       build_seconds=build, solve_seconds=out.seconds, stats={**stats, **out.stats},
-                       solver_version=highs.version())
+                       objective=objective, bound=out.bound, backend=backend,
+                       build_seconds=build + stats.get("warm_seconds", 0.0), solve_seconds=out.seconds,
+                       stats={**stats, **out.stats}, solver_version=highs.version())
 
 
 @register("offline", families=("oasis",), params=("backend", "warm", "symmetry", "server_link", "cumulative_work"),

@@ -106,6 +106,12 @@ FLOOR_SHARE = 1e-3
 COMPILE_SECONDS = 15.0
 #: ... and switches to the compiled kernel (loading it from the cache) only with this many seconds left
 MIN_SEARCH_SECONDS = 0.5
+#: numba's import and the load of the cached kernel (its first call in a process), neither of which
+#: can be interrupted: measured 0.35-0.46 s and 0.45-0.70 s on the shared 2-core machine at load 7
+#: (``stats["jit_import_seconds"]``, ``stats["jit_first_chunk_seconds"]``); a limited call that
+#: has less than what it still needs of these plus MIN_SEARCH_SECONDS left returns its start
+JIT_IMPORT_SECONDS = 0.6
+KERNEL_LOAD_SECONDS = 0.9
 
 
 #: where the restarts centre the core (option ``centres``, module docstring step 6; the first is the default)
@@ -133,6 +139,15 @@ def compile_in_background() -> subprocess.Popen:
         _compiling = subprocess.Popen([sys.executable, "-c", program], env=env, stdin=subprocess.DEVNULL,
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     return _compiling
+
+
+def jit_seconds() -> float:
+    """The uninterruptible seconds this process still needs before the kernel's first iteration:
+    numba's import unless done, the cached kernel's load unless done (compiling is handled apart)."""
+    kernel = sys.modules.get("dlsched.solvers.tabu_kernel")
+    if kernel is None:
+        return JIT_IMPORT_SECONDS + KERNEL_LOAD_SECONDS
+    return 0.0 if kernel.search.signatures else KERNEL_LOAD_SECONDS
 
 
 def python_search():
@@ -358,6 +373,12 @@ def tabu(instance, opts: SolveOptions, tenure: float = 0.01, stall: float = 20.0
     inst, tr, stats = start(inst, opts, search_share)
     if tr.lp.status != Status.OPTIMAL or tr.done or inst.n_jobs == 0:
         return finish("tabu", inst, opts, tr, stats, tr.lp.termination if tr.lp.status != Status.OPTIMAL else "optimal")
+    if opts.budget.limited and opts.budget.remaining() < jit_seconds() + MIN_SEARCH_SECONDS:
+        stats["kernel"] = "not loaded"
+        return finish("tabu", inst, opts, tr, stats, "time_limit",
+                      message=f"tabu's search kernel is not loaded in this process (numba's import and the kernel's "
+                              f"load take about {jit_seconds():.1f} s and cannot be interrupted): returned its start "
+                              "solution within the limit; a call with a larger limit searches")
     j0 = time.perf_counter()
     from dlsched.solvers.tabu_kernel import search    # numba: imported (and compiled once) only when used
     stats["jit_import_seconds"] = round(time.perf_counter() - j0, 4)
@@ -399,7 +420,7 @@ def tabu(instance, opts: SolveOptions, tenure: float = 0.01, stall: float = 20.0
         if opts.clock.remaining() <= RESOLUTION / 5 or (not timed and idle >= UNTIMED_RESTARTS):
             break
         if compiling is not None and compiling.poll() == 0 and kernel_ready(search) \
-                and opts.clock.remaining() > MIN_SEARCH_SECONDS:
+                and opts.clock.remaining() > KERNEL_LOAD_SECONDS + MIN_SEARCH_SECONDS:
             kernel, compiling, first = search, None, True     # the compiled kernel, seeded afresh
             stats["kernel"] = "compiled during the call (python until then)"
         # a chunk ends at the next restart at the latest

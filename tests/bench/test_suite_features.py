@@ -168,3 +168,22 @@ def test_the_capacity_task_scales_every_server(monkeypatch):
     assert row == {"jobs": 10, "scale": 0.5, "arrivals": "trace"} and seen["arrivals"] == "trace"
     assert preset.worker_server == {k: v / 2 for k, v in PAPER.worker_server.items()}
     assert preset.ps_server == {k: v / 2 for k, v in PAPER.ps_server.items()}
+
+
+def test_the_time_limit_summary_lists_every_cell_and_judges_the_target():
+    from dlsched.bench.timelimits import summarise_suite
+
+    def cell(method, instance, limit, wall):
+        return {"task": "timelimit", "result": {"method": method, "instance": instance, "limit": limit, "wall": wall,
+                                                "ratio": wall / limit, "over": max(0.0, wall - 1.1 * limit),
+                                                "status": "feasible", "termination": "time_limit"}}
+
+    fixed = {"task": "timelimit.fixed_cost", "result": {"import_seconds": {"dlsched": 2.0, "pyomo": 1.5, "cvxpy": 1.0},
+                                                        "load_seconds": 0.1}}
+    rows = [cell("drf", "smd-500", 1.0, 1.05), cell("drf", "oasis-500", 1.0, 1.3), fixed]
+    out = summarise_suite(rows, load_suite("timelimits-quick"))
+    assert out["drf (smd) worst wall/limit"] == "1.050 at smd-500 @ 1 s"
+    assert out["drf on oasis-500 @ 1 s"] == "1.300 (feasible, time_limit)"
+    assert out["cells over 1.1 x limit"] == 1 and out["max over 1.1 x limit (s)"] == pytest.approx(0.2)
+    assert out["fixed_cost_seconds"] == pytest.approx(2.1) and out["target_met"]
+    assert not summarise_suite([cell("core", "mcmdk-500", 1.0, 3.5), fixed], load_suite("timelimits-quick"))["target_met"]

@@ -71,7 +71,10 @@ def test_time_limit_gives_a_checked_incumbent_and_a_valid_bound(data, backend, s
     assert res.termination == "time_limit" and res.status.value in ("feasible", "no_solution")
     if res.status.value == "feasible":
         assert dlsched.check(inst, res).feasible and res.objective <= best_known
-        assert res.bound >= best_known and res.gap == relative_gap(res.objective, res.bound, res.sense)
+        if res.stats.get("returned") == "greedy start":     # stopped before the solver's first answer
+            assert res.bound is None or res.bound >= best_known
+        else:
+            assert res.bound >= best_known and res.gap == relative_gap(res.objective, res.bound, res.sense)
     assert res.solve_seconds < 30
 
 
