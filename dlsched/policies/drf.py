@@ -252,7 +252,15 @@ class DRF(Baseline):
             minw, _, _, _, _, _, first = grant_vectors(state, cand)
             take = take_in_order(first, self.total.astype(float))
             p0 = _job_limits(state.jobs)[4]
-            sizes = dict(zip(cand[take].tolist(), zip(minw[take].tolist(), p0[cand[take]].tolist())))
+            taken = cand[take]
+            run = state.running
+            if run is not None and np.isin(run, taken).all():
+                # no running job dropped, and a rigid job keeps its one size: only the jobs taken that
+                # do not run yet are placed (the placer's answer for all of them, at their cost)
+                new = ~np.isin(taken, run)
+                fresh = taken[new]
+                return self.placer.add(state, dict(zip(fresh.tolist(), zip(minw[take][new].tolist(), p0[fresh].tolist()))))
+            sizes = dict(zip(taken.tolist(), zip(minw[take].tolist(), p0[taken].tolist())))
         else:
             sizes = drf_fill(state, cand, self.total, None, self._memo)[0]
         return self.placer.place(state, sizes)

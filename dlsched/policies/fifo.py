@@ -37,7 +37,7 @@ class FIFO(Baseline):
         out = alloc.copy() if isinstance(alloc, (dict, MappingProxyType)) else dict(alloc)
         free = state.free.copy()
         # not queue.tolist(): the queue can be long, the loop stops at its head
-        queue = (j for j in map(int, _queue(state.active, out)) if self.waiting(state, j))
+        queue = (j for j in map(int, _queue(state.active, out, state.running)) if self.waiting(state, j))
         head = next(queue, None)
         # an arrival frees nothing: a head that did not fit the same free capacity does not fit now
         # (placement is a function of the free capacity), so the queue stays blocked without a search
@@ -55,11 +55,12 @@ class FIFO(Baseline):
         return out
 
 
-def _queue(active: np.ndarray, running) -> np.ndarray:
+def _queue(active: np.ndarray, running, held: np.ndarray | None = None) -> np.ndarray:
     """The active jobs not running, in arrival order. Under FIFO the running jobs are the first
     ones of ``active`` (sorted), so that is one comparison of sorted arrays; a general set
-    difference otherwise."""
-    held = np.sort(np.fromiter(running, dtype=np.int64, count=len(running)))
+    difference otherwise. ``held``: the running jobs' sorted indices if known (``state.running``)."""
+    if held is None:
+        held = np.sort(np.fromiter(running, dtype=np.int64, count=len(running)))
     k = held.size
     if np.array_equal(active[:k], held):
         return active[k:]

@@ -41,14 +41,16 @@ def type_servers(cluster: Cluster) -> np.ndarray:
     return np.unique(np.array(cluster.gpu_type, dtype=object), return_index=True)[1]
 
 
-def job_configurations(job, cluster: Cluster, speed) -> tuple[np.ndarray, np.ndarray]:
+def job_configurations(job, cluster: Cluster, speed, nominal: list[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(T_j(p, w) seconds, u_j(p, w) shares of shape (n, R)) of every size (p, w) that fits the cluster
     total and runs at a positive rate. On a cluster of several GPU types the rate of a size is the
     best over its tasks all on one server of each type (:func:`type_servers`): a speed source whose
     rate grows with each worker's own type's speed (``ThroughputSpeed``: the sum of per-worker
-    rates) runs no mix of types faster, so the bounds stay valid whatever types a policy uses."""
+    rates) runs no mix of types faster, so the bounds stay valid whatever types a policy uses.
+    ``nominal``: ``type_servers(cluster).tolist()`` if the caller has it (one pass over the servers
+    per trace, not per job)."""
     total = cluster.total()
-    nominal = type_servers(cluster).tolist()
+    nominal = type_servers(cluster).tolist() if nominal is None else nominal
     cap = np.where(total > 0, total, np.inf)
     dw, dp = cluster.vector(job.worker_demand), cluster.vector(job.ps_demand)
     ps = range(1, job.max_ps + 1) if job.uses_ps else (0,)
@@ -95,8 +97,9 @@ def jct_lower_bound(trace: Trace, cluster: Cluster, speed, restart_seconds: floa
     arrival = np.array([j.arrival for j in trace.jobs], dtype=float)
     alone = np.empty(len(trace.jobs))
     area = np.empty((len(trace.jobs), len(cluster.resources)))
+    nominal = type_servers(cluster).tolist()
     for i, job in enumerate(trace.jobs):
-        T, u = job_configurations(job, cluster, speed)
+        T, u = job_configurations(job, cluster, speed, nominal)
         if T.size == 0:
             return {"alone": None, "capacity": None, "bound": None, "unschedulable": job.name}
         alone[i] = restart_seconds + T.min()
@@ -143,8 +146,9 @@ def lp_lower_bound(trace: Trace, cluster: Cluster, speed, restart_seconds: float
     n, R = len(jobs), len(cluster.resources)
     arrival = np.array([j.arrival for j in jobs], dtype=float)
     conf = []
+    nominal = type_servers(cluster).tolist()
     for job in jobs:
-        T, u = job_configurations(job, cluster, speed)
+        T, u = job_configurations(job, cluster, speed, nominal)
         if T.size == 0:
             return {"bound": None, "status": f"job {job.name} fits nowhere", "slots": 0}
         keep = pareto(T, u)

@@ -139,6 +139,7 @@ class Simulation:
         self._next = 0                                # trace index of the next arrival
         self._active = np.empty(0, dtype=np.int64)    # arrived, unfinished, schedulable; sorted
         self._alloc: dict[int, Placement] = {}
+        self._sizes: dict[int, tuple[int, int]] = {}   # (workers, PSs) of each job in _alloc
         self._usage: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._used = np.zeros_like(cluster.capacity)
         self._cap_limit = cluster.capacity + EPS * np.maximum(1.0, cluster.capacity)   # over-commitment beyond float slack
@@ -196,7 +197,8 @@ class Simulation:
             arrival=_read_only(self.arrival), done=_read_only(self.finished), remaining=_read_only(self.remaining),
             attained=_read_only(self.attained), demand_w=_read_only(self.demand_w), demand_p=_read_only(self.demand_p),
             allocation=MappingProxyType(self._alloc), free=self.cluster.capacity - self._used,
-            observations=MappingProxyType(self._obs))
+            observations=MappingProxyType(self._obs), running=_read_only(self._run),
+            sizes=MappingProxyType(self._sizes))
         self.engine_seconds += _time.perf_counter() - t0
         return st
 
@@ -282,8 +284,10 @@ class Simulation:
             raise PolicyError(policy, self.time,
                               f"over-commits server {self.cluster.names[s]} (index {s}) in {self.cluster.resources[r]}: "
                               f"{used[s, r]:g} > capacity {self.cluster.capacity[s, r]:g} (jobs {holders[:10]})")
+        sizes = dict(self._sizes) if released or changed else self._sizes   # the last state() keeps its own view
         for j in released:
             del self._usage[j]
+            del sizes[j]
             self._sampled[j] = False
             self._held_gpu[j] = 0.0
         for j in changed:
@@ -293,11 +297,13 @@ class Simulation:
             self._rate_of[j] = float(rate)
             self._resume_of[j] = self.time + self.restart_seconds
             self._usage[j] = fresh[j]
+            sizes[j] = (new[j].n_workers, new[j].n_ps)
             self._held_gpu[j] = fresh[j][1][:, self._gpu].sum() if self._gpu is not None else 0.0
             if np.isnan(self.first_start[j]):
                 self.first_start[j] = self.time
         self._used = used
         self._alloc = new
+        self._sizes = sizes
         if released:
             self._run = np.array(sorted(new), dtype=np.int64)
         elif changed:                              # only additions: insert them into the sorted array
@@ -407,10 +413,12 @@ class Simulation:
             self.finished[finished] = True
             self.completion[finished] = t_next
             self._alloc = dict(self._alloc)       # the last state() keeps its own view
+            self._sizes = dict(self._sizes)
             for j in finished.tolist():
                 srv, rows = self._usage.pop(j)
                 self._used[srv] -= rows
                 del self._alloc[j]
+                del self._sizes[j]
                 self._held_gpu[j] = 0.0
                 self._sampled[j] = False
                 events.append(Event(t_next, "completion", j))

@@ -19,6 +19,8 @@ a job whose size does not pack onto the servers is shrunk a bundle at a time (no
 from __future__ import annotations
 
 import math
+from itertools import filterfalse
+from types import MappingProxyType
 from typing import Literal, Mapping, get_args
 
 import numpy as np
@@ -324,18 +326,38 @@ class _KeepOrPlace:
     """
 
     def place(self, state: ClusterState, sizes: Mapping[int, tuple[int, int]]) -> dict[int, Placement]:
-        free = state.free.copy()
         alloc = state.allocation
+        now = state.sizes
+        if now is not None and type(sizes) is dict and type(next(iter(sizes.values()), ())) is tuple and now.items() <= sizes.items():
+            # every running job keeps its size (most calls): one C-level pass over the running jobs and
+            # one over the sizes rather than a Python step per job. poisson:10000:0 at load 0.9 on
+            # 1,625 x 4 GPUs under DRF took 46.9 CPU s with the general path below alone, 22.8 with this
+            return self.add(state, {j: sizes[j] for j in filterfalse(now.__contains__, sizes)})
+        free = state.free.copy()
         # comprehensions over the running jobs and the sizes rather than a Python step with lookups per
-        # job (most calls keep almost every job): poisson:2000:3 at load 1.5 on 1,625 x 4 GPUs under
-        # Tetris spends 1.9 CPU s here, 2.6 s with the loop
+        # job: poisson:2000:3 at load 1.5 on 1,625 x 4 GPUs under Tetris spends 1.9 CPU s here, 2.6 s
+        # with the loop
         keep = {j for j, old in alloc.items() if (s := sizes.get(j)) is not None and tuple(s) == (old.n_workers, old.n_ps)}
         for j in [j for j in alloc if j not in keep]:
             srv, rows = usage(alloc[j], state.demand_w[j], state.demand_p[j])
             free[srv] += rows
         out = {j: alloc[j] for j in sizes if j in keep}
-        for j in [j for j in sizes if j not in keep]:
-            w, p = sizes[j]
+        return self._fit_all(state, free, {j: sizes[j] for j in sizes if j not in keep}, out)
+
+    def add(self, state: ClusterState, sizes: Mapping[int, tuple[int, int]]) -> dict[int, Placement]:
+        """Every running job where it is, and the jobs of ``sizes`` (none of them running) placed in
+        that order on what is free: what :meth:`place` answers when ``sizes`` adds to the running
+        jobs at their current sizes, at the cost of the jobs added (the kept ones come in the
+        allocation's order, which the engine keeps for them anyway)."""
+        alloc = state.allocation
+        out = alloc.copy() if isinstance(alloc, (dict, MappingProxyType)) else dict(alloc)
+        return self._fit_all(state, state.free.copy(), sizes, out) if sizes else out
+
+    def _fit_all(self, state: ClusterState, free: np.ndarray, sizes: Mapping[int, tuple[int, int]],
+                 out: dict[int, Placement]) -> dict[int, Placement]:
+        """Place the jobs of ``sizes`` in order on ``free`` (taken in place) into ``out``; a size that
+        does not pack is shrunk a bundle at a time, not below min_workers, before the job is left out."""
+        for j, (w, p) in sizes.items():
             if w <= 0:
                 continue
             pl = self.fit(free, state.demand_w[j], state.demand_p[j], int(w), int(p))

@@ -116,6 +116,10 @@ class ClusterState:
     order; ``free[s]`` the capacity not held by the current ``allocation``. ``remaining[j]`` is the
     true remaining iterations: an oracle that size-based baselines (SRTF) are defined with; learning
     policies should use ``observations`` instead. ``attained[j]`` is GPU-seconds received so far.
+    ``running`` (sorted trace indices) and ``sizes`` (job -> (workers, PSs)) restate the
+    allocation's keys and sizes, kept up to date by the engine at the cost of the jobs that change,
+    so that a policy need not read every placement at every event; None where the state was built
+    without them (then derive them from ``allocation``).
     """
 
     time: float
@@ -131,6 +135,8 @@ class ClusterState:
     allocation: Mapping[int, Placement]
     free: np.ndarray
     observations: Mapping[int, Observations]
+    running: np.ndarray | None = None
+    sizes: Mapping[int, tuple[int, int]] | None = None
 
 
 @runtime_checkable
