@@ -809,7 +809,8 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
                              f"rows by {model.spec.rows}")
         warm = {k: model.provenance.get(k) for k in ("warmup_samples", "warmup_loss", "agreement")}
         warm["init"] = {"path": str(cfg.init), **{k: model.provenance.get(k) for k in
-                                                   ("command", "training_seconds", "curve", "best_tune_jct")}}
+                                                   ("command", "training_seconds", "total_training_seconds",
+                                                    "warmup_seconds", "curve", "best_tune_jct")}}
     if cfg.dagger_rounds:
         # imitation on the network's own states: the teacher's trajectories plus, per round, the
         # states the current network reaches, all labelled by the teacher
@@ -829,9 +830,12 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
                            "held_out": agreement(model, Xh, Mh, Ah), "seconds": time.monotonic() - wall0})
         warm["dagger"] = rounds
     warmup_seconds = time.monotonic() - wall0
-    # with --init the warm-up ran in the run that made that checkpoint: count its time, not the load's
-    earlier = float((warm.get("init") or {}).get("training_seconds") or 0.0)
-    warmup_seconds += earlier
+    # with --init this run only loads the checkpoint: the warm-up ran (once) in the first run of the
+    # chain, so its time is that run's warm-up time, and the chain's training time is the
+    # checkpoint's total (not its own run's, which is fine-tuning after the first link)
+    init = warm.get("init") or {}
+    warmup_seconds += float(init.get("warmup_seconds") or 0.0)
+    earlier = float(init.get("total_training_seconds") or init.get("training_seconds") or 0.0)
 
     def tune_jct() -> float:
         return mean_jct(lambda: DL2Policy(model), tune_traces, cluster, speed, seed=cfg.seed)
