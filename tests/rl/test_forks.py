@@ -171,3 +171,59 @@ def test_a_pool_of_one_plays_in_this_process():
         done, cpu = pool.episodes(model, np.random.default_rng(0), [0], p_fork=0.5, candidates=2,
                                   temperature=1.0, horizon=2)
     assert len(done) == 1 and cpu == 0.0
+
+
+def test_each_candidates_return_is_its_own_replay_and_the_advantages_are_leave_one_out(monkeypatch):
+    """The values, against an independent replay: a fresh environment played greedily to the fork's
+    slot, the candidate's level stepped, then the greedy policy with the held job's level by hand."""
+    import dlsched.rl.forks as forks
+    traces, cluster, speed = small(8, (1,), 3)
+    env = DL2Env(traces, cluster, speed, JOBS, reward="jct", max_slots=200)
+    model = Model.new(JOBS, (16,), seed=3)
+    calls = []
+    real = forks.continue_greedy
+
+    def recorded(e, m, levels, horizon, hold=None):
+        slot = e.n_slots
+        r = real(e, m, levels, horizon, hold)
+        calls.append((slot, levels.copy(), hold, r))
+        return r
+    monkeypatch.setattr(forks, "continue_greedy", recorded)
+    H, C = 3, 3
+    X, M, I, K, LP, ADV, greedy = fork_episode(env, model, np.random.default_rng(5), trace=0, p_fork=1.0,
+                                               candidates=C, temperature=1.0, horizon=H)
+    assert len(calls) >= 2 * C
+    # leave-one-out: A_c = R_c − mean of the other candidates' returns, for every fork kept
+    R = np.array([r for *_, r in calls]).reshape(-1, C)
+    kept = R[R.max(axis=1) > R.min(axis=1)]
+    assert np.allclose(ADV.reshape(-1, C), kept - (kept.sum(axis=1, keepdims=True) - kept) / (C - 1))
+    assert np.allclose(K.reshape(-1, C), [[h[1] for _, _, h, _ in calls[s:s + C]] for s in range(0, len(calls), C)
+                                          if R[s // C].max() > R[s // C].min()])
+
+    def replay(slot, levels, hold):
+        e = DL2Env(traces, cluster, speed, JOBS, reward="jct", max_slots=200)
+        obs, info = e.reset(options={"trace": 0})
+        while e.n_slots < slot:
+            obs, *_, info = e.step(choose(model, obs, info["action_mask"]))
+        total, action = 0.0, levels
+        for n in range(H):
+            obs, r, term, trunc, info = e.step(action)
+            total += r
+            if term or trunc:
+                break
+            action = choose(model, obs, info["action_mask"])
+            rows = np.flatnonzero(e.slot.jobs == hold[0])
+            if len(rows):
+                action[rows] = hold[1] if info["action_mask"][rows[0], hold[1]] else 0
+        return total
+    for slot, levels, hold, r in calls[:C] + calls[-C:]:
+        assert replay(slot, levels, hold) == pytest.approx(r, rel=1e-12, abs=1e-12)
+    # the greedy episode's return is the greedy policy's own, unchanged by the forks
+    e = DL2Env(traces, cluster, speed, JOBS, reward="jct", max_slots=200)
+    obs, info = e.reset(options={"trace": 0})
+    total, done = 0.0, False
+    while not done:
+        obs, r, term, trunc, info = e.step(choose(model, obs, info["action_mask"]))
+        total += r
+        done = term or trunc
+    assert greedy == pytest.approx(total, rel=1e-12)
