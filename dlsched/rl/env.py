@@ -21,7 +21,9 @@ average JCT up to a constant factor. Slots with no active job pass without askin
 ends (``terminated``) when every job of the trace has finished, or is cut (``truncated``) after
 ``max_slots`` slots.
 
-The mask of valid actions is ``info["action_mask"]`` (int8, gymnasium's convention for
+With ``Spec.actions = "jobs"`` one ``step`` is one whole slot: the action is a size level per window
+row (``MultiDiscrete``, :meth:`Slot.fill`), the mask (J, C); a level a row may not take is taken as
+0 (and flagged), an action of another shape as all zeros. The mask of valid actions is ``info["action_mask"]`` (int8, gymnasium's convention for
 ``Discrete.sample(mask=...)``); an invalid action is taken as "stop" and flagged in
 ``info["invalid_action"]``. ``info["slot_end"]`` is true on the step that closed a slot, which
 the trainer uses to give every action of a slot that slot's discounted return.
@@ -67,7 +69,8 @@ class DL2Env(gym.Env):
         self.sim_seed = int(seed)
         J, F = spec.J, spec.n_features
         self.observation_space = gym.spaces.Box(0.0, OBS_HIGH, shape=(J, F), dtype=np.float32)
-        self.action_space = gym.spaces.Discrete(spec.n_actions)
+        self.action_space = (gym.spaces.Discrete(spec.n_actions) if spec.actions == "tasks"
+                             else gym.spaces.MultiDiscrete(np.full(J, spec.n_levels)))
         self.sim = None
         self.slot: Slot | None = None
 
@@ -136,9 +139,22 @@ class DL2Env(gym.Env):
 
     def step(self, action):
         slot = self.slot
-        invalid = not bool(slot.mask()[int(action)])
-        if slot.apply(int(action)) and slot.mask()[: self.dl2_spec.stop].any():
-            return slot.observation(), 0.0, False, False, self._info(slot_end=False, invalid=invalid)
+        if self.dl2_spec.actions == "jobs":
+            levels = np.asarray(action, dtype=np.int64).reshape(-1)
+            mask = slot.level_mask()
+            if levels.shape != (len(mask),):
+                levels = np.zeros(len(mask), np.int64)
+                invalid = True
+            else:
+                inside = (levels >= 0) & (levels < mask.shape[1])
+                ok = inside & (mask[np.arange(len(mask)), np.where(inside, levels, 0)] == 1)
+                invalid = not bool(ok.all())
+                levels = np.where(ok, levels, 0)
+            slot.fill(levels)
+        else:
+            invalid = not bool(slot.mask()[int(action)])
+            if slot.apply(int(action)) and slot.mask()[: self.dl2_spec.stop].any():
+                return slot.observation(), 0.0, False, False, self._info(slot_end=False, invalid=invalid)
         reward = self._run_slot(slot.placements(self.previous)) + self.pending
         self.pending = 0.0
         terminated = bool(self.sim.done)
@@ -151,7 +167,8 @@ class DL2Env(gym.Env):
         return self.slot.observation(), reward, terminated, truncated, self._info(slot_end=True, invalid=invalid)
 
     def _info(self, slot_end: bool, invalid: bool = False) -> dict:
-        return {"action_mask": self.slot.mask().copy(), "slot_end": slot_end, "invalid_action": invalid,
+        mask = self.slot.level_mask() if self.dl2_spec.actions == "jobs" else self.slot.mask().copy()
+        return {"action_mask": mask, "slot_end": slot_end, "invalid_action": invalid,
                 "time": self.t, "bad_rows": self.slot.bad_rows()}
 
     def result(self):

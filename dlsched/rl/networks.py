@@ -36,7 +36,8 @@ class NetShape:
 
 
 class PolicyNet(nn.Module):
-    """π(a | s): logits over the 3J + 1 actions."""
+    """π(a | s): logits over the 3J + 1 actions, or over each row's size levels (``Spec.actions = "jobs"``,
+    one categorical per row: π(k | s) = Π_i π_i(k_i | s))."""
 
     def __init__(self, shape: NetShape):
         super().__init__()
@@ -44,8 +45,12 @@ class PolicyNet(nn.Module):
         self.body = mlp(shape.spec.J * shape.spec.n_features, shape.hidden, shape.spec.n_actions)
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """Masked logits for a batch of states (B, J, F) and masks (B, 3J + 1)."""
-        return masked_logits(self.body(x.flatten(1)), mask)
+        """Masked logits for a batch of states (B, J, F) and masks (B, 3J + 1), or (B, J, C) flattened."""
+        return masked_logits(self.body(x.flatten(1)), mask.flatten(1))
+
+    def levels(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """``Spec.actions = "jobs"``: masked logits (B, J, C) of each window row's size level."""
+        return self(x, mask).view(len(x), self.shape.spec.J, self.shape.spec.n_levels)
 
     def dist(self, x: torch.Tensor, mask: torch.Tensor) -> torch.distributions.Categorical:
         return torch.distributions.Categorical(logits=self(x, mask))

@@ -2,7 +2,8 @@
 
 At every slot boundary (``Spec.slot_seconds``) the policy network is run repeatedly on the
 state matrix of :mod:`dlsched.rl.slot`, taking the most likely valid action each time, until it
-chooses "stop" or no other action is valid; only the difference to the last slot's allocation is
+chooses "stop" or no other action is valid (with ``Spec.actions = "jobs"``: once, taking every
+window row's most likely size level, :meth:`Slot.fill`); only the difference to the last slot's allocation is
 applied. Between boundaries (arrivals, completions) the allocation stays as it is: jobs that
 arrive wait for the next slot, as in DL2; with ``decide_at="events"`` (the checkpoint's
 ``Spec.decide_at``, or the policy's option) the policy also decides at every arrival and
@@ -123,10 +124,14 @@ def load_checkpoint(path: str | Path | None = None) -> Model:
     return model
 
 
-def choose(model: Model, obs: np.ndarray, mask: np.ndarray) -> int:
-    """The most likely valid action (greedy inference)."""
+def choose(model: Model, obs: np.ndarray, mask: np.ndarray):
+    """The most likely valid action (greedy inference); with ``Spec.actions = "jobs"`` the most
+    likely level of every row (an int64 array of J levels)."""
     with torch.inference_mode():
-        logits = model.policy(torch.from_numpy(obs)[None], torch.from_numpy(mask)[None])
+        x, m = torch.from_numpy(obs)[None], torch.from_numpy(mask)[None]
+        if model.spec.actions == "jobs":
+            return model.policy.levels(x, m)[0].argmax(dim=1).numpy()
+        logits = model.policy(x, m)
     return int(logits.argmax(dim=1))
 
 
@@ -206,7 +211,12 @@ class DL2Policy:
         self.slots_run[list(self.previous)] += (state.time - self.last_decision) / self.slot_seconds
         self.last_decision = state.time
         slot = Slot(self.spec, state, self.type_index, self.slots_run, self.rate)
-        self.inferences += fill_slot(slot, self._choose)
+        if self.spec.actions == "jobs":
+            if len(slot.jobs):      # one inference sizes every window job
+                slot.fill(self._choose(slot.observation(), slot.level_mask()))
+                self.inferences += 1
+        else:
+            self.inferences += fill_slot(slot, self._choose)
         self.previous = slot.placements(self.previous)
         self.next_slot = self.spec.next_boundary(state.time)
         return Decision(dict(self.previous), next_call=self.next_slot)

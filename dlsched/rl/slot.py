@@ -17,6 +17,10 @@ At each slot boundary DL2 rebuilds every job's allocation from nothing, one infe
 * **action** a ∈ {0..3J}: ``a < J`` adds a worker to job a, ``J <= a < 2J`` a PS to job a − J,
   ``2J <= a < 3J`` one of each to job a − 2J, ``a = 3J`` stops. An action is valid when the job
   exists, stays within its worker/PS limits and the tasks fit on some server; "stop" always is.
+* or, with ``Spec.actions = "jobs"``, one action for the whole slot: a size level k_i ∈
+  {0..C−1} per window row i (:meth:`Slot.level_mask`), the index of a (workers, PSs) pair in
+  ``Spec.configs``, carried out row by row in window order as task actions while they fit
+  (:meth:`Slot.fill`): rows earlier in the window are served first.
 
 Tasks are placed as they are added (a server already hosting the job first, then first fit), so
 the mask is exact and the slot's allocation always fits. At the end only the difference to the
@@ -46,6 +50,13 @@ DL2_JOB_TYPES = ("resnet-50", "vgg-16", "resnext-110", "inception-bn", "seq2seq"
 DECIDE_AT = ("slots", "events")
 #: order of the window's rows: by arrival (DL2's), or by remaining time at the job's fastest size
 ROWS = ("arrival", "remaining")
+#: what one inference decides: one task of one job (DL2's 3J + 1 actions), or every window job's size at once
+ACTIONS = ("tasks", "jobs")
+#: ``actions="jobs"``: the (workers, PSs) a window job may be given, level 0 none. Equal counts up to
+#: DL2's limit of 16, and one to three workers with more PSs than workers: the PS-bound models of
+#: DL2's mix train fastest per GPU that way (heSRPT's and Optimus's allocations use such shapes)
+CONFIGS = ((0, 0), (1, 1), (2, 2), (3, 3), (4, 4), (6, 6), (8, 8), (11, 11), (16, 16),
+           (1, 2), (1, 3), (1, 4), (1, 6), (1, 9), (1, 14), (2, 4), (2, 6), (3, 5), (2, 1))
 #: features saturate here (only slots run can grow past 1, after slots_norm slots)
 OBS_HIGH = 10.0
 
@@ -64,6 +75,9 @@ class Spec:
     ``rows`` (:data:`ROWS`): the window (always the first J active jobs by arrival) is laid out in
     order of arrival, as DL2, or of remaining time at the job's fastest size, shortest first
     (remaining epochs times the job type's fastest seconds per epoch; docs/dl2.md, "Row order").
+    ``actions`` (:data:`ACTIONS`): "tasks" is DL2's one task per inference; "jobs" decides the whole
+    slot in one inference, a size level per window row: an index into ``configs`` (workers, PSs),
+    level 0 being (0, 0) (:meth:`Slot.fill`).
     """
 
     job_types: tuple[str, ...] = DL2_JOB_TYPES
@@ -74,6 +88,8 @@ class Spec:
     tasks_norm: float = 16.0
     decide_at: str = "slots"
     rows: str = "arrival"
+    actions: str = "tasks"
+    configs: tuple[tuple[int, int], ...] = CONFIGS
 
     def __post_init__(self) -> None:
         if isinstance(self.J, bool) or not isinstance(self.J, int) or not 1 <= self.J <= MAX_WINDOW:
@@ -88,6 +104,14 @@ class Spec:
             raise InputError("<argument>", "decide_at", f"one of {DECIDE_AT}", self.decide_at)
         if self.rows not in ROWS:
             raise InputError("<argument>", "rows", f"one of {ROWS}", self.rows)
+        if self.actions not in ACTIONS:
+            raise InputError("<argument>", "actions", f"one of {ACTIONS}", self.actions)
+        ok = (2 <= len(self.configs) <= MAX_WINDOW and tuple(self.configs[0]) == (0, 0)
+              and all(len(c) == 2 and all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= MAX_WINDOW for x in c)
+                      for c in self.configs))
+        if not ok:
+            raise InputError("<argument>", "configs", f"2 to {MAX_WINDOW} (workers, PSs) pairs, the first (0, 0)",
+                             self.configs)
 
     @property
     def n_types(self) -> int:
@@ -99,7 +123,12 @@ class Spec:
 
     @property
     def n_actions(self) -> int:
-        return 3 * self.J + 1
+        """The network's outputs: 3J + 1 task actions, or J × C size levels (``actions="jobs"``, C configs)."""
+        return 3 * self.J + 1 if self.actions == "tasks" else self.J * self.n_levels
+
+    @property
+    def n_levels(self) -> int:
+        return len(self.configs)
 
     @property
     def stop(self) -> int:
@@ -108,7 +137,8 @@ class Spec:
     def to_dict(self) -> dict:
         return {"job_types": list(self.job_types), "J": self.J, "slot_seconds": self.slot_seconds,
                 "slots_norm": self.slots_norm, "epochs_norm": self.epochs_norm, "tasks_norm": self.tasks_norm,
-                "decide_at": self.decide_at, "rows": self.rows}
+                "decide_at": self.decide_at, "rows": self.rows, "actions": self.actions,
+                "configs": [list(c) for c in self.configs]}
 
     def next_boundary(self, t: float) -> float:
         """The first slot boundary kΔ after time ``t`` (a time within 1e-9 slots of a boundary counts as on it)."""
@@ -116,7 +146,8 @@ class Spec:
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "Spec":
-        return cls(**{**d, "job_types": tuple(d["job_types"])})
+        extra = {"configs": tuple(tuple(c) for c in d["configs"])} if "configs" in d else {}
+        return cls(**{**d, "job_types": tuple(d["job_types"]), **extra})
 
     def type_index(self, jobs: Sequence, source: str = "<trace>") -> np.ndarray:
         """Index of each job's type in ``job_types``; a type the network was not trained on is bad input."""
@@ -241,41 +272,81 @@ class Slot:
 
     def _compute_mask(self) -> np.ndarray:
         J, n = self.spec.J, len(self.jobs)
-        m = np.zeros(self.spec.n_actions, dtype=np.int8)
-        m[self.spec.stop] = 1
+        m = np.zeros(3 * J + 1, dtype=np.int8)     # the task actions (also under actions="jobs", for apply)
+        m[3 * J] = 1
         if not n:
             return m
-        fit_w = (self.free[None, :, :] >= self.dw[:n, None, :] - 1e-9).all(axis=2)      # (n, S)
-        fit_p = (self.free[None, :, :] >= self.dp[:n, None, :] - 1e-9).all(axis=2)
-        fit_wp = (self.free[None, :, :] >= (self.dw + self.dp)[:n, None, :] - 1e-9).all(axis=2)
-        cw, cp = fit_w.sum(axis=1), fit_p.sum(axis=1)
-        # one of each on two different servers, or both on one
-        apart = (cw >= 1) & (cp >= 1) & ~((cw == 1) & (cp == 1) & (fit_w & fit_p).any(axis=1))
-        can_w = (self.w[:n] < self.max_w[:n]) & (cw >= 1)
-        can_p = (self.p[:n] < self.max_p[:n]) & (cp >= 1)
-        can_b = (self.w[:n] < self.max_w[:n]) & (self.p[:n] < self.max_p[:n]) & (fit_wp.any(axis=1) | apart)
+        can_w, can_p, can_b = self._can(slice(0, n))
         m[:n] = can_w
         m[J:J + n] = can_p
         m[2 * J:2 * J + n] = can_b
         return m
+
+    def _can(self, rows) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Whether a worker, a PS, and one of each can be added to window ``rows`` (a slice or indices)."""
+        dw, dp = self.dw[rows], self.dp[rows]
+        fit_w = (self.free[None, :, :] >= dw[:, None, :] - 1e-9).all(axis=2)      # (rows, S)
+        fit_p = (self.free[None, :, :] >= dp[:, None, :] - 1e-9).all(axis=2)
+        fit_wp = (self.free[None, :, :] >= (dw + dp)[:, None, :] - 1e-9).all(axis=2)
+        cw, cp = fit_w.sum(axis=1), fit_p.sum(axis=1)
+        # one of each on two different servers, or both on one
+        apart = (cw >= 1) & (cp >= 1) & ~((cw == 1) & (cp == 1) & (fit_w & fit_p).any(axis=1))
+        room_w, room_p = self.w[rows] < self.max_w[rows], self.p[rows] < self.max_p[rows]
+        return room_w & (cw >= 1), room_p & (cp >= 1), room_w & room_p & (fit_wp.any(axis=1) | apart)
+
+    def level_mask(self) -> np.ndarray:
+        """Valid size levels (J, C), int8 (``Spec.actions = "jobs"``): 0 always, and for a window job
+        the configs within its worker and PS limits (a job without PSs: the PS count is ignored)."""
+        n = len(self.jobs)
+        cw, cp = np.array(self.spec.configs).T
+        m = np.zeros((self.spec.J, len(cw)), dtype=np.int8)
+        m[:, 0] = 1
+        ps_ok = (cp[None, :] <= self.max_p[:n, None]) | (self.max_p[:n, None] == 0)
+        m[:n] = (cw[None, :] <= self.max_w[:n, None]) & ps_ok & (cw[None, :] >= 1)
+        m[:n, 0] = 1
+        return m
+
+    def fill(self, levels) -> None:
+        """Give window row i (in order) the workers and PSs of config ``levels[i]``: one of each while
+        both are wanted, then the rest singly (workers alone for a job without PSs), each task while
+        it fits; the slot's allocation of ``Spec.actions = "jobs"``."""
+        full = set()    # task demands that fit nowhere any more (free space only shrinks while filling)
+        for i in range(len(self.jobs)):
+            w, p = self.spec.configs[int(levels[i])]
+            p = p if self.max_p[i] > 0 else 0
+            both = min(w, p)
+            for kind in ["both"] * both + ["worker"] * (w - both) + ["ps"] * (p - both):
+                key = (kind, self.dw[i].tobytes(), self.dp[i].tobytes())
+                if key in full:
+                    break
+                can_w, can_p, can_b = self._can([i])
+                if not {"both": can_b, "worker": can_w, "ps": can_p}[kind][0]:
+                    # configs stay within the row's limits, so only the servers' space can be short
+                    full.add(key)
+                    break
+                self._place(kind, i)
 
     def apply(self, a: int) -> bool:
         """Carry out action ``a`` if valid; False (nothing changes) for "stop" or an invalid action."""
         kind, i = action_kind(int(a), self.spec.J)
         if kind == "stop" or not self.mask()[a]:
             return False
+        self._place(kind, i)
+        return True
+
+    def _place(self, kind: str, i: int) -> None:
+        """Add the task(s) of a valid action of ``kind`` to row ``i``."""
         if kind == "both":
             both = (self.free >= self.dw[i] + self.dp[i] - 1e-9).all(axis=1)
             if both.any():
                 s = self._pick(both, i)
                 self._put(i, s, worker=True)
                 self._put(i, s, worker=False)
-                return True
+                return
             self._add(i, worker=True)
             self._add(i, worker=False)
-            return True
+            return
         self._add(i, worker=kind == "worker")
-        return True
 
     def _pick(self, fits: np.ndarray, i: int) -> int:
         """A server already hosting job i if one fits (locality), else the first that fits."""

@@ -45,9 +45,10 @@ import torch
 from torch import nn
 
 from dlsched.rl.env import DL2Env
+from dlsched.rl.forks import ForkPool, fork, fork_update
 from dlsched.errors import InputError
 from dlsched.rl.policy import MAX_HIDDEN, MAX_LAYERS, DL2Policy, Model, choose, load_checkpoint, save_checkpoint
-from dlsched.rl.slot import DECIDE_AT, MAX_WINDOW, ROWS, Slot, Spec, action_kind
+from dlsched.rl.slot import ACTIONS, DECIDE_AT, MAX_WINDOW, ROWS, Slot, Spec, action_kind
 from dlsched.policies.optimus import task_shares
 from dlsched.sim.policy import Decision, PolicyContext
 from dlsched.console import progress as bar
@@ -73,6 +74,8 @@ class TrainConfig:
     decide_at: str = "slots"
     #: order of the window's rows (:data:`dlsched.rl.slot.ROWS`): arrival (DL2's) or remaining time, shortest first
     rows: str = "arrival"
+    #: what one inference decides (:data:`dlsched.rl.slot.ACTIONS`): one task (DL2's) or every window job's size level
+    actions: str = "tasks"
     seed: int = 0
     J: int = 40
     hidden: tuple[int, ...] = (256, 256)
@@ -102,15 +105,19 @@ class TrainConfig:
     #: the actor's baseline: "critic" (A = G − V(s)), "greedy" (A = episode return − the greedy
     #: policy's return on the same trace, the self-critical baseline), "branch" (A of a sampled
     #: slot = the return of the greedy episode forked there minus the greedy one, :func:`branch_episode`)
-    #: or "rollouts" (the best of ``candidates`` sampled slots per fork, if better than greedy, as a target)
+    #: or "rollouts" (the best of ``candidates`` sampled slots per fork, if better than greedy, as a target);
+    #: with ``actions="jobs"`` only "forks" (one row's level per fork, :mod:`dlsched.rl.forks`)
     baseline: str = "critic"
     #: ``baseline="gae"``: λ of the generalised advantage estimate (per slot), the passes over each
     #: episode's decisions, and the weight of the KL penalty towards the warm-up policy
     gae_lambda: float = 0.9
     ppo_epochs: int = 4
     kl: float = 0.0
-    #: ``baseline="rollouts"``: sampled slots per fork, the best of which (if it beats the greedy one) is the target
+    #: ``baseline="rollouts"``: sampled slots per fork, the best of which (if it beats the greedy one) is the target;
+    #: ``baseline="forks"``: levels tried per fork
     candidates: int = 4
+    #: ``baseline="forks"``: slots each fork's candidates are continued for (0: to the end of the episode)
+    horizon: int = 0
     #: ``baseline="branch"``: probability of forking at a slot, and the temperature of the forked slot's sampling
     p_branch: float = 0.1
     temperature: float = 1.0
@@ -124,6 +131,8 @@ class TrainConfig:
     cpu_budget_s: float | None = None
     #: torch's intra-op threads (1: small MLPs on a shared machine gain nothing from more)
     threads: int = 1
+    #: ``baseline="forks"``: episodes played at once in as many processes (their CPU time counts in the budget)
+    workers: int = 1
     #: a checkpoint to start from: its warm-up is kept and only fine-tuning runs
     init: str | None = None
     #: DAgger rounds after the warm-up (0: none), each followed by this many epochs on all samples
@@ -146,7 +155,8 @@ class TrainConfig:
 
         for name, low in (("J", 1), ("n_jobs", 1), ("n_servers", 1), ("warmup_epochs", 0), ("rl_episodes", 0),
                           ("candidates", 1), ("updates_per_episode", 0), ("eval_every", 1), ("dagger_rounds", 0),
-                          ("dagger_epochs", 0), ("max_slots", 1), ("replay", 1), ("batch", 1), ("ppo_epochs", 1), ("threads", 1)):
+                          ("dagger_epochs", 0), ("max_slots", 1), ("replay", 1), ("batch", 1), ("ppo_epochs", 1), ("threads", 1),
+                          ("horizon", 0), ("workers", 1)):
             if not whole(getattr(self, name)) or getattr(self, name) < low:
                 bad(name, f"an integer >= {low}")
         for name, high in (("J", MAX_WINDOW), ("n_jobs", MAX_TRAINING_JOBS), ("n_servers", MAX_TRAINING_SERVERS)):
@@ -165,6 +175,12 @@ class TrainConfig:
                 bad(name, "a finite number > 0")
         if self.warmup_lr_final is not None and (not real(self.warmup_lr_final) or self.warmup_lr_final <= 0):
             bad("warmup_lr_final", "a finite number > 0, or None")
+        if (self.actions == "jobs") != (self.baseline == "forks"):
+            bad("baseline", "forks, with job-level actions (actions jobs) and only with them")
+        if self.workers > 1 and self.baseline != "forks":
+            bad("workers", "1, unless the baseline is forks")
+        if self.baseline == "forks" and self.candidates < 2:
+            bad("candidates", "at least 2 levels per fork (the advantage compares them)")
         for name in ("time_budget_s", "cpu_budget_s"):
             if getattr(self, name) is not None and (not real(getattr(self, name)) or getattr(self, name) <= 0):
                 bad(name, "a positive number of seconds, or None")
@@ -242,6 +258,23 @@ def gain_action(slot: Slot, target: dict[int, tuple[int, int]], T: np.ndarray) -
     return best
 
 
+def teacher_levels(slot: Slot, target: dict[int, tuple[int, int]]) -> np.ndarray:
+    """``Spec.actions = "jobs"``: the teacher's allocation as a size level per window row: the valid
+    config (w', p') nearest to its (w, p) by |log((w' + 1)/(w + 1))| + |log((p' + 1)/(p + 1))| (level 0
+    only for a job the teacher leaves out)."""
+    mask = slot.level_mask()
+    cw, cp = np.log1p(np.array(slot.spec.configs, dtype=float)).T
+    levels = np.zeros(slot.spec.J, dtype=np.int64)
+    for i, j in enumerate(slot.jobs):
+        w, p = target.get(int(j), (0, 0))
+        if w or p:
+            dist = np.abs(cw - np.log1p(w)) + np.abs(cp - np.log1p(p if slot.max_p[i] > 0 else 0))
+            dist[mask[i] == 0] = np.inf
+            dist[0] = np.inf
+            levels[i] = int(np.argmin(dist)) if np.isfinite(dist).any() else 0
+    return levels
+
+
 def targets(decision) -> dict[int, tuple[int, int]]:
     placements = decision.placements if isinstance(decision, Decision) else decision
     return {int(j): (pl.n_workers, pl.n_ps) for j, pl in placements.items()}
@@ -260,6 +293,8 @@ def teacher_picker(env: DL2Env, make_teacher: Callable, order: str = "share"):
         if slot_start:
             target = targets(teacher.schedule(env.state, env.events))
             T = remaining_times(env.slot, env.speed) if order == "gain" else None
+        if env.dl2_spec.actions == "jobs":
+            return teacher_levels(env.slot, target)
         return gain_action(env.slot, target, T) if order == "gain" else teacher_action(env.slot, target, order)
 
     return act
@@ -290,10 +325,24 @@ def dagger_samples(env: DL2Env, model: Model, make_teacher: Callable, traces: Se
     return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))
 
 
+def rows_of(logits: torch.Tensor, mask: torch.Tensor, a: torch.Tensor, spec: Spec):
+    """``Spec.actions = "jobs"``: logits, masks and levels of the rows that hold a job, one row each
+    ((n, C), (n, C), (n,)), so that a level is classified like a task action."""
+    K = spec.n_levels
+    logits, mask, a = logits.reshape(-1, K), mask.reshape(-1, K), a.reshape(-1)
+    held = mask[:, 1:].bool().any(dim=1)
+    return logits[held], mask[held], a[held]
+
+
 def agreement(model: Model, X: np.ndarray, M: np.ndarray, A: np.ndarray) -> float:
-    """Fraction of states where the network's most likely action is the teacher's."""
+    """Fraction of states where the network's most likely action is the teacher's (``Spec.actions =
+    "jobs"``: of the window rows holding a job where its most likely level is the teacher's)."""
     with torch.inference_mode():
-        pred = model.policy(torch.from_numpy(X), torch.from_numpy(M)).argmax(dim=1).numpy()
+        logits = model.policy(torch.from_numpy(X), torch.from_numpy(M))
+        if model.spec.actions == "jobs":
+            logits, _, a = rows_of(logits, torch.from_numpy(M), torch.from_numpy(A), model.spec)
+            A = a.numpy()
+        pred = logits.argmax(dim=1).numpy()
     return float((pred == A).mean()) if len(A) else float("nan")
 
 
@@ -301,6 +350,8 @@ def agreement_by_kind(model: Model, X: np.ndarray, M: np.ndarray, A: np.ndarray)
     """:func:`agreement` per kind of the teacher's action (worker, ps, both, stop): count and fraction."""
 
     J = model.spec.J
+    if model.spec.actions == "jobs":
+        return {"levels": {"n": int(M[:, :, 1:].any(axis=2).sum()), "agreement": agreement(model, X, M, A)}}
     kinds = np.array([action_kind(int(a), J)[0] for a in A]) if len(A) else np.array([], dtype=str)
     out = {}
     for k in ("worker", "ps", "both", "stop"):
@@ -346,7 +397,10 @@ def warmup(model: Model, X: np.ndarray, M: np.ndarray, A: np.ndarray, *, epochs:
         perm = torch.randperm(len(a), generator=gen)
         total = 0.0
         for idx in minibatches(perm, batch):
-            loss = smoothed_cross_entropy(model.policy(x[idx], m[idx]), m[idx], a[idx], smoothing)
+            logits, mi, ai = model.policy(x[idx], m[idx]), m[idx], a[idx]
+            if model.spec.actions == "jobs":
+                logits, mi, ai = rows_of(logits, mi, ai, model.spec)
+            loss = smoothed_cross_entropy(logits, mi, ai, smoothing)
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -452,14 +506,6 @@ def gae(v: np.ndarray, slot_of: np.ndarray, rewards: np.ndarray, gamma: float, l
         acc = delta[i] + decay[i] * acc
         adv[i] = acc
     return adv
-
-
-def fork(env: DL2Env) -> DL2Env:
-    """A copy of ``env`` in its current state that shares the read-only trace, cluster and speed
-    source, and the slot's ``ClusterState`` (a snapshot the simulator no longer changes). The
-    simulator is deterministic, so the copy and the original evolve alike under the same actions."""
-    shared = (env.traces, env.trace, env.trace.jobs, env.cluster, env.speed, env.dl2_spec, env.state)
-    return copy.deepcopy(env, memo={id(x): x for x in shared})
 
 
 def finish_greedy(env: DL2Env, model: Model) -> float:
@@ -721,12 +767,16 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     """Warm-up then fine-tuning (module docstring); writes the best checkpoint to ``out`` with a
     provenance JSON and training curves (PNG) beside it; returns the provenance."""
     wall0, cpu_start = time.monotonic(), time.process_time()
+    worker_cpu = 0.0        # CPU seconds of worker processes (``workers``)
+
+    def cpu_seconds() -> float:
+        return time.process_time() - cpu_start + worker_cpu
     # small MLPs on a shared machine: intra-op threads cost more than they give (--threads to ask)
     torch.set_num_threads(cfg.threads)
     out = Path(out)
     rng = np.random.default_rng(cfg.seed)
     torch.manual_seed(cfg.seed)
-    spec = Spec(J=cfg.J, decide_at=cfg.decide_at, rows=cfg.rows)
+    spec = Spec(J=cfg.J, decide_at=cfg.decide_at, rows=cfg.rows, actions=cfg.actions)
 
     def teacher():
         return make_policy(cfg.teacher, **cfg.teacher_params)
@@ -759,7 +809,8 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
                              f"rows by {model.spec.rows}")
         warm = {k: model.provenance.get(k) for k in ("warmup_samples", "warmup_loss", "agreement")}
         warm["init"] = {"path": str(cfg.init), **{k: model.provenance.get(k) for k in
-                                                   ("command", "training_seconds", "curve", "best_tune_jct")}}
+                                                   ("command", "training_seconds", "total_training_seconds",
+                                                    "warmup_seconds", "curve", "best_tune_jct")}}
     if cfg.dagger_rounds:
         # imitation on the network's own states: the teacher's trajectories plus, per round, the
         # states the current network reaches, all labelled by the teacher
@@ -779,15 +830,18 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
                            "held_out": agreement(model, Xh, Mh, Ah), "seconds": time.monotonic() - wall0})
         warm["dagger"] = rounds
     warmup_seconds = time.monotonic() - wall0
-    # with --init the warm-up ran in the run that made that checkpoint: count its time, not the load's
-    earlier = float((warm.get("init") or {}).get("training_seconds") or 0.0)
-    warmup_seconds += earlier
+    # with --init this run only loads the checkpoint: the warm-up ran (once) in the first run of the
+    # chain, so its time is that run's warm-up time, and the chain's training time is the
+    # checkpoint's total (not its own run's, which is fine-tuning after the first link)
+    init = warm.get("init") or {}
+    warmup_seconds += float(init.get("warmup_seconds") or 0.0)
+    earlier = float(init.get("total_training_seconds") or init.get("training_seconds") or 0.0)
 
     def tune_jct() -> float:
         return mean_jct(lambda: DL2Policy(model), tune_traces, cluster, speed, seed=cfg.seed)
 
     teacher_jct = mean_jct(teacher, tune_traces, cluster, speed, seed=cfg.seed)
-    cpu0 = time.process_time() - cpu_start
+    cpu0 = cpu_seconds()
     curve = [(time.monotonic() - wall0, 0, tune_jct(), cpu0)]
     best = (curve[0][2], 0)
     save_checkpoint(model, out)
@@ -799,7 +853,7 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
                 "training_seconds": wall, "total_training_seconds": earlier + wall, "warmup_seconds": warmup_seconds,
                 **warm,
                 "teacher_tune_jct": finite(teacher_jct), "best_episode": best[1], "best_tune_jct": finite(best[0]),
-                "cpu_seconds": time.process_time() - cpu_start,
+                "cpu_seconds": cpu_seconds(),
                 "curve": [{"seconds": s, "cpu_seconds": c, "episode": e, "tune_jct": finite(j)} for s, e, j, c in curve],
                 "episodes_run": len(rewards),
                 "critic_explained_variance": [round(r[2], 4) if np.isfinite(r[2]) else None for r in rewards]}
@@ -821,8 +875,8 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     def stop_after(ep: int) -> bool:
         """True if a time budget will end the run before the next episode (so its last model is evaluated)."""
         return ((cfg.time_budget_s is not None and time.monotonic() - wall0 > cfg.time_budget_s)
-                or (cfg.cpu_budget_s is not None and time.process_time() - cpu_start > cfg.cpu_budget_s))
-    with bar("dl2 actor-critic", cfg.rl_episodes, enabled=progress) as tick:
+                or (cfg.cpu_budget_s is not None and cpu_seconds() > cfg.cpu_budget_s))
+    with bar("dl2 actor-critic", cfg.rl_episodes, enabled=progress) as tick, ForkPool(cfg.workers, env, model) as pool:
         for ep in range(1, cfg.rl_episodes + 1):
             if stop_after(ep - 1):
                 break
@@ -839,6 +893,21 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
                 ppo_episode_update(model, ref, Xe, Me, Ae, LPe, adv, adv + v, opt_pi, opt_v, beta=cfg.beta,
                                    clip=cfg.clip if cfg.clip > 0 else 0.2, kl=cfg.kl, epochs=cfg.ppo_epochs,
                                    batch=cfg.batch, rng=rng)
+            elif cfg.baseline == "forks":
+                done, cpu = pool.episodes(model, rng, rng.integers(len(train_traces), size=cfg.workers),
+                                          p_fork=cfg.p_branch, candidates=cfg.candidates,
+                                          temperature=cfg.temperature, horizon=cfg.horizon)
+                worker_cpu += cpu
+                for *_, R in done:
+                    running = R if running is None else 0.9 * running + 0.1 * R
+                    rewards.append((time.monotonic() - wall0, R, float("nan")))
+                Xe, Me, Ie, Ke, LPe, ADVe = (np.concatenate([d[i] for d in done]) for i in range(6))
+                if len(Ke):
+                    # one scale for all episodes: a running mean square of the advantages
+                    ms2 = float(np.mean(ADVe ** 2))
+                    adv_scale = ms2 if adv_scale is None else 0.9 * adv_scale + 0.1 * ms2
+                    fork_update(model, opt_pi, Xe, Me, Ie, Ke, LPe, ADVe / np.sqrt(max(adv_scale, 1e-12)),
+                                clip=cfg.clip if cfg.clip > 0 else 0.2, epochs=cfg.ppo_epochs, batch=cfg.batch, rng=rng)
             elif cfg.baseline in ("branch", "rollouts"):
                 k = int(rng.integers(len(train_traces)))
                 Xe, Me, Ae, ADVe, R, _ = branch_episode(env, model, rng, trace=k, p_branch=cfg.p_branch,
@@ -874,7 +943,7 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
                     actor_critic_update(model, replay.sample(cfg.batch, rng), opt_pi, opt_v, cfg.beta, cfg.clip)
             if ep % cfg.eval_every == 0 or ep == cfg.rl_episodes or stop_after(ep):
                 jct = tune_jct()
-                curve.append((time.monotonic() - wall0, ep, jct, time.process_time() - cpu_start))
+                curve.append((time.monotonic() - wall0, ep, jct, cpu_seconds()))
                 if not progress:    # a log line per evaluation for runs in the background
                     print(f"episode {ep} at {curve[-1][0]:.0f}s: tuning JCT {jct:.0f}s (best {min(best[0], jct):.0f}s)",
                           file=sys.stderr, flush=True)
@@ -980,10 +1049,17 @@ def parser():
     p.add_argument("--kl", type=float, default=d.kl, help="--baseline gae: weight of KL(warm-up policy || policy)")
     p.add_argument("--budget-cpu-min", type=float, default=None, help="stop fine-tuning after this many CPU minutes")
     p.add_argument("--threads", type=int, default=d.threads, help="torch threads (default 1)")
-    p.add_argument("--baseline", choices=["critic", "greedy", "branch", "rollouts", "gae"], default=d.baseline,
+    p.add_argument("--workers", type=int, default=d.workers,
+                   help="--baseline forks: episodes played at once in as many processes (default 1)")
+    p.add_argument("--actions", choices=ACTIONS, default=d.actions,
+                   help="one task per inference (DL2's, default) or every window job's size level at once (jobs)")
+    p.add_argument("--horizon", type=int, default=d.horizon,
+                   help="--baseline forks: slots each fork is continued for (0: to the end of the episode)")
+    p.add_argument("--baseline", choices=["critic", "greedy", "branch", "rollouts", "gae", "forks"], default=d.baseline,
                    help="actor's baseline: the critic V(s) (default), the greedy policy's return on the same trace, "
                         "per sampled slot the greedy episode forked there (branch), or the best of --candidates "
-                        "sampled slots per fork as a target (rollouts; docs/dl2.md)")
+                        "sampled slots per fork as a target (rollouts), or one row's candidate levels per fork with "
+                        "--actions jobs (forks; docs/dl2.md)")
     p.add_argument("--candidates", type=int, default=d.candidates,
                    help="--baseline rollouts: sampled slots per fork")
     p.add_argument("--p-branch", type=float, default=d.p_branch, help="--baseline branch: probability of forking at a slot")
@@ -994,6 +1070,7 @@ def parser():
     p.add_argument("--dagger-epochs", type=int, default=d.dagger_epochs, help="epochs of each DAgger round")
     p.add_argument("--dagger-lr", type=float, default=d.dagger_lr, help="learning rate of each DAgger round (cosine decay)")
     p.add_argument("--rl-lr", type=float, default=d.rl_lr, help="Adam learning rate of fine-tuning")
+    p.add_argument("--batch", type=int, default=d.batch, help="minibatch size of the warm-up and the updates")
     p.add_argument("--updates", type=int, default=d.updates_per_episode, help="minibatch updates after each episode")
     p.add_argument("--eval-every", type=int, default=d.eval_every, help="episodes between evaluations on the tuning traces")
     p.add_argument("--budget-min", type=float, default=None, help="stop fine-tuning after this many minutes")
@@ -1022,7 +1099,8 @@ def main(argv: Sequence[str]) -> int:
 
     try:
         cfg = TrainConfig(teacher=args.teacher, teacher_params=parse_params(args.teacher_param, "--teacher-param"),
-                          decide_at=args.decide_at, rows=args.rows, seed=args.seed, J=args.window, hidden=hidden,
+                          decide_at=args.decide_at, rows=args.rows, actions=args.actions,
+                          horizon=args.horizon, seed=args.seed, J=args.window, hidden=hidden,
                           train_seeds=_seeds(args.traces), tune_seeds=_seeds(args.tune), n_jobs=args.jobs,
                           n_servers=args.servers, warmup_epochs=args.warmup_epochs, warmup_lr_final=args.warmup_lr_final,
                           order=args.order, rl_episodes=args.episodes,
@@ -1033,7 +1111,7 @@ def main(argv: Sequence[str]) -> int:
                           time_budget_s=None if args.budget_min is None else 60 * args.budget_min, init=args.init,
                           cpu_budget_s=None if args.budget_cpu_min is None else 60 * args.budget_cpu_min,
                           warmup_smoothing=args.warmup_smoothing, gae_lambda=args.gae_lambda, ppo_epochs=args.ppo_epochs,
-                          kl=args.kl, threads=args.threads)
+                          kl=args.kl, threads=args.threads, workers=args.workers, batch=args.batch)
     except InputError as exc:       # name the flag, not the setting
         flag = FLAGS.get(exc.where, "--" + exc.where.replace("_", "-"))
         raise InputError(exc.source, flag, exc.expected, exc.found) from None

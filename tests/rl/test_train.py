@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+import dlsched.rl.train as train_module
 from dlsched.rl.env import DL2Env
 from dlsched.rl.policy import Model, choose, load_checkpoint
 from dlsched.rl.slot import Slot, Spec
@@ -290,9 +291,32 @@ def test_a_tiny_training_run_writes_checkpoint_provenance_and_curves(tmp_path):
                   command="test2", progress=False)
     assert again["agreement"] == prov["agreement"] and again["init"]["command"] == "test"
     assert again["curve"][0]["tune_jct"] == prov["best_tune_jct"]
-    # its times count the warm-up of the run it started from
-    assert again["warmup_seconds"] >= prov["training_seconds"]
+    # its times count the warm-up of the run it started from, not that run's fine-tuning
+    assert again["warmup_seconds"] == pytest.approx(prov["warmup_seconds"], abs=again["curve"][0]["seconds"])
     assert again["total_training_seconds"] == pytest.approx(prov["training_seconds"] + again["training_seconds"])
+
+
+def test_a_chain_of_init_runs_loads_the_warm_up_once_and_adds_up_its_times(tmp_path, monkeypatch):
+    cfg = TrainConfig(J=5, hidden=(16,), train_seeds=(1,), tune_seeds=(2,), n_jobs=5, n_servers=3,
+                      warmup_epochs=2, rl_episodes=1, eval_every=1, batch=64, updates_per_episode=2, max_slots=60)
+    a = train(cfg, tmp_path / "a.pt", command="a", progress=False)
+
+    def no_warm_up(*args, **kw):
+        raise AssertionError("--init redid the warm-up")
+    monkeypatch.setattr(train_module, "teacher_samples", no_warm_up)
+    monkeypatch.setattr(train_module, "warmup", no_warm_up)
+    monkeypatch.setattr(train_module, "value_warmup", no_warm_up)
+    b = train(TrainConfig(**{**cfg.__dict__, "init": str(tmp_path / "a.pt")}), tmp_path / "b.pt", command="b",
+              progress=False)
+    c = train(TrainConfig(**{**cfg.__dict__, "init": str(tmp_path / "b.pt")}), tmp_path / "c.pt", command="c",
+              progress=False)
+    # each link's warm-up time is the last link's plus its own load (before its first evaluation),
+    # not the last link's whole run: the third's is the first's plus two loads
+    for prev, run in ((a, b), (b, c)):
+        assert prev["warmup_seconds"] <= run["warmup_seconds"] <= prev["warmup_seconds"] + run["curve"][0]["seconds"]
+    assert c["init"]["warmup_seconds"] == b["warmup_seconds"]
+    assert c["total_training_seconds"] == pytest.approx(a["training_seconds"] + b["training_seconds"]
+                                                        + c["training_seconds"])
 
 
 def test_the_self_critical_baseline_runs_and_scales_advantages(tmp_path):
