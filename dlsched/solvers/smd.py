@@ -350,12 +350,15 @@ def select_jobs(inst: SMDInstance, active: np.ndarray, slack: float = 1.0, skip:
     # (in Python floats, resource by resource: the same subtractions as with arrays, without numpy's per-call cost)
     room = (slack * cap + 1e-9).tolist()
     rows = use11.tolist()
+    least = use11.min(axis=0).tolist() if use11.size else []
     keep = []
     for i in order.tolist():
         u = rows[i]
         if all(a <= b for a, b in zip(u, room)):
             room = [b - a for a, b in zip(u, room)]
             keep.append(i)
+            if any(b < a for a, b in zip(least, room)):
+                break                        # no job left fits: the rest of the order is passed over
     if not keep:
         keep = [int(order[0])]
     return np.sort(active[keep])
