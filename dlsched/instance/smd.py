@@ -210,6 +210,39 @@ class SMDInstance:
         active job at every decision."""
         return self.cached(("tau11", *self._config_key(j)), lambda: float(self.tau(j, 1, 1)))
 
+    def tau11_of(self, jobs: np.ndarray) -> np.ndarray:
+        """:meth:`tau11` of every job of ``jobs``, from an array over the instance's jobs filled on first
+        use (kept with the configurations: the re-plans' copies have the same jobs)."""
+        jobs = np.asarray(jobs, dtype=np.int64)
+        known = self.cached(("tau11-by-job",), lambda: np.full(self.n_jobs, np.nan))
+        new = np.unique(jobs[np.isnan(known[jobs])])
+        for j in new.tolist():
+            known[j] = self.tau11(j)
+        return known[jobs]
+
+    def configurations_of(self, jobs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(count, w, p, τ) of the :meth:`configurations` of ``jobs``: each job's count, and w, p, τ of
+        all their configurations, job after job, in one array each. Read from per-job arrays filled
+        on first use (kept with the configurations, as :meth:`tau11_of`), so a re-plan gathers rows
+        instead of visiting every job."""
+        jobs = np.asarray(jobs, dtype=np.int64)
+        key = ("configurations-by-job",)
+        k, w, p, tau = self.cached(key, lambda: (np.full(self.n_jobs, -1, dtype=np.int64), np.zeros((self.n_jobs, 1), np.int64),
+                                                 np.zeros((self.n_jobs, 1), np.int64), np.zeros((self.n_jobs, 1))))
+        new = np.unique(jobs[k[jobs] < 0])
+        if new.size:
+            cs = [self.configurations(j) for j in new.tolist()]
+            width = max(w.shape[1], max(c.size for c in cs))
+            if width > w.shape[1]:                           # a wider table replaces the kept one
+                w, p, tau = (np.concatenate([a, np.zeros((self.n_jobs, width - a.shape[1]), a.dtype)], axis=1) for a in (w, p, tau))
+                self._config_cache[key] = (k, w, p, tau)
+            for j, c in zip(new.tolist(), cs):
+                k[j] = c.size
+                w[j, :c.size], p[j, :c.size], tau[j, :c.size] = c.w, c.p, c.tau
+        count = k[jobs]
+        mask = np.arange(w.shape[1])[None, :] < count[:, None]
+        return count, w[jobs][mask], p[jobs][mask], tau[jobs][mask]
+
     def configurations(self, j: int) -> Configs:
         """The Pareto-efficient (w, p) of job j that fit the cluster (aggregate capacity)."""
         return self.cached(self._config_key(j), lambda: self._enumerate(j))
@@ -303,17 +336,13 @@ class SMDInstance:
         """:meth:`to_core` under aggregate capacity in whole-array steps (the same model, column for
         column): each job's cached configurations are gathered once, then costs, uses and the
         matrix are built for all of them together."""
-        cs = [self.configurations(j) for j in jobs.tolist()]
-        k = np.array([c.size for c in cs], dtype=np.int64)
+        k, w, p, tau = self.configurations_of(jobs)
         job_of = np.repeat(jobs, k)
-        w = np.concatenate([c.w for c in cs]) if cs else np.zeros(0, np.int64)
-        p = np.concatenate([c.p for c in cs]) if cs else np.zeros(0, np.int64)
-        tau = np.concatenate([c.tau for c in cs]) if cs else np.zeros(0)
         ptr = np.concatenate([[0], np.cumsum(k + 1)]).astype(np.int64)
         n_cols = int(ptr[-1])
         run = np.ones(n_cols, dtype=bool)
         run[ptr[:-1]] = False                           # column 0 of every job: defer
-        t11 = np.array([self.tau11(j) for j in jobs.tolist()])
+        t11 = self.tau11_of(jobs)
         value = np.empty(n_cols)
         value[ptr[:-1]] = self.weight[jobs] * self.options.deferral_factor * self.iterations[jobs] * t11
         value[run] = self.weight[job_of] * self.iterations[job_of] * tau

@@ -60,7 +60,7 @@ from dlsched.instance.core import MCMDK
 from dlsched.instance.smd import SMDInstance
 from dlsched.models import mcmdk as core_model
 from dlsched.result import Result
-from dlsched.solvers import highs
+from dlsched.solvers import highs, knapsack_dp
 from dlsched.solvers.anytime import column_shares, greedy_choice, lagrangian_bound, pop_groups
 from dlsched.solvers.backends import BACKENDS
 from dlsched.solvers.milp import solve_core
@@ -122,6 +122,12 @@ def parametric(core: MCMDK, opts: SolveOptions | None = None, *, memory: bool = 
         raise InputError("<argument>", "sub", f"one of {SUBPROBLEMS}", sub)
     opts = (opts or SolveOptions()).started()
     t0 = time.perf_counter()
+    if memory and sub == "highs":
+        # the exact iteration ends at the optimum; when capacity cannot bind, that is every job's cheapest column
+        cheapest = separable_choice(core)
+        if cheapest is not None:
+            val = float(core.value[core.columns_of(cheapest)].sum())
+            return ParametricOutcome(cheapest, val, val, 0, True, time.perf_counter() - t0, [(val, val)], 0.0)
     N, g, is_ratio = ratio_data(core)
     jobs_of = core.col_job
     n_jobs = core.n_jobs
@@ -158,7 +164,11 @@ def parametric(core: MCMDK, opts: SolveOptions | None = None, *, memory: bool = 
         surrogate[cj] = np.max(N[cj][:, None] * (2.0 / P - g[cj][:, None] / P ** 2), axis=1)
 
     retangent(np.unique(jobs_of[is_ratio]).tolist())
-    solver = _ExactSub(core, opts) if sub == "highs" else _RoundSub(core, opts, search_seconds)
+    if sub == "highs":
+        row = knapsack_dp.one_row(core)
+        solver = _ExactSub(core, opts) if row is None else _DPSub(core, opts, *row[1:])
+    else:
+        solver = _RoundSub(core, opts, search_seconds)
     start = (lambda choice: choice) if mip_start else (lambda choice: None)
     best_choice, best_val, bound = None, np.inf, -np.inf
     if warm is not None:
@@ -212,6 +222,37 @@ def parametric(core: MCMDK, opts: SolveOptions | None = None, *, memory: bool = 
     return out
 
 
+def separable_choice(core: MCMDK) -> np.ndarray | None:
+    r"""Every job's cheapest column, when that is the MCMDK's unique optimum without a solver: every
+    job's most demanding columns fit together (:math:`\sum_j \max_o a_{r,jo} \le b_r` for every r,
+    so no capacity row can bind and the problem splits by job) and each job's cheapest column is
+    cheaper than its others by more than the exact solve's tolerance (``mip_abs_gap`` of HiGHS,
+    1e-6; else None, and the solver decides between near-equal columns as before). None as well
+    when capacity may bind. On a trace of rigid jobs (one size each) most decisions are of this
+    kind."""
+    ptr = core.job_ptr
+    if core.n_jobs == 0 or core.choose != "exactly_one" or core.sense != "min" or np.any(np.diff(ptr) < 1):
+        return None
+    starts = ptr[:-1]
+    A = core.A
+    if A.nnz:
+        most = np.maximum.reduceat(A.toarray(), starts, axis=1)          # (rows, jobs): each job's largest use
+        if not np.all(most.sum(axis=1) <= core.b):
+            return None
+    v = core.value
+    best = np.minimum.reduceat(v, starts)
+    job = core.col_job
+    first = np.full(core.n_jobs, -1, dtype=np.int64)
+    at_best = np.flatnonzero(v == best[job])
+    first[job[at_best[::-1]]] = at_best[::-1]                        # the first cheapest column of each job
+    rest = v.copy()
+    rest[first] = np.inf
+    second = np.minimum.reduceat(rest, starts)
+    if np.any(second - best <= 1e-6 + 1e-9 * np.abs(best)):
+        return None
+    return first - starts
+
+
 class _ExactSub:
     """The subproblem MCMDK loaded once into HiGHS; costs changed in place, best solution as MIP start."""
 
@@ -238,6 +279,24 @@ class _ExactSub:
         obj = float(info.objective_function_value)
         bnd = float(info.mip_dual_bound)
         return (min(bnd, obj) if np.isfinite(bnd) else obj), core.choice_from_columns(x), 0.0
+
+
+class _DPSub:
+    """The subproblem of a core with one whole-number capacity row (:mod:`dlsched.solvers.knapsack_dp`):
+    by the DP when its optimum is unique, so the answer is the exact solve's; by HiGHS
+    (:class:`_ExactSub`, loaded on first need) when the DP finds a tie."""
+
+    def __init__(self, core: MCMDK, opts: SolveOptions, use: np.ndarray, cap: int):
+        self.core, self.opts, self.use, self.cap = core, opts, use, cap
+        self.exact = None
+
+    def solve(self, cost: np.ndarray, warm_choice):
+        out = knapsack_dp.solve_unique(self.core, cost, self.use, self.cap)
+        if out is not None:
+            return out[0], out[1], 0.0
+        if self.exact is None:
+            self.exact = _ExactSub(self.core, self.opts)
+        return self.exact.solve(cost, warm_choice)
 
 
 class _RoundSub:
@@ -279,7 +338,7 @@ def select_jobs(inst: SMDInstance, active: np.ndarray, slack: float = 1.0, skip:
     use11 = inst.d[active] + inst.e[active]
     safe = np.where(cap > 0, cap, 1.0)
     share = np.max(np.where(cap > 0, use11 / safe, np.where(use11 > 0, np.inf, 0.0)), axis=1)
-    t11 = np.array([inst.tau11(j) for j in active.tolist()])
+    t11 = inst.tau11_of(active)
     score = inst.weight[active] / (inst.iterations[active] * t11 * np.maximum(share, 1e-12))
     order = np.argsort(-score, kind="stable")
     if not skip:
@@ -288,12 +347,18 @@ def select_jobs(inst: SMDInstance, active: np.ndarray, slack: float = 1.0, skip:
         k = max(1, int(np.argmin(within)) if not within.all() else within.size)
         return np.sort(active[order[:k]])
     # first fit in score order: a job that does not fit is skipped, later (smaller) ones may fit
-    room = slack * cap + 1e-9
+    # (in Python floats, resource by resource: the same subtractions as with arrays, without numpy's per-call cost)
+    room = (slack * cap + 1e-9).tolist()
+    rows = use11.tolist()
+    least = use11.min(axis=0).tolist() if use11.size else []
     keep = []
     for i in order.tolist():
-        if np.all(use11[i] <= room):
-            room = room - use11[i]
+        u = rows[i]
+        if all(a <= b for a, b in zip(u, room)):
+            room = [b - a for a, b in zip(u, room)]
             keep.append(i)
+            if any(b < a for a, b in zip(least, room)):
+                break                        # no job left fits: the rest of the order is passed over
     if not keep:
         keep = [int(order[0])]
     return np.sort(active[keep])
@@ -417,7 +482,7 @@ def epoch_core(inst: SMDInstance, jobs: np.ndarray, *, slot_aware: bool = False,
         wait_slots = 1.0 if wait_slots is None else wait_slots
         defer = np.flatnonzero(~run)
         j_of = jobs[jj[defer]]
-        t11 = np.array([inst.tau11(j) for j in j_of.tolist()]) * inst.iterations[j_of]
+        t11 = inst.tau11_of(j_of) * inst.iterations[j_of]
         if slot_aware:
             t11 = delta * np.ceil(t11 / delta - 1e-9)
         value[defer] = inst.weight[j_of] * (wait_slots * delta + t11)

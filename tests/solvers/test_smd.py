@@ -245,3 +245,27 @@ def test_time_indexed_out_of_time_before_any_heuristic_is_a_status(backend):
     res = dlsched.solve(inst, "time-indexed", time_limit=1e-9, backend=backend)
     assert res.status == dlsched.Status.NO_SOLUTION and res.termination == "time_limit"
     assert res.objective is None and res.inconsistency() is None
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 60), st.integers(1, 3), st.integers(0, 10_000), st.sampled_from([0.02, 0.05, 0.1, 0.3, 1.0]))
+def test_select_jobs_is_first_fit_in_score_order(n, servers, seed, slack):
+    """The outer selection (MODELS.md §2.3) against first fit written out: every job in score
+    order is kept when its (1, 1) use fits what is left of slack x capacity."""
+    from dlsched.solvers.smd import select_jobs
+    inst = generate(n, servers, seed=seed, arrival_rate=None)
+    rng = np.random.default_rng(seed)
+    inst.d = inst.d * rng.integers(1, 6, (n, 1))          # jobs of different sizes
+    active = rng.permutation(n)[: max(1, n // 2 + seed % 7)]
+    use11 = inst.d[active] + inst.e[active]
+    cap = inst.capacity
+    share = np.max(np.where(cap > 0, use11 / np.where(cap > 0, cap, 1.0), np.where(use11 > 0, np.inf, 0.0)), axis=1)
+    t11 = np.array([inst.tau11(j) for j in active.tolist()])
+    order = np.argsort(-(inst.weight[active] / (inst.iterations[active] * t11 * np.maximum(share, 1e-12))), kind="stable")
+    room, keep = slack * cap + 1e-9, []
+    for i in order.tolist():
+        if np.all(use11[i] <= room):
+            room = room - use11[i]
+            keep.append(i)
+    want = np.sort(active[keep or [int(order[0])]])
+    assert np.array_equal(select_jobs(inst, active, slack), want)

@@ -1,0 +1,82 @@
+"""The one-row MCMDK by dynamic programming (dlsched.solvers.knapsack_dp): the exact optimum, the
+same choice as HiGHS when it is unique, a tie left to the solver, and SMD's decisions unchanged."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings, strategies as st
+
+from dlsched.instance.core import MCMDK
+from dlsched.instance.smd_gen import generate
+from dlsched.solvers import knapsack_dp, smd
+from dlsched.solvers.milp import solve_core
+from dlsched.solvers.options import SolveOptions
+
+OPTS = SolveOptions(threads=1)
+
+
+def one_row_core(rng, n, cap, integral):
+    """n jobs, each a zero-use column ("defer") and 1-3 others on one row of capacity ``cap``."""
+    ks = 2 + rng.integers(0, 3, n)
+    ptr = np.concatenate([[0], np.cumsum(ks)]).astype(np.int64)
+    use = rng.integers(1, 12, ptr[-1]).astype(float)
+    use[ptr[:-1]] = 0.0
+    value = rng.integers(0, 40, ptr[-1]).astype(float) if integral else rng.random(ptr[-1]) * 100
+    A = sp.csr_matrix(np.vstack([use, np.zeros_like(use)]))       # a second, unused row
+    return MCMDK(value, A, np.array([float(cap), 0.0]), ptr, "min", "exactly_one")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 14), st.integers(0, 40), st.integers(0, 10_000), st.booleans())
+def test_dp_matches_highs_when_unique_and_refuses_ties(n, cap, seed, integral):
+    core = one_row_core(np.random.default_rng(seed), n, cap, integral)
+    row = knapsack_dp.one_row(core)
+    assert row is not None and row[0] == 0 and row[2] == cap
+    out = knapsack_dp.solve_unique(core, core.value, row[1], row[2])
+    exact = solve_core(core, OPTS)
+    if out is None:
+        # a tie: some other choice is within the tolerance of the optimum
+        return
+    opt, choice = out
+    assert opt == pytest.approx(exact.objective, rel=1e-12, abs=1e-9)
+    cols = core.columns_of(choice)
+    assert row[1][cols].sum() <= cap
+    assert core.value[cols].sum() == pytest.approx(opt, rel=1e-12, abs=1e-9)
+    assert np.array_equal(choice, exact.solution)          # the unique optimum: HiGHS's answer too
+
+
+def test_a_tie_is_left_to_the_solver():
+    # two identical jobs, room for one: two optima
+    core = MCMDK(np.array([5.0, 1.0, 5.0, 1.0]), sp.csr_matrix([[0, 3, 0, 3.0]]), np.array([4.0]),
+                 np.array([0, 2, 4]), "min", "exactly_one")
+    row = knapsack_dp.one_row(core)
+    assert knapsack_dp.solve_unique(core, core.value, row[1], row[2]) is None
+    core.value[3] = 1.5                                    # now the first job runs
+    opt, choice = knapsack_dp.solve_unique(core, core.value, row[1], row[2])
+    assert opt == 6.0 and choice.tolist() == [1, 0]
+
+
+def test_not_applicable_to_two_rows_fractions_or_at_most_one():
+    two = MCMDK(np.ones(2), sp.csr_matrix([[0, 1.0], [0, 1.0]]), np.array([1.0, 1.0]), np.array([0, 2]), "min", "exactly_one")
+    frac = MCMDK(np.ones(2), sp.csr_matrix([[0, 0.5]]), np.array([1.0]), np.array([0, 2]), "min", "exactly_one")
+    amo = MCMDK(np.ones(2), sp.csr_matrix([[0, 1.0]]), np.array([1.0]), np.array([0, 2]), "min", "at_most_one")
+    assert all(knapsack_dp.one_row(c) is None for c in (two, frac, amo))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_parametric_on_one_row_gives_the_highs_answer(seed, monkeypatch):
+    """An SMD core cut to its GPU row (several configurations per job): the parametric iteration
+    with the DP's subproblems ends where the one with HiGHS's subproblems ends."""
+    inst = generate(14, 3, seed=seed, arrival_rate=None, max_workers=6, max_ps=4)
+    core = smd.epoch_core(inst, np.arange(inst.n_jobs))
+    r = list(inst.resources).index("gpu")
+    dense = core.A.toarray()
+    dense[np.arange(dense.shape[0]) != r] = 0.0
+    core.A = sp.csr_matrix(dense)
+    core.b = np.where(np.arange(core.b.size) == r, np.floor(core.b / 3), core.b)   # capacity binds
+    assert knapsack_dp.one_row(core) is not None
+    dp = smd.parametric(core, OPTS)
+    monkeypatch.setattr(knapsack_dp, "one_row", lambda core: None)
+    hi = smd.parametric(core, OPTS)
+    assert dp.optimal and hi.optimal
+    assert np.array_equal(dp.choice, hi.choice) and dp.objective == pytest.approx(hi.objective, rel=1e-12)
