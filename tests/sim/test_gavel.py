@@ -98,6 +98,21 @@ def feasible(X, z, cap, T):
         and (X.sum(axis=1) <= 1 + 1e-6).all() and (X[T <= 0] == 0).all()
 
 
+def ftf_reachable(T, z, cap, R, t, E, rho) -> bool:
+    """Whether some allocation X gives every job with work left a finish-time ratio
+    (t_j + R_j / tau_j(X)) / E_j <= rho: tau_j(X) = sum_k T_jk X_jk >= R_j / (rho E_j - t_j), an LP in X."""
+    m, K = T.shape
+    live = R > 0
+    if np.any(rho * E[live] <= t[live]):
+        return False
+    need = np.where(live, R / np.where(live, rho * E - t, 1.0), 0.0)
+    A = np.vstack([np.kron(np.ones(m), np.eye(K)) * z.ravel(), np.kron(np.eye(m), np.ones(K)),
+                   -np.kron(np.eye(m), np.ones(K)) * T.ravel()])
+    b = np.concatenate([cap, np.ones(m), -need])
+    res = linprog(np.zeros(m * K), A_ub=A, b_ub=b, bounds=list(zip(np.zeros(m * K), (T > 0).ravel().astype(float))))
+    return res.status == 0
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(instances())
 def test_every_lp_is_feasible_and_agrees_with_its_cvxpy_statement(inst):
@@ -131,9 +146,11 @@ def test_every_lp_is_feasible_and_agrees_with_its_cvxpy_statement(inst):
         ft = gavel_lp.finish_time_fairness(T[runs], z[runs], cap, R[runs], t[runs], E)
         assert feasible(ft.X, z[runs], cap, T[runs])
         assert ft.value == pytest.approx(gavel_lp.ftf_ratios(ft.X, T[runs], R[runs], t[runs], E).max())
-        # Gavel's convex program, by an interior-point conic solver at its default tolerances (1e-8)
-        assert ft.value == pytest.approx(gavel_cvxpy.finish_time_fairness(T[runs], z[runs], cap, R[runs], t[runs], E),
-                                         rel=1e-5)
+        # optimal: no allocation reaches a ratio 1e-5 below (an LP in X for a fixed ratio, by scipy)
+        assert not ftf_reachable(T[runs], z[runs], cap, R[runs], t[runs], E, ft.value * (1 - 1e-5))
+        # Gavel's convex program, by an interior-point conic solver at its default tolerances (1e-8):
+        # never better than ours (Clarabel once stopped "optimal" 0.25 % above the optimum, t of 365 s)
+        assert ft.value <= gavel_cvxpy.finish_time_fairness(T[runs], z[runs], cap, R[runs], t[runs], E) * (1 + 1e-5)
     ff = gavel_lp.fifo_perf(T, z, cap)
     assert feasible(ff.X, z, cap, T) and set(np.unique(ff.X)) <= {0.0, 1.0}
     sp = gavel_lp.srpt_perf(T, z, cap, R)
