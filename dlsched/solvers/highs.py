@@ -351,14 +351,20 @@ def in_child(work: Callable[[Callable[[Any], None]], Any], budget, on_progress: 
 
     # a bare fork, not multiprocessing.Process: a daemonic process (a Dask worker, a process
     # pool's worker) may not start a multiprocessing child, but must still be able to stop HiGHS
+    # a stop (SIGINT, SIGTERM) landing inside os.fork's own hooks (logging's lock release) would be
+    # "ignored" with a traceback on stderr: held across the fork, it is raised just after it, in
+    # the block that ends the child
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
     pid = os.fork()
     if pid == 0:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
         try:
             child()
         finally:
             os._exit(0)
     send.close()
     try:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
         while True:
             left = budget.remaining()
             if left <= 0 or not recv.poll(left if math.isfinite(left) else None):

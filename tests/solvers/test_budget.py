@@ -97,3 +97,32 @@ def test_a_slow_first_import_of_the_front_end_leaves_the_solver_its_time(backend
     res = dlsched.solve(inst, "exact", backend=backend, time_limit=4.5, threads=1)
     assert res.status == Status.OPTIMAL and res.build_seconds >= 2.0
     assert res.objective == pytest.approx(dlsched.solve(inst, "exact").objective)
+
+
+def test_a_stop_during_the_guarded_fork_is_raised_after_it_not_lost():
+    """Ctrl-C (or the SIGINT a stopped sweep sends its workers) landing inside os.fork's hooks was
+    printed as "Exception ignored" and lost; now it is held across the fork and raised after it."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = """
+import os, signal
+from dlsched.solvers.highs import in_child
+from dlsched.solvers.options import Budget
+fired = []
+def stop_once():
+    if not fired:
+        fired.append(1)
+        os.kill(os.getpid(), signal.SIGINT)
+os.register_at_fork(before=stop_once)
+try:
+    in_child(lambda report: 1, Budget(limit=30.0))
+    print("no interrupt")
+except KeyboardInterrupt:
+    print("interrupted after the fork")
+"""
+    root = Path(__file__).resolve().parents[2]
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                         env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
+    assert run.stdout.strip() == "interrupted after the fork" and "Exception ignored" not in run.stderr, run.stderr
