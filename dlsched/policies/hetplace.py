@@ -40,6 +40,7 @@ from dlsched.instance.placement import PlacementInstance
 from dlsched.instance.workload import Job, Trace
 from dlsched.models.placement import jct_counts
 from dlsched.policies.budget import BudgetMs, DecisionRecord
+from dlsched.policies.bundles import take_in_order
 from dlsched.sim.placement import EmptyCluster, PlacerName, consolidated, make_placer, usage
 from dlsched.sim.policy import ClusterState, Placement, PolicyContext
 from dlsched.solvers.hetplace import hetplace
@@ -78,21 +79,6 @@ def to_trace(inst: PlacementInstance) -> tuple[Trace, Cluster, PlacementSpeed]:
     return Trace(tuple(jobs), inst.source), cluster, PlacementSpeed(inst)
 
 
-def fit_in_order(order: np.ndarray, need: np.ndarray, capacity: int) -> np.ndarray:
-    """The indices of ``order`` taken greedily: each in turn if its ``need`` fits what the ones taken before
-    it left of ``capacity``, skipped otherwise (one cumulative sum per run of jobs that fit)."""
-    taken, left, rest = [], int(capacity), np.asarray(order, dtype=np.int64)
-    rest = rest[need[rest] <= left]
-    while rest.size:
-        cum = np.cumsum(need[rest])
-        n = int(np.searchsorted(cum, left, side="right"))
-        taken.append(rest[:n])
-        left -= int(cum[n - 1])
-        rest = rest[n:]
-        rest = rest[need[rest] <= left]
-    return np.concatenate(taken) if taken else rest
-
-
 class HetPlace:
     """Heterogeneous placement (MODELS.md §4.3): the sampled-categories + market pipeline re-run at every arrival and completion."""
 
@@ -128,11 +114,13 @@ class HetPlace:
         self.server_type = np.full(ctx.cluster.n_servers, -1, dtype=np.int64)
         self.server_type[servers] = self.type_of
         self.on_type = [self.server_type == g for g in range(len(self.types))]
-        self.type_capacity = []
-        for g in range(len(self.types)):
-            cap = ctx.cluster.capacity.astype(float).copy()
-            cap[~self.on_type[g], self.g] = 0.0
-            self.type_capacity.append(cap)
+        self.type_capacity = [self._only_type(ctx.cluster.capacity, g) for g in range(len(self.types))]
+
+    def _only_type(self, capacity: np.ndarray, g: int) -> np.ndarray:
+        """A copy of ``capacity`` (servers x resources) whose GPUs are those of type g only (other resources stay)."""
+        room = capacity.astype(float).copy()
+        room[~self.on_type[g], self.g] = 0.0
+        return room
 
     def _rho_row(self, state: ClusterState, j: int, gpw: int) -> np.ndarray:
         r""":math:`\rho_{j,g}`: job j's rate on GPU type g per GPU: with one worker on a server of the type, or
@@ -160,9 +148,7 @@ class HetPlace:
         :math:`\rho_{j,g}`) whose ``free`` room holds it; None if no type does."""
         gpw = int(round(state.demand_w[j, self.g]))
         for g in np.argsort(-self._rho_row(state, j, gpw), kind="stable").tolist():
-            room = free.copy()
-            room[~self.on_type[g], self.g] = 0.0
-            pl = consolidated(room, state.demand_w[j], state.demand_p[j], size, 1 if state.jobs[j].uses_ps else 0)
+            pl = consolidated(self._only_type(free, g), state.demand_w[j], state.demand_p[j], size, 1 if state.jobs[j].uses_ps else 0)
             if pl is not None:
                 return pl
         return None
@@ -171,11 +157,12 @@ class HetPlace:
         """The jobs the §4 pipeline places, and their GPUs per worker: the first ``k`` (the cluster's GPUs)
         in arrival order; or (``order="srpt"``) in increasing remaining time on one worker of their best
         type, each taken if its smallest size (``min_workers`` workers) fits the GPUs the jobs before it
-        left, skipped otherwise (:func:`fit_in_order`), so that no GPU idles while a job that fits waits."""
+        left, skipped otherwise (:func:`~dlsched.policies.bundles.take_in_order`), so that no GPU idles while a job that fits waits."""
         if self.order == "srpt":
             best = np.array([self._rho_row(state, j, g).max() * g for j, g in zip(jobs.tolist(), gpw.tolist())])
-            need = np.array([state.jobs[j].min_workers for j in jobs.tolist()], dtype=np.int64) * gpw
-            pick = np.sort(fit_in_order(np.argsort(np.asarray(state.remaining)[jobs] / best, kind="stable"), need, k))
+            need = np.array([state.jobs[j].min_workers for j in jobs.tolist()], dtype=float) * gpw
+            order = np.argsort(np.asarray(state.remaining)[jobs] / best, kind="stable")
+            pick = np.sort(order[take_in_order(need[order, None], np.array([float(k)]))])
             return jobs[pick], gpw[pick]
         return jobs[:k], gpw[:k]
 

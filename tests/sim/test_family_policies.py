@@ -19,7 +19,7 @@ from dlsched.policies import smd as ps
 from dlsched.policies.greedy import OptimusGreedyPolicy
 from dlsched.policies.drf import DRF
 from dlsched.policies import hetplace as ph
-from dlsched.policies.hetplace import fit_in_order
+from dlsched.policies.bundles import take_in_order
 from dlsched.policies.time_indexed import TimeIndexed
 from dlsched.policies.oasis_baselines import Dorm, DrfPolicy, FifoPolicy, RiskReward, RiskRewardPolicy
 from dlsched.solvers.options import SolveOptions
@@ -247,7 +247,7 @@ def test_hetplace_srpt_moves_a_job_the_pipeline_spread_over_types_onto_one(monke
 
 
 @given(st.lists(st.integers(0, 6), max_size=30), st.integers(0, 12))
-def test_fit_in_order_takes_what_a_greedy_pass_takes(need, capacity):
+def test_admission_in_order_takes_what_a_greedy_pass_takes(need, capacity):
     need = np.array(need, dtype=np.int64)
     order = np.random.default_rng(len(need) + capacity).permutation(need.size)
     taken, left = [], capacity
@@ -255,7 +255,8 @@ def test_fit_in_order_takes_what_a_greedy_pass_takes(need, capacity):
         if need[i] <= left:
             taken.append(i)
             left -= int(need[i])
-    assert fit_in_order(order, need, capacity).tolist() == taken
+    # hetplace's admission (order=srpt): take_in_order on one resource, GPUs
+    assert order[take_in_order(need[order, None].astype(float), np.array([float(capacity)]))].tolist() == taken
 
 
 def test_named_oasis_policies_simulate_an_oasis_trace_and_refuse_other_traces():
