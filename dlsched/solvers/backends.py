@@ -114,11 +114,11 @@ def pyomo_solver_name(name: str) -> str:
 
 
 def _pyomo_solver(name: str):
-    """An available solver of Pyomo's ``pyomo.contrib.solver`` factory (common options: time
-    limit, relative gap, threads), or a clear error naming the ones there are."""
+    """The available solver ``name`` (its :func:`pyomo_solver_name`) of Pyomo's
+    ``pyomo.contrib.solver`` factory (common options: time limit, relative gap, threads)."""
     from pyomo.contrib.solver.common.factory import SolverFactory
 
-    solver = SolverFactory(pyomo_solver_name(name))
+    solver = SolverFactory(name)
     if not solver.available():
         raise SolverError(f"Pyomo solver '{name}' is not available here ({solver.available()}); "
                           "pip install 'dlsched[solvers]' for scip_direct and gurobi_direct")
@@ -175,9 +175,10 @@ def run_pyomo(model, opts: SolveOptions, solver: str = "highs") -> MatrixOutcome
     from pyomo.contrib.solver.common.results import SolutionStatus
 
     name = solver
-    if pyomo_solver_name(name) in PYOMO_SHELL:
-        return _run_pyomo_shell(model, opts, pyomo_solver_name(name))
-    solver = _pyomo_solver(name)
+    own = pyomo_solver_name(name)
+    if own in PYOMO_SHELL:
+        return _run_pyomo_shell(model, opts, own)
+    solver = _pyomo_solver(own)
     # the time limit is what remains of the call's budget, read now
     typed = typed_options(opts) if name == "highs" else other_solver_options(opts)
     options = {"mip_rel_gap": typed["mip_rel_gap"]} if name == "highs" else {}
