@@ -6,6 +6,8 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 
+import dlsched
+
 from dlsched.instance.core import MCMDK
 from dlsched.instance.smd_gen import generate
 from dlsched.solvers import knapsack_dp, smd
@@ -43,6 +45,8 @@ def test_dp_matches_highs_when_unique_and_refuses_ties(n, cap, seed, integral):
     assert row[1][cols].sum() <= cap
     assert core.value[cols].sum() == pytest.approx(opt, rel=1e-12, abs=1e-9)
     assert np.array_equal(choice, exact.solution)          # the unique optimum: HiGHS's answer too
+    report = dlsched.check(core, choice)                     # the independent checker agrees
+    assert report.feasible and report.objective == pytest.approx(opt, rel=1e-12, abs=1e-9)
 
 
 def test_a_tie_is_left_to_the_solver():
