@@ -174,16 +174,17 @@ def run_pyomo(model, opts: SolveOptions, solver: str = "highs") -> MatrixOutcome
     """
     from pyomo.contrib.solver.common.results import SolutionStatus
 
-    name = solver
-    own = pyomo_solver_name(name)
-    if own in PYOMO_SHELL:
-        return _run_pyomo_shell(model, opts, own)
-    solver = _pyomo_solver(own)
+    name = solver   # the user's spelling, reported in stats["solver"]
+    # options, the seed and the timing key follow the solver it resolves to (appsi_highs is HiGHS)
+    resolved = pyomo_solver_name(name)
+    if resolved in PYOMO_SHELL:
+        return _run_pyomo_shell(model, opts, resolved)
+    solver = _pyomo_solver(resolved)
     # the time limit is what remains of the call's budget, read now
-    typed = typed_options(opts) if name == "highs" else other_solver_options(opts)
-    options = {"mip_rel_gap": typed["mip_rel_gap"]} if name == "highs" else {}
-    if name in PYOMO_SEED:
-        options[PYOMO_SEED[name]] = typed["random_seed"]
+    typed = typed_options(opts) if resolved == "highs" else other_solver_options(opts)
+    options = {"mip_rel_gap": typed["mip_rel_gap"]} if resolved == "highs" else {}
+    if resolved in PYOMO_SEED:
+        options[PYOMO_SEED[resolved]] = typed["random_seed"]
     options.update(opts.raw)  # validated when the call started, passed last: Pyomo forwards them to the solver
     kwargs = dict(tee=bool(opts.log), load_solutions=False, raise_exception_on_nonoptimal_result=False,
                   rel_gap=float(opts.mip_rel_gap), solver_options=options)
@@ -192,7 +193,7 @@ def run_pyomo(model, opts: SolveOptions, solver: str = "highs") -> MatrixOutcome
     if "threads" in typed:
         kwargs["threads"] = typed["threads"]
     t0 = time.perf_counter()
-    trivial = [] if name == "highs" else _trivial_constraints(model)
+    trivial = [] if resolved == "highs" else _trivial_constraints(model)
     if trivial is None:             # a constraint without variables that does not hold
         return MatrixOutcome(Status.INFEASIBLE, "infeasible", None, None, None, time.perf_counter() - t0,
                              stats={"compile_seconds": 0.0, "solver": name}).settle()
@@ -206,13 +207,13 @@ def run_pyomo(model, opts: SolveOptions, solver: str = "highs") -> MatrixOutcome
     wall = time.perf_counter() - t0
     # Pyomo translates the model for the solver inside solve(): that part is model building;
     # the solver's own seconds are timing_info.<solver>_time (highs_time, scip_time, gurobi_time)
-    own = getattr(res.timing_info, f"{name.split('_')[0]}_time", None)
+    own = getattr(res.timing_info, f"{resolved.split('_')[0]}_time", None)
     seconds = min(float(own), wall) if isinstance(own, (int, float)) else wall
     termination = PYOMO_TERMINATION.get(res.termination_condition.name, "unknown")
     has_solution = res.solution_status in (SolutionStatus.feasible, SolutionStatus.optimal)
     out = MatrixOutcome(_status_from(termination, has_solution), termination, None, None, None, seconds,
                         stats={"compile_seconds": wall - seconds, "solver": name,
-                               "solver_version": f"{name} {solver_version(solver)}"})
+                               "solver_version": f"{resolved} {solver_version(solver)}"})
     if has_solution:
         res.solution_loader.load_vars()
         out.objective = float(res.incumbent_objective)
@@ -221,7 +222,7 @@ def run_pyomo(model, opts: SolveOptions, solver: str = "highs") -> MatrixOutcome
         out.bound = float(bound)
     elif out.status == Status.OPTIMAL:
         out.bound = out.objective
-    if name != "highs":
+    if resolved != "highs":
         # Pyomo's Gurobi interfaces release their licence in __del__ under Pyomo's output-capture
         # lock: left to the garbage collector, that can run inside another solver's capture and
         # deadlock ("Deadlock starting capture_output"); release them here, outside any capture

@@ -123,6 +123,34 @@ def test_solvers_by_their_usual_names(instances_dir):
         dlsched.solve(inst, "exact", solver="SCIP")
 
 
+def test_a_usual_name_gets_its_solvers_options(instances_dir, monkeypatch):
+    """appsi_highs is driven as HiGHS: HiGHS's gap and seed options, and no scan for trivial
+    constraints (the other solvers' path), while stats name the solver as the user spelled it."""
+    inst = dlsched.load(instances_dir / "dl-small.json")
+    seen = {}
+    made = backends._pyomo_solver
+
+    def spy(name):
+        solver = made(name)
+        solve = solver.solve
+
+        def recorded(model, **kwargs):
+            seen.update(name=name, options=dict(kwargs["solver_options"]))
+            return solve(model, **kwargs)
+        solver.solve = recorded
+        return solver
+
+    def no_scan(model):
+        raise AssertionError("the trivial-constraint scan is for solvers other than HiGHS")
+    monkeypatch.setattr(backends, "_pyomo_solver", spy)
+    monkeypatch.setattr(backends, "_trivial_constraints", no_scan)
+    monkeypatch.setattr(backends, "can_fork", lambda: False)   # solved here, where the spies are
+    res = dlsched.solve(inst, "exact", backend="pyomo", solver="appsi_highs", seed=7)
+    assert seen["name"] == "highs" and seen["options"]["random_seed"] == 7 and "mip_rel_gap" in seen["options"]
+    assert res.stats["solver"] == "appsi_highs"
+    assert res.objective == pytest.approx(inst.reference.objective)
+
+
 def test_highs_by_name_is_the_default_path(instances_dir):
     inst = dlsched.load(instances_dir / "mknap1-1.json")
     for backend, solver in (("pyomo", "highs"), ("cvxpy", "HIGHS")):
