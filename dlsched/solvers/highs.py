@@ -13,6 +13,7 @@ import os
 import pickle
 import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
@@ -312,6 +313,31 @@ def _private_capture_lock() -> None:
         deps.capture_output_lock = threading.Lock()
 
 
+def _hold_stops() -> tuple[list[int], dict]:
+    """Record SIGINT and SIGTERM instead of acting on them until :func:`_release_stops`: a stop
+    landing inside ``os.fork``'s own hooks (logging's lock release) was "ignored" with a traceback
+    on stderr and lost. A blocked signal mask cannot hold it: a process-directed signal goes to
+    any thread that does not block it (OpenBLAS's), and Python still runs its handler in the main
+    thread. Only the main thread can set handlers, and only it runs them, so elsewhere nothing is
+    held."""
+    caught: list[int] = []
+    handlers = {}
+    if threading.current_thread() is threading.main_thread():
+        for stop in (signal.SIGINT, signal.SIGTERM):
+            handler = signal.getsignal(stop)
+            if handler is not None:         # None: set outside Python, left alone
+                handlers[stop] = signal.signal(stop, lambda signum, frame: caught.append(signum))
+    return caught, handlers
+
+
+def _release_stops(handlers: dict, caught: list[int]) -> None:
+    """Put back the handlers :func:`_hold_stops` replaced, then raise the stops it caught."""
+    for stop, handler in handlers.items():
+        signal.signal(stop, handler)
+    for stop in dict.fromkeys(caught):
+        signal.raise_signal(stop)
+
+
 def in_child(work: Callable[[Callable[[Any], None]], Any], budget, on_progress: Callable[[Any], None] | None = None
              ) -> tuple[bool, Any]:
     """Run ``work(report)`` in a forked child until ``budget`` is spent: ``(True, its value)``, or
@@ -351,20 +377,17 @@ def in_child(work: Callable[[Callable[[Any], None]], Any], budget, on_progress: 
 
     # a bare fork, not multiprocessing.Process: a daemonic process (a Dask worker, a process
     # pool's worker) may not start a multiprocessing child, but must still be able to stop HiGHS
-    # a stop (SIGINT, SIGTERM) landing inside os.fork's own hooks (logging's lock release) would be
-    # "ignored" with a traceback on stderr: held across the fork, it is raised just after it, in
-    # the block that ends the child
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    caught, handlers = _hold_stops()
     pid = os.fork()
     if pid == 0:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        _release_stops(handlers, [])    # a stop caught during the fork was the parent's
         try:
             child()
         finally:
             os._exit(0)
     send.close()
     try:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        _release_stops(handlers, caught)
         while True:
             left = budget.remaining()
             if left <= 0 or not recv.poll(left if math.isfinite(left) else None):
