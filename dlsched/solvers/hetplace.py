@@ -207,11 +207,18 @@ def _pack_order(inst: PlacementInstance, counts: np.ndarray, order: np.ndarray) 
                 m -= k
                 if not m:
                     break
-    for i in np.flatnonzero(n_i == 1):
-        cand = of_type[first[i]]
+    # single GPUs, in job order, each into the smallest hole of its type (the first such server): a
+    # server so chosen stays the smallest hole until it is full, so the singles fill the servers with
+    # room in increasing room (ties by index), each to the brim, in one pass per type
+    singles = np.flatnonzero(n_i == 1)
+    for g in np.unique(first[singles]).tolist():
+        mine, cand = singles[first[singles] == g], of_type[g]
         room = cap[cand] - used[cand]
-        ok = np.flatnonzero(room > 0)
-        take(cand[ok[np.argmin(room[ok])]], 1, i)
+        fill = np.argsort(room, kind="stable")
+        fill = cand[fill[room[fill] > 0]]
+        r = cap[fill] - used[fill]
+        gpus = np.repeat(start[fill] + used[fill] - (np.cumsum(r) - r), r) + np.arange(int(r.sum()))
+        gpu_job[gpus[:mine.size]] = mine
     return gpu_job
 
 
@@ -238,11 +245,13 @@ class ConfigTable:
         if inst.n_types == 1 and self.n * C.shape[0] <= DENSE_ENTRIES:
             # one type: the columns are the sizes 1, 2, ... and a group's columns a prefix of them, so
             # one table with inf beyond each job's largest size picks the same (argmin takes the first
-            # of equal values either way), in one pass instead of one per group
-            rows, cols = np.arange(self.n), np.arange(C.shape[0])
-            r = np.broadcast_to(rows[:, None], (rows.size, cols.size))
-            J = jct_counts(inst, r, np.broadcast_to(C, (rows.size, *C.shape)), np.broadcast_to(spans, r.shape))
-            self.groups.append((rows, cols, np.where(size[None, :] <= inst.max_workers[:, None], J, np.inf)))
+            # of equal values either way): two groups, the one-GPU jobs and one table for the others
+            for rows in (np.flatnonzero(inst.max_workers == 1), np.flatnonzero(inst.max_workers > 1)):
+                if rows.size:
+                    cols = np.flatnonzero(size <= inst.max_workers[rows].max())
+                    r = np.broadcast_to(rows[:, None], (rows.size, cols.size))
+                    J = jct_counts(inst, r, np.broadcast_to(C[cols], (rows.size, *C[cols].shape)), np.broadcast_to(spans[cols], r.shape))
+                    self.groups.append((rows, cols, np.where(size[cols][None, :] <= inst.max_workers[rows][:, None], J, np.inf)))
             return
         for m in np.unique(inst.max_workers).tolist():
             rows = np.flatnonzero(inst.max_workers == m)
