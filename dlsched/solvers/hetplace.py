@@ -21,6 +21,10 @@ r"""Methods of the ``placement`` family (MODELS.md §4): ``exact``, ``greedy`` a
    exact JCT model (:func:`dlsched.models.placement.evaluate`) scores the category.
 4. **sampling**: the best of the N evaluated categories is returned.
 
+With one GPU type step 2's market and exchanges are skipped (they leave every job its size); without
+a communication term (:func:`placement_free`) a category is scored by its counts and only the best is
+placed (docs/hetplace.md, "Shortcuts that keep the answer").
+
 Every method reports, in ``Result.stats``, the average JCT, Jain's index of the slowdowns
 :math:`J_i / J_i^{\mathrm{alone}}` and the largest slowdown. ``greedy`` reports the valid lower
 bound :math:`\frac1n \sum_i J_i^{\mathrm{alone}}` (each job alone on its best GPUs),
@@ -624,9 +628,10 @@ def evaluate_category(inst: PlacementInstance, sizes: np.ndarray, valuation="tan
 
 def placement_free(inst: PlacementInstance) -> bool:
     """Whether every job's JCT depends on its type counts only, not on where its GPUs are: no
-    communication term (:func:`~dlsched.models.placement.comm_seconds` is 0 whether a job spans
-    servers or not). Then :func:`pack` realises any counts at exactly their :func:`cost`."""
-    return not inst.model_size_mb.any() and inst.intra_gbps > 0 and inst.inter_gbps > 0
+    communication term (:func:`~dlsched.instance.placement.comm_seconds` is 0 whether a job spans
+    servers or not, the bandwidths being positive). Then :func:`pack` realises any counts at
+    exactly their :func:`cost`."""
+    return not inst.model_size_mb.any()
 
 
 def price_categories(inst: PlacementInstance, table: ConfigTable, lam, N: int, rng: np.random.Generator, noise: float) -> list[tuple[np.ndarray, np.ndarray]]:
