@@ -282,7 +282,7 @@ class HetPlace:
         opts = SolveOptions(seed=self.rng_seed + self.calls, threads=1, time_limit=self.decision_record.seconds,
                             budget=self.decision_record.clock())
         active = np.asarray(state.active, dtype=np.int64)
-        gpw = np.array([int(round(state.demand_w[j, self.g])) for j in active.tolist()], dtype=np.int64)
+        gpw = np.rint(state.demand_w[active, self.g]).astype(np.int64)   # as int(round(.)): halves to even
         gpu_jobs, other = active[gpw >= 1], active[gpw < 1]
         K = int(state.cluster.capacity[:, self.g].astype(np.int64).sum())
         take, per = self._admitted(state, gpu_jobs, gpw[gpw >= 1], K)
