@@ -99,12 +99,12 @@ class PlacementInstance:
             raise InputError(src, "$.cluster.inter_server_gbps", f"at most the intra-server bandwidth ({self.intra_gbps:g} Gbps)",
                              self.inter_gbps)
         present = np.unique(self.server_type[self.server_gpus > 0])
-        for i in range(n):
-            for g in present:
-                r = self.rho[i, g]
-                if not (np.isfinite(r) and r > 0):
-                    raise InputError(src, f"job '{self.job_names[i]}' (type '{self.job_types[i]}') on GPU type '{self.gpu_types[g]}'",
-                                     "a positive throughput", float(r))
+        rho = self.rho[:, present]
+        bad = np.argwhere(~(np.isfinite(rho) & (rho > 0)))      # row-major: the first job, then its first type
+        if bad.size:
+            i, g = int(bad[0, 0]), int(present[bad[0, 1]])
+            raise InputError(src, f"job '{self.job_names[i]}' (type '{self.job_types[i]}') on GPU type '{self.gpu_types[g]}'",
+                             "a positive throughput", float(self.rho[i, g]))
         K = self.n_gpus
         if K > MAX_GPUS:
             raise InputError(src, "$.cluster.servers", f"at most {MAX_GPUS} GPUs in all (per-GPU arrays are built)", f"{K} GPUs")

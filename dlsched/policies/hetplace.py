@@ -115,6 +115,9 @@ class HetPlace:
         self.server_type[servers] = self.type_of
         self.on_type = [self.server_type == g for g in range(len(self.types))]
         self.type_capacity = [self._only_type(ctx.cluster.capacity, g) for g in range(len(self.types))]
+        cap = ctx.cluster.capacity[:, self.g]
+        self.whole_cluster = bool((cap == np.round(cap)).all())   # every server has whole GPUs
+        self._whole: np.ndarray | None = None   # per trace job: whole GPUs per worker and nothing else (first call)
 
     def _only_type(self, capacity: np.ndarray, g: int) -> np.ndarray:
         """A copy of ``capacity`` (servers x resources) whose GPUs are those of type g only (other resources stay)."""
@@ -152,6 +155,88 @@ class HetPlace:
             if pl is not None:
                 return pl
         return None
+
+    def _whole_gpus(self, state: ClusterState) -> np.ndarray:
+        """Per trace job: whether its workers hold whole GPUs and nothing else and it has no PS, so that
+        only the servers' free GPUs decide where it fits (:meth:`_place_whole`)."""
+        if self._whole is None:
+            w, g = state.demand_w, self.g
+            others = np.delete(w, g, axis=1)
+            self._whole = ((w[:, g] >= 1) & (w[:, g] == np.round(w[:, g])) & ~others.any(axis=1)
+                           & ~state.demand_p.any(axis=1) & np.array([not job.uses_ps for job in state.jobs]))
+        return self._whole
+
+    def _place_chosen(self, state: ClusterState, free: np.ndarray, take: np.ndarray, per: np.ndarray,
+                      start: np.ndarray, srv: np.ndarray, cnt: np.ndarray) -> dict[int, Placement]:
+        """Each job of ``take`` on the pipeline's placement (``srv[start[a]:start[a+1]]``, ``cnt`` workers
+        each) where it is allowed and fits ``free``, else placed again (module docstring); updates ``free``."""
+        chosen = [Placement({int(s): int(k) for s, k in zip(srv[lo:hi].tolist(), cnt[lo:hi].tolist()) if k}, {})
+                  for lo, hi in zip(start[:-1].tolist(), start[1:].tolist())]
+        out: dict[int, Placement] = {}
+        spans = np.zeros(take.size, dtype=bool)
+        if self.order == "srpt":
+            # a synchronous job runs at its slowest worker's pace: the jobs the pipeline spread over
+            # several GPU types go last, each on the fastest single type that holds it if one does
+            spans = np.array([len({self.server_type[s] for s in pl.workers}) > 1 for pl in chosen], dtype=bool)
+        for a in np.argsort(spans, kind="stable").tolist():
+            j, pl = int(take[a]), chosen[a]
+            job = state.jobs[j]
+            one = self._one_type(state, free, j, pl.n_workers) if spans[a] else None
+            pl = pl if one is None else one
+            if job.uses_ps and pl.workers:
+                # the §4 model has no PS: put the one PS with the job's first worker's server if it fits, else anywhere
+                pl = self.placer.fit(free, state.demand_w[j], state.demand_p[j], pl.n_workers, 1)
+            ok = pl is not None and job.min_workers <= pl.n_workers <= job.max_workers
+            if ok:
+                at, rows = usage(pl, state.demand_w[j], state.demand_p[j])
+                ok = bool((rows <= free[at] + 1e-9).all())
+            if not ok:
+                size = min(max(pl.n_workers if pl is not None else 0, job.min_workers), job.max_workers)
+                pl = self._one_type(state, free, j, size) if self.order == "srpt" else None
+                if pl is None:
+                    pl = self.placer.fit(free, state.demand_w[j], state.demand_p[j], size, 1 if job.uses_ps else 0)
+            if pl is not None:
+                at, rows = usage(pl, state.demand_w[j], state.demand_p[j])
+                free[at] -= rows
+                out[j] = pl
+        return out
+
+    def _place_whole(self, state: ClusterState, free: np.ndarray, take: np.ndarray, per: np.ndarray,
+                     start: np.ndarray, srv: np.ndarray, cnt: np.ndarray) -> dict[int, Placement]:
+        """The loop of :meth:`schedule` for jobs of whole GPUs per worker without PSs on a cluster of whole
+        GPUs (``order="arrival"``, the consolidated placer): each job in turn keeps the pipeline's
+        placement (``srv[start[a]:start[a+1]]``, ``cnt`` workers each) if its size is allowed and its
+        servers still have the GPUs, else goes where :func:`~dlsched.sim.placement.consolidated` puts
+        its size: servers by decreasing free slots (ties by index), each filled in turn. The same
+        placements, in integers on the free GPUs alone (the only resource such a job asks for), without a
+        numpy pass per job. Updates ``free``'s GPU column."""
+        free_g = np.rint(free[:, self.g]).astype(np.int64).tolist()
+        srv, cnt, start = srv.tolist(), cnt.tolist(), start.tolist()
+        out: dict[int, Placement] = {}
+        for a, (j, w) in enumerate(zip(take.tolist(), per.tolist())):
+            job, lo, hi = state.jobs[j], start[a], start[a + 1]
+            n = sum(cnt[lo:hi])
+            if job.min_workers <= n <= job.max_workers and all(free_g[s] >= k * w for s, k in zip(srv[lo:hi], cnt[lo:hi])):
+                pl = Placement({s: k for s, k in zip(srv[lo:hi], cnt[lo:hi]) if k}, {})
+            else:
+                size = min(max(n, job.min_workers), job.max_workers)
+                slots = [f // w for f in free_g]
+                if sum(slots) < size:
+                    continue
+                workers = {}
+                for s in sorted(range(len(slots)), key=slots.__getitem__, reverse=True):   # stable: ties by index
+                    if size <= 0:
+                        break
+                    k = min(slots[s], size)
+                    if k:
+                        workers[s] = k
+                        size -= k
+                pl = Placement(workers, {})
+            for s, k in pl.workers.items():
+                free_g[s] -= k * w
+            out[j] = pl
+        free[:, self.g] = free_g
+        return out
 
     def _admitted(self, state: ClusterState, jobs: np.ndarray, gpw: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """The jobs the §4 pipeline places, and their GPUs per worker: the first ``k`` (the cluster's GPUs)
@@ -197,7 +282,7 @@ class HetPlace:
         opts = SolveOptions(seed=self.rng_seed + self.calls, threads=1, time_limit=self.decision_record.seconds,
                             budget=self.decision_record.clock())
         active = np.asarray(state.active, dtype=np.int64)
-        gpw = np.array([int(round(state.demand_w[j, self.g])) for j in active.tolist()], dtype=np.int64)
+        gpw = np.rint(state.demand_w[active, self.g]).astype(np.int64)   # as int(round(.)): halves to even
         gpu_jobs, other = active[gpw >= 1], active[gpw < 1]
         K = int(state.cluster.capacity[:, self.g].astype(np.int64).sum())
         take, per = self._admitted(state, gpu_jobs, gpw[gpw >= 1], K)
@@ -213,34 +298,10 @@ class HetPlace:
             held = gpu_job >= 0
             pair, count = np.unique(gpu_job[held] * S + servers[view.gpu_server][held], return_counts=True)
             start = np.searchsorted(pair // S, np.arange(take.size + 1))
-            chosen = [Placement({int(s): int(k) for s, k in zip((pair[lo:hi] % S).tolist(), (count[lo:hi] // w).tolist()) if k}, {})
-                      for lo, hi, w in zip(start[:-1].tolist(), start[1:].tolist(), per.tolist())]
-            spans = np.zeros(take.size, dtype=bool)
-            if self.order == "srpt":
-                # a synchronous job runs at its slowest worker's pace: the jobs the pipeline spread over
-                # several GPU types go last, each on the fastest single type that holds it if one does
-                spans = np.array([len({self.server_type[s] for s in pl.workers}) > 1 for pl in chosen], dtype=bool)
-            for a in np.argsort(spans, kind="stable").tolist():
-                j, pl = int(take[a]), chosen[a]
-                job = state.jobs[j]
-                one = self._one_type(state, free, j, pl.n_workers) if spans[a] else None
-                pl = pl if one is None else one
-                if job.uses_ps and pl.workers:
-                    # the §4 model has no PS: put the one PS with the job's first worker's server if it fits, else anywhere
-                    pl = self.placer.fit(free, state.demand_w[j], state.demand_p[j], pl.n_workers, 1)
-                ok = pl is not None and job.min_workers <= pl.n_workers <= job.max_workers
-                if ok:
-                    srv, rows = usage(pl, state.demand_w[j], state.demand_p[j])
-                    ok = bool((rows <= free[srv] + 1e-9).all())
-                if not ok:
-                    size = min(max(pl.n_workers if pl is not None else 0, job.min_workers), job.max_workers)
-                    pl = self._one_type(state, free, j, size) if self.order == "srpt" else None
-                    if pl is None:
-                        pl = self.placer.fit(free, state.demand_w[j], state.demand_p[j], size, 1 if job.uses_ps else 0)
-                if pl is not None:
-                    srv, rows = usage(pl, state.demand_w[j], state.demand_p[j])
-                    free[srv] -= rows
-                    out[j] = pl
+            srv, cnt = pair % S, count // np.repeat(per, np.diff(start))
+            whole = (self.order == "arrival" and self.placer_name == "consolidated" and self.whole_cluster
+                     and self._whole_gpus(state)[take].all())
+            out = (self._place_whole if whole else self._place_chosen)(state, free, take, per, start, srv, cnt)
         for j in other.tolist():
             # a job without GPUs runs at the largest size the cluster holds (asking for max_workers
             # that never fit left such jobs waiting for ever)

@@ -21,6 +21,10 @@ r"""Methods of the ``placement`` family (MODELS.md §4): ``exact``, ``greedy`` a
    exact JCT model (:func:`dlsched.models.placement.evaluate`) scores the category.
 4. **sampling**: the best of the N evaluated categories is returned.
 
+With one GPU type step 2's market and exchanges are skipped (they leave every job its size); without
+a communication term (:func:`placement_free`) a category is scored by its counts and only the best is
+placed (docs/hetplace.md, "Shortcuts that keep the answer").
+
 Every method reports, in ``Result.stats``, the average JCT, Jain's index of the slowdowns
 :math:`J_i / J_i^{\mathrm{alone}}` and the largest slowdown. ``greedy`` reports the valid lower
 bound :math:`\frac1n \sum_i J_i^{\mathrm{alone}}` (each job alone on its best GPUs),
@@ -207,15 +211,26 @@ def _pack_order(inst: PlacementInstance, counts: np.ndarray, order: np.ndarray) 
                 m -= k
                 if not m:
                     break
-    for i in np.flatnonzero(n_i == 1):
-        cand = of_type[first[i]]
+    # single GPUs, in job order, each into the smallest hole of its type (the first such server): a
+    # server so chosen stays the smallest hole until it is full, so the singles fill the servers with
+    # room in increasing room (ties by index), each to the brim, in one pass per type
+    singles = np.flatnonzero(n_i == 1)
+    for g in np.unique(first[singles]).tolist():
+        mine, cand = singles[first[singles] == g], of_type[g]
         room = cap[cand] - used[cand]
-        ok = np.flatnonzero(room > 0)
-        take(cand[ok[np.argmin(room[ok])]], 1, i)
+        fill = np.argsort(room, kind="stable")
+        fill = cand[fill[room[fill] > 0]]
+        r = cap[fill] - used[fill]
+        gpus = np.repeat(start[fill] + used[fill] - (np.cumsum(r) - r), r) + np.arange(int(r.sum()))
+        gpu_job[gpus[:mine.size]] = mine
     return gpu_job
 
 
 # ------------------------------------------------------------------------------ type prices
+
+#: the most (jobs x configurations) entries one dense table of a one-type instance may hold
+DENSE_ENTRIES = 1 << 22
+
 
 class ConfigTable:
     r"""Every job's type-count vectors ``C`` (rows, within the type counts) and their category
@@ -231,6 +246,17 @@ class ConfigTable:
         size = C.sum(axis=1)
         spans = est_spans(inst, C, biggest)
         self.groups = []                                           # (rows, cols, J[rows][:, cols])
+        if inst.n_types == 1 and self.n * C.shape[0] <= DENSE_ENTRIES:
+            # one type: the columns are the sizes 1, 2, ... and a group's columns a prefix of them, so
+            # one table with inf beyond each job's largest size picks the same (argmin takes the first
+            # of equal values either way): two groups, the one-GPU jobs and one table for the others
+            for rows in (np.flatnonzero(inst.max_workers == 1), np.flatnonzero(inst.max_workers > 1)):
+                if rows.size:
+                    cols = np.flatnonzero(size <= inst.max_workers[rows].max())
+                    r = np.broadcast_to(rows[:, None], (rows.size, cols.size))
+                    J = jct_counts(inst, r, np.broadcast_to(C[cols], (rows.size, *C[cols].shape)), np.broadcast_to(spans[cols], r.shape))
+                    self.groups.append((rows, cols, np.where(size[cols][None, :] <= inst.max_workers[rows][:, None], J, np.inf)))
+            return
         for m in np.unique(inst.max_workers).tolist():
             rows = np.flatnonzero(inst.max_workers == m)
             cols = np.flatnonzero(size <= m)
@@ -281,7 +307,7 @@ def type_prices(inst: PlacementInstance, table: ConfigTable, upper: float | None
             if since >= STALL_STEPS:
                 theta, since = theta / 2, 0
         g = N - table.C[pick].sum(axis=0)          # supply minus demand
-        if np.all(g >= 0) and np.allclose(lam * g, 0):
+        if np.all(g >= 0) and np.all(np.abs(lam * g) <= 1e-8):   # np.allclose(lam * g, 0), without its overhead
             break                                  # complementary: L is the optimum of the relaxation
         target = upper if upper is not None else POLYAK_OVERSHOOT * best_L
         step = theta * max(target - L, 1e-12 * abs(target)) / max(float(g @ g), 1.0)
@@ -565,9 +591,12 @@ DEFAULT_SAMPLES = 8
 PAIR_POLISH_MAX_JOBS = 16
 
 
-def evaluate_category(inst: PlacementInstance, sizes: np.ndarray, valuation="tangent", polish: bool = True,
-                      biggest=None, init=None, prices=None, iters: int = 2) -> tuple[np.ndarray, float, int, int, np.ndarray]:
-    """Market + exchange polish + placement of one category: (gpu_job, average JCT, rounds, swaps, prices)."""
+def category_counts(inst: PlacementInstance, sizes: np.ndarray, valuation="tangent", polish: bool = True,
+                    biggest=None, init=None, prices=None, iters: int = 2) -> tuple[np.ndarray, int, int, np.ndarray]:
+    """Market + exchange polish of one category: (type counts, market rounds, swaps, prices)."""
+    if inst.n_types == 1:
+        # one type: the market sells every job its size of it, and no exchange between types exists
+        return np.asarray(sizes, dtype=np.int64)[:, None].copy(), 0, 0, prices
     # the tangent is taken at n_i GPUs of average throughput: at the priced counts it overweights
     # jobs that hold only slow GPUs (measured: 3-13% worse allocations on 32 jobs)
     counts, rounds, prices = market_counts(inst, sizes, valuation, iters, biggest, None, prices)
@@ -586,15 +615,31 @@ def evaluate_category(inst: PlacementInstance, sizes: np.ndarray, valuation="tan
             val = cost(inst, np.arange(inst.n_jobs), c, biggest).sum()
             if val < best:
                 best, counts = val, c
+    return counts, rounds, swaps, prices
+
+
+def evaluate_category(inst: PlacementInstance, sizes: np.ndarray, valuation="tangent", polish: bool = True,
+                      biggest=None, init=None, prices=None, iters: int = 2) -> tuple[np.ndarray, float, int, int, np.ndarray]:
+    """Market + exchange polish + placement of one category: (gpu_job, average JCT, rounds, swaps, prices)."""
+    counts, rounds, swaps, prices = category_counts(inst, sizes, valuation, polish, biggest, init, prices, iters)
     gpu_job = pack(inst, counts)
     return gpu_job, float(evaluate(inst, GpuAssignment(gpu_job, np.zeros(inst.n_gpus))).mean()), rounds, swaps, prices
+
+
+def placement_free(inst: PlacementInstance) -> bool:
+    """Whether every job's JCT depends on its type counts only, not on where its GPUs are: no
+    communication term (:func:`~dlsched.instance.placement.comm_seconds` is 0 whether a job spans
+    servers or not, the bandwidths being positive). Then :func:`pack` realises any counts at
+    exactly their :func:`cost`."""
+    return not inst.model_size_mb.any()
 
 
 def price_categories(inst: PlacementInstance, table: ConfigTable, lam, N: int, rng: np.random.Generator, noise: float) -> list[tuple[np.ndarray, np.ndarray]]:
     """Category 0: the sizes jobs choose at the Lagrangian type prices; the others: the sizes
     they choose when each job sees its own prices ``lam * exp(noise * z)``, z ~ N(0, 1) (seeded)."""
     out, seen = [], set()
-    for k in range(max(1, 3 * N)):
+    # at zero prices every perturbation is zero too: one category
+    for k in range(max(1, 3 * N) if lam.any() else 1):
         if len(out) >= N:
             break
         lam_k = lam if k == 0 else lam * np.exp(noise * rng.standard_normal((inst.n_jobs, inst.n_types)))
@@ -636,6 +681,10 @@ def hetplace(instance, opts: SolveOptions, samples: int = DEFAULT_SAMPLES,
     best_val, best_job, rounds, swaps, prices = np.inf, None, 0, 0, (lam if valuation == "tangent" else None)
     bound = max(L / inst.n_jobs, float(alone_jct(inst).mean()))
     termination = "heuristic"
+    # without a communication term a category scores its counts whatever their placement: only the
+    # best is packed (the same value, to the bit, as packing each: jct_counts adds a 0 either way)
+    by_counts = placement_free(inst)
+    idx = np.arange(inst.n_jobs)
     for sizes, init in cats:
         if best_job is not None and opts.clock.expired():
             termination = "time_limit"
@@ -643,12 +692,18 @@ def hetplace(instance, opts: SolveOptions, samples: int = DEFAULT_SAMPLES,
         if best_job is not None and opts.mip_rel_gap > 0 and best_val - bound <= opts.mip_rel_gap * best_val:
             termination = "gap_limit"
             break
-        gpu_job, val, r, m, prices = evaluate_category(inst, sizes, valuation, polish, biggest, init, prices,
-                                                         int(market_iters))
+        if by_counts:
+            counts, r, m, prices = category_counts(inst, sizes, valuation, polish, biggest, init, prices, int(market_iters))
+            val, got = float(cost(inst, idx, counts, biggest).mean()), counts
+        else:
+            got, val, r, m, prices = evaluate_category(inst, sizes, valuation, polish, biggest, init, prices,
+                                                       int(market_iters))
         rounds += r
         swaps += m
         if val < best_val:
-            best_val, best_job = val, gpu_job
+            best_val, best_job = val, got
+    if by_counts and best_job is not None:
+        best_job = pack(inst, best_job)
     stats = {"samples": int(samples), "categories": len(cats), "market_rounds": rounds, "swaps": swaps,
              "valuation": valuation if isinstance(valuation, str) else "custom", "sampler": sampler, "seed": seed,
              "lagrangian_bound": L / inst.n_jobs}

@@ -286,3 +286,48 @@ def test_registered_family_policies_never_exceed_capacity(specs, servers):
         res = simulate(trace(*jobs), cluster(servers=servers), audit, LinearSpeed())
         assert not audit.problems, (name, audit.problems[:3])
         assert res.status == "completed" and res.completed.all(), name
+
+
+class _Recorded(ph.HetPlace):
+    """hetplace with every decision recorded, and how often the whole-GPU loop placed one."""
+
+    def reset(self, ctx):
+        super().reset(ctx)
+        self.log, self.whole = [], 0
+
+    def _place_whole(self, *args):
+        self.whole += 1
+        return super()._place_whole(*args)
+
+    def schedule(self, state, events):
+        out = super().schedule(state, events)
+        self.log.append({j: (dict(p.workers), dict(p.ps)) for j, p in out.items()})
+        return out
+
+
+class _General(_Recorded):
+    def _place_whole(self, *args):
+        self.whole += 1
+        return ph.HetPlace._place_chosen(self, *args)
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(4, 30))
+def test_hetplace_places_whole_gpu_jobs_as_the_general_loop(seed, n):
+    """Rigid jobs of whole GPUs (ITP's) on servers of whole GPUs: the integer loop on the free GPUs makes
+    every decision the general loop makes (the pipeline's placement where it fits, else consolidated)."""
+    from dlsched.instance.workload import Job, Trace
+
+    rng = np.random.default_rng(seed)
+    sizes = rng.choice([1, 1, 1, 2, 3, 4, 8], n)
+    jobs = tuple(Job(f"j{i}", float(rng.integers(0, 20)), "toy", float(rng.integers(1, 40)), {"gpu": 1.0},
+                     min_workers=int(k), max_workers=int(k)) for i, k in enumerate(sizes))
+    jobs = tuple(sorted(jobs, key=lambda j: j.arrival))
+    cl = Cluster.homogeneous(3, {"gpu": 8})
+    logs = []
+    for cls in (_Recorded, _General):
+        pol = cls()
+        res = simulate(Trace(jobs, "<test>"), cl, pol, LinearSpeed())
+        assert res.status == "completed" and pol.whole > 0
+        logs.append(pol.log)
+    assert logs[0] == logs[1]

@@ -11,10 +11,12 @@ from scipy.optimize import linear_sum_assignment
 import dlsched
 from dlsched.errors import InputError
 from dlsched.instance import jsonio
+from dlsched.instance.placement import PlacementInstance
 from dlsched.instance.placement_gen import generate
 from dlsched.models.placement import brute_force, evaluate
 from dlsched.solvers.hetplace import evaluate_category, greedy_counts, pack
 from dlsched.solvers.market import clear
+from dlsched.solvers.options import SolveOptions
 
 
 # -------------------------------------------------------------------------- the market
@@ -246,3 +248,87 @@ def test_config_table_picks_as_the_dense_table(seed, n, wl, per_job):
     pick, val = table.pick(lam)
     assert np.array_equal(pick, red.argmin(axis=1))
     assert np.array_equal(val, red[np.arange(n), pick])
+
+
+# -------------------------------------------------------------------------- shortcuts that keep the answer
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 12))
+def test_one_type_market_and_exchanges_leave_the_sizes(seed, n):
+    """With one GPU type the market sells each job its size and no exchange exists: the shortcut of
+    category_counts is what market_counts and polish_counts give."""
+    from dlsched.solvers.hetplace import category_counts, market_counts, polish_counts
+
+    inst = dataclasses.replace(generate(n, {"v100": 16}, seed=seed), max_workers=np.full(n, 4))
+    sizes = np.random.default_rng(seed).integers(1, 16 // n + 1, n)
+    counts, _, _ = market_counts(inst, sizes)
+    assert np.array_equal(counts, sizes[:, None])
+    polished, moves = polish_counts(inst, counts)
+    assert moves == 0 and np.array_equal(polished, counts)
+    assert np.array_equal(category_counts(inst, sizes)[0], counts)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 14), types=st.integers(1, 3))
+def test_hetplace_packs_only_the_best_category_when_placement_is_free(seed, n, types):
+    """Without a communication term each category scores its counts: packing only the best gives the
+    placement and average JCT that packing every category gives (the general path, forced)."""
+    import dlsched.solvers.hetplace as sh
+
+    gpus = dict(list({"k80": 8, "p100": 6, "v100": 4}.items())[:types])
+    n = min(n, sum(gpus.values()))
+    inst = dataclasses.replace(generate(n, gpus, seed=seed), model_size_mb=np.zeros(n))
+    assert sh.placement_free(inst)
+    fast = sh.hetplace(inst, SolveOptions(seed=seed))
+    real = sh.placement_free
+    sh.placement_free = lambda inst: False
+    try:
+        slow = sh.hetplace(inst, SolveOptions(seed=seed))
+    finally:
+        sh.placement_free = real
+    assert np.array_equal(fast.solution.gpu_job, slow.solution.gpu_job)
+    assert fast.objective == slow.objective and fast.bound == slow.bound
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_single_gpus_go_one_by_one_into_the_smallest_hole(data):
+    """pack's one pass for single GPUs places them as one-by-one best fit does: each into the server
+    of its type with the least room left, the first such server on ties."""
+    from dlsched.solvers.hetplace import _pack_order
+
+    S = data.draw(st.integers(1, 8))
+    server_type = np.array(data.draw(st.lists(st.integers(0, 1), min_size=S, max_size=S)))
+    server_type[0] = 0
+    G = int(server_type.max()) + 1
+    cap = np.array(data.draw(st.lists(st.sampled_from([1, 2, 4, 8]), min_size=S, max_size=S)))
+    room = np.bincount(server_type, weights=cap, minlength=G).astype(int)
+    counts = []
+    for _ in range(data.draw(st.integers(1, 12))):
+        g = data.draw(st.integers(0, G - 1))
+        k = min(int(room[g]), data.draw(st.sampled_from([1, 1, 1, 2, 3])))
+        if k:
+            room[g] -= k
+            counts.append(np.eye(G, dtype=np.int64)[g] * k)
+    if not counts:
+        return
+    counts = np.array(counts)
+    n = counts.shape[0]
+    inst = PlacementInstance(tuple(f"t{g}" for g in range(G)), tuple(f"s{s}" for s in range(S)), server_type, cap,
+                             tuple(f"j{i}" for i in range(n)), ("x",) * n, np.ones((n, G)), np.ones(n), np.ones(n),
+                             np.zeros(n), np.full(n, int(cap.sum())), 10.0, 5.0)
+    got = _pack_order(inst, counts, np.arange(n))
+    # the reference: the multi-GPU jobs as placed, then one single at a time
+    start = np.concatenate([[0], np.cumsum(cap)[:-1]])
+    used = np.array([(got[start[s]:start[s] + cap[s]] >= 0).sum() for s in range(S)])
+    singles = np.flatnonzero(counts.sum(axis=1) == 1)
+    used -= np.array([np.isin(got[start[s]:start[s] + cap[s]], singles).sum() for s in range(S)])
+    want = got.copy()
+    want[np.isin(want, singles)] = -1
+    for i in singles.tolist():
+        cand = np.flatnonzero(server_type == counts[i].argmax())
+        left = cap[cand] - used[cand]
+        s = cand[np.flatnonzero(left > 0)[np.argmin(left[left > 0])]]
+        want[start[s] + used[s]] = i
+        used[s] += 1
+    assert np.array_equal(got, want)
