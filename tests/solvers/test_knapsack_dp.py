@@ -87,9 +87,10 @@ def test_parametric_on_one_row_gives_the_highs_answer(seed, monkeypatch):
 
 
 def rigid_classes_core(rng, classes, cap):
-    """Rigid jobs (defer or run) in classes of identical jobs (1-5 each), shuffled in the core's order."""
+    """Rigid jobs (defer or run) in classes (1-5 jobs each) of the same use and the same saving, each
+    job's costs shifted by 0-2, shuffled in the core's order."""
     kinds = [(float(rng.integers(5, 40)), float(rng.integers(0, 5)), float(rng.integers(1, 8))) for _ in range(classes)]
-    jobs = [kinds[c] for c in range(classes) for _ in range(int(rng.integers(1, 6)))]
+    jobs = [(d + z, r + z, a) for d, r, a in kinds for z in rng.integers(0, 3, int(rng.integers(1, 6))).astype(float)]
     jobs = [jobs[i] for i in rng.permutation(len(jobs))]
     value = np.array([v for d, r, _ in jobs for v in (d, r)])
     use = np.array([u for _, _, a in jobs for u in (0.0, a)])
@@ -121,6 +122,11 @@ def test_identical_jobs_tie_is_settled_by_the_dp_over_classes_as_highs_settles_i
     opt, choice = knapsack_dp.solve_unique_classes(core, core.value, row[1], row[2])
     assert opt == 9.0 and choice.tolist() == [0, 1, 1, 1]
     assert choice.tolist() == solve_core(core, OPTS).solution.tolist()
-    core.value[6:] = [6.0, 2.0]          # the fourth job saves as much as the others, in another class: a tie left
+    core.value[6:] = [6.0, 2.0]           # a fourth job of 3 GPUs that differs by its costs, not by their difference
     core.A = sp.csr_matrix([[0, 3, 0, 3, 0, 3, 0, 3.0]])
+    row = knapsack_dp.one_row(core)
+    assert knapsack_dp.solve_unique_classes(core, core.value, row[1], row[2])[1].tolist() == [0, 0, 1, 1]
+    assert solve_core(core, OPTS).solution.tolist() == [0, 0, 1, 1]
+    core.value[6:] = [9.0, 1.0]           # now it saves as much with 6 GPUs as two of the others: a tie left
+    core.A = sp.csr_matrix([[0, 3, 0, 3, 0, 3, 0, 6.0]])
     assert knapsack_dp.solve_unique_classes(core, core.value, knapsack_dp.one_row(core)[1], 7) is None
