@@ -79,12 +79,14 @@ def one_decision(policy, trace, cluster, speed, *, seed: int = 0, caches_of=None
 
 
 def decision_task(policy: str, mix: str, n_active: int, budgets: list, pop_k: list, seed: int = 0,
-                  reference_ms: float | None = None) -> dict:
+                  reference_ms: float | None = None, options: dict | None = None) -> dict:
     """One state, the policy unbudgeted (or at ``reference_ms``) as reference, then every budget (ms) in
     ``budgets`` from scratch and incremental (smd only), and every k of ``pop_k`` at each budget (smd
-    only): rows with objective, gap, latency and objective / reference."""
+    only): rows with objective, gap, latency and objective / reference. ``options``: the policy's
+    parameters in every decision, the reference's included (fluid's ``lp_jobs``)."""
     trace, cluster, speed = scene(mix, n_active, seed)
-    ref_params = {} if reference_ms is None else {"budget_ms": reference_ms}
+    options = dict(options or {})
+    ref_params = options if reference_ms is None else {**options, "budget_ms": reference_ms}
     donor = make_policy(policy, **ref_params)
     ref = one_decision(donor, trace, cluster, speed, seed=seed)
     rows = []
@@ -93,8 +95,8 @@ def decision_task(policy: str, mix: str, n_active: int, budgets: list, pop_k: li
         if policy == "smd":
             variants += [("incremental", {})] + [(f"pop{k}", {"pop_k": k, "incremental": False}) for k in pop_k]
         for label, params in variants:
-            out = one_decision(make_policy(policy, budget_ms=b, **params), trace, cluster, speed, seed=seed, caches_of=donor)
+            out = one_decision(make_policy(policy, budget_ms=b, **options, **params), trace, cluster, speed, seed=seed, caches_of=donor)
             ratio = None if out["objective"] is None or not ref["objective"] else out["objective"] / ref["objective"]
             rows.append({"budget_ms": b, "variant": label, **out, "ratio_to_reference": ratio})
-    return {"policy": policy, "mix": mix, "n_active": n_active, "gpus": int(cluster.total()[cluster.index("gpu")]),
+    return {"policy": policy, "mix": mix, "n_active": n_active, "options": options, "gpus": int(cluster.total()[cluster.index("gpu")]),
             "reference": {**ref, "budget_ms": reference_ms}, "rows": rows}

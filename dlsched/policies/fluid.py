@@ -58,7 +58,8 @@ def fluid_shares(times: Sequence[np.ndarray], d: np.ndarray, e: np.ndarray, capa
     finds no optimum, within ``time_limit`` seconds when given). ``times[i][p, w]`` is job i's
     remaining time at p PSs and w workers (inf where it cannot run); ``d``, ``e`` (m, R) a worker's and a PS's demands; ``configs[i]`` optionally the
     :func:`pareto_configs` of job i (they depend on the time only through its scale, so callers
-    cache them). A job with no finite time gets θ = 0 and no part in the LP."""
+    cache them). A job with no finite time, or not in ``order`` (its ``times`` and ``configs`` entries
+    are not read), gets θ = 0 and no part in the LP."""
     import scipy.sparse as sp
     from scipy.optimize import linprog
 
@@ -145,6 +146,13 @@ class FluidPolicy(SRPTGreedyPolicy):
     the fewest workers) before the same fill. The policy's model is the LP, which HiGHS solves to
     optimality: a decision taken from the LP records gap 0 (and the LP's value as its objective),
     one that missed it records none.
+
+    ``lp_jobs`` (default none: every active job) limits the LP to that many jobs, the first in the
+    order (the shortest remaining at their fastest size); the others start at their first size
+    before the fill, as when no LP is solved. The LP's size grows with the square of its jobs
+    (a phase per job): with DL2's mix HiGHS takes 0.3 s at 25 jobs, 5 s at 50 and 78 s at 100
+    (docs/results/decision-scale.md), so a decision over thousands of active jobs takes ``lp_jobs``.
+    The decision's objective and gap are then those of the LP of its ``lp_jobs`` jobs.
     """
 
     name = "fluid"
@@ -152,10 +160,11 @@ class FluidPolicy(SRPTGreedyPolicy):
     @checked
     def __init__(self, inst: SMDInstance | None = None, placer: PlacerName = "first_fit",
                  alpha: Annotated[float, Range(ge=0, le=MAX_ALPHA)] = 2.0, pairs: bool = True,
-                 budget_ms: BudgetMs | None = None):
+                 budget_ms: BudgetMs | None = None, lp_jobs: Annotated[int, Range(ge=1)] | None = None):
         super().__init__(inst, placer, alpha=alpha, start="shortest", pairs=pairs)
         self.options["shares"] = "fluid"
         self.decision_record = DecisionRecord(budget_ms)
+        self.lp_jobs = None if lp_jobs is None else int(lp_jobs)
 
     def reset(self, ctx) -> None:
         super().reset(ctx)
@@ -168,12 +177,14 @@ class FluidPolicy(SRPTGreedyPolicy):
 
     def shares(self, inst: SMDInstance):
         """``options["shares"] = "fluid"``: θ of :func:`fluid_shares` for the jobs of the view completing in
-        the order given (Pareto sizes kept with ``inst``); under a budget, the last LP's θ when it
-        is not solved in time (θ = 0 leaves a job at its first size)."""
+        the order given, the first ``lp_jobs`` of them when set (Pareto sizes kept with ``inst``); under
+        a budget, the last LP's θ when it is not solved in time (θ = 0 leaves a job at its first size)."""
         def theta(view: GreedyView, order):
-            configs = [pareto_of(inst, j) for j in view.jobs.tolist()]
-            lp = fluid_shares([view.times(i) for i in range(view.jobs.size)], view.d, view.e, view.capacity, order,
-                              configs, self.clock.seconds_for_solver())
+            lp_order = order if self.lp_jobs is None else order[:self.lp_jobs]
+            times, configs = [None] * view.jobs.size, [None] * view.jobs.size      # read for lp_order only
+            for i in lp_order:
+                times[i], configs[i] = view.times(i), pareto_of(inst, int(view.jobs[i]))
+            lp = fluid_shares(times, view.d, view.e, view.capacity, lp_order, configs, self.clock.seconds_for_solver())
             if lp is not None:
                 self.decision_record.record(lp[1], lp[1])     # an LP optimum is its own bound
                 if self.decision_record.seconds is not None:

@@ -90,6 +90,9 @@ from dlsched.perf.optimus_fit import MeasuredSpeed, OptimusModel, fit_sync_point
 from dlsched.sim.placement import EPS, first_fit, usage
 from dlsched.sim.policy import ClusterState, Decision, Event, Placement, PolicyContext
 from dlsched.perf.profiles import MEASURED_BATCH
+from dlsched.policies.budget import BudgetMs, DecisionRecord
+from dlsched.solvers.anytime import lagrangian_bound
+from dlsched.solvers.options import Budget
 
 #: progress fractions at which the estimation errors are recorded
 CHECKPOINTS = (0.25, 0.5, 0.75)
@@ -130,7 +133,8 @@ def task_shares(demand_w: np.ndarray, demand_p: np.ndarray, capacity: np.ndarray
 def marginal_gain_allocation(times: Sequence[np.ndarray], demand_w: np.ndarray, demand_p: np.ndarray,
                              capacity: np.ndarray, free: np.ndarray, start: Sequence[tuple[int, int]],
                              shares: tuple[np.ndarray, np.ndarray] | None = None,
-                             order: Sequence[int] | None = None, pairs: bool = False) -> dict[int, tuple[int, int]]:
+                             order: Sequence[int] | None = None, pairs: bool = False,
+                             budget: Budget | None = None) -> dict[int, tuple[int, int]]:
     r"""Optimus's greedy (MODELS.md §5), the one both the online policy :class:`Optimus` and the
     one-shot :func:`dlsched.policies.greedy.greedy_allocation` call: (p, w) per job i (those left out
     get nothing).
@@ -147,7 +151,9 @@ def marginal_gain_allocation(times: Sequence[np.ndarray], demand_w: np.ndarray, 
     to the job earlier in the list, then to a worker before a PS. With ``pairs`` a worker and a PS
     added together, (p + 1, w + 1) at the sum of both shares, is a third candidate step (an
     ablation: one-task steps stop at a local optimum where neither task alone helps but both do,
-    which the authors' scheduler notes in a comment and leaves open).
+    which the authors' scheduler notes in a comment and leaves open). With a ``budget`` the tasks
+    stop being added when it has expired: the allocation so far is the answer (the start sizes at
+    least, feasible at every step).
     """
     share_w, share_p = shares if shares is not None else task_shares(demand_w, demand_p, capacity)
     n = len(start)
@@ -184,7 +190,7 @@ def marginal_gain_allocation(times: Sequence[np.ndarray], demand_w: np.ndarray, 
     # a job none of whose next sizes has a finite time has no positive gain: no push (its T read anyway)
     for i in (admitted[can_grow(times, p0w0[admitted], admitted, pairs)] if stacked else admitted).tolist():
         push(heap, i)
-    while heap:
+    while heap and (budget is None or not budget.expired()):
         _, i, kind, p, w = heapq.heappop(heap)
         if alloc[i] != (p, w):
             continue  # stale: the job has grown since this gain was computed
@@ -240,6 +246,38 @@ def can_grow(times: np.ndarray, pw: np.ndarray, jobs: np.ndarray, pairs: bool) -
 
 # -- placement (MODELS.md §5) ------------------------------------------------------------------
 
+def allocation_bound(times: np.ndarray, sizes: Mapping[int, tuple[int, int]], start: np.ndarray,
+                     demand_w: np.ndarray, demand_p: np.ndarray, capacity: np.ndarray) -> tuple[float, float]:
+    r"""(objective, certified lower bound) of the allocation problem Optimus's greedy
+    (:func:`marginal_gain_allocation`) answers, for the jobs it admitted (the keys of ``sizes``):
+
+    .. math:: \min \sum_j T_j(p_j, w_j) \quad	ext{s.t.}\quad \sum_j p_j e_j + w_j d_j \le C,
+              \;\; p_j \ge p^0_j,\; w_j \ge w^0_j \;(p_j = 0 	ext{ when } p^0_j = 0),
+
+    an exactly-one MCMDK over each job's sizes (``times`` a stack of [p, w] grids, inf where a job
+    cannot run; ``start`` (n, 2) the first sizes): the objective at ``sizes`` and the Lagrangian
+    bound of its capacity rows (:func:`dlsched.solvers.anytime.lagrangian_bound`), valid whatever
+    the prices. The greedy adds one task at a time, so its answer may stop above the optimum."""
+    jobs = np.fromiter(sizes, np.int64, len(sizes))
+    if not jobs.size:
+        return 0.0, 0.0
+    pw = np.array([sizes[j] for j in jobs.tolist()], dtype=np.int64).reshape(-1, 2)
+    objective = float(times[jobs, pw[:, 0], pw[:, 1]].sum())
+    P, W = times.shape[1:]
+    p0, w0 = start[jobs, 0][:, None, None], start[jobs, 1][:, None, None]
+    pg, wg = np.arange(P)[None, :, None], np.arange(W)[None, None, :]
+    ok = np.isfinite(times[jobs]) & np.where(p0 > 0, pg >= p0, pg == 0) & (wg >= w0)
+    cols = np.flatnonzero(ok)
+    job, cell = np.divmod(cols, P * W)
+    p, w = np.divmod(cell, W)
+    value = times[jobs].reshape(-1)[cols]
+    keep = capacity > 0
+    share = (p[:, None] * demand_p[jobs[job]][:, keep] + w[:, None] * demand_w[jobs[job]][:, keep]) / capacity[keep]
+    ptr = np.searchsorted(job, np.arange(jobs.size + 1))
+    bound, _ = lagrangian_bound(value, share, ptr, objective)
+    return objective, min(bound, objective)
+
+
 def place_principle(free: np.ndarray, demand_w: np.ndarray, demand_p: np.ndarray, n_workers: int, n_ps: int,
                     capacity: np.ndarray | None = None) -> Placement | None:
     """The fewest servers k such that each holds n_ps/k PSs and n_workers/k workers (k divides both).
@@ -290,7 +328,11 @@ class _JobModel:
 class Optimus:
     """Optimus: online-fitted loss-curve and speed models, marginal-gain allocation, placement principle (MODELS.md §5).
 
-    Options and the choices behind them: the module docstring.
+    Options and the choices behind them: the module docstring. ``budget_ms`` (default none: every
+    allocation run to the end, as without the option) bounds each decision's wall time from the
+    start of the call (docs/simulator.md, "Decision budgets and certified gaps"): the marginal-gain
+    greedy stops adding tasks when it ends, and each decision records the objective and the
+    certified gap of the allocation problem (:func:`allocation_bound`).
     """
 
     name = "optimus"
@@ -305,7 +347,8 @@ class Optimus:
                  normalise: Literal["task", "cluster", "amount", "none"] = "cluster",
                  gain: Literal["absolute", "relative"] = "absolute",
                  models: Literal["fitted", "oracle", "oracle-speed", "oracle-steps"] = "fitted", pairs: bool = False,
-                 speed_model: Literal["measured", "nnls"] = "measured", profile_points: Annotated[int, Range(ge=1)] = 8):
+                 speed_model: Literal["measured", "nnls"] = "measured", profile_points: Annotated[int, Range(ge=1)] = 8,
+                 budget_ms: BudgetMs | None = None):
         self.slot_seconds = slot_seconds
         self.criterion = criterion
         self.gamma = gamma
@@ -322,11 +365,13 @@ class Optimus:
         self.gain = gain
         self.models = models
         self.pairs = bool(pairs)
+        self.decision_record = DecisionRecord(budget_ms)
         self._ctx: PolicyContext | None = None
 
     # -- protocol --------------------------------------------------------------------------------
     def reset(self, ctx: PolicyContext) -> None:
         self._ctx = ctx
+        self.decision_record.reset()
         self._models: dict[int, _JobModel] = {}
         self._by_type: dict[str, list] = {}           # job type -> pooled (p, w, rate) samples ("nnls")
         self._of_type: dict[str, list[int]] = {}      # job type -> jobs seen, in order ("measured")
@@ -378,6 +423,7 @@ class Optimus:
                     self._final_speed[ev.job] = (job.job_type, self._speed_error(ev.job, job))
 
     def schedule(self, state: ClusterState, events: Sequence[Event]) -> Decision:
+        clock = self.decision_record.clock()             # the decision's budget runs from here
         self._completed(state, events)
         self._index(state)
         active = np.asarray(state.active, dtype=np.int64)
@@ -410,7 +456,12 @@ class Optimus:
         scaled = times if self.gain == "absolute" else np.array([T / _fastest(T) for T in times]).reshape(times.shape)
         divisor = self.normalise if self.normalise in ("amount", "none") else "share"
         shares = task_shares(dw, dp, self._capacity, bottleneck, divisor)
-        sizes = marginal_gain_allocation(scaled, dw, dp, self._capacity, self._capacity, start, shares, pairs=self.pairs)
+        budgeted = self.decision_record.seconds is not None
+        sizes = marginal_gain_allocation(scaled, dw, dp, self._capacity, self._capacity, start, shares, pairs=self.pairs,
+                                         budget=clock if budgeted else None)
+        if budgeted:
+            self.decision_record.record(*allocation_bound(scaled, sizes, np.asarray(start, dtype=np.int64).reshape(-1, 2),
+                                                          dw, dp, self._capacity))
         placements = self._place(state, idx, sizes, times, start)
         return Decision(placements, next_call=float(later.min()) if later.size else None)
 

@@ -283,8 +283,10 @@ class _ExactSub:
 
 class _DPSub:
     """The subproblem of a core with one whole-number capacity row (:mod:`dlsched.solvers.knapsack_dp`):
-    by the DP when its optimum is unique, so the answer is the exact solve's; by HiGHS
-    (:class:`_ExactSub`, loaded on first need) when the DP finds a tie."""
+    by the DP when its optimum is unique, so the answer is the exact solve's; when it is unique up
+    to exchanging identical jobs, by the DP over classes of identical jobs
+    (:func:`~dlsched.solvers.knapsack_dp.solve_unique_classes`); by HiGHS (:class:`_ExactSub`,
+    loaded on first need) when a tie remains."""
 
     def __init__(self, core: MCMDK, opts: SolveOptions, use: np.ndarray, cap: int):
         self.core, self.opts, self.use, self.cap = core, opts, use, cap
@@ -292,6 +294,8 @@ class _DPSub:
 
     def solve(self, cost: np.ndarray, warm_choice):
         out = knapsack_dp.solve_unique(self.core, cost, self.use, self.cap)
+        if out is None:
+            out = knapsack_dp.solve_unique_classes(self.core, cost, self.use, self.cap)
         if out is not None:
             return out[0], out[1], 0.0
         if self.exact is None:

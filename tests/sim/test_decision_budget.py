@@ -128,7 +128,8 @@ def test_a_budgeted_or_partitioned_decision_is_bracketed_by_its_bound(busy_view,
 @pytest.mark.parametrize("name,params,field", [
     ("smd", {"budget_ms": 0}, "budget_ms"), ("smd", {"budget_ms": "fast"}, "budget_ms"),
     ("smd", {"pop_k": 0}, "pop_k"), ("hetplace", {"budget_ms": -5}, "budget_ms"),
-    ("fluid", {"budget_ms": float("inf")}, "budget_ms")])
+    ("fluid", {"budget_ms": float("inf")}, "budget_ms"), ("fluid", {"lp_jobs": 0}, "lp_jobs"),
+    ("optimus", {"budget_ms": 0}, "budget_ms")])
 def test_bad_budget_parameters_name_the_parameter(name, params, field):
     with pytest.raises(InputError, match=field):
         make_policy(name, **params)
@@ -140,7 +141,7 @@ def run(capsys, *argv):
     return code, out, err
 
 
-@pytest.mark.parametrize("policy", ["smd", "hetplace", "fluid"])
+@pytest.mark.parametrize("policy", ["smd", "hetplace", "fluid", "optimus"])
 def test_simulate_reports_latency_and_certified_gap(capsys, policy):
     code, out, _ = run(capsys, "simulate", "dl2:12:3", "--policy", policy, "--speed", "table",
                        "--decision-budget", "200", "--json")
@@ -174,3 +175,68 @@ def test_the_decision_scale_task_compares_each_budget_with_the_unbudgeted_decisi
     for row in out["rows"]:
         assert row["active"] == 24 and row["placed"] >= 1 and row["gap"] >= 0
         assert row["ratio_to_reference"] >= 1 - 1e-9 or row["variant"] != "scratch"
+
+
+@st.composite
+def growth_problems(draw):
+    """Optimus's allocation problem: 1-3 jobs, grids of p = 0..2, w = 0..3 (inf at p = 0 for a PS job,
+    and at a few drawn sizes), start sizes, demands and a capacity."""
+    n, R = draw(st.integers(1, 3)), draw(st.integers(1, 2))
+    times = np.full((n, 3, 4), np.inf)
+    start = np.zeros((n, 2), dtype=np.int64)
+    for i in range(n):
+        ps = draw(st.booleans())
+        start[i] = (1 if ps else 0, 1)
+        for p in (range(1, 3) if ps else [0]):
+            for w in range(1, 4):
+                if (p, w) == tuple(start[i]) or draw(st.integers(0, 4)):
+                    times[i, p, w] = draw(st.floats(1, 100))
+    dw = np.array([[draw(st.floats(0.1, 2)) for _ in range(R)] for _ in range(n)])
+    dp = np.array([[draw(st.floats(0.1, 2)) for _ in range(R)] for _ in range(n)])
+    cap = np.array([draw(st.floats(1, 12)) for _ in range(R)])
+    return times, start, dw, dp, cap
+
+
+@settings(max_examples=80, deadline=None)
+@given(prob=growth_problems())
+def test_optimus_allocation_is_bracketed_by_its_certified_bound(prob):
+    from dlsched.policies.optimus import allocation_bound, marginal_gain_allocation
+
+    times, start, dw, dp, cap = prob
+    sizes = marginal_gain_allocation(times, dw, dp, cap, cap.copy(), [tuple(s) for s in start.tolist()])
+    objective, bound = allocation_bound(times, sizes, start, dw, dp, cap)
+    jobs = sorted(sizes)
+    best = np.inf
+    choices = [[(p, w) for p in range(3) for w in range(4) if np.isfinite(times[j, p, w])
+                and (p >= start[j, 0] if start[j, 0] else p == 0) and w >= start[j, 1]] for j in jobs]
+    for pick in itertools.product(*choices):
+        used = sum(p * dp[j] + w * dw[j] for j, (p, w) in zip(jobs, pick))
+        if np.all(used <= cap + 1e-9):
+            best = min(best, sum(times[j, p, w] for j, (p, w) in zip(jobs, pick)))
+    used = sum((sizes[j][0] * dp[j] + sizes[j][1] * dw[j] for j in jobs), np.zeros_like(cap))
+    assert np.all(used <= cap + 1e-9)
+    assert objective == pytest.approx(sum(times[j, sizes[j][0], sizes[j][1]] for j in jobs))
+    assert bound <= best * (1 + 1e-9) + 1e-9 and best <= objective * (1 + 1e-9)
+
+
+def test_optimus_allocation_stops_at_the_start_sizes_when_its_budget_has_expired():
+    from dlsched.policies.optimus import marginal_gain_allocation
+    from dlsched.solvers.options import Budget
+
+    times = np.full((2, 3, 5), np.inf)
+    times[:, 1, 1:] = [[40.0, 22, 15, 12], [30.0, 16, 11, 9]]
+    d, cap = np.ones((2, 1)), np.array([8.0])
+    start = [(1, 1), (1, 1)]
+    spent = Budget(1e-9)
+    assert marginal_gain_allocation(times, d, d, cap, cap.copy(), start, budget=spent) == {0: (1, 1), 1: (1, 1)}
+    assert marginal_gain_allocation(times, d, d, cap, cap.copy(), start) == {0: (1, 3), 1: (1, 3)}
+
+
+def test_optimus_with_a_generous_budget_decides_as_without_one(capsys):
+    runs = []
+    for extra in ([], ["--decision-budget", "60000"]):
+        code, out, _ = run(capsys, "simulate", "dl2:12:3", "--policy", "optimus", "--json", "--jobs", *extra)
+        assert code == 0
+        doc = json.loads(out)
+        runs.append([(j["first_start"], j["completion"]) for j in doc["job_results"]])
+    assert runs[0] == runs[1]

@@ -115,3 +115,32 @@ def test_lp_value_equals_an_independent_model(seed, m):
     theta, value = fluid_shares(times, d, e, cap, order)
     assert value == pytest.approx(_independent_value(times, d, e, cap, order), rel=1e-6)
     assert ((theta >= 0) & (theta <= 1 + 1e-9)).all()
+
+
+def test_lp_jobs_limits_the_lp_to_the_first_jobs_of_the_order():
+    """``lp_jobs`` = K: the LP of the first K jobs of the order, the others θ = 0 (their first size);
+    K at least the active jobs: the decision of the whole LP."""
+    from dlsched.bench.decision import one_decision, scene
+    from dlsched.registry import make_policy
+
+    trace, cluster, speed = scene("dl2", 12)
+    seen = []
+    policies = {k: make_policy("fluid", lp_jobs=k) for k in (None, 4, 12)}
+    for k, pol in policies.items():
+        shares = pol.shares
+
+        def spy(inst, shares=shares):
+            theta = shares(inst)
+
+            def wrapped(view, order):
+                out = theta(view, order)
+                seen.append((k, list(order), out))
+                return out
+            return wrapped
+        pol.shares = spy
+        one_decision(pol, trace, cluster, speed)
+    last = {k: (order, th) for k, order, th in seen}
+    order, th4 = last[4]
+    assert np.all(th4[order[4:]] == 0) and np.count_nonzero(th4[order[:4]]) >= 1
+    assert np.array_equal(last[12][1], last[None][1])
+    assert policies[4].decision_record.objectives[-1] < policies[None].decision_record.objectives[-1]

@@ -84,3 +84,49 @@ def test_parametric_on_one_row_gives_the_highs_answer(seed, monkeypatch):
     hi = smd.parametric(core, OPTS)
     assert dp.optimal and hi.optimal
     assert np.array_equal(dp.choice, hi.choice) and dp.objective == pytest.approx(hi.objective, rel=1e-12)
+
+
+def rigid_classes_core(rng, classes, cap):
+    """Rigid jobs (defer or run) in classes (1-5 jobs each) of the same use and the same saving, each
+    job's costs shifted by 0-2, shuffled in the core's order."""
+    kinds = [(float(rng.integers(5, 40)), float(rng.integers(0, 5)), float(rng.integers(1, 8))) for _ in range(classes)]
+    jobs = [(d + z, r + z, a) for d, r, a in kinds for z in rng.integers(0, 3, int(rng.integers(1, 6))).astype(float)]
+    jobs = [jobs[i] for i in rng.permutation(len(jobs))]
+    value = np.array([v for d, r, _ in jobs for v in (d, r)])
+    use = np.array([u for _, _, a in jobs for u in (0.0, a)])
+    ptr = np.arange(0, 2 * len(jobs) + 1, 2)
+    return MCMDK(value, sp.csr_matrix(use[None, :]), np.array([float(cap)]), ptr, "min", "exactly_one")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 5), st.integers(0, 30), st.integers(0, 10_000))
+def test_the_dp_over_classes_of_identical_jobs_gives_an_optimum(classes, cap, seed):
+    core = rigid_classes_core(np.random.default_rng(seed), classes, cap)
+    row = knapsack_dp.one_row(core)
+    out = knapsack_dp.solve_unique_classes(core, core.value, row[1], row[2])
+    if out is None:
+        return
+    opt, choice = out
+    exact = solve_core(core, OPTS)
+    assert opt == pytest.approx(exact.objective, rel=1e-12, abs=1e-9)
+    report = dlsched.check(core, choice)
+    assert report.feasible and report.objective == pytest.approx(opt, rel=1e-12, abs=1e-9)
+
+
+def test_identical_jobs_tie_is_settled_by_the_dp_over_classes_as_highs_settles_it():
+    # three identical rigid jobs, room for two of them, and another job
+    core = MCMDK(np.array([5.0, 1.0, 5.0, 1.0, 5.0, 1.0, 9.0, 2.0]), sp.csr_matrix([[0, 3, 0, 3, 0, 3, 0, 1.0]]),
+                 np.array([7.0]), np.array([0, 2, 4, 6, 8]), "min", "exactly_one")
+    row = knapsack_dp.one_row(core)
+    assert knapsack_dp.solve_unique(core, core.value, row[1], row[2]) is None
+    opt, choice = knapsack_dp.solve_unique_classes(core, core.value, row[1], row[2])
+    assert opt == 9.0 and choice.tolist() == [0, 1, 1, 1]
+    assert choice.tolist() == solve_core(core, OPTS).solution.tolist()
+    core.value[6:] = [6.0, 2.0]           # a fourth job of 3 GPUs that differs by its costs, not by their difference
+    core.A = sp.csr_matrix([[0, 3, 0, 3, 0, 3, 0, 3.0]])
+    row = knapsack_dp.one_row(core)
+    assert knapsack_dp.solve_unique_classes(core, core.value, row[1], row[2])[1].tolist() == [0, 0, 1, 1]
+    assert solve_core(core, OPTS).solution.tolist() == [0, 0, 1, 1]
+    core.value[6:] = [9.0, 1.0]           # now it saves as much with 6 GPUs as two of the others: a tie left
+    core.A = sp.csr_matrix([[0, 3, 0, 3, 0, 3, 0, 6.0]])
+    assert knapsack_dp.solve_unique_classes(core, core.value, knapsack_dp.one_row(core)[1], 7) is None
