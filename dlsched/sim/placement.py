@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import math
 from itertools import filterfalse
-from types import MappingProxyType
 from typing import Literal, Mapping, get_args
 
 import numpy as np
 
 from dlsched.errors import InputError
-from dlsched.sim.policy import ClusterState, Placement
+from dlsched.sim.policy import Changes, ClusterState, Placement
 
 #: capacity slack for float demands (fractional GPUs, memory in GB)
 EPS = 1e-9
@@ -349,9 +348,12 @@ class _KeepOrPlace:
         that order on what is free: what :meth:`place` answers when ``sizes`` adds to the running
         jobs at their current sizes, at the cost of the jobs added (the kept ones come in the
         allocation's order, which the engine keeps for them anyway)."""
-        alloc = state.allocation
-        out = alloc.copy() if isinstance(alloc, (dict, MappingProxyType)) else dict(alloc)
-        return self._fit_all(state, state.free.copy(), sizes, out) if sizes else out
+        return Changes(self.added(state, sizes)).applied(state.allocation)
+
+    def added(self, state: ClusterState, sizes: Mapping[int, tuple[int, int]]) -> dict[int, Placement]:
+        """What :meth:`add` adds to the allocation, alone: the placements of the jobs of ``sizes``
+        (none of them running) that fit, in that order (:class:`Changes` to start them)."""
+        return self._fit_all(state, state.free.copy(), sizes, {}) if sizes else {}
 
     def _fit_all(self, state: ClusterState, free: np.ndarray, sizes: Mapping[int, tuple[int, int]],
                  out: dict[int, Placement]) -> dict[int, Placement]:
