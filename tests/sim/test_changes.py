@@ -11,6 +11,7 @@ from dlsched.instance.cluster import Cluster
 from dlsched.policies.drf import DRF
 from dlsched.policies.fifo import FIFO
 from dlsched.policies.oasis_baselines import FifoPolicy
+from dlsched.policies.slotted import Slotted
 from dlsched.sim.engine import PolicyError, Simulation, simulate
 from dlsched.sim.placement import first_fit
 from dlsched.sim.policy import Changes, Decision, Placement, PolicyContext, answers_changes
@@ -157,3 +158,12 @@ def test_changes_with_next_call_wake_the_policy():
     events = sim.advance(None)
     out = pol.schedule(sim.state(), events)
     assert isinstance(out, Decision) and list(out.placements) == [0] and out.next_call == 1.0
+
+
+def test_a_slot_grid_over_a_policy_answering_changes_holds_whole_allocations():
+    # Slotted reads the inner policy's schedule as the whole allocation of the slot: FIFO's derived
+    # schedule keeps job a running when b starts at the boundary (an answer of b alone would stop a)
+    pol = Slotted(FIFO(), slot_seconds=1.0)
+    res = simulate(trace(job("a", 0.0, 2.5), job("b", 0.5, 1.0)), cluster(1, 4), pol, LinearSpeed())
+    assert sorted(pol.history[1]) == [0, 1]
+    assert res.completion.tolist() == [2.5, 2.0]
