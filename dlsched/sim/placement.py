@@ -285,7 +285,14 @@ class FirstFitPool:
 
 def consolidated(free, demand_w, demand_p, n_workers: int, n_ps: int) -> Placement | None:
     """The fewest servers: those offering the most worker slots first (ties by index)."""
-    order = np.argsort(-task_slots(free, demand_w), kind="stable")
+    slots = task_slots(free, demand_w)
+    if not n_ps and n_workers > 0:
+        s = int(np.argmax(slots))
+        if slots[s] >= n_workers:
+            # the first server with the most slots holds every worker: what fit() answers in that
+            # order, without sorting the servers (most starts of a large cluster end here)
+            return Placement({s: int(n_workers)}, {})
+    order = np.argsort(-slots, kind="stable")
     return fit(free, demand_w, demand_p, n_workers, n_ps, order)
 
 
