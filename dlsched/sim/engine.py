@@ -13,7 +13,9 @@ time its remaining iterations reach zero at its current rate, wherever that fall
 :func:`simulate` and the gymnasium environment drive; it validates every decision and raises
 :class:`PolicyError`, naming the policy and the time, for one it cannot carry out.
 
-Cost per event: numpy work over the running jobs and the jobs whose placement changed; no
+Cost per event: one numpy pass over the running jobs (their advance, on a dense table); checks,
+placement and bookkeeping at the cost of the jobs whose placement changes when the policy answers
+with :class:`Changes` (a whole allocation costs a C-level comparison with the current one). No
 Python loop over all n jobs of the trace happens after construction.
 """
 
