@@ -152,7 +152,6 @@ class Simulation:
         self._held_gpu = np.zeros(n)                  # GPUs a job holds now
         self._run = np.empty(0, dtype=np.int64)      # the running jobs, sorted
         self._table = RunningTable(n)                 # the running jobs' quantities, one slot each
-        self._views: dict | None = None
         self._resume_max = 0.0                        # the latest resume time given: none later restarts
         self._moved: set[int] = set()                 # progressed since the last state()
         self._sampled = np.zeros(n, dtype=bool)       # speed of the current placement already reported
@@ -200,13 +199,13 @@ class Simulation:
         """
         t0 = _time.perf_counter()
         self._observe()
-        if self._views is None:     # the arrays changed in place only: their read-only views made once
-            self._views = {k: _read_only(a) for k, a in (("arrival", self.arrival), ("done", self.finished),
-                           ("remaining", self.remaining), ("attained", self.attained),
-                           ("demand_w", self.demand_w), ("demand_p", self.demand_p))}
-        # _active and _run are replaced, never changed in place: a view of each is the state's own
+        # _active and _run are replaced, never changed in place: a view of each is the state's own.
+        # The views are made at each call: kept, a copy of the engine (copy.deepcopy, as the RL
+        # environment forks episodes) would keep views of the original's arrays
         st = ClusterState(
-            time=self.time, cluster=self.cluster, jobs=self.jobs, active=_read_only(self._active), **self._views,
+            time=self.time, cluster=self.cluster, jobs=self.jobs, active=_read_only(self._active),
+            arrival=_read_only(self.arrival), done=_read_only(self.finished), remaining=_read_only(self.remaining),
+            attained=_read_only(self.attained), demand_w=_read_only(self.demand_w), demand_p=_read_only(self.demand_p),
             allocation=MappingProxyType(self._alloc), free=self.cluster.capacity - self._used,
             observations=MappingProxyType(self._obs), running=_read_only(self._run),
             sizes=MappingProxyType(self._sizes))
