@@ -11,7 +11,7 @@ import numpy as np
 from dlsched.arguments import checked
 from dlsched.policies.bundles import Baseline, _job_limits, grant_vectors, ps_count, take_in_order
 from dlsched.sim.placement import EPS, FirstFitPool, PlacerName
-from dlsched.sim.policy import ClusterState, Event, Placement, PolicyContext
+from dlsched.sim.policy import ChangePolicy, Changes, ClusterState, Event, Placement, PolicyContext
 
 
 class FillMemo:
@@ -214,8 +214,11 @@ def packed(placed: dict[int, Placement], sizes: Mapping[int, tuple[int, int]],
     return placed if full or len(tentative) < len(sizes) else tentative
 
 
-class DRF(Baseline):
-    """DRF: progressive filling, the lowest dominant share gets the next worker+PS bundle (MODELS.md §7)."""
+class DRF(Baseline, ChangePolicy):
+    """DRF: progressive filling, the lowest dominant share gets the next worker+PS bundle (MODELS.md §7).
+
+    Answers with :class:`Changes` (the jobs it starts) where no running job changes, else with the
+    whole allocation."""
 
     name = "drf"
 
@@ -227,18 +230,19 @@ class DRF(Baseline):
     def reset(self, ctx: PolicyContext) -> None:
         super().reset(ctx)
         self._memo = FillMemo() if self.incremental else None
-        self._shape: tuple | None = None       # (the trace, its tasks are units, its jobs are rigid)
+        self._shape: tuple | None = None       # (the trace, its tasks are units, its jobs are rigid, of one size each)
 
     def candidates(self, state: ClusterState, events: Sequence[Event]) -> np.ndarray:
         """The jobs the filling may grow: every active job (a family's DRF admits fewer)."""
         return state.active
 
-    def schedule(self, state: ClusterState, events: Sequence[Event]) -> dict[int, Placement]:
+    def changes(self, state: ClusterState, events: Sequence[Event]) -> Changes | dict[int, Placement]:
         cand = self.candidates(state, events)
         if self._shape is None or self._shape[0] is not state.jobs:
-            minw, maxw = _job_limits(state.jobs)[:2]
-            self._shape = (state.jobs, unit_tasks(state), bool((minw == maxw).all()))
-        _, unit, rigid = self._shape
+            minw, maxw, maxp = _job_limits(state.jobs)[:3]
+            rigid = bool((minw == maxw).all())
+            self._shape = (state.jobs, unit_tasks(state), rigid, rigid and bool((maxp <= 1).all()))
+        _, unit, rigid, fixed = self._shape
         if not unit:
             sizes, tentative = drf_fill(state, cand, self.total, state.cluster.capacity, self._memo)
             return packed(self.placer.place(state, sizes), sizes, tentative)
@@ -249,17 +253,29 @@ class DRF(Baseline):
         # their lines: the first 3,000 jobs of ITP cluster 04 on 80 x 8 GPUs take 1.3 CPU s, 3.5 s with the servers.
         if rigid:
             cand = np.sort(np.asarray(cand, dtype=np.int64))
+            p0 = _job_limits(state.jobs)[4]
+            run = state.running
+            if fixed and run is not None and np.array_equal(cand[:run.size], run):
+                # The running jobs come first in the pass and hold their one size (of one size each:
+                # rigid, at most one PS), which together fits, so the pass takes each of them and
+                # leaves the aggregate capacity free now (whole units: exact) to the jobs after them.
+                # Only those are passed over and placed: without a queue, the jobs that arrived.
+                wait = cand[run.size:]
+                minw, _, _, _, _, _, first = grant_vectors(state, wait)
+                take = take_in_order(first, state.free.sum(axis=0))
+                fresh = wait[take]
+                sizes = dict(zip(fresh.tolist(), zip(minw[take].tolist(), p0[fresh].tolist())))
+                return Changes(self.placer.added(state, sizes))
             minw, _, _, _, _, _, first = grant_vectors(state, cand)
             take = take_in_order(first, self.total.astype(float))
-            p0 = _job_limits(state.jobs)[4]
             taken = cand[take]
-            run = state.running
             if run is not None and np.isin(run, taken).all():
                 # no running job dropped, and a rigid job keeps its one size: only the jobs taken that
                 # do not run yet are placed (the placer's answer for all of them, at their cost)
                 new = ~np.isin(taken, run)
                 fresh = taken[new]
-                return self.placer.add(state, dict(zip(fresh.tolist(), zip(minw[take][new].tolist(), p0[fresh].tolist()))))
+                sizes = dict(zip(fresh.tolist(), zip(minw[take][new].tolist(), p0[fresh].tolist())))
+                return Changes(self.placer.added(state, sizes))
             sizes = dict(zip(taken.tolist(), zip(minw[take].tolist(), p0[taken].tolist())))
         else:
             sizes = drf_fill(state, cand, self.total, None, self._memo)[0]

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import itertools
-from types import MappingProxyType
 from typing import Sequence
 
 import numpy as np
 
 from dlsched.policies.bundles import Baseline
 from dlsched.sim.placement import hold
-from dlsched.sim.policy import ClusterState, Event, Placement, PolicyContext
+from dlsched.sim.policy import ChangePolicy, Changes, ClusterState, Event, Placement, PolicyContext
 
 
-class FIFO(Baseline):
+class FIFO(Baseline, ChangePolicy):
     """FIFO: strict arrival order at full size, non-preemptive; the head job blocks the queue until it fits."""
 
     name = "fifo"
@@ -31,18 +30,18 @@ class FIFO(Baseline):
         w, p, _ = self.full(state, j)
         return w, p
 
-    def schedule(self, state: ClusterState, events: Sequence[Event]) -> dict[int, Placement]:
-        alloc = state.allocation
-        # the engine's mapping proxy copies its dict at C speed; dict(proxy) goes key by key
-        out = alloc.copy() if isinstance(alloc, (dict, MappingProxyType)) else dict(alloc)
+    def changes(self, state: ClusterState, events: Sequence[Event]) -> Changes:
+        """The jobs that start: the queue's head and those after it, in order, while each fits
+        (running jobs are never stopped or resized, so nothing else changes)."""
         free = state.free.copy()
         # not queue.tolist(): the queue can be long, the loop stops at its head
-        queue = (j for j in map(int, _queue(state.active, out, state.running)) if self.waiting(state, j))
+        queue = (j for j in map(int, _queue(state.active, state.allocation, state.running)) if self.waiting(state, j))
         head = next(queue, None)
+        start: dict[int, Placement] = {}
         # an arrival frees nothing: a head that did not fit the same free capacity does not fit now
         # (placement is a function of the free capacity), so the queue stays blocked without a search
         if head is not None and self._blocked is not None and self._blocked[0] == head and np.array_equal(self._blocked[1], free):
-            return out
+            return Changes(start)
         self._blocked = None
         for j in itertools.chain(() if head is None else (head,), queue):
             w, p = self.size(state, j)
@@ -51,8 +50,8 @@ class FIFO(Baseline):
                 self._blocked = (j, free)
                 break
             hold(free, pl, state.demand_w[j], state.demand_p[j])
-            out[j] = pl
-        return out
+            start[j] = pl
+        return Changes(start)
 
 
 def _queue(active: np.ndarray, running, held: np.ndarray | None = None) -> np.ndarray:

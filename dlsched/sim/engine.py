@@ -13,7 +13,9 @@ time its remaining iterations reach zero at its current rate, wherever that fall
 :func:`simulate` and the gymnasium environment drive; it validates every decision and raises
 :class:`PolicyError`, naming the policy and the time, for one it cannot carry out.
 
-Cost per event: numpy work over the running jobs and the jobs whose placement changed; no
+Cost per event: one numpy pass over the running jobs (their advance, on a dense table); checks,
+placement and bookkeeping at the cost of the jobs whose placement changes when the policy answers
+with :class:`Changes` (a whole allocation costs a C-level comparison with the current one). No
 Python loop over all n jobs of the trace happens after construction.
 """
 
@@ -40,7 +42,9 @@ from dlsched.instance.cluster import Cluster
 from dlsched.instance.workload import Trace
 from dlsched.sim.metrics import SimResult
 from dlsched.sim.placement import EPS, EmptyCluster, task_slots, usage
-from dlsched.sim.policy import ClusterState, Decision, Event, Observations, Placement, PolicyContext, SpeedSourceLike
+from dlsched.sim.policy import (Changes, ClusterState, Decision, Event, Observations, Placement, PolicyContext,
+                                SpeedSourceLike, answers_changes)
+from dlsched.sim.running import RunningTable
 from dlsched.sim.slots import next_boundary
 
 
@@ -146,7 +150,9 @@ class Simulation:
         self._rate_of = np.zeros(n)
         self._resume_of = np.zeros(n)                 # time from which a job's current placement progresses
         self._held_gpu = np.zeros(n)                  # GPUs a job holds now
-        self._run = np.empty(0, dtype=np.int64)
+        self._run = np.empty(0, dtype=np.int64)      # the running jobs, sorted
+        self._table = RunningTable(n)                 # the running jobs' quantities, one slot each
+        self._resume_max = 0.0                        # the latest resume time given: none later restarts
         self._moved: set[int] = set()                 # progressed since the last state()
         self._sampled = np.zeros(n, dtype=bool)       # speed of the current placement already reported
         self._has_curve = np.array([j.convergence is not None for j in jobs], dtype=bool)
@@ -175,7 +181,7 @@ class Simulation:
     @property
     def progressing(self) -> int:
         """How many running jobs have a positive rate (will progress, after any restart)."""
-        return int((self._rate_of[self._run] > 0).sum())
+        return int((self._table.rate > 0).sum())
 
     @property
     def active(self) -> np.ndarray:
@@ -188,12 +194,16 @@ class Simulation:
     def state(self) -> ClusterState:
         """The read-only view a policy gets now; first records the observations since the last call.
 
-        Arrays are views of the engine's own (not writeable) and are valid during the call.
+        Arrays and mappings are views of the engine's own (not writeable) and are valid during the
+        call: the engine changes them in place afterwards (copy what must outlive the call).
         """
         t0 = _time.perf_counter()
         self._observe()
+        # _active and _run are replaced, never changed in place: a view of each is the state's own.
+        # The views are made at each call: kept, a copy of the engine (copy.deepcopy, as the RL
+        # environment forks episodes) would keep views of the original's arrays
         st = ClusterState(
-            time=self.time, cluster=self.cluster, jobs=self.jobs, active=_read_only(self._active.copy()),
+            time=self.time, cluster=self.cluster, jobs=self.jobs, active=_read_only(self._active),
             arrival=_read_only(self.arrival), done=_read_only(self.finished), remaining=_read_only(self.remaining),
             attained=_read_only(self.attained), demand_w=_read_only(self.demand_w), demand_p=_read_only(self.demand_p),
             allocation=MappingProxyType(self._alloc), free=self.cluster.capacity - self._used,
@@ -220,32 +230,48 @@ class Simulation:
             if pl is not None and not self._sampled[j]:
                 obs.speed.append((pl.n_ps, pl.n_workers, float(self._rate_of[j])))
                 self._sampled[j] = True
+                self._table.note[self._table.slot_of[j]] = job.convergence is not None
         self._moved.clear()
 
     # -- decisions -----------------------------------------------------------------------------
-    def apply(self, decision: Decision | Mapping[int, Placement], policy: str = "<policy>") -> None:
-        """Make ``decision`` the allocation from now on; jobs absent from it hold nothing.
+    def apply(self, decision: Decision | Changes | Mapping[int, Placement], policy: str = "<policy>") -> None:
+        """Make ``decision`` the allocation from now on: a whole allocation (jobs absent from it hold
+        nothing), or :class:`Changes` to the current one (what it does not name runs on as it is).
 
         Raises PolicyError for an unknown, unarrived, unschedulable or finished job, a malformed
         placement, a server that does not exist, a worker count outside [min_workers,
-        max_workers], a PS job without a PS (or more than max_ps), PSs for an all-reduce job, or
-        any server and resource over-committed.
+        max_workers], a PS job without a PS (or more than max_ps), PSs for an all-reduce job, a
+        stopped job that is not running, or any server and resource over-committed; the
+        allocation is then unchanged.
         """
         t0 = _time.perf_counter()
-        placements = decision.placements if isinstance(decision, Decision) else decision
-        if not isinstance(placements, Mapping):
-            raise PolicyError(policy, self.time, f"expected a Decision or a dict job -> Placement, got {type(placements).__name__}")
+        if isinstance(decision, Changes):
+            released, changed, new = self._diff_changes(decision, policy)
+        else:
+            placements = decision.placements if isinstance(decision, Decision) else decision
+            if not isinstance(placements, Mapping):
+                raise PolicyError(policy, self.time,
+                                  f"expected a Decision, Changes or a dict job -> Placement, got {type(placements).__name__}")
+            released, changed, new = self._diff_whole(placements, policy)
+        if released or changed:
+            self._commit(released, changed, new, policy)
+        elif new is not None:
+            self._alloc = new                      # the same jobs where they were, in the decision's order
+        self.engine_seconds += _time.perf_counter() - t0
+
+    def _diff_whole(self, placements: Mapping, policy: str) -> tuple[list[int], dict[int, Placement], dict | None]:
+        """(jobs released, jobs placed anew -> placement, the new allocation or None if it is the
+        current one changed in place) of a whole allocation."""
         new: dict[int, Placement] = {}
-        changed: list[int] = []
+        changed: dict[int, Placement] = {}
         alloc = self._alloc
         kept = 0                                   # entries of alloc carried over as they are
         items = placements.items()
         if type(placements) is dict and alloc.items() <= items:
             # every running job kept as it is (the usual answer, e.g. dict(state.allocation) plus new
             # jobs): one C-level pass over the running jobs (identity before equality), then only the
-            # new entries, in the decision's order, are checked; the per-event cost does not grow
-            # with the number of jobs running
-            new, kept = dict(alloc), len(alloc)
+            # new entries, in the decision's order, are checked and added to the allocation in place
+            new, kept = None, len(alloc)
             items = _added(placements, alloc)
         for key, pl in items:
             if pl is not None and alloc.get(key) is pl:    # unchanged: checked when it was applied
@@ -259,57 +285,115 @@ class Simulation:
                 raise PolicyError(policy, self.time, f"job {j}: expected a Placement, got {type(pl).__name__}")
             old = alloc.get(j)
             if old is pl or old == pl:
-                new[j] = old
+                if new is not None:
+                    new[j] = old
                 kept += 1
                 continue
             if not pl.workers and not pl.ps:
                 continue
             self._check_placement(j, pl, policy)
-            new[j] = pl
-            changed.append(j)
+            if new is not None:
+                new[j] = pl
+            changed[j] = pl
         # most calls keep every running job where it is: then nothing is released (no second pass)
         released = [] if kept == len(alloc) else [j for j in alloc if new.get(j) is not alloc[j]]
-        used = self._used.copy() if released or changed else self._used
+        return released, changed, new
+
+    def _diff_changes(self, changes: Changes, policy: str) -> tuple[list[int], dict[int, Placement], None]:
+        """(jobs released, jobs placed anew -> placement, None) of :class:`Changes`: checks and
+        costs the jobs it names only."""
+        alloc = self._alloc
+        released: list[int] = []
+        for key in changes.stop:
+            j = self._check_job(key, policy)
+            if j not in alloc:
+                raise PolicyError(policy, self.time, f"job {j} ({self.jobs[j].name}) is stopped but does not run")
+            released.append(j)
+        if not isinstance(changes.place, Mapping):
+            raise PolicyError(policy, self.time,
+                              f"Changes.place: expected a dict job -> Placement, got {type(changes.place).__name__}")
+        stopped = set(released)
+        changed: dict[int, Placement] = {}
+        for key, pl in changes.place.items():
+            j = self._check_job(key, policy)
+            if not isinstance(pl, Placement):
+                raise PolicyError(policy, self.time, f"job {j}: expected a Placement, got {type(pl).__name__}")
+            if j in stopped:
+                raise PolicyError(policy, self.time, f"job {j} ({self.jobs[j].name}) is both stopped and placed")
+            old = alloc.get(j)
+            if old is pl or old == pl:
+                continue
+            if not pl.workers and not pl.ps:
+                raise PolicyError(policy, self.time, f"job {j} ({self.jobs[j].name}): an empty placement (stop it instead)")
+            self._check_placement(j, pl, policy)
+            if old is not None:
+                released.append(j)             # moves: releases its old placement
+            changed[j] = pl
+        return released, changed, None
+
+    def _commit(self, released: list[int], changed: dict[int, Placement], new: dict | None, policy: str) -> None:
+        """Release ``released``, start ``changed`` (a job in both moves); ``new``: the whole allocation
+        that results, or None to change the current one in place. Costs the jobs named: capacity is
+        checked on the servers they touch (the others hold no more than they did)."""
+        rates = {}
+        for j, pl in changed.items():
+            rate = self.speed.rate(self.jobs[j], pl, self.cluster)
+            if not (isinstance(rate, (int, float, np.floating, np.integer)) and math.isfinite(rate) and rate >= 0):
+                raise PolicyError(policy, self.time, f"the speed source gave job {j} the rate {rate!r} (expected a finite rate >= 0)")
+            rates[j] = float(rate)
+        used = self._used
+        fresh = {j: usage(pl, self.demand_w[j], self.demand_p[j]) for j, pl in changed.items()}
+        touched = np.unique(np.concatenate([self._usage[j][0] for j in released] + [f[0] for f in fresh.values()]))
+        before = used[touched]                   # a copy: restored if the decision is refused
         for j in released:
             srv, rows = self._usage[j]
             used[srv] -= rows
-        fresh = {}
-        for j in changed:
-            fresh[j] = usage(new[j], self.demand_w[j], self.demand_p[j])
-            used[fresh[j][0]] += fresh[j][1]
-        over = used > self._cap_limit if changed else None     # releasing alone cannot over-commit
-        if over is not None and over.any():
-            s, r = np.argwhere(over)[0]
-            holders = sorted(j for j, pl in new.items() if s in pl.servers)
+        for srv, rows in fresh.values():
+            used[srv] += rows
+        over = used[touched] > self._cap_limit[touched]
+        if over.any():
+            k, r = np.argwhere(over)[0]
+            s = int(touched[k])
+            value = used[s, r]
+            used[touched] = before
+            after = new if new is not None else {**{j: pl for j, pl in self._alloc.items() if j not in released}, **changed}
+            holders = sorted(j for j, pl in after.items() if s in pl.servers)
             raise PolicyError(policy, self.time,
                               f"over-commits server {self.cluster.names[s]} (index {s}) in {self.cluster.resources[r]}: "
-                              f"{used[s, r]:g} > capacity {self.cluster.capacity[s, r]:g} (jobs {holders[:10]})")
-        sizes = dict(self._sizes) if released or changed else self._sizes   # the last state() keeps its own view
+                              f"{value:g} > capacity {self.cluster.capacity[s, r]:g} (jobs {holders[:10]})")
+        alloc, sizes = self._alloc, self._sizes
+        tab = self._table
         for j in released:
             del self._usage[j]
             del sizes[j]
             self._sampled[j] = False
             self._held_gpu[j] = 0.0
-        for j in changed:
-            rate = self.speed.rate(self.jobs[j], new[j], self.cluster)
-            if not (isinstance(rate, (int, float, np.floating, np.integer)) and math.isfinite(rate) and rate >= 0):
-                raise PolicyError(policy, self.time, f"the speed source gave job {j} the rate {rate!r} (expected a finite rate >= 0)")
-            self._rate_of[j] = float(rate)
+            if j not in changed:
+                tab.drop(j)
+        for j, pl in changed.items():
+            self._rate_of[j] = rates[j]
             self._resume_of[j] = self.time + self.restart_seconds
+            self._resume_max = max(self._resume_max, self._resume_of[j])
             self._usage[j] = fresh[j]
-            sizes[j] = (new[j].n_workers, new[j].n_ps)
+            sizes[j] = (pl.n_workers, pl.n_ps)
             self._held_gpu[j] = fresh[j][1][:, self._gpu].sum() if self._gpu is not None else 0.0
+            tab.put(j, self._rate_of[j], self._resume_of[j], self.remaining[j], self.iterations[j], self._held_gpu[j], True)
             if np.isnan(self.first_start[j]):
                 self.first_start[j] = self.time
-        self._used = used
-        self._alloc = new
-        self._sizes = sizes
-        if released:
-            self._run = np.array(sorted(new), dtype=np.int64)
-        elif changed:                              # only additions: insert them into the sorted array
-            add = np.sort(np.array(changed, dtype=np.int64))
+        # the running jobs: those that stop leave, those that start join (one that moves stays where it is)
+        stop = [j for j in released if j not in changed]
+        start = [j for j in changed if j not in alloc]
+        if new is not None:
+            self._alloc = new
+        else:
+            for j in stop:
+                del alloc[j]
+            alloc.update(changed)
+        if stop:
+            self._run = np.delete(self._run, np.searchsorted(self._run, sorted(stop)))
+        if start:
+            add = np.array(sorted(start), dtype=np.int64)
             self._run = np.insert(self._run, np.searchsorted(self._run, add), add)
-        self.engine_seconds += _time.perf_counter() - t0
 
     def _check_job(self, key, policy: str) -> int:
         if isinstance(key, (bool, np.bool_)) or not isinstance(key, (int, np.integer)):
@@ -345,18 +429,21 @@ class Simulation:
 
     # -- time ----------------------------------------------------------------------------------
     def _completions(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per running job: rate r_j, the time its progress starts (after any restart), and
-        t_complete(j) = start + remaining / r_j (inf at rate 0)."""
-        run = self._run
-        rate = self._rate_of[run]
-        start = np.maximum(self.time, self._resume_of[run])
+        """Per running job (in the slots of :class:`RunningTable`): rate r_j, the time its progress
+        starts (after any restart), and t_complete(j) = start + remaining / r_j (inf at rate 0)."""
+        tab = self._table
+        rate = tab.rate
+        if self._resume_max <= self.time and not tab.stalled:
+            # none restarting, none at rate 0 (the usual): the same values, in fewer passes; start None = now
+            return rate, None, self.time + tab.remaining / rate
+        start = np.maximum(self.time, tab.resume)
         pos = rate > 0
-        return rate, start, np.where(pos, start + self.remaining[run] / np.where(pos, rate, 1.0), math.inf)
+        return rate, start, np.where(pos, start + tab.remaining / np.where(pos, rate, 1.0), math.inf)
 
     def next_event_time(self, until: float | None = None, completions=None) -> float:
         """When :meth:`advance` would stop: the next arrival, completion, ``until`` or ``max_time``."""
         t = self.arrival[self._next] if self._next < self.n else math.inf
-        if self._run.size:
+        if self._table.size:
             tc = (completions or self._completions())[2]
             t = min(t, float(tc.min()))
         if until is not None:
@@ -382,28 +469,34 @@ class Simulation:
         t0 = _time.perf_counter()
         if self.done:
             return []
-        run = self._run
-        comp = self._completions() if run.size else None
+        tab = self._table
+        comp = self._completions() if tab.size else None
         t_next = self.next_event_time(until, comp)
         if math.isinf(t_next):
             self.engine_seconds += _time.perf_counter() - t0
             return []
         dt = t_next - self.time
         finished = np.empty(0, dtype=np.int64)
-        if run.size:
+        if tab.size:
+            # every running job advances (eagerly: the same arithmetic at every event keeps runs
+            # bit for bit), on the table's contiguous slots; the trace-long arrays get one scatter
             rate, start, tc = comp
-            eff = np.maximum(t_next - start, 0.0)
-            rem = self.remaining[run] - rate * eff
+            run = tab.job
+            eff = dt if start is None else np.maximum(t_next - start, 0.0)
+            rem = tab.remaining - rate * eff
             # exact completion: the job whose completion time defines t_next (and any tie) ends now
             tol = 1e-9 * max(1.0, abs(t_next))
-            fin = (tc <= t_next + tol) | (rem <= 1e-12 * self.iterations[run])
-            rem[fin] = 0.0
-            self.remaining[run] = np.maximum(rem, 0.0)
-            self.attained[run] += self._held_gpu[run] * dt
-            moved = run[eff > 0]
+            fin = (tc <= t_next + tol) | (rem <= tab.least)
+            if fin.any():
+                rem[fin] = 0.0
+            np.maximum(rem, 0.0, out=tab.remaining)
+            self.remaining[run] = tab.remaining
+            self.attained[run] += tab.held * dt
             # only jobs with something to report: a loss curve, or a placement not yet sampled
-            self._moved.update(moved[self._has_curve[moved] | ~self._sampled[moved]].tolist())
-            finished = run[fin]
+            progressed = tab.note if start is None else (eff > 0) & tab.note
+            if start is not None or dt > 0:
+                self._moved.update(run[progressed].tolist())
+            finished = np.sort(run[fin])
         if dt > 0:
             self._seg.append((self.time, t_next))
             self._seg_used.append(self._used.sum(axis=0))
@@ -412,18 +505,17 @@ class Simulation:
         if finished.size:
             self.finished[finished] = True
             self.completion[finished] = t_next
-            self._alloc = dict(self._alloc)       # the last state() keeps its own view
-            self._sizes = dict(self._sizes)
             for j in finished.tolist():
                 srv, rows = self._usage.pop(j)
                 self._used[srv] -= rows
                 del self._alloc[j]
                 del self._sizes[j]
+                tab.drop(j)
                 self._held_gpu[j] = 0.0
                 self._sampled[j] = False
                 events.append(Event(t_next, "completion", j))
-            self._run = run[~self.finished[run]]          # a mask lookup: no sort, as np.isin would
-            self._active = self._active[~self.finished[self._active]]
+            self._run = np.delete(self._run, np.searchsorted(self._run, finished))
+            self._active = np.delete(self._active, np.searchsorted(self._active, finished))
         first = self._next
         while self._next < self.n and self.arrival[self._next] <= t_next:
             self._next += 1
@@ -515,6 +607,8 @@ def simulate(trace: Trace, cluster: Cluster, policy, speed: SpeedSourceLike, *, 
     slot = getattr(policy, "slot_seconds", None)
     if slot is not None and not (slot > 0):
         raise PolicyError(name, 0.0, f"slot_seconds must be > 0 or None, got {slot!r}")
+    # a policy that answers with the changes only is asked for them (its schedule is derived from them)
+    decide = policy.changes if answers_changes(policy) else policy.schedule
     latencies: list[float] = []
     status, message = None, ""
     idle_calls = 0
@@ -529,10 +623,10 @@ def simulate(trace: Trace, cluster: Cluster, policy, speed: SpeedSourceLike, *, 
                 break
             state = sim.state()
             t0 = _time.perf_counter()
-            decision = _guard(name, sim.time, policy.schedule, state, events)
+            decision = _guard(name, sim.time, decide, state, events)
             latencies.append(_time.perf_counter() - t0)
             sim.apply(decision, name)
-            until = decision.next_call if isinstance(decision, Decision) else None
+            until = decision.next_call if isinstance(decision, (Decision, Changes)) else None
             if until is not None:
                 real = isinstance(until, (int, float, np.integer, np.floating)) and not isinstance(until, bool)
                 if not (real and until > sim.time):

@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import math
 from itertools import filterfalse
-from types import MappingProxyType
 from typing import Literal, Mapping, get_args
 
 import numpy as np
 
 from dlsched.errors import InputError
-from dlsched.sim.policy import ClusterState, Placement
+from dlsched.sim.policy import Changes, ClusterState, Placement
 
 #: capacity slack for float demands (fractional GPUs, memory in GB)
 EPS = 1e-9
@@ -286,7 +285,14 @@ class FirstFitPool:
 
 def consolidated(free, demand_w, demand_p, n_workers: int, n_ps: int) -> Placement | None:
     """The fewest servers: those offering the most worker slots first (ties by index)."""
-    order = np.argsort(-task_slots(free, demand_w), kind="stable")
+    slots = task_slots(free, demand_w)
+    if not n_ps and n_workers > 0:
+        s = int(np.argmax(slots))
+        if slots[s] >= n_workers:
+            # the first server with the most slots holds every worker: what fit() answers in that
+            # order, without sorting the servers (most starts of a large cluster end here)
+            return Placement({s: int(n_workers)}, {})
+    order = np.argsort(-slots, kind="stable")
     return fit(free, demand_w, demand_p, n_workers, n_ps, order)
 
 
@@ -349,9 +355,12 @@ class _KeepOrPlace:
         that order on what is free: what :meth:`place` answers when ``sizes`` adds to the running
         jobs at their current sizes, at the cost of the jobs added (the kept ones come in the
         allocation's order, which the engine keeps for them anyway)."""
-        alloc = state.allocation
-        out = alloc.copy() if isinstance(alloc, (dict, MappingProxyType)) else dict(alloc)
-        return self._fit_all(state, state.free.copy(), sizes, out) if sizes else out
+        return Changes(self.added(state, sizes)).applied(state.allocation)
+
+    def added(self, state: ClusterState, sizes: Mapping[int, tuple[int, int]]) -> dict[int, Placement]:
+        """What :meth:`add` adds to the allocation, alone: the placements of the jobs of ``sizes``
+        (none of them running) that fit, in that order (:class:`Changes` to start them)."""
+        return self._fit_all(state, state.free.copy(), sizes, {}) if sizes else {}
 
     def _fit_all(self, state: ClusterState, free: np.ndarray, sizes: Mapping[int, tuple[int, int]],
                  out: dict[int, Placement]) -> dict[int, Placement]:

@@ -15,6 +15,14 @@ the context's ``restart_seconds`` (Optimus and DL2 charge a rescaling cost). The
 naming the policy and the time, an answer that over-commits a server or names an unknown,
 unarrived or finished job.
 
+A policy whose decisions mostly keep the running jobs may answer with only what changes: it
+derives from :class:`ChangePolicy` and defines ``changes(state, events) -> Changes`` (the jobs it
+places: started, resized or moved; the jobs it stops). The engine then calls ``changes`` instead
+of ``schedule`` and checks, places and books only those jobs, so an event costs the jobs that
+change rather than the jobs that run. ``schedule`` stays the whole allocation
+(:meth:`Changes.applied`), for the callers that read a decision as one (a slotted wrapper, a
+teacher's targets, an audit).
+
 A :class:`Placer` (the shared ones are in :mod:`dlsched.sim.placement`) puts sized jobs on servers.
 Admission and sizing are not separate parts: FIFO sizes its queue only as far as the head places,
 and DRF grants a job its next bundle only if the bundle places (Blox's split would tie them back).
@@ -24,6 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from types import MappingProxyType
 from typing import Literal, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
@@ -71,6 +80,31 @@ class Decision:
 
     placements: dict[int, Placement]
     next_call: float | None = None
+
+
+@dataclass
+class Changes:
+    """A policy's answer as changes to the current allocation ``A`` (the engine's, ``state.allocation``).
+
+    ``place``: a placement for each job that starts, or runs on with another placement (an equal
+    one keeps the job where it is, without a restart); ``stop``: running jobs that stop (queued or
+    preempted). Every other running job keeps its placement. The allocation from now on is
+    ``applied(A)``: A without the stopped jobs, then ``place`` over it (a job in both is placed).
+    """
+
+    place: dict[int, Placement] = field(default_factory=dict)
+    stop: Sequence[int] = ()
+    next_call: float | None = None
+
+    def applied(self, allocation: Mapping[int, Placement]) -> dict[int, Placement]:
+        """The whole allocation these changes make of ``allocation`` (kept jobs in its order, then
+        the jobs placed anew, in the order of ``place``)."""
+        # a mapping proxy copies its dict at C speed; dict(proxy) goes key by key
+        out = allocation.copy() if isinstance(allocation, (dict, MappingProxyType)) else dict(allocation)
+        for j in self.stop:
+            out.pop(j, None)
+        out.update(self.place)
+        return out
 
 
 @dataclass
@@ -147,6 +181,32 @@ class Policy(Protocol):
     def reset(self, ctx: PolicyContext) -> None: ...
 
     def schedule(self, state: ClusterState, events: Sequence[Event]) -> "Decision | dict[int, Placement]": ...
+
+
+class ChangePolicy:
+    """A policy that answers with :class:`Changes` (``changes``); its ``schedule`` is derived.
+
+    ``changes(state, events)`` returns a :class:`Changes`, or, where it is simpler, the whole
+    allocation as ``schedule`` would (a dict or a :class:`Decision`). The engine calls
+    ``changes`` in place of ``schedule`` only while ``schedule`` is this one: a subclass that
+    overrides ``schedule`` is called through it.
+    """
+
+    def changes(self, state: ClusterState, events: Sequence[Event]) -> "Changes | Decision | dict[int, Placement]":
+        raise NotImplementedError
+
+    def schedule(self, state: ClusterState, events: Sequence[Event]) -> "Decision | dict[int, Placement]":
+        """The whole allocation: ``changes`` applied to ``state.allocation``."""
+        answer = self.changes(state, events)
+        if not isinstance(answer, Changes):
+            return answer
+        out = answer.applied(state.allocation)
+        return out if answer.next_call is None else Decision(out, answer.next_call)
+
+
+def answers_changes(policy) -> bool:
+    """Whether the engine calls ``policy.changes`` rather than ``policy.schedule`` (see :class:`ChangePolicy`)."""
+    return getattr(type(policy), "schedule", None) is ChangePolicy.schedule
 
 
 class Placer(Protocol):

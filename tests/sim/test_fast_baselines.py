@@ -104,7 +104,7 @@ def test_drf_on_unit_tasks_decides_as_with_the_servers(rows, rigid, servers, gpu
     fast = DRF(placer, incremental)
     res = [simulate(tr, cl, pol, LinearSpeed()) for pol in (fast, _PoolDRF(placer, incremental))]
     if fast._shape is not None:          # None: no job fits the cluster, DRF was never asked
-        assert fast._shape[1:] == (True, rigid or all(r[3] == 0 for r in rows))
+        assert fast._shape[1:3] == (True, rigid or all(r[3] == 0 for r in rows))
     assert np.array_equal(res[0].first_start, res[1].first_start, equal_nan=True)
     assert np.array_equal(res[0].completion, res[1].completion, equal_nan=True)
 

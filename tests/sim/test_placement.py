@@ -1,11 +1,13 @@
 """The shared placers: first fit, fewest servers, PS/worker packing, keep-or-shrink."""
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dlsched.instance.cluster import Cluster
 from dlsched.instance.workload import Job, Trace
 from dlsched.sim.engine import Simulation, simulate
-from dlsched.sim.placement import Consolidated, consolidated, first_fit, task_slots
+from dlsched.sim.placement import Consolidated, consolidated, first_fit, fit, task_slots
 from dlsched.registry import make_policy
 from dlsched.sim.policy import Placement
 from tests.sim.helpers import LinearSpeed, cluster, job, trace
@@ -25,6 +27,17 @@ def test_first_fit_and_fewest_servers():
     assert first_fit(free, W, P, 3, 0) == Placement({0: 1, 1: 2})
     assert consolidated(free, W, P, 3, 0) == Placement({2: 3})
     assert first_fit(free, W, P, 8, 0) is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(free=st.lists(st.tuples(st.integers(0, 4), st.integers(0, 8)), min_size=1, max_size=6),
+       worker=st.sampled_from([(1.0, 2.0), (1.0, 0.0), (0.0, 1.0), (0.0, 0.0), (0.5, 1.5)]),
+       n_workers=st.integers(0, 6), n_ps=st.integers(0, 2))
+def test_fewest_servers_is_the_fit_over_the_servers_sorted_by_slots(free, worker, n_workers, n_ps):
+    # consolidated answers the one-server case without sorting: the same as the fit in sorted order
+    free, dw = np.array(free, dtype=float), np.array(worker)
+    order = np.argsort(-task_slots(free, dw), kind="stable")
+    assert consolidated(free, dw, P, n_workers, n_ps) == fit(free, dw, P, n_workers, n_ps, order)
 
 
 def test_workers_first_when_pss_crowd_them_out():

@@ -1,5 +1,6 @@
 """The engine's ``running`` and ``sizes`` restate its allocation, and the policies that read them
-(the placers' :meth:`add`, DRF's rigid path, FIFO's queue) decide as they do from the allocation alone."""
+(the placers' :meth:`add`, DRF's rigid path, FIFO's queue) decide as they do from the allocation
+alone; those that answer with :class:`Changes` (FIFO, DRF) decide as through their whole ``schedule``."""
 
 import dataclasses
 
@@ -31,26 +32,42 @@ def _blind(cls):
     return Blind
 
 
-def _same(tr, cl, name, placer):
+def _whole(cls):
+    """The policy answering through its whole ``schedule``: the engine gets whole allocations, not Changes."""
+
+    class Whole(cls):
+        def schedule(self, state, events):
+            return super().schedule(state, events)
+
+    return Whole
+
+
+OTHERS = {"blind": _blind, "whole": _whole}
+
+
+def _same(tr, cl, name, placer, other):
     a = simulate(tr, cl, POLICIES[name](placer), LinearSpeed())
-    b = simulate(tr, cl, _blind(POLICIES[name])(placer), LinearSpeed())
+    b = simulate(tr, cl, OTHERS[other](POLICIES[name])(placer), LinearSpeed())
     assert np.array_equal(a.first_start, b.first_start, equal_nan=True)
     assert np.array_equal(a.completion, b.completion, equal_nan=True)
+    assert a.n_events == b.n_events
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(rows=jobs_st, servers=st.integers(1, 3), name=st.sampled_from(sorted(POLICIES)),
-       placer=st.sampled_from(["consolidated", "first_fit"]))
-def test_policies_decide_as_from_the_allocation_alone(rows, servers, name, placer):
-    _same(_trace(rows), Cluster.homogeneous(servers, {"gpu": 4, "cpu": 8}), name, placer)
+       placer=st.sampled_from(["consolidated", "first_fit"]), other=st.sampled_from(sorted(OTHERS)))
+def test_policies_decide_as_from_the_allocation_alone(rows, servers, name, placer, other):
+    _same(_trace(rows), Cluster.homogeneous(servers, {"gpu": 4, "cpu": 8}), name, placer, other)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(rows=unit_jobs, rigid=st.booleans(), servers=st.integers(1, 3), gpus=st.sampled_from([2, 3, 4]),
-       name=st.sampled_from(sorted(POLICIES)), placer=st.sampled_from(["consolidated", "first_fit"]))
-def test_policies_decide_as_from_the_allocation_alone_on_unit_tasks(rows, rigid, servers, gpus, name, placer):
-    # rigid unit tasks: DRF's path that places only the jobs it starts
-    _same(_unit_trace(rows, rigid), Cluster.homogeneous(servers, {"gpu": gpus, "cpu": 2}), name, placer)
+       name=st.sampled_from(sorted(POLICIES)), placer=st.sampled_from(["consolidated", "first_fit"]),
+       other=st.sampled_from(sorted(OTHERS)))
+def test_policies_decide_as_from_the_allocation_alone_on_unit_tasks(rows, rigid, servers, gpus, name, placer, other):
+    # rigid unit tasks: DRF's path that places only the jobs it starts (of one size each: only
+    # those after the running ones are passed over)
+    _same(_unit_trace(rows, rigid), Cluster.homogeneous(servers, {"gpu": gpus, "cpu": 2}), name, placer, other)
 
 
 @settings(max_examples=30, deadline=None)
