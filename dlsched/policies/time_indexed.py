@@ -70,8 +70,13 @@ def heuristic_schedules(inst: SMDInstance, opts: SolveOptions) -> dict:
     return out
 
 
+def _scheduled(inst: SMDInstance) -> list[int]:
+    unsched = set(inst.unschedulable)
+    return [j for j in range(inst.n_jobs) if inst.iterations[j] > 0 and j not in unsched]
+
+
 def provable_horizon(inst: SMDInstance, ub: float) -> int:
-    jobs = [j for j in range(inst.n_jobs) if inst.iterations[j] > 0 and j not in set(inst.unschedulable)]
+    jobs = _scheduled(inst)
     L = {j: earliest_completion(inst, j) for j in jobs}
     total = sum(inst.weight[j] * L[j] for j in jobs)
     return max([int(math.floor((ub - (total - inst.weight[j] * L[j])) / inst.weight[j] + 1e-9)) for j in jobs] + [1])
@@ -204,14 +209,25 @@ class TimeIndexed:
         else:
             inst = instance_view(jobs, ctx.cluster, ctx.speed, self.slot_seconds)
             self.index = np.arange(len(jobs))
+        # every horizon holds the last earliest completion, and the model grows with T: a trace too
+        # large even at that horizon is refused before the heuristics that bound T (minutes on ITP)
+        floor = max((earliest_completion(inst, j) for j in _scheduled(inst)), default=1)
+        nnz = ti.nonzeros(inst, floor)
+        if nnz > MAX_NONZEROS:
+            self._too_big(ctx, f"the time-indexed model would have at least {nnz:,} nonzeros (at most "
+                               f"{MAX_NONZEROS:,}: jobs x T^2 with T >= {floor} slots, the last earliest completion)")
         self.result = time_indexed(inst, SolveOptions(time_limit=self.time_limit, threads=1))
         if self.result.termination == "memory_limit":      # a heuristic's schedule is no reference
-            raise InputError(ctx.future.source, "slot_seconds", "a trace and slot whose time-indexed MILP can be built "
-                             "(fewer jobs or coarser slots)", self.result.message)
+            self._too_big(ctx, self.result.message)
         if not self.result.status.has_solution():
             raise InputError(ctx.future.source, "trace", "a trace whose time-indexed MILP finds a schedule",
                              f"{self.result.status.value}: {self.result.message}")
         self.plan = np.asarray(self.result.solution["schedule"])            # (T, n, 2)
+
+    @staticmethod
+    def _too_big(ctx: PolicyContext, why: str):
+        raise InputError(ctx.future.source, "slot_seconds", "a trace and slot whose time-indexed MILP can be built "
+                         "(fewer jobs or coarser slots)", why)
 
     def schedule(self, state: ClusterState, events) -> Decision:
         k = int(np.floor(state.time / self.slot_seconds + 1e-9))

@@ -109,6 +109,20 @@ def test_smd_and_offline_policies_run_on_a_generic_trace():
     assert slots["time-indexed"] <= min(slots["smd"], slots["optimus-greedy"])
 
 
+def test_a_trace_too_large_for_the_time_indexed_model_is_refused_before_its_heuristics(monkeypatch):
+    """The last earliest completion bounds every horizon from below: a trace whose model is too
+    large even there is refused at once (ITP 02 took 4 CPU-minutes of heuristics to be refused)."""
+    from dlsched.errors import InputError
+    from dlsched.policies import time_indexed as pti
+
+    def no_heuristics(*args):
+        raise AssertionError("the heuristics ran on a trace refused by its size")
+    monkeypatch.setattr(pti, "heuristic_schedules", no_heuristics)
+    late = trace(*[job(f"j{i}", 0.0, 3.0) for i in range(4)], job("last", 5000.0, 3.0))
+    with pytest.raises(InputError, match="at least .* nonzeros"):
+        simulate(late, cluster(servers=1), make_policy("time-indexed", slot_seconds=1.0), LinearSpeed())
+
+
 def test_the_time_limit_stops_a_simulated_method():
     inst = generate(30, 2, seed=1, arrival_rate=2.0)
     res = dlsched.solve(inst, "smd", threads=1, time_limit=1e-3)
