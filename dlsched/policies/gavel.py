@@ -221,7 +221,7 @@ class GavelPolicy:
 
 
 class GavelMaxMinFairness(GavelPolicy):
-    """Gavel's max-min fairness (LAS), heterogeneity-agnostic: max min_j z_j sum_k X_jk, in rounds."""
+    """Gavel's max-min fairness (LAS), heterogeneity-agnostic: max min_j z_j sum_k X_jk, time even over the types, in rounds."""
 
     name = "gavel-max-min-fairness"
     perf = False
