@@ -162,8 +162,7 @@ def even_over_types(X: np.ndarray, z: np.ndarray, cap: np.ndarray) -> np.ndarray
     solver (ECOS) returns a central optimum, which on a cluster whose types have equal GPU counts is
     the even split (the problem is symmetric in the types); a simplex vertex puts a class's time on
     one type, and on msr_seed0_2869ce (36:36:36) put 75 % of it on V100s, which made the
-    heterogeneity-agnostic policy favour the fastest GPUs (docs/simulator.md, "Ours against Gavel's
-    own simulator")."""
+    heterogeneity-agnostic policy favour the fastest GPUs (docs/simulator.md, "Gavel's policies")."""
     X = np.array(X, dtype=float)
     spread = (z > 0).all(axis=1) & (z == z[:, :1]).all(axis=1)
     if not spread.any():
