@@ -3,8 +3,12 @@ r"""Gavel's heterogeneity-aware policies on the engine: an allocation of time fr
 A Gavel policy (Narayanan et al., OSDI'20; ``scheduler/scheduler.py`` of stanford-futuredata/gavel)
 decides in two steps:
 
-1. **Allocation.** When the set of active jobs has changed, it solves one of the problems of
-   :mod:`dlsched.policies.gavel_lp` over the active jobs: :math:`X_{jk}`, the fraction of time job
+1. **Allocation.** At a round start where the set of active jobs has changed, and at least
+   ``reset_seconds`` after the allocation in force was computed, it solves one of the problems of
+   :mod:`dlsched.policies.gavel_lp` over the active jobs (until then a job that arrived has no
+   share and waits, and the share of one that finished idles: Gavel's
+   ``minimum_time_between_allocation_resets``, 1920 s in its code; 0 here by default, a new
+   allocation at the first round after every change): :math:`X_{jk}`, the fraction of time job
    j should spend on GPU type k. Job j's throughput on type k, :math:`T_{jk}`, is the speed
    source's rate with the job's workers all on one server of type k, at its size :math:`z_{jk}`:
    the most workers in [min, max] that fit the type's servers when empty (a synchronous job runs
@@ -55,8 +59,10 @@ class GavelPolicy:
     perf = True
 
     @checked
-    def __init__(self, round_seconds: Annotated[float, Range(ge=MIN_SLOT_SECONDS, finite=True)] = ROUND_SECONDS):
+    def __init__(self, round_seconds: Annotated[float, Range(ge=MIN_SLOT_SECONDS, finite=True)] = ROUND_SECONDS,
+                 reset_seconds: Annotated[float, Range(ge=0, finite=True)] = 0.0):
         self.slot_seconds = float(round_seconds)
+        self.reset_seconds = float(reset_seconds)
 
     # -- set-up --------------------------------------------------------------------------------
     def reset(self, ctx: PolicyContext) -> None:
@@ -123,7 +129,7 @@ class GavelPolicy:
                 if k >= 0 and not state.done[j]:
                     self.received[j, k] += now - start
         active = np.asarray(state.active, dtype=np.int64)
-        if frozenset(active.tolist()) != self.jobs_of_X:
+        if frozenset(active.tolist()) != self.jobs_of_X and (not self.X or now - self.since >= self.reset_seconds):
             self._reallocate(state, active, now)
         ran = self._lease(state, active)
         self.last_round = (now, {j: k for j, (k, _) in ran.items()})
@@ -202,7 +208,7 @@ class GavelPolicy:
                 hold(free, pl, state.demand_w[j], state.demand_p[j])
                 out[j] = (k, pl)
         for j in active.tolist():
-            if j in taken or (self._rows.get(j) is not None and self._rows[j][1].any()):
+            if j in taken or j not in self.X or self._rows[j][1].any():   # no share yet: wait for the next allocation
                 continue
             job = state.jobs[j]
             for w in range(job.max_workers, job.min_workers - 1, -1):
@@ -215,13 +221,14 @@ class GavelPolicy:
 
 
 class GavelMaxMinFairness(GavelPolicy):
-    """Gavel's max-min fairness (LAS), heterogeneity-agnostic: max min_j z_j sum_k X_jk, in rounds."""
+    """Gavel's max-min fairness (LAS), heterogeneity-agnostic: max min_j z_j sum_k X_jk, time even over the types, in rounds."""
 
     name = "gavel-max-min-fairness"
     perf = False
 
     def allocate(self, state, jobs, T, z):
-        return gavel_lp.max_min_fairness(np.where(T > 0, z, 0.0), z, self.cap).X
+        W = np.where(T > 0, z, 0.0)
+        return gavel_lp.even_over_types(gavel_lp.max_min_fairness(W, z, self.cap).X, W, self.cap)
 
 
 class GavelMaxMinFairnessPerf(GavelPolicy):

@@ -149,6 +149,30 @@ def max_min_fairness(W: np.ndarray, z: np.ndarray, cap: np.ndarray, *, pareto: b
     return Allocation(X, t * scale, lps)
 
 
+def even_over_types(X: np.ndarray, z: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    """LAS's optimum made heterogeneity-agnostic (``z[j, k]``: the GPUs job j holds on type k, 0
+    where it cannot run there, as LAS's weights): each job that runs on every type at the same size
+    (``z[j]`` equal and > 0 across the row) spreads its total time :math:`x_j = \\sum_k X_{jk}` over the
+    types in proportion to the GPUs the other jobs leave there, :math:`X_{jk} = x_j r_k / \\sum_l r_l`,
+    :math:`r_k = c_k - \\sum_{i \\text{ not spread}} z_{ik} X_{ik}`; the other rows stay.
+
+    LAS's objective :math:`\\min_j z_j \\sum_k X_{jk}` does not see the types, so every such split is
+    optimal: the rows' totals stay, and the spread jobs' load :math:`F = \\sum_j z_j x_j \\le \\sum_k r_k`
+    (the capacity rows summed) puts :math:`F r_k / \\sum_l r_l \\le r_k` on type k. Gavel's interior-point
+    solver (ECOS) returns a central optimum, which on a cluster whose types have equal GPU counts is
+    the even split (the problem is symmetric in the types); a simplex vertex puts a class's time on
+    one type, and on msr_seed0_2869ce (36:36:36) put 75 % of it on V100s, which made the
+    heterogeneity-agnostic policy favour the fastest GPUs (docs/simulator.md, "Gavel's policies")."""
+    X = np.array(X, dtype=float)
+    spread = (z > 0).all(axis=1) & (z == z[:, :1]).all(axis=1)
+    if not spread.any():
+        return X
+    room = np.maximum(np.asarray(cap, float) - (z * X)[~spread].sum(axis=0), 0.0)
+    if room.sum() > 0:
+        X[spread] = X[spread].sum(axis=1, keepdims=True) * room / room.sum()
+    return X
+
+
 def _max_min_matrix(Wc: np.ndarray, zc: np.ndarray, count: np.ndarray, cap: np.ndarray) -> tuple[sp.csc_matrix, np.ndarray]:
     """The max-min LP's rows over (X flattened row-major, t), built column by column from whole arrays:
     :func:`base_rows` (K capacity rows weighted by the class sizes, then C rows

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from scipy.optimize import linprog
 
+from dlsched.errors import InputError
 from dlsched.policies import gavel_cvxpy, gavel_lp
 from dlsched.registry import make_policy
 from dlsched.sim.engine import simulate
@@ -37,6 +38,23 @@ def test_max_min_fairness_by_hand():
     a = gavel_lp.max_min_fairness(W, np.ones((3, 2)), np.array([1.0, 2.0]))
     assert a.value == pytest.approx(0.5) and a.lps == 2
     assert a.X == pytest.approx(np.array([[0.5, 0.0], [0.5, 0.0], [0.0, 1.0]]))
+
+
+def test_las_spreads_each_job_over_the_types_it_runs_on_at_one_size():
+    # LAS's objective does not see the types: job r runs only on type 0 (1 GPU there), jobs a and b
+    # on both; every job reaches 1. The spread gives a and b the room r leaves, [1, 2] GPUs, as
+    # [1/3, 2/3] of their time: totals kept, capacity kept (type 0: 1 + 2/3, type 1: 4/3)
+    W = np.array([[1.0, 0.0], [1.0, 1.0], [1.0, 1.0]])
+    cap = np.array([2.0, 2.0])
+    lp = gavel_lp.max_min_fairness(W, W, cap)
+    X = gavel_lp.even_over_types(lp.X, W, cap)
+    assert X == pytest.approx(np.array([[1.0, 0.0], [1 / 3, 2 / 3], [1 / 3, 2 / 3]]))
+    assert X.sum(axis=1) == pytest.approx(lp.X.sum(axis=1))
+    # equal GPU counts: an even split, as Gavel's interior-point solver returns (the problem is
+    # symmetric in the types), where a simplex vertex puts a job's time on one type
+    z = np.ones((3, 3))
+    X = gavel_lp.even_over_types(gavel_lp.max_min_fairness(z, z, np.full(3, 2.0)).X, z, np.full(3, 2.0))
+    assert X == pytest.approx(np.full((3, 3), 1 / 3))
 
 
 def test_max_sum_throughput_and_min_total_duration_by_hand():
@@ -133,6 +151,11 @@ def test_every_lp_is_feasible_and_agrees_with_its_cvxpy_statement(inst):
         b = np.concatenate([cap, np.ones(m), np.full(int(live.sum()), -mm.value * (1 - 1e-9))])
         ref = linprog(-W.ravel(), A_ub=A, b_ub=b, bounds=list(zip(np.zeros(m * K), (W > 0).ravel().astype(float))))
         assert (W * mm.X).sum() == pytest.approx(-ref.fun, rel=1e-6, abs=1e-9)
+    # LAS (W = z where the job runs): the spread over types keeps it feasible and every job's total
+    Wl = np.where(T > 0, z, 0.0)
+    las = gavel_lp.max_min_fairness(Wl, z, cap).X
+    spread = gavel_lp.even_over_types(las, Wl, cap)
+    assert feasible(spread, z, cap, T) and spread.sum(axis=1) == pytest.approx(las.sum(axis=1), abs=1e-9)
     ms = gavel_lp.max_sum_throughput(T, z, cap)
     assert feasible(ms.X, z, cap, T)
     assert ms.value == pytest.approx(gavel_cvxpy.max_sum_throughput(T, z, cap), rel=1e-6, abs=1e-9)
@@ -180,6 +203,40 @@ def test_a_freed_gpu_idles_until_the_round_ends():
     res = simulate(tr, typed_cluster({"v100": 1}, gpus=2), make_policy("gavel-fifo-perf"), LinearSpeed())
     assert res.first_start.tolist() == [0.0, 0.0, 360.0, 1000.0]
     assert res.completion.tolist() == pytest.approx([500.0, 100.0, 410.0, 1010.0])
+
+
+def test_las_runs_a_job_on_every_type_it_fits():
+    # one job alone on a V100 and a K80 (one GPU each): LAS gives it half its time on each, so over
+    # its 20 rounds it runs on both (a vertex of the LP put it on one type for the whole run)
+    cl = typed_cluster({"v100": 1, "k80": 1}, gpus=1)
+    seen = []
+
+    class Spy(Audit):
+        def schedule(self, state, events):
+            out = super().schedule(state, events)
+            seen.extend(cl.gpu_type[s] for pl in out.values() for s in pl.workers)
+            return out
+
+    audit = Spy(make_policy("gavel-max-min-fairness"))
+    res = simulate(trace(job("a", iterations=20 * 360.0 * 2.5)), cl, audit, TypedSpeed({"v100": 4.0, "k80": 1.0}))
+    assert res.status == "completed" and not audit.problems
+    assert {"v100", "k80"} <= set(seen) and min(seen.count("v100"), seen.count("k80")) >= 4
+
+
+def test_an_allocation_holds_for_reset_seconds():
+    # Gavel's minimum time between allocations: job a (5000 s) alone, allocated at 0; b arrives at
+    # 10 s. By default b has its share at the next round (360 s); with reset_seconds=1000 the
+    # allocation of t = 0 holds until the first round at or after 1000 s (1080 s), and b waits
+    # beside a free GPU; c, arriving when the cluster is idle and the allocation is 6,000 s old, starts at once
+    tr = trace(job("a", iterations=5000.0), job("b", arrival=10.0, iterations=100.0),
+               job("c", arrival=12000.0, iterations=10.0))
+    cl = typed_cluster({"v100": 1}, gpus=2)
+    now = simulate(tr, cl, make_policy("gavel-fifo-perf"), LinearSpeed())
+    held = simulate(tr, cl, make_policy("gavel-fifo-perf", reset_seconds=1000.0), LinearSpeed())
+    assert now.first_start.tolist() == [0.0, 360.0, 12000.0]
+    assert held.first_start.tolist() == [0.0, 1080.0, 12000.0]
+    with pytest.raises(InputError, match="reset_seconds"):
+        make_policy("gavel-fifo-perf", reset_seconds=-1.0)
 
 
 @pytest.mark.parametrize("name", GAVEL)

@@ -117,12 +117,15 @@ def test_a_broken_policy_fails_the_kit_naming_the_check():
 #: the optimisation policies with a per-decision budget (dlsched/policies/budget.py), and POP
 BUDGETED = [("smd", {"budget_ms": 60_000}), ("smd", {"budget_ms": 60_000, "pop_k": 2}),
             ("hetplace", {"budget_ms": 60_000}), ("fluid", {"budget_ms": 60_000})]
+#: modes other than the defaults the suite above runs: hetplace deciding which jobs run, POP without a budget
+MODES = [("hetplace", {"order": "srpt"}), ("smd", {"pop_k": 2})]
 
 
-@pytest.mark.parametrize("name,params", BUDGETED, ids=lambda x: x if isinstance(x, str) else "-".join(map(str, x.values())))
+@pytest.mark.parametrize("name,params", BUDGETED + MODES,
+                         ids=lambda x: x if isinstance(x, str) else "-".join(map(str, x.values())))
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows=jobs_st, servers=st.integers(1, 3), seed=st.integers(0, 3))
-def test_budgeted_policies_keep_the_contract(name, params, rows, servers, seed):
+def test_budgeted_policies_and_other_modes_keep_the_contract(name, params, rows, servers, seed):
     cl = Cluster.homogeneous(servers, {"gpu": 4, "cpu": 8})
     check_policy(lambda: make_policy(name, **params), cases=[(generic_trace(rows), cl, LinearSpeed())], seed=seed)
 
