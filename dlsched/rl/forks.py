@@ -46,17 +46,21 @@ def fork(env: DL2Env) -> DL2Env:
 
 
 def continue_greedy(env: DL2Env, model: Model, levels: np.ndarray, horizon: int,
-                    hold: tuple[int, int] | None = None) -> float:
+                    hold: tuple[int, int] | None = None, record: list | None = None) -> float:
     """Step ``levels`` in ``env``'s open slot, then the greedy policy for ``horizon`` − 1 more slots
     (``horizon`` = 0: to the end of the episode); the sum of the rewards. ``hold`` = (job j, level
     k): in those later slots job j (trace index) keeps level k
-    wherever it sits in the window, so that a job's size is measured as a sustained choice."""
+    wherever it sits in the window, so that a job's size is measured as a sustained choice.
+    ``record``: a list that gets (reward, observation after the step) of every slot, so that one
+    continuation to the end gives the return at every shorter horizon and the state at its cut-off."""
     total, slots = 0.0, 0
     action = levels
     while True:
         obs, r, term, trunc, info = env.step(action)
         total += r
         slots += 1
+        if record is not None:
+            record.append((r, obs))
         if term or trunc or (horizon and slots >= horizon):
             return total
         action = choose(model, obs, info["action_mask"])
