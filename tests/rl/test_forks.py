@@ -227,3 +227,12 @@ def test_each_candidates_return_is_its_own_replay_and_the_advantages_are_leave_o
         total += r
         done = term or trunc
     assert greedy == pytest.approx(total, rel=1e-12)
+
+
+def test_runs_from_different_checkpoints_draw_different_streams_with_one_seed():
+    from dlsched.rl.train import rl_stream
+    a, b = Model.new(JOBS, (16,), seed=0), Model.new(JOBS, (16,), seed=1)
+    draw = lambda g: list(g.integers(1 << 30, size=4))  # noqa: E731
+    assert draw(rl_stream(0)) == draw(np.random.default_rng(0))
+    assert draw(rl_stream(0, a)) == draw(rl_stream(0, a)) != draw(rl_stream(0, b))
+    assert draw(rl_stream(0, a)) != draw(rl_stream(1, a))
