@@ -168,10 +168,11 @@ def advantage_task(checkpoint: str | None = None, traces: str = "2000-2002", p_b
 
 
 def fork_continuations(env: DL2Env, model: Model, rng: np.random.Generator, n_forks: int, *, p_fork: float,
-                       candidates: int, temperature: float, cutoffs: tuple[int, ...]) -> list[dict]:
+                       candidates: int, temperature: float, cutoffs: tuple[int, ...], hold: int = 0) -> list[dict]:
     """Greedy episodes on ``env``'s traces in turn, forked where and as
     :func:`~dlsched.rl.forks.fork_episode` forks (the same draws from ``rng``), every candidate
-    continued to the end of its episode; per fork its levels, each candidate's per-slot rewards and
+    continued to the end of its episode, the forked job held at its level for ``hold`` slots (0: to
+    the end); per fork its levels, each candidate's per-slot rewards and
     its state after slot H of ``cutoffs`` (the last state if the episode ended before)."""
     out: list[dict] = []
     k = 0
@@ -192,7 +193,8 @@ def fork_continuations(env: DL2Env, model: Model, rng: np.random.Generator, n_fo
                     alt = levels.copy()
                     alt[i] = level
                     rec: list = []
-                    continue_greedy(fork(env), model, alt, 0, (int(env.slot.jobs[i]), int(level)), record=rec)
+                    continue_greedy(fork(env), model, alt, 0, (int(env.slot.jobs[i]), int(level)), record=rec,
+                                    hold_slots=hold)
                     rewards.append(np.array([r for r, _ in rec]))
                     states.append([rec[min(H, len(rec)) - 1][1] for H in cutoffs])
                 out.append({"levels": ks, "rewards": rewards, "states": states})
@@ -249,11 +251,14 @@ def _size_bias(a: np.ndarray, workers: np.ndarray, groups: np.ndarray) -> float 
 
 
 def horizon_task(checkpoint: str | None = None, traces: str = "1000-1023", forks: int = 40, candidates: int = 5,
-                 p_fork: float = 0.1, temperature: float = 1.0, cutoffs: str = "5,15,30", seed: int = 0) -> dict:
+                 p_fork: float = 0.1, temperature: float = 1.0, cutoffs: str = "5,15,30", hold: int = 0,
+                 seed: int = 0) -> dict:
     """The bias of a fork's horizon (module docstring): per cut-off H, the advantages of the return
     of the first H slots (``--horizon H``) and of that return plus V̂(s_H), V̂ a ridge regression of
     the rest of the return on the cut-off state fitted out of fold, each against the advantages to
-    the end, over the forks whose returns to the end differ."""
+    the end, over the forks whose returns to the end differ. The forked job keeps its level for
+    ``hold`` slots (0: to the end; a hold of H is what ``--horizon H`` plays, so the cut-off at H
+    is exactly that estimator and the end its truth)."""
     torch.set_num_threads(1)
     cpu = time.process_time()
     model = load_checkpoint(checkpoint)
@@ -265,10 +270,10 @@ def horizon_task(checkpoint: str | None = None, traces: str = "1000-1023", forks
     env = DL2Env(tr, cluster, speed, model.spec, reward="jct", max_slots=cfg.max_slots)
     Hs = tuple(int(h) for h in str(cutoffs).split(","))
     played = fork_continuations(env, model, np.random.default_rng(seed), forks, p_fork=p_fork,
-                                candidates=candidates, temperature=temperature, cutoffs=Hs)
+                                candidates=candidates, temperature=temperature, cutoffs=Hs, hold=hold)
     keep = [f for f in played if np.ptp([r.sum() for r in f["rewards"]]) > 0]
     row = {"checkpoint": checkpoint or "shipped", "traces": traces, "forks": len(played),
-           "forks_kept": len(keep), "candidates": candidates, "seed": seed}
+           "forks_kept": len(keep), "candidates": candidates, "hold": hold, "seed": seed}
     if len(keep) < 2:
         return {**row, "cpu_seconds": time.process_time() - cpu}
     groups = np.repeat(np.arange(len(keep)), [len(f["levels"]) for f in keep])

@@ -46,11 +46,13 @@ def fork(env: DL2Env) -> DL2Env:
 
 
 def continue_greedy(env: DL2Env, model: Model, levels: np.ndarray, horizon: int,
-                    hold: tuple[int, int] | None = None, record: list | None = None) -> float:
+                    hold: tuple[int, int] | None = None, record: list | None = None, hold_slots: int = 0) -> float:
     """Step ``levels`` in ``env``'s open slot, then the greedy policy for ``horizon`` − 1 more slots
     (``horizon`` = 0: to the end of the episode); the sum of the rewards. ``hold`` = (job j, level
     k): in those later slots job j (trace index) keeps level k
-    wherever it sits in the window, so that a job's size is measured as a sustained choice.
+    wherever it sits in the window, so that a job's size is measured as a sustained choice; for
+    ``hold_slots`` slots in all, the forked one included (0: as long as the continuation), the
+    greedy policy deciding its level after them.
     ``record``: a list that gets (reward, observation after the step) of every slot, so that one
     continuation to the end gives the return at every shorter horizon and the state at its cut-off."""
     total, slots = 0.0, 0
@@ -64,7 +66,7 @@ def continue_greedy(env: DL2Env, model: Model, levels: np.ndarray, horizon: int,
         if term or trunc or (horizon and slots >= horizon):
             return total
         action = choose(model, obs, info["action_mask"])
-        if hold is not None:
+        if hold is not None and (not hold_slots or slots < hold_slots):
             row = np.flatnonzero(env.slot.jobs == hold[0])
             if len(row):
                 action[row] = hold[1] if info["action_mask"][row[0], hold[1]] else 0
@@ -100,8 +102,9 @@ def candidate_levels(p: np.ndarray, valid: np.ndarray, greedy: int, n: int, temp
 
 
 def fork_episode(env: DL2Env, model: Model, rng: np.random.Generator, *, trace: int, p_fork: float,
-                 candidates: int, temperature: float, horizon: int):
-    """The forked rollouts of one greedy episode on trace ``trace`` (module docstring).
+                 candidates: int, temperature: float, horizon: int, hold: int = 0):
+    """The forked rollouts of one greedy episode on trace ``trace`` (module docstring); the forked
+    job keeps its candidate level for ``hold`` slots (0: for the whole continuation).
 
     Returns the states, masks, chosen rows, levels, their log-probabilities under π and their
     advantages of every fork whose candidates' returns differ, and the greedy episode's return."""
@@ -121,7 +124,8 @@ def fork_episode(env: DL2Env, model: Model, rng: np.random.Generator, *, trace: 
             for k in ks:
                 alt = levels.copy()
                 alt[i] = k
-                returns.append(continue_greedy(fork(env), model, alt, horizon, (int(env.slot.jobs[i]), int(k))))
+                returns.append(continue_greedy(fork(env), model, alt, horizon, (int(env.slot.jobs[i]), int(k)),
+                                               hold_slots=hold))
             R = np.asarray(returns)
             if R.max() > R.min():
                 adv = R - (R.sum() - R) / (len(R) - 1)

@@ -121,6 +121,9 @@ class TrainConfig:
     candidates: int = 4
     #: ``baseline="forks"``: slots each fork's candidates are continued for (0: to the end of the episode)
     horizon: int = 0
+    #: ``baseline="forks"``: slots the forked job keeps its candidate level (0: for the whole continuation;
+    #: with ``horizon`` 0 a job left out, level 0, is then never run: docs/dl2.md "round 9")
+    hold: int = 0
     #: ``baseline="branch"``: probability of forking at a slot, and the temperature of the forked slot's sampling
     p_branch: float = 0.1
     temperature: float = 1.0
@@ -163,7 +166,7 @@ class TrainConfig:
         for name, low in (("J", 1), ("n_jobs", 1), ("n_servers", 1), ("warmup_epochs", 0), ("rl_episodes", 0),
                           ("candidates", 1), ("updates_per_episode", 0), ("eval_every", 1), ("dagger_rounds", 0),
                           ("dagger_epochs", 0), ("max_slots", 1), ("replay", 1), ("batch", 1), ("ppo_epochs", 1), ("threads", 1),
-                          ("horizon", 0), ("workers", 1), ("es_pairs", 1), ("es_traces", 1)):
+                          ("horizon", 0), ("hold", 0), ("workers", 1), ("es_pairs", 1), ("es_traces", 1)):
             if not whole(getattr(self, name)) or getattr(self, name) < low:
                 bad(name, f"an integer >= {low}")
         for name, high in (("J", MAX_WINDOW), ("n_jobs", MAX_TRAINING_JOBS), ("n_servers", MAX_TRAINING_SERVERS)):
@@ -914,7 +917,7 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
             elif cfg.baseline == "forks":
                 done, cpu = pool.episodes(model, rng, rng.integers(len(train_traces), size=cfg.workers),
                                           p_fork=cfg.p_branch, candidates=cfg.candidates,
-                                          temperature=cfg.temperature, horizon=cfg.horizon)
+                                          temperature=cfg.temperature, horizon=cfg.horizon, hold=cfg.hold)
                 worker_cpu += cpu
                 for *_, R in done:
                     running = R if running is None else 0.9 * running + 0.1 * R
@@ -1078,6 +1081,8 @@ def parser():
                    help="one task per inference (DL2's, default) or every window job's size level at once (jobs)")
     p.add_argument("--horizon", type=int, default=d.horizon,
                    help="--baseline forks: slots each fork is continued for (0: to the end of the episode)")
+    p.add_argument("--hold", type=int, default=d.hold,
+                   help="--baseline forks: slots the forked job keeps its candidate level (0: the whole continuation)")
     p.add_argument("--es-pairs", type=int, default=d.es_pairs, help="--baseline es: antithetic pairs per generation")
     p.add_argument("--es-traces", type=int, default=d.es_traces,
                    help="--baseline es: training traces every member of a generation plays")
@@ -1128,7 +1133,7 @@ def main(argv: Sequence[str]) -> int:
     try:
         cfg = TrainConfig(teacher=args.teacher, teacher_params=parse_params(args.teacher_param, "--teacher-param"),
                           decide_at=args.decide_at, rows=args.rows, actions=args.actions,
-                          horizon=args.horizon, seed=args.seed, J=args.window, hidden=hidden,
+                          horizon=args.horizon, hold=args.hold, seed=args.seed, J=args.window, hidden=hidden,
                           train_seeds=_seeds(args.traces), tune_seeds=_seeds(args.tune), n_jobs=args.jobs,
                           n_servers=args.servers, warmup_epochs=args.warmup_epochs, warmup_lr_final=args.warmup_lr_final,
                           order=args.order, rl_episodes=args.episodes,
