@@ -45,7 +45,7 @@ import torch
 from torch import nn
 
 from dlsched.rl.env import DL2Env
-from dlsched.rl.es import Adam as EsAdam, es_gradient, searched
+from dlsched.rl.es import Adam as EsAdam, es_gradient, rank_groups, searched
 from dlsched.rl.forks import ForkPool, fork, fork_update
 from dlsched.errors import InputError
 from dlsched.rl.policy import (MAX_HIDDEN, MAX_LAYERS, DL2Policy, Model, choose, load_checkpoint, save_checkpoint,
@@ -143,6 +143,8 @@ class TrainConfig:
     es_pairs: int = 4
     es_traces: int = 2
     es_sigma: float = 1.0
+    #: ``baseline="es"``: search the bias with the rows tied in rank groups (:func:`dlsched.rl.es.rank_groups`)
+    es_groups: bool = False
     #: a checkpoint to start from: its warm-up is kept and only fine-tuning runs
     init: str | None = None
     #: DAgger rounds after the warm-up (0: none), each followed by this many epochs on all samples
@@ -892,6 +894,7 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
 
     ref = copy.deepcopy(model.policy).eval() if cfg.kl > 0 else None   # the warm-up policy, for the KL penalty
     es_opt = EsAdam(cfg.rl_lr)
+    es_basis = rank_groups(spec.J, spec.n_levels) if cfg.es_groups else None
 
     def stop_after(ep: int) -> bool:
         """True if a time budget will end the run before the next episode (so its last model is evaluated)."""
@@ -930,8 +933,9 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
                     fork_update(model, opt_pi, Xe, Me, Ie, Ke, LPe, ADVe / np.sqrt(max(adv_scale, 1e-12)),
                                 clip=cfg.clip if cfg.clip > 0 else 0.2, epochs=cfg.ppo_epochs, batch=cfg.batch, rng=rng)
             elif cfg.baseline == "es":
-                g, d, R = es_gradient(env, model, rng, pairs=cfg.es_pairs, traces=cfg.es_traces, sigma=cfg.es_sigma)
-                es_opt.step(searched(model), g)
+                g, d, R = es_gradient(env, model, rng, pairs=cfg.es_pairs, traces=cfg.es_traces, sigma=cfg.es_sigma,
+                                      basis=es_basis)
+                es_opt.step(searched(model), g, es_basis)
                 running = R if running is None else 0.9 * running + 0.1 * R
                 rewards.append((time.monotonic() - wall0, R, float("nan")))
             elif cfg.baseline in ("branch", "rollouts"):
@@ -1086,6 +1090,8 @@ def parser():
     p.add_argument("--es-pairs", type=int, default=d.es_pairs, help="--baseline es: antithetic pairs per generation")
     p.add_argument("--es-traces", type=int, default=d.es_traces,
                    help="--baseline es: training traces every member of a generation plays")
+    p.add_argument("--es-groups", action="store_true",
+                   help="--baseline es: tie the bias of the window's rows in rank groups 0, 1-2, 3-6, 7-14, ... (docs/dl2.md)")
     p.add_argument("--es-sigma", type=float, default=d.es_sigma, help="--baseline es: σ of the perturbation of the output bias")
     p.add_argument("--baseline", choices=["critic", "greedy", "branch", "rollouts", "gae", "forks", "es"], default=d.baseline,
                    help="actor's baseline: the critic V(s) (default), the greedy policy's return on the same trace, "
@@ -1145,7 +1151,7 @@ def main(argv: Sequence[str]) -> int:
                           cpu_budget_s=None if args.budget_cpu_min is None else 60 * args.budget_cpu_min,
                           warmup_smoothing=args.warmup_smoothing, gae_lambda=args.gae_lambda, ppo_epochs=args.ppo_epochs,
                           kl=args.kl, threads=args.threads, workers=args.workers, batch=args.batch,
-                          es_pairs=args.es_pairs, es_traces=args.es_traces, es_sigma=args.es_sigma)
+                          es_pairs=args.es_pairs, es_traces=args.es_traces, es_sigma=args.es_sigma, es_groups=args.es_groups)
     except InputError as exc:       # name the flag, not the setting
         flag = FLAGS.get(exc.where, "--" + exc.where.replace("_", "-"))
         raise InputError(exc.source, flag, exc.expected, exc.found) from None

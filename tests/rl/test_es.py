@@ -6,7 +6,7 @@ import torch
 
 from dlsched.errors import InputError
 from dlsched.rl.env import DL2Env
-from dlsched.rl.es import Adam, es_gradient, greedy_return, searched
+from dlsched.rl.es import Adam, es_gradient, greedy_return, rank_groups, searched
 from dlsched.rl.policy import DL2Policy, Model
 from dlsched.rl.slot import Spec
 from dlsched.rl.train import TrainConfig, train
@@ -75,3 +75,17 @@ def test_es_trains_from_a_drf_warm_up_and_records_its_curve(tmp_path):
         TrainConfig(baseline="es")                       # task-level actions have no per-row levels
     with pytest.raises(InputError):
         TrainConfig(actions="jobs", baseline="es", es_sigma=0.0)
+
+
+def test_with_rank_groups_the_tied_rows_move_together():
+    env, *_ = setting()
+    model = Model.new(JOBS, (16,), seed=2)
+    E = rank_groups(JOBS.J, JOBS.n_levels)
+    assert E.shape == (6 * 5, 3 * 5) and (E.sum(axis=1) == 1).all()   # rows 0 | 1-2 | 3-5
+    before = searched(model).detach().clone().view(6, 5)
+    g, d, _ = es_gradient(env, model, np.random.default_rng(1), pairs=2, traces=1, sigma=3.0, basis=E)
+    assert g.shape == (15,)
+    Adam(0.5).step(searched(model), g, E)
+    step = (searched(model).detach().view(6, 5) - before).numpy()
+    assert np.abs(step).max() > 0
+    assert np.allclose(step[1], step[2]) and np.allclose(step[3], step[4]) and np.allclose(step[3], step[5])
