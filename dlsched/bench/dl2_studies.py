@@ -28,7 +28,7 @@ import torch
 from dlsched.errors import InputError
 from dlsched.registry import make_policy
 from dlsched.rl.env import DL2Env
-from dlsched.rl.forks import candidate_levels, continue_greedy, decisive_rows, row_probabilities
+from dlsched.rl.forks import continue_greedy, draw_fork
 from dlsched.rl.policy import DL2Policy, Model, choose, load_checkpoint
 from dlsched.rl.slot import Spec, action_kind
 from dlsched.rl.train import (TrainConfig, _seeds, agreement, agreement_by_kind, fork, mean_jct, rollout, sampler,
@@ -181,13 +181,9 @@ def fork_continuations(env: DL2Env, model: Model, rng: np.random.Generator, n_fo
         k += 1
         done, forks_before = False, len(out)
         while not done and len(out) < n_forks:
-            mask = info["action_mask"]
-            levels = choose(model, obs, mask)
-            rows = decisive_rows(env, levels) if rng.random() < p_fork else []
-            if len(rows):
-                i = int(rng.choice(rows))
-                p = row_probabilities(model, obs, mask)[i]
-                ks = candidate_levels(p, np.flatnonzero(mask[i]), int(levels[i]), candidates, temperature, rng)
+            levels, i, _, ks = draw_fork(env, model, obs, info["action_mask"], rng, p_fork=p_fork,
+                                         candidates=candidates, temperature=temperature)
+            if i is not None:
                 rewards, states = [], []
                 for level in ks:
                     alt = levels.copy()

@@ -101,6 +101,19 @@ def candidate_levels(p: np.ndarray, valid: np.ndarray, greedy: int, n: int, temp
     return np.concatenate([[greedy], pick]).astype(np.int64)
 
 
+def draw_fork(env: DL2Env, model: Model, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator, *,
+              p_fork: float, candidates: int, temperature: float):
+    """The greedy levels of ``env``'s open slot and, with probability ``p_fork`` (and a row that can
+    change the slot), the forked row i, π_i(· | s) and its candidate levels; else None for those three."""
+    levels = choose(model, obs, mask)
+    rows = decisive_rows(env, levels) if rng.random() < p_fork else []
+    if not len(rows):
+        return levels, None, None, None
+    i = int(rng.choice(rows))
+    p = row_probabilities(model, obs, mask)[i]
+    return levels, i, p, candidate_levels(p, np.flatnonzero(mask[i]), int(levels[i]), candidates, temperature, rng)
+
+
 def fork_episode(env: DL2Env, model: Model, rng: np.random.Generator, *, trace: int, p_fork: float,
                  candidates: int, temperature: float, horizon: int, hold: int = 0):
     """The forked rollouts of one greedy episode on trace ``trace`` (module docstring); the forked
@@ -113,13 +126,9 @@ def fork_episode(env: DL2Env, model: Model, rng: np.random.Generator, *, trace: 
     greedy, done = 0.0, False
     while not done:
         mask = info["action_mask"]
-        levels = choose(model, obs, mask)
-        rows = decisive_rows(env, levels) if rng.random() < p_fork else []
-        if len(rows):
-            i = int(rng.choice(rows))
-            p = row_probabilities(model, obs, mask)[i]
-            valid = np.flatnonzero(mask[i])
-            ks = candidate_levels(p, valid, int(levels[i]), candidates, temperature, rng)
+        levels, i, p, ks = draw_fork(env, model, obs, mask, rng, p_fork=p_fork, candidates=candidates,
+                                     temperature=temperature)
+        if i is not None:
             returns = []
             for k in ks:
                 alt = levels.copy()

@@ -337,18 +337,13 @@ class Slot:
                 if key in full:
                     break
                 room_w, room_p = self.w[i] < self.max_w[i], self.p[i] < self.max_p[i]
-                if kind == "worker":
-                    fit_w = (free >= dw - 1e-9).all(axis=1)
-                    if not (room_w and fit_w.any()):
+                if kind != "both":
+                    worker = kind == "worker"
+                    fit = (free >= (dw if worker else dp) - 1e-9).all(axis=1)
+                    if not ((room_w if worker else room_p) and fit.any()):
                         full.add(key)
                         break
-                    put(pick(fit_w), True)
-                elif kind == "ps":
-                    fit_p = (free >= dp - 1e-9).all(axis=1)
-                    if not (room_p and fit_p.any()):
-                        full.add(key)
-                        break
-                    put(pick(fit_p), False)
+                    put(pick(fit), worker)
                 else:
                     fit_w = (free >= dw - 1e-9).all(axis=1)
                     fit_p = (free >= dp - 1e-9).all(axis=1)
