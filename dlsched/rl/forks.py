@@ -8,8 +8,11 @@ with probability ``p_fork``, it picks one window row i among those whose level c
 in row i's level k_c: the greedy level and others drawn without replacement from π_i(· | s)^(1/τ)
 (:func:`candidate_levels`), the rest of the slot as the greedy policy has it, each continued
 greedily for ``horizon`` slots (0: to the end of the episode) with the ``jct`` reward, minus the
-jobs in the system, while row i's job keeps level k_c (:func:`continue_greedy`: one slot of a
-larger size rarely shows in the returns; a job kept at that size does). The candidates' returns R_c share the trace, the state and every other
+jobs in the system, while row i's job keeps level k_c for ``hold`` slots (:func:`continue_greedy`:
+one slot of a larger size rarely shows in the returns; a job kept at that size does). The training
+default is a 15-slot hold credited to the end of the episode: cut at 15 slots, the advantages
+hardly correlate with those to the end and favour larger sizes that cost more later (docs/dl2.md,
+"round 9"); held to the end, level 0 would mean a job never runs. The candidates' returns R_c share the trace, the state and every other
 decision, so their differences measure row i's level alone; the advantage is R_c minus the mean of
 the others (leave-one-out, Kool et al. 2019):
 

@@ -121,9 +121,10 @@ class TrainConfig:
     candidates: int = 4
     #: ``baseline="forks"``: slots each fork's candidates are continued for (0: to the end of the episode)
     horizon: int = 0
-    #: ``baseline="forks"``: slots the forked job keeps its candidate level (0: for the whole continuation;
-    #: with ``horizon`` 0 a job left out, level 0, is then never run: docs/dl2.md "round 9")
-    hold: int = 0
+    #: ``baseline="forks"``: slots the forked job keeps its candidate level (0: for the whole continuation,
+    #: where with ``horizon`` 0 a job left out, level 0, is never run); by default a size for 15 slots,
+    #: credited to the end of the episode (a 15-slot horizon misjudges it: docs/dl2.md "round 9")
+    hold: int = 15
     #: ``baseline="branch"``: probability of forking at a slot, and the temperature of the forked slot's sampling
     p_branch: float = 0.1
     temperature: float = 1.0
@@ -1084,9 +1085,10 @@ def parser():
     p.add_argument("--actions", choices=ACTIONS, default=d.actions,
                    help="one task per inference (DL2's, default) or every window job's size level at once (jobs)")
     p.add_argument("--horizon", type=int, default=d.horizon,
-                   help="--baseline forks: slots each fork is continued for (0: to the end of the episode)")
+                   help="--baseline forks: slots each fork is continued for (0, the default: to the end of the "
+                        "episode; a short horizon is biased, docs/dl2.md round 9)")
     p.add_argument("--hold", type=int, default=d.hold,
-                   help="--baseline forks: slots the forked job keeps its candidate level (0: the whole continuation)")
+                   help="--baseline forks: slots the forked job keeps its candidate level (default 15; 0: the whole continuation)")
     p.add_argument("--es-pairs", type=int, default=d.es_pairs, help="--baseline es: antithetic pairs per generation")
     p.add_argument("--es-traces", type=int, default=d.es_traces,
                    help="--baseline es: training traces every member of a generation plays")
