@@ -165,6 +165,7 @@ TASKS: dict[str, str] = {
     "dl2.teacher": "dlsched.bench.dl2_studies:teacher_task",
     "dl2.warmup": "dlsched.bench.dl2_studies:warmup_task",
     "dl2.advantage": "dlsched.bench.dl2_studies:advantage_task",
+    "dl2.horizon": "dlsched.bench.dl2_studies:horizon_task",
     "tabu.speed": "dlsched.bench.tabu:speed_task",
     "timelimit": "dlsched.bench.timelimits:timelimit",
     "timelimit.fixed_cost": "dlsched.bench.timelimits:fixed_cost",

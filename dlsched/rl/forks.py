@@ -8,8 +8,11 @@ with probability ``p_fork``, it picks one window row i among those whose level c
 in row i's level k_c: the greedy level and others drawn without replacement from π_i(· | s)^(1/τ)
 (:func:`candidate_levels`), the rest of the slot as the greedy policy has it, each continued
 greedily for ``horizon`` slots (0: to the end of the episode) with the ``jct`` reward, minus the
-jobs in the system, while row i's job keeps level k_c (:func:`continue_greedy`: one slot of a
-larger size rarely shows in the returns; a job kept at that size does). The candidates' returns R_c share the trace, the state and every other
+jobs in the system, while row i's job keeps level k_c for ``hold`` slots (:func:`continue_greedy`:
+one slot of a larger size rarely shows in the returns; a job kept at that size does). The training
+default is a 15-slot hold credited to the end of the episode: cut at 15 slots, the advantages
+hardly correlate with those to the end and favour larger sizes that cost more later (docs/dl2.md,
+"round 9"); held to the end, level 0 would mean a job never runs. The candidates' returns R_c share the trace, the state and every other
 decision, so their differences measure row i's level alone; the advantage is R_c minus the mean of
 the others (leave-one-out, Kool et al. 2019):
 
@@ -46,21 +49,27 @@ def fork(env: DL2Env) -> DL2Env:
 
 
 def continue_greedy(env: DL2Env, model: Model, levels: np.ndarray, horizon: int,
-                    hold: tuple[int, int] | None = None) -> float:
+                    hold: tuple[int, int] | None = None, record: list | None = None, hold_slots: int = 0) -> float:
     """Step ``levels`` in ``env``'s open slot, then the greedy policy for ``horizon`` − 1 more slots
     (``horizon`` = 0: to the end of the episode); the sum of the rewards. ``hold`` = (job j, level
     k): in those later slots job j (trace index) keeps level k
-    wherever it sits in the window, so that a job's size is measured as a sustained choice."""
+    wherever it sits in the window, so that a job's size is measured as a sustained choice; for
+    ``hold_slots`` slots in all, the forked one included (0: as long as the continuation), the
+    greedy policy deciding its level after them.
+    ``record``: a list that gets (reward, observation after the step) of every slot, so that one
+    continuation to the end gives the return at every shorter horizon and the state at its cut-off."""
     total, slots = 0.0, 0
     action = levels
     while True:
         obs, r, term, trunc, info = env.step(action)
         total += r
         slots += 1
+        if record is not None:
+            record.append((r, obs))
         if term or trunc or (horizon and slots >= horizon):
             return total
         action = choose(model, obs, info["action_mask"])
-        if hold is not None:
+        if hold is not None and (not hold_slots or slots < hold_slots):
             row = np.flatnonzero(env.slot.jobs == hold[0])
             if len(row):
                 action[row] = hold[1] if info["action_mask"][row[0], hold[1]] else 0
@@ -95,9 +104,23 @@ def candidate_levels(p: np.ndarray, valid: np.ndarray, greedy: int, n: int, temp
     return np.concatenate([[greedy], pick]).astype(np.int64)
 
 
+def draw_fork(env: DL2Env, model: Model, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator, *,
+              p_fork: float, candidates: int, temperature: float):
+    """The greedy levels of ``env``'s open slot and, with probability ``p_fork`` (and a row that can
+    change the slot), the forked row i, π_i(· | s) and its candidate levels; else None for those three."""
+    levels = choose(model, obs, mask)
+    rows = decisive_rows(env, levels) if rng.random() < p_fork else []
+    if not len(rows):
+        return levels, None, None, None
+    i = int(rng.choice(rows))
+    p = row_probabilities(model, obs, mask)[i]
+    return levels, i, p, candidate_levels(p, np.flatnonzero(mask[i]), int(levels[i]), candidates, temperature, rng)
+
+
 def fork_episode(env: DL2Env, model: Model, rng: np.random.Generator, *, trace: int, p_fork: float,
-                 candidates: int, temperature: float, horizon: int):
-    """The forked rollouts of one greedy episode on trace ``trace`` (module docstring).
+                 candidates: int, temperature: float, horizon: int, hold: int = 0):
+    """The forked rollouts of one greedy episode on trace ``trace`` (module docstring); the forked
+    job keeps its candidate level for ``hold`` slots (0: for the whole continuation).
 
     Returns the states, masks, chosen rows, levels, their log-probabilities under π and their
     advantages of every fork whose candidates' returns differ, and the greedy episode's return."""
@@ -106,18 +129,15 @@ def fork_episode(env: DL2Env, model: Model, rng: np.random.Generator, *, trace: 
     greedy, done = 0.0, False
     while not done:
         mask = info["action_mask"]
-        levels = choose(model, obs, mask)
-        rows = decisive_rows(env, levels) if rng.random() < p_fork else []
-        if len(rows):
-            i = int(rng.choice(rows))
-            p = row_probabilities(model, obs, mask)[i]
-            valid = np.flatnonzero(mask[i])
-            ks = candidate_levels(p, valid, int(levels[i]), candidates, temperature, rng)
+        levels, i, p, ks = draw_fork(env, model, obs, mask, rng, p_fork=p_fork, candidates=candidates,
+                                     temperature=temperature)
+        if i is not None:
             returns = []
             for k in ks:
                 alt = levels.copy()
                 alt[i] = k
-                returns.append(continue_greedy(fork(env), model, alt, horizon, (int(env.slot.jobs[i]), int(k))))
+                returns.append(continue_greedy(fork(env), model, alt, horizon, (int(env.slot.jobs[i]), int(k)),
+                                               hold_slots=hold))
             R = np.asarray(returns)
             if R.max() > R.min():
                 adv = R - (R.sum() - R) / (len(R) - 1)

@@ -309,22 +309,57 @@ class Slot:
     def fill(self, levels) -> None:
         """Give window row i (in order) the workers and PSs of config ``levels[i]``: one of each while
         both are wanted, then the rest singly (workers alone for a job without PSs), each task while
-        it fits; the slot's allocation of ``Spec.actions = "jobs"``."""
+        it fits; the slot's allocation of ``Spec.actions = "jobs"``.
+
+        The same tasks on the same servers as :meth:`_can` and :meth:`_place` task by task, with
+        only the one row's fits computed (this is most of a job-level episode's time)."""
         full = set()    # task demands that fit nowhere any more (free space only shrinks while filling)
+        free = self.free
         for i in range(len(self.jobs)):
             w, p = self.spec.configs[int(levels[i])]
             p = p if self.max_p[i] > 0 else 0
+            if not w and not p:
+                continue
             both = min(w, p)
+            dw, dp = self.dw[i], self.dp[i]
+            hosting = np.zeros(len(free), dtype=bool)
+            hosting[list(self.on_w[i] | self.on_p[i])] = True
+
+            def pick(fits: np.ndarray) -> int:
+                cand = np.flatnonzero(fits & hosting)
+                return int(cand[0]) if len(cand) else int(np.flatnonzero(fits)[0])
+
+            def put(s: int, worker: bool) -> None:
+                self._put(i, s, worker)
+                hosting[s] = True
             for kind in ["both"] * both + ["worker"] * (w - both) + ["ps"] * (p - both):
-                key = (kind, self.dw[i].tobytes(), self.dp[i].tobytes())
+                key = (kind, dw.tobytes(), dp.tobytes())
                 if key in full:
                     break
-                can_w, can_p, can_b = self._can([i])
-                if not {"both": can_b, "worker": can_w, "ps": can_p}[kind][0]:
-                    # configs stay within the row's limits, so only the servers' space can be short
-                    full.add(key)
-                    break
-                self._place(kind, i)
+                room_w, room_p = self.w[i] < self.max_w[i], self.p[i] < self.max_p[i]
+                if kind != "both":
+                    worker = kind == "worker"
+                    fit = (free >= (dw if worker else dp) - 1e-9).all(axis=1)
+                    if not ((room_w if worker else room_p) and fit.any()):
+                        full.add(key)
+                        break
+                    put(pick(fit), worker)
+                else:
+                    fit_w = (free >= dw - 1e-9).all(axis=1)
+                    fit_p = (free >= dp - 1e-9).all(axis=1)
+                    fit_wp = (free >= dw + dp - 1e-9).all(axis=1)
+                    cw, cp = fit_w.sum(), fit_p.sum()
+                    apart = cw >= 1 and cp >= 1 and not (cw == 1 and cp == 1 and (fit_w & fit_p).any())
+                    if not (room_w and room_p and (fit_wp.any() or apart)):
+                        full.add(key)
+                        break
+                    if fit_wp.any():
+                        s = pick(fit_wp)
+                        put(s, True)
+                        put(s, False)
+                    else:
+                        put(pick((free >= dw - 1e-9).all(axis=1)), True)
+                        put(pick((free >= dp - 1e-9).all(axis=1)), False)
 
     def apply(self, a: int) -> bool:
         """Carry out action ``a`` if valid; False (nothing changes) for "stop" or an invalid action."""

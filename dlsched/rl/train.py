@@ -45,9 +45,11 @@ import torch
 from torch import nn
 
 from dlsched.rl.env import DL2Env
+from dlsched.rl.es import Adam as EsAdam, es_gradient, rank_groups, searched
 from dlsched.rl.forks import ForkPool, fork, fork_update
 from dlsched.errors import InputError
-from dlsched.rl.policy import MAX_HIDDEN, MAX_LAYERS, DL2Policy, Model, choose, load_checkpoint, save_checkpoint
+from dlsched.rl.policy import (MAX_HIDDEN, MAX_LAYERS, DL2Policy, Model, choose, load_checkpoint, save_checkpoint,
+                               weights_digest)
 from dlsched.rl.slot import ACTIONS, DECIDE_AT, MAX_WINDOW, ROWS, Slot, Spec, action_kind
 from dlsched.policies.optimus import task_shares
 from dlsched.sim.policy import Decision, PolicyContext
@@ -106,7 +108,8 @@ class TrainConfig:
     #: policy's return on the same trace, the self-critical baseline), "branch" (A of a sampled
     #: slot = the return of the greedy episode forked there minus the greedy one, :func:`branch_episode`)
     #: or "rollouts" (the best of ``candidates`` sampled slots per fork, if better than greedy, as a target);
-    #: with ``actions="jobs"`` only "forks" (one row's level per fork, :mod:`dlsched.rl.forks`)
+    #: with ``actions="jobs"`` only "forks" (one row's level per fork, :mod:`dlsched.rl.forks`) or "es"
+    #: (evolution strategies on the output bias, :mod:`dlsched.rl.es`)
     baseline: str = "critic"
     #: ``baseline="gae"``: λ of the generalised advantage estimate (per slot), the passes over each
     #: episode's decisions, and the weight of the KL penalty towards the warm-up policy
@@ -118,6 +121,10 @@ class TrainConfig:
     candidates: int = 4
     #: ``baseline="forks"``: slots each fork's candidates are continued for (0: to the end of the episode)
     horizon: int = 0
+    #: ``baseline="forks"``: slots the forked job keeps its candidate level (0: for the whole continuation,
+    #: where with ``horizon`` 0 a job left out, level 0, is never run); by default a size for 15 slots,
+    #: credited to the end of the episode (a 15-slot horizon misjudges it: docs/dl2.md "round 9")
+    hold: int = 15
     #: ``baseline="branch"``: probability of forking at a slot, and the temperature of the forked slot's sampling
     p_branch: float = 0.1
     temperature: float = 1.0
@@ -133,6 +140,12 @@ class TrainConfig:
     threads: int = 1
     #: ``baseline="forks"``: episodes played at once in as many processes (their CPU time counts in the budget)
     workers: int = 1
+    #: ``baseline="es"``: antithetic pairs and common training traces per generation, and σ of the perturbation
+    es_pairs: int = 4
+    es_traces: int = 2
+    es_sigma: float = 1.0
+    #: ``baseline="es"``: search the bias with the rows tied in rank groups (:func:`dlsched.rl.es.rank_groups`)
+    es_groups: bool = False
     #: a checkpoint to start from: its warm-up is kept and only fine-tuning runs
     init: str | None = None
     #: DAgger rounds after the warm-up (0: none), each followed by this many epochs on all samples
@@ -156,7 +169,7 @@ class TrainConfig:
         for name, low in (("J", 1), ("n_jobs", 1), ("n_servers", 1), ("warmup_epochs", 0), ("rl_episodes", 0),
                           ("candidates", 1), ("updates_per_episode", 0), ("eval_every", 1), ("dagger_rounds", 0),
                           ("dagger_epochs", 0), ("max_slots", 1), ("replay", 1), ("batch", 1), ("ppo_epochs", 1), ("threads", 1),
-                          ("horizon", 0), ("workers", 1)):
+                          ("horizon", 0), ("hold", 0), ("workers", 1), ("es_pairs", 1), ("es_traces", 1)):
             if not whole(getattr(self, name)) or getattr(self, name) < low:
                 bad(name, f"an integer >= {low}")
         for name, high in (("J", MAX_WINDOW), ("n_jobs", MAX_TRAINING_JOBS), ("n_servers", MAX_TRAINING_SERVERS)):
@@ -170,13 +183,13 @@ class TrainConfig:
         for name in ("beta", "clip", "kl"):
             if not real(getattr(self, name)) or getattr(self, name) < 0:
                 bad(name, "a finite number >= 0")
-        for name in ("warmup_lr", "rl_lr", "dagger_lr", "temperature"):
+        for name in ("warmup_lr", "rl_lr", "dagger_lr", "temperature", "es_sigma"):
             if not real(getattr(self, name)) or getattr(self, name) <= 0:
                 bad(name, "a finite number > 0")
         if self.warmup_lr_final is not None and (not real(self.warmup_lr_final) or self.warmup_lr_final <= 0):
             bad("warmup_lr_final", "a finite number > 0, or None")
-        if (self.actions == "jobs") != (self.baseline == "forks"):
-            bad("baseline", "forks, with job-level actions (actions jobs) and only with them")
+        if (self.actions == "jobs") != (self.baseline in ("forks", "es")):
+            bad("baseline", "forks or es, with job-level actions (actions jobs) and only with them")
         if self.workers > 1 and self.baseline != "forks":
             bad("workers", "1, unless the baseline is forks")
         if self.baseline == "forks" and self.candidates < 2:
@@ -763,6 +776,16 @@ def mean_jct(make_policy: Callable, traces, cluster, speed, seed: int = 0) -> fl
     return float(np.mean(out))
 
 
+def rl_stream(seed: int, start: Model | None = None) -> np.random.Generator:
+    """The fine-tuning's random stream: ``seed``'s, or for a run from a checkpoint (``start``) one
+    keyed by ``seed`` and the weights it starts from, so that the links of a chain (each ``--init``
+    the last link's best) run with one ``--seed`` do not replay each other's draws."""
+    if start is None:
+        return np.random.default_rng(seed)
+    digest = weights_digest(start.policy.state_dict(), start.value.state_dict())
+    return np.random.default_rng([seed, int(digest[:15], 16)])
+
+
 def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: bool = True) -> dict:
     """Warm-up then fine-tuning (module docstring); writes the best checkpoint to ``out`` with a
     provenance JSON and training curves (PNG) beside it; returns the provenance."""
@@ -774,7 +797,6 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     # small MLPs on a shared machine: intra-op threads cost more than they give (--threads to ask)
     torch.set_num_threads(cfg.threads)
     out = Path(out)
-    rng = np.random.default_rng(cfg.seed)
     torch.manual_seed(cfg.seed)
     spec = Spec(J=cfg.J, decide_at=cfg.decide_at, rows=cfg.rows, actions=cfg.actions)
 
@@ -811,6 +833,7 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
         warm["init"] = {"path": str(cfg.init), **{k: model.provenance.get(k) for k in
                                                    ("command", "training_seconds", "total_training_seconds",
                                                     "warmup_seconds", "curve", "best_tune_jct")}}
+    rng = rl_stream(cfg.seed, model if cfg.init is not None else None)
     if cfg.dagger_rounds:
         # imitation on the network's own states: the teacher's trajectories plus, per round, the
         # states the current network reaches, all labelled by the teacher
@@ -871,6 +894,8 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     running = None
 
     ref = copy.deepcopy(model.policy).eval() if cfg.kl > 0 else None   # the warm-up policy, for the KL penalty
+    es_opt = EsAdam(cfg.rl_lr)
+    es_basis = rank_groups(spec.J, spec.n_levels) if cfg.es_groups else None
 
     def stop_after(ep: int) -> bool:
         """True if a time budget will end the run before the next episode (so its last model is evaluated)."""
@@ -896,7 +921,7 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
             elif cfg.baseline == "forks":
                 done, cpu = pool.episodes(model, rng, rng.integers(len(train_traces), size=cfg.workers),
                                           p_fork=cfg.p_branch, candidates=cfg.candidates,
-                                          temperature=cfg.temperature, horizon=cfg.horizon)
+                                          temperature=cfg.temperature, horizon=cfg.horizon, hold=cfg.hold)
                 worker_cpu += cpu
                 for *_, R in done:
                     running = R if running is None else 0.9 * running + 0.1 * R
@@ -908,6 +933,12 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
                     adv_scale = ms2 if adv_scale is None else 0.9 * adv_scale + 0.1 * ms2
                     fork_update(model, opt_pi, Xe, Me, Ie, Ke, LPe, ADVe / np.sqrt(max(adv_scale, 1e-12)),
                                 clip=cfg.clip if cfg.clip > 0 else 0.2, epochs=cfg.ppo_epochs, batch=cfg.batch, rng=rng)
+            elif cfg.baseline == "es":
+                g, d, R = es_gradient(env, model, rng, pairs=cfg.es_pairs, traces=cfg.es_traces, sigma=cfg.es_sigma,
+                                      basis=es_basis)
+                es_opt.step(searched(model), g, es_basis)
+                running = R if running is None else 0.9 * running + 0.1 * R
+                rewards.append((time.monotonic() - wall0, R, float("nan")))
             elif cfg.baseline in ("branch", "rollouts"):
                 k = int(rng.integers(len(train_traces)))
                 Xe, Me, Ae, ADVe, R, _ = branch_episode(env, model, rng, trace=k, p_branch=cfg.p_branch,
@@ -1054,12 +1085,22 @@ def parser():
     p.add_argument("--actions", choices=ACTIONS, default=d.actions,
                    help="one task per inference (DL2's, default) or every window job's size level at once (jobs)")
     p.add_argument("--horizon", type=int, default=d.horizon,
-                   help="--baseline forks: slots each fork is continued for (0: to the end of the episode)")
-    p.add_argument("--baseline", choices=["critic", "greedy", "branch", "rollouts", "gae", "forks"], default=d.baseline,
+                   help="--baseline forks: slots each fork is continued for (0, the default: to the end of the "
+                        "episode; a short horizon is biased, docs/dl2.md round 9)")
+    p.add_argument("--hold", type=int, default=d.hold,
+                   help="--baseline forks: slots the forked job keeps its candidate level (default 15; 0: the whole continuation)")
+    p.add_argument("--es-pairs", type=int, default=d.es_pairs, help="--baseline es: antithetic pairs per generation")
+    p.add_argument("--es-traces", type=int, default=d.es_traces,
+                   help="--baseline es: training traces every member of a generation plays")
+    p.add_argument("--es-groups", action="store_true",
+                   help="--baseline es: tie the bias of the window's rows in rank groups 0, 1-2, 3-6, 7-14, ... (docs/dl2.md)")
+    p.add_argument("--es-sigma", type=float, default=d.es_sigma, help="--baseline es: σ of the perturbation of the output bias")
+    p.add_argument("--baseline", choices=["critic", "greedy", "branch", "rollouts", "gae", "forks", "es"], default=d.baseline,
                    help="actor's baseline: the critic V(s) (default), the greedy policy's return on the same trace, "
                         "per sampled slot the greedy episode forked there (branch), or the best of --candidates "
                         "sampled slots per fork as a target (rollouts), or one row's candidate levels per fork with "
-                        "--actions jobs (forks; docs/dl2.md)")
+                        "--actions jobs (forks; docs/dl2.md), or evolution strategies on the output bias with "
+                        "--actions jobs (es)")
     p.add_argument("--candidates", type=int, default=d.candidates,
                    help="--baseline rollouts: sampled slots per fork")
     p.add_argument("--p-branch", type=float, default=d.p_branch, help="--baseline branch: probability of forking at a slot")
@@ -1100,7 +1141,7 @@ def main(argv: Sequence[str]) -> int:
     try:
         cfg = TrainConfig(teacher=args.teacher, teacher_params=parse_params(args.teacher_param, "--teacher-param"),
                           decide_at=args.decide_at, rows=args.rows, actions=args.actions,
-                          horizon=args.horizon, seed=args.seed, J=args.window, hidden=hidden,
+                          horizon=args.horizon, hold=args.hold, seed=args.seed, J=args.window, hidden=hidden,
                           train_seeds=_seeds(args.traces), tune_seeds=_seeds(args.tune), n_jobs=args.jobs,
                           n_servers=args.servers, warmup_epochs=args.warmup_epochs, warmup_lr_final=args.warmup_lr_final,
                           order=args.order, rl_episodes=args.episodes,
@@ -1111,7 +1152,8 @@ def main(argv: Sequence[str]) -> int:
                           time_budget_s=None if args.budget_min is None else 60 * args.budget_min, init=args.init,
                           cpu_budget_s=None if args.budget_cpu_min is None else 60 * args.budget_cpu_min,
                           warmup_smoothing=args.warmup_smoothing, gae_lambda=args.gae_lambda, ppo_epochs=args.ppo_epochs,
-                          kl=args.kl, threads=args.threads, workers=args.workers, batch=args.batch)
+                          kl=args.kl, threads=args.threads, workers=args.workers, batch=args.batch,
+                          es_pairs=args.es_pairs, es_traces=args.es_traces, es_sigma=args.es_sigma, es_groups=args.es_groups)
     except InputError as exc:       # name the flag, not the setting
         flag = FLAGS.get(exc.where, "--" + exc.where.replace("_", "-"))
         raise InputError(exc.source, flag, exc.expected, exc.found) from None

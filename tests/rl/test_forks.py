@@ -183,9 +183,9 @@ def test_each_candidates_return_is_its_own_replay_and_the_advantages_are_leave_o
     calls = []
     real = forks.continue_greedy
 
-    def recorded(e, m, levels, horizon, hold=None):
+    def recorded(e, m, levels, horizon, hold=None, **kw):
         slot = e.n_slots
-        r = real(e, m, levels, horizon, hold)
+        r = real(e, m, levels, horizon, hold, **kw)
         calls.append((slot, levels.copy(), hold, r))
         return r
     monkeypatch.setattr(forks, "continue_greedy", recorded)
@@ -227,3 +227,36 @@ def test_each_candidates_return_is_its_own_replay_and_the_advantages_are_leave_o
         total += r
         done = term or trunc
     assert greedy == pytest.approx(total, rel=1e-12)
+
+
+def test_runs_from_different_checkpoints_draw_different_streams_with_one_seed():
+    from dlsched.rl.train import rl_stream
+    a, b = Model.new(JOBS, (16,), seed=0), Model.new(JOBS, (16,), seed=1)
+    draw = lambda g: list(g.integers(1 << 30, size=4))  # noqa: E731
+    assert draw(rl_stream(0)) == draw(np.random.default_rng(0))
+    assert draw(rl_stream(0, a)) == draw(rl_stream(0, a)) != draw(rl_stream(0, b))
+    assert draw(rl_stream(0, a)) != draw(rl_stream(1, a))
+
+
+def test_a_hold_of_one_slot_is_the_forked_slot_alone_and_a_long_hold_the_whole_continuation():
+    traces, cluster, speed = small(8, (1,), 3)
+    env = DL2Env(traces, cluster, speed, JOBS, reward="jct", max_slots=200)
+    model = Model.new(JOBS, (16,), seed=3)
+    obs, info = env.reset(options={"trace": 0})
+    for _ in range(2):
+        obs, *_, info = env.step(choose(model, obs, info["action_mask"]))
+    levels = choose(model, obs, info["action_mask"])
+    job = int(env.slot.jobs[0])
+    for k in range(JOBS.n_levels):
+        alt = levels.copy()
+        alt[0] = k
+        free = continue_greedy(fork(env), model, alt, 0)
+        held = continue_greedy(fork(env), model, alt, 0, (job, k))
+        assert continue_greedy(fork(env), model, alt, 0, (job, k), hold_slots=1) == free
+        assert continue_greedy(fork(env), model, alt, 0, (job, k), hold_slots=10 ** 6) == held
+    # level 0 held for the whole continuation never runs the job: the episode is cut at max_slots
+    alt = levels.copy()
+    alt[0] = 0
+    e = fork(env)
+    continue_greedy(e, model, alt, 0, (job, 0))
+    assert e.n_slots == 200 and np.isnan(e.sim.completion[job])

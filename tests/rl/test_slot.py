@@ -1,5 +1,7 @@
 """The slot encoding (MODELS.md §6): mask is exact, placements fit, elastic scaling keeps servers."""
 
+import copy
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -132,3 +134,48 @@ def test_a_job_type_the_network_does_not_know_is_input_error():
     spec = Spec(job_types=("resnet-50",))
     with pytest.raises(InputError, match="job types the DL2 network was trained on"):
         spec.type_index(sim.jobs, "t.json")
+
+
+def _fill_task_by_task(slot, levels) -> None:
+    """Slot.fill's rule spelled out with the task actions' own checks (_can) and placement (_place)."""
+    full = set()
+    for i in range(len(slot.jobs)):
+        w, p = slot.spec.configs[int(levels[i])]
+        p = p if slot.max_p[i] > 0 else 0
+        both = min(w, p)
+        for kind in ["both"] * both + ["worker"] * (w - both) + ["ps"] * (p - both):
+            key = (kind, slot.dw[i].tobytes(), slot.dp[i].tobytes())
+            if key in full:
+                break
+            can_w, can_p, can_b = slot._can([i])
+            if not {"both": can_b, "worker": can_w, "ps": can_p}[kind][0]:
+                full.add(key)
+                break
+            slot._place(kind, i)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_filling_by_levels_places_the_tasks_the_task_actions_would(seed):
+    """On the slots of episodes played with random levels (DL2's mix, a small crowded cluster):
+    the same tasks on the same servers as the task-by-task rule."""
+    from dlsched.instance.synthetic import dl2_cluster, dl2_trace
+    from dlsched.rl.env import DL2Env
+    from dlsched.sim.speed import TableSpeed
+    spec = Spec(J=12, actions="jobs", rows="remaining")
+    env = DL2Env([dl2_trace(20, seed=seed)], dl2_cluster(3), TableSpeed(), spec, reward="jct", max_slots=400)
+    rng = np.random.default_rng(seed)
+    obs, info = env.reset(options={"trace": 0})
+    done, checked = False, 0
+    while not done:
+        mask = info["action_mask"]
+        levels = np.array([rng.choice(np.flatnonzero(m)) for m in mask])
+        a, b = (copy.deepcopy(env.slot, memo={id(env.slot.state): env.slot.state, id(env.slot.spec): spec})
+                for _ in range(2))
+        a.fill(levels)
+        _fill_task_by_task(b, levels)
+        assert (a.w == b.w).all() and (a.p == b.p).all() and np.array_equal(a.free, b.free)
+        assert a.on_w == b.on_w and a.on_p == b.on_p
+        checked += int(a.w.sum() > 0)
+        obs, _, term, trunc, info = env.step(levels)
+        done = term or trunc
+    assert checked >= 10

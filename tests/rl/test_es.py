@@ -1,0 +1,91 @@
+"""Evolution strategies on the output bias (``--baseline es``, dlsched/rl/es.py), each tiny."""
+
+import numpy as np
+import pytest
+import torch
+
+from dlsched.errors import InputError
+from dlsched.rl.env import DL2Env
+from dlsched.rl.es import Adam, es_gradient, greedy_return, rank_groups, searched
+from dlsched.rl.policy import DL2Policy, Model
+from dlsched.rl.slot import Spec
+from dlsched.rl.train import TrainConfig, train
+from dlsched.sim.engine import simulate
+
+from .helpers import small
+
+JOBS = Spec(J=6, actions="jobs", configs=((0, 0), (1, 1), (2, 2), (4, 4), (1, 3)))
+
+
+def setting(n_traces=3):
+    traces, cluster, speed = small(8, tuple(range(1, n_traces + 1)), 3)
+    return DL2Env(traces, cluster, speed, JOBS, reward="jct", max_slots=300), traces, cluster, speed
+
+
+def test_the_greedy_return_is_minus_the_total_jct_in_slots():
+    env, traces, cluster, speed = setting()
+    model = Model.new(JOBS, (16,), seed=2)
+    R = greedy_return(env, model, 1)
+    res = simulate(traces[1], cluster, DL2Policy(model), speed, stall_calls=300)
+    assert res.status == "completed"
+    assert R == pytest.approx(-np.sum(res.jct) / JOBS.slot_seconds, rel=1e-9)
+
+
+def test_each_pairs_difference_is_the_two_policies_returns_on_common_traces():
+    env, *_ = setting()
+    model = Model.new(JOBS, (16,), seed=2)
+    theta = searched(model).detach().clone()
+    sigma, pairs = 3.0, 3
+    g, d, mean = es_gradient(env, model, np.random.default_rng(7), pairs=pairs, traces=2, sigma=sigma)
+    assert torch.equal(searched(model), theta)       # θ restored
+    rng = np.random.default_rng(7)                      # the same draws, replayed by hand
+    ks = rng.choice(3, size=2, replace=False)
+    eps = rng.standard_normal((pairs, theta.numel()))
+    F = []
+    for e in eps:
+        for sign in (1, -1):
+            with torch.no_grad():
+                searched(model).copy_(theta + sign * sigma * torch.from_numpy(e).float())
+            F.append(np.mean([greedy_return(env, model, k) for k in ks]))
+    with torch.no_grad():
+        searched(model).copy_(theta)
+    F = np.array(F).reshape(pairs, 2)
+    assert d == pytest.approx(F[:, 0] - F[:, 1], rel=1e-9) and mean == pytest.approx(F.mean(), rel=1e-9)
+    assert np.any(d != 0)                              # σ = 3 changes decisions
+    assert g == pytest.approx((d / np.sqrt(np.mean(d ** 2))) @ eps / pairs, rel=1e-9)
+
+
+def test_adam_ascends_a_known_gradient():
+    p = torch.nn.Parameter(torch.zeros(4))
+    opt = Adam(0.1)
+    for _ in range(3):
+        opt.step(p, np.array([1.0, -2.0, 0.0, 0.5]))
+    q = p.detach()
+    assert (q[[0, 3]] > 0).all() and q[1] < 0 and q[2] == 0
+    assert float(p.detach()[0]) == pytest.approx(0.3, rel=1e-3)   # Adam's first steps are lr × sign
+
+
+def test_es_trains_from_a_drf_warm_up_and_records_its_curve(tmp_path):
+    cfg = TrainConfig(J=5, hidden=(16,), train_seeds=(1, 3), tune_seeds=(2,), n_jobs=5, n_servers=3,
+                      warmup_epochs=2, rl_episodes=2, eval_every=1, batch=16, actions="jobs",
+                      baseline="es", es_pairs=2, es_traces=1, es_sigma=2.0, max_slots=60)
+    prov = train(cfg, tmp_path / "e.pt", command="test", progress=False)
+    assert prov["episodes_run"] == 2 and len(prov["curve"]) == 3
+    with pytest.raises(InputError):
+        TrainConfig(baseline="es")                       # task-level actions have no per-row levels
+    with pytest.raises(InputError):
+        TrainConfig(actions="jobs", baseline="es", es_sigma=0.0)
+
+
+def test_with_rank_groups_the_tied_rows_move_together():
+    env, *_ = setting()
+    model = Model.new(JOBS, (16,), seed=2)
+    E = rank_groups(JOBS.J, JOBS.n_levels)
+    assert E.shape == (6 * 5, 3 * 5) and (E.sum(axis=1) == 1).all()   # rows 0 | 1-2 | 3-5
+    before = searched(model).detach().clone().view(6, 5)
+    g, d, _ = es_gradient(env, model, np.random.default_rng(1), pairs=2, traces=1, sigma=3.0, basis=E)
+    assert g.shape == (15,)
+    Adam(0.5).step(searched(model), g, E)
+    step = (searched(model).detach().view(6, 5) - before).numpy()
+    assert np.abs(step).max() > 0
+    assert np.allclose(step[1], step[2]) and np.allclose(step[3], step[4]) and np.allclose(step[3], step[5])
