@@ -10,6 +10,7 @@ without it. On a real cluster every worker needs the same dlsched (and data fold
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import signal
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -71,8 +72,10 @@ class DaskExecutor:
         if client is not None:
             self.client = client
         elif address in (None, "", "local"):
+            # the workers' own logs stay quiet: a cell's error reaches the user through its future,
+            # and a stopped run's workers, whose scheduler closes first, log heartbeat tracebacks
             self._own_cluster = distributed.LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
-                                                         dashboard_address=None)
+                                                         dashboard_address=None, silence_logs=logging.CRITICAL)
             self.client = distributed.Client(self._own_cluster)
         else:
             try:
