@@ -80,11 +80,16 @@ class _Rows:
         return M, np.concatenate(self.lo), np.concatenate(self.hi)
 
 
+def scheduled_jobs(inst: SMDInstance) -> list[int]:
+    """The jobs the model holds: those with iterations to run that fit alone (not unschedulable)."""
+    unsched = set(inst.unschedulable)
+    return [j for j in range(inst.n_jobs) if inst.iterations[j] > 0 and j not in unsched]
+
+
 def nonzeros(inst: SMDInstance, T: int, *, resizing: bool = True) -> int:
     """An upper bound on the nonzeros :func:`build_matrix` makes, without building (rows (a)-(f):
     the (a) and (c) triangles grow as jobs x T^2, the x columns' rows as configurations x T^2)."""
-    unsched = set(inst.unschedulable)
-    jobs = [j for j in range(inst.n_jobs) if inst.iterations[j] > 0 and j not in unsched]
+    jobs = scheduled_jobs(inst)
     n = len(jobs)
     cfg = np.array([inst.configurations(j).size for j in jobs], dtype=np.int64)
     m = np.array([max(T - int(math.ceil(float(inst.arrival[j]) - 1e-9)), 0) for j in jobs], dtype=np.int64)
@@ -98,8 +103,7 @@ def nonzeros(inst: SMDInstance, T: int, *, resizing: bool = True) -> int:
 
 def build_matrix(inst: SMDInstance, T: int, *, resizing: bool = True, relax: bool = False) -> TIModel:
     """The §2.4 model on slots 1..T as a :class:`MatrixForm` (whole-array build)."""
-    unsched = set(inst.unschedulable)
-    jobs = np.array([j for j in range(inst.n_jobs) if inst.iterations[j] > 0 and j not in unsched], dtype=np.int64)
+    jobs = np.array(scheduled_jobs(inst), dtype=np.int64)
     n = jobs.size
     delta = float(inst.slot_seconds)
     # x columns: for every job, its configurations x its usable slots
@@ -194,7 +198,7 @@ def build_matrix(inst: SMDInstance, T: int, *, resizing: bool = True, relax: boo
     c[z0 + zj * T + (zt - 1)] = inst.weight[jobs][zj] * zt
     integrality = np.zeros(cols, dtype=np.int32) if relax else np.ones(cols, dtype=np.int32)
     mf = MatrixForm(c, M, lo, hi, np.zeros(cols), np.ones(cols), integrality, "min", 0)
-    return TIModel(mf, T, jobs, X[:, :5], z0, sorted(unsched))
+    return TIModel(mf, T, jobs, X[:, :5], z0, sorted(set(inst.unschedulable)))
 
 
 def schedule_from_x(inst: SMDInstance, model: TIModel, x: np.ndarray) -> np.ndarray:

@@ -70,13 +70,8 @@ def heuristic_schedules(inst: SMDInstance, opts: SolveOptions) -> dict:
     return out
 
 
-def _scheduled(inst: SMDInstance) -> list[int]:
-    unsched = set(inst.unschedulable)
-    return [j for j in range(inst.n_jobs) if inst.iterations[j] > 0 and j not in unsched]
-
-
 def provable_horizon(inst: SMDInstance, ub: float) -> int:
-    jobs = _scheduled(inst)
+    jobs = ti.scheduled_jobs(inst)
     L = {j: earliest_completion(inst, j) for j in jobs}
     total = sum(inst.weight[j] * L[j] for j in jobs)
     return max([int(math.floor((ub - (total - inst.weight[j] * L[j])) / inst.weight[j] + 1e-9)) for j in jobs] + [1])
@@ -211,7 +206,7 @@ class TimeIndexed:
             self.index = np.arange(len(jobs))
         # every horizon holds the last earliest completion, and the model grows with T: a trace too
         # large even at that horizon is refused before the heuristics that bound T (minutes on ITP)
-        floor = max((earliest_completion(inst, j) for j in _scheduled(inst)), default=1)
+        floor = max((earliest_completion(inst, j) for j in ti.scheduled_jobs(inst)), default=1)
         nnz = ti.nonzeros(inst, floor)
         if nnz > MAX_NONZEROS:
             self._too_big(ctx, f"the time-indexed model would have at least {nnz:,} nonzeros (at most "
