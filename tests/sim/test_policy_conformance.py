@@ -116,9 +116,11 @@ def test_a_broken_policy_fails_the_kit_naming_the_check():
 
 #: the optimisation policies with a per-decision budget (dlsched/policies/budget.py), and POP
 BUDGETED = [("smd", {"budget_ms": 60_000}), ("smd", {"budget_ms": 60_000, "pop_k": 2}),
-            ("hetplace", {"budget_ms": 60_000}), ("fluid", {"budget_ms": 60_000})]
-#: modes other than the defaults the suite above runs: hetplace deciding which jobs run, POP without a budget
-MODES = [("hetplace", {"order": "srpt"}), ("smd", {"pop_k": 2})]
+            ("hetplace", {"budget_ms": 60_000}), ("fluid", {"budget_ms": 60_000}),
+            ("optimus", {"budget_ms": 60_000})]
+#: modes other than the defaults the suite above runs: hetplace deciding which jobs run, POP without a
+#: budget, fluid's LP over its first jobs only
+MODES = [("hetplace", {"order": "srpt"}), ("smd", {"pop_k": 2}), ("fluid", {"lp_jobs": 2})]
 
 
 @pytest.mark.parametrize("name,params", BUDGETED + MODES,
@@ -138,7 +140,7 @@ def test_pop_decides_unsplit_when_a_job_is_larger_than_its_group():
                  cases=[(tr, Cluster.homogeneous(1, {"gpu": 4, "cpu": 8}), LinearSpeed())])
 
 
-@pytest.mark.parametrize("name", ["smd", "hetplace", "fluid"])
+@pytest.mark.parametrize("name", ["smd", "hetplace", "fluid", "optimus"])
 def test_a_budget_that_binds_still_answers_within_the_contract(name):
     # 1 ms: every decision is cut short; the answers depend on the clock (no determinism check)
     tr = generic_trace([(0, 9, 1, 3, 0, 0), (0, 4, 2, 2, 0, 1), (1, 7, 1, 4, 1, 0), (2, 3, 1, 1, 0, 2), (2, 12, 2, 2, 2, 1)])
