@@ -263,9 +263,7 @@ class DRF(Baseline, ChangePolicy):
                 wait = cand[run.size:]
                 minw, _, _, _, _, _, first = grant_vectors(state, wait)
                 take = take_in_order(first, state.free.sum(axis=0))
-                fresh = wait[take]
-                sizes = dict(zip(fresh.tolist(), zip(minw[take].tolist(), p0[fresh].tolist())))
-                return Changes(self.placer.added(state, sizes))
+                return Changes(self.placer.added(state, _rigid_sizes(wait[take], minw[take], p0)))
             minw, _, _, _, _, _, first = grant_vectors(state, cand)
             take = take_in_order(first, self.total.astype(float))
             taken = cand[take]
@@ -273,13 +271,16 @@ class DRF(Baseline, ChangePolicy):
                 # no running job dropped, and a rigid job keeps its one size: only the jobs taken that
                 # do not run yet are placed (the placer's answer for all of them, at their cost)
                 new = ~np.isin(taken, run)
-                fresh = taken[new]
-                sizes = dict(zip(fresh.tolist(), zip(minw[take][new].tolist(), p0[fresh].tolist())))
-                return Changes(self.placer.added(state, sizes))
-            sizes = dict(zip(taken.tolist(), zip(minw[take].tolist(), p0[taken].tolist())))
+                return Changes(self.placer.added(state, _rigid_sizes(taken[new], minw[take][new], p0)))
+            sizes = _rigid_sizes(taken, minw[take], p0)
         else:
             sizes = drf_fill(state, cand, self.total, None, self._memo)[0]
         return self.placer.place(state, sizes)
+
+
+def _rigid_sizes(jobs: np.ndarray, workers: np.ndarray, p0: np.ndarray) -> dict[int, tuple[int, int]]:
+    """{job: (its workers, its first PS count)} for rigid jobs taken in order."""
+    return dict(zip(jobs.tolist(), zip(workers.tolist(), p0[jobs].tolist())))
 
 
 def unit_tasks(state: ClusterState) -> bool:
