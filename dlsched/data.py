@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import os
+import threading
 from pathlib import Path
 
 from dlsched.errors import InputError
@@ -37,3 +39,14 @@ def data_dir(required: bool = True) -> Path | None:
 def project_root() -> Path:
     """The source checkout (holds ``instances/``), found from the package location."""
     return Path(__file__).resolve().parent.parent
+
+
+_PARSING = threading.Lock()
+
+
+def literal(text: str):
+    """``ast.literal_eval(text)``, one thread at a time: CPython 3.11's compiler is not safe to call
+    from two threads at once (two suite cells reading a data file in one Dask worker's threads raised
+    "SystemError: AST constructor recursion depth mismatch")."""
+    with _PARSING:
+        return ast.literal_eval(text)

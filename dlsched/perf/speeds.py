@@ -9,13 +9,12 @@ sum to zero are measurement failures and are dropped (``n_dropped`` says how man
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from dlsched.data import data_dir
+from dlsched.data import data_dir, literal
 from dlsched.errors import InputError
 
 
@@ -53,7 +52,7 @@ def read_config_speed(path: str | Path | None = None) -> tuple[dict[str, SpeedTa
         if not line.strip():
             continue
         try:
-            model, _mode, batch, n_ps, n_w, speeds, _ps_cpu, _w_cpu = ast.literal_eval(line)
+            model, _mode, batch, n_ps, n_w, speeds, _ps_cpu, _w_cpu = literal(line)
         except (ValueError, SyntaxError) as exc:
             raise InputError(str(path), f"line {lineno}", "a tuple (model, mode, batch, ps, workers, speeds, ...)",
                              line[:60]) from exc

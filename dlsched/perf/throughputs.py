@@ -26,7 +26,6 @@ symbol               meaning
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 from dataclasses import dataclass, field
@@ -34,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dlsched.data import data_dir
+from dlsched.data import data_dir, literal
 from dlsched.errors import InputError
 
 GPU_TYPES = ("k80", "p100", "v100")
@@ -98,7 +97,7 @@ def load_gavel(path: str | Path | None = None) -> ThroughputTable:
             continue
         for key, entry in table.items():
             try:
-                job_type, sf = ast.literal_eval(key)
+                job_type, sf = literal(key)
             except (ValueError, SyntaxError):
                 raise InputError(str(path), f"$.{gpu}[{key!r}]", "a key \"('<job type>', <scale factor>)\"", key) from None
             alone = entry.get("null") if isinstance(entry, dict) else None
