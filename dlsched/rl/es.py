@@ -59,32 +59,48 @@ def greedy_return(env: DL2Env, model: Model, trace: int) -> float:
     return total
 
 
-def es_gradient(env: DL2Env, model: Model, rng: np.random.Generator, *, pairs: int, traces: int,
-                sigma: float, basis: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, float]:
-    """One generation (module docstring): the ascent direction g, the pairs' differences d_j and
-    the generation's mean return. With ``basis`` (:func:`rank_groups`) the directions are
-    ``basis`` ε, ε of its column count, and g is in those coordinates. θ is left as it was."""
+def member_returns(env: DL2Env, model: Model, members) -> list[float]:
+    """:func:`greedy_return` of every (θ, trace) member in this process; ``model``'s θ is left as it was."""
     p = searched(model)
     theta = p.detach().clone()
-    ks = rng.choice(len(env.traces), size=min(traces, len(env.traces)), replace=False)
-    eps = rng.standard_normal((pairs, theta.numel() if basis is None else basis.shape[1]))
-    d, total = np.zeros(pairs), 0.0
     try:
-        for j, e in enumerate(eps):
-            side = []
-            for sign in (1.0, -1.0):
-                with torch.no_grad():
-                    e_full = e if basis is None else basis @ e
-                    p.copy_(theta + sign * sigma * torch.from_numpy(e_full).to(theta.dtype).view_as(theta))
-                side.append(np.mean([greedy_return(env, model, k) for k in ks]))
-            d[j] = side[0] - side[1]
-            total += side[0] + side[1]
+        out = []
+        for bias, k in members:
+            with torch.no_grad():
+                p.copy_(torch.from_numpy(bias).view_as(p))
+            out.append(greedy_return(env, model, k))
+        return out
     finally:
         with torch.no_grad():
             p.copy_(theta)
+
+
+def es_gradient(env: DL2Env, model: Model, rng: np.random.Generator, *, pairs: int, traces: int,
+                sigma: float, basis: np.ndarray | None = None, pool=None) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """One generation (module docstring): the ascent direction g, the pairs' differences d_j, the
+    generation's mean return, and the CPU seconds of worker processes. With ``basis``
+    (:func:`rank_groups`) the directions are ``basis`` ε, ε of its column count, and g is in those
+    coordinates. ``pool`` (:class:`dlsched.rl.forks.ForkPool`) plays the 2 · pairs · traces greedy
+    episodes in its processes; each is deterministic, so g is the same bit for bit as in this
+    process. θ is left as it was."""
+    theta = searched(model).detach().clone()
+    ks = rng.choice(len(env.traces), size=min(traces, len(env.traces)), replace=False)
+    eps = rng.standard_normal((pairs, theta.numel() if basis is None else basis.shape[1]))
+    members = []
+    for e in eps:
+        e_full = torch.from_numpy(e if basis is None else basis @ e).to(theta.dtype).view_as(theta)
+        for sign in (1.0, -1.0):
+            bias = (theta + sign * sigma * e_full).numpy()
+            members += [(bias, int(k)) for k in ks]
+    if pool is None:
+        R, cpu = member_returns(env, model, members), 0.0
+    else:
+        R, cpu = pool.greedy_returns(model, members)
+    F = np.asarray(R, dtype=float).reshape(pairs, 2, len(ks)).mean(axis=2)     # F(θ ± σε_j)
+    d = F[:, 0] - F[:, 1]
     rms = float(np.sqrt(np.mean(d ** 2)))
     g = (d / rms) @ eps / pairs if rms > 0 else np.zeros(eps.shape[1])
-    return g, d, total / (2 * pairs)
+    return g, d, float(F.mean()), cpu
 
 
 class Adam:

@@ -24,7 +24,8 @@ probability towards the levels whose continuations finished the jobs sooner: pol
 by rollouts, one job's size at a time.
 
 :class:`ForkPool` plays several such episodes at once in worker processes (``--workers``), each
-with the current weights; the update takes all their samples.
+with the current weights; the update takes all their samples. It also plays the greedy episodes
+of an evolution-strategies generation (:func:`dlsched.rl.es.es_gradient`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ import numpy as np
 import torch
 
 from dlsched.rl.env import DL2Env
+from dlsched.rl.es import member_returns
 from dlsched.rl.policy import Model, choose
 
 
@@ -200,6 +202,11 @@ def _worker_episode(args):
     return out, time.process_time() - cpu
 
 
+def _worker_greedy(member):
+    cpu = time.process_time()
+    return member_returns(_WORKER["env"], _WORKER["model"], [member])[0], time.process_time() - cpu
+
+
 class ForkPool:
     """:func:`fork_episode` on ``workers`` traces at once: in this process for one worker, else in
     that many forked processes holding a copy of the environment and the model. :meth:`episodes`
@@ -217,6 +224,15 @@ class ForkPool:
         seeds = rng.integers(2 ** 63, size=len(traces))
         done = self.pool.map(_worker_episode, [(weights, int(s), int(k), kw) for s, k in zip(seeds, traces)])
         return [out for out, _ in done], float(sum(c for _, c in done))
+
+    def greedy_returns(self, model: Model, members) -> tuple[list[float], float]:
+        """The greedy return of each (output bias θ, trace) member (:func:`dlsched.rl.es.member_returns`),
+        one episode a task, and the CPU seconds of the workers (0 in this process). Only θ is sent:
+        evolution strategies change nothing else, so the rest of the workers' copies is ``model``'s."""
+        if self.pool is None:
+            return member_returns(self.env, model, members), 0.0
+        done = self.pool.map(_worker_greedy, members, chunksize=1)
+        return [r for r, _ in done], float(sum(c for _, c in done))
 
     def close(self) -> None:
         if self.pool is not None:

@@ -138,8 +138,12 @@ class TrainConfig:
     cpu_budget_s: float | None = None
     #: torch's intra-op threads (1: small MLPs on a shared machine gain nothing from more)
     threads: int = 1
-    #: ``baseline="forks"``: episodes played at once in as many processes (their CPU time counts in the budget)
+    #: ``baseline="forks"``: episodes played at once in as many processes; ``baseline="es"``: the processes
+    #: a generation's greedy episodes are split over (the same θ as one; their CPU time counts in the budget)
     workers: int = 1
+    #: CPU minutes (of the budget's count) after which the best model so far is also written as
+    #: ``OUT-<m>min.pt``: what a run with that budget would have written
+    snapshots_cpu_min: tuple[float, ...] = ()
     #: ``baseline="es"``: antithetic pairs and common training traces per generation, and σ of the perturbation
     es_pairs: int = 4
     es_traces: int = 2
@@ -190,8 +194,10 @@ class TrainConfig:
             bad("warmup_lr_final", "a finite number > 0, or None")
         if (self.actions == "jobs") != (self.baseline in ("forks", "es")):
             bad("baseline", "forks or es, with job-level actions (actions jobs) and only with them")
-        if self.workers > 1 and self.baseline != "forks":
-            bad("workers", "1, unless the baseline is forks")
+        if self.workers > 1 and self.baseline not in ("forks", "es"):
+            bad("workers", "1, unless the baseline is forks or es")
+        if not isinstance(self.snapshots_cpu_min, tuple) or not all(real(m) and m > 0 for m in self.snapshots_cpu_min):
+            bad("snapshots_cpu_min", "a tuple of CPU minutes > 0")
         if self.baseline == "forks" and self.candidates < 2:
             bad("candidates", "at least 2 levels per fork (the advantage compares them)")
         for name in ("time_budget_s", "cpu_budget_s"):
@@ -897,6 +903,17 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     es_opt = EsAdam(cfg.rl_lr)
     es_basis = rank_groups(spec.J, spec.n_levels) if cfg.es_groups else None
 
+    snapshots = sorted(set(cfg.snapshots_cpu_min))
+
+    def snapshot(m: float) -> None:
+        """The best model so far as ``OUT-<m>min.pt`` (provenance JSON beside it), once the CPU passed m minutes."""
+        snapshots.remove(m)
+        path = out.with_name(f"{out.stem}-{m:g}min{out.suffix}")
+        shot = load_checkpoint(out)
+        shot.provenance = {**provenance(finished=False), "snapshot_cpu_min": m}
+        save_checkpoint(shot, path)
+        path.with_suffix(".json").write_text(json.dumps(shot.provenance, indent=1) + "\n")
+
     def stop_after(ep: int) -> bool:
         """True if a time budget will end the run before the next episode (so its last model is evaluated)."""
         return ((cfg.time_budget_s is not None and time.monotonic() - wall0 > cfg.time_budget_s)
@@ -934,8 +951,9 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
                     fork_update(model, opt_pi, Xe, Me, Ie, Ke, LPe, ADVe / np.sqrt(max(adv_scale, 1e-12)),
                                 clip=cfg.clip if cfg.clip > 0 else 0.2, epochs=cfg.ppo_epochs, batch=cfg.batch, rng=rng)
             elif cfg.baseline == "es":
-                g, d, R = es_gradient(env, model, rng, pairs=cfg.es_pairs, traces=cfg.es_traces, sigma=cfg.es_sigma,
-                                      basis=es_basis)
+                g, d, R, cpu = es_gradient(env, model, rng, pairs=cfg.es_pairs, traces=cfg.es_traces,
+                                           sigma=cfg.es_sigma, basis=es_basis, pool=pool)
+                worker_cpu += cpu
                 es_opt.step(searched(model), g, es_basis)
                 running = R if running is None else 0.9 * running + 0.1 * R
                 rewards.append((time.monotonic() - wall0, R, float("nan")))
@@ -972,7 +990,8 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
                 replay.add(Xe, Me, Ae, Ge, LPe, ADVe)
                 for _ in range(cfg.updates_per_episode):
                     actor_critic_update(model, replay.sample(cfg.batch, rng), opt_pi, opt_v, cfg.beta, cfg.clip)
-            if ep % cfg.eval_every == 0 or ep == cfg.rl_episodes or stop_after(ep):
+            marks = [m for m in snapshots if cpu_seconds() > 60 * m]
+            if ep % cfg.eval_every == 0 or ep == cfg.rl_episodes or stop_after(ep) or marks:
                 jct = tune_jct()
                 curve.append((time.monotonic() - wall0, ep, jct, cpu_seconds()))
                 if not progress:    # a log line per evaluation for runs in the background
@@ -984,6 +1003,8 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
                     save_checkpoint(model, out)
                 # the provenance and curves so far: a run watched (or cut) before it ends has them
                 write(provenance(finished=False))
+            for m in marks:
+                snapshot(m)
     final = load_checkpoint(out)
     final.provenance = prov = provenance(finished=True)
     save_checkpoint(final, out)
@@ -1040,6 +1061,14 @@ def _seeds(text: str) -> tuple[int, ...]:
     return tuple(out)
 
 
+def _minutes(text: str) -> tuple[float, ...]:
+    """``"30,60"`` as (30.0, 60.0); "" as ()."""
+    try:
+        return tuple(float(m) for m in text.split(",")) if text.strip() else ()
+    except ValueError:
+        raise InputError("<argument>", "--snapshots", "CPU minutes like 30,60", text) from None
+
+
 def parser():
     import argparse
 
@@ -1081,7 +1110,11 @@ def parser():
     p.add_argument("--budget-cpu-min", type=float, default=None, help="stop fine-tuning after this many CPU minutes")
     p.add_argument("--threads", type=int, default=d.threads, help="torch threads (default 1)")
     p.add_argument("--workers", type=int, default=d.workers,
-                   help="--baseline forks: episodes played at once in as many processes (default 1)")
+                   help="--baseline forks: episodes played at once in as many processes; --baseline es: processes "
+                        "a generation's episodes are split over, the same result as one (default 1)")
+    p.add_argument("--snapshots", default="", metavar="MINUTES",
+                   help="CPU minutes, e.g. 30,60: when the run's CPU passes each, the best model so far is also "
+                        "written as OUT-30min.pt etc. (with its provenance)")
     p.add_argument("--actions", choices=ACTIONS, default=d.actions,
                    help="one task per inference (DL2's, default) or every window job's size level at once (jobs)")
     p.add_argument("--horizon", type=int, default=d.horizon,
@@ -1125,7 +1158,7 @@ def parser():
 #: TrainConfig's settings by the flags of `dlsched train dl2` that set them
 FLAGS = {"J": "--window", "n_jobs": "--jobs", "n_servers": "--servers", "rl_episodes": "--episodes",
          "dagger_rounds": "--dagger", "updates_per_episode": "--updates", "time_budget_s": "--budget-min",
-         "cpu_budget_s": "--budget-cpu-min"}
+         "cpu_budget_s": "--budget-cpu-min", "snapshots_cpu_min": "--snapshots"}
 
 
 def main(argv: Sequence[str]) -> int:
@@ -1153,7 +1186,8 @@ def main(argv: Sequence[str]) -> int:
                           cpu_budget_s=None if args.budget_cpu_min is None else 60 * args.budget_cpu_min,
                           warmup_smoothing=args.warmup_smoothing, gae_lambda=args.gae_lambda, ppo_epochs=args.ppo_epochs,
                           kl=args.kl, threads=args.threads, workers=args.workers, batch=args.batch,
-                          es_pairs=args.es_pairs, es_traces=args.es_traces, es_sigma=args.es_sigma, es_groups=args.es_groups)
+                          es_pairs=args.es_pairs, es_traces=args.es_traces, es_sigma=args.es_sigma, es_groups=args.es_groups,
+                          snapshots_cpu_min=_minutes(args.snapshots))
     except InputError as exc:       # name the flag, not the setting
         flag = FLAGS.get(exc.where, "--" + exc.where.replace("_", "-"))
         raise InputError(exc.source, flag, exc.expected, exc.found) from None

@@ -7,6 +7,8 @@ import torch
 from dlsched.errors import InputError
 from dlsched.rl.env import DL2Env
 from dlsched.rl.es import Adam, es_gradient, greedy_return, rank_groups, searched
+from dlsched.rl.forks import ForkPool
+from dlsched.rl.policy import load_checkpoint
 from dlsched.rl.policy import DL2Policy, Model
 from dlsched.rl.slot import Spec
 from dlsched.rl.train import TrainConfig, train
@@ -36,7 +38,8 @@ def test_each_pairs_difference_is_the_two_policies_returns_on_common_traces():
     model = Model.new(JOBS, (16,), seed=2)
     theta = searched(model).detach().clone()
     sigma, pairs = 3.0, 3
-    g, d, mean = es_gradient(env, model, np.random.default_rng(7), pairs=pairs, traces=2, sigma=sigma)
+    g, d, mean, cpu = es_gradient(env, model, np.random.default_rng(7), pairs=pairs, traces=2, sigma=sigma)
+    assert cpu == 0.0                                   # no worker processes
     assert torch.equal(searched(model), theta)       # θ restored
     rng = np.random.default_rng(7)                      # the same draws, replayed by hand
     ks = rng.choice(3, size=2, replace=False)
@@ -83,9 +86,60 @@ def test_with_rank_groups_the_tied_rows_move_together():
     E = rank_groups(JOBS.J, JOBS.n_levels)
     assert E.shape == (6 * 5, 3 * 5) and (E.sum(axis=1) == 1).all()   # rows 0 | 1-2 | 3-5
     before = searched(model).detach().clone().view(6, 5)
-    g, d, _ = es_gradient(env, model, np.random.default_rng(1), pairs=2, traces=1, sigma=3.0, basis=E)
+    g, d, *_ = es_gradient(env, model, np.random.default_rng(1), pairs=2, traces=1, sigma=3.0, basis=E)
     assert g.shape == (15,)
     Adam(0.5).step(searched(model), g, E)
     step = (searched(model).detach().view(6, 5) - before).numpy()
     assert np.abs(step).max() > 0
     assert np.allclose(step[1], step[2]) and np.allclose(step[3], step[4]) and np.allclose(step[3], step[5])
+
+
+def generations(env, model, k, pool, basis=None):
+    """θ after ``k`` generations of ES (σ 3, Adam 0.5), and the workers' CPU seconds."""
+    rng, opt, cpu = np.random.default_rng(5), Adam(0.5), 0.0
+    for _ in range(k):
+        g, d, _, c = es_gradient(env, model, rng, pairs=2, traces=2, sigma=3.0, basis=basis, pool=pool)
+        assert np.any(d != 0)                            # the generations change decisions
+        opt.step(searched(model), g, basis)
+        cpu += c
+    return searched(model).detach().clone(), cpu
+
+
+def test_two_workers_give_exactly_one_workers_theta():
+    env, *_ = setting()
+    basis = rank_groups(JOBS.J, JOBS.n_levels)
+    one = Model.new(JOBS, (16,), seed=4)
+    two = Model.new(JOBS, (16,), seed=4)
+    with ForkPool(1, env, one) as pool:
+        theta1, cpu1 = generations(env, one, 2, pool, basis)
+    with ForkPool(2, env, two) as pool:
+        # the workers' copies are made here: θ moves only in the parent and travels with each episode
+        theta2, cpu2 = generations(env, two, 2, pool, basis)
+    assert not torch.equal(theta1, Model.new(JOBS, (16,), seed=4).policy.body[-1].bias.detach())
+    assert torch.equal(theta1, theta2)                  # bit for bit
+    assert cpu1 == 0.0 and cpu2 > 0                      # the workers' CPU is counted
+
+
+def test_es_with_two_workers_writes_the_snapshots_a_shorter_budget_would_have_written(tmp_path):
+    kw = dict(J=5, hidden=(16,), train_seeds=(1, 3), tune_seeds=(2,), n_jobs=5, n_servers=3, warmup_epochs=2,
+              rl_episodes=4, eval_every=4, batch=16, actions="jobs", baseline="es", es_pairs=2, es_traces=1,
+              es_sigma=2.0, max_slots=60)
+    prov = train(TrainConfig(**kw, workers=2, snapshots_cpu_min=(1e-9, 1e3)), tmp_path / "e.pt", command="test",
+                 progress=False)
+    # the first mark passes before the first generation ends: evaluated there, not only at the 4th
+    assert [p["episode"] for p in prov["curve"]] == [0, 1, 4]
+    shot = load_checkpoint(tmp_path / "e-1e-09min.pt")
+    assert shot.provenance["snapshot_cpu_min"] == 1e-9 and len(shot.provenance["curve"]) == 2
+    assert (tmp_path / "e-1e-09min.json").exists() and not list(tmp_path.glob("e-1000min*"))
+    best = min(shot.provenance["curve"], key=lambda p: p["tune_jct"])
+    assert shot.provenance["best_tune_jct"] == best["tune_jct"]
+    assert prov["episodes_run"] == 4 and prov["cpu_seconds"] > 0
+
+
+@pytest.mark.parametrize("settings, flag", [(dict(workers=2, actions="tasks", baseline="critic"), "workers"),
+                                            (dict(snapshots_cpu_min=(30.0, -1.0)), "snapshots_cpu_min"),
+                                            (dict(snapshots_cpu_min=(float("nan"),)), "snapshots_cpu_min")])
+def test_workers_and_snapshots_are_checked(settings, flag):
+    with pytest.raises(InputError) as e:
+        TrainConfig(**{"actions": "jobs", "baseline": "es", **settings})
+    assert e.value.where == flag
