@@ -1,10 +1,13 @@
 """Per-decision time of max-min fairness with throughputs: our matrix LP (HiGHS) against Gavel's own policy.
 
     PYTHONPATH=$PWD DLSCHED_DATA=/work/shared/data python benchmarks/gavel_decision_time.py \\
-        [--jobs 64,256,1024,2048] [--repeat 3] [--gavel DIR]
+        [--jobs 64,256,1024,2048] [--repeat 3] [--perturb EPS] [--gavel DIR]
 
 One decision: n jobs waiting, drawn (seeded) from Gavel's measured (job type, scale factor) entries
-on V100, P100 and K80, on a cluster of n/4 GPUs of each type. Ours: ``gavel_lp.max_min_fairness``
+on V100, P100 and K80, on a cluster of n/4 GPUs of each type (Gavel's entries are about 80 (job
+type, scale factor) pairs, so many jobs share a row and ours solves one LP row per class of equal
+jobs, ``gavel_lp.classes``; ``--perturb EPS`` multiplies every throughput by a seeded factor in
+[1 - EPS, 1 + EPS], so that no two jobs are equal and every job is a row). Ours: ``gavel_lp.max_min_fairness``
 on the matrix the policy builds (the max-min LP, and then the second LP that uses what is left; both
 timed, and the first alone). Gavel's: ``MaxMinFairnessPolicyWithPerf(solver="ECOS").get_allocation``
 from a checkout of its ``scheduler/`` folder (``--gavel DIR`` or ``$GAVEL_DIR``; run this script with
@@ -30,8 +33,9 @@ from dlsched.policies import gavel_lp
 GPU_TYPES = ("v100", "p100", "k80")
 
 
-def instance(n: int, seed: int):
-    """(T (n, 3) steps/s, scale factors (n,), capacities (3,)) drawn from Gavel's measured entries."""
+def instance(n: int, seed: int, perturb: float = 0.0):
+    """(T (n, 3) steps/s, scale factors (n,), capacities (3,)) drawn from Gavel's measured entries,
+    each throughput times a factor in [1 - perturb, 1 + perturb]."""
     table = load_gavel()
     keys = sorted({(jt, sf) for (jt, g, sf) in table.steps if all((jt, t, sf) in table.steps for t in GPU_TYPES)})
     rng = np.random.default_rng(seed)
@@ -39,6 +43,8 @@ def instance(n: int, seed: int):
     T = np.array([[table.steps[(jt, t, sf)] for t in GPU_TYPES] for jt, sf in pick])
     sf = np.array([sf for _, sf in pick], dtype=float)
     cap = np.full(3, max(n // 4, int(sf.max())), dtype=float)
+    if perturb:
+        T = T * rng.uniform(1 - perturb, 1 + perturb, T.shape)
     return T, sf, cap
 
 
@@ -61,6 +67,7 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", default="64,256,1024,2048")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--perturb", type=float, default=0.0, help="throughputs times a factor in [1-EPS, 1+EPS]: no two jobs equal")
     ap.add_argument("--gavel", default=os.environ.get("GAVEL_DIR"), help="a checkout of Gavel's scheduler/ folder")
     args = ap.parse_args(argv)
     gavel = None
@@ -73,7 +80,7 @@ def main(argv=None) -> int:
     print(f"{'jobs':>5s} {'ours s (both LPs)':>18s} {'ours s (max-min LP)':>20s} {'Gavel s':>9s} "
           f"{'ours value':>11s} {'Gavel value':>12s} {'rel. diff':>9s}")
     for n in [int(x) for x in args.jobs.split(",")]:
-        T, sf, cap = instance(n, args.seed)
+        T, sf, cap = instance(n, args.seed, args.perturb)
         z = np.repeat(sf[:, None], 3, axis=1)
         W = weights(T, z, cap)
         t_both, a = cpu(lambda: gavel_lp.max_min_fairness(W, z, cap), args.repeat)

@@ -17,9 +17,12 @@ decides in two steps:
 2. **Rounds** of ``round_seconds`` (Gavel: 360 s; the engine's ``slot_seconds``). At each round
    start every job has, on each type, Gavel's priority
 
-   .. math:: p_{jk} = X_{jk} / f_{jk}, \qquad f_{jk} = \frac{z_{jk}\, r_{jk}}{\sum_i z_{ik}\, r_{ik}},
+   .. math:: p_{jk} = X_{jk} / f_{jk}, \qquad f_{jk} = \frac{r_{jk}}{\sum_i r_{ik}},
 
-   :math:`r_{jk}` the seconds job j has run on type k since the allocation was last computed
+   :math:`r_{jk}` the seconds job j has run on type k since the allocation was last computed, each
+   job's seconds counted once whatever its size (Gavel's ``_job_time_so_far`` over
+   ``_worker_time_so_far``: X is a fraction of time, so the share it is compared with is one of
+   time; a share of GPU-seconds would give a job of z GPUs 1/z of its time)
    (:math:`p_{jk} = 10^9 X_{jk}` while :math:`f_{jk} = 0`, 0 where :math:`X_{jk} = 0` or
    :math:`T_{jk} = 0`); ties by the deficit :math:`\sum (X_{jk} \Delta t) - r_{jk}` carried over
    from earlier allocations, then by :math:`X_{jk}`. Types are visited fastest first (Gavel's
@@ -121,7 +124,7 @@ class GavelPolicy:
             return dict(state.allocation)             # leases hold until the round ends
         n, K = len(state.jobs), len(self.types)
         if self.received is None or self.received.shape[0] != n:
-            self.received, self.deficit, self.gpus = np.zeros((n, K)), np.zeros((n, K)), np.zeros((n, K))
+            self.received, self.deficit = np.zeros((n, K)), np.zeros((n, K))
         now = state.time
         if self.last_round is not None:
             start, ran = self.last_round
@@ -144,7 +147,6 @@ class GavelPolicy:
         self.since = now
         rows = [self.job_row(state, j) for j in active.tolist()]
         K = len(self.types)
-        self.gpus[active] = np.array([r[1] for r in rows]).reshape(-1, K)
         T = np.array([r[0] for r in rows]).reshape(-1, K)
         z = np.array([r[1] for r in rows]).reshape(-1, K)
         X = self.allocate(state, active, T, z) if active.size else np.zeros((0, K))
@@ -163,7 +165,7 @@ class GavelPolicy:
         left = self.cap.astype(float).copy()
         chosen: list[tuple[int, int]] = []
         taken: set[int] = set()
-        total = (self.received * self.gpus).sum(axis=0)      # GPU-seconds run on each type since the allocation
+        total = self.received.sum(axis=0)             # job-seconds run on each type since the allocation
         for k in order.tolist():
             cand = [j for j in active.tolist() if self.X.get(j) is not None and self.X[j][k] > 0]
             if not cand:
@@ -171,7 +173,7 @@ class GavelPolicy:
             c = np.array(cand)
             x = np.array([self.X[j][k] for j in cand])
             zk = np.array([self._rows[j][1][k] for j in cand])
-            f = np.where(total[k] > 0, zk * self.received[c, k] / max(total[k], 1e-300), 0.0)
+            f = np.where(total[k] > 0, self.received[c, k] / max(total[k], 1e-300), 0.0)
             prio = np.where(f > 0, x / np.where(f > 0, f, 1.0), 1e9 * x)
             rank = np.lexsort((-x, -self.deficit[c, k], -prio))
             for a in rank.tolist():

@@ -194,6 +194,29 @@ def test_two_jobs_share_one_gpu_round_by_round():
     assert res.completion.tolist() == pytest.approx([5 * 360.0, 6 * 360.0])
 
 
+def test_rounds_give_each_job_its_allocation_as_a_share_of_time_whatever_its_size():
+    # one server of 2 GPUs; a 2-GPU job a and 1-GPU jobs b and c, all long. LAS: max min(2 X_a, X_b, X_c)
+    # under 2 X_a + X_b + X_c <= 2 gives X = (1/3, 2/3, 2/3): a runs alone one round in three, b and c
+    # together in the others. The share a job's priority compares with X is its share of the seconds
+    # run (Gavel's _job_time_so_far); a share of GPU-seconds would settle at 2 r_a / X_a = r_b / X_b,
+    # a in one round of five (6 of the first 30)
+    tr = trace(job("a", iterations=1e6, min_workers=2), job("b", iterations=1e6), job("c", iterations=1e6))
+    rounds = {}
+
+    class Spy(Audit):
+        def schedule(self, state, events):
+            out = super().schedule(state, events)
+            rounds[state.time] = set(out)
+            return out
+
+    audit = Spy(make_policy("gavel-max-min-fairness"))
+    simulate(tr, typed_cluster({"v100": 1}, gpus=2), audit, LinearSpeed(), max_time=30 * 360.0 - 1)
+    ran = [rounds[t] for t in sorted(rounds)][:30]
+    assert not audit.problems and len(ran) == 30
+    assert all(r in ({0}, {1, 2}) for r in ran)
+    assert sum(r == {0} for r in ran) == 10
+
+
 def test_a_freed_gpu_idles_until_the_round_ends():
     # on 2 GPUs, job c frees its GPU at 100 s while job a runs on: job b, arriving at 10 s, waits for
     # the next round (360 s); once nothing runs, a round starts at once (Gavel's round ends when its
