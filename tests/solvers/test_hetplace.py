@@ -332,3 +332,77 @@ def test_single_gpus_go_one_by_one_into_the_smallest_hole(data):
         want[start[s] + used[s]] = i
         used[s] += 1
     assert np.array_equal(got, want)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 12), types=st.integers(1, 3), wl=st.sampled_from(["proportional", "equal"]))
+def test_swap_deltas_score_every_existing_move_as_one_by_one(seed, n, types, wl):
+    """_swap_deltas scores only the moves that exist: each equals the job's cost with one of its type-g
+    GPUs made type h, less its current cost, scored one move at a time; inf where the job holds no g or h = g."""
+    from dlsched.solvers.hetplace import _biggest_server, _swap_deltas, cost
+
+    gpus = dict(list({"k80": 8, "p100": 6, "v100": 4}.items())[:types])
+    n = min(n, sum(gpus.values()))
+    inst = generate(n, gpus, seed=seed, workload=wl)
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(0, 3, (n, types))
+    counts[counts.sum(axis=1) == 0, 0] = 1
+    biggest = _biggest_server(inst)
+    cur = cost(inst, np.arange(n), counts, biggest)
+    rows = np.flatnonzero(rng.random(n) < 0.7)
+    got = _swap_deltas(inst, counts, cur, rows, biggest)
+    want = np.full((rows.size, types, types), np.inf)
+    for a, i in enumerate(rows.tolist()):
+        for g in range(types):
+            for h in range(types):
+                if g != h and counts[i, g] > 0:
+                    moved = counts[i].copy()
+                    moved[g] -= 1
+                    moved[h] += 1
+                    want[a, g, h] = cost(inst, np.array([i]), moved[None, :], biggest)[0] - cur[i]
+    assert np.array_equal(got, want)
+
+
+def _prices_without_stop(inst, table, iters=200):
+    """type_prices as it was, every step taken until the complementary slackness test: the reference
+    for the stop at a feasible value."""
+    from dlsched.solvers.hetplace import POLYAK_OVERSHOOT, STALL_STEPS
+
+    N = inst.type_counts.astype(float)
+    lam = np.zeros(inst.n_types)
+    best_lam, best_L, theta, since = lam.copy(), -np.inf, 1.0, 0
+    for _ in range(iters):
+        pick, val = table.pick(lam)
+        L = float(val.sum() - lam @ N)
+        if L > best_L + 1e-12 * abs(L):
+            best_L, best_lam, since = L, lam.copy(), 0
+        else:
+            since += 1
+            if since >= STALL_STEPS:
+                theta, since = theta / 2, 0
+        g = N - table.C[pick].sum(axis=0)
+        if np.all(g >= 0) and np.all(np.abs(lam * g) <= 1e-8):
+            break
+        step = theta * max(POLYAK_OVERSHOOT * best_L - L, 1e-12 * abs(POLYAK_OVERSHOOT * best_L)) / max(float(g @ g), 1.0)
+        lam = np.maximum(0.0, lam - step * g)
+    return best_lam, best_L
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 14), types=st.integers(1, 3), flat=st.booleans())
+def test_type_prices_stop_at_a_feasible_value_keeps_the_prices(seed, n, types, flat):
+    """Stopping the subgradient steps once the picks fit at a total JCT no better than the best L gives
+    the prices and bound that all the steps give; ``flat``: one speed per job on every type (OpenB's
+    durations), where the jobs all pick the first type at zero prices."""
+    from dlsched.solvers.hetplace import ConfigTable, type_prices
+
+    gpus = dict(list({"k80": 8, "p100": 6, "v100": 4}.items())[:types])
+    n = min(n, sum(gpus.values()))
+    inst = generate(n, gpus, seed=seed)
+    inst = dataclasses.replace(inst, model_size_mb=np.zeros(n), max_workers=np.minimum(inst.max_workers, 4))
+    if flat:
+        inst = dataclasses.replace(inst, rho=np.repeat(inst.rho[:, :1], types, axis=1))
+    table = ConfigTable(inst)
+    lam, L = type_prices(inst, table)
+    ref_lam, ref_L = _prices_without_stop(inst, table)
+    assert np.array_equal(lam, ref_lam) and L == ref_L
