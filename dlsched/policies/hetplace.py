@@ -373,9 +373,10 @@ class HetPlace:
         # the budget runs from here: building the §4 view counts against it
         opts = SolveOptions(seed=self.rng_seed + self.calls, threads=1, time_limit=self.decision_record.seconds,
                             budget=self.decision_record.clock())
+        jobs = state.jobs
         if self._rho_tab is None:
-            jobs = state.jobs
             self._rho_tab, self._rho_known = np.zeros((len(jobs), len(self.types))), np.zeros(len(jobs), dtype=bool)
+        if self._min_w is None:
             self._min_w = np.array([job.min_workers for job in jobs], dtype=np.int64)
             self._max_w = np.array([job.max_workers for job in jobs], dtype=np.int64)
             self._ps = np.array([job.uses_ps for job in jobs], dtype=bool)
