@@ -95,9 +95,14 @@ def _gpu_names(inst: PlacementInstance) -> tuple[str, ...]:
 
 
 def _biggest_server(inst: PlacementInstance) -> np.ndarray:
-    out = np.zeros(inst.n_types, dtype=np.int64)
-    np.maximum.at(out, inst.server_type, inst.server_gpus)
-    return out
+    """GPUs of the largest server of each type, once per instance (``cost`` without it asks for it at
+    every call: 1.6 ms each on OpenB's 1,213 servers, a quarter of a decision over 1,450 pods)."""
+    out = getattr(inst, "_biggest", None)
+    if out is None:
+        out = np.zeros(inst.n_types, dtype=np.int64)
+        np.maximum.at(out, inst.server_type, inst.server_gpus)
+        inst._biggest = out
+    return out.copy()
 
 
 def est_spans(inst: PlacementInstance, counts: np.ndarray, biggest: np.ndarray | None = None) -> np.ndarray:

@@ -406,3 +406,45 @@ def test_type_prices_stop_at_a_feasible_value_keeps_the_prices(seed, n, types, f
     lam, L = type_prices(inst, table)
     ref_lam, ref_L = _prices_without_stop(inst, table)
     assert np.array_equal(lam, ref_lam) and L == ref_L
+
+
+def _split_one_by_one(flow, patterns, inverse, demand, G):
+    """The market's split as a loop per buyer: the reference of the interval overlaps."""
+    alloc = np.zeros((inverse.size, G), dtype=np.int64)
+    for q in range(patterns.size):
+        left = {node[1]: f for node, f in flow.get(q, {}).items() if f > 0}
+        for i in np.flatnonzero(inverse == q):
+            want = int(demand[i])
+            for k in list(left):
+                take = min(want, left[k])
+                alloc[i, k] += take
+                want -= take
+                left[k] -= take
+                if not left[k]:
+                    del left[k]
+                if not want:
+                    break
+    return alloc
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data())
+def test_market_split_hands_out_units_as_buyer_by_buyer(data):
+    """Each pattern's flow to the groups, handed to its buyers in order from the groups in order:
+    the interval overlaps give what the loop per buyer gives."""
+    from dlsched.solvers.market import _split
+
+    G = data.draw(st.integers(1, 4))
+    n = data.draw(st.integers(1, 12))
+    P = data.draw(st.integers(1, 4))
+    inverse = np.array(data.draw(st.lists(st.integers(0, P - 1), min_size=n, max_size=n)))
+    demand = np.array(data.draw(st.lists(st.integers(0, 5), min_size=n, max_size=n)))
+    flow = {}
+    for q in range(P):
+        total = int(demand[inverse == q].sum())
+        groups = sorted(data.draw(st.sets(st.integers(0, G - 1), min_size=1)))
+        cuts = sorted(data.draw(st.lists(st.integers(0, total), min_size=len(groups) - 1, max_size=len(groups) - 1)))
+        units = np.diff([0, *cuts, total])
+        flow[q] = {("g", k): int(u) for k, u in zip(groups, units)}
+    patterns = np.arange(P)
+    assert np.array_equal(_split(flow, patterns, inverse, demand, G), _split_one_by_one(flow, patterns, inverse, demand, G))
