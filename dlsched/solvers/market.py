@@ -105,21 +105,22 @@ def clear(values: np.ndarray, demand: np.ndarray, supply: np.ndarray, *, prices:
 
 
 def _split(flow: dict, patterns: np.ndarray, inverse: np.ndarray, demand: np.ndarray, G: int) -> np.ndarray:
-    """Hand each pattern's units of every group to its buyers (all of them demand those groups)."""
+    """Hand each pattern's units of every group to its buyers (all of them demand those groups): the
+    buyers in order, each filled from the groups in order (the flow's, ascending), one group used up
+    before the next. Buyer i's units of group k are the overlap of its interval of the cumulated
+    demands with group k's of the cumulated flows (a loop per buyer was 30 % of a hetplace decision
+    over 1,450 OpenB pods)."""
     alloc = np.zeros((inverse.size, G), dtype=np.int64)
     for q in range(patterns.size):
-        left = {node[1]: f for node, f in flow.get(q, {}).items() if f > 0}
-        for i in np.flatnonzero(inverse == q):
-            want = int(demand[i])
-            for k in list(left):
-                take = min(want, left[k])
-                alloc[i, k] += take
-                want -= take
-                left[k] -= take
-                if not left[k]:
-                    del left[k]
-                if not want:
-                    break
+        rows = np.flatnonzero(inverse == q)
+        f = np.zeros(G, dtype=np.int64)
+        for node, units in flow.get(q, {}).items():
+            if units > 0:
+                f[node[1]] = units
+        d = demand[rows].astype(np.int64)
+        D, F = np.cumsum(d), np.cumsum(f)
+        lo = np.maximum((D - d)[:, None], (F - f)[None, :])
+        alloc[rows] = np.maximum(np.minimum(D[:, None], F[None, :]) - lo, 0)
     return alloc
 
 

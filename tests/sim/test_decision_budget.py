@@ -174,6 +174,7 @@ def test_the_decision_scale_task_compares_each_budget_with_the_unbudgeted_decisi
     assert variants == (["scratch", "incremental", "pop2"] if policy == "smd" else ["scratch"])
     for row in out["rows"]:
         assert row["active"] == 24 and row["placed"] >= 1 and row["gap"] >= 0
+        assert row["overrun"] == row["seconds"] * 1000.0 / row["budget_ms"] > 0
         assert row["ratio_to_reference"] >= 1 - 1e-9 or row["variant"] != "scratch"
 
 

@@ -345,3 +345,67 @@ def test_hetplace_places_whole_gpu_jobs_as_the_general_loop(seed, n):
         assert res.status == "completed" and pol.whole > 0
         logs.append(pol.log)
     assert logs[0] == logs[1]
+
+
+class _Loops(_Recorded):
+    """hetplace whose batched placement of the pipeline's jobs is the per-job loop (``_place_chosen``), and
+    whose jobs without GPUs are placed by the loop it replaced, written plainly."""
+
+    def _place_kept(self, *args):
+        return ph.HetPlace._place_chosen(self, *args)
+
+    def _place_rest(self, state, free, other):
+        from dlsched.sim.placement import usage
+
+        out = {}
+        for j in other.tolist():
+            job, ps = state.jobs[j], 1 if state.jobs[j].uses_ps else 0
+            size, _ = self._empty.largest(state.demand_w[j], state.demand_p[j], job.min_workers, job.max_workers, ps)
+            pl = self.placer.fit(free, state.demand_w[j], state.demand_p[j], size, ps)
+            if pl is not None:
+                srv, rows = usage(pl, state.demand_w[j], state.demand_p[j])
+                free[srv] -= rows
+                out[j] = pl
+        return out
+
+
+class _Batched(_Recorded):
+    def schedule(self, state, events):
+        out = super().schedule(state, events)
+        self.log[-1] = list(self.log[-1].items())          # the order of the decision too
+        return out
+
+
+class _LoopsOrdered(_Loops, _Batched):
+    pass
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(4, 40), placer=st.sampled_from(["consolidated", "first_fit"]))
+def test_hetplace_batched_placement_makes_the_loops_decisions(seed, n, placer):
+    """OpenB-like pods (fractions of a GPU, CPU-only pods, a few rigid multi-GPU and PS jobs, CPU
+    demands that can overfill a server) on a cluster of three GPU types: the numpy passes over the
+    pipeline's jobs and the fast path for the jobs without GPUs make every decision, in the same
+    order, that the per-job loops make."""
+    from dlsched.instance.workload import Job, Trace
+    from tests.sim.helpers import TypedSpeed, typed_cluster
+
+    rng = np.random.default_rng(seed)
+    jobs = []
+    for i in range(n):
+        gpu = float(rng.choice([0.0, 0.3, 0.5, 0.6, 1.0, 1.0, 1.0, 2.0]))
+        w = int(rng.choice([1, 1, 1, 2])) if gpu >= 1 else 1
+        ps = int(rng.random() < 0.1)
+        jobs.append(Job(f"j{i}", float(rng.integers(0, 15)), "toy", float(rng.integers(1, 40)),
+                        {"gpu": gpu, "cpu": float(rng.choice([0.5, 1.0, 3.0]))}, {"cpu": 1.0} if ps else {},
+                        min_workers=1 if rng.random() < 0.3 else w, max_workers=w, max_ps=ps))
+    jobs = tuple(sorted(jobs, key=lambda j: j.arrival))
+    cl = typed_cluster({"k80": 2, "p100": 2, "v100": 1}, gpus=4)
+    speed = TypedSpeed({"k80": 1.0, "p100": 2.0, "v100": 2.0 + float(rng.random())})
+    logs = []
+    for cls in (_Batched, _LoopsOrdered):
+        pol = cls(placer=placer)
+        res = simulate(Trace(jobs, "<test>"), cl, pol, speed)
+        assert res.status == "completed"
+        logs.append(pol.log)
+    assert logs[0] == logs[1]

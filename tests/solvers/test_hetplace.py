@@ -332,3 +332,119 @@ def test_single_gpus_go_one_by_one_into_the_smallest_hole(data):
         want[start[s] + used[s]] = i
         used[s] += 1
     assert np.array_equal(got, want)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 12), types=st.integers(1, 3), wl=st.sampled_from(["proportional", "equal"]))
+def test_swap_deltas_score_every_existing_move_as_one_by_one(seed, n, types, wl):
+    """_swap_deltas scores only the moves that exist: each equals the job's cost with one of its type-g
+    GPUs made type h, less its current cost, scored one move at a time; inf where the job holds no g or h = g."""
+    from dlsched.solvers.hetplace import _biggest_server, _swap_deltas, cost
+
+    gpus = dict(list({"k80": 8, "p100": 6, "v100": 4}.items())[:types])
+    n = min(n, sum(gpus.values()))
+    inst = generate(n, gpus, seed=seed, workload=wl)
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(0, 3, (n, types))
+    counts[counts.sum(axis=1) == 0, 0] = 1
+    biggest = _biggest_server(inst)
+    cur = cost(inst, np.arange(n), counts, biggest)
+    rows = np.flatnonzero(rng.random(n) < 0.7)
+    got = _swap_deltas(inst, counts, cur, rows, biggest)
+    want = np.full((rows.size, types, types), np.inf)
+    for a, i in enumerate(rows.tolist()):
+        for g in range(types):
+            for h in range(types):
+                if g != h and counts[i, g] > 0:
+                    moved = counts[i].copy()
+                    moved[g] -= 1
+                    moved[h] += 1
+                    want[a, g, h] = cost(inst, np.array([i]), moved[None, :], biggest)[0] - cur[i]
+    assert np.array_equal(got, want)
+
+
+def _prices_without_stop(inst, table, iters=200):
+    """type_prices as it was, every step taken until the complementary slackness test: the reference
+    for the stop at a feasible value."""
+    from dlsched.solvers.hetplace import POLYAK_OVERSHOOT, STALL_STEPS
+
+    N = inst.type_counts.astype(float)
+    lam = np.zeros(inst.n_types)
+    best_lam, best_L, theta, since = lam.copy(), -np.inf, 1.0, 0
+    for _ in range(iters):
+        pick, val = table.pick(lam)
+        L = float(val.sum() - lam @ N)
+        if L > best_L + 1e-12 * abs(L):
+            best_L, best_lam, since = L, lam.copy(), 0
+        else:
+            since += 1
+            if since >= STALL_STEPS:
+                theta, since = theta / 2, 0
+        g = N - table.C[pick].sum(axis=0)
+        if np.all(g >= 0) and np.all(np.abs(lam * g) <= 1e-8):
+            break
+        step = theta * max(POLYAK_OVERSHOOT * best_L - L, 1e-12 * abs(POLYAK_OVERSHOOT * best_L)) / max(float(g @ g), 1.0)
+        lam = np.maximum(0.0, lam - step * g)
+    return best_lam, best_L
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 14), types=st.integers(1, 3), flat=st.booleans())
+def test_type_prices_stop_at_a_feasible_value_keeps_the_prices(seed, n, types, flat):
+    """Stopping the subgradient steps once the picks fit at a total JCT no better than the best L gives
+    the prices and bound that all the steps give; ``flat``: one speed per job on every type (OpenB's
+    durations), where the jobs all pick the first type at zero prices."""
+    from dlsched.solvers.hetplace import ConfigTable, type_prices
+
+    gpus = dict(list({"k80": 8, "p100": 6, "v100": 4}.items())[:types])
+    n = min(n, sum(gpus.values()))
+    inst = generate(n, gpus, seed=seed)
+    inst = dataclasses.replace(inst, model_size_mb=np.zeros(n), max_workers=np.minimum(inst.max_workers, 4))
+    if flat:
+        inst = dataclasses.replace(inst, rho=np.repeat(inst.rho[:, :1], types, axis=1))
+    table = ConfigTable(inst)
+    lam, L = type_prices(inst, table)
+    ref_lam, ref_L = _prices_without_stop(inst, table)
+    assert np.array_equal(lam, ref_lam) and L == ref_L
+
+
+def _split_one_by_one(flow, patterns, inverse, demand, G):
+    """The market's split as a loop per buyer: the reference of the interval overlaps."""
+    alloc = np.zeros((inverse.size, G), dtype=np.int64)
+    for q in range(patterns.size):
+        left = {node[1]: f for node, f in flow.get(q, {}).items() if f > 0}
+        for i in np.flatnonzero(inverse == q):
+            want = int(demand[i])
+            for k in list(left):
+                take = min(want, left[k])
+                alloc[i, k] += take
+                want -= take
+                left[k] -= take
+                if not left[k]:
+                    del left[k]
+                if not want:
+                    break
+    return alloc
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data())
+def test_market_split_hands_out_units_as_buyer_by_buyer(data):
+    """Each pattern's flow to the groups, handed to its buyers in order from the groups in order:
+    the interval overlaps give what the loop per buyer gives."""
+    from dlsched.solvers.market import _split
+
+    G = data.draw(st.integers(1, 4))
+    n = data.draw(st.integers(1, 12))
+    P = data.draw(st.integers(1, 4))
+    inverse = np.array(data.draw(st.lists(st.integers(0, P - 1), min_size=n, max_size=n)))
+    demand = np.array(data.draw(st.lists(st.integers(0, 5), min_size=n, max_size=n)))
+    flow = {}
+    for q in range(P):
+        total = int(demand[inverse == q].sum())
+        groups = sorted(data.draw(st.sets(st.integers(0, G - 1), min_size=1)))
+        cuts = sorted(data.draw(st.lists(st.integers(0, total), min_size=len(groups) - 1, max_size=len(groups) - 1)))
+        units = np.diff([0, *cuts, total])
+        flow[q] = {("g", k): int(u) for k, u in zip(groups, units)}
+    patterns = np.arange(P)
+    assert np.array_equal(_split(flow, patterns, inverse, demand, G), _split_one_by_one(flow, patterns, inverse, demand, G))
