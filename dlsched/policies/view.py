@@ -40,6 +40,12 @@ class SpeedView(SMDInstance):
                         for a, b in zip(w.ravel().tolist(), p.ravel().tolist())]).reshape(w.shape)
         return out if out.ndim else float(out)
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        # filled here, so that the re-plans' copies (with_remaining) share it: filled on a copy, it
+        # was a pass over every job of the trace at every decision
+        self.__dict__["min_workers"] = self.min_workers
+
     @cached_property
     def min_workers(self) -> np.ndarray:
         # a job of fixed size (min_workers = max_workers, gang-scheduled) has no smaller configuration
