@@ -167,7 +167,7 @@ def parametric(core: MCMDK, opts: SolveOptions | None = None, *, memory: bool = 
     retangent(np.unique(jobs_of[is_ratio]).tolist())
     if sub == "highs":
         row = knapsack_dp.one_row(core)
-        solver = _ExactSub(core, opts) if row is None else _DPSub(core, opts, *row[1:])
+        solver = _ExactSub(core, opts) if row is None else _DPSub(core, opts, *row)
     else:
         solver = _RoundSub(core, opts, search_seconds)
     start = (lambda choice: choice) if mip_start else (lambda choice: None)
@@ -283,21 +283,27 @@ class _ExactSub:
 
 
 class _DPSub:
-    """The subproblem of a core with one whole-number capacity row (:mod:`dlsched.solvers.knapsack_dp`):
-    by the DP when its optimum is unique, so the answer is the exact solve's; when it is unique up
-    to exchanging identical jobs, by the DP over classes of identical jobs
+    """The subproblem of a core with one capacity row that can bind, in whole numbers
+    (:mod:`dlsched.solvers.knapsack_dp`), whenever its optimum is unique, so the answer is the
+    exact solve's: by the recursion over what the jobs must free after fixing
+    (:func:`~dlsched.solvers.knapsack_dp.solve_reduced`), or over the capacity; when it is unique
+    up to exchanging identical jobs, by the DP over classes of identical jobs
     (:func:`~dlsched.solvers.knapsack_dp.solve_unique_classes`); by HiGHS (:class:`_ExactSub`,
-    loaded on first need) when a tie remains."""
+    loaded on first need) when a tie remains, or the answer would break the row itself by more
+    than HiGHS's feasibility tolerance."""
 
-    def __init__(self, core: MCMDK, opts: SolveOptions, use: np.ndarray, cap: int):
+    def __init__(self, core: MCMDK, opts: SolveOptions, row: int, use: np.ndarray, cap: int):
         self.core, self.opts, self.use, self.cap = core, opts, use, cap
+        self.row, self.limit = core.A[row].toarray().ravel(), float(core.b[row]) + knapsack_dp.ROW_TOLERANCE
         self.exact = None
 
     def solve(self, cost: np.ndarray, warm_choice):
-        out = knapsack_dp.solve_unique(self.core, cost, self.use, self.cap)
-        if out is None:
-            out = knapsack_dp.solve_unique_classes(self.core, cost, self.use, self.cap)
-        if out is not None:
+        out = None
+        for dp in (knapsack_dp.solve_reduced, knapsack_dp.solve_unique, knapsack_dp.solve_unique_classes):
+            out = dp(self.core, cost, self.use, self.cap)
+            if out is not None:
+                break
+        if out is not None and self.row[self.core.columns_of(out[1])].sum() <= self.limit:
             return out[0], out[1], 0.0
         if self.exact is None:
             self.exact = _ExactSub(self.core, self.opts)
