@@ -147,15 +147,14 @@ def solve_reduced(core: MCMDK, cost: np.ndarray, use: np.ndarray, cap: int) -> t
 
     1. **Rigid jobs** (two columns, the first using nothing: wait, or run with use a and saving
        :math:`l = v_0 - v_1`) with the same a, by increasing l: only the first
-       :math:`K = \lceil D / a 
-ceil` may wait, and any with :math:`l > l_K + 	ext{TIE}` runs. A
+       :math:`K = \lceil D / a \rceil` may wait, and any with :math:`l > l_K + \text{TIE}` runs. A
        choice in which one of these waits while one of the first K runs costs more than the
        exchange by more than TIE, and one in which all K wait too (they free D alone) costs l more
        than running it.
     2. **Lagrangian fixing** (:math:`\mu \ge 0` on the row, by bisection for the least price whose
        choice fits, which is then a feasible cost U; L the best bound seen): every choice x costs
        at least :math:`L(\mu) + \sum_j rc_{j x_j}`, with :math:`rc_{jo} = v_o + \mu a_o - \min_{o'}
-       (v_{o'} + \mu a_{o'})`, so a column with :math:`rc > U - L + 	ext{TIE}` is in no choice
+       (v_{o'} + \mu a_{o'})`, so a column with :math:`rc > U - L + \text{TIE}` is in no choice
        within TIE of the optimum.
     3. **The recursion over D** for the jobs with two columns or more left (the others fixed):
        :math:`f_j(c) = \min_o f_{j-1}(\max(c - (M_j - a_o), 0)) + v_o`, with the runner-up as in
@@ -182,30 +181,24 @@ ceil` may wait, and any with :math:`l > l_K + 	ext{TIE}` runs. A
         last_k = save[np.minimum(first + k - 1, np.repeat(start + count, count) - 1)]
         runs = (np.arange(size.size) - first >= k) & (save > last_k + TIE) & (save > TIE)
         alive[ptr[rigid[runs]]] = False
-    # 2. Lagrangian fixing at the least price whose choice fits
-    lo, hi = 0.0, float(cost.max() - cost.min()) + 1.0
-    fit_at = {}
-
+    # 2. Lagrangian fixing: the bound L(mu) and the cost of the choice at mu, where that fits
     def at(mu):
         m, cols = _cheapest(np.where(alive, cost + mu * use, np.inf), ptr, job)
         fits = int(use[cols].sum()) <= cap
-        if fits:
-            fit_at[mu] = (float(cost[cols].sum()), cols)
-        return float(m.sum() - mu * cap), fits
+        return float(m.sum() - mu * cap), float(cost[cols].sum()) if fits else np.inf
 
-    best, fits = at(0.0)
-    mu_best = 0.0
-    if not fits:
-        L, fits = at(hi)
-        if not fits:
-            return None
-        best, mu_best = max((best, mu_best), (L, hi))
-        for _ in range(BISECTIONS):
-            mid = 0.5 * (lo + hi)
-            L, fits = at(mid)
-            best, mu_best = max((best, mu_best), (L, mid))
-            lo, hi = (lo, mid) if fits else (mid, hi)
-    upper = min(u for u, _ in fit_at.values())
+    lo, hi = 0.0, float(cost.max() - cost.min()) + 1.0          # at hi every job takes its least use
+    (best, upper), mu_best = at(0.0), 0.0
+    if upper == np.inf:
+        for step in range(BISECTIONS + 1):                        # the least price whose choice fits
+            mu = hi if step == 0 else 0.5 * (lo + hi)
+            bound, cost_mu = at(mu)
+            if step == 0 and cost_mu == np.inf:
+                return None
+            if bound > best:
+                best, mu_best = bound, mu
+            upper = min(upper, cost_mu)
+            lo, hi = (lo, mu) if cost_mu < np.inf else (mu, hi)
     priced = np.where(alive, cost + mu_best * use, np.inf)
     rc = priced - np.minimum.reduceat(priced, ptr[:-1])[job]
     alive &= rc <= upper - best + TIE + 1e-9 * max(1.0, abs(upper))
