@@ -181,6 +181,8 @@ def parametric(core: MCMDK, opts: SolveOptions | None = None, *, memory: bool = 
     optimal = False
     delta_last = None
     while it < max_iter:
+        if warm is not None and opts.clock.expired():
+            break  # the call's budget is spent before a subproblem: the start and the bound so far
         it += 1
         lb, choice, delta = solver.solve(surrogate, start(best_choice))
         if choice is None:
@@ -409,7 +411,9 @@ def decide_anytime(inst: SMDInstance, active: np.ndarray, opts: SolveOptions, *,
     group's Lagrangian prices), so an answer exists however early the budget ends. The bound is the larger of the parametric
     iteration's (one group only) and the Lagrangian bound :func:`~dlsched.solvers.anytime.lagrangian_bound`
     of the whole candidates' problem at full capacity, so the gap of a POP decision is certified
-    against the unpartitioned problem.
+    against the unpartitioned problem. The budget binds the solver's work, not only the solver: the
+    Lagrangian steps stop when it is spent (after their first), and no subproblem is started after
+    it (the answer is then the feasible start).
     """
     active = np.asarray(active, dtype=np.int64)
     cand = select_jobs(inst, active, slack) if select == "score" else active
@@ -434,7 +438,7 @@ def decide_anytime(inst: SMDInstance, active: np.ndarray, opts: SolveOptions, *,
             fixed = np.full(core.n_jobs, -1, dtype=np.int64)
             fixed[core.col_job[kept]] = np.flatnonzero(kept)
         defer_all = float(core.value[core.job_ptr[:-1]].sum())          # a feasible objective
-        _, prices = lagrangian_bound(core.value, share, core.job_ptr, defer_all)
+        _, prices = lagrangian_bound(core.value, share, core.job_ptr, defer_all, clock=opts.clock)
         warm = greedy_choice(core, share, fixed, prices)
         out = parametric(core, opts.within(opts.clock.share(1.0 / (k - gi))), memory=memory, init=init, sub=sub,
                          warm=warm, mip_start=False)
@@ -445,7 +449,9 @@ def decide_anytime(inst: SMDInstance, active: np.ndarray, opts: SolveOptions, *,
         shares.append(share / k)                      # shares of the whole capacity
         ptrs.append(core.job_ptr[1:] + sum(v.size for v in values[:-1]))
     job_ptr = np.concatenate([[0], *ptrs]).astype(np.int64)
-    lag = lagrangian_bound(np.concatenate(values), np.vstack(shares), job_ptr, objective)[0] if values else 0.0
+    # one group: the same problem as the prices', so its steps go on from them, while the budget lasts
+    lag = lagrangian_bound(np.concatenate(values), np.vstack(shares), job_ptr, objective, start=prices if k == 1 else None,
+                           clock=opts.clock)[0] if values else 0.0
     return AnytimeDecision(alloc, objective, max(inner, lag), k)
 
 
