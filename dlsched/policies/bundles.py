@@ -20,9 +20,9 @@ import math
 import numpy as np
 
 from dlsched.arguments import checked
-from dlsched.solvers import first_fit
 from dlsched.sim.placement import EPS, EmptyCluster, PlacerName, make_placer
 from dlsched.sim.policy import ClusterState, PolicyContext
+from dlsched.solvers import first_fit
 
 
 class Baseline:

@@ -42,9 +42,9 @@ class SpeedView(SMDInstance):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        # filled here, so that the re-plans' copies (with_remaining) share it: filled on a copy, it
-        # was a pass over every job of the trace at every decision
-        self.__dict__["min_workers"] = self.min_workers
+        # computed here, on the view, so that the re-plans' copies (with_remaining) share it: computed
+        # on each copy, it was a pass over every job of the trace at every decision
+        _ = self.min_workers
 
     @cached_property
     def min_workers(self) -> np.ndarray:
