@@ -413,7 +413,8 @@ def decide_anytime(inst: SMDInstance, active: np.ndarray, opts: SolveOptions, *,
     of the whole candidates' problem at full capacity, so the gap of a POP decision is certified
     against the unpartitioned problem. The budget binds the solver's work, not only the solver: the
     Lagrangian steps stop when it is spent (after their first), and no subproblem is started after
-    it (the answer is then the feasible start).
+    it (the answer is then the feasible start); the certificate's steps start from the groups'
+    prices.
     """
     active = np.asarray(active, dtype=np.int64)
     cand = select_jobs(inst, active, slack) if select == "score" else active
@@ -421,7 +422,7 @@ def decide_anytime(inst: SMDInstance, active: np.ndarray, opts: SolveOptions, *,
     groups = pop_groups(cand.size, k, rng if rng is not None else np.random.default_rng(0)) if k > 1 else [np.arange(cand.size)]
     alloc = np.zeros((inst.n_jobs, 2), dtype=np.int64)
     objective, inner = 0.0, -np.inf
-    values, shares, ptrs = [], [], []
+    values, shares, ptrs, group_prices = [], [], [], []
     for gi, g in enumerate(groups):
         core = epoch_core(inst, cand[g], slot_aware=slot_aware, wait_slots=wait_slots, tie_break=tie_break)
         core.b = core.b / k
@@ -439,6 +440,7 @@ def decide_anytime(inst: SMDInstance, active: np.ndarray, opts: SolveOptions, *,
             fixed[core.col_job[kept]] = np.flatnonzero(kept)
         defer_all = float(core.value[core.job_ptr[:-1]].sum())          # a feasible objective
         _, prices = lagrangian_bound(core.value, share, core.job_ptr, defer_all, clock=opts.clock)
+        group_prices.append(prices)
         warm = greedy_choice(core, share, fixed, prices)
         out = parametric(core, opts.within(opts.clock.share(1.0 / (k - gi))), memory=memory, init=init, sub=sub,
                          warm=warm, mip_start=False)
@@ -449,8 +451,9 @@ def decide_anytime(inst: SMDInstance, active: np.ndarray, opts: SolveOptions, *,
         shares.append(share / k)                      # shares of the whole capacity
         ptrs.append(core.job_ptr[1:] + sum(v.size for v in values[:-1]))
     job_ptr = np.concatenate([[0], *ptrs]).astype(np.int64)
-    # one group: the same problem as the prices', so its steps go on from them, while the budget lasts
-    lag = lagrangian_bound(np.concatenate(values), np.vstack(shares), job_ptr, objective, start=prices if k == 1 else None,
+    # the steps go on from the groups' prices, while the budget lasts: a group's price is per share of
+    # its 1/k of the capacity, k times that per share of the whole (one group: the same problem)
+    lag = lagrangian_bound(np.concatenate(values), np.vstack(shares), job_ptr, objective, start=k * np.mean(group_prices, axis=0),
                            clock=opts.clock)[0] if values else 0.0
     return AnytimeDecision(alloc, objective, max(inner, lag), k)
 
