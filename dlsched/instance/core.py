@@ -100,7 +100,7 @@ class MCMDK:
             if names is not None:
                 if isinstance(names, (str, bytes)) or not hasattr(names, "__iter__"):
                     raise InputError(src, attr, f"a sequence of {size} names", type(names).__name__)
-                names = tuple(str(s) for s in names)
+                names = tuple(map(str, names))
                 if len(names) != size:
                     raise InputError(src, attr, f"{size} names", f"{len(names)} names")
                 setattr(self, attr, names)

@@ -273,19 +273,22 @@ class SMDInstance:
         return [j for j in range(self.n_jobs) if self.configurations(j).size == 0]
 
     # -- the core model -------------------------------------------------------------------
-    def to_core(self, jobs: np.ndarray | None = None) -> MCMDK:
+    def to_core(self, jobs: np.ndarray | None = None, labels: bool = True) -> MCMDK:
         """The MCMDK of MODELS.md §2.2 over ``jobs`` (default: every job with R_j > 0).
 
         Column 0 of every job is "defer" (no resources, cost ω_j D_j); the others are its
         Pareto configurations, cost ω_j R_j τ_j(w, p). ``meta["configs"]`` maps columns back to
-        (job, w, p, server); server is -1 under aggregate capacity.
+        (job, w, p, server); server is -1 under aggregate capacity. ``labels=False`` (aggregate
+        capacity only) leaves out the columns' display labels ("w=2,p=1"): a policy's decision
+        never shows them, and with thousands of active jobs they cost more than the rest of the
+        model.
         """
         if jobs is None:
             jobs = np.flatnonzero(self.iterations > 0)
         jobs = np.asarray(jobs, dtype=np.int64)
         per_server = self.options.capacity == "per_server"
         if not per_server:
-            return self._aggregate_core(jobs)
+            return self._aggregate_core(jobs, labels)
         S, Rn = self.n_servers, len(self.resources)
         values, rows, cols, data, counts = [], [], [], [], []
         cfg_job, cfg_w, cfg_p, cfg_s = [], [], [], []
@@ -332,7 +335,7 @@ class SMDInstance:
                      np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), "min", "exactly_one",
                      self.name, tuple(self.job_names[j] for j in jobs.tolist()), row_names, labels, None, meta, self.source)
 
-    def _aggregate_core(self, jobs: np.ndarray) -> MCMDK:
+    def _aggregate_core(self, jobs: np.ndarray, labels: bool = True) -> MCMDK:
         """:meth:`to_core` under aggregate capacity in whole-array steps (the same model, column for
         column): each job's cached configurations are gathered once, then costs, uses and the
         matrix are built for all of them together."""
@@ -354,12 +357,13 @@ class SMDInstance:
         cfg[:, 0] = np.repeat(jobs, k + 1)
         cfg[run, 1], cfg[run, 2] = w, p
         cfg[:, 3] = -1
-        labels = tuple(lab for j in jobs.tolist() for lab in self.cached(
+        shown = None if not labels else tuple(lab for j in jobs.tolist() for lab in self.cached(
             ("labels", *self._config_key(j)), lambda j=j: ("defer",) + tuple(
                 f"w={wv},p={pv}" for wv, pv in zip(self.configurations(j).w.tolist(), self.configurations(j).p.tolist()))))
         meta = {"family": "smd", "jobs": jobs, "configs": cfg}
+        names = self.cached(("names-by-job",), lambda: np.array(self.job_names, dtype=object))
         return MCMDK(value, A, self.capacity, ptr, "min", "exactly_one", self.name,
-                     tuple(self.job_names[j] for j in jobs.tolist()), tuple(self.resources), labels, None, meta, self.source)
+                     tuple(names[jobs]), tuple(self.resources), shown, None, meta, self.source)
 
     def allocation_from_core(self, core: MCMDK, choice: np.ndarray) -> np.ndarray:
         """(n, 3) array of (w, p, server) per job of the instance from a core solution (0 = not run)."""

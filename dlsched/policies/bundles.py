@@ -22,6 +22,7 @@ import numpy as np
 from dlsched.arguments import checked
 from dlsched.sim.placement import EPS, EmptyCluster, PlacerName, make_placer
 from dlsched.sim.policy import ClusterState, PolicyContext
+from dlsched.solvers import first_fit
 
 
 class Baseline:
@@ -71,30 +72,10 @@ class Baseline:
 
 
 def take_in_order(need: np.ndarray, avail: np.ndarray) -> np.ndarray:
-    """Which rows of ``need`` (n, R) a greedy pass takes: in order, a row is taken when it fits what
-    the rows taken before it left of ``avail`` (``need <= avail + EPS`` in every resource) and
-    subtracted from it. The same decisions, and the same floating-point values, as the loop
-    ``if (need[k] <= avail + EPS).all(): avail -= need[k]``, in numpy passes rather than one
-    Python step per row: the rows that do not fit now are dropped (what is left only shrinks, so
-    they never fit later), the others are subtracted in turn (``np.subtract.accumulate``, the
-    loop's own arithmetic) up to the first that no longer fits, which is dropped, and so on. The
-    passes number one more than the rows dropped after they fitted a pass's start. With the full
-    sizes as arrays (:meth:`Baseline.fulls`) it takes SRTF on ``poisson:2000:0`` at load 0.9 on
-    1,625 x 4 GPUs from 23.2 to 4.8 CPU s (``dlsched simulate``, the loop's tree beside this one).
-    """
-    taken = np.zeros(need.shape[0], dtype=bool)
-    idx = np.arange(need.shape[0])
-    while idx.size:
-        idx = idx[(need[idx] <= avail + EPS).all(axis=1)]
-        if not idx.size:
-            break
-        left = np.subtract.accumulate(np.vstack([avail, need[idx]]), axis=0)     # before each row, and after the last
-        fits = (need[idx] <= left[:-1] + EPS).all(axis=1)
-        k = idx.size if fits.all() else int(np.argmin(fits))
-        taken[idx[:k]] = True
-        avail = left[k]
-        idx = idx[k + 1:]
-    return taken
+    """Which rows of ``need`` (n, R) first fit in order takes from ``avail``, a row fitting when
+    ``need <= avail + EPS`` (:func:`dlsched.solvers.first_fit.take_in_order`, the loop's decisions
+    and floating-point values in numpy passes)."""
+    return first_fit.take_in_order(need, avail, EPS)
 
 
 def grant_vectors(state: ClusterState, cand: np.ndarray):

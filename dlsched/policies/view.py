@@ -40,6 +40,12 @@ class SpeedView(SMDInstance):
                         for a, b in zip(w.ravel().tolist(), p.ravel().tolist())]).reshape(w.shape)
         return out if out.ndim else float(out)
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        # computed here, on the view, so that the re-plans' copies (with_remaining) share it: computed
+        # on each copy, it was a pass over every job of the trace at every decision
+        _ = self.min_workers
+
     @cached_property
     def min_workers(self) -> np.ndarray:
         # a job of fixed size (min_workers = max_workers, gang-scheduled) has no smaller configuration

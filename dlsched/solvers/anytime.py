@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from dlsched.instance.core import MCMDK
+from dlsched.solvers.options import Budget
 
 
 def column_shares(core: MCMDK) -> np.ndarray:
@@ -35,21 +36,24 @@ def _segment_argmin(x: np.ndarray, job_ptr: np.ndarray) -> tuple[np.ndarray, np.
     counts = np.diff(job_ptr)
     at = np.flatnonzero(x <= np.repeat(m, counts))
     job = np.repeat(np.arange(counts.size), counts)[at]
-    first = np.unique(job, return_index=True)[1]
-    return m, at[first]
+    # the columns reaching it in order, so a job's first is where the job changes (not a sort)
+    return m, at[np.r_[True, job[1:] != job[:-1]]] if at.size else at
 
 
 def lagrangian_bound(value: np.ndarray, share: np.ndarray, job_ptr: np.ndarray, upper: float,
-                     iters: int = 40) -> tuple[float, np.ndarray]:
+                     iters: int = 40, start: np.ndarray | None = None, clock: Budget | None = None) -> tuple[float, np.ndarray]:
     r"""The best :math:`L(\lambda)` (module docstring) over ``iters`` projected subgradient steps from
-    :math:`\lambda = 0`, and the prices that gave it; ``share`` is :func:`column_shares`, ``upper``
-    a known objective (Polyak's target; the bound is valid whatever it is). Every job needs at
-    least one column."""
-    lam = np.zeros(share.shape[1])
+    ``start`` (default :math:`\lambda = 0`), and the prices that gave it; ``share`` is
+    :func:`column_shares`, ``upper`` a known objective (Polyak's target; the bound is valid whatever
+    it is). Every job needs at least one column. With ``clock``, the steps stop when its budget is
+    spent (after the first: every :math:`L(\lambda)` is a bound, a later one only a better one)."""
+    lam = np.zeros(share.shape[1]) if start is None else np.asarray(start, dtype=float)
     if value.size == 0:
         return 0.0, lam
     best, best_lam, theta, stall = -np.inf, lam, 1.0, 0
-    for _ in range(max(int(iters), 1)):
+    for it in range(max(int(iters), 1)):
+        if it and clock is not None and clock.expired():
+            break
         m, cols = _segment_argmin(value + share @ lam, job_ptr)
         L = float(m.sum() - lam.sum())
         if L > best + 1e-12 * max(1.0, abs(L)):

@@ -63,6 +63,7 @@ from dlsched.result import Result
 from dlsched.solvers import highs, knapsack_dp
 from dlsched.solvers.anytime import column_shares, greedy_choice, lagrangian_bound, pop_groups
 from dlsched.solvers.backends import BACKENDS
+from dlsched.solvers.first_fit import take_in_order
 from dlsched.solvers.milp import solve_core
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.registry import register
@@ -166,7 +167,7 @@ def parametric(core: MCMDK, opts: SolveOptions | None = None, *, memory: bool = 
     retangent(np.unique(jobs_of[is_ratio]).tolist())
     if sub == "highs":
         row = knapsack_dp.one_row(core)
-        solver = _ExactSub(core, opts) if row is None else _DPSub(core, opts, *row[1:])
+        solver = _ExactSub(core, opts) if row is None else _DPSub(core, opts, *row)
     else:
         solver = _RoundSub(core, opts, search_seconds)
     start = (lambda choice: choice) if mip_start else (lambda choice: None)
@@ -180,6 +181,8 @@ def parametric(core: MCMDK, opts: SolveOptions | None = None, *, memory: bool = 
     optimal = False
     delta_last = None
     while it < max_iter:
+        if warm is not None and opts.clock.expired():
+            break  # the call's budget is spent before a subproblem: the start and the bound so far
         it += 1
         lb, choice, delta = solver.solve(surrogate, start(best_choice))
         if choice is None:
@@ -282,21 +285,27 @@ class _ExactSub:
 
 
 class _DPSub:
-    """The subproblem of a core with one whole-number capacity row (:mod:`dlsched.solvers.knapsack_dp`):
-    by the DP when its optimum is unique, so the answer is the exact solve's; when it is unique up
-    to exchanging identical jobs, by the DP over classes of identical jobs
+    """The subproblem of a core with one capacity row that can bind, in whole numbers
+    (:mod:`dlsched.solvers.knapsack_dp`), whenever its optimum is unique, so the answer is the
+    exact solve's: by the recursion over what the jobs must free after fixing
+    (:func:`~dlsched.solvers.knapsack_dp.solve_reduced`), or over the capacity; when it is unique
+    up to exchanging identical jobs, by the DP over classes of identical jobs
     (:func:`~dlsched.solvers.knapsack_dp.solve_unique_classes`); by HiGHS (:class:`_ExactSub`,
-    loaded on first need) when a tie remains."""
+    loaded on first need) when a tie remains, or the answer would break the row itself by more
+    than HiGHS's feasibility tolerance."""
 
-    def __init__(self, core: MCMDK, opts: SolveOptions, use: np.ndarray, cap: int):
+    def __init__(self, core: MCMDK, opts: SolveOptions, row: int, use: np.ndarray, cap: int):
         self.core, self.opts, self.use, self.cap = core, opts, use, cap
+        self.row, self.limit = core.A[row].toarray().ravel(), float(core.b[row]) + knapsack_dp.ROW_TOLERANCE
         self.exact = None
 
     def solve(self, cost: np.ndarray, warm_choice):
-        out = knapsack_dp.solve_unique(self.core, cost, self.use, self.cap)
-        if out is None:
-            out = knapsack_dp.solve_unique_classes(self.core, cost, self.use, self.cap)
-        if out is not None:
+        out = None
+        for dp in (knapsack_dp.solve_reduced, knapsack_dp.solve_unique, knapsack_dp.solve_unique_classes):
+            out = dp(self.core, cost, self.use, self.cap)
+            if out is not None:
+                break
+        if out is not None and self.row[self.core.columns_of(out[1])].sum() <= self.limit:
             return out[0], out[1], 0.0
         if self.exact is None:
             self.exact = _ExactSub(self.core, self.opts)
@@ -350,21 +359,12 @@ def select_jobs(inst: SMDInstance, active: np.ndarray, slack: float = 1.0, skip:
         within = np.all(filled <= slack * cap[None, :] + 1e-9, axis=1)
         k = max(1, int(np.argmin(within)) if not within.all() else within.size)
         return np.sort(active[order[:k]])
-    # first fit in score order: a job that does not fit is skipped, later (smaller) ones may fit
-    # (in Python floats, resource by resource: the same subtractions as with arrays, without numpy's per-call cost)
-    room = (slack * cap + 1e-9).tolist()
-    rows = use11.tolist()
-    least = use11.min(axis=0).tolist() if use11.size else []
-    keep = []
-    for i in order.tolist():
-        u = rows[i]
-        if all(a <= b for a, b in zip(u, room)):
-            room = [b - a for a, b in zip(u, room)]
-            keep.append(i)
-            if any(b < a for a, b in zip(least, room)):
-                break                        # no job left fits: the rest of the order is passed over
-    if not keep:
-        keep = [int(order[0])]
+    # first fit in score order: a job that does not fit is skipped, later (smaller) ones may fit.
+    # In numpy passes (take_in_order, the loop's own subtractions): the loop over thousands of
+    # active pods took half of the CPU of smd on inflated OpenB (docs/results/itp.md)
+    keep = order[take_in_order(use11[order], slack * cap + 1e-9)]
+    if not keep.size:
+        keep = order[:1]
     return np.sort(active[keep])
 
 
@@ -411,7 +411,10 @@ def decide_anytime(inst: SMDInstance, active: np.ndarray, opts: SolveOptions, *,
     group's Lagrangian prices), so an answer exists however early the budget ends. The bound is the larger of the parametric
     iteration's (one group only) and the Lagrangian bound :func:`~dlsched.solvers.anytime.lagrangian_bound`
     of the whole candidates' problem at full capacity, so the gap of a POP decision is certified
-    against the unpartitioned problem.
+    against the unpartitioned problem. The budget binds the solver's work, not only the solver: the
+    Lagrangian steps stop when it is spent (after their first), and no subproblem is started after
+    it (the answer is then the feasible start); the certificate's steps start from the groups'
+    prices.
     """
     active = np.asarray(active, dtype=np.int64)
     cand = select_jobs(inst, active, slack) if select == "score" else active
@@ -419,7 +422,7 @@ def decide_anytime(inst: SMDInstance, active: np.ndarray, opts: SolveOptions, *,
     groups = pop_groups(cand.size, k, rng if rng is not None else np.random.default_rng(0)) if k > 1 else [np.arange(cand.size)]
     alloc = np.zeros((inst.n_jobs, 2), dtype=np.int64)
     objective, inner = 0.0, -np.inf
-    values, shares, ptrs = [], [], []
+    values, shares, ptrs, group_prices = [], [], [], []
     for gi, g in enumerate(groups):
         core = epoch_core(inst, cand[g], slot_aware=slot_aware, wait_slots=wait_slots, tie_break=tie_break)
         core.b = core.b / k
@@ -436,7 +439,8 @@ def decide_anytime(inst: SMDInstance, active: np.ndarray, opts: SolveOptions, *,
             fixed = np.full(core.n_jobs, -1, dtype=np.int64)
             fixed[core.col_job[kept]] = np.flatnonzero(kept)
         defer_all = float(core.value[core.job_ptr[:-1]].sum())          # a feasible objective
-        _, prices = lagrangian_bound(core.value, share, core.job_ptr, defer_all)
+        _, prices = lagrangian_bound(core.value, share, core.job_ptr, defer_all, clock=opts.clock)
+        group_prices.append(prices)
         warm = greedy_choice(core, share, fixed, prices)
         out = parametric(core, opts.within(opts.clock.share(1.0 / (k - gi))), memory=memory, init=init, sub=sub,
                          warm=warm, mip_start=False)
@@ -447,7 +451,10 @@ def decide_anytime(inst: SMDInstance, active: np.ndarray, opts: SolveOptions, *,
         shares.append(share / k)                      # shares of the whole capacity
         ptrs.append(core.job_ptr[1:] + sum(v.size for v in values[:-1]))
     job_ptr = np.concatenate([[0], *ptrs]).astype(np.int64)
-    lag = lagrangian_bound(np.concatenate(values), np.vstack(shares), job_ptr, objective)[0] if values else 0.0
+    # the steps go on from the groups' prices, while the budget lasts: a group's price is per share of
+    # its 1/k of the capacity, k times that per share of the whole (one group: the same problem)
+    lag = lagrangian_bound(np.concatenate(values), np.vstack(shares), job_ptr, objective, start=k * np.mean(group_prices, axis=0),
+                           clock=opts.clock)[0] if values else 0.0
     return AnytimeDecision(alloc, objective, max(inner, lag), k)
 
 
@@ -461,9 +468,9 @@ def _every_job_fits(core: MCMDK, share: np.ndarray) -> bool:
 
 def epoch_core(inst: SMDInstance, jobs: np.ndarray, *, slot_aware: bool = False, wait_slots: float | None = None,
                tie_break: float = 0.0) -> MCMDK:
-    """``inst.to_core(jobs)`` with N_j = ω_j R_j recorded for the ratio view (and the policy's cost
+    """``inst.to_core(jobs)`` (without display labels) with N_j = ω_j R_j recorded for the ratio view (and the policy's cost
     adaptations: every column's value stays N_j / g for some g > 0, so the ratio view holds)."""
-    core = inst.to_core(jobs)
+    core = inst.to_core(jobs, labels=False)
     N = inst.weight[jobs] * inst.iterations[jobs]
     core.meta["N"] = N
     if not slot_aware and wait_slots is None:

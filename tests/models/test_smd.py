@@ -163,3 +163,15 @@ def test_checker_tau_agrees_with_perf_model():
         for j in range(inst.n_jobs):
             for w, p in [(1, 1), (3, 2), (5, 7)]:
                 assert _smd_tau(inst, j, w, p) == pytest.approx(float(inst.tau(j, w, p)), rel=1e-10)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_core_without_labels_is_the_same_model(seed):
+    # the decisions' cores (labels=False) differ from to_core() in their display labels only
+    inst = generate(12, 2, seed=seed, max_workers=4, max_ps=3)
+    jobs = np.random.default_rng(seed).permutation(inst.n_jobs)[:7]
+    full, bare = inst.to_core(jobs), inst.to_core(jobs, labels=False)
+    assert bare.config_labels is None and len(full.config_labels) == full.n_cols
+    assert full.job_names == bare.job_names == tuple(inst.job_names[j] for j in jobs.tolist())
+    assert np.array_equal(full.value, bare.value) and (full.A != bare.A).nnz == 0
+    assert np.array_equal(full.job_ptr, bare.job_ptr) and np.array_equal(full.meta["configs"], bare.meta["configs"])

@@ -125,6 +125,43 @@ def test_a_budgeted_or_partitioned_decision_is_bracketed_by_its_bound(busy_view,
         assert dec.objective == pytest.approx(exact.objective) and dec.bound == pytest.approx(exact.objective)
 
 
+def _first_argmin_sorting(x, job_ptr):
+    # the sort it replaces, written plainly: the first column of each job at its minimum
+    m = np.minimum.reduceat(x, job_ptr[:-1])
+    counts = np.diff(job_ptr)
+    at = np.flatnonzero(x <= np.repeat(m, counts))
+    return m, at[np.unique(np.repeat(np.arange(counts.size), counts)[at], return_index=True)[1]]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.sampled_from([0.0, 1.0, 2.0, 2.5, np.inf]), min_size=1, max_size=4), min_size=1, max_size=12))
+def test_segment_argmin_is_the_first_column_at_each_minimum(segments):
+    from dlsched.solvers.anytime import _segment_argmin
+    x = np.array([v for seg in segments for v in seg])
+    ptr = np.concatenate([[0], np.cumsum([len(seg) for seg in segments])])
+    got, want = _segment_argmin(x, ptr), _first_argmin_sorting(x, ptr)
+    assert np.array_equal(got[0], want[0]) and got[1].tolist() == want[1].tolist()
+
+
+def test_a_spent_budget_stops_the_lagrangian_steps_and_the_subproblems(busy_view):
+    from dlsched.solvers.options import Budget
+    from dlsched.solvers.smd import epoch_core, parametric, select_jobs
+    view, active = busy_view
+    core = epoch_core(view, select_jobs(view, active), slot_aware=True, wait_slots=1.0, tie_break=TIE_BREAK)
+    share = column_shares(core)
+    spent = Budget(1e-9)
+    at_zero = lagrangian_bound(core.value, share, core.job_ptr, np.inf, iters=1)[0]
+    assert lagrangian_bound(core.value, share, core.job_ptr, np.inf, clock=spent)[0] == at_zero
+    best, prices = lagrangian_bound(core.value, share, core.job_ptr, float(core.value[core.job_ptr[:-1]].sum()))
+    assert best > at_zero                               # contended: the steps raise the bound
+    assert lagrangian_bound(core.value, share, core.job_ptr, np.inf, start=prices, clock=spent)[0] == pytest.approx(best)
+    warm = greedy_choice(core, share)
+    out = parametric(core, SolveOptions(threads=1, budget=spent), warm=warm)
+    assert out.iterations == 0 and np.array_equal(out.choice, warm)
+    # an unspent budget solves on
+    assert parametric(core, SolveOptions(threads=1), warm=warm).iterations > 0
+
+
 @pytest.mark.parametrize("name,params,field", [
     ("smd", {"budget_ms": 0}, "budget_ms"), ("smd", {"budget_ms": "fast"}, "budget_ms"),
     ("smd", {"pop_k": 0}, "pop_k"), ("hetplace", {"budget_ms": -5}, "budget_ms"),
@@ -176,6 +213,7 @@ def test_the_decision_scale_task_compares_each_budget_with_the_unbudgeted_decisi
         assert row["active"] == 24 and row["placed"] >= 1 and row["gap"] >= 0
         assert row["overrun"] == row["seconds"] * 1000.0 / row["budget_ms"] > 0
         assert row["ratio_to_reference"] >= 1 - 1e-9 or row["variant"] != "scratch"
+        assert row["overrun"] == pytest.approx(row["seconds"] * 1e3 / row["budget_ms"])
 
 
 @st.composite

@@ -62,7 +62,7 @@ def test_a_tie_is_left_to_the_solver():
 
 def test_not_applicable_to_two_rows_fractions_or_at_most_one():
     two = MCMDK(np.ones(2), sp.csr_matrix([[0, 1.0], [0, 1.0]]), np.array([1.0, 1.0]), np.array([0, 2]), "min", "exactly_one")
-    frac = MCMDK(np.ones(2), sp.csr_matrix([[0, 0.5]]), np.array([1.0]), np.array([0, 2]), "min", "exactly_one")
+    frac = MCMDK(np.ones(2), sp.csr_matrix([[0, 0.0005]]), np.array([1.0]), np.array([0, 2]), "min", "exactly_one")
     amo = MCMDK(np.ones(2), sp.csr_matrix([[0, 1.0]]), np.array([1.0]), np.array([0, 2]), "min", "at_most_one")
     assert all(knapsack_dp.one_row(c) is None for c in (two, frac, amo))
 
@@ -130,3 +130,69 @@ def test_identical_jobs_tie_is_settled_by_the_dp_over_classes_as_highs_settles_i
     core.value[6:] = [9.0, 1.0]           # now it saves as much with 6 GPUs as two of the others: a tie left
     core.A = sp.csr_matrix([[0, 3, 0, 3, 0, 3, 0, 6.0]])
     assert knapsack_dp.solve_unique_classes(core, core.value, knapsack_dp.one_row(core)[1], 7) is None
+
+
+def test_thousandths_and_rows_that_cannot_bind():
+    # uses in whole thousandths (OpenB's GPU shares, 3 x 0.46 = 1.3800000000000001) count in thousandths;
+    # a second row that holds whatever is chosen leaves the first as the one row
+    core = MCMDK(np.ones(4), sp.csr_matrix([[0, 3 * 0.46, 0, 0.5], [0, 1.0, 0, 1.0]]), np.array([1.5, 2.0]),
+                 np.array([0, 2, 4]), "min", "exactly_one")
+    r, use, cap = knapsack_dp.one_row(core)
+    assert r == 0 and use.tolist() == [0, 1380, 0, 500] and cap == 1500
+    core.b[1] = 1.5                                       # now both rows can bind
+    assert knapsack_dp.one_row(core) is None
+
+
+def reduced_core(rng, n, scale):
+    """n jobs: most rigid (wait, or run with one of a few sizes, many alike), some with 2-3 sizes;
+    a GPU row in whole units / ``scale`` that binds by a few jobs, and a CPU row that never binds."""
+    rigid = rng.random(n) < 0.8
+    ks = np.where(rigid, 2, 3 + rng.integers(0, 2, n))
+    ptr = np.concatenate([[0], np.cumsum(ks)]).astype(np.int64)
+    sizes = rng.choice([1, 2, 4, 8, 25, 50, 460], ptr[-1]) / scale
+    sizes[ptr[:-1]] = 0.0
+    wait = rng.integers(20, 40, n).astype(float) * 100
+    value = np.zeros(ptr[-1])
+    for j in range(n):                                    # a bigger size runs sooner
+        cols = np.arange(ptr[j] + 1, ptr[j + 1])
+        value[ptr[j]] = wait[j]
+        value[cols] = rng.integers(1, 20) * 100 - np.sort(sizes[cols]) * scale / 10 + rng.random(cols.size) * rng.choice([0, 1e-3])
+    gpu = sizes
+    most = np.maximum.reduceat(gpu, ptr[:-1]).sum()
+    cap = np.floor(most * rng.uniform(0.7, 0.98) * scale) / scale
+    cpu = np.where(gpu > 0, 1.0, 0.0)
+    return MCMDK(value, sp.csr_matrix(np.vstack([gpu, cpu])), np.array([cap, float(n)]), ptr, "min", "exactly_one")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 60), st.integers(0, 10_000), st.sampled_from([1, 1000]))
+def test_the_reduced_dp_gives_the_highs_answer_when_unique(n, seed, scale):
+    """The fixing and the recursion over what must be freed (solve_reduced) against HiGHS on cores of
+    rigid and elastic jobs: the same choice whenever it answers, and an answer where HiGHS's optimum is
+    unique by a margin (ties are left to the solver)."""
+    core = reduced_core(np.random.default_rng(seed), n, scale)
+    r, use, cap = knapsack_dp.one_row(core)
+    exact = solve_core(core, OPTS)
+    out = knapsack_dp.solve_reduced(core, core.value, use, cap)
+    full = knapsack_dp.solve_unique(core, core.value, use, cap) if scale == 1 else None
+    if out is None:
+        assert full is None                               # a tie for the DP over the capacity too
+        return
+    opt, choice = out
+    assert np.array_equal(choice, exact.solution)
+    assert opt == pytest.approx(exact.objective, rel=1e-12, abs=1e-9)
+    report = dlsched.check(core, choice)
+    assert report.feasible and report.objective == pytest.approx(opt, rel=1e-12, abs=1e-9)
+    if full is not None:
+        assert np.array_equal(full[1], choice)
+
+
+def test_the_reduced_dp_refuses_a_tie():
+    # two identical rigid jobs and room for one: either may wait
+    core = MCMDK(np.array([5.0, 1.0, 5.0, 1.0, 9.0, 1.0]), sp.csr_matrix([[0, 3, 0, 3, 0, 1.0]]), np.array([4.0]),
+                 np.array([0, 2, 4, 6]), "min", "exactly_one")
+    r, use, cap = knapsack_dp.one_row(core)
+    assert knapsack_dp.solve_reduced(core, core.value, use, cap) is None
+    core.value[2] = 5.5                                   # now the second one runs
+    opt, choice = knapsack_dp.solve_reduced(core, core.value, use, cap)
+    assert choice.tolist() == [0, 1, 1] and opt == 7.0
