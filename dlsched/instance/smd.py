@@ -272,6 +272,12 @@ class SMDInstance:
         """Jobs whose configuration (1, 1) fits nowhere: status "cannot be scheduled"."""
         return [j for j in range(self.n_jobs) if self.configurations(j).size == 0]
 
+    @property
+    def scheduled(self) -> list[int]:
+        """The jobs a schedule holds: those with iterations to run (R_j > 0) that are not unschedulable."""
+        unsched = set(self.unschedulable)
+        return [j for j in range(self.n_jobs) if self.iterations[j] > 0 and j not in unsched]
+
     # -- the core model -------------------------------------------------------------------
     def to_core(self, jobs: np.ndarray | None = None, labels: bool = True) -> MCMDK:
         """The MCMDK of MODELS.md §2.2 over ``jobs`` (default: every job with R_j > 0).

@@ -80,16 +80,10 @@ class _Rows:
         return M, np.concatenate(self.lo), np.concatenate(self.hi)
 
 
-def scheduled_jobs(inst: SMDInstance) -> list[int]:
-    """The jobs the model holds: those with iterations to run that fit alone (not unschedulable)."""
-    unsched = set(inst.unschedulable)
-    return [j for j in range(inst.n_jobs) if inst.iterations[j] > 0 and j not in unsched]
-
-
 def nonzeros(inst: SMDInstance, T: int, *, resizing: bool = True) -> int:
     """An upper bound on the nonzeros :func:`build_matrix` makes, without building (rows (a)-(f):
     the (a) and (c) triangles grow as jobs x T^2, the x columns' rows as configurations x T^2)."""
-    jobs = scheduled_jobs(inst)
+    jobs = inst.scheduled
     n = len(jobs)
     cfg = np.array([inst.configurations(j).size for j in jobs], dtype=np.int64)
     m = np.array([max(T - int(math.ceil(float(inst.arrival[j]) - 1e-9)), 0) for j in jobs], dtype=np.int64)
@@ -103,7 +97,7 @@ def nonzeros(inst: SMDInstance, T: int, *, resizing: bool = True) -> int:
 
 def build_matrix(inst: SMDInstance, T: int, *, resizing: bool = True, relax: bool = False) -> TIModel:
     """The §2.4 model on slots 1..T as a :class:`MatrixForm` (whole-array build)."""
-    jobs = np.array(scheduled_jobs(inst), dtype=np.int64)
+    jobs = np.array(inst.scheduled, dtype=np.int64)
     n = jobs.size
     delta = float(inst.slot_seconds)
     # x columns: for every job, its configurations x its usable slots

@@ -57,12 +57,9 @@ class SMDSpeed:
 def to_trace(inst: SMDInstance) -> tuple[Trace, Cluster, SMDSpeed]:
     """(Trace, pooled one-server Cluster, speed source) of ``inst`` (module docstring)."""
     require_aggregate(inst)
-    skip = set(inst.unschedulable)
     delta = float(inst.slot_seconds)
     jobs = []
-    for j in range(inst.n_jobs):
-        if inst.iterations[j] <= 0 or j in skip:
-            continue
+    for j in inst.scheduled:
         jobs.append(Job(name=inst.job_names[j], arrival=float(inst.arrival[j]) * delta, job_type=inst.job_type[j],
                         iterations=float(inst.iterations[j]),
                         worker_demand={r: float(v) for r, v in zip(inst.resources, inst.d[j]) if v > 0},
@@ -148,9 +145,7 @@ class Schedule:
 
 def slot_cap(inst: SMDInstance) -> int:
     """A generous number of slots: every job run one after the other on its slowest kept configuration."""
-    skip = set(inst.unschedulable)
-    todo = [j for j in range(inst.n_jobs) if inst.iterations[j] > 0 and j not in skip]
-    slow = sum(math.ceil(inst.iterations[j] * float(inst.configurations(j).tau.max()) / inst.slot_seconds) for j in todo)
+    slow = sum(math.ceil(inst.iterations[j] * float(inst.configurations(j).tau.max()) / inst.slot_seconds) for j in inst.scheduled)
     return int(np.ceil(inst.arrival.max(initial=0) - 1e-9) + slow + 2)
 
 
@@ -166,12 +161,13 @@ def run(inst: SMDInstance, policy, replan: str = "events", max_slots: int | None
     unsched = sorted(inst.unschedulable)
     completion = np.full(n, -1, dtype=np.int64)
     completion[inst.iterations <= 0] = 0
-    trace_jobs = [j for j in range(n) if inst.iterations[j] > 0 and j not in set(unsched)]
+    trace_jobs = inst.scheduled
     if not trace_jobs:
         z = np.zeros((0, n), np.int64)
         return Schedule(z, z, completion, 0.0, True, unsched, 0)
     trace, cluster, speed = to_trace(inst)
-    left_out = [j for j in range(n) if j not in set(trace_jobs)]
+    kept = set(trace_jobs)
+    left_out = [j for j in range(n) if j not in kept]
     wake = np.ceil(inst.arrival[left_out] - 1e-9).astype(np.int64) if left_out else []
     slotted = Slotted(policy, delta, replan=replan, wake=wake)
     cap = slot_cap(inst) if max_slots is None else int(max_slots)

@@ -71,7 +71,7 @@ def heuristic_schedules(inst: SMDInstance, opts: SolveOptions) -> dict:
 
 
 def provable_horizon(inst: SMDInstance, ub: float) -> int:
-    jobs = ti.scheduled_jobs(inst)
+    jobs = inst.scheduled
     L = {j: earliest_completion(inst, j) for j in jobs}
     total = sum(inst.weight[j] * L[j] for j in jobs)
     return max([int(math.floor((ub - (total - inst.weight[j] * L[j])) / inst.weight[j] + 1e-9)) for j in jobs] + [1])
@@ -206,7 +206,7 @@ class TimeIndexed:
             self.index = np.arange(len(jobs))
         # every horizon holds the last earliest completion, and the model grows with T: a trace too
         # large even at that horizon is refused before the heuristics that bound T (minutes on ITP)
-        floor = max((earliest_completion(inst, j) for j in ti.scheduled_jobs(inst)), default=1)
+        floor = max((earliest_completion(inst, j) for j in inst.scheduled), default=1)
         nnz = ti.nonzeros(inst, floor)
         if nnz > MAX_NONZEROS:
             self._too_big(ctx, f"the time-indexed model would have at least {nnz:,} nonzeros (at most "
