@@ -838,7 +838,8 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
         warm = {k: model.provenance.get(k) for k in ("warmup_samples", "warmup_loss", "agreement")}
         warm["init"] = {"path": str(cfg.init), **{k: model.provenance.get(k) for k in
                                                    ("command", "training_seconds", "total_training_seconds",
-                                                    "warmup_seconds", "curve", "best_tune_jct")}}
+                                                    "warmup_seconds", "curve", "best_episode", "best_tune_jct",
+                                                    "init")}}
     rng = rl_stream(cfg.seed, model if cfg.init is not None else None)
     if cfg.dagger_rounds:
         # imitation on the network's own states: the teacher's trajectories plus, per round, the
@@ -1012,32 +1013,57 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     return prov
 
 
+def chain_curve(prov: dict) -> list[tuple[float, float, int]]:
+    """(CPU hours of fine-tuning, tuning JCT, leg) along a chain of runs, each continuing (``--init``)
+    from the model an earlier run handed on: the first leg's points from its start, each earlier leg
+    up to its best evaluation (the model the next leg loaded; a leg's later evaluations did not
+    lead to the model), each leg's CPU counted from the end of the one before."""
+    legs = [prov]
+    while isinstance(legs[0].get("init"), dict) and legs[0]["init"].get("curve"):
+        legs.insert(0, legs[0]["init"])
+    out: list[tuple[float, float, int]] = []
+    offset = 0.0
+    for i, leg in enumerate(legs):
+        c = leg["curve"]
+        if i < len(legs) - 1 and leg.get("best_episode") is not None:
+            c = c[:next((n + 1 for n, p in enumerate(c) if p["episode"] == leg["best_episode"]), len(c))]
+        cpu0 = c[0].get("cpu_seconds") or 0.0
+        pts = [(offset + ((p.get("cpu_seconds") or 0.0) - cpu0) / 3600, p["tune_jct"], i) for p in c
+               if p["tune_jct"] is not None]
+        out += pts[1:] if i else pts    # a later leg's first point is the model the leg before ended on
+        offset = out[-1][0] if out else offset
+    return out
+
+
 def plot_curves(prov: dict, rewards, path: Path) -> None:
-    """Tuning-trace JCT against the CPU hours of fine-tuning, with the warm-up's (the first point)
-    and the teacher's as lines, and the episode returns."""
+    """Tuning-trace JCT against the CPU hours of fine-tuning (along the chain of ``--init`` runs,
+    :func:`chain_curve`), with the warm-up's (the first point) and the teacher's as lines, and this
+    run's episode returns (with the critic's explained variance where a critic was trained)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.6))
-    c = prov["curve"]
-    cpu0 = c[0].get("cpu_seconds") or 0.0
-    hours = [((p.get("cpu_seconds") or 0.0) - cpu0) / 3600 for p in c]
-    a1.plot(hours, [np.nan if p["tune_jct"] is None else p["tune_jct"] / 3600 for p in c],
-            marker="o", ms=3, label="DL2 (greedy)")
-    if c[0]["tune_jct"] is not None:
-        a1.axhline(c[0]["tune_jct"] / 3600, color="tab:green", ls=":", label="warm-up")
+    pts = chain_curve(prov)
+    for leg in sorted({p[2] for p in pts}):
+        seg = [p for p in pts if p[2] == leg]
+        a1.plot([p[0] for p in seg], [p[1] / 3600 for p in seg], marker="o", ms=3, color="tab:blue",
+                alpha=1.0 if leg == pts[-1][2] else 0.6, label="DL2 (greedy)" if leg == 0 else None)
+        if leg:
+            a1.axvline(seg[0][0], color="lightgray", lw=0.8)
+    if pts:
+        a1.axhline(pts[0][1] / 3600, color="tab:green", ls=":", label="warm-up")
     if prov["teacher_tune_jct"] is not None:
         a1.axhline(prov["teacher_tune_jct"] / 3600, color="gray", ls="--", label=f"teacher ({prov['config']['teacher']})")
-    a1.set_xlabel("CPU hours of fine-tuning")
+    a1.set_xlabel("CPU hours of fine-tuning" + (" (runs chained by --init)" if pts and pts[-1][2] else ""))
     a1.set_ylabel("average JCT on tuning traces (h)")
     a1.legend()
     if rewards:
         a2.plot([r[0] / 60 for r in rewards], [r[1] for r in rewards], lw=0.8)
     a2.set_xlabel("training wall time (min)")
     a2.set_ylabel("episode return G_0")
-    if rewards:
+    if any(np.isfinite(r[2]) for r in rewards):
         a3 = a2.twinx()
         a3.plot([r[0] / 60 for r in rewards], [r[2] for r in rewards], lw=0.8, color="tab:orange")
         a3.set_ylabel("critic's explained variance", color="tab:orange")

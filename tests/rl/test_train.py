@@ -11,7 +11,7 @@ from dlsched.rl.env import DL2Env
 from dlsched.rl.policy import Model, choose, load_checkpoint
 from dlsched.rl.slot import Slot, Spec
 from dlsched.rl.train import (Replay, TrainConfig, actor_critic_update, advantage_update, agreement, branch_episode,
-                              finish_greedy, fork, gae, gain_action, ppo_episode_update, remaining_times, rollout,
+                              chain_curve, finish_greedy, fork, gae, gain_action, ppo_episode_update, remaining_times, rollout,
                               sampler, smoothed_cross_entropy, teacher_action, teacher_samples, targets, train, warmup)
 from dlsched.sim.engine import Simulation
 from dlsched.registry import make_policy
@@ -317,6 +317,20 @@ def test_a_chain_of_init_runs_loads_the_warm_up_once_and_adds_up_its_times(tmp_p
     assert c["init"]["warmup_seconds"] == b["warmup_seconds"]
     assert c["total_training_seconds"] == pytest.approx(a["training_seconds"] + b["training_seconds"]
                                                         + c["training_seconds"])
+    # the whole chain travels in the provenance: the third names the second, which names the first
+    assert c["init"]["command"] == "b" and c["init"]["init"]["command"] == "a"
+
+
+def test_the_chain_curve_counts_each_leg_up_to_the_model_it_handed_on():
+    def leg(cpu_jct, best, init=None):
+        return {"curve": [{"episode": 4 * i, "cpu_seconds": c, "tune_jct": j} for i, (c, j) in enumerate(cpu_jct)],
+                "best_episode": best, "init": init}
+    first = leg([(1.0, 50.0), (1801.0, 40.0), (3601.0, 45.0)], best=4)       # its best at 1,800 CPU-s of RL
+    second = leg([(0.5, 40.0), (3600.5, 38.0)], best=4, init=first)          # starts from that model
+    pts = chain_curve(second)
+    # the first leg's evaluation after its best (3,600 s) led to no model in the chain: left out
+    assert pts == [(0.0, 50.0, 0), (0.5, 40.0, 0), (1.5, 38.0, 1)]
+    assert chain_curve(first) == [(0.0, 50.0, 0), (0.5, 40.0, 0), (1.0, 45.0, 0)]   # a run alone: all of it
 
 
 def test_the_self_critical_baseline_runs_and_scales_advantages(tmp_path):
