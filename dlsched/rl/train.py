@@ -1037,14 +1037,15 @@ def chain_curve(prov: dict) -> list[tuple[float, float, int]]:
 
 def plot_curves(prov: dict, rewards, path: Path) -> None:
     """Tuning-trace JCT against the CPU hours of fine-tuning (along the chain of ``--init`` runs,
-    :func:`chain_curve`), with the warm-up's (the first point) and the teacher's as lines, and this
-    run's episode returns (with the critic's explained variance where a critic was trained)."""
+    :func:`chain_curve`), with the warm-up's (the first point) and the teacher's as lines, and, given
+    ``rewards``, this run's episode returns (with the critic's explained variance where a critic was trained)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.6))
+    fig, axes = plt.subplots(1, 2 if rewards else 1, figsize=(10, 3.6) if rewards else (5.5, 3.6), squeeze=False)
+    a1 = axes[0, 0]
     pts = chain_curve(prov)
     for leg in sorted({p[2] for p in pts}):
         seg = [p for p in pts if p[2] == leg]
@@ -1060,9 +1061,10 @@ def plot_curves(prov: dict, rewards, path: Path) -> None:
     a1.set_ylabel("average JCT on tuning traces (h)")
     a1.legend()
     if rewards:
+        a2 = axes[0, 1]
         a2.plot([r[0] / 60 for r in rewards], [r[1] for r in rewards], lw=0.8)
-    a2.set_xlabel("training wall time (min)")
-    a2.set_ylabel("episode return G_0")
+        a2.set_xlabel("training wall time (min)")
+        a2.set_ylabel("episode return G_0")
     if any(np.isfinite(r[2]) for r in rewards):
         a3 = a2.twinx()
         a3.plot([r[0] / 60 for r in rewards], [r[2] for r in rewards], lw=0.8, color="tab:orange")

@@ -82,6 +82,12 @@ def test_the_model_trained_from_drf_alone_loads_as_a_checkpoint_option():
     assert prov["config"]["teacher"] == "drf" and prov["command"].startswith("dlsched train dl2")
     assert json.loads(path.with_suffix(".json").read_text()) == prov
     assert not any(p in json.dumps(prov) for p in ("/tmp", "/work", "/home"))
+    # every run of the chain it came from (--init) was taught by DRF and nothing else
+    link, commands = prov, []
+    while isinstance(link, dict) and "command" in link:
+        commands.append(link["command"])
+        link = link.get("init")
+    assert len(commands) >= 2 and all("--teacher drf" in c and c.count("--teacher") == 1 for c in commands)
     traces, cl, speed = small(6, (8,), 4)
     assert simulate(traces[0], cl, pol, speed).completed.all()
 
