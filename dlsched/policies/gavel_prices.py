@@ -56,10 +56,6 @@ HIGHS_OPTIONS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolera
                  "simplex_strategy": 4}
 
 
-#: up to this many classes the whole LP takes about a millisecond: no coarse LP
-WHOLE_CLASSES = 128
-
-
 def optimal_lp(c, A, b, ub, lb=None, *, want_duals: bool = False, raw: dict | None = None) -> MatrixOutcome:
     """min c·x, A x ≤ b, lb ≤ x ≤ ub (lb 0 by default) by HiGHS (the house's matrix path), where an
     optimum must exist: Gavel's problems are never infeasible (x = 0 is feasible) nor unbounded, so
@@ -211,8 +207,6 @@ def max_min_by_prices(W: np.ndarray, Z: np.ndarray, cap: np.ndarray, *, step: fl
     docstring), proven optimal within a relative ``gap``; None where that does not happen within
     ``rounds`` small LPs or where more than ``most`` of the classes are in doubt."""
     C, K = W.shape
-    if C <= WHOLE_CLASSES:
-        return whole(W, Z, cap, gap)
     for coarser in (1, 3, 10):
         inverse = coarse_classes(W, Z, step * coarser)
         if inverse.max() + 1 <= C * shrink:

@@ -84,12 +84,16 @@ def test_distinct_jobs_are_proven_by_prices_and_match_the_whole_lp(perturb):
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(class_lps())
 def test_max_min_fairness_by_prices_keeps_both_lps(inst):
-    """Through max_min_fairness: the first LP's value, and the second LP's sum W X (scipy's dense
-    statement, as in test_gavel.py), whichever path answered (prices, or the two LPs where the second
-    may add something)."""
+    """Through max_min_fairness with prices from one class on: the first LP's value, and the second LP's
+    sum W X (scipy's dense statement, as in test_gavel.py), whichever path answered (prices, or the two
+    LPs where the second may add something)."""
     W, Z, cap = inst
     z = Z  # one job per row
-    a = gavel_lp.max_min_fairness(W, z, cap)
+    old, gavel_lp.PRICED_CLASSES = gavel_lp.PRICED_CLASSES, 1
+    try:
+        a = gavel_lp.max_min_fairness(W, z, cap)
+    finally:
+        gavel_lp.PRICED_CLASSES = old
     assert a.value == pytest.approx(whole(W, z, cap), rel=1e-7)
     assert feasible(a.X, W, z, cap)
     m, K = W.shape
