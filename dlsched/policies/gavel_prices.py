@@ -278,4 +278,5 @@ def max_min_by_prices(W: np.ndarray, Z: np.ndarray, cap: np.ndarray, *, step: fl
 
 def _fits(X, Z, cap, tol: float = 1e-9) -> bool:
     """X within the capacity and time rows to a relative ``tol``."""
-    return bool(((Z * X).sum(axis=0) <= np.asarray(cap, float) * (1 + tol) + tol).all() and (X.sum(axis=1) <= 1 + tol).all())
+    within_cap = (Z * X).sum(axis=0) <= np.asarray(cap, float) * (1 + tol) + tol
+    return bool(within_cap.all() and (X.sum(axis=1) <= 1 + tol).all())
