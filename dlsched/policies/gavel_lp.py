@@ -45,10 +45,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from dlsched.errors import SolverError
-from dlsched.models.mcmdk import MatrixForm
+from dlsched.policies.gavel_prices import max_min_by_prices, max_min_matrix, optimal_lp
 from dlsched.result import Status
-from dlsched.solvers.highs import MatrixOutcome, solve_matrix, translate
+from dlsched.solvers.highs import translate
 
 
 @dataclass
@@ -95,24 +94,22 @@ def _per_job(coef: np.ndarray) -> sp.csr_matrix:
     return sp.csr_matrix((flat[nz], (nz // K, nz)), shape=(m, m * K))
 
 
-def _optimal(c, A, b, ub) -> MatrixOutcome:
-    """min c·x, A x ≤ b, 0 ≤ x ≤ ub by HiGHS (the house's matrix path), where an optimum must exist:
-    these problems are never infeasible (x = 0 is feasible) nor unbounded, so anything else is a
-    backend failure. The outcome keeps the HiGHS model (``highs``) for a re-solve from its basis."""
-    n = len(c)
-    mf = MatrixForm(np.asarray(c, float), A, np.full(A.shape[0], -np.inf), np.asarray(b, float), np.zeros(n),
-                    np.asarray(ub, float), np.zeros(n, dtype=np.int32), "min", 0)
-    out = solve_matrix(mf)
-    if out.status != Status.OPTIMAL:
-        raise SolverError("HiGHS did not solve a Gavel allocation LP to optimality")
-    return out
-
-
 def _with_scalar(A_base, b_base, ub_x, rows_extra, extra_col, b_extra, scalar_ub=np.inf):
     """Append one scalar variable (last column) and the rows ``rows_extra·X + extra_col·v ≤ b_extra``."""
     A = sp.vstack([sp.hstack([A_base, sp.csr_matrix((A_base.shape[0], 1))]),
                    sp.hstack([rows_extra, sp.csr_matrix(np.asarray(extra_col, float)[:, None])])], format="csr")
     return A, np.concatenate([b_base, b_extra]), np.append(ub_x, scalar_ub)
+
+
+#: max-min fairness goes through its prices from this many classes on; below, the two LPs take a few
+#: milliseconds (2.5 at 64 distinct jobs) and keep the optimal vertex the decisions on Gavel's traces
+#: were made with (they have at most 83 classes: Gavel's (job type, scale factor) pairs)
+PRICED_CLASSES = 128
+
+#: the priced answer stands for both LPs where the second could add at most this share of sum W X: the
+#: second LP's own slack (every job 1e-9 below the minimum) lets it add about 1e-7 with 2,048 distinct
+#: jobs (measured: 1.0e-7 at --perturb 0.05), and B - t is float noise divided by u_c of order 1/C
+SECOND_LP_GAIN = 1e-7
 
 
 def max_min_fairness(W: np.ndarray, z: np.ndarray, cap: np.ndarray, *, pareto: bool = True) -> Allocation:
@@ -121,7 +118,13 @@ def max_min_fairness(W: np.ndarray, z: np.ndarray, cap: np.ndarray, *, pareto: b
     ``pareto``: then maximise :math:`\\sum W X` keeping every job at the maximum (the second LP), solved
     from the first LP's optimal basis in the same HiGHS model: the costs become :math:`-\\sum W X` and
     the scalar's lower bound the optimal minimum, so the rows :math:`t \\le \\sum_k W_{jk} X_{jk}` keep
-    every job there (the first basis stays feasible, and the simplex starts from it)."""
+    every job there (the first basis stays feasible, and the simplex starts from it).
+
+    From :data:`PRICED_CLASSES` classes on, first through its prices
+    (:func:`dlsched.policies.gavel_prices.max_min_by_prices`: proven optimal by a Lagrangian bound B, in a
+    few small LPs where jobs are distinct); that answer stands where the bound shows that the second
+    LP could add at most :data:`SECOND_LP_GAIN` of :math:`\\sum W X` (:func:`_second_lp_gain`), else (or
+    without a proof) the two LPs above are solved."""
     m, K = W.shape
     live = W > 0
     X = np.zeros((m, K))
@@ -130,11 +133,15 @@ def max_min_fairness(W: np.ndarray, z: np.ndarray, cap: np.ndarray, *, pareto: b
         return Allocation(X, 0.0, 0)
     scale = W[rows].max()
     first, inverse, count = classes(W[rows], z[rows])
-    Wc, zc = W[rows][first] / scale, z[rows][first]  # Wc: t of order 1 for HiGHS's absolute tolerances
+    Wc, Zc = W[rows][first] / scale, z[rows][first] * count[:, None]  # Wc: t of order 1 for HiGHS's tolerances
     C = first.size
     n = C * K
-    M, row_upper = _max_min_matrix(Wc, zc, count, cap)
-    out = _optimal(np.r_[np.zeros(n), -1.0], M, row_upper, np.append((Wc > 0).ravel().astype(float), np.inf))
+    priced = max_min_by_prices(Wc, Zc, cap) if C >= PRICED_CLASSES else None
+    if priced is not None and (not pareto or _second_lp_gain(priced, count) <= SECOND_LP_GAIN * priced.t * count.sum()):
+        X[rows] = priced.X[inverse]
+        return Allocation(X, priced.t * scale, priced.lps)
+    M, row_upper = max_min_matrix(Wc, Zc, cap)
+    out = optimal_lp(np.r_[np.zeros(n), -1.0], M, row_upper, np.append((Wc > 0).ravel().astype(float), np.inf))
     t, x, lps = float(out.x[-1]), out.x[:n], 1
     if pareto and t > 0:
         # keep every job at t, use what is left: same model, new costs, t at least its optimum
@@ -147,6 +154,15 @@ def max_min_fairness(W: np.ndarray, z: np.ndarray, cap: np.ndarray, *, pareto: b
             x = np.asarray(h.getSolution().col_value, dtype=float)[:n]
     X[rows] = np.clip(x.reshape(C, K), 0.0, 1.0)[inverse]
     return Allocation(X, t * scale, lps)
+
+
+def _second_lp_gain(priced, count: np.ndarray) -> float:
+    """How much the second LP could add to :math:`\\sum_c n_c W_c \\cdot X_c` over ``priced.X`` (every class
+    at least t): for every X with every class at least t, the Lagrangian of ``gavel_prices`` gives
+    :math:`\\sum_c u_c (W_c \\cdot X_c - t) \\le B - t`, each term non-negative, so class c gains at most
+    :math:`(B - t) / u_c` (inf where :math:`u_c = 0`: that class may take what is left)."""
+    with np.errstate(divide="ignore"):
+        return float((count * (priced.B - priced.t) / priced.u).sum()) if (priced.u > 0).all() else np.inf
 
 
 def even_over_types(X: np.ndarray, z: np.ndarray, cap: np.ndarray) -> np.ndarray:
@@ -173,28 +189,6 @@ def even_over_types(X: np.ndarray, z: np.ndarray, cap: np.ndarray) -> np.ndarray
     return X
 
 
-def _max_min_matrix(Wc: np.ndarray, zc: np.ndarray, count: np.ndarray, cap: np.ndarray) -> tuple[sp.csc_matrix, np.ndarray]:
-    """The max-min LP's rows over (X flattened row-major, t), built column by column from whole arrays:
-    :func:`base_rows` (K capacity rows weighted by the class sizes, then C rows
-    :math:`\\sum_k X_{ck} \\le 1`), then C rows :math:`t - \\sum_k W_{ck} X_{ck} \\le 0`; and the rows' upper sides."""
-    C, K = Wc.shape
-    zf = (zc * np.asarray(count, float)[:, None]).ravel()
-    wf = -Wc.ravel()
-    c_of = np.repeat(np.arange(C), K)
-    # each X column holds up to 3 entries in row order: capacity row k, row K + c, row K + C + c
-    idx = np.stack([np.tile(np.arange(K), C), K + c_of, K + C + c_of], axis=1)
-    val = np.stack([zf, np.ones(C * K), wf], axis=1)
-    keep = val != 0
-    per_col = keep.sum(axis=1)
-    indptr = np.zeros(C * K + 2, dtype=np.int64)
-    np.cumsum(per_col, out=indptr[1:C * K + 1])
-    indptr[-1] = indptr[-2] + C
-    indices = np.concatenate([idx[keep], K + C + np.arange(C)])
-    data = np.concatenate([val[keep], np.ones(C)])
-    M = sp.csc_matrix((data, indices, indptr), shape=(K + 2 * C, C * K + 1))
-    return M, np.concatenate([np.asarray(cap, float), np.ones(C), np.zeros(C)])
-
-
 def max_sum_throughput(T: np.ndarray, z: np.ndarray, cap: np.ndarray) -> Allocation:
     """:math:`\\max_X \\sum_{jk} T_{jk} X_{jk}` under the base constraints; ``value`` is that sum."""
     m, K = T.shape
@@ -204,7 +198,7 @@ def max_sum_throughput(T: np.ndarray, z: np.ndarray, cap: np.ndarray) -> Allocat
     first, inverse, count = classes(T, z)
     A, b = base_rows(z[first], cap, count)
     c = -(T[first] / scale * count[:, None]).ravel()
-    x = _optimal(c, A, b, (T[first] > 0).ravel().astype(float)).x
+    x = optimal_lp(c, A, b, (T[first] > 0).ravel().astype(float)).x
     return Allocation(np.clip(x.reshape(first.size, K), 0.0, 1.0)[inverse], -float(c @ x) * scale)
 
 
@@ -225,7 +219,7 @@ def min_total_duration(T: np.ndarray, z: np.ndarray, cap: np.ndarray, R: np.ndar
     n = rows.size * K
     A, b, ub = _with_scalar(A0, b0, (T[rows] > 0).ravel().astype(float), -_per_job(T[rows]), Rr / Rmax,
                             np.zeros(rows.size))
-    sol = _optimal(np.r_[np.zeros(n), -1.0], A, b, ub).x
+    sol = optimal_lp(np.r_[np.zeros(n), -1.0], A, b, ub).x
     X[rows] = np.clip(sol[:n].reshape(rows.size, K), 0.0, 1.0)
     s = float(sol[-1])
     return Allocation(X, Rmax / s if s > 0 else float("inf"))
@@ -274,7 +268,7 @@ def finish_time_fairness(T: np.ndarray, z: np.ndarray, cap: np.ndarray, R: np.nd
         d = Rr / (rho * Er - tr)
         dmax = d.max()
         A, b, ubv = _with_scalar(A0, b0, ub, -_per_job(Tr), d / dmax, np.zeros(rows.size))
-        sol = _optimal(np.r_[np.zeros(n), -1.0], A, b, ubv).x
+        sol = optimal_lp(np.r_[np.zeros(n), -1.0], A, b, ubv).x
         lps += 1
         x = np.clip(sol[:n].reshape(rows.size, K), 0.0, 1.0)
         got = float(ftf_ratios(x, Tr, Rr, tr, Er).max())
