@@ -27,9 +27,12 @@ the convex function :math:`N/g` at :math:`g_0`: it never exceeds the true cost. 
   is :math:`\ge -\varepsilon` in the paper's normalised form (then optimal) or when it
   repeats a solution (then only the bound certifies how far it is).
 
-Subproblems (``sub``): ``"highs"`` solves each exactly (one model, costs changed in place,
-the best solution as MIP start); ``"lp-round"`` uses the LP-rounding layer of MODELS.md §1
-(:mod:`dlsched.solvers.rounding`). **Guarantee with LP rounding.** Fold the zero-use defer
+Subproblems (``sub``): ``"highs"`` solves each exactly, to the canonical optimum of the tie rule
+(:mod:`dlsched.solvers.ties`: of near-equal choices, the first in arrival order, each job
+preferring its later column): by the one-row dynamic programme (:mod:`dlsched.solvers.knapsack_dp`)
+when at most one capacity row can bind, otherwise by HiGHS (one model, costs changed in place, the
+best solution as MIP start) with its answer made canonical within classes of identical jobs;
+``"lp-round"`` uses the LP-rounding layer of MODELS.md §1 (:mod:`dlsched.solvers.rounding`). **Guarantee with LP rounding.** Fold the zero-use defer
 column into the costs (``at_most_one``, :math:`A \ge 0`); a basic LP optimum has at most m
 fractional jobs (m = capacity rows) and the rounding returns a value ≤ LP optimum + Δ with
 :math:`\Delta \le m \max_{j,o} \text{gain}`. The LP optimum of a surrogate is ≤ its MILP optimum ≤
@@ -60,7 +63,7 @@ from dlsched.instance.core import MCMDK
 from dlsched.instance.smd import SMDInstance
 from dlsched.models import mcmdk as core_model
 from dlsched.result import Result
-from dlsched.solvers import highs, knapsack_dp
+from dlsched.solvers import highs, knapsack_dp, ties
 from dlsched.solvers.anytime import column_shares, greedy_choice, lagrangian_bound, pop_groups
 from dlsched.solvers.backends import BACKENDS
 from dlsched.solvers.first_fit import take_in_order
@@ -229,10 +232,10 @@ def separable_choice(core: MCMDK) -> np.ndarray | None:
     r"""Every job's cheapest column, when that is the MCMDK's unique optimum without a solver: every
     job's most demanding columns fit together (:math:`\sum_j \max_o a_{r,jo} \le b_r` for every r,
     so no capacity row can bind and the problem splits by job) and each job's cheapest column is
-    cheaper than its others by more than the exact solve's tolerance (``mip_abs_gap`` of HiGHS,
-    1e-6; else None, and the solver decides between near-equal columns as before). None as well
-    when capacity may bind. On a trace of rigid jobs (one size each) most decisions are of this
-    kind."""
+    cheaper than its others by more than the tie rule's tolerance
+    (:func:`dlsched.solvers.ties.tolerance`; else None, and the one-row dynamic programme takes the
+    canonical one of the near-equal choices). None as well when capacity may bind. On a trace of
+    rigid jobs (one size each) most decisions are of this kind."""
     ptr = core.job_ptr
     if core.n_jobs == 0 or core.choose != "exactly_one" or core.sense != "min" or np.any(np.diff(ptr) < 1):
         return None
@@ -251,13 +254,16 @@ def separable_choice(core: MCMDK) -> np.ndarray | None:
     rest = v.copy()
     rest[first] = np.inf
     second = np.minimum.reduceat(rest, starts)
-    if np.any(second - best <= 1e-6 + 1e-9 * np.abs(best)):
+    if np.any(second - best <= ties.tolerance(v, ptr)):
         return None
     return first - starts
 
 
 class _ExactSub:
-    """The subproblem MCMDK loaded once into HiGHS; costs changed in place, best solution as MIP start."""
+    """The subproblem MCMDK loaded once into HiGHS; costs changed in place, best solution as MIP start.
+    Its answer is made canonical within the exchange classes (:func:`dlsched.solvers.ties.canonical`):
+    of identical jobs, the earlier ones take the later columns (run first), whichever of the tied
+    optima HiGHS returned."""
 
     def __init__(self, core: MCMDK, opts: SolveOptions):
         self.core, self.opts = core, opts
@@ -281,30 +287,27 @@ class _ExactSub:
         x = np.asarray(h.getSolution().col_value, dtype=float)
         obj = float(info.objective_function_value)
         bnd = float(info.mip_dual_bound)
-        return (min(bnd, obj) if np.isfinite(bnd) else obj), core.choice_from_columns(x), 0.0
+        choice = ties.canonical(core, cost, core.choice_from_columns(x))
+        return (min(bnd, obj) if np.isfinite(bnd) else obj), choice, 0.0
 
 
 class _DPSub:
-    """The subproblem of a core with one capacity row that can bind, in whole numbers
-    (:mod:`dlsched.solvers.knapsack_dp`), whenever its optimum is unique, so the answer is the
-    exact solve's: by the recursion over what the jobs must free after fixing
-    (:func:`~dlsched.solvers.knapsack_dp.solve_reduced`), or over the capacity; when it is unique
-    up to exchanging identical jobs, by the DP over classes of identical jobs
-    (:func:`~dlsched.solvers.knapsack_dp.solve_unique_classes`); by HiGHS (:class:`_ExactSub`,
-    loaded on first need) when a tie remains, or the answer would break the row itself by more
-    than HiGHS's feasibility tolerance."""
+    """The subproblem of a core with at most one capacity row that can bind, in whole numbers, by
+    dynamic programming (:func:`dlsched.solvers.knapsack_dp.solve`), which returns the canonical
+    optimum of the tie rule (:mod:`dlsched.solvers.ties`); by HiGHS (:class:`_ExactSub`, loaded on
+    first need) only when its table would be too large, or its answer would break the row itself by
+    more than HiGHS's feasibility tolerance."""
 
     def __init__(self, core: MCMDK, opts: SolveOptions, row: int, use: np.ndarray, cap: int):
         self.core, self.opts, self.use, self.cap = core, opts, use, cap
-        self.row, self.limit = core.A[row].toarray().ravel(), float(core.b[row]) + knapsack_dp.ROW_TOLERANCE
+        if row < 0:                # no row can bind
+            self.row, self.limit = np.zeros(core.n_cols), np.inf
+        else:
+            self.row, self.limit = core.A[row].toarray().ravel(), float(core.b[row]) + knapsack_dp.ROW_TOLERANCE
         self.exact = None
 
     def solve(self, cost: np.ndarray, warm_choice):
-        out = None
-        for dp in (knapsack_dp.solve_reduced, knapsack_dp.solve_unique, knapsack_dp.solve_unique_classes):
-            out = dp(self.core, cost, self.use, self.cap)
-            if out is not None:
-                break
+        out = knapsack_dp.solve(self.core, cost, self.use, self.cap)
         if out is not None and self.row[self.core.columns_of(out[1])].sum() <= self.limit:
             return out[0], out[1], 0.0
         if self.exact is None:
