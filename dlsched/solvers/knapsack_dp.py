@@ -86,22 +86,27 @@ def solve(core: MCMDK, cost: np.ndarray, use: np.ndarray, cap: int) -> tuple[flo
     or that the canonical one does not take, and the jobs left are solved by the recursion over
     what they must free (module docstring):
 
-    1. **Rigid jobs** (two columns, the first using nothing: wait, or run with use a and saving
-       :math:`l = v_0 - v_1 > \varepsilon`) of the same a, by increasing l: only the first
-       :math:`K = \lceil D / a \rceil` may wait, and any with :math:`l > l_K + \varepsilon` runs.
-       A choice in which one of these waits while one of the first K runs costs more than the
-       exchange by more than :math:`\varepsilon`, and one in which all K wait too (they free D
-       alone) costs l more than running it. So at most K jobs of size a wait, and of those with
-       the same saving (an exchange class) the canonical choice lets the last K wait at most: the
-       earlier ones run.
-    2. **Lagrangian fixing** (:math:`\mu \ge 0` on the row, by bisection for the least price whose
-       choice fits, which is then a feasible cost U; L the best bound seen): every choice x costs
-       at least :math:`L(\mu) + \sum_j rc_{j x_j}`, with :math:`rc_{jo} = v_o + \mu a_o - \min_{o'}
-       (v_{o'} + \mu a_{o'})`, so a column with :math:`rc > U - L + \varepsilon` is in no choice
-       within :math:`\varepsilon` of the optimum.
-    3. **The recursion over what is left to free** for the jobs with two columns or more left (the
-       others fixed), read forwards to the canonical choice. The removed columns are in no choice
-       of :math:`\mathcal{S}` or not in its first one, so the choice is the whole core's.
+    1. **Dominated columns**: one with another in its job of no more use that costs less by more
+       than :math:`\varepsilon` (a zero-GPU pod's "wait").
+    2. **Bounds**: :math:`\mu \ge 0` on the row, by bisection for the least price whose choice fits;
+       L the best Lagrangian bound seen, U the cost of that choice after moving jobs to their
+       cheapest columns while the row holds (:func:`_filled`).
+    3. **Rigid jobs** (two columns, the first using nothing: wait, or run with use a and saving
+       :math:`l = v_0 - v_1 > \varepsilon`) of the same a, by increasing l: at most K wait in any
+       choice of :math:`\mathcal{S}`, K the smaller of :math:`\lceil D / a \rceil` (they free D
+       alone: one more could run) and the most whose least savings fit in
+       :math:`U + \varepsilon - \sum_j \min_o v_{jo}`; so only the first K may wait, and any with
+       :math:`l > l_K + \varepsilon` runs (a choice in which it waits while one of the first K
+       runs costs more than the exchange by more than :math:`\varepsilon`). Of those with the same
+       saving (an exchange class) the canonical choice lets the last K wait at most: the earlier
+       ones run.
+    4. **Lagrangian fixing**: every choice x costs at least :math:`L(\mu) + \sum_j rc_{j x_j}`,
+       with :math:`rc_{jo} = v_o + \mu a_o - \min_{o'} (v_{o'} + \mu a_{o'})`, so a column with
+       :math:`rc > U - L + \varepsilon` is in no choice within :math:`\varepsilon` of the optimum.
+    5. **The recursion over what is left to free** for the jobs with two columns or more left (the
+       others fixed), in units of the greatest common divisor of what they free, read forwards to
+       the canonical choice. The removed columns are in no choice of :math:`\mathcal{S}` or not in
+       its first one, so the choice is the whole core's.
 
     None when the recursion's table exceeds :data:`MAX_TABLE_CELLS` (or nothing fits the row)."""
     ptr = core.job_ptr
@@ -109,27 +114,9 @@ def solve(core: MCMDK, cost: np.ndarray, use: np.ndarray, cap: int) -> tuple[flo
     job = np.repeat(np.arange(n), width)
     tol = tolerance(cost, ptr)
     need = int(np.maximum.reduceat(use, ptr[:-1]).sum()) - cap
-    alive = np.ones(ptr[-1], dtype=bool)
-    # 1. rigid jobs of one size, by saving: the ones no canonical choice near the optimum lets wait run
-    second = np.minimum(ptr[:-1] + 1, ptr[-1] - 1)
-    rigid = np.flatnonzero((width == 2) & (use[ptr[:-1]] == 0) & (use[second] > 0))
-    if rigid.size and need > 0:
-        size, save = use[second[rigid]], cost[ptr[rigid]] - cost[second[rigid]]
-        order = np.lexsort((rigid, save, size))                          # by size, saving, core order
-        size, save, rigid = size[order], save[order], rigid[order]
-        at = np.arange(size.size)
-        start = np.flatnonzero(np.r_[True, size[1:] != size[:-1]])
-        count = np.diff(np.r_[start, size.size])
-        first = np.repeat(start, count)
-        k = -(-need // size)                                             # ceil(D / a)
-        last_k = save[np.minimum(first + k - 1, np.repeat(start + count, count) - 1)]
-        runs = (at - first >= k) & (save > last_k + tol)
-        # an exchange class (one size, one saving): only its last K may wait
-        same = np.flatnonzero(np.r_[True, (size[1:] != size[:-1]) | (save[1:] != save[:-1])])
-        end = np.repeat(np.r_[same[1:], size.size], np.diff(np.r_[same, size.size]))
-        runs |= end - 1 - at >= k
-        alive[ptr[rigid[runs & (save > tol)]]] = False
-    # 2. Lagrangian fixing: the bound L(mu) and the choice at mu (its columns, and whether it fits)
+    # 1. a column with a cheaper one (by more than tol) of no more use in its job is in no choice of S
+    alive = ~_dominated(ptr, cost, use, tol)
+    # 2. the Lagrangian bound L(mu), and a feasible cost U: the choice at the least price that fits, filled
     def at_price(mu):
         m, cols = _cheapest(np.where(alive, cost + mu * use, np.inf), ptr, job)
         return float(m.sum() - mu * cap), cols, int(use[cols].sum()) <= cap
@@ -149,10 +136,14 @@ def solve(core: MCMDK, cost: np.ndarray, use: np.ndarray, cap: int) -> tuple[flo
                 fit = cols_mu
             lo, hi = (lo, mu) if fits else (mu, hi)
     upper = _filled(fit, alive, cost, use, cap, ptr, job)
+    # 3. rigid jobs of one size, by saving: the ones no canonical choice near the optimum lets wait run
+    lowest = float(np.minimum.reduceat(np.where(alive, cost, np.inf), ptr[:-1]).sum())
+    alive[_rigid_run(ptr, cost, use, need, upper + tol - lowest, tol)] = False
+    # 4. Lagrangian fixing
     priced = np.where(alive, cost + mu_best * use, np.inf)
     rc = priced - np.minimum.reduceat(priced, ptr[:-1])[job]
     alive &= rc <= upper - best + tol + 1e-9 * max(1.0, abs(upper))
-    # 3. the recursion over what the jobs left must free
+    # 5. the recursion over what the jobs left must free
     left = np.add.reduceat(alive.astype(np.int64), ptr[:-1])
     if np.any(left == 0):
         return None
@@ -195,6 +186,54 @@ def _cheapest(x: np.ndarray, ptr: np.ndarray, job: np.ndarray) -> tuple[np.ndarr
     m = np.minimum.reduceat(x, ptr[:-1])
     at = np.flatnonzero(x <= m[job])
     return m, at[np.r_[True, job[at[1:]] != job[at[:-1]]]]
+
+
+def _dominated(ptr: np.ndarray, cost: np.ndarray, use: np.ndarray, tol: float) -> np.ndarray:
+    """Columns with another in their job of no more use that costs less by more than ``tol``: a
+    choice taking one costs more than the same choice with the other (zero-GPU pods: waiting)."""
+    width = np.diff(ptr)
+    n, W = width.size, int(width.max(initial=0))
+    job = np.repeat(np.arange(n), width)
+    at = np.arange(ptr[-1]) - ptr[job]
+    c = np.full((n, W), np.inf)
+    u = np.full((n, W), np.iinfo(np.int64).max)
+    c[job, at], u[job, at] = cost, use
+    # (column, another of its job): dominated when some other is cheaper and uses no more
+    beaten = (c[job] < cost[:, None] - tol) & (u[job] <= use[:, None])
+    return beaten.any(axis=1)
+
+
+def _rigid_run(ptr: np.ndarray, cost: np.ndarray, use: np.ndarray, need: int, lost: float, tol: float) -> np.ndarray:
+    r"""The "wait" columns of rigid jobs (two columns, the first using nothing, saving
+    :math:`l = v_0 - v_1 > \text{tol}`) that no canonical choice of :math:`\mathcal{S}` takes
+    (:func:`solve`, step 3). ``lost``: what the waiting rigid jobs of any choice of
+    :math:`\mathcal{S}` save in all at most (U + tol less every job's cheapest cost). Of the jobs of
+    one size a, by increasing l, at most K wait, K the smaller of :math:`\lceil D/a \rceil` and the
+    most whose least savings add up to no more than ``lost``."""
+    width = np.diff(ptr)
+    second = np.minimum(ptr[:-1] + 1, ptr[-1] - 1)
+    save = cost[ptr[:-1]] - cost[second]
+    rigid = np.flatnonzero((width == 2) & (use[ptr[:-1]] == 0) & (use[second] > 0) & (save > tol))
+    if not rigid.size or need <= 0:
+        return np.zeros(0, dtype=np.int64)
+    size, save = use[second[rigid]], save[rigid]
+    order = np.lexsort((rigid, save, size))                              # by size, saving, core order
+    size, save, rigid = size[order], save[order], rigid[order]
+    at = np.arange(size.size)
+    start = np.flatnonzero(np.r_[True, size[1:] != size[:-1]])
+    count = np.diff(np.r_[start, size.size])
+    first, end = np.repeat(start, count), np.repeat(start + count, count)
+    prefix = np.cumsum(save)
+    prefix -= np.repeat(prefix[start] - save[start], count)              # within the size: l_1 + .. + l_k
+    affordable = np.bincount(np.repeat(np.arange(start.size), count), weights=prefix <= lost, minlength=start.size)
+    k = np.minimum(-(-need // size), np.repeat(affordable.astype(np.int64), count))
+    last_k = np.where(k > 0, save[np.clip(first + k - 1, 0, end - 1)], -np.inf)
+    runs = (at - first >= k) & (save > last_k + tol)
+    # an exchange class (one size, one saving): only its last K may wait
+    same = np.flatnonzero(np.r_[True, (size[1:] != size[:-1]) | (save[1:] != save[:-1])])
+    class_end = np.repeat(np.r_[same[1:], size.size], np.diff(np.r_[same, size.size]))
+    runs |= class_end - 1 - at >= k
+    return ptr[rigid[runs]]
 
 
 def _filled(cols: np.ndarray, alive: np.ndarray, cost: np.ndarray, use: np.ndarray, cap: int, ptr: np.ndarray,
