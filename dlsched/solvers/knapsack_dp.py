@@ -94,8 +94,8 @@ def solve(core: MCMDK, cost: np.ndarray, use: np.ndarray, cap: int) -> tuple[flo
     3. **Rigid jobs** (two columns, the first using nothing: wait, or run with use a and saving
        :math:`l = v_0 - v_1 > \varepsilon`) of the same a, by increasing l: at most K wait in any
        choice of :math:`\mathcal{S}`, K the smaller of :math:`\lceil D / a \rceil` (they free D
-       alone: one more could run) and the most whose least savings fit in
-       :math:`U + \varepsilon - \sum_j \min_o v_{jo}`; so only the first K may wait, and any with
+       alone: one more could run) and the most whose least reduced costs of waiting (step 4) add
+       up to no more than :math:`U - L + \varepsilon`; so only the first K may wait, and any with
        :math:`l > l_K + \varepsilon` runs (a choice in which it waits while one of the first K
        runs costs more than the exchange by more than :math:`\varepsilon`). Of those with the same
        saving (an exchange class) the canonical choice lets the last K wait at most: the earlier
@@ -136,13 +136,13 @@ def solve(core: MCMDK, cost: np.ndarray, use: np.ndarray, cap: int) -> tuple[flo
                 fit = cols_mu
             lo, hi = (lo, mu) if fits else (mu, hi)
     upper = _filled(fit, alive, cost, use, cap, ptr, job)
-    # 3. rigid jobs of one size, by saving: the ones no canonical choice near the optimum lets wait run
-    lowest = float(np.minimum.reduceat(np.where(alive, cost, np.inf), ptr[:-1]).sum())
-    alive[_rigid_run(ptr, cost, use, need, upper + tol - lowest, tol)] = False
-    # 4. Lagrangian fixing
     priced = np.where(alive, cost + mu_best * use, np.inf)
-    rc = priced - np.minimum.reduceat(priced, ptr[:-1])[job]
-    alive &= rc <= upper - best + tol + 1e-9 * max(1.0, abs(upper))
+    rc = priced - np.minimum.reduceat(priced, ptr[:-1])[job]          # reduced costs at mu: >= 0
+    gap = upper - best + tol + 1e-9 * max(1.0, abs(upper))
+    # 3. rigid jobs of one size, by saving: the ones no canonical choice near the optimum lets wait run
+    alive[_rigid_run(ptr, cost, use, need, rc, gap, tol)] = False
+    # 4. Lagrangian fixing
+    alive &= rc <= gap
     # 5. the recursion over what the jobs left must free
     left = np.add.reduceat(alive.astype(np.int64), ptr[:-1])
     if np.any(left == 0):
@@ -203,13 +203,14 @@ def _dominated(ptr: np.ndarray, cost: np.ndarray, use: np.ndarray, tol: float) -
     return beaten.any(axis=1)
 
 
-def _rigid_run(ptr: np.ndarray, cost: np.ndarray, use: np.ndarray, need: int, lost: float, tol: float) -> np.ndarray:
+def _rigid_run(ptr: np.ndarray, cost: np.ndarray, use: np.ndarray, need: int, rc: np.ndarray, gap: float,
+               tol: float) -> np.ndarray:
     r"""The "wait" columns of rigid jobs (two columns, the first using nothing, saving
     :math:`l = v_0 - v_1 > \text{tol}`) that no canonical choice of :math:`\mathcal{S}` takes
-    (:func:`solve`, step 3). ``lost``: what the waiting rigid jobs of any choice of
-    :math:`\mathcal{S}` save in all at most (U + tol less every job's cheapest cost). Of the jobs of
-    one size a, by increasing l, at most K wait, K the smaller of :math:`\lceil D/a \rceil` and the
-    most whose least savings add up to no more than ``lost``."""
+    (:func:`solve`, step 3). Of the jobs of one size a, by increasing l (and so by increasing
+    reduced cost ``rc`` of waiting), at most K wait: K the smaller of :math:`\lceil D/a \rceil` and
+    the most whose least reduced costs add up to no more than ``gap`` (U - L + tol: any choice of
+    :math:`\mathcal{S}` costs at least L plus its columns' reduced costs)."""
     width = np.diff(ptr)
     second = np.minimum(ptr[:-1] + 1, ptr[-1] - 1)
     save = cost[ptr[:-1]] - cost[second]
@@ -223,9 +224,10 @@ def _rigid_run(ptr: np.ndarray, cost: np.ndarray, use: np.ndarray, need: int, lo
     start = np.flatnonzero(np.r_[True, size[1:] != size[:-1]])
     count = np.diff(np.r_[start, size.size])
     first, end = np.repeat(start, count), np.repeat(start + count, count)
-    prefix = np.cumsum(save)
-    prefix -= np.repeat(prefix[start] - save[start], count)              # within the size: l_1 + .. + l_k
-    affordable = np.bincount(np.repeat(np.arange(start.size), count), weights=prefix <= lost, minlength=start.size)
+    wait_rc = rc[ptr[rigid]]
+    prefix = np.cumsum(wait_rc)
+    prefix -= np.repeat(prefix[start] - wait_rc[start], count)           # within the size: rc_1 + .. + rc_k
+    affordable = np.bincount(np.repeat(np.arange(start.size), count), weights=prefix <= gap, minlength=start.size)
     k = np.minimum(-(-need // size), np.repeat(affordable.astype(np.int64), count))
     last_k = np.where(k > 0, save[np.clip(first + k - 1, 0, end - 1)], -np.inf)
     runs = (at - first >= k) & (save > last_k + tol)
