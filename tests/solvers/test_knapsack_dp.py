@@ -253,3 +253,24 @@ def test_canonical_keeps_feasibility_and_cost_on_several_rows():
     assert out.tolist() == [2, 1, 1]
     assert ties.canonical(core, core.value, np.array([1, 2, 1])).tolist() == [2, 1, 1]
     assert dlsched.check(core, out).objective == dlsched.check(core, np.array([1, 2, 1])).objective
+
+
+def test_smd_subproblems_on_two_rows_run_copies_in_order_of_arrival(monkeypatch):
+    """Where two rows can bind, HiGHS decides and its answer is made canonical: of six copies of a
+    rigid job (one GPU and one CPU each) on room for three, the first three run."""
+    n = 6
+    value = np.tile([10.0, 4.0], n)
+    use = np.tile([0.0, 1.0], n)
+    core = MCMDK(value, sp.csr_matrix(np.vstack([use, use])), np.array([3.0, 3.0]), np.arange(0, 2 * n + 1, 2),
+                 "min", "exactly_one")
+    core.meta = {"configs": np.column_stack([np.repeat(np.arange(n), 2), np.tile([0, 1], n), np.tile([0, 1], n),
+                                             np.full(2 * n, -1)]), "N": np.full(n, 4.0)}
+    assert knapsack_dp.one_row(core) is None
+    raw = []
+    monkeypatch.setattr(ties, "canonical", lambda core, cost, choice: raw.append(choice.copy()) or choice)
+    out = smd.parametric(core, OPTS)
+    monkeypatch.undo()
+    assert out.optimal and out.objective == 3 * 4.0 + 3 * 10.0
+    fifo = smd.parametric(core, OPTS)
+    assert fifo.choice.tolist() == [1, 1, 1, 0, 0, 0]
+    assert any(r.tolist() != [1, 1, 1, 0, 0, 0] for r in raw)        # HiGHS's own answer was another
