@@ -88,7 +88,8 @@ def solve(core: MCMDK, cost: np.ndarray, use: np.ndarray, cap: int) -> tuple[flo
 
     1. **Dominated columns**: one with another in its job of no more use that costs less by more
        than :math:`\varepsilon` (a zero-GPU pod's "wait").
-    2. **Bounds**: :math:`\mu \ge 0` on the row, by bisection for the least price whose choice fits;
+    2. **Bounds**: :math:`\mu \ge 0` on the row, the least price whose choice fits (by bisection
+       over the jobs' breakpoints, where a job's cheapest priced column changes);
        L the best Lagrangian bound seen, U the cost of that choice after moving jobs to their
        cheapest columns while the row holds (:func:`_filled`).
     3. **Rigid jobs** (two columns, the first using nothing: wait, or run with use a and saving
@@ -121,20 +122,22 @@ def solve(core: MCMDK, cost: np.ndarray, use: np.ndarray, cap: int) -> tuple[flo
         m, cols = _cheapest(np.where(alive, cost + mu * use, np.inf), ptr, job)
         return float(m.sum() - mu * cap), cols, int(use[cols].sum()) <= cap
 
-    lo, hi = 0.0, float(cost.max() - cost.min()) + 1.0          # at hi every job takes its least use
     best, fit, fits = at_price(0.0)
     mu_best = 0.0
     if not fits:
-        for step in range(BISECTIONS + 1):                        # the least price whose choice fits
-            mu = hi if step == 0 else 0.5 * (lo + hi)
-            bound, cols_mu, fits = at_price(mu)
-            if step == 0 and not fits:
-                return None
-            if bound > best:
-                best, mu_best = bound, mu
-            if fits:
-                fit = cols_mu
-            lo, hi = (lo, mu) if fits else (mu, hi)
+        # the choice's use only falls as mu grows, and changes only at a job's breakpoints: search
+        # the intervals between them for the first whose choice fits; L is largest at its left end
+        kinks = _breakpoints(np.where(alive, cost, np.inf), use, ptr)
+        probe = np.r_[0.5 * (kinks[:-1] + kinks[1:]), kinks[-1] + 1.0] if kinks.size else np.zeros(0)
+        lo, hi = -1, probe.size - 1                              # probe[lo] does not fit, probe[hi] may
+        if not probe.size or not at_price(probe[hi])[2]:
+            return None
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if at_price(probe[mid])[2] else (mid, hi)
+        fit = at_price(probe[hi])[1]
+        mu_best = float(kinks[hi])
+        best = max(best, at_price(mu_best)[0])
     upper = _filled(fit, alive, cost, use, cap, ptr, job)
     priced = np.where(alive, cost + mu_best * use, np.inf)
     rc = priced - np.minimum.reduceat(priced, ptr[:-1])[job]          # reduced costs at mu: >= 0
@@ -176,9 +179,6 @@ def solve(core: MCMDK, cost: np.ndarray, use: np.ndarray, cap: int) -> tuple[flo
 #: million), where HiGHS's branch and bound on such a core (8,459 pods of inflated OpenB, 267 left
 #: after fixing, 24,380 thousandths of a GPU to free) ran for minutes
 MAX_TABLE_CELLS = 16_000_000
-#: bisection steps for the Lagrangian price of :func:`solve` (any price gives a valid bound; a better
-#: one fixes more columns)
-BISECTIONS = 40
 
 
 def _cheapest(x: np.ndarray, ptr: np.ndarray, job: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -186,6 +186,24 @@ def _cheapest(x: np.ndarray, ptr: np.ndarray, job: np.ndarray) -> tuple[np.ndarr
     m = np.minimum.reduceat(x, ptr[:-1])
     at = np.flatnonzero(x <= m[job])
     return m, at[np.r_[True, job[at[1:]] != job[at[:-1]]]]
+
+
+def _breakpoints(cost: np.ndarray, use: np.ndarray, ptr: np.ndarray) -> np.ndarray:
+    r"""The sorted prices :math:`\mu > 0` at which a job's cheapest column of :math:`v_o + \mu a_o`
+    may change: :math:`(v_{o'} - v_o) / (a_o - a_{o'})` for each pair of its columns of which the
+    one with more use is cheaper (``cost`` inf: a column removed)."""
+    width = np.diff(ptr)
+    n, W = width.size, int(width.max(initial=0))
+    job = np.repeat(np.arange(n), width)
+    at = np.arange(ptr[-1]) - ptr[job]
+    c = np.full((n, W), np.inf)
+    u = np.zeros((n, W))
+    c[job, at], u[job, at] = cost, use
+    more = u[:, :, None] > u[:, None, :]                     # (job, o, o'): o uses more than o'
+    cheaper = c[:, :, None] < c[:, None, :]
+    live = np.isfinite(c[:, :, None]) & np.isfinite(c[:, None, :]) & more & cheaper
+    j, o, other = np.nonzero(live)
+    return np.unique((c[j, other] - c[j, o]) / (u[j, o] - u[j, other]))
 
 
 def _dominated(ptr: np.ndarray, cost: np.ndarray, use: np.ndarray, tol: float) -> np.ndarray:

@@ -141,31 +141,27 @@ def parametric(core: MCMDK, opts: SolveOptions | None = None, *, memory: bool = 
     np.maximum.at(g_hi, jobs_of[is_ratio], g[is_ratio])
     g_lo = np.full(n_jobs, np.inf)
     np.minimum.at(g_lo, jobs_of[is_ratio], g[is_ratio])
-    if init == "ends":     # the sorted distinct points (g_lo <= g_hi)
-        touched = [(np.array([lo, hi]) if lo < hi else np.array([hi])) if hi > 0 else np.zeros(0)
-                   for hi, lo in zip(g_hi.tolist(), g_lo.tolist())]
-    else:
-        touched = [np.array([hi]) if hi > 0 else np.zeros(0) for hi in g_hi.tolist()]
+    # each job's tangent points, one row per job padded with nan (in whole-array steps: a list of
+    # arrays, one per job, took a third of a binding decision's CPU on inflated OpenB's 8,500 pods)
+    touched = np.full((n_jobs, 2), np.nan)
+    has = g_hi > 0
+    touched[has, 0] = g_hi[has]
+    if init == "ends":     # and the slowest one, where distinct
+        lo = has & (g_lo < g_hi)
+        touched[lo, 1] = g_lo[lo]
     surrogate = core.value.copy()
 
     def retangent(jobs) -> None:
-        # the max of job j's tangents N(2/g_k − g/g_k²), evaluated at each of its columns: every
-        # job's points padded to the longest with its first point (a repeat leaves the max alone)
-        jobs = np.asarray(jobs, dtype=np.int64)
-        pts = [touched[j] for j in jobs.tolist()]
-        size = np.array([t.size for t in pts], dtype=np.int64)
-        if not size.size or not size.max():
+        # the max of job j's tangents N(2/g_k − g/g_k²), evaluated at each of its columns (the
+        # padding's nan left out)
+        sel = np.zeros(n_jobs, dtype=bool)
+        sel[np.asarray(jobs, dtype=np.int64)] = True
+        cj = np.flatnonzero(is_ratio & sel[jobs_of] & has[jobs_of])
+        if not cj.size:
             return
-        width = int(size.max())
-        pad = np.empty((jobs.size, width))
-        pad[:] = np.array([t[0] if t.size else np.nan for t in pts])[:, None]
-        row = np.repeat(np.arange(jobs.size), size)
-        pad[row, np.arange(row.size) - np.repeat(np.cumsum(size) - size, size)] = np.concatenate(pts)
-        sel = np.zeros(n_jobs, dtype=np.int64) - 1
-        sel[jobs] = np.arange(jobs.size)
-        cj = np.flatnonzero(is_ratio & (sel[jobs_of] >= 0) & (size[np.maximum(sel[jobs_of], 0)] > 0))
-        P = pad[sel[jobs_of[cj]]]
-        surrogate[cj] = np.max(N[cj][:, None] * (2.0 / P - g[cj][:, None] / P ** 2), axis=1)
+        P = touched[jobs_of[cj]]
+        t = N[cj][:, None] * (2.0 / P - g[cj][:, None] / P ** 2)
+        surrogate[cj] = np.max(np.where(np.isnan(P), -np.inf, t), axis=1)
 
     retangent(np.unique(jobs_of[is_ratio]).tolist())
     if sub == "highs":
@@ -204,17 +200,20 @@ def parametric(core: MCMDK, opts: SolveOptions | None = None, *, memory: bool = 
             break
         # Newton-type update: (β_j, u_j) = (N_j / g_j(x), 1 / g_j(x)) at the new solution
         chosen = cols[is_ratio[cols]]
-        new_pts = False
-        for c in chosen.tolist():
-            j = jobs_of[c]
-            if memory:
-                if not np.any(np.isclose(touched[j], g[c], rtol=1e-12, atol=0)):
-                    touched[j] = np.append(touched[j], g[c])
-                    new_pts = True
-            else:
-                if not np.isclose(touched[j][0], g[c], rtol=1e-12, atol=0):
-                    touched[j] = np.array([g[c]])
-                    new_pts = True
+        j = jobs_of[chosen]
+        if memory:      # a point not seen yet is added to the job's row
+            fresh = ~np.any(np.isclose(touched[j], g[chosen][:, None], rtol=1e-12, atol=0), axis=1)
+            j, c = j[fresh], chosen[fresh]
+            count = np.sum(~np.isnan(touched[j]), axis=1)
+            if j.size and count.max() == touched.shape[1]:
+                touched = np.hstack([touched, np.full((n_jobs, 1), np.nan)])
+            touched[j, count] = g[c]
+        else:           # the point replaces the job's
+            fresh = ~np.isclose(touched[j, 0], g[chosen], rtol=1e-12, atol=0)
+            j, c = j[fresh], chosen[fresh]
+            touched[j] = np.nan
+            touched[j, 0] = g[c]
+        new_pts = bool(j.size)
         if not new_pts or (repeated and not memory):
             break  # a fixed point: no new tangent (with exact subproblems and memory: optimal)
         if opts.clock.expired():
