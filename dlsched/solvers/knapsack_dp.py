@@ -174,7 +174,7 @@ def solve(core: MCMDK, cost: np.ndarray, use: np.ndarray, cap: int) -> tuple[flo
     return fixed_cost + opt, choice
 
 
-#: the largest table of step 3 of :func:`solve` (jobs left x (what they must free + 1), kept whole for
+#: the largest table of step 5 of :func:`solve` (jobs left x (what they must free + 1), kept whole for
 #: the forward reading: 8 bytes a cell); its cells cost a few numpy operations each (about 0.1 s at 20
 #: million), where HiGHS's branch and bound on such a core (8,459 pods of inflated OpenB, 267 left
 #: after fixing, 24,380 thousandths of a GPU to free) ran for minutes
