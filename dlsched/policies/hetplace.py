@@ -241,8 +241,8 @@ class HetPlace(ChangePolicy):
         """Each job of ``take`` on the pipeline's placement (``srv[start[a]:start[a+1]]``, ``cnt`` workers
         each) where it is allowed and fits ``free``, else placed again (:meth:`_place_one`, module
         docstring); updates ``free``."""
-        chosen = [self._placement({int(s): int(k) for s, k in zip(srv[lo:hi].tolist(), cnt[lo:hi].tolist()) if k})
-                  for lo, hi in zip(start[:-1].tolist(), start[1:].tolist())]
+        srv_l, cnt_l = srv.tolist(), cnt.tolist()
+        chosen = [self._placement(_workers(srv_l, cnt_l, lo, hi)) for lo, hi in zip(start[:-1].tolist(), start[1:].tolist())]
         spans = np.zeros(take.size, dtype=bool)
         if self.order == "srpt":
             # a synchronous job runs at its slowest worker's pace: the jobs the pipeline spread over
@@ -277,7 +277,7 @@ class HetPlace(ChangePolicy):
 
         def keep(a: int) -> None:
             j, lo, hi = int(take[a]), start_l[a], start_l[a + 1]
-            pl = self._placement({s: k for s, k in zip(srv_l[lo:hi], cnt_l[lo:hi]) if k})
+            pl = self._placement(_workers(srv_l, cnt_l, lo, hi))
             old = alloc.get(j)
             out[j] = old if old is not None and old is not pl and old == pl else pl
 
@@ -310,8 +310,7 @@ class HetPlace(ChangePolicy):
                 stop = end
             if stop < A:
                 j, lo, hi = int(take[stop]), start_l[stop], start_l[stop + 1]
-                pl = self._place_one(state, free, j, self._placement({s: k for s, k in zip(srv_l[lo:hi], cnt_l[lo:hi]) if k}),
-                                     False)
+                pl = self._place_one(state, free, j, self._placement(_workers(srv_l, cnt_l, lo, hi)), False)
                 if pl is not None:
                     out[j] = pl
             pos = stop + 1
@@ -333,7 +332,7 @@ class HetPlace(ChangePolicy):
             job, lo, hi = state.jobs[j], start[a], start[a + 1]
             n = sum(cnt[lo:hi])
             if job.min_workers <= n <= job.max_workers and all(free_g[s] >= k * w for s, k in zip(srv[lo:hi], cnt[lo:hi])):
-                pl = Placement({s: k for s, k in zip(srv[lo:hi], cnt[lo:hi]) if k}, {})
+                pl = Placement(_workers(srv, cnt, lo, hi), {})
             else:
                 size = min(max(n, job.min_workers), job.max_workers)
                 slots = [f // w for f in free_g]
@@ -628,6 +627,12 @@ class HetPlace(ChangePolicy):
             if pl is not None:
                 return pl
         return self.placer.fit(free, dw, dp, int(self._min_w[j]), 0)
+
+
+def _workers(srv: list[int], cnt: list[int], lo: int, hi: int) -> dict[int, int]:
+    """One job's workers per server from the pipeline's (job, server) pairs ``lo:hi`` (``srv`` servers,
+    ``cnt`` workers), the servers where it holds none left out."""
+    return {s: k for s, k in zip(srv[lo:hi], cnt[lo:hi]) if k}
 
 
 def _waiting(state: ClusterState) -> np.ndarray:
