@@ -34,8 +34,8 @@ each at the (size, type) that minimises its §4 JCT plus the last full decision'
 :class:`~dlsched.sim.policy.Changes`. A job that found no room is tried again only once a server it may
 fit has more room than the last decision left it, so an event costs the jobs it lets start. An
 incremental decision's gap is against each running job alone at its largest size on its fastest type
-(no Lagrangian bound: that would be a pass over every job); a full decision follows one whose gap
-exceeds the last full decision's, in the same terms, by more than ``refresh_gap`` (default 0.05).
+(no Lagrangian bound: that would be a pass over every job); a full decision follows an incremental one
+whose gap exceeds the last full decision's, in the same terms, by more than ``refresh_gap`` (default 0.05).
 """
 
 from __future__ import annotations
@@ -143,6 +143,7 @@ class HetPlace(ChangePolicy):
         # having found no room, and its shape class; the free room the last decision left
         self._prices: np.ndarray | None = None
         self.since_full, self.full_gap, self.full_solves = 0, 0.0, 0
+        self._step_gap: float | None = None        # the last incremental decision's gap (None after a full one)
         self._pace = self._tried = self._shape = self._last_free = None
 
     def _only_type(self, capacity: np.ndarray, g: int) -> np.ndarray:
@@ -401,11 +402,11 @@ class HetPlace(ChangePolicy):
             self._full_setup(state)
             self._setup_incremental(state)
         if (self._prices is not None and self.since_full + 1 < self.refresh
-                and not self.decision_record.last_gap(self.full_gap + self.refresh_gap)):
+                and not (self._step_gap is not None and self._step_gap > self.full_gap + self.refresh_gap)):
             self.since_full += 1
             return self._step(state)
         out, lam = self._full(state)
-        self._prices, self.since_full = lam, 0
+        self._prices, self.since_full, self._step_gap = lam, 0, None
         self.full_solves += 1
         self._tried[:] = False                       # the full decision re-packed the cluster: every waiting job may fit
         self._pace[list(out)] = [self._pace_of(state, j, pl) for j, pl in out.items()]
@@ -575,8 +576,7 @@ class HetPlace(ChangePolicy):
                 full.add(self._shape[j])
         self._last_free = free
         obj, bound = self._linear_jct(state, np.concatenate([running, np.fromiter(out, dtype=np.int64, count=len(out))]))
-        if obj is not None:
-            self.decision_record.record(obj, bound)
+        self._step_gap = None if obj is None else self.decision_record.record(obj, bound)
         return Changes(out)
 
     def _may_fit(self, free: np.ndarray, rows, shape: np.ndarray) -> np.ndarray:

@@ -109,3 +109,22 @@ def test_incremental_decides_in_arrival_order_only():
     with pytest.raises(InputError, match="incremental"):
         make_policy("hetplace", incremental=True, order="srpt")
     assert np.isfinite(make_policy("hetplace", incremental=True).refresh)
+
+
+def test_only_an_incremental_decisions_gap_forces_a_full_one(monkeypatch):
+    """A full decision's own gap (the pipeline's, against its Lagrangian bound) does not call for another
+    full one: with every pipeline answer recorded at gap 0.5 and refresh_gap 0.05, the steps between
+    (gap 0: every job at its one size on the one type) leave the first decision the only full one."""
+    real = ph.hetplace
+
+    def loose(view, opts, samples):
+        res = real(view, opts, samples=samples)
+        res.objective = 2.0 * res.bound
+        return res
+
+    monkeypatch.setattr(ph, "hetplace", loose)
+    cl = typed_cluster({"k80": 2}, gpus=2)
+    pol = make_policy("hetplace", incremental=True, refresh=1000, refresh_gap=0.05)
+    res = simulate(trace(*[job(f"j{i}", float(i), 3.0) for i in range(8)]), cl, pol, TypedSpeed({"k80": 1.0}))
+    assert res.status == "completed" and pol.full_solves == 1
+    assert pol.decision_record.gaps[0] == pytest.approx(0.5) and max(pol.decision_record.gaps[1:]) == 0.0
