@@ -25,6 +25,17 @@ stops evaluating categories when it is spent (the first, at the Lagrangian price
 evaluated, so every decision has an answer). Every decision's gap is that of the pipeline's
 average JCT against its bound, the larger of the Lagrangian bound and every job alone on its
 best GPUs (:func:`dlsched.solvers.hetplace.hetplace`).
+
+``incremental`` (off by default; ``order="arrival"`` only) makes every ``refresh``-th decision (default 50)
+the full one above and the decisions between incremental (docs/hetplace.md, "Incremental decisions"): the
+running jobs keep their placements, and the waiting jobs that the event lets start do, in arrival order,
+each at the (size, type) that minimises its §4 JCT plus the last full decision's type prices
+:math:`\lambda_g` on the GPUs it takes, on the free room (:meth:`HetPlace._step`); the answer is
+:class:`~dlsched.sim.policy.Changes`. A job that found no room is tried again only once a server it may
+fit has more room than the last decision left it, so an event costs the jobs it lets start. An
+incremental decision's gap is against each running job alone at its largest size on its fastest type
+(no Lagrangian bound: that would be a pass over every job); a full decision follows an incremental one
+whose gap exceeds the last full decision's, in the same terms, by more than ``refresh_gap`` (default 0.05).
 """
 
 from __future__ import annotations
@@ -42,7 +53,7 @@ from dlsched.models.placement import jct_counts
 from dlsched.policies.budget import BudgetMs, DecisionRecord
 from dlsched.policies.bundles import take_in_order
 from dlsched.sim.placement import EmptyCluster, PlacerName, consolidated, make_placer, task_slots, usage
-from dlsched.sim.policy import ClusterState, Placement, PolicyContext
+from dlsched.sim.policy import ChangePolicy, Changes, ClusterState, Placement, PolicyContext
 from dlsched.solvers.hetplace import hetplace
 from dlsched.solvers.options import SolveOptions
 
@@ -79,8 +90,10 @@ def to_trace(inst: PlacementInstance) -> tuple[Trace, Cluster, PlacementSpeed]:
     return Trace(tuple(jobs), inst.source), cluster, PlacementSpeed(inst)
 
 
-class HetPlace:
-    """Heterogeneous placement (MODELS.md §4.3): the sampled-categories + market pipeline re-run at every arrival and completion."""
+class HetPlace(ChangePolicy):
+    """Heterogeneous placement (MODELS.md §4.3): the sampled-categories + market pipeline re-run at every arrival and
+    completion; or (``incremental``) re-run every ``refresh`` decisions, the decisions between placing only the jobs an
+    event lets start, at the last run's type prices (:meth:`_step`)."""
 
     name = "hetplace"
     slot_seconds = None
@@ -88,8 +101,13 @@ class HetPlace:
     @checked
     def __init__(self, samples: Annotated[int, Range(ge=1)] = 8, seed: Annotated[int, Range(ge=0)] | None = None,
                  placer: PlacerName = "consolidated", budget_ms: BudgetMs | None = None,
-                 order: Literal["arrival", "srpt"] = "arrival"):
+                 order: Literal["arrival", "srpt"] = "arrival", incremental: bool = False,
+                 refresh: Annotated[int, Range(ge=1)] = 50, refresh_gap: Annotated[float, Range(ge=0, finite=True)] = 0.05):
+        if incremental and order != "arrival":
+            raise InputError("<argument>", "incremental", "false with order='srpt' (the incremental decision keeps "
+                             "the running jobs, srpt re-decides which jobs run)", incremental)
         self.samples, self.seed, self.placer_name, self.order = int(samples), seed, placer, order
+        self.incremental, self.refresh, self.refresh_gap = bool(incremental), int(refresh), float(refresh_gap)
         self.decision_record = DecisionRecord(budget_ms)
 
     def reset(self, ctx: PolicyContext) -> None:
@@ -120,6 +138,13 @@ class HetPlace:
         # per trace job (first call): rho_{j,g} rows and whether each is known, min and max workers, PS
         self._rho_tab = self._rho_known = self._min_w = self._max_w = self._ps = None
         self._single: dict[tuple[int, int], Placement] = {}   # (server, workers) -> its placement (:meth:`_placement`)
+        # incremental (:meth:`_step`): the last full decision's type prices (None: none yet), decisions since it,
+        # its gap in the step's terms; per trace job its pace (GPU throughput of its placement), whether it waits
+        # having found no room, and its shape class; the free room the last decision left
+        self._prices: np.ndarray | None = None
+        self.since_full, self.full_gap, self.full_solves = 0, 0.0, 0
+        self._step_gap: float | None = None        # the last incremental decision's gap (None after a full one)
+        self._pace = self._tried = self._shape = self._last_free = None
 
     def _only_type(self, capacity: np.ndarray, g: int) -> np.ndarray:
         """A copy of ``capacity`` (servers x resources) whose GPUs are those of type g only (other resources stay)."""
@@ -217,8 +242,8 @@ class HetPlace:
         """Each job of ``take`` on the pipeline's placement (``srv[start[a]:start[a+1]]``, ``cnt`` workers
         each) where it is allowed and fits ``free``, else placed again (:meth:`_place_one`, module
         docstring); updates ``free``."""
-        chosen = [self._placement({int(s): int(k) for s, k in zip(srv[lo:hi].tolist(), cnt[lo:hi].tolist()) if k})
-                  for lo, hi in zip(start[:-1].tolist(), start[1:].tolist())]
+        srv_l, cnt_l = srv.tolist(), cnt.tolist()
+        chosen = [self._placement(_workers(srv_l, cnt_l, lo, hi)) for lo, hi in zip(start[:-1].tolist(), start[1:].tolist())]
         spans = np.zeros(take.size, dtype=bool)
         if self.order == "srpt":
             # a synchronous job runs at its slowest worker's pace: the jobs the pipeline spread over
@@ -253,7 +278,7 @@ class HetPlace:
 
         def keep(a: int) -> None:
             j, lo, hi = int(take[a]), start_l[a], start_l[a + 1]
-            pl = self._placement({s: k for s, k in zip(srv_l[lo:hi], cnt_l[lo:hi]) if k})
+            pl = self._placement(_workers(srv_l, cnt_l, lo, hi))
             old = alloc.get(j)
             out[j] = old if old is not None and old is not pl and old == pl else pl
 
@@ -286,8 +311,7 @@ class HetPlace:
                 stop = end
             if stop < A:
                 j, lo, hi = int(take[stop]), start_l[stop], start_l[stop + 1]
-                pl = self._place_one(state, free, j, self._placement({s: k for s, k in zip(srv_l[lo:hi], cnt_l[lo:hi]) if k}),
-                                     False)
+                pl = self._place_one(state, free, j, self._placement(_workers(srv_l, cnt_l, lo, hi)), False)
                 if pl is not None:
                     out[j] = pl
             pos = stop + 1
@@ -309,7 +333,7 @@ class HetPlace:
             job, lo, hi = state.jobs[j], start[a], start[a + 1]
             n = sum(cnt[lo:hi])
             if job.min_workers <= n <= job.max_workers and all(free_g[s] >= k * w for s, k in zip(srv[lo:hi], cnt[lo:hi])):
-                pl = Placement({s: k for s, k in zip(srv[lo:hi], cnt[lo:hi]) if k}, {})
+                pl = Placement(_workers(srv, cnt, lo, hi), {})
             else:
                 size = min(max(n, job.min_workers), job.max_workers)
                 slots = [f // w for f in free_g]
@@ -367,19 +391,37 @@ class HetPlace:
                                  np.asarray(state.remaining)[jobs], np.zeros(len(jobs)), maxw,
                                  intra, min(cl.inter_server_gbps, intra), source=cl.source), servers
 
-    def schedule(self, state: ClusterState, events) -> dict[int, Placement]:
+    def changes(self, state: ClusterState, events) -> Changes | dict[int, Placement]:
+        """The whole allocation of the §4.3 pipeline (:meth:`_full`), or (``incremental``, between full decisions)
+        the jobs that start (:meth:`_step`); nothing at a timer."""
         if state.allocation and not any(e.kind != "timer" for e in events):
-            return dict(state.allocation)            # re-run at arrivals and completions only
+            return Changes()                         # re-run at arrivals and completions only
+        if not self.incremental:
+            return self._full(state)[0]
+        if self._pace is None:
+            self._full_setup(state)
+            self._setup_incremental(state)
+        if (self._prices is not None and self.since_full + 1 < self.refresh
+                and not (self._step_gap is not None and self._step_gap > self.full_gap + self.refresh_gap)):
+            self.since_full += 1
+            return self._step(state)
+        out, lam = self._full(state)
+        self._prices, self.since_full, self._step_gap = lam, 0, None
+        self.full_solves += 1
+        self._tried[:] = False                       # the full decision re-packed the cluster: every waiting job may fit
+        self._pace[list(out)] = [self._pace_of(state, j, pl) for j, pl in out.items()]
+        obj, bound = self._linear_jct(state, np.fromiter(out, dtype=np.int64, count=len(out)))
+        self.full_gap = 0.0 if obj is None else (obj - bound) / obj
+        return out
+
+    def _full(self, state: ClusterState) -> tuple[dict[int, Placement], np.ndarray]:
+        r"""The §4.3 pipeline over the active jobs (module docstring): the whole allocation, and the type prices
+        :math:`\lambda_g` of its Lagrangian step in the order of ``self.types`` (``incremental`` only: zeros
+        otherwise and without GPU jobs)."""
         # the budget runs from here: building the §4 view counts against it
         opts = SolveOptions(seed=self.rng_seed + self.calls, threads=1, time_limit=self.decision_record.seconds,
                             budget=self.decision_record.clock())
-        jobs = state.jobs
-        if self._rho_tab is None:
-            self._rho_tab, self._rho_known = np.zeros((len(jobs), len(self.types))), np.zeros(len(jobs), dtype=bool)
-        if self._min_w is None:
-            self._min_w = np.array([job.min_workers for job in jobs], dtype=np.int64)
-            self._max_w = np.array([job.max_workers for job in jobs], dtype=np.int64)
-            self._ps = np.array([job.uses_ps for job in jobs], dtype=bool)
+        self._full_setup(state)
         active = np.asarray(state.active, dtype=np.int64)
         gpw = np.rint(state.demand_w[active, self.g]).astype(np.int64)   # as int(round(.)): halves to even
         gpu_jobs, other = active[gpw >= 1], active[gpw < 1]
@@ -387,11 +429,15 @@ class HetPlace:
         take, per = self._admitted(state, gpu_jobs, gpw[gpw >= 1], K)
         free = state.cluster.capacity.astype(float).copy()
         out: dict[int, Placement] = {}
+        lam = np.zeros(len(self.types))
         if take.size:
             view, servers = self._view(state, take, per)
             res = hetplace(view, opts, samples=self.samples)
             self.calls += 1
             self.decision_record.record(res.objective, res.bound)
+            if self.incremental:
+                price = dict(zip(view.gpu_types, res.stats["prices"]))
+                lam = np.array([price.get(t or "gpu", 0.0) for t in self.types])
             # each job's GPUs per server, servers ascending: one sort of the (job, server) pairs
             S, gpu_job = state.cluster.n_servers, res.solution.gpu_job
             held = gpu_job >= 0
@@ -404,7 +450,18 @@ class HetPlace:
             out = place(state, free, take, per, start, srv, cnt)
         if other.size:
             out.update(self._place_rest(state, free, other))
-        return out
+        self._last_free = free
+        return out, lam
+
+    def _full_setup(self, state: ClusterState) -> None:
+        """The per-trace-job tables, on the first call: rho rows (filled as jobs are seen), sizes, PS or not."""
+        jobs = state.jobs
+        if self._rho_tab is None:
+            self._rho_tab, self._rho_known = np.zeros((len(jobs), len(self.types))), np.zeros(len(jobs), dtype=bool)
+        if self._min_w is None:
+            self._min_w = np.array([job.min_workers for job in jobs], dtype=np.int64)
+            self._max_w = np.array([job.max_workers for job in jobs], dtype=np.int64)
+            self._ps = np.array([job.uses_ps for job in jobs], dtype=bool)
 
     def _place_rest(self, state: ClusterState, free: np.ndarray, other: np.ndarray) -> dict[int, Placement]:
         """The jobs without GPUs, in order, each at the largest size the cluster holds (asking for
@@ -431,3 +488,156 @@ class HetPlace:
                 free[srv] -= rows
                 out[j] = pl
         return out
+
+    # ------------------------------------------------------------------ incremental decisions
+
+    def _setup_incremental(self, state: ClusterState) -> None:
+        """Per trace job: its pace, whether it waits having found no room, and its shape class (jobs of one
+        class fit the same free room: worker and PS demands, sizes, PS or not)."""
+        n = len(state.jobs)
+        self._pace, self._tried = np.zeros(n), np.zeros(n, dtype=bool)
+        shape = np.column_stack([state.demand_w, state.demand_p, self._min_w, self._max_w, self._ps])
+        classes, self._shape = np.unique(shape, axis=0, return_inverse=True)
+        self._shape = self._shape.reshape(-1)
+        R = state.demand_w.shape[1]
+        self._class_w = classes[:, :R]
+        # a class whose jobs are one worker without PSs fits wherever a server holds one worker
+        self._class_one = (classes[:, 2 * R] == 1) & (classes[:, 2 * R + 2] == 0)
+        self._class_min = classes[:, 2 * R]
+
+    def _rho_of(self, state: ClusterState, j: int) -> np.ndarray:
+        """:meth:`_rho_row` of job j (its GPUs per worker from its demand)."""
+        return self._rho_row(state, j, max(1, int(round(state.demand_w[j, self.g]))))
+
+    def _pace_of(self, state: ClusterState, j: int, pl: Placement) -> float:
+        r"""Job j's pace on ``pl`` in the §4 view: :math:`\sum_k \rho_{j,k}` over its GPUs (0 without GPUs)."""
+        gpw = int(round(state.demand_w[j, self.g]))
+        if gpw < 1:
+            return 0.0
+        rho = self._rho_of(state, j)
+        return float(sum(k * gpw * rho[self.server_type[s]] for s, k in pl.workers.items()))
+
+    def _linear_jct(self, state: ClusterState, jobs: np.ndarray) -> tuple[float | None, float]:
+        r"""Average JCT of the GPU jobs of ``jobs`` in the §4 view (:math:`J_j = T_j / \sum_k \rho_{j,k}`, no
+        communication term) at their paces, and its lower bound: each alone at its largest size on its fastest
+        type, :math:`T_j / (\min(M_j g_j, K) \max_g \rho_{j,g})`. (None, 0) without GPU jobs."""
+        jobs = jobs[self._pace[jobs] > 0]
+        if not jobs.size:
+            return None, 0.0
+        rem = np.asarray(state.remaining)[jobs]
+        gpw = np.rint(state.demand_w[jobs, self.g])
+        K = float(state.cluster.capacity[:, self.g].astype(np.int64).sum())
+        best = self._rho_tab[jobs].max(axis=1) * np.minimum(self._max_w[jobs] * gpw, K)
+        return float((rem / self._pace[jobs]).mean()), float((rem / best).mean())
+
+    def _step(self, state: ClusterState) -> Changes:
+        r"""An incremental decision (``incremental``): the running jobs keep their placements; the waiting jobs
+        that may fit now, in arrival order, start at the last full decision's type prices :math:`\lambda` on the
+        free room (:meth:`_priced`; GPU-less jobs as :meth:`_place_rest` places them), at most one GPU job per
+        GPU as in :meth:`_admitted`. A waiting job that found no room is tried again only once a server it may
+        fit has more room (a completion freed it): one test per job shape and such server, so that an event
+        costs the jobs it lets start, not the jobs that wait. Records the decision's :meth:`_linear_jct` gap."""
+        free = state.free.copy()
+        waiting = _waiting(state)
+        # servers with more room than the last decision left: freed since, by completions
+        grew = np.flatnonzero((free > self._last_free + 1e-9).any(axis=1))
+        tried = self._tried[waiting]
+        keep = ~tried
+        keep[~tried] = self._may_fit(free, slice(None), self._shape[waiting[~tried]])
+        if grew.size and tried.any():
+            keep[tried] = self._may_fit(free, grew, self._shape[waiting[tried]])
+        self._tried[waiting[~keep]] = True          # no room for them: tried without a search
+        cand = waiting[keep]
+        gpw = np.rint(state.demand_w[cand, self.g]).astype(np.int64)
+        K = int(state.cluster.capacity[:, self.g].astype(np.int64).sum())
+        running = np.asarray(state.running, dtype=np.int64)
+        slots = K - int((np.rint(state.demand_w[running, self.g]) >= 1).sum())
+        out: dict[int, Placement] = {}
+        # the room only shrinks in this pass: once a job finds none, the later jobs of its shape find none either
+        full: set[int] = set()
+        for j in cand[gpw >= 1].tolist():
+            if slots <= 0:
+                break                               # the rest stay untried: they may start once a GPU job ends
+            pl = None if self._shape[j] in full else self._priced(state, free, j)
+            if pl is None:
+                self._tried[j] = True
+                full.add(self._shape[j])
+                continue
+            at, rows = usage(pl, state.demand_w[j], state.demand_p[j])
+            free[at] -= rows
+            out[j] = pl
+            slots -= 1
+            self._pace[j] = self._pace_of(state, j, pl)
+        for j in cand[gpw < 1].tolist():
+            placed = {} if self._shape[j] in full else self._place_rest(state, free, np.array([j]))
+            out.update(placed)
+            if not placed:
+                self._tried[j] = True
+                full.add(self._shape[j])
+        self._last_free = free
+        obj, bound = self._linear_jct(state, np.concatenate([running, np.fromiter(out, dtype=np.int64, count=len(out))]))
+        self._step_gap = None if obj is None else self.decision_record.record(obj, bound)
+        return Changes(out)
+
+    def _may_fit(self, free: np.ndarray, rows, shape: np.ndarray) -> np.ndarray:
+        """Per job of shape class ``shape``: whether it may start on ``free`` (servers x resources) now that
+        the servers ``rows`` have more room (every server: ``slice(None)``): a one-worker job without PSs iff
+        one of those servers holds its worker (exact: the others held none before); any other job iff the
+        cluster has slots for its smallest size (what every placer needs). One test per class."""
+        cls, inv = np.unique(shape, return_inverse=True)
+        one = self._class_one[cls]
+        fits = np.empty(cls.size, dtype=bool)
+        if one.any():
+            room, need = free[rows], self._class_w[cls[one]]
+            fits[one] = (room[None, :, :] >= need[:, None, :] - 1e-9).all(axis=2).any(axis=1)
+        for k in np.flatnonzero(~one).tolist():
+            fits[k] = task_slots(free, self._class_w[cls[k]]).sum() >= self._class_min[cls[k]]
+        return fits[inv.reshape(-1)]
+
+    def _priced(self, state: ClusterState, free: np.ndarray, j: int) -> Placement | None:
+        r"""Job j on ``free`` at the kept type prices: its (size n, type g) pairs in increasing
+        :math:`T_j / (n g_j \rho_{j,g}) + \lambda_g n g_j` (the §4 view's JCT plus the GPUs' price, the order
+        of the Lagrangian step's pick), the first that fits: one worker without PSs on the server of type g
+        with the least free GPUs that holds it (the pipeline's best fit), more on the fewest servers of the
+        type; else the placer at the smallest size, over any types. None if nothing fits."""
+        dw, dp = state.demand_w[j], state.demand_p[j]
+        gpw, ps = int(round(dw[self.g])), 1 if self._ps[j] else 0
+        rho = self._rho_of(state, j)
+        sizes = np.arange(int(self._min_w[j]), int(self._max_w[j]) + 1)
+        m = (sizes * gpw)[:, None]
+        cost = float(state.remaining[j]) / (m * rho[None, :]) + self._prices[None, :] * m
+        if ps:
+            # the §4 model has no PS: the sizes in that order (each at its cheapest type), wherever the placer puts them
+            for n in sizes[np.argsort(cost.min(axis=1), kind="stable")].tolist():
+                pl = self.placer.fit(free, dw, dp, n, ps)
+                if pl is not None:
+                    return pl
+            return None
+        fits = None
+        for k in np.argsort(cost, axis=None, kind="stable").tolist():
+            n, g = int(sizes[k // len(self.types)]), k % len(self.types)
+            if n == 1:
+                if fits is None:
+                    fits = (free >= dw - 1e-9).all(axis=1)
+                ok = np.flatnonzero(fits & self.on_type[g])
+                if ok.size:
+                    return self._placement({int(ok[np.argmin(free[ok, self.g])]): 1})
+                continue
+            pl = consolidated(self._only_type(free, g), dw, dp, n, 0)
+            if pl is not None:
+                return pl
+        return self.placer.fit(free, dw, dp, int(self._min_w[j]), 0)
+
+
+def _workers(srv: list[int], cnt: list[int], lo: int, hi: int) -> dict[int, int]:
+    """One job's workers per server from the pipeline's (job, server) pairs ``lo:hi`` (``srv`` servers,
+    ``cnt`` workers), the servers where it holds none left out."""
+    return {s: k for s, k in zip(srv[lo:hi], cnt[lo:hi]) if k}
+
+
+def _waiting(state: ClusterState) -> np.ndarray:
+    """The active jobs not running, in arrival order."""
+    active = np.asarray(state.active, dtype=np.int64)
+    running = np.asarray(state.running, dtype=np.int64) if state.running is not None else \
+        np.array(sorted(state.allocation), dtype=np.int64)
+    return active[~np.isin(active, running, assume_unique=True)]

@@ -692,9 +692,10 @@ def price_categories(inst: PlacementInstance, table: ConfigTable, lam, N: int, r
 def hetplace(instance, opts: SolveOptions, samples: int = DEFAULT_SAMPLES,
              valuation: str | Callable = "tangent", polish: bool = True, sampler: str = "prices", noise: float = 0.1,
              market_iters: int = 1) -> Result:
-    """The §4.3 pipeline (module docstring). ``sampler``: ``prices`` (default; categories chosen by
+    r"""The §4.3 pipeline (module docstring). ``sampler``: ``prices`` (default; categories chosen by
     the jobs at perturbed Lagrangian type prices) or ``moves`` (random unit moves around the
-    greedy sizing). Reports the Lagrangian lower bound as ``bound``. Stops evaluating categories
+    greedy sizing). Reports the Lagrangian lower bound as ``bound`` and the type prices :math:`\lambda_g`
+    it comes from as ``stats["prices"]`` (in the order of ``gpu_types``). Stops evaluating categories
     when the call's budget is spent (termination ``time_limit``, at least one category is always
     evaluated) or the best placement is within the requested gap of the bound (``gap_limit``)."""
     inst = _need(instance)
@@ -741,5 +742,5 @@ def hetplace(instance, opts: SolveOptions, samples: int = DEFAULT_SAMPLES,
         best_job = pack(inst, best_job)
     stats = {"samples": int(samples), "categories": len(cats), "market_rounds": rounds, "swaps": swaps,
              "valuation": valuation if isinstance(valuation, str) else "custom", "sampler": sampler, "seed": seed,
-             "lagrangian_bound": L / inst.n_jobs}
+             "lagrangian_bound": L / inst.n_jobs, "prices": lam.tolist()}
     return placement_result(inst, best_job, "hetplace", opts, termination=termination, bound=bound, stats=stats)

@@ -39,3 +39,20 @@ def trace(*jobs) -> Trace:
 
 def cluster(servers=1, gpus=4, cpus=8) -> Cluster:
     return Cluster.homogeneous(servers, {"gpu": gpus, "cpu": cpus})
+
+
+def openb_like(seed: int, n: int, arrivals: int = 15) -> tuple[Trace, Cluster, TypedSpeed]:
+    """``n`` OpenB-like pods (fractions of a GPU, CPU-only pods, a few rigid multi-GPU and PS jobs, CPU
+    demands that can overfill a server) arriving in [0, ``arrivals``) on a cluster of three GPU types, seeded."""
+    rng = np.random.default_rng(seed)
+    jobs = []
+    for i in range(n):
+        gpu = float(rng.choice([0.0, 0.3, 0.5, 0.6, 1.0, 1.0, 1.0, 2.0]))
+        w = int(rng.choice([1, 1, 1, 2])) if gpu >= 1 else 1
+        ps = int(rng.random() < 0.1)
+        jobs.append(Job(f"j{i}", float(rng.integers(0, arrivals)), "toy", float(rng.integers(1, 40)),
+                        {"gpu": gpu, "cpu": float(rng.choice([0.5, 1.0, 3.0]))}, {"cpu": 1.0} if ps else {},
+                        min_workers=1 if rng.random() < 0.3 else w, max_workers=w, max_ps=ps))
+    cl = typed_cluster({"k80": 2, "p100": 2, "v100": 1}, gpus=4)
+    speed = TypedSpeed({"k80": 1.0, "p100": 2.0, "v100": 2.0 + float(rng.random())})
+    return Trace(tuple(sorted(jobs, key=lambda j: j.arrival)), "<test>"), cl, speed

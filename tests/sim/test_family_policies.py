@@ -387,25 +387,13 @@ def test_hetplace_batched_placement_makes_the_loops_decisions(seed, n, placer):
     demands that can overfill a server) on a cluster of three GPU types: the numpy passes over the
     pipeline's jobs and the fast path for the jobs without GPUs make every decision, in the same
     order, that the per-job loops make."""
-    from dlsched.instance.workload import Job, Trace
-    from tests.sim.helpers import TypedSpeed, typed_cluster
+    from tests.sim.helpers import openb_like
 
-    rng = np.random.default_rng(seed)
-    jobs = []
-    for i in range(n):
-        gpu = float(rng.choice([0.0, 0.3, 0.5, 0.6, 1.0, 1.0, 1.0, 2.0]))
-        w = int(rng.choice([1, 1, 1, 2])) if gpu >= 1 else 1
-        ps = int(rng.random() < 0.1)
-        jobs.append(Job(f"j{i}", float(rng.integers(0, 15)), "toy", float(rng.integers(1, 40)),
-                        {"gpu": gpu, "cpu": float(rng.choice([0.5, 1.0, 3.0]))}, {"cpu": 1.0} if ps else {},
-                        min_workers=1 if rng.random() < 0.3 else w, max_workers=w, max_ps=ps))
-    jobs = tuple(sorted(jobs, key=lambda j: j.arrival))
-    cl = typed_cluster({"k80": 2, "p100": 2, "v100": 1}, gpus=4)
-    speed = TypedSpeed({"k80": 1.0, "p100": 2.0, "v100": 2.0 + float(rng.random())})
+    tr, cl, speed = openb_like(seed, n)
     logs = []
     for cls in (_Batched, _LoopsOrdered):
         pol = cls(placer=placer)
-        res = simulate(Trace(jobs, "<test>"), cl, pol, speed)
+        res = simulate(tr, cl, pol, speed)
         assert res.status == "completed"
         logs.append(pol.log)
     assert logs[0] == logs[1]

@@ -118,9 +118,11 @@ def test_a_broken_policy_fails_the_kit_naming_the_check():
 BUDGETED = [("smd", {"budget_ms": 60_000}), ("smd", {"budget_ms": 60_000, "pop_k": 2}),
             ("hetplace", {"budget_ms": 60_000}), ("fluid", {"budget_ms": 60_000}),
             ("optimus", {"budget_ms": 60_000})]
-#: modes other than the defaults the suite above runs: hetplace deciding which jobs run, POP without a
-#: budget, fluid's LP over its first jobs only
-MODES = [("hetplace", {"order": "srpt"}), ("smd", {"pop_k": 2}), ("fluid", {"lp_jobs": 2})]
+#: modes other than the defaults the suite above runs: hetplace deciding which jobs run, hetplace's
+#: incremental decisions (a full one every 3, and only the first), POP without a budget, fluid's LP over
+#: its first jobs only
+MODES = [("hetplace", {"order": "srpt"}), ("hetplace", {"incremental": True, "refresh": 3}),
+         ("hetplace", {"incremental": True, "refresh": 10_000}), ("smd", {"pop_k": 2}), ("fluid", {"lp_jobs": 2})]
 
 
 @pytest.mark.parametrize("name,params", BUDGETED + MODES,
