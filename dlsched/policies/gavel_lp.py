@@ -185,7 +185,9 @@ def even_over_types(X: np.ndarray, z: np.ndarray, cap: np.ndarray) -> np.ndarray
         return X
     room = np.maximum(np.asarray(cap, float) - (z * X)[~spread].sum(axis=0), 0.0)
     if room.sum() > 0:
-        X[spread] = X[spread].sum(axis=1, keepdims=True) * room / room.sum()
+        # at most 1: a row's total may exceed 1 by the LP's feasibility tolerance, and one type's part
+        # of it could then too
+        X[spread] = np.minimum(X[spread].sum(axis=1, keepdims=True) * room / room.sum(), 1.0)
     return X
 
 

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 from scipy.optimize import linprog
 
 from dlsched.errors import InputError
@@ -133,6 +133,8 @@ def ftf_reachable(T, z, cap, R, t, E, rho) -> bool:
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(instances())
+@example((np.array([[0.5, 0.0], [0.0, 0.0], [0.5, 0.5]]), np.array([[2.0, 2.0], [1.0, 1.0], [2.0, 2.0]]),
+          np.array([2.0, 4.0]), np.ones(3), np.zeros(3)))     # LAS's spread once gave a type 1 + 5e-10
 def test_every_lp_is_feasible_and_agrees_with_its_cvxpy_statement(inst):
     T, z, cap, R, t = inst
     share = (T * cap).sum(axis=1) / cap.sum()
