@@ -21,15 +21,22 @@ from dlsched.solvers.options import SolveOptions
 
 # -------------------------------------------------------------------------- the market
 
-@settings(max_examples=60, deadline=None)
-@given(data=st.data())
-def test_market_clears_at_a_maximum_weight_assignment(data):
+def _random_market(data):
+    """(values, demand, supply) of up to 5 buyers and 4 groups, with supply enough for the demand."""
     n = data.draw(st.integers(1, 5))
     G = data.draw(st.integers(1, 4))
     d = np.array(data.draw(st.lists(st.integers(1, 3), min_size=n, max_size=n)))
     s = np.array(data.draw(st.lists(st.integers(0, 4), min_size=G, max_size=G)))
     s[0] += max(0, d.sum() - s.sum())
     v = np.array(data.draw(st.lists(st.floats(-5, 20, allow_nan=False), min_size=n * G, max_size=n * G))).reshape(n, G)
+    return v, d, s
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_market_clears_at_a_maximum_weight_assignment(data):
+    v, d, s = _random_market(data)
+    n, G = v.shape
     out = clear(v, d, s)
     assert np.array_equal(out.alloc.sum(axis=1), d) and np.all(out.alloc.sum(axis=0) <= s)
     # Hungarian method on units
@@ -49,12 +56,8 @@ def test_market_clears_at_a_maximum_weight_assignment(data):
 def test_market_lp_finish_is_a_maximum_weight_assignment(data, cap):
     """Capped after 1-3 rounds, the LP finish gives the market's and the Hungarian method's welfare,
     an integral allocation and prices that support it (the module docstring's dual feasibility)."""
-    n = data.draw(st.integers(1, 5))
-    G = data.draw(st.integers(1, 4))
-    d = np.array(data.draw(st.lists(st.integers(1, 3), min_size=n, max_size=n)))
-    s = np.array(data.draw(st.lists(st.integers(0, 4), min_size=G, max_size=G)))
-    s[0] += max(0, d.sum() - s.sum())
-    v = np.array(data.draw(st.lists(st.floats(-5, 20, allow_nan=False), min_size=n * G, max_size=n * G))).reshape(n, G)
+    v, d, s = _random_market(data)
+    n, G = v.shape
     market, out = clear(v, d, s), clear(v, d, s, max_rounds=cap)
     assert out.rounds <= cap and out.alloc.dtype.kind == "i"
     assert np.array_equal(out.alloc.sum(axis=1), d) and np.all(out.alloc.sum(axis=0) <= s)
