@@ -21,15 +21,22 @@ from dlsched.solvers.options import SolveOptions
 
 # -------------------------------------------------------------------------- the market
 
-@settings(max_examples=60, deadline=None)
-@given(data=st.data())
-def test_market_clears_at_a_maximum_weight_assignment(data):
+def _random_market(data):
+    """(values, demand, supply) of up to 5 buyers and 4 groups, with supply enough for the demand."""
     n = data.draw(st.integers(1, 5))
     G = data.draw(st.integers(1, 4))
     d = np.array(data.draw(st.lists(st.integers(1, 3), min_size=n, max_size=n)))
     s = np.array(data.draw(st.lists(st.integers(0, 4), min_size=G, max_size=G)))
     s[0] += max(0, d.sum() - s.sum())
     v = np.array(data.draw(st.lists(st.floats(-5, 20, allow_nan=False), min_size=n * G, max_size=n * G))).reshape(n, G)
+    return v, d, s
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_market_clears_at_a_maximum_weight_assignment(data):
+    v, d, s = _random_market(data)
+    n, G = v.shape
     out = clear(v, d, s)
     assert np.array_equal(out.alloc.sum(axis=1), d) and np.all(out.alloc.sum(axis=0) <= s)
     # Hungarian method on units
@@ -42,6 +49,45 @@ def test_market_clears_at_a_maximum_weight_assignment(data):
     for i in range(n):
         got = np.flatnonzero(out.alloc[i])
         assert np.all(surplus[i, got] >= surplus[i].max() - 1e-6 * max(1, np.abs(v).max()))
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), cap=st.integers(1, 3))
+def test_market_lp_finish_is_a_maximum_weight_assignment(data, cap):
+    """Capped after 1-3 rounds, the LP finish gives the market's and the Hungarian method's welfare,
+    an integral allocation and prices that support it (the module docstring's dual feasibility)."""
+    v, d, s = _random_market(data)
+    n, G = v.shape
+    market, out = clear(v, d, s), clear(v, d, s, max_rounds=cap)
+    assert out.rounds <= cap and out.alloc.dtype.kind == "i"
+    assert np.array_equal(out.alloc.sum(axis=1), d) and np.all(out.alloc.sum(axis=0) <= s)
+    rows, cols = np.repeat(np.arange(n), d), np.repeat(np.arange(G), s)
+    W = v[np.ix_(rows, cols)]
+    r, c = linear_sum_assignment(W, maximize=True)
+    assert out.welfare == pytest.approx(W[r, c].sum(), abs=1e-7)
+    assert out.welfare == pytest.approx(market.welfare, abs=1e-7)
+    assert np.all(out.prices >= 0)
+    surplus = v - out.prices
+    got = out.alloc > 0
+    assert np.all(surplus[got] >= np.broadcast_to(surplus.max(axis=1)[:, None], got.shape)[got] - 1e-6 * max(1, np.abs(v).max()))
+    # the idle buyer (worth 0 everywhere) demands the groups with unsold units: they are the cheapest
+    assert np.all(out.prices[out.alloc.sum(axis=0) < s] <= out.prices.min() + 1e-6 * max(1, np.abs(v).max()))
+
+
+def test_market_of_tie_sized_steps_reaches_the_cap_and_the_lp_answers():
+    """300 buyers whose values for group 0 differ by 1e-7 (tie-sized steps): the market peels one
+    buyer off group 0 per round, so it needs about 290 rounds; capped at 50, the LP finish sells
+    group 0's 10 units to the 10 buyers who value it most."""
+    n, eps = 300, 1e-7
+    v = np.column_stack([1.0 + eps * np.arange(n), np.ones(n)])
+    d, s = np.ones(n, dtype=np.int64), np.array([10, n])
+    full = clear(v, d, s)
+    assert full.rounds > 250
+    out = clear(v, d, s, max_rounds=50)
+    assert out.rounds == 50
+    assert np.array_equal(np.flatnonzero(out.alloc[:, 0]), np.arange(n - 10, n))
+    assert out.welfare == pytest.approx(full.welfare, abs=1e-9)
+    assert out.welfare == pytest.approx(n + eps * np.arange(n - 10, n).sum(), abs=1e-9)
 
 
 def test_market_warm_start_gives_the_same_welfare():
