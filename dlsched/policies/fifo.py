@@ -35,7 +35,7 @@ class FIFO(Baseline, ChangePolicy):
         (running jobs are never stopped or resized, so nothing else changes)."""
         free = state.free.copy()
         # not queue.tolist(): the queue can be long, the loop stops at its head
-        queue = (j for j in map(int, _queue(state.active, state.allocation, state.running)) if self.waiting(state, j))
+        queue = (j for j in map(int, waiting_jobs(state.active, state.allocation, state.running)) if self.waiting(state, j))
         head = next(queue, None)
         start: dict[int, Placement] = {}
         # an arrival frees nothing: a head that did not fit the same free capacity does not fit now
@@ -54,7 +54,7 @@ class FIFO(Baseline, ChangePolicy):
         return Changes(start)
 
 
-def _queue(active: np.ndarray, running, held: np.ndarray | None = None) -> np.ndarray:
+def waiting_jobs(active: np.ndarray, running, held: np.ndarray | None = None) -> np.ndarray:
     """The active jobs not running, in arrival order. Under FIFO the running jobs are the first
     ones of ``active`` (sorted), so that is one comparison of sorted arrays; a general set
     difference otherwise. ``held``: the running jobs' sorted indices if known (``state.running``)."""

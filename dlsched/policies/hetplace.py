@@ -52,6 +52,7 @@ from dlsched.instance.workload import Job, Trace
 from dlsched.models.placement import jct_counts
 from dlsched.policies.budget import BudgetMs, DecisionRecord
 from dlsched.policies.bundles import take_in_order
+from dlsched.policies.fifo import waiting_jobs
 from dlsched.sim.placement import EmptyCluster, PlacerName, consolidated, make_placer, task_slots, usage
 from dlsched.sim.policy import ChangePolicy, Changes, ClusterState, Placement, PolicyContext
 from dlsched.solvers.hetplace import hetplace
@@ -538,7 +539,7 @@ class HetPlace(ChangePolicy):
         fit has more room (a completion freed it): one test per job shape and such server, so that an event
         costs the jobs it lets start, not the jobs that wait. Records the decision's :meth:`_linear_jct` gap."""
         free = state.free.copy()
-        waiting = _waiting(state)
+        waiting = waiting_jobs(np.asarray(state.active, dtype=np.int64), state.allocation, state.running)
         # servers with more room than the last decision left: freed since, by completions
         grew = np.flatnonzero((free > self._last_free + 1e-9).any(axis=1))
         tried = self._tried[waiting]
@@ -633,11 +634,3 @@ def _workers(srv: list[int], cnt: list[int], lo: int, hi: int) -> dict[int, int]
     """One job's workers per server from the pipeline's (job, server) pairs ``lo:hi`` (``srv`` servers,
     ``cnt`` workers), the servers where it holds none left out."""
     return {s: k for s, k in zip(srv[lo:hi], cnt[lo:hi]) if k}
-
-
-def _waiting(state: ClusterState) -> np.ndarray:
-    """The active jobs not running, in arrival order."""
-    active = np.asarray(state.active, dtype=np.int64)
-    running = np.asarray(state.running, dtype=np.int64) if state.running is not None else \
-        np.array(sorted(state.allocation), dtype=np.int64)
-    return active[~np.isin(active, running, assume_unique=True)]
