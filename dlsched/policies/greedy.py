@@ -116,12 +116,12 @@ def greedy_allocation(view: GreedyView, alpha: float = 0.0, start: str = "arriva
         scale = np.array([f ** alpha if 0 < f < math.inf else 1.0 for f in fastest.tolist()])
         times3 = np.where((np.isfinite(fastest) & (fastest > 0))[:, None, None], times3 / scale[:, None, None], times3)
     # the padded grids as they are: an inf cell is a size the job cannot take, whatever the shape says
-    first_sizes = [(1, w0) for w0 in w0s.tolist()]
+    first_sizes = np.stack([np.ones(m, dtype=np.int64), w0s.astype(np.int64)], axis=1)
     if theta is not None:
-        for i in order:
-            if not one[i]:
-                fit = fastest_within(times3[i], view.d[i], view.e[i], view.capacity, float(theta[i]))
-                first_sizes[i] = fit or first_sizes[i]
+        moves = np.flatnonzero(~one)
+        fit = fastest_within(times3[moves], view.d[moves], view.e[moves], view.capacity, np.asarray(theta, float)[moves])
+        found = fit[:, 0] >= 0
+        first_sizes[moves[found]] = fit[found]
     sizes = marginal_gain_allocation(times3, view.d, view.e, view.capacity, view.capacity,
                                      first_sizes, order=order, pairs=pairs)
     if sizes:
@@ -145,14 +145,19 @@ def hesrpt_shares(m: int, p: float) -> np.ndarray:
 
 
 def fastest_within(T: np.ndarray, d: np.ndarray, e: np.ndarray, capacity: np.ndarray,
-                   theta: float) -> tuple[int, int] | None:
-    """(p, w) of least ``T[p, w]`` whose dominant share max_r (p e_r + w d_r) / C_r is at most θ (None if none)."""
-    P, W = T.shape
-    use = np.arange(P)[:, None, None] * e + np.arange(W)[None, :, None] * d
-    share = np.max(np.where(capacity > 0, use / np.where(capacity > 0, capacity, 1.0), 0.0), axis=2)
-    within = np.where(np.isfinite(T) & (share <= theta + 1e-12), T, np.inf)
-    k = int(np.argmin(within))
-    return divmod(k, W) if np.isfinite(within.flat[k]) else None
+                   theta: np.ndarray) -> np.ndarray:
+    """Per job i of the stack ``T[i, p, w]``: (p, w) of least ``T[i, p, w]`` whose dominant share
+    max_r (p e_ir + w d_ir) / C_r is at most θ_i, the first in (p, w) order of equal times, as
+    an (m, 2) array ((-1, -1) if none)."""
+    m, P, W = T.shape
+    p, w = np.arange(P)[None, :, None], np.arange(W)[None, None, :]
+    share = np.zeros(T.shape)
+    for r in np.flatnonzero(capacity > 0).tolist():
+        np.maximum(share, (p * e[:, r, None, None] + w * d[:, r, None, None]) / capacity[r], out=share)
+    within = np.where(np.isfinite(T) & (share <= np.asarray(theta)[:, None, None] + 1e-12), T, np.inf).reshape(m, P * W)
+    k = np.argmin(within, axis=1) if m else np.zeros(0, dtype=np.int64)
+    ok = np.isfinite(within[np.arange(m), k])
+    return np.where(ok[:, None], np.stack(np.divmod(k, W), axis=1), -1)
 
 
 def tau_grid(inst: SMDInstance, j: int) -> np.ndarray:

@@ -45,7 +45,8 @@ interval) the policy
    greedy, which the one-shot ``optimus-greedy`` also calls): every job starts with 1 PS
    + ``min_workers`` workers (in arrival order, while they fit), then the task with the largest
    :math:`\big(T_j(p, w) - T_j(p', w')\big) / \text{share}(\text{task})`, :math:`T_j = \hat R_j /
-   f_j`, is added (a heap with lazy re-evaluation) while a gain is positive and the task fits.
+   f_j`, is added (in the order of a heap of every job's candidate tasks, laid out in rounds) while a gain
+   is positive and the task fits.
    ``normalise="cluster"`` (default, MODELS.md §5's wording): share = the task's demand of the
    cluster's dominant resource r* (the resource the ready jobs ask the largest share of at their
    start sizes), :math:`d^{r*}/C^{r*}`; ``"task"``: the task's own dominant share
@@ -75,7 +76,6 @@ The policy keeps its estimation errors against the truth (read only for statisti
 
 from __future__ import annotations
 
-import heapq
 import math
 from dataclasses import dataclass, field
 from typing import Annotated, Callable, Literal, Mapping, Sequence
@@ -130,6 +130,10 @@ def task_shares(demand_w: np.ndarray, demand_p: np.ndarray, capacity: np.ndarray
     return np.where(bw > 0, bw, own_w), np.where(bp > 0, bp, own_p)
 
 
+#: the tasks a step of the greedy adds, as (PSs, workers): a worker, a PS, both (the order equal gains follow)
+STEPS = np.array([[0, 1], [1, 0], [1, 1]], dtype=np.int64)
+
+
 def marginal_gain_allocation(times: Sequence[np.ndarray], demand_w: np.ndarray, demand_p: np.ndarray,
                              capacity: np.ndarray, free: np.ndarray, start: Sequence[tuple[int, int]],
                              shares: tuple[np.ndarray, np.ndarray] | None = None,
@@ -140,8 +144,9 @@ def marginal_gain_allocation(times: Sequence[np.ndarray], demand_w: np.ndarray, 
     get nothing).
 
     ``times[i][p, w]`` is job i's estimated remaining time with p PSs and w workers (``inf`` where
-    it cannot run; the array's shape bounds p and w: ``max_ps + 1, max_workers + 1``).
-    ``start[i]`` = (p0, w0) is its first allocation (Optimus's rule against starvation), given to
+    it cannot run; the array's shape bounds p and w: ``max_ps + 1, max_workers + 1``; a list of
+    grids or one stack of them padded with inf). ``start[i]`` = (p0, w0) is its first allocation
+    (Optimus's rule against starvation), given to
     the jobs in ``order`` (default: the list's order; e.g. by arrival) while it fits the aggregate
     ``free`` (R,); a job it does not fit waits. Then, repeatedly, the task (a worker: w + 1, or a
     PS: p + 1) of largest gain :math:`(T_i(p, w) - T_i(p', w')) / \text{share}` is added while
@@ -152,55 +157,116 @@ def marginal_gain_allocation(times: Sequence[np.ndarray], demand_w: np.ndarray, 
     added together, (p + 1, w + 1) at the sum of both shares, is a third candidate step (an
     ablation: one-task steps stop at a local optimum where neither task alone helps but both do,
     which the authors' scheduler notes in a comment and leaves open). With a ``budget`` the tasks
-    stop being added when it has expired: the allocation so far is the answer (the start sizes at
-    least, feasible at every step).
+    stop being added when it has expired (checked between the rounds below): the allocation so
+    far is the answer (the start sizes at least, feasible at every step). Demands are >= 0, so
+    what is left only shrinks.
+
+    The steps are those of a heap of every job's candidate tasks at its current size, popped
+    largest gain first (key (-gain, job, task, p, w)), without a Python step per task: in a round,
+    every job's path (:func:`gain_paths`: at each size its best candidate that fits what is left
+    at the round's start) is laid out at once, and the heap would pop the steps of all paths in
+    the order of each step's largest key so far along its own path (a step is pushed only when the
+    one before it is popped), then position; the steps are taken in that order, with what is left
+    as a running sum (the same subtractions in the same order as one step after another), up to
+    the first that no longer fits. That candidate would be popped and skipped, as would every one
+    that does not fit a round's start (what is left only shrinks), so the next round starts from
+    the sizes reached and what is left then. A round ends at a step that fits its start but not
+    what the steps before it left, so every round takes a step.
     """
     share_w, share_p = shares if shares is not None else task_shares(demand_w, demand_p, capacity)
     n = len(start)
     p0w0 = np.asarray(start, dtype=np.int64).reshape(-1, 2)
     needs = p0w0[:, :1] * demand_p + p0w0[:, 1:] * demand_w
-    stacked = isinstance(times, np.ndarray) and times.ndim == 3
-    rows = np.arange(n)
-    if stacked:
-        runs = np.isfinite(times[rows, p0w0[:, 0], p0w0[:, 1]]) if n else np.zeros(0, dtype=bool)
-    else:
-        runs = np.array([math.isfinite(times[i][p, w]) for i, (p, w) in enumerate(p0w0.tolist())], dtype=bool)
+    times = _stacked(times)
+    runs = np.isfinite(times[np.arange(n), p0w0[:, 0], p0w0[:, 1]]) if n else np.zeros(0, dtype=bool)
     admitted, left = admit_in_order(needs, runs, np.arange(n) if order is None else np.asarray(order, dtype=np.int64),
                                     np.asarray(free, dtype=float))
-    alloc: dict[int, tuple[int, int]] = dict(zip(admitted.tolist(), map(tuple, p0w0[admitted].tolist())))
+    pw = p0w0[admitted]
+    dw, dp = np.asarray(demand_w, dtype=float)[admitted], np.asarray(demand_p, dtype=float)[admitted]
+    demand = np.stack([dw, dp, dw + dp], axis=1)                  # (jobs, task, R)
+    sw, sp = share_w[admitted], share_p[admitted]
+    cost = np.stack([sw, sp, sw + sp], axis=1)                    # (jobs, task)
+    while admitted.size and (budget is None or not budget.expired()):
+        slot, task, gain = gain_paths(times, admitted, pw, demand, cost, left, pairs)
+        if not slot.size:
+            break
+        seq = heap_order(slot, admitted[slot], task, gain, pw.shape[0])
+        d = demand[slot[seq], task[seq]]
+        run = np.cumsum(np.concatenate([left[None, :], -d]), axis=0)
+        misfit = np.flatnonzero(~np.all(d <= run[:-1] + EPS, axis=1))
+        taken = seq[:misfit[0]] if misfit.size else seq
+        for col in range(2):
+            pw[:, col] += np.bincount(slot[taken], STEPS[task[taken], col], minlength=pw.shape[0]).astype(np.int64)
+        left = run[taken.size]
+        if not misfit.size:
+            break
+    return dict(zip(admitted.tolist(), map(tuple, pw.tolist())))
 
-    def push(heap, i):
-        p, w = alloc[i]
-        T = times[i]
-        now = T[p, w]
-        if w + 1 < T.shape[1]:
-            g = (now - T[p, w + 1]) / share_w[i]
-            if g > 0:
-                heapq.heappush(heap, (-g, i, 0, p, w))
-        if p + 1 < T.shape[0] and p > 0:
-            g = (now - T[p + 1, w]) / share_p[i]
-            if g > 0:
-                heapq.heappush(heap, (-g, i, 1, p, w))
-            if pairs and w + 1 < T.shape[1]:
-                g = (now - T[p + 1, w + 1]) / (share_w[i] + share_p[i])
-                if g > 0:
-                    heapq.heappush(heap, (-g, i, 2, p, w))
 
-    heap: list = []
-    # a job none of whose next sizes has a finite time has no positive gain: no push (its T read anyway)
-    for i in (admitted[can_grow(times, p0w0[admitted], admitted, pairs)] if stacked else admitted).tolist():
-        push(heap, i)
-    while heap and (budget is None or not budget.expired()):
-        _, i, kind, p, w = heapq.heappop(heap)
-        if alloc[i] != (p, w):
-            continue  # stale: the job has grown since this gain was computed
-        d = demand_w[i] if kind == 0 else demand_p[i] if kind == 1 else demand_w[i] + demand_p[i]
-        if not np.all(d <= left + EPS):
-            continue  # this task no longer fits; the job's other task may
-        alloc[i] = (p + (kind > 0), w + (kind != 1))
-        left -= d
-        push(heap, i)
-    return alloc
+def _stacked(times: Sequence[np.ndarray]) -> np.ndarray:
+    """``times`` as one (n, P, W) stack, each grid padded with inf (a size it cannot take)."""
+    if isinstance(times, np.ndarray) and times.ndim == 3:
+        return times
+    if not len(times):
+        return np.full((0, 1, 1), np.inf)
+    stack = np.full((len(times), max(T.shape[0] for T in times), max(T.shape[1] for T in times)), np.inf)
+    for i, T in enumerate(times):
+        stack[i, :T.shape[0], :T.shape[1]] = T
+    return stack
+
+
+def gain_paths(times: np.ndarray, jobs: np.ndarray, pw: np.ndarray, demand: np.ndarray, cost: np.ndarray,
+               left: np.ndarray, pairs: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every job's path of :func:`marginal_gain_allocation` from its size ``pw[s]`` (job ``jobs[s]``
+    of ``times``), as if every step were taken: at each size the task of largest positive gain
+    among those whose demand fits ``left`` (ties to the worker, then the PS), until none is left.
+    Returns (slot s, task, gain) per step, the steps of one job in path order."""
+    P, W = times.shape[1:]
+    fits = np.all(demand <= left + EPS, axis=2)                   # (jobs, task): never again once it does not fit
+    cur = pw.copy()
+    alive = np.flatnonzero(fits.any(axis=1))
+    slots, tasks, gains = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)], [np.zeros(0)]
+    while alive.size:
+        p, w = cur[alive, 0], cur[alive, 1]
+        i = jobs[alive]
+        now = times[i, p, w]
+        g = np.full((alive.size, 3), -np.inf)
+        for k, (dp, dw) in enumerate(STEPS.tolist()):
+            ok = fits[alive, k] & (p + dp < P) & (w + dw < W) & ((p > 0) | (k == 0)) & (pairs or k < 2)
+            with np.errstate(invalid="ignore", divide="ignore"):      # inf - inf, a free task: no positive gain, or inf
+                g[ok, k] = (now[ok] - times[i[ok], p[ok] + dp, w[ok] + dw]) / cost[alive[ok], k]
+        g[~(g > 0)] = -np.inf                                      # nan too
+        k = np.argmax(g, axis=1)                                   # the first of equal gains: worker, PS, pair
+        best = g[np.arange(alive.size), k]
+        go = best > 0
+        alive, k = alive[go], k[go]
+        slots.append(alive)
+        tasks.append(k)
+        gains.append(best[go])
+        cur[alive] += STEPS[k]
+    return np.concatenate(slots), np.concatenate(tasks), np.concatenate(gains)
+
+
+def heap_order(slot: np.ndarray, job: np.ndarray, task: np.ndarray, gain: np.ndarray, n_slots: int) -> np.ndarray:
+    """The order a heap keyed (-gain, job, task, p, w) pops the steps of :func:`gain_paths` (listed path
+    by path in order: a step is pushed when the one before it on its path is popped): by the largest
+    key so far along the step's path, then by its position on the path.
+
+    The heap pops its least key; a step whose key is below one already popped on its own path is
+    pushed only after that one, so it comes right after it, before anything of larger key. The
+    step's (p, w) is needed only to order steps of one job, which the position does."""
+    pos = np.zeros(slot.size, dtype=np.int64)
+    # the i-th step of a slot: its steps are listed in path order, one per round of gain_paths
+    order = np.argsort(slot, kind="stable")
+    counts = np.bincount(slot, minlength=n_slots)
+    pos[order] = np.arange(slot.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    by_key = np.lexsort((pos, task, job, -gain))
+    rank = np.empty(slot.size, dtype=np.int64)
+    rank[by_key] = np.arange(slot.size)
+    table = np.full((n_slots, int(pos.max()) + 1), -1, dtype=np.int64)
+    table[slot, pos] = rank
+    np.maximum.accumulate(table, axis=1, out=table)
+    return np.lexsort((pos, table[slot, pos]))
 
 
 def admit_in_order(needs: np.ndarray, runs: np.ndarray, order: np.ndarray, free: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -230,18 +296,6 @@ def admit_in_order(needs: np.ndarray, runs: np.ndarray, order: np.ndarray, free:
         left = run[k]
         cand = cand[k + 1:]
     return (np.concatenate(taken) if taken else np.zeros(0, dtype=np.int64)), left
-
-
-def can_grow(times: np.ndarray, pw: np.ndarray, jobs: np.ndarray, pairs: bool) -> np.ndarray:
-    """Per job (rows of ``times``, a stack of [p, w] grids) at size ``pw``: whether the next worker,
-    the next PS (p > 0) or, with ``pairs``, both have a finite time (else no gain of it is positive)."""
-    P, W = times.shape[1:]
-    p, w = pw[:, 0], pw[:, 1]
-    out = np.zeros(jobs.size, dtype=bool)
-    for dp, dw, ok in ((0, 1, np.ones(jobs.size, dtype=bool)), (1, 0, p > 0), (1, 1, (p > 0) & pairs)):
-        ok = ok & (p + dp < P) & (w + dw < W)
-        out[ok] |= np.isfinite(times[jobs[ok], p[ok] + dp, w[ok] + dw])
-    return out
 
 
 # -- placement (MODELS.md §5) ------------------------------------------------------------------

@@ -86,10 +86,20 @@ def ref_optimus_policy(inst, active, alpha=0.0, start="arrival", pairs=False, sh
     first = [(1, int(w0)) for w0 in inst.min_workers[idx]]
     for i in order:
         if i in thetas:
-            first[i] = greedy.fastest_within(times[i], inst.d[idx[i]], inst.e[idx[i]], inst.capacity, thetas[i]) or first[i]
+            first[i] = ref_fastest_within(times[i], inst.d[idx[i]], inst.e[idx[i]], inst.capacity, thetas[i]) or first[i]
     for i, (p, w) in ref_greedy(times, inst.d[idx], inst.e[idx], inst.capacity, inst.capacity, first, order, pairs).items():
         alloc[idx[i]] = (w, p)
     return alloc
+
+
+def ref_fastest_within(T, d, e, capacity, theta):
+    """(p, w) of least T[p, w] whose dominant share max_r (p e_r + w d_r) / C_r is at most θ (None if none)."""
+    P, W = T.shape
+    use = np.arange(P)[:, None, None] * e + np.arange(W)[None, :, None] * d
+    share = np.max(np.where(capacity > 0, use / np.where(capacity > 0, capacity, 1.0), 0.0), axis=2)
+    within = np.where(np.isfinite(T) & (share <= theta + 1e-12), T, np.inf)
+    k = int(np.argmin(within))
+    return divmod(k, W) if np.isfinite(within.flat[k]) else None
 
 
 def _grids(rng, n, fixed_share):
@@ -118,15 +128,57 @@ def test_greedy_equals_its_definition(seed, n, R, fixed, pairs, shuffled, stacke
     start = [(1, int(np.flatnonzero(np.isfinite(T[1]))[0]) if np.isfinite(T[1]).any() else 1) for T in times]
     order = rng.permutation(n).tolist() if shuffled else None
     want = ref_greedy(times, dw, dp, cap, cap, start, order, pairs)
-    if stacked:        # one array, padded with inf, as greedy_allocation passes it
-        P, W = max(T.shape[0] for T in times), max(T.shape[1] for T in times)
-        stack = np.full((n, P, W), np.inf)
-        for i, T in enumerate(times):
-            stack[i, :T.shape[0], :T.shape[1]] = T
-        got = marginal_gain_allocation(stack, dw, dp, cap, cap, start, order=order, pairs=pairs)
-    else:
-        got = marginal_gain_allocation(times, dw, dp, cap, cap, start, order=order, pairs=pairs)
+    got = marginal_gain_allocation(_stack(times) if stacked else times, dw, dp, cap, cap, start, order=order, pairs=pairs)
     assert list(got.items()) == list(want.items())      # the same sizes, given in the same order
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 40), R=st.integers(1, 3), tight=st.sampled_from([0.1, 0.4, 1.0]),
+       pairs=st.booleans(), stacked=st.booleans())
+def test_greedy_equals_its_definition_with_equal_gains_and_many_rounds(seed, n, R, tight, pairs, stacked):
+    """Times of a few values (equal gains, within a job and across jobs; gains that grow along a
+    job's path) and a cluster that runs out part-way (many tasks that no longer fit): the
+    vectorised greedy takes the same tasks in the same order as one step at a time."""
+    rng = np.random.default_rng(seed)
+    times = []
+    for _ in range(n):
+        P, W = int(rng.integers(2, 5)), int(rng.integers(2, 8))
+        T = np.full((P, W), np.inf)
+        T[1:, 1:] = rng.choice([6.0, 8.0, 9.0, 12.0, 24.0], (P - 1, W - 1))
+        T[rng.random((P, W)) < 0.1] = np.inf
+        times.append(T)
+    dw = rng.choice([0.5, 1.0, 2.0], (n, R)) * (rng.random((n, R)) < 0.9)
+    dp = rng.choice([0.5, 1.0], (n, R)) * (rng.random((n, R)) < 0.7)
+    cap = np.maximum(tight * n * rng.choice([1.0, 2.0, 4.0], R), 1.0)
+    start = [(1, 1)] * n
+    order = rng.permutation(n).tolist()
+    want = ref_greedy(times, dw, dp, cap, cap, start, order, pairs)
+    got = marginal_gain_allocation(_stack(times) if stacked else times, dw, dp, cap, cap, start, order=order, pairs=pairs)
+    assert list(got.items()) == list(want.items())
+
+
+def _stack(times):
+    """Grids of different shapes as one array, padded with inf, as greedy_allocation passes them."""
+    P, W = max(T.shape[0] for T in times), max(T.shape[1] for T in times)
+    stack = np.full((len(times), P, W), np.inf)
+    for i, T in enumerate(times):
+        stack[i, :T.shape[0], :T.shape[1]] = T
+    return stack
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(0, 30), R=st.integers(1, 3))
+def test_fastest_within_equals_one_job_at_a_time(seed, n, R):
+    """The first sizes within a share, for a stack of jobs at once, are each job's own (ties to the first (p, w))."""
+    rng = np.random.default_rng(seed)
+    T = rng.choice([5.0, 7.0, 9.0, np.inf], (n, 4, 6))
+    d, e = rng.choice(AMOUNTS, (n, R)), rng.choice(AMOUNTS, (n, R))
+    cap = rng.choice([0.0, 2.0, 5.0, 9.0], R)
+    theta = rng.choice([0.0, 0.1, 0.25, 0.5, 1.0], n)
+    got = greedy.fastest_within(T, d, e, cap, theta)
+    for i in range(n):
+        want = ref_fastest_within(T[i], d[i], e[i], cap, theta[i])
+        assert tuple(got[i]) == (want if want is not None else (-1, -1))
 
 
 @settings(max_examples=150, deadline=None)
