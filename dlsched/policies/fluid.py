@@ -27,15 +27,21 @@ the next completion: the shares :func:`fluid_shares` returns.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Sequence
 
 import numpy as np
+import scipy.sparse as sp
 
 from dlsched.arguments import Range, checked
 from dlsched.instance.smd import SMDInstance
+from dlsched.models.mcmdk import MatrixForm
 from dlsched.policies.budget import BudgetMs, DecisionRecord
 from dlsched.policies.greedy import MAX_ALPHA, GreedyView, SRPTGreedyPolicy, tau_grid
+from dlsched.result import Status
 from dlsched.sim.placement import PlacerName
+from dlsched.solvers.highs import solve_matrix
+from dlsched.solvers.options import Budget, SolveOptions
 
 
 def pareto_configs(T: np.ndarray, d: np.ndarray, e: np.ndarray) -> np.ndarray:
@@ -51,25 +57,76 @@ def pareto_configs(T: np.ndarray, d: np.ndarray, e: np.ndarray) -> np.ndarray:
     return flat[~np.any(weak & strict, axis=1)]
 
 
-def fluid_shares(times: Sequence[np.ndarray], d: np.ndarray, e: np.ndarray, capacity: np.ndarray,
-                 order: Sequence[int], configs: Sequence[np.ndarray] | None = None,
-                 time_limit: float | None = None) -> tuple[np.ndarray, float] | None:
-    """(θ, the LP's value in seconds) for jobs i = 0..m-1 completing in ``order`` (None if HiGHS
-    finds no optimum, within ``time_limit`` seconds when given). ``times[i][p, w]`` is job i's
-    remaining time at p PSs and w workers (inf where it cannot run); ``d``, ``e`` (m, R) a worker's and a PS's demands; ``configs[i]`` optionally the
-    :func:`pareto_configs` of job i (they depend on the time only through its scale, so callers
-    cache them). A job with no finite time, or not in ``order`` (its ``times`` and ``configs`` entries
-    are not read), gets θ = 0 and no part in the LP."""
-    import scipy.sparse as sp
-    from scipy.optimize import linprog
+@dataclass(frozen=True)
+class FluidLP:
+    """The LP above for the jobs in ``order`` (:func:`fluid_lp`): its matrix over the columns
+    (t_0..t_{n-1}, then the y of each job, phase by phase), each column's key for a warm start
+    from another decision's LP (:meth:`start_from`), and what θ is read from."""
 
+    mf: MatrixForm
+    keys: list                    # per column: (-1, phase, -1) for t_k, (job, phase, configuration) for y
+    m: int                        # jobs 0..m-1 of the call (θ = 0 for those outside the LP)
+    live: np.ndarray              # the LP's jobs in order (index into the call's jobs)
+    first: np.ndarray             # the y columns of phase 0
+    first_job: np.ndarray         # their job's rank
+    first_frac: np.ndarray        # (columns of phase 0, resources) the configuration's share of the cluster
+    unit: float                   # seconds per unit of t (the shortest remaining time)
+
+    def start_from(self, solution: dict) -> np.ndarray:
+        """Column values from another LP's ``solution`` (key -> nonzero value, :meth:`solve`): a phase
+        is named by the job whose completion ends it, so the columns of the jobs both LPs hold keep
+        their values when a job arrives or completes; the others start at 0."""
+        return np.array([solution.get(k, 0.0) for k in self.keys])
+
+    def solve(self, time_limit: float | None = None, start: np.ndarray | None = None, basis=None) -> "FluidSolve":
+        """The LP solved by HiGHS (:func:`dlsched.solvers.highs.solve_matrix`) within ``time_limit``
+        seconds when given, from the column values ``start`` or from ``basis`` (a basis of this
+        LP's rows and columns: where the last solve of the same LP stopped) when given."""
+        opts = SolveOptions(threads=1, time_limit=time_limit,
+                            budget=None if time_limit is None else Budget(time_limit, margin=0.0))
+        out = solve_matrix(self.mf, opts, warm_x=start, warm_basis=basis)
+        basis = out.highs.getBasis() if out.highs is not None else None
+        if out.status != Status.OPTIMAL:
+            return FluidSolve(None, None, {}, basis)
+        theta = np.zeros(self.m)
+        n, R = self.live.size, self.first_frac.shape[1]
+        avg = np.zeros((n, R))
+        np.add.at(avg, self.first_job, out.x[self.first, None] * self.first_frac)
+        # HiGHS returns the y within its feasibility tolerance (-1e-13 seen): a share is in [0, 1]
+        theta[self.live] = np.clip(avg.max(axis=1) / out.x[0], 0.0, 1.0)
+        used = np.flatnonzero(out.x)
+        solution = dict(zip([self.keys[c] for c in used.tolist()], out.x[used].tolist()))
+        return FluidSolve(theta, float(out.objective) * self.unit, solution, basis)
+
+
+@dataclass(frozen=True)
+class FluidSolve:
+    """One solve of a :class:`FluidLP`: θ and the LP's value in seconds when solved to optimality
+    (else None), its nonzero columns by key (for :meth:`FluidLP.start_from`), and HiGHS's basis
+    where it stopped (None when it ran in a child process, :func:`dlsched.solvers.highs.solve_guarded`)."""
+
+    theta: np.ndarray | None
+    value: float | None
+    solution: dict
+    basis: object
+
+
+def fluid_lp(times: Sequence[np.ndarray], d: np.ndarray, e: np.ndarray, capacity: np.ndarray,
+             order: Sequence[int], configs: Sequence[np.ndarray] | None = None,
+             ids: Sequence[int] | None = None) -> FluidLP | None:
+    """The LP above (:class:`FluidLP`) for jobs i = 0..m-1 completing in ``order``, None when no job
+    in it has a finite time. ``times[i][p, w]`` is job i's remaining time at p PSs and w workers
+    (inf where it cannot run); ``d``, ``e`` (m, R) a worker's and a PS's demands; ``configs[i]``
+    optionally the :func:`pareto_configs` of job i (they depend on the time only through its scale,
+    so callers cache them); ``ids[i]`` job i's name in the columns' keys (default i). A job with no
+    finite time, or not in ``order`` (its ``times`` and ``configs`` entries are not read), has no
+    part in the LP."""
     m = len(times)
-    theta = np.zeros(m)
     if configs is None:
         configs = [pareto_configs(T, d[i], e[i]) for i, T in enumerate(times)]
     live = [i for i in order if len(configs[i])]
     if not live:
-        return theta, 0.0
+        return None
     n = len(live)
     C = np.array([len(configs[i]) for i in live])
     phases = np.arange(1, n + 1)                       # the job of rank k is present in phases 0..k
@@ -111,23 +168,34 @@ def fluid_shares(times: Sequence[np.ndarray], d: np.ndarray, e: np.ndarray, capa
     A = sp.csr_matrix((vals, (rows, cols)), shape=(n_rows, n + nv))
     b = np.concatenate([np.zeros(n_pairs + n * res.size), -np.ones(n)])
     cost = np.concatenate([n - np.arange(n, dtype=float), np.zeros(nv)])
-    sol = linprog(cost, A_ub=A, b_ub=b, bounds=(0, None), method="highs",
-                  options={} if time_limit is None else {"time_limit": float(time_limit)})
-    if sol.status != 0:
-        return None
-    t0 = sol.x[0]
+    mf = MatrixForm(cost, A, np.full(n_rows, -np.inf), b, np.zeros(n + nv), np.full(n + nv, np.inf),
+                    np.zeros(n + nv, dtype=np.int32), "min", 0)
+    name = np.asarray(live if ids is None else np.asarray(ids)[live]).tolist()
+    keys = [(-1, q, -1) for q in name] + list(zip(np.repeat(name, per_job).tolist(), np.asarray(name)[k].tolist(), flat[cfg].tolist()))
     first = k == 0
-    avg = np.zeros((n, res.size))
-    np.add.at(avg, job[first], sol.x[col[first], None] * frac[cfg[first]])
-    # HiGHS returns the y within its feasibility tolerance (-1e-13 seen): a share is in [0, 1]
-    theta[live] = np.clip(avg.max(axis=1) / t0, 0.0, 1.0)
-    return theta, float(sol.fun) * unit
+    return FluidLP(mf, keys, m, np.asarray(live), col[first], job[first], frac[cfg[first]], float(unit))
+
+
+def fluid_shares(times: Sequence[np.ndarray], d: np.ndarray, e: np.ndarray, capacity: np.ndarray,
+                 order: Sequence[int], configs: Sequence[np.ndarray] | None = None,
+                 time_limit: float | None = None) -> tuple[np.ndarray, float] | None:
+    """(θ, the LP's value in seconds) of :func:`fluid_lp` solved from nothing (None if HiGHS finds no
+    optimum, within ``time_limit`` seconds when given); θ = 0 for a job outside the LP."""
+    lp = fluid_lp(times, d, e, capacity, order, configs)
+    if lp is None:
+        return np.zeros(len(times)), 0.0
+    out = lp.solve(time_limit)
+    return None if out.theta is None else (out.theta, out.value)
 
 
 def pareto_of(inst: SMDInstance, j: int) -> np.ndarray:
     """:func:`pareto_configs` of job j's τ grid (:func:`dlsched.policies.greedy.tau_grid`), cached with
     its configurations (the Pareto sizes do not depend on the remaining iterations)."""
     return inst.cached(("pareto", inst._config_key(j)), lambda: pareto_configs(tau_grid(inst, j), inst.d[j], inst.e[j]))
+
+
+#: the least share of a decision's budget the fluid LP is given, whatever the view before it took
+LP_FLOOR = 0.5
 
 
 class FluidPolicy(SRPTGreedyPolicy):
@@ -141,11 +209,16 @@ class FluidPolicy(SRPTGreedyPolicy):
     instead of one k^p; DL2's warm-up teacher (docs/dl2.md, "The fluid teacher").
 
     ``budget_ms`` bounds each decision (docs/simulator.md, "Decision budgets and certified gaps"):
-    the LP gets what remains of it, and when it is not solved in time the jobs of the last LP
+    the LP gets what remains of it, but at least :data:`LP_FLOOR` of the budget (the LP is the one
+    part a budget can cut: the view before it and the fill after it run whatever the budget), and
+    when it is not solved in time the jobs of the last LP
     solved keep their shares from it, the others start at srpt-greedy's first size (one PS and
-    the fewest workers) before the same fill. The policy's model is the LP, which HiGHS solves to
-    optimality: a decision taken from the LP records gap 0 (and the LP's value as its objective),
-    one that missed it records none.
+    the fewest workers) before the same fill. With ``incremental`` (default on; under a budget
+    only, so that unbudgeted decisions are those solved from nothing) the LP starts from the last
+    LP's solution (:meth:`FluidLP.start_from`: the columns of the jobs both hold; consecutive
+    decisions differ by one arrival or completion). The policy's model is the LP, which HiGHS
+    solves to optimality: a decision taken from the LP records gap 0 (and the LP's value as its
+    objective), one that missed it records none.
 
     ``lp_jobs`` (default none: every active job) limits the LP to that many jobs, the first in the
     order (the shortest remaining at their fastest size); the others start at their first size
@@ -160,16 +233,20 @@ class FluidPolicy(SRPTGreedyPolicy):
     @checked
     def __init__(self, inst: SMDInstance | None = None, placer: PlacerName = "first_fit",
                  alpha: Annotated[float, Range(ge=0, le=MAX_ALPHA)] = 2.0, pairs: bool = True,
-                 budget_ms: BudgetMs | None = None, lp_jobs: Annotated[int, Range(ge=1)] | None = None):
+                 budget_ms: BudgetMs | None = None, lp_jobs: Annotated[int, Range(ge=1)] | None = None,
+                 incremental: bool = True):
         super().__init__(inst, placer, alpha=alpha, start="shortest", pairs=pairs)
         self.options["shares"] = "fluid"
         self.decision_record = DecisionRecord(budget_ms)
         self.lp_jobs = None if lp_jobs is None else int(lp_jobs)
+        self.incremental = bool(incremental)
 
     def reset(self, ctx) -> None:
         super().reset(ctx)
         self.decision_record.reset()
         self.last_theta: dict[int, float] = {}       # view job -> θ of the last LP solved (under a budget)
+        # under a budget: the last LP's column keys, the last solved LP's nonzero columns, HiGHS's last basis
+        self.last: tuple | None = None
 
     def allocate(self, inst: SMDInstance, active: np.ndarray) -> np.ndarray:
         self.clock = self.decision_record.clock()      # the decision's budget runs from here
@@ -178,20 +255,40 @@ class FluidPolicy(SRPTGreedyPolicy):
     def shares(self, inst: SMDInstance):
         """``options["shares"] = "fluid"``: θ of :func:`fluid_shares` for the jobs of the view completing in
         the order given, the first ``lp_jobs`` of them when set (Pareto sizes kept with ``inst``); under
-        a budget, the last LP's θ when it is not solved in time (θ = 0 leaves a job at its first size)."""
+        a budget, :meth:`budgeted_shares` (θ = 0 leaves a job at its first size)."""
         def theta(view: GreedyView, order):
             lp_order = order if self.lp_jobs is None else order[:self.lp_jobs]
             times, configs = [None] * view.jobs.size, [None] * view.jobs.size      # read for lp_order only
             for i in lp_order:
                 times[i], configs[i] = view.times(i), pareto_of(inst, int(view.jobs[i]))
-            lp = fluid_shares(times, view.d, view.e, view.capacity, lp_order, configs, self.clock.seconds_for_solver())
-            if lp is not None:
-                self.decision_record.record(lp[1], lp[1])     # an LP optimum is its own bound
-                if self.decision_record.seconds is not None:
-                    self.last_theta = dict(zip(view.jobs.tolist(), lp[0].tolist()))
-                return lp[0]
             if self.decision_record.seconds is None:
-                return None
-            kept = np.array([self.last_theta.get(j, 0.0) for j in view.jobs.tolist()])
-            return kept if kept.any() else None
+                lp = fluid_shares(times, view.d, view.e, view.capacity, lp_order, configs)
+                if lp is not None:
+                    self.decision_record.record(lp[1], lp[1])     # an LP optimum is its own bound
+                return None if lp is None else lp[0]
+            return self.budgeted_shares(view, fluid_lp(times, view.d, view.e, view.capacity, lp_order, configs, ids=view.jobs))
         return theta
+
+    def budgeted_shares(self, view: GreedyView, lp: FluidLP | None) -> np.ndarray | None:
+        """θ under a budget: the LP solved within what remains of it (at least :data:`LP_FLOOR` of it),
+        from the last LP (``incremental``: its basis when the LP is the same, else its columns by
+        key); when it is not solved in time, the last solved LP's θ of the jobs it held."""
+        if lp is None:
+            self.decision_record.record(0.0, 0.0)
+            return np.zeros(view.jobs.size)
+        start, basis = None, None
+        if self.incremental and self.last is not None:
+            keys, solution, last_basis = self.last
+            if keys == lp.keys and last_basis is not None:
+                basis = last_basis                  # the same LP: go on from where it stopped
+            elif solution:
+                start = lp.start_from(solution)
+        budget = self.decision_record.seconds
+        out = lp.solve(max(self.clock.seconds_for_solver(), LP_FLOOR * budget), start, basis)
+        self.last = (lp.keys, out.solution or (self.last[1] if self.last else {}), out.basis)
+        if out.theta is not None:
+            self.decision_record.record(out.value, out.value)     # an LP optimum is its own bound
+            self.last_theta = dict(zip(view.jobs.tolist(), out.theta.tolist()))
+            return out.theta
+        kept = np.array([self.last_theta.get(j, 0.0) for j in view.jobs.tolist()])
+        return kept if kept.any() else None

@@ -197,8 +197,10 @@ def typed_options(opts: SolveOptions) -> dict[str, Any]:
 
 
 def solve_matrix(mf: MatrixForm, opts: SolveOptions | None = None, *, warm_x: np.ndarray | None = None,
-                 want_duals: bool = False) -> MatrixOutcome:
-    """Solve ``mf`` with HiGHS; ``warm_x`` (column values) is passed through ``setSolution``.
+                 want_duals: bool = False, warm_basis: highspy.HighsBasis | None = None) -> MatrixOutcome:
+    """Solve ``mf`` with HiGHS; ``warm_x`` (column values) is passed through ``setSolution``,
+    ``warm_basis`` (an LP's basis of the same rows and columns, e.g. ``outcome.highs.getBasis()`` of a
+    solve stopped by its time limit, which goes on from it) through ``setBasis``.
 
     With a time limit, models of :data:`GUARD_NONZEROS` or more nonzeros are solved by
     :func:`solve_guarded` (a forked child stopped at the deadline), because HiGHS does not read
@@ -207,8 +209,8 @@ def solve_matrix(mf: MatrixForm, opts: SolveOptions | None = None, *, warm_x: np
     """
     opts = (opts or SolveOptions()).started()
     if opts.clock.limited and int(mf.M.nnz) >= GUARD_NONZEROS and can_fork():
-        return solve_guarded(mf, opts, warm_x=warm_x, want_duals=want_duals)
-    return solve_here(mf, opts, warm_x=warm_x, want_duals=want_duals)
+        return solve_guarded(mf, opts, warm_x=warm_x, want_duals=want_duals, warm_basis=warm_basis)
+    return solve_here(mf, opts, warm_x=warm_x, want_duals=want_duals, warm_basis=warm_basis)
 
 
 #: with a time limit, HiGHS runs in a forked child for models with at least this many nonzeros
@@ -218,13 +220,16 @@ GUARD_NONZEROS = 50_000
 
 
 def solve_here(mf: MatrixForm, opts: SolveOptions, *, warm_x: np.ndarray | None = None, want_duals: bool = False,
-               improving: Callable[[float, float, float, np.ndarray], None] | None = None) -> MatrixOutcome:
+               improving: Callable[[float, float, float, np.ndarray], None] | None = None,
+               warm_basis: highspy.HighsBasis | None = None) -> MatrixOutcome:
     """Solve ``mf`` with HiGHS in this process. ``improving(seconds, objective, bound, x)`` (or else
     ``opts.on_incumbent``) hears every improving MIP solution."""
     h = load(mf, opts)
     is_mip = bool(mf.integrality.any())
     if warm_x is not None:
         h.setSolution(int(mf.n_cols), np.arange(mf.n_cols, dtype=np.int32), np.asarray(warm_x, dtype=np.float64))
+    if warm_basis is not None:
+        h.setBasis(warm_basis)
     t0 = time.perf_counter()
     if improving is None and opts.on_incumbent is not None:
         cb = opts.on_incumbent
@@ -413,7 +418,7 @@ def in_child(work: Callable[[Callable[[Any], None]], Any], budget, on_progress: 
 
 
 def solve_guarded(mf: MatrixForm, opts: SolveOptions, *, warm_x: np.ndarray | None = None,
-                  want_duals: bool = False) -> MatrixOutcome:
+                  want_duals: bool = False, warm_basis: highspy.HighsBasis | None = None) -> MatrixOutcome:
     """HiGHS in a forked child (:func:`in_child`) that is stopped when the call's budget runs out.
 
     The child gives HiGHS the remaining budget as usual; the parent keeps every improving
@@ -433,7 +438,7 @@ def solve_guarded(mf: MatrixForm, opts: SolveOptions, *, warm_x: np.ndarray | No
 
     def work(report):
         out = solve_here(mf, replace(opts, on_incumbent=None), warm_x=warm_x, want_duals=want_duals,
-                         improving=lambda sec, obj, bnd, x: report((sec, obj, bnd, x)))
+                         improving=lambda sec, obj, bnd, x: report((sec, obj, bnd, x)), warm_basis=warm_basis)
         out.highs = None
         return out
 

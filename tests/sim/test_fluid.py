@@ -144,3 +144,83 @@ def test_lp_jobs_limits_the_lp_to_the_first_jobs_of_the_order():
     assert np.all(th4[order[4:]] == 0) and np.count_nonzero(th4[order[:4]]) >= 1
     assert np.array_equal(last[12][1], last[None][1])
     assert policies[4].decision_record.objectives[-1] < policies[None].decision_record.objectives[-1]
+
+
+def _spent_clock(monkeypatch):
+    """Every decision's clock already spent at its start (as if the view had taken the whole budget)."""
+    import time
+
+    from dlsched.policies.budget import DecisionRecord
+    from dlsched.solvers.options import Budget
+
+    monkeypatch.setattr(DecisionRecord, "clock",
+                        lambda self: Budget(self.seconds, start=time.perf_counter() - self.seconds, margin=self.seconds / 10))
+
+
+def test_a_budgeted_decision_over_2000_jobs_solves_its_lp_in_its_floor_of_the_budget(monkeypatch):
+    """With the budget spent before the LP is called, the LP still gets LP_FLOOR of it (here seconds):
+    the decision over 2,000 active jobs records the LP's objective, that of the unbudgeted decision."""
+    from dlsched.bench.decision import one_decision, scene
+    from dlsched.registry import make_policy
+
+    trace, cluster, speed = scene("dl2", 2000)
+    ref = one_decision(make_policy("fluid", lp_jobs=20), trace, cluster, speed)
+    _spent_clock(monkeypatch)
+    got = one_decision(make_policy("fluid", lp_jobs=20, budget_ms=20_000, incremental=False), trace, cluster, speed)
+    assert got["active"] == 2000 and got["gap"] == 0.0
+    assert got["objective"] == pytest.approx(ref["objective"], rel=1e-9)
+
+
+def test_incremental_lp_starts_from_the_last_and_ends_at_the_same_optimum(monkeypatch):
+    """Under a budget each LP starts from the last one: from its basis when the LP is the same
+    (the same jobs, one arrival behind them), from its columns by key when a job joined or left;
+    every optimum is the one solved from nothing."""
+    from dlsched.instance.synthetic import dl2_cluster, dl2_trace
+    from dlsched.policies import fluid
+    from dlsched.sim.engine import simulate
+    from dlsched.sim.speed import make_speed
+    from dlsched.registry import make_policy
+
+    starts = []
+    solve = fluid.FluidLP.solve
+
+    def spy(self, time_limit=None, start=None, basis=None):
+        out = solve(self, time_limit, start, basis)
+        cold = solve(self)
+        assert (out.value is None) == (cold.value is None)
+        if out.value is not None:
+            assert out.value == pytest.approx(cold.value, rel=1e-9)
+        starts.append(("basis" if basis is not None else "columns" if start is not None else "none"))
+        return out
+
+    monkeypatch.setattr(fluid.FluidLP, "solve", spy)
+    trace, cluster, speed = dl2_trace(30, 3), dl2_cluster(6), make_speed("table")
+    result = simulate(trace, cluster, make_policy("fluid", budget_ms=60_000, lp_jobs=6), speed)
+    assert result.status == "completed"
+    assert starts[0] == "none" and {"basis", "columns"} <= set(starts[1:]) and "none" not in starts[1:]
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000), m=st.integers(2, 6))
+def test_a_start_from_a_solution_puts_each_value_back_on_its_column(seed, m):
+    """start_from(the LP's own solution) is its optimum (c x = the value); with the first job gone (it
+    completed) the columns of the jobs left keep their values, the phase ending at a job named by it."""
+    from dlsched.policies.fluid import fluid_lp
+
+    rng = np.random.default_rng(seed)
+    times = [_grid(rng, 3, 4) * rng.uniform(1, 5) for _ in range(m)]
+    for T in times:
+        T[1, 1] = 10.0
+    d, e = rng.uniform(0, 1, (m, 2)), rng.uniform(0, 1, (m, 2))
+    cap = np.array([2.0, 3.0])
+    ids = rng.permutation(100)[:m]
+    lp = fluid_lp(times, d, e, cap, list(range(m)), ids=ids)
+    out = lp.solve()
+    x = lp.start_from(out.solution)
+    assert float(lp.mf.c @ x) * lp.unit == pytest.approx(out.value, rel=1e-9)
+    later = fluid_lp(times, d, e, cap, list(range(1, m)), ids=ids)
+    y = later.start_from(out.solution)
+    for key, value in zip(later.keys, y.tolist()):
+        assert value == out.solution.get(key, 0.0)
+    assert np.count_nonzero(y) == sum(1 for k in later.keys if k in out.solution)
+    assert all(k[0] != ids[0] and k[1] != ids[0] for k in later.keys)
