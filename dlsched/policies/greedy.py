@@ -3,7 +3,7 @@ r"""The greedy family: Optimus's marginal-gain greedy fed the known τ, and its 
 Optimus itself (fitting its speed and convergence models from what jobs report) is
 :class:`dlsched.policies.optimus.Optimus`. The policies here skip the fitting: they read the true
 :math:`\tau_j(w, p)` of the SMD view (:mod:`dlsched.policies.view`) and decide once per call by the
-same marginal-gain core, :func:`dlsched.policies.optimus.marginal_gain_allocation`, over an explicit
+same marginal-gain core, :func:`dlsched.policies.optimus.marginal_gain_sizes`, over an explicit
 view of the state (:class:`GreedyView`, built by :func:`greedy_view`):
 
 * ``optimus-greedy`` (:class:`OptimusGreedyPolicy`): Optimus's greedy as it is, on the known τ;
@@ -24,7 +24,7 @@ import numpy as np
 
 from dlsched.arguments import Range, checked
 from dlsched.instance.smd import SMDInstance
-from dlsched.policies.optimus import marginal_gain_allocation
+from dlsched.policies.optimus import marginal_gain_sizes
 from dlsched.policies.view import AllocationPolicy
 from dlsched.sim.placement import PlacerName
 
@@ -75,7 +75,7 @@ def greedy_allocation(view: GreedyView, alpha: float = 0.0, start: str = "arriva
     r"""Optimus's marginal-gain greedy (MODELS.md §5) with the known τ: (w, p) of every job of the
     view, as an (m, 2) array (0, 0 for a job that waits).
 
-    The one greedy :func:`dlsched.policies.optimus.marginal_gain_allocation` on the remaining
+    The one greedy :func:`dlsched.policies.optimus.marginal_gain_sizes` on the remaining
     times :math:`T_j(p, w) = R_j \tau_j(w, p)`: every active job starts with 1 PS + its fewest
     workers (1, or a gang-scheduled job's whole size; in arrival order, as long as they fit; the
     others wait), then the task with the largest positive gain
@@ -113,19 +113,19 @@ def greedy_allocation(view: GreedyView, alpha: float = 0.0, start: str = "arriva
         theta[order] = hesrpt_shares(m, shares)
     if alpha:
         # Python floats: the same pow() of the C library as a numpy scalar's, without numpy's per-element cost
+        # (a job without a positive finite fastest time is divided by 1: unchanged, inf and nan included)
         scale = np.array([f ** alpha if 0 < f < math.inf else 1.0 for f in fastest.tolist()])
-        times3 = np.where((np.isfinite(fastest) & (fastest > 0))[:, None, None], times3 / scale[:, None, None], times3)
+        times3 /= scale[:, None, None]
     # the padded grids as they are: an inf cell is a size the job cannot take, whatever the shape says
     first_sizes = np.stack([np.ones(m, dtype=np.int64), w0s.astype(np.int64)], axis=1)
     if theta is not None:
-        moves = np.flatnonzero(~one)
-        fit = fastest_within(times3[moves], view.d[moves], view.e[moves], view.capacity, np.asarray(theta, float)[moves])
+        # θ = -1 for a one-size job: no size is within it, so it keeps its first size
+        fit = fastest_within(times3, view.d, view.e, view.capacity, np.where(one, -1.0, np.asarray(theta, float)))
         found = fit[:, 0] >= 0
-        first_sizes[moves[found]] = fit[found]
-    sizes = marginal_gain_allocation(times3, view.d, view.e, view.capacity, view.capacity,
-                                     first_sizes, order=order, pairs=pairs)
-    if sizes:
-        out[np.fromiter(sizes, np.int64, len(sizes))] = np.array(list(sizes.values()), dtype=np.int64)[:, ::-1]
+        first_sizes[found] = fit[found]
+    admitted, pw = marginal_gain_sizes(times3, view.d, view.e, view.capacity, view.capacity,
+                                       first_sizes, order=order, pairs=pairs)
+    out[admitted] = pw[:, ::-1]
     return out
 
 
@@ -148,16 +148,28 @@ def fastest_within(T: np.ndarray, d: np.ndarray, e: np.ndarray, capacity: np.nda
                    theta: np.ndarray) -> np.ndarray:
     """Per job i of the stack ``T[i, p, w]``: (p, w) of least ``T[i, p, w]`` whose dominant share
     max_r (p e_ir + w d_ir) / C_r is at most θ_i, the first in (p, w) order of equal times, as
-    an (m, 2) array ((-1, -1) if none)."""
+    an (m, 2) array ((-1, -1) if none). The sizes within θ are found once per distinct (d, e, θ)
+    (a job mix has a few demands; the jobs outside the fluid LP share θ = 0, within which no size
+    usually is), and only the jobs with a size within θ read their times."""
     m, P, W = T.shape
+    out = np.full((m, 2), -1, dtype=np.int64)
+    if not m:
+        return out
+    key, group = np.unique(np.column_stack([d, e, theta]), axis=0, return_inverse=True)
+    group = group.reshape(-1)
+    R = np.shape(d)[1]
     p, w = np.arange(P)[None, :, None], np.arange(W)[None, None, :]
-    share = np.zeros(T.shape)
+    share = np.zeros((key.shape[0], P, W))
     for r in np.flatnonzero(capacity > 0).tolist():
-        np.maximum(share, (p * e[:, r, None, None] + w * d[:, r, None, None]) / capacity[r], out=share)
-    within = np.where(np.isfinite(T) & (share <= np.asarray(theta)[:, None, None] + 1e-12), T, np.inf).reshape(m, P * W)
-    k = np.argmin(within, axis=1) if m else np.zeros(0, dtype=np.int64)
-    ok = np.isfinite(within[np.arange(m), k])
-    return np.where(ok[:, None], np.stack(np.divmod(k, W), axis=1), -1)
+        np.maximum(share, (p * key[:, R + r, None, None] + w * key[:, r, None, None]) / capacity[r], out=share)
+    # a size no job can take (p = 0 or w = 0: share 0, within any θ) is not a candidate
+    within = (share <= key[:, -1, None, None] + 1e-12) & np.isfinite(T).any(axis=0)
+    rows = np.flatnonzero(within.reshape(key.shape[0], -1).any(axis=1)[group])
+    Tw = np.where(np.isfinite(T[rows]) & within[group[rows]], T[rows], np.inf).reshape(rows.size, P * W)
+    k = np.argmin(Tw, axis=1) if rows.size else np.zeros(0, dtype=np.int64)
+    ok = np.isfinite(Tw[np.arange(rows.size), k])
+    out[rows[ok]] = np.stack(np.divmod(k[ok], W), axis=1)
+    return out
 
 
 def tau_grid(inst: SMDInstance, j: int) -> np.ndarray:

@@ -139,9 +139,19 @@ def marginal_gain_allocation(times: Sequence[np.ndarray], demand_w: np.ndarray, 
                              shares: tuple[np.ndarray, np.ndarray] | None = None,
                              order: Sequence[int] | None = None, pairs: bool = False,
                              budget: Budget | None = None) -> dict[int, tuple[int, int]]:
+    """:func:`marginal_gain_sizes` as a dict: (p, w) per job admitted, in the order admitted."""
+    admitted, pw = marginal_gain_sizes(times, demand_w, demand_p, capacity, free, start, shares, order, pairs, budget)
+    return dict(zip(admitted.tolist(), map(tuple, pw.tolist())))
+
+
+def marginal_gain_sizes(times: Sequence[np.ndarray], demand_w: np.ndarray, demand_p: np.ndarray,
+                        capacity: np.ndarray, free: np.ndarray, start: Sequence[tuple[int, int]],
+                        shares: tuple[np.ndarray, np.ndarray] | None = None,
+                        order: Sequence[int] | None = None, pairs: bool = False,
+                        budget: Budget | None = None) -> tuple[np.ndarray, np.ndarray]:
     r"""Optimus's greedy (MODELS.md §5), the one both the online policy :class:`Optimus` and the
-    one-shot :func:`dlsched.policies.greedy.greedy_allocation` call: (p, w) per job i (those left out
-    get nothing).
+    one-shot :func:`dlsched.policies.greedy.greedy_allocation` call: (the jobs admitted, in the order
+    admitted; their (p, w) as an array), those left out getting nothing.
 
     ``times[i][p, w]`` is job i's estimated remaining time with p PSs and w workers (``inf`` where
     it cannot run; the array's shape bounds p and w: ``max_ps + 1, max_workers + 1``; a list of
@@ -200,7 +210,7 @@ def marginal_gain_allocation(times: Sequence[np.ndarray], demand_w: np.ndarray, 
         left = run[taken.size]
         if not misfit.size:
             break
-    return dict(zip(admitted.tolist(), map(tuple, pw.tolist())))
+    return admitted, pw
 
 
 def _stacked(times: Sequence[np.ndarray]) -> np.ndarray:
