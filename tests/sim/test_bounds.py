@@ -140,3 +140,16 @@ def test_certified_bound_of_a_run():
     assert got["lower_bound"] == pytest.approx(15.0) and got["ratio_to_bound"] == pytest.approx(1.0)
     noisy = certified_bound(res, tr, cl, Noisy(LinearSpeed(), 0.3))
     assert noisy["lower_bound"] is None and "noise" in noisy["lower_bound_note"]
+
+
+def test_a_window_relaxes_the_lp_and_a_wide_one_is_the_lp():
+    # three jobs queue on one GPU: a window of one job-length leaves the later ones' work in their
+    # tails, free of the capacity rows; a window past the horizon is the LP itself
+    tr = trace(*(job(name, arrival=float(a), iterations=100.0) for name, a in (("a", 0), ("b", 10), ("c", 20))))
+    cl, sp = cluster(gpus=1), LinearSpeed()
+    full = lp_lower_bound(tr, cl, sp, slot_seconds=10.0, horizon=400.0)["bound"]
+    narrow = lp_lower_bound(tr, cl, sp, slot_seconds=10.0, horizon=400.0, window=1.0)["bound"]
+    wide = lp_lower_bound(tr, cl, sp, slot_seconds=10.0, horizon=400.0, window=50.0)["bound"]
+    fifo = float(np.mean(simulate(tr, cl, make_policy("fifo"), sp).jct))
+    assert jct_lower_bound(tr, cl, sp)["alone"] - 1e-9 <= narrow < full - 1.0 <= fifo
+    assert wide == pytest.approx(full)
