@@ -119,8 +119,58 @@ def pareto(times: np.ndarray, shares: np.ndarray) -> np.ndarray:
     return np.flatnonzero(~dominated)
 
 
+def gpu_types(cluster: Cluster) -> list[str]:
+    """The GPU types of the cluster's servers with GPUs, sorted (none if it has no GPU resource)."""
+    if "gpu" not in cluster.resources:
+        return []
+    g = cluster.index("gpu")
+    return sorted({t for s, t in enumerate(cluster.gpu_type) if cluster.capacity[s, g] > 0})
+
+
+def type_pools(cluster: Cluster) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The capacity pools of the type-aware LP: each non-GPU resource of the cluster, and the GPUs of
+    each GPU type apart. Returns (names, totals, ``nominal``: one server of each type, in the pools'
+    type order)."""
+    g = cluster.index("gpu")
+    total = cluster.total()
+    types = gpu_types(cluster)
+    gpus = np.array([cluster.capacity[[t == k for t in cluster.gpu_type], g].sum() for k in types])
+    other = [r for r in range(len(cluster.resources)) if r != g and total[r] > 0]
+    names = [cluster.resources[r] for r in other] + [f"gpu:{k}" for k in types]
+    nominal = np.array([cluster.gpu_type.index(k) for k in types])
+    return names, np.r_[total[other], gpus], nominal
+
+
+def typed_configurations(job, cluster: Cluster, speed, nominal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(T_{j,ck} seconds, shares of :func:`type_pools`' pools) of every size c = (p, w) that fits the
+    cluster total on each GPU type k apart (its tasks all on ``nominal[k]``), where the rate is
+    positive: the columns of the type-aware LP, sizes on one type each."""
+    _, pool_total, _ = type_pools(cluster)
+    g = cluster.index("gpu")
+    total = cluster.total()
+    other = [r for r in range(len(cluster.resources)) if r != g and total[r] > 0]
+    K = nominal.size
+    dw, dp = cluster.vector(job.worker_demand), cluster.vector(job.ps_demand)
+    ps = range(1, job.max_ps + 1) if job.uses_ps else (0,)
+    times, shares = [], []
+    for p in ps:
+        for w in range(job.min_workers, job.max_workers + 1):
+            held = p * dp + w * dw
+            if np.any(held > total + 1e-9):
+                continue
+            for k, s in enumerate(nominal):
+                rate = float(speed.rate(job, Placement({int(s): w}, {int(s): p} if p else {}), cluster))
+                if rate > 0:
+                    use = np.r_[held[other], np.zeros(K)]
+                    use[len(other) + k] = held[g]
+                    times.append(job.iterations / rate)
+                    shares.append(use / pool_total)
+    return np.asarray(times, dtype=float), np.asarray(shares, dtype=float).reshape(-1, pool_total.size)
+
+
 def lp_lower_bound(trace: Trace, cluster: Cluster, speed, restart_seconds: float = 0.0, *,
-                   slot_seconds: float = 1800.0, horizon: float | None = None) -> dict:
+                   slot_seconds: float = 1800.0, horizon: float | None = None, by_type: bool | None = None,
+                   window: float | None = None) -> dict:
     r"""A capacity-aware LP lower bound on the average JCT (time-indexed, mean busy time).
 
     Time is cut into slots of ``slot_seconds`` up to ``horizon`` (default: the last arrival plus
@@ -138,35 +188,59 @@ def lp_lower_bound(trace: Trace, cluster: Cluster, speed, restart_seconds: float
     :math:`C_j \ge a_j + \rho + \min_c T_{jc}`; minimise :math:`\frac1n \sum_j (C_j - a_j)`.
     Every schedule gives a feasible point, so the optimum is a lower bound. Solved by HiGHS
     (:func:`scipy.optimize.linprog`). Returns ``{"bound": seconds, "status": ..., "slots": ...}``.
+
+    **By type** (``by_type``; by default on a cluster of several GPU types whose speed source
+    declares ``per_worker_types``): a size c is a column per GPU type g, at its rate with every task
+    on type g (:func:`typed_configurations`), and the GPUs of each type are a pool of their own
+    (:func:`type_pools`): :math:`\sum_{j,c} y_{jcgk} T_{jcg}\, w_c / G_g \le |k|`. A placement of w
+    workers, :math:`w_g` on type g, runs at most :math:`\sum_g (w_g / w)\, \text{rate}_g(c)` when
+    the source's rate is a sum of per-worker rates (``ThroughputSpeed``, either reading of a mix):
+    so t seconds of it are the point :math:`w_g t / w` seconds of c on each type g, which spends
+    the same GPU-seconds of each type and the same t seconds of the job: every schedule, mixed
+    types included, is still a feasible point.
     """
     import scipy.sparse as sp
     from scipy.optimize import linprog
 
     jobs = trace.jobs
-    n, R = len(jobs), len(cluster.resources)
+    n = len(jobs)
     arrival = np.array([j.arrival for j in jobs], dtype=float)
+    if by_type is None:
+        by_type = bool(getattr(speed, "per_worker_types", False)) and len(gpu_types(cluster)) > 1
+    if by_type:
+        pools, _, typed_nominal = type_pools(cluster)
+    else:
+        pools = [r for r, t in zip(cluster.resources, cluster.total()) if t > 0]
+        nominal = type_servers(cluster).tolist()
+        has = cluster.total() > 0
     conf = []
-    nominal = type_servers(cluster).tolist()
     for job in jobs:
-        T, u = job_configurations(job, cluster, speed, nominal)
+        if by_type:
+            T, u = typed_configurations(job, cluster, speed, typed_nominal)
+        else:
+            T, u = job_configurations(job, cluster, speed, nominal)
+            u = u[:, has]
         if T.size == 0:
             return {"bound": None, "status": f"job {job.name} fits nowhere", "slots": 0}
         keep = pareto(T, u)
         conf.append((T[keep], u[keep], float(T.min())))
     tmin = np.array([c[2] for c in conf])
+    end = arrival + window * tmin if window is not None else None
     if horizon is None:
-        horizon = float(arrival.max() + 2 * tmin.max())
-    K = int(np.ceil(horizon / slot_seconds))
-    start = np.arange(K + 1) * slot_seconds          # slot k = [start[k], start[k+1]); slot K is the tail
+        horizon = float(end.max() if window is not None else arrival.max() + 2 * tmin.max())
+    start = np.arange(int(np.ceil(horizon / slot_seconds)) + 1) * slot_seconds
+    K = start.size - 1                               # slot k = [start[k], start[k+1]); slot K is the tail
+    length = np.diff(start)
     cols_job, cols_T, cols_u, cols_k, cols_t = [], [], [], [], []
     for j, (T, u, _) in enumerate(conf):
-        k0 = min(int(arrival[j] // slot_seconds), K)
-        ks = np.arange(k0, K + 1)
+        k0 = min(int(np.searchsorted(start, arrival[j], side="right")) - 1, K)
+        k1 = K if window is None else min(int(np.searchsorted(start, end[j])), K)     # job j's tail starts at start[k1]
+        ks = np.arange(k0, k1 + 1)
         cc, kk = np.meshgrid(np.arange(T.size), ks, indexing="ij")
         cols_job.append(np.full(cc.size, j))
         cols_T.append(T[cc.ravel()])
         cols_u.append(u[cc.ravel()])
-        cols_k.append(kk.ravel())
+        cols_k.append(np.where(kk.ravel() == k1, K, kk.ravel()))      # its tail: no capacity row
         cols_t.append(np.maximum(start[kk.ravel()], arrival[j]))
     job_of, Tc, uc, kc, tc = (np.concatenate(x) for x in (cols_job, cols_T, cols_u, cols_k, cols_t))
     m = job_of.size
@@ -180,16 +254,15 @@ def lp_lower_bound(trace: Trace, cluster: Cluster, speed, restart_seconds: float
     cols.append(np.flatnonzero(finite))
     vals.append(Tc[finite])
     jj, kk = uniq // K, uniq % K
-    ub.append(np.minimum(start[kk + 1] - np.maximum(start[kk], arrival[jj]), slot_seconds))
+    ub.append(start[kk + 1] - np.maximum(start[kk], arrival[jj]))
     off = uniq.size
-    # per resource and finite slot: cluster-seconds used <= the slot's length
-    for r in range(R):
-        if cluster.total()[r] <= 0:
-            continue
-        rows.append(off + kc[finite])
-        cols.append(np.flatnonzero(finite))
-        vals.append(Tc[finite] * uc[finite, r])
-        ub.append(np.full(K, slot_seconds))
+    # per pool and finite slot: pool-seconds used <= the slot's length
+    for r in range(len(pools)):
+        held = finite & (uc[:, r] > 0)
+        rows.append(off + kc[held])
+        cols.append(np.flatnonzero(held))
+        vals.append(Tc[held] * uc[held, r])
+        ub.append(length)
         off += K
     # mean busy time: sum_c,k t y - C_j <= -tmin_j / 2
     rows.append(off + job_of)
@@ -207,8 +280,9 @@ def lp_lower_bound(trace: Trace, cluster: Cluster, speed, restart_seconds: float
     bounds[m:, 0] = arrival + restart_seconds + tmin
     res = linprog(c, A_ub=A_ub, b_ub=np.concatenate(ub), A_eq=A_eq, b_eq=np.ones(n), bounds=bounds, method="highs")
     if res.status != 0:
-        return {"bound": None, "status": res.message, "slots": K}
-    return {"bound": float(res.fun - arrival.mean()), "status": "optimal", "slots": K, "variables": m + n}
+        return {"bound": None, "status": res.message, "slots": K, "by_type": by_type}
+    return {"bound": float(res.fun - arrival.mean()), "status": "optimal", "slots": K, "variables": m + n,
+            "by_type": by_type}
 
 
 def trace_lower_bound(trace: Trace, cluster: Cluster, speed, restart_seconds: float = 0.0, *,
@@ -220,7 +294,7 @@ def trace_lower_bound(trace: Trace, cluster: Cluster, speed, restart_seconds: fl
     lp = lp_lower_bound(trace, cluster, speed, restart_seconds, slot_seconds=slot_seconds)
     vals = [v for v in (simple["bound"], lp["bound"]) if v is not None]
     return {"alone": simple["alone"], "capacity": simple["capacity"], "lp": lp["bound"], "lp_status": lp["status"],
-            "lp_slot_seconds": slot_seconds, "bound": max(vals) if vals else None}
+            "lp_by_type": lp.get("by_type", False), "lp_slot_seconds": slot_seconds, "bound": max(vals) if vals else None}
 
 
 def certified_bound(res, trace: Trace, cluster: Cluster, speed, *, lp: bool = False,

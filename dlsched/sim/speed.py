@@ -200,6 +200,9 @@ class ThroughputSpeed:
     """
 
     MIXED = ("average", "slowest")
+    #: a placement runs at most the worker-weighted mean of its size's rates on each GPU type alone
+    #: (either reading of a mix): what the type-aware LP bound needs (:func:`dlsched.sim.bounds.lp_lower_bound`)
+    per_worker_types = True
     FAILED = ("model", "cannot-run")
 
     def __init__(self, path: str | Path | None = None, *, mixed: str = "average", failed: str = "model") -> None:

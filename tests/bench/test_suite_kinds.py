@@ -270,7 +270,7 @@ name = "srtf"
 
 
 def test_itp_and_scale_suites_load():
-    for name, cluster, n_cells in (("itp", "80x8", 7), ("itp-07", "48x8", 7), ("itp-02", "12x8", 7), ("scale", "6500:0:0", 4)):
+    for name, cluster, n_cells in (("itp", "80x8", 8), ("itp-07", "48x8", 8), ("itp-02", "12x8", 8), ("scale", "6500:0:0", 4)):
         s = load_suite(name)
         assert s.simulation["settings"].cluster == ("file", cluster) and len(cells_of(s)[1]) == n_cells
     assert load_suite("itp").simulation["settings"].lower_bound and load_suite("scale").simulation["settings"].target_load == 0.9

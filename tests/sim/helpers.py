@@ -12,6 +12,8 @@ from dlsched.testing import Audit, LinearSpeed      # noqa: F401  (the kit's, sh
 class TypedSpeed:
     """``factor[type]`` iterations/s per worker on a server of that GPU type, summed over the workers."""
 
+    per_worker_types = True      # a sum of per-worker rates: the type-aware LP bound holds
+
     def __init__(self, factor: dict[str, float]):
         self.factor = factor
 

@@ -101,10 +101,25 @@ def test_the_bound_is_below_every_policy_on_two_gpu_types(rows, restart):
             for i, (a, k, w, e) in enumerate(sorted(rows))]
     tr, cl, sp = trace(*jobs), typed_cluster({"fast": 1, "slow": 2}), TypedSpeed({"fast": 3.0, "slow": 1.0})
     b = jct_lower_bound(tr, cl, sp, restart)
+    typed = lp_lower_bound(tr, cl, sp, restart, slot_seconds=100.0)
+    assert typed["by_type"] and typed["status"] == "optimal"
     for name in BOUNDED:
         res = simulate(tr, cl, make_policy(name), sp, restart_seconds=restart)
         assert res.status == "completed", name
-        assert b["bound"] <= float(np.mean(res.jct)) * (1 + 1e-9), name
+        assert max(b["bound"], typed["bound"]) <= float(np.mean(res.jct)) * (1 + 1e-9), name
+
+
+def test_the_lp_by_type_counts_each_types_gpus_apart():
+    # three 1-worker jobs of 300 iterations at 0 on one fast GPU (100 s a job) and one slow GPU (300 s):
+    # with the GPUs pooled every job could run at the fast rate on either; by type only one at a time can
+    tr = trace(*(job(name, iterations=300.0) for name in "abc"))
+    cl, sp = typed_cluster({"fast": 1, "slow": 1}, gpus=1), TypedSpeed({"fast": 3.0, "slow": 1.0})
+    pooled = lp_lower_bound(tr, cl, sp, slot_seconds=10.0, by_type=False)
+    typed = lp_lower_bound(tr, cl, sp, slot_seconds=10.0)
+    assert typed["by_type"] and not pooled["by_type"]
+    assert typed["bound"] > pooled["bound"] + 20.0
+    best = min(float(np.mean(simulate(tr, cl, make_policy(p), sp).jct)) for p in BOUNDED)
+    assert typed["bound"] <= best + 1e-6
 
 
 def test_the_bound_takes_each_size_at_its_best_type():
@@ -125,3 +140,16 @@ def test_certified_bound_of_a_run():
     assert got["lower_bound"] == pytest.approx(15.0) and got["ratio_to_bound"] == pytest.approx(1.0)
     noisy = certified_bound(res, tr, cl, Noisy(LinearSpeed(), 0.3))
     assert noisy["lower_bound"] is None and "noise" in noisy["lower_bound_note"]
+
+
+def test_a_window_relaxes_the_lp_and_a_wide_one_is_the_lp():
+    # three jobs queue on one GPU: a window of one job-length leaves the later ones' work in their
+    # tails, free of the capacity rows; a window past the horizon is the LP itself
+    tr = trace(*(job(name, arrival=float(a), iterations=100.0) for name, a in (("a", 0), ("b", 10), ("c", 20))))
+    cl, sp = cluster(gpus=1), LinearSpeed()
+    full = lp_lower_bound(tr, cl, sp, slot_seconds=10.0, horizon=400.0)["bound"]
+    narrow = lp_lower_bound(tr, cl, sp, slot_seconds=10.0, horizon=400.0, window=1.0)["bound"]
+    wide = lp_lower_bound(tr, cl, sp, slot_seconds=10.0, horizon=400.0, window=50.0)["bound"]
+    fifo = float(np.mean(simulate(tr, cl, make_policy("fifo"), sp).jct))
+    assert jct_lower_bound(tr, cl, sp)["alone"] - 1e-9 <= narrow < full - 1.0 <= fifo
+    assert wide == pytest.approx(full)
