@@ -38,8 +38,8 @@ MIXES = ("dl2", "gavel")
 GPUS = 6500
 #: what a policy keeps across calls that depends on the jobs only (views, speeds, configurations)
 CACHES = ("view", "index", "_limits", "_rho_tab", "_rho_known")
-#: the policies whose budgeted decision starts from the one before it unless ``incremental=False``
-INCREMENTAL = ("smd", "fluid")
+#: the policies with an ``incremental`` option: their cells decide from scratch and from the decision before
+INCREMENTAL = ("smd", "fluid", "hetplace")
 
 
 def scene(mix: str, n_active: int, seed: int = 0):
@@ -85,7 +85,7 @@ def one_decision(policy, trace, cluster, speed, *, seed: int = 0, caches_of=None
 def decision_task(policy: str, mix: str, n_active: int, budgets: list, pop_k: list, seed: int = 0,
                   reference_ms: float | None = None, options: dict | None = None) -> dict:
     """One state, the policy unbudgeted (or at ``reference_ms``) as reference, then every budget (ms) in
-    ``budgets`` from scratch and incremental (smd and fluid), and every k of ``pop_k`` at each budget (smd
+    ``budgets`` from scratch and incremental (smd, fluid and hetplace), and every k of ``pop_k`` at each budget (smd
     only): rows with objective, gap, latency, objective / reference and latency / budget (``overrun``). ``options``: the policy's
     parameters in every decision, the reference's included (fluid's ``lp_jobs``)."""
     trace, cluster, speed = scene(mix, n_active, seed)
@@ -97,7 +97,7 @@ def decision_task(policy: str, mix: str, n_active: int, budgets: list, pop_k: li
     for b in budgets:
         variants = [("scratch", {"incremental": False} if policy in INCREMENTAL else {})]
         if policy in INCREMENTAL:
-            variants += [("incremental", {})]
+            variants += [("incremental", {"incremental": True})]
         if policy == "smd":
             variants += [(f"pop{k}", {"pop_k": k, "incremental": False}) for k in pop_k]
         for label, params in variants:
