@@ -52,19 +52,24 @@ def job_configurations(job, cluster: Cluster, speed, nominal: list[int] | None =
     total = cluster.total()
     nominal = type_servers(cluster).tolist() if nominal is None else nominal
     cap = np.where(total > 0, total, np.inf)
-    dw, dp = cluster.vector(job.worker_demand), cluster.vector(job.ps_demand)
-    ps = range(1, job.max_ps + 1) if job.uses_ps else (0,)
     times, shares = [], []
-    for p in ps:
+    for p, w, held in fitting_sizes(job, cluster):
+        rate = max(float(speed.rate(job, Placement({s: w}, {s: p} if p else {}), cluster)) for s in nominal)
+        if rate > 0:
+            times.append(job.iterations / rate)
+            shares.append(held / cap)
+    return np.asarray(times, dtype=float), np.asarray(shares, dtype=float).reshape(-1, len(total))
+
+
+def fitting_sizes(job, cluster: Cluster):
+    """(p, w, what the size holds, p e + w d) of every size of ``job`` within the cluster's total."""
+    total = cluster.total()
+    dw, dp = cluster.vector(job.worker_demand), cluster.vector(job.ps_demand)
+    for p in range(1, job.max_ps + 1) if job.uses_ps else (0,):
         for w in range(job.min_workers, job.max_workers + 1):
             held = p * dp + w * dw
-            if np.any(held > total + 1e-9):
-                continue
-            rate = max(float(speed.rate(job, Placement({s: w}, {s: p} if p else {}), cluster)) for s in nominal)
-            if rate > 0:
-                times.append(job.iterations / rate)
-                shares.append(held / cap)
-    return np.asarray(times, dtype=float), np.asarray(shares, dtype=float).reshape(-1, len(total))
+            if not np.any(held > total + 1e-9):
+                yield p, w, held
 
 
 def srpt_completions(release: np.ndarray, work: np.ndarray) -> np.ndarray:
@@ -150,21 +155,15 @@ def typed_configurations(job, cluster: Cluster, speed, nominal: np.ndarray) -> t
     total = cluster.total()
     other = [r for r in range(len(cluster.resources)) if r != g and total[r] > 0]
     K = nominal.size
-    dw, dp = cluster.vector(job.worker_demand), cluster.vector(job.ps_demand)
-    ps = range(1, job.max_ps + 1) if job.uses_ps else (0,)
     times, shares = [], []
-    for p in ps:
-        for w in range(job.min_workers, job.max_workers + 1):
-            held = p * dp + w * dw
-            if np.any(held > total + 1e-9):
-                continue
-            for k, s in enumerate(nominal):
-                rate = float(speed.rate(job, Placement({int(s): w}, {int(s): p} if p else {}), cluster))
-                if rate > 0:
-                    use = np.r_[held[other], np.zeros(K)]
-                    use[len(other) + k] = held[g]
-                    times.append(job.iterations / rate)
-                    shares.append(use / pool_total)
+    for p, w, held in fitting_sizes(job, cluster):
+        for k, s in enumerate(nominal):
+            rate = float(speed.rate(job, Placement({int(s): w}, {int(s): p} if p else {}), cluster))
+            if rate > 0:
+                use = np.r_[held[other], np.zeros(K)]
+                use[len(other) + k] = held[g]
+                times.append(job.iterations / rate)
+                shares.append(use / pool_total)
     return np.asarray(times, dtype=float), np.asarray(shares, dtype=float).reshape(-1, pool_total.size)
 
 
