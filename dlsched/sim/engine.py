@@ -4,7 +4,9 @@ Time jumps from event to event: the next arrival, the earliest completion at the
 or a time the caller asks for (a policy's ``next_call`` or a slot boundary). Between events every
 running job j advances at r_j = ``speed.rate(job, placement, cluster)`` iterations per second,
 except during the ``restart_seconds`` that follow a change of its placement (start, resume,
-rescale, move), when it holds its resources and makes no progress. A job completes at the exact
+rescale, move), when it holds its resources and makes no progress. Two jobs in a packed lease
+(placements naming each other as ``partner``, docs/simulator.md "Co-location") share their GPUs,
+each at its rate in the pair (``speed.pair_rates``). A job completes at the exact
 time its remaining iterations reach zero at its current rate, wherever that falls in a slot:
 
     t_complete(j) = max(t, t_resume(j)) + remaining(j) / r_j
@@ -242,8 +244,9 @@ class Simulation:
         Raises PolicyError for an unknown, unarrived, unschedulable or finished job, a malformed
         placement, a server that does not exist, a worker count outside [min_workers,
         max_workers], a PS job without a PS (or more than max_ps), PSs for an all-reduce job, a
-        stopped job that is not running, or any server and resource over-committed; the
-        allocation is then unchanged.
+        stopped job that is not running, any server and resource over-committed (a packed pair's
+        GPUs counted once), or a packed lease that is not one or cannot share (:meth:`_packed_rates`);
+        the allocation is then unchanged.
         """
         t0 = _time.perf_counter()
         if isinstance(decision, Changes):

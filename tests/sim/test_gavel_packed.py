@@ -237,6 +237,14 @@ def test_a_packed_policy_needs_pair_throughputs():
         simulate(trace(job("a")), typed_cluster({"v100": 1}), make_policy("gavel-max-min-fairness-packed"), LinearSpeed())
 
 
+def test_a_packed_policy_without_pair_throughputs_exits_2_from_the_command_line(capsys):
+    from dlsched.cli import main
+
+    code = main(["simulate", "dl2:5", "--policy", "gavel-max-min-fairness-packed"])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and "pair throughputs" in err and "TableSpeed" in err and "Traceback" not in err
+
+
 def test_gavel_file_pair_rates():
     speed = ThroughputSpeed()
     cl = typed_cluster({"v100": 1, "k80": 1}, gpus=2)
@@ -244,3 +252,15 @@ def test_gavel_file_pair_rates():
     # Gavel's v100 entry of ('ResNet-18 (batch size 16)', 1) under ('ResNet-18 (batch size 64)', 1)
     assert speed.pair_rates(a, b, Placement({0: 1}), cl) == pytest.approx((32.353384328946916, 24.093231895382736))
     assert speed.pair_rates(a, b, Placement({0: 1, 1: 1}), cl) == (0.0, 0.0)    # across types: no pair
+
+
+def test_a_malformed_pair_in_the_throughput_file_is_named(tmp_path):
+    from dlsched.perf.throughputs import load_gavel
+
+    bad = tmp_path / "t.json"
+    bad.write_text('{"v100": {"(\'A\', 1)": {"null": 2.0, "(\'B\', 1)": 3.0}}}')
+    with pytest.raises(InputError, match=r"\$\.v100\[\"\('A', 1\)\"\]\[\"\('B', 1\)\"\]"):
+        load_gavel(bad)
+    good = tmp_path / "g.json"
+    good.write_text('{"v100": {"(\'A\', 1)": {"null": 2.0, "(\'B\', 1)": [1.5, 0.5], "(\'C\', 2)": [1.0, 1.0]}}}')
+    assert load_gavel(good).pairs == {("A", "B", "v100", 1): (1.5, 0.5)}     # other scale factors: no pair
