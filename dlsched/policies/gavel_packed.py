@@ -96,26 +96,28 @@ class GavelMaxMinFairnessPacked(GavelPolicy):
         share = (T * self.cap).sum(axis=1) / self.cap.sum()
         div = np.where(share > 0, share, 1.0)[:, None]
         W = np.where(share[:, None] > 0, z * T / div, 0.0)      # as gavel-max-min-fairness-perf's
-        # candidate pairs: jobs with the same GPUs on every type (those that may hold the same workers)
-        ia, ib = np.triu_indices(m, 1)
-        same = (z[ia] == z[ib]).all(axis=1) & (z[ia] > 0).any(axis=1)
-        ia, ib = ia[same], ib[same]
-        R = [self.pair_row(state, int(active[a]), int(active[b])) for a, b in zip(ia.tolist(), ib.tolist())]
-        Ra = np.array([r[0] for r in R]).reshape(-1, K)
-        Rb = np.array([r[1] for r in R]).reshape(-1, K)
-        shares = (Ra > 0).any(axis=1)
-        ia, ib, Ra, Rb = ia[shares], ib[shares], Ra[shares], Rb[shares]
-        if ia.size:
-            sol = gavel_lp.max_min_fairness_packed(W, z, self.cap, np.stack([ia, ib], axis=1),
-                                                   z[ia] * Ra / div[ia], z[ib] * Rb / div[ib])
-            X, Y = sol.X, sol.Y
+        pairs, Y, count, inverse = self._class_pairs(state, active, T, z, div)
+        if pairs.size:
+            first = np.unique(inverse, return_index=True)[1]
+            sol = gavel_lp.max_min_fairness_packed(W[first], z[first], self.cap, pairs, *Y, count)
+            X, Yc = sol.X[inverse], sol.Y
         else:   # no pair can share: the problem is gavel-max-min-fairness-perf's, and so are the decisions
-            X, Y = gavel_lp.max_min_fairness(W, z, self.cap).X, np.zeros((0, K))
+            X, Yc = gavel_lp.max_min_fairness(W, z, self.cap).X, np.zeros((0, K))
         X = np.where(T > 0, X, 0.0)
-        used = Y.any(axis=1)
-        self.combos = np.concatenate([np.stack([active, np.full(m, -1)], axis=1),
-                                      np.stack([active[ia[used]], active[ib[used]]], axis=1)]).astype(np.int64)
-        self.Xc = np.concatenate([X, Y[used]])
+        # the combinations: every job alone, then each pair of jobs of a pair of classes given time
+        members = [np.flatnonzero(inverse == c) for c in range(count.size)]
+        jp, yp = [np.zeros((0, 2), dtype=np.int64)], [np.zeros((0, K))]
+        for p in np.flatnonzero(Yc.any(axis=1)).tolist():
+            u, v = pairs[p].tolist()
+            if u == v:
+                i, k = np.triu_indices(members[u].size, 1)
+                two = np.stack([members[u][i], members[u][k]], axis=1)
+            else:
+                two = np.stack(np.meshgrid(members[u], members[v], indexing="ij"), axis=-1).reshape(-1, 2)
+            jp.append(np.sort(active[two], axis=1))
+            yp.append(np.repeat(Yc[p][None, :], two.shape[0], axis=0))
+        self.combos = np.concatenate([np.stack([active, np.full(m, -1)], axis=1)] + jp).astype(np.int64)
+        self.Xc = np.concatenate([X] + yp)
         self.rc = np.zeros_like(self.Xc)
         zero = np.zeros(K)
         self.Dc = np.array([self.deficits.get(c, zero) for c in map(tuple, self.combos.tolist())]).reshape(-1, K)
@@ -124,6 +126,33 @@ class GavelMaxMinFairnessPacked(GavelPolicy):
         if m:
             norm = T / np.maximum(T.max(axis=1, keepdims=True), 1e-300)
             self.order = np.argsort(-norm.mean(axis=0), kind="stable")
+
+    def _class_pairs(self, state: ClusterState, active: np.ndarray, T: np.ndarray, z: np.ndarray, div: np.ndarray):
+        """The classes of the active jobs (same job type, rates, sizes and demands: interchangeable in
+        pairs) and the pairs of classes that can share: (pairs (P, 2) of classes, (Va, Vb) their
+        normalised pair throughputs, the classes' sizes, job -> class). A pair of classes takes its
+        rates from its first jobs (the second where a class pairs with itself)."""
+        jobs, K = state.jobs, T.shape[1]
+        if active.size == 0:
+            return np.zeros((0, 2), dtype=np.int64), (np.zeros((0, K)), np.zeros((0, K))), np.zeros(0), np.zeros(0, dtype=np.int64)
+        kind = {t: i for i, t in enumerate(sorted({jobs[j].job_type for j in active.tolist()}))}
+        key = (T, z, np.array([self._rows[j][2] for j in active.tolist()]).reshape(-1, T.shape[1]),
+               np.array([kind[jobs[j].job_type] for j in active.tolist()]), state.demand_w[active],
+               np.array([jobs[j].uses_ps for j in active.tolist()]))
+        first, inverse, count = gavel_lp.classes(*key)
+        C = first.size
+        ca, cb = np.triu_indices(C)
+        ok = (z[first[ca]] == z[first[cb]]).all(axis=1) & (z[first[ca]] > 0).any(axis=1) & ((ca != cb) | (count[ca] > 1))
+        ca, cb = ca[ok], cb[ok]
+        second = {c: int(np.flatnonzero(inverse == c)[1]) for c in np.unique(ca[ca == cb]).tolist()}
+        Ra, Rb = np.zeros((ca.size, K)), np.zeros((ca.size, K))
+        for p, (u, v) in enumerate(zip(ca.tolist(), cb.tolist())):
+            a, b = int(active[first[u]]), int(active[second[u] if u == v else first[v]])
+            Ra[p], Rb[p] = self.pair_row(state, min(a, b), max(a, b))[::1 if a < b else -1]
+        shares = ((Ra > 0) & (Rb > 0)).any(axis=1)
+        ca, cb, Ra, Rb = ca[shares], cb[shares], Ra[shares], Rb[shares]
+        za, zb, da, db = z[first[ca]], z[first[cb]], div[first[ca]], div[first[cb]]
+        return np.stack([ca, cb], axis=1), (za * Ra / da, zb * Rb / db), count, inverse
 
     # -- rounds --------------------------------------------------------------------------------
     def schedule(self, state: ClusterState, events: Sequence[Event]) -> dict[int, Placement]:
@@ -161,6 +190,8 @@ class GavelMaxMinFairnessPacked(GavelPolicy):
             f = self.rc[cand, k] / total[k] if total[k] > 0 else np.zeros(cand.size)
             prio = np.where(f > 0, x / np.where(f > 0, f, 1.0), 1e9 * x)
             for c in cand[np.lexsort((-x, -self.Dc[cand, k], -prio))].tolist():
+                if left[k] < 1e-9:
+                    break
                 a, b = self.combos[c].tolist()
                 zk = self._rows[a][1][k]
                 if a in taken or b in taken or zk > left[k] + 1e-9:

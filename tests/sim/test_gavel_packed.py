@@ -104,6 +104,49 @@ def test_sharing_that_gains_nothing_leaves_the_unpacked_value(inst):
     assert packed.value == pytest.approx(gavel_lp.max_min_fairness(W, z, cap).value, rel=1e-7, abs=1e-12)
 
 
+@st.composite
+def class_instances(draw):
+    """Classes of identical jobs (1-3 each) and pairs of classes (a class with itself where it has
+    2 jobs or more), with the per-job instance they stand for."""
+    C, K = draw(st.integers(1, 4)), draw(st.integers(1, 2))
+    count = np.array(draw(st.lists(st.integers(1, 3), min_size=C, max_size=C)))
+    W = np.array(draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.0]), min_size=C * K, max_size=C * K))).reshape(C, K)
+    cap = np.array(draw(st.lists(st.sampled_from([1.0, 2.0, 3.0]), min_size=K, max_size=K)))
+    z = np.ones((C, K))
+    ia, ib = np.triu_indices(C)
+    keep = np.array(draw(st.lists(st.booleans(), min_size=ia.size, max_size=ia.size)), dtype=bool)
+    pairs = np.stack([ia[keep], ib[keep]], axis=1)
+    P = pairs.shape[0]
+    frac = np.array(draw(st.lists(st.sampled_from([0.0, 0.4, 0.7, 1.0]), min_size=2 * P * K, max_size=2 * P * K))).reshape(2, P, K)
+    Va, Vb = frac[0] * W[pairs[:, 0]], frac[1] * W[pairs[:, 1]]
+    Vb[pairs[:, 0] == pairs[:, 1]] = Va[pairs[:, 0] == pairs[:, 1]]      # two jobs of a class: the same rate
+    of = np.repeat(np.arange(C), count)                                   # job -> class
+    ja, jb = np.triu_indices(of.size, 1)
+    jobs_pairs, ja_v, jb_v = [], [], []
+    for x, y in zip(ja.tolist(), jb.tolist()):
+        for p, (u, v) in enumerate(pairs.tolist()):
+            if (of[x], of[y]) in ((u, v), (v, u)):
+                jobs_pairs.append((x, y))
+                ja_v.append(Va[p] if of[x] == u else Vb[p])
+                jb_v.append(Vb[p] if of[x] == u else Va[p])
+    per_job = (W[of], z[of], cap, np.array(jobs_pairs, dtype=np.int64).reshape(-1, 2),
+               np.array(ja_v).reshape(-1, K), np.array(jb_v).reshape(-1, K))
+    return (W, z, cap, pairs, Va, Vb, count), per_job
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(class_instances())
+def test_the_lp_over_classes_has_the_value_of_the_lp_over_jobs(inst):
+    (W, z, cap, pairs, Va, Vb, count), per_job = inst
+    by_class = gavel_lp.max_min_fairness_packed(W, z, cap, pairs, Va, Vb, count)
+    assert by_class.value == pytest.approx(gavel_lp.max_min_fairness_packed(*per_job).value, rel=1e-7, abs=1e-12)
+    # its fractions, each job's and each job pair's, are an allocation of the jobs
+    n = count.astype(float)
+    a, b = pairs[:, 0], pairs[:, 1]
+    mult = np.where(a == b, n[a] * (n[a] - 1) / 2, n[a] * n[b])
+    assert ((z * by_class.X * n[:, None]).sum(axis=0) + (z[a] * by_class.Y * mult[:, None]).sum(axis=0) <= cap + 1e-6).all()
+
+
 # -- the engine --------------------------------------------------------------------------------
 
 def packed(s: int, a: int, b: int) -> dict[int, Placement]:
