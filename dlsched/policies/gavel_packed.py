@@ -11,7 +11,9 @@ its measured throughput in the pair. The policy decides as :mod:`dlsched.policie
    ``pair_rates``), maximising the least normalised effective throughput
    :math:`\sum_k W_{jk} X_{jk} + \sum_{p \ni j} \sum_k V_{jpk} Y_{pk}`, with
    :math:`W_{jk} = z_{jk} T_{jk} / \bar\tau_j` as for ``gavel-max-min-fairness-perf`` and
-   :math:`V_{jpk}` the same with job j's rate in pair p; a pair's GPUs count once.
+   :math:`V_{jpk}` the same with job j's rate in pair p; a pair's GPUs count once. The LP is stated
+   over classes of interchangeable jobs (same job type, rates, sizes and demands; ``count`` of the
+   LP), and each pair of classes' fraction goes to every pair of their jobs.
 2. **Rounds**: every combination c (a job, or a pair) has on each type Gavel's priority
    :math:`X_{ck} / f_{ck}`, :math:`f_{ck}` its share of the seconds the combinations have run on
    type k since the allocation (:math:`10^9 X_{ck}` while 0), ties by the deficit carried over from
