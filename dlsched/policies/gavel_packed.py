@@ -169,7 +169,7 @@ class GavelMaxMinFairnessPacked(GavelPolicy):
         active = np.asarray(state.active, dtype=np.int64)
         if frozenset(active.tolist()) != self.jobs_of_X and (not self.X or now - self.since >= self.reset_seconds):
             self._reallocate(state, active, now)
-        chosen = self._lease_combos()
+        chosen = self._lease_combos(active)
         out = self._place_combos(state, active, chosen)
         self.last_round = (now, {c: k for c, k in chosen if self._placed(out, c)})
         self.ran = {tuple(self.combos[c].tolist()): k for c, k in self.last_round[1].items()}
@@ -178,14 +178,18 @@ class GavelMaxMinFairnessPacked(GavelPolicy):
     def _placed(self, out, c: int) -> bool:
         return int(self.combos[c, 0]) in out
 
-    def _lease_combos(self) -> list[tuple[int, int]]:
-        """This round's (combination, type) leases in decreasing priority per type (module docstring)."""
+    def _lease_combos(self, active: np.ndarray) -> list[tuple[int, int]]:
+        """This round's (combination, type) leases in decreasing priority per type (module docstring),
+        among the combinations whose jobs are all active (an allocation held ``reset_seconds`` may
+        name jobs that have finished since)."""
         left = self.cap.astype(float).copy()
         total = self.rc.sum(axis=0)
+        alive = np.isin(self.combos, active) | (self.combos < 0)
+        alive = alive[:, 0] & alive[:, 1]
         taken: set[int] = set()
         chosen = []
         for k in self.order.tolist():
-            cand = np.flatnonzero(self.Xc[:, k] > 0)
+            cand = np.flatnonzero((self.Xc[:, k] > 0) & alive)
             if not cand.size:
                 continue
             x = self.Xc[cand, k]

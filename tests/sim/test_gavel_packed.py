@@ -307,3 +307,13 @@ def test_a_malformed_pair_in_the_throughput_file_is_named(tmp_path):
     good = tmp_path / "g.json"
     good.write_text('{"v100": {"(\'A\', 1)": {"null": 2.0, "(\'B\', 1)": [1.5, 0.5], "(\'C\', 2)": [1.0, 1.0]}}}')
     assert load_gavel(good).pairs == {("A", "B", "v100", 1): (1.5, 0.5)}     # other scale factors: no pair
+
+
+def test_an_allocation_held_past_a_completion_leases_nothing_to_the_finished_job():
+    # reset_seconds keeps the allocation of t = 0 (which names the short job) after that job ends
+    tr = gavel_jobs(6, 5)
+    tr = trace(*[j if i else Job(j.name, j.arrival, j.job_type, 300.0, {"gpu": 1, "cpu": 1}, {}) for i, j in enumerate(tr.jobs)])
+    cl = typed_cluster({"v100": 1, "k80": 1}, gpus=1)
+    audit = Audit(make_policy("gavel-max-min-fairness-packed", reset_seconds=5000.0))
+    res = simulate(tr, cl, audit, ThroughputSpeed())
+    assert res.status == "completed" and not audit.problems
