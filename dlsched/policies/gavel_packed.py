@@ -25,7 +25,8 @@ its measured throughput in the pair. The policy decides as :mod:`dlsched.policie
    same GPUs until the round ends (the engine's contract, docs/simulator.md "Co-location").
 
 The speed source must know pair rates (``pair_rates``: :class:`dlsched.sim.speed.ThroughputSpeed`
-reads them from Gavel's file); another is refused with an InputError.
+reads them from Gavel's file); another, or a throughput file without pairs, is refused with an
+InputError.
 """
 
 from __future__ import annotations
@@ -50,6 +51,10 @@ class GavelMaxMinFairnessPacked(GavelPolicy):
         if getattr(ctx.speed, "pair_rates", None) is None:
             raise InputError("<argument>", "speed", f"a speed source with pair throughputs (pair_rates: Gavel's file, "
                                                     f"--speed throughput) for policy '{self.name}'", type(ctx.speed).__name__)
+        table = getattr(ctx.speed, "table", None)
+        if getattr(table, "pairs", None) == {}:
+            raise InputError(table.source, "co-located entries", f"a throughput file with pair throughputs (an entry's "
+                                                                 f"other job types beside 'null') for policy '{self.name}'", "none")
         super().reset(ctx)
         K = len(self.types)
         self._pairs: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}   # (a, b) -> rates of a and b per type

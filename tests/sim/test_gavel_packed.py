@@ -275,9 +275,14 @@ def test_packing_helps_where_pairs_share_well_and_changes_nothing_where_they_can
     assert never.completion.tolist() == alone.completion.tolist()      # bit for bit
 
 
-def test_a_packed_policy_needs_pair_throughputs():
+def test_a_packed_policy_needs_pair_throughputs(tmp_path):
     with pytest.raises(InputError, match="pair throughputs"):
         simulate(trace(job("a")), typed_cluster({"v100": 1}), make_policy("gavel-max-min-fairness-packed"), LinearSpeed())
+    alone = tmp_path / "alone.json"            # a throughput file with no co-located entries
+    alone.write_text('{"v100": {"(\'ResNet-18 (batch size 16)\', 1)": {"null": 2.0}}}')
+    with pytest.raises(InputError, match=r"alone\.json.*pair throughputs"):
+        simulate(trace(gavel_job("a", "ResNet-18 (batch size 16)")), typed_cluster({"v100": 1}),
+                 make_policy("gavel-max-min-fairness-packed"), ThroughputSpeed(alone))
 
 
 def test_a_packed_policy_without_pair_throughputs_exits_2_from_the_command_line(capsys):
