@@ -176,12 +176,9 @@ class GavelMaxMinFairnessPacked(GavelPolicy):
             self._reallocate(state, active, now)
         chosen = self._lease_combos(active)
         out = self._place_combos(state, active, chosen)
-        self.last_round = (now, {c: k for c, k in chosen if self._placed(out, c)})
+        self.last_round = (now, {c: k for c, k in chosen if int(self.combos[c, 0]) in out})   # the leases placed
         self.ran = {tuple(self.combos[c].tolist()): k for c, k in self.last_round[1].items()}
         return {j: pl for j, (_, pl) in out.items()}
-
-    def _placed(self, out, c: int) -> bool:
-        return int(self.combos[c, 0]) in out
 
     def _lease_combos(self, active: np.ndarray) -> list[tuple[int, int]]:
         """This round's (combination, type) leases in decreasing priority per type (module docstring),
