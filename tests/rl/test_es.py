@@ -253,5 +253,20 @@ def test_es_on_the_basis_moves_the_scale_and_its_checkpoint_plays_its_tuning_jct
     traces, cluster, speed = small(5, (2,), 3)
     jct = np.mean(simulate(traces[0], cluster, DL2Policy(out), speed, seed=cfg.seed, stall_calls=200).jct)
     assert jct == pytest.approx(prov["best_tune_jct"], rel=1e-12)
-    if prov["best_episode"] > 0:                                      # an ES step was kept: s moved with it
-        assert out.policy.logit_scale != 1.0
+
+
+@pytest.mark.parametrize("scale", [True, False])
+def test_a_generation_on_the_basis_steps_within_its_span(scale):
+    env, *_ = setting()
+    model = Model.new(JOBS, (16,), seed=2)
+    E = es_basis(JOBS, scale)
+    assert E.shape[1] == (13 if scale else 12)
+    g, d, *_ = es_gradient(env, model, np.random.default_rng(1), pairs=3, traces=1, sigma=1.0, basis=E)
+    assert np.any(d != 0) and np.all(g != 0)
+    before = theta(model).double()
+    Adam(0.2).step(model, g, E)
+    moved = (theta(model).double() - before).numpy()
+    # Adam's first step is lr × sign(g) in the basis's coordinates
+    assert moved == pytest.approx(E @ (0.2 * np.sign(g)) if scale else np.concatenate([[0.0], E[1:] @ (0.2 * np.sign(g))]),
+                                  abs=1e-5)
+    assert (model.policy.logit_scale != 1.0) == scale               # held: s stays the checkpoint's
