@@ -3,6 +3,7 @@
     PYTHONPATH=$PWD DLSCHED_DATA=/work/shared/data python benchmarks/gavel_crosscheck.py \\
         [--trace FILE] [--cluster 36:36:36] [--policies fifo-perf,max-min-fairness-perf,finish-time-fairness] \\
         [--mixed average|slowest] [--failed model|cannot-run] [--reset-seconds S] [--gavel DIR --gavel-python PY] [--json OUT]
+        [--single-gpu] [--first N]
 
 Ours: ``dlsched simulate``'s engine with the ``gavel-*`` policies (dlsched/policies/gavel.py), rounds
 of ``--round`` seconds, each allocation held at least ``--reset-seconds`` (0, ours by default; 1920
@@ -19,9 +20,20 @@ a ``--gavel`` copy with the few-line fix given there runs without that.
 What both are given, written into a temporary folder: the trace in Gavel's 10-column form (our
 7-column msr file's fields, priority 1, no SLO), and Gavel's throughput file with every (job type,
 scale factor, GPU type) that the trace needs and Gavel did not measure (missing, or recorded as 0)
-set to our speed source's rate, so that both simulators run the same speeds. Reported per policy:
+set to our speed source's rate, so that both simulators run the same speeds, and every pair of the
+trace's (job type, scale factor) entries at one scale factor that the file lacks recorded as [0, 0]
+(cannot share: how our ``ThroughputSpeed.pair_rates`` reads a missing pair; Gavel's simulator
+reads the pair of every two job types at one scale factor when it packs). Reported per policy:
 average JCT, makespan, Jain's index of JCT_iso/JCT (JCT_iso from our engine, for both), and the
 ratio ours / Gavel's.
+
+Space sharing (``--policies max-min-fairness-packed``): Gavel's ``MaxMinFairnessPolicyWithPacking``
+stops with a cvxpy reshape error once jobs of different scale factors are active (its objective
+reshapes the combinations into one row per job, which needs every job in as many combinations, and
+it pairs only jobs of one scale factor), and on numpy 2 its ``float(proportional_throughputs[i])``
+of a one-element array fails (``float(...item())`` in a copy of its checkout runs it). So the packed
+cross-check runs on the trace's 1-GPU jobs (``--single-gpu``: the only ones Gavel's file lets share),
+optionally its first N (``--first``).
 
 Cost on 2 shared cores (1,181 jobs): ours 1-25 min a policy (finish-time fairness the slowest);
 Gavel's FIFO-perf and max-min fairness 10-15 min each; Gavel's finish-time fairness solves a conic
@@ -59,6 +71,7 @@ GAVEL_NAMES = {
     "finish-time-fairness": "finish_time_fairness_perf",
     "max-sum-throughput": "max_sum_throughput_perf",
     "min-total-duration": "min_total_duration_perf",
+    "max-min-fairness-packed": "max_min_fairness_packed",
 }
 GPU_TYPES = ("v100", "p100", "k80")
 
@@ -75,13 +88,15 @@ def gavel_trace(src: Path, out: Path) -> None:
     out.write_text("\n".join(rows) + "\n")
 
 
-def same_speeds(trace, cluster, speed: ThroughputSpeed, src: Path, out: Path) -> int:
+def same_speeds(trace, cluster, speed: ThroughputSpeed, src: Path, out: Path) -> tuple[int, int]:
     """Gavel's throughput file with our rate wherever the trace needs an entry Gavel lacks or records
-    as 0; returns how many entries were set."""
+    as 0, and [0, 0] (cannot share) for each pair of the trace's entries at one scale factor that it
+    lacks; returns how many entries and how many pairs were set."""
     doc = json.loads(src.read_text())
     first = {t: cluster.gpu_type.index(t) for t in GPU_TYPES if t in cluster.gpu_type}
-    filled = 0
-    for job in {(j.job_type, j.max_workers): j for j in trace.jobs}.values():
+    filled = pairs = 0
+    jobs = {(j.job_type, j.max_workers): j for j in trace.jobs}
+    for job in jobs.values():
         key = str((job.job_type, job.max_workers))
         for t in GPU_TYPES:
             entry = doc.setdefault(t, {}).setdefault(key, {})
@@ -89,8 +104,13 @@ def same_speeds(trace, cluster, speed: ThroughputSpeed, src: Path, out: Path) ->
                 s = first.get(t, 0)
                 entry["null"] = float(speed.rate(job, Placement({s: job.max_workers}), cluster))
                 filled += 1
+            for other_type, sf in jobs:
+                other = str((other_type, sf))
+                if sf == job.max_workers and other not in entry:
+                    entry[other] = [0.0, 0.0]
+                    pairs += 1
     out.write_text(json.dumps(doc))
-    return filled
+    return filled, pairs
 
 
 def run_gavel(gavel_dir: Path, python: str, policy: str, trace: Path, throughputs: Path, cluster: str,
@@ -131,13 +151,23 @@ def main(argv=None) -> int:
                     help="where Gavel records 0: our calibrated model's rate, or the job cannot run there (Gavel's reading)")
     ap.add_argument("--reset-seconds", type=float, default=0.0,
                     help="ours: the least time an allocation holds (Gavel's own simulator: 1920)")
+    ap.add_argument("--single-gpu", action="store_true",
+                    help="only the trace's 1-GPU jobs (Gavel's packed policy needs jobs of one scale factor)")
+    ap.add_argument("--first", type=int, default=None, metavar="N", help="only the first N jobs (after --single-gpu)")
     ap.add_argument("--json", default=None, metavar="OUT")
     args = ap.parse_args(argv)
     names = [p.strip() for p in args.policies.split(",") if p.strip()]
     unknown = [p for p in names if p not in GAVEL_NAMES]
     if unknown:
         ap.error(f"--policies: unknown {unknown}; choose from {', '.join(GAVEL_NAMES)}")
-    trace = load_trace(args.trace)
+    tmp = tempfile.TemporaryDirectory()
+    src = Path(args.trace)
+    if args.single_gpu or args.first is not None:
+        lines = [ln for ln in src.read_text().splitlines() if ln.strip()]
+        lines = [ln for ln in lines if not args.single_gpu or ln.split("\t")[6].strip() == "1"][:args.first]
+        src = Path(tmp.name) / src.name
+        src.write_text("\n".join(lines) + "\n")
+    trace = load_trace(str(src))
     cluster = load_cluster(args.cluster, trace)
     speed = ThroughputSpeed(mixed=args.mixed, failed=args.failed)
     gavel_dir = Path(args.gavel) if args.gavel else None
@@ -147,10 +177,10 @@ def main(argv=None) -> int:
     if gavel_dir is None:
         print("note: no Gavel checkout (--gavel / $GAVEL_DIR): only our figures are reported")
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        g_trace, g_tp = Path(tmp) / "trace.tsv", Path(tmp) / "throughputs.json"
-        gavel_trace(Path(args.trace), g_trace)
-        filled = same_speeds(trace, cluster, speed, data_dir() / "gavel" / "simulation_throughputs.json", g_tp)
+    with tmp:
+        g_trace, g_tp = Path(tmp.name) / "trace.tsv", Path(tmp.name) / "throughputs.json"
+        gavel_trace(src, g_trace)
+        filled, pairs = same_speeds(trace, cluster, speed, data_dir() / "gavel" / "simulation_throughputs.json", g_tp)
         for name in names:
             t0 = time.monotonic()
             res = simulate(trace, cluster, make_policy(f"gavel-{name}", round_seconds=args.round,
@@ -170,9 +200,11 @@ def main(argv=None) -> int:
                 row["ratio"] = {k: row["ours"][k] / g[k] for k in ("avg_jct", "makespan", "jain") if g.get(k)}
             rows.append(row)
             print(json.dumps(row))
-    print(f"\n{trace.source} on {args.cluster} ({len(trace)} jobs), rounds of {args.round:g} s, "
+    which = (" (1-GPU jobs" + (f", first {args.first})" if args.first else ")") if args.single_gpu
+             else (f" (first {args.first})" if args.first else ""))
+    print(f"\n{args.trace}{which} on {args.cluster} ({len(trace)} jobs), rounds of {args.round:g} s, "
           f"ours with allocations held {args.reset_seconds:g} s; "
-          f"{filled} throughput entries set to our rates in Gavel's file")
+          f"{filled} throughput entries set to our rates in Gavel's file, {pairs} missing pairs set to [0, 0]")
     print(f"{'policy':24s} {'ours avg JCT h':>15s} {'Gavel avg JCT h':>16s} {'ratio':>6s} {'ours makespan h':>16s} "
           f"{'Gavel makespan h':>17s} {'ours Jain':>9s} {'Gavel Jain':>10s}")
     for r in rows:
@@ -184,9 +216,10 @@ def main(argv=None) -> int:
               f"{r.get('ratio', {}).get('avg_jct', float('nan')):6.3f} {h(o['makespan']):>16s} {h(g.get('makespan')):>17s} "
               f"{o['jain']:9.3f} {g.get('jain', float('nan')):10.3f}")
     if args.json:
-        Path(args.json).write_text(json.dumps({"trace": trace.source, "cluster": args.cluster, "round": args.round,
+        Path(args.json).write_text(json.dumps({"trace": args.trace, "jobs": len(trace), "cluster": args.cluster, "round": args.round,
                                                "mixed": args.mixed, "failed": args.failed, "reset_seconds": args.reset_seconds,
-                                               "filled_throughputs": filled, "rows": rows}, indent=1))
+                                               "filled_throughputs": filled, "filled_pairs": pairs,
+                                               "single_gpu": args.single_gpu, "first": args.first, "rows": rows}, indent=1))
     return 0
 
 

@@ -104,6 +104,7 @@ POLICIES: dict[str, str] = {
     "time-indexed": "dlsched.policies.time_indexed:TimeIndexed",
     "gavel-max-min-fairness": "dlsched.policies.gavel:GavelMaxMinFairness",
     "gavel-max-min-fairness-perf": "dlsched.policies.gavel:GavelMaxMinFairnessPerf",
+    "gavel-max-min-fairness-packed": "dlsched.policies.gavel_packed:GavelMaxMinFairnessPacked",
     "gavel-finish-time-fairness": "dlsched.policies.gavel:GavelFinishTimeFairness",
     "gavel-max-sum-throughput": "dlsched.policies.gavel:GavelMaxSumThroughput",
     "gavel-min-total-duration": "dlsched.policies.gavel:GavelMinTotalDuration",

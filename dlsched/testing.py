@@ -90,10 +90,23 @@ class LinearSpeed:
         return self.per_worker * placement.n_workers
 
 
+class PairedLinearSpeed(LinearSpeed):
+    """:class:`LinearSpeed`, and two jobs on the same GPUs (a packed lease) each at ``share`` of it."""
+
+    def __init__(self, per_worker: float = 1.0, share: float = 0.6):
+        super().__init__(per_worker)
+        self.share = share
+
+    def pair_rates(self, job, other, placement, cluster) -> tuple[float, float]:
+        r = self.share * self.rate(job, placement, cluster)
+        return r, r
+
+
 class Audit:
     """Wraps a policy; checks every answer against the state it was given, from the placements alone
     (no code shared with the engine's own check). ``problems`` lists ``(check, message)`` for each
-    capacity, sizes or state failure."""
+    capacity, sizes or state failure. A packed lease (two placements naming each other as partner,
+    on the same workers) holds its GPUs once."""
 
     def __init__(self, inner):
         self.inner, self.name, self.slot_seconds = inner, inner.name, inner.slot_seconds
@@ -102,6 +115,7 @@ class Audit:
 
     def reset(self, ctx):
         self.capacity = np.asarray(ctx.cluster.capacity, dtype=float)
+        self.gpu = ctx.cluster.resources.index("gpu") if "gpu" in ctx.cluster.resources else None
         self.inner.reset(ctx)
         self.slot_seconds = self.inner.slot_seconds      # a policy may set its slot in reset (OASiS: Δ)
 
@@ -122,8 +136,17 @@ class Audit:
             if not (job.min_workers <= pl.n_workers <= job.max_workers and (pl.n_ps >= 1) == job.uses_ps
                     and pl.n_ps <= max(job.max_ps, 0)):
                 self.problems.append(("sizes", f"t={state.time}: job {j} sized ({pl.n_workers}, {pl.n_ps})"))
+            demand = state.demand_w[j]
+            p = pl.partner
+            if p is not None and not (p not in placements and state.done[p]):   # a finished partner: alone
+                other = placements.get(p)
+                if other is None or other.partner != j or dict(other.workers) != dict(pl.workers):
+                    self.problems.append(("sizes", f"t={state.time}: job {j} is packed with job {p}, not on the same workers"))
+                elif p < j and self.gpu is not None:
+                    demand = demand.copy()
+                    demand[self.gpu] = 0.0          # the pair's GPUs are counted with job p
             for s, k in pl.workers.items():
-                used[s] += k * state.demand_w[j]
+                used[s] += k * demand
             for s, k in pl.ps.items():
                 used[s] += k * state.demand_p[j]
         if (used - self.capacity).max(initial=0.0) > 1e-9:

@@ -3,7 +3,9 @@ r"""Measured throughputs of DL job types on GPU types (Gavel), and the §4.1 cal
 MODELS.md §4.1. Source: ``gavel/simulation_throughputs.json`` (shared/data/README.md). The file
 maps a GPU type (``k80``, ``p100``, ``v100``; the ``*_unconsolidated`` copies are ignored) and a
 key ``"('<job type>', <scale factor>)"`` to measured steps per second, alone under the key
-``"null"`` and co-located with other jobs under the other keys (not used here).
+``"null"``, and co-located with another job (space sharing: both on the same GPUs) under that
+job's key: ``[this job's steps/s, the other's]``, 0 where the two cannot share
+(:attr:`ThroughputTable.pairs`).
 
 Interpretation (docs/hetplace.md): a job type ``"ResNet-50 (batch size 64)"`` runs with a
 per-worker batch :math:`b` = 64; at scale factor :math:`n` the measured value :math:`h(n)` is the
@@ -50,11 +52,14 @@ def batch_size(job_type: str) -> int:
 @dataclass
 class ThroughputTable:
     """Steps/s ``steps[(job_type, gpu_type, scale_factor)]`` measured alone (missing = not measured);
-    ``failed``: the keys the file records as 0 (the measurement failed: the job cannot run there)."""
+    ``failed``: the keys the file records as 0 (the measurement failed: the job cannot run there);
+    ``pairs[(job_type, other_type, gpu_type, scale_factor)]``: (this job's steps/s, the other's) when
+    the two share the same GPUs (missing = not measured)."""
 
     steps: dict[tuple[str, str, int], float]
     source: str = "<memory>"
     failed: frozenset[tuple[str, str, int]] = frozenset()
+    pairs: dict[tuple[str, str, str, int], tuple[float, float]] = field(default_factory=dict)
     job_types: tuple[str, ...] = field(init=False)
     gpu_types: tuple[str, ...] = field(init=False)
 
@@ -92,6 +97,7 @@ def load_gavel(path: str | Path | None = None) -> ThroughputTable:
         raise InputError(str(path), "file", "the Gavel throughput file", "no such file") from None
     steps: dict[tuple[str, str, int], float] = {}
     failed: set[tuple[str, str, int]] = set()
+    pairs: dict[tuple[str, str, str, int], tuple[float, float]] = {}
     for gpu, table in doc.items():
         if gpu.endswith("_unconsolidated"):
             continue
@@ -108,7 +114,18 @@ def load_gavel(path: str | Path | None = None) -> ThroughputTable:
                 steps[(job_type, gpu, int(sf))] = float(alone)
             else:
                 failed.add((job_type, gpu, int(sf)))
-    return ThroughputTable(steps, str(path), frozenset(failed))
+            for other, both in entry.items():
+                if other == "null":
+                    continue
+                try:
+                    other_type, other_sf = literal(other)
+                    pair = (float(both[0]), float(both[1]))
+                except (ValueError, SyntaxError, TypeError, IndexError):
+                    raise InputError(str(path), f"$.{gpu}[{key!r}][{other!r}]",
+                                     "a co-located pair \"('<job type>', <scale factor>)\": [steps/s, steps/s]", both) from None
+                if int(other_sf) == int(sf):
+                    pairs[(job_type, other_type, gpu, int(sf))] = pair
+    return ThroughputTable(steps, str(path), frozenset(failed), pairs)
 
 
 # ------------------------------------------------------------------------------ calibration

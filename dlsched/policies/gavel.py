@@ -185,13 +185,17 @@ class GavelPolicy:
                 chosen.append((j, k))
         return self._place(state, active, chosen, taken)
 
-    def _place(self, state: ClusterState, active: np.ndarray, chosen, taken) -> dict[int, tuple[int, Placement]]:
+    def _place(self, state: ClusterState, active: np.ndarray, chosen, taken, free: np.ndarray | None = None,
+               prev: dict[int, int] | None = None) -> dict[int, tuple[int, Placement]]:
         """Servers for the chosen (job, type) leases: kept where a job stays on its type, the rest
-        largest first on the type's servers with the most room; then jobs that fit no single type."""
+        largest first on the type's servers with the most room; then jobs that fit no single type.
+        ``free``: what is left for them (the whole cluster by default); ``prev``: job -> the type it
+        ran on alone in the last round (by default the last round's)."""
         cl = state.cluster
-        free = cl.capacity.astype(float).copy()
+        free = cl.capacity.astype(float).copy() if free is None else free
         out: dict[int, tuple[int, Placement]] = {}
-        prev = self.last_round[1] if self.last_round is not None else {}
+        if prev is None:
+            prev = self.last_round[1] if self.last_round is not None else {}
         rest = []
         for j, k in chosen:
             old = state.allocation.get(j)

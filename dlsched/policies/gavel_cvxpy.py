@@ -74,3 +74,31 @@ def finish_time_fairness(T, z, cap, R, elapsed, E, solver: str = "CLARABEL") -> 
     tau = cp.sum(cp.multiply(T, x), axis=1)
     rho = cp.multiply(1.0 / E, t + cp.multiply(R, cp.inv_pos(tau)))
     return _value(cp.Problem(cp.Minimize(cp.max(rho)), _base(x, z, cap, T)), solver)
+
+
+def max_min_fairness_packed(W, z, cap, pairs, Va, Vb, solver: str = "HIGHS") -> float:
+    """Gavel's ``MaxMinFairnessPolicyWithPacking`` over jobs alone (X) and pairs (Y): :math:`\\max \\min_j`
+    of job j's normalised throughput over the combinations holding it, a pair's GPUs counted once,
+    each job's fractions over its combinations at most 1 (over the jobs with a positive coefficient)."""
+    import cvxpy as cp
+
+    m, K = W.shape
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    P = pairs.shape[0]
+    okY = ((np.asarray(Va) > 0) & (np.asarray(Vb) > 0)).reshape(P, K).astype(float)
+    x, y = cp.Variable((m, K)), cp.Variable((max(P, 1), K))
+    # M[j, p] = 1 where job j is in pair p: its pair terms are M @ (V * Y)
+    Ma, Mb = np.zeros((m, max(P, 1))), np.zeros((m, max(P, 1)))
+    Ma[pairs[:, 0], np.arange(P)] = 1.0
+    Mb[pairs[:, 1], np.arange(P)] = 1.0
+    pad = np.zeros((max(P, 1) - P, K))
+    Va, Vb, okY = (np.vstack([np.asarray(a, float).reshape(P, K), pad]) for a in (Va, Vb, okY))
+    za = np.vstack([z[pairs[:, 0]], pad])
+    tput = cp.sum(cp.multiply(W, x), axis=1) + Ma @ cp.sum(cp.multiply(Va, y), axis=1) + Mb @ cp.sum(cp.multiply(Vb, y), axis=1)
+    live = np.flatnonzero((W > 0).any(axis=1) | ((Ma + Mb) @ okY > 0).any(axis=1))
+    if live.size == 0:
+        return 0.0
+    cons = [x >= 0, y >= 0, x <= (W > 0).astype(float), y <= okY,
+            cp.sum(cp.multiply(z, x), axis=0) + cp.sum(cp.multiply(za, y), axis=0) <= cap,
+            cp.sum(x, axis=1) + (Ma + Mb) @ cp.sum(y, axis=1) <= 1]
+    return _value(cp.Problem(cp.Maximize(cp.min(tput[live])), cons), solver)

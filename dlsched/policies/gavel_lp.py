@@ -321,3 +321,98 @@ def _fastest_free_type(T: np.ndarray, z: np.ndarray, cap: np.ndarray, order: np.
             X[j, k] = 1.0
             free[k] -= z[j, k]
     return Allocation(X, float(X.sum()), 0)
+
+
+@dataclass
+class PackedAllocation:
+    """``X[j, k]``: job j's time fractions alone on type k; ``Y[p, k]``: pair p's (``pairs[p]`` = (a, b))
+    time fractions together on type k; ``value`` the optimal minimum; ``lps`` the LPs solved."""
+
+    X: np.ndarray
+    Y: np.ndarray
+    value: float
+    lps: int = 1
+
+
+def max_min_fairness_packed(W: np.ndarray, z: np.ndarray, cap: np.ndarray, pairs: np.ndarray, Va: np.ndarray,
+                            Vb: np.ndarray, count: np.ndarray | None = None, *, pareto: bool = True) -> PackedAllocation:
+    r"""Gavel's max-min fairness with space sharing (``MaxMinFairnessPolicyWithPacking``; Narayanan et
+    al., OSDI'20, §4.1 "Space sharing"): time fractions over combinations, each job alone (X, m × K)
+    or a pair p = (a, b) of jobs together on the same GPUs (Y, P × K),
+
+    .. math::
+
+        \max \min_j \Big(\sum_k W_{jk} X_{jk} + \sum_{p \ni j} \sum_k V_{jpk} Y_{pk}\Big)
+        \quad \text{s.t.} \quad
+        \sum_j z_{jk} X_{jk} + \sum_p z_{a_p k} Y_{pk} \le c_k, \qquad
+        \sum_k X_{jk} + \sum_{p \ni j} \sum_k Y_{pk} \le 1, \qquad X, Y \ge 0,
+
+    :math:`W_{jk}` job j's normalised throughput alone (:func:`max_min_fairness`), :math:`V_{jpk}`
+    its normalised throughput in pair p (``Va[p]`` for a, ``Vb[p]`` for b; the two jobs of a pair hold
+    the same :math:`z_{a_p k} = z_{b_p k}` GPUs, counted once). A combination runs only where all its
+    coefficients are positive (X ≤ [W > 0], Y ≤ [Va > 0][Vb > 0]). Jobs with no positive coefficient do
+    not count in the minimum. ``pareto``: then maximise the sum of the jobs' normalised throughputs
+    keeping every job at the minimum, from the first LP's basis, as :func:`max_min_fairness` does.
+
+    ``count``: row j stands for :math:`n_j` identical jobs (a class, :func:`classes`; 1 each by
+    default), and pair p = (a, b) for each of the :math:`n_a n_b` pairs of a job of a with one of b,
+    or with a = b for each of the :math:`n_a (n_a - 1)/2` pairs of two jobs of a (both at ``Va``);
+    X and Y are then each such job's and each such pair's fractions: the capacity rows weigh them by
+    those numbers, and a job of a is in :math:`n_b` pairs of p (:math:`n_a - 1` where a = b). The
+    problem is symmetric in the jobs of a class, so an optimum with equal fractions for them exists
+    and this LP over classes has the value of the LP over jobs (Gavel's
+    ``get_allocation_using_job_type_throughputs`` reduces by job type alike).
+    """
+    m, K = W.shape
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    P = pairs.shape[0]
+    n_of = np.ones(m) if count is None else np.asarray(count, float)
+    a, b = pairs[:, 0], pairs[:, 1]
+    own = a == b
+    mult = np.where(own, n_of[a] * (n_of[a] - 1) / 2, n_of[a] * n_of[b])   # the job pairs p stands for
+    in_a = np.where(own, n_of[a] - 1, n_of[b])        # pairs of p each job of a is in
+    in_b = np.where(own, 0.0, n_of[a])                # ... each job of b (none apart where a = b)
+    Va, Vb = np.asarray(Va, float).reshape(P, K), np.asarray(Vb, float).reshape(P, K)
+    okY = (Va > 0) & (Vb > 0) & (mult > 0)[:, None]
+    live = (W > 0).any(axis=1)
+    live[pairs[okY.any(axis=1)].ravel()] = True
+    if not live.any():
+        return PackedAllocation(np.zeros((m, K)), np.zeros((P, K)), 0.0, 0)
+    scale = max(W.max(initial=0.0), np.where(okY, np.maximum(Va, Vb), 0.0).max(initial=0.0))
+    Ws, Vas, Vbs = W / scale, np.where(okY, Va, 0.0) / scale, np.where(okY, Vb, 0.0) / scale
+    nX, nY = m * K, P * K
+    n = nX + nY + 1
+    kk = np.tile(np.arange(K), m)
+    jj = np.repeat(np.arange(m), K)
+    ar, br = np.repeat(a, K), np.repeat(b, K)
+    kp = np.tile(np.arange(K), P)
+    colX, colY = np.arange(nX), nX + np.arange(nY)
+    ia, ib = np.repeat(in_a, K), np.repeat(in_b, K)
+    # rows: K capacity rows, m rows "time of a job of j <= 1", m rows "t - throughput of a job of j <= 0"
+    rows = np.concatenate([kk, K + jj, K + m + jj,
+                           kp, K + ar, K + br, K + m + ar, K + m + br,
+                           K + m + np.flatnonzero(live)])
+    cols = np.concatenate([colX, colX, colX, colY, colY, colY, colY, colY, np.full(int(live.sum()), n - 1)])
+    vals = np.concatenate([(z * n_of[:, None]).ravel().astype(float), np.ones(nX), -Ws.ravel(),
+                           (z[a] * mult[:, None]).ravel().astype(float), ia, ib,
+                           -Vas.ravel() * ia, -Vbs.ravel() * ib, np.ones(int(live.sum()))])
+    keep = vals != 0
+    A = sp.csc_matrix((vals[keep], (rows[keep], cols[keep])), shape=(K + 2 * m, n))
+    b_up = np.concatenate([np.asarray(cap, float), np.ones(m), np.zeros(m)])
+    ub = np.concatenate([(W > 0).ravel().astype(float), okY.ravel().astype(float), [np.inf]])
+    out = optimal_lp(np.r_[np.zeros(n - 1), -1.0], A, b_up, ub)
+    t, x, lps = float(out.x[-1]), out.x[:n - 1], 1
+    if pareto and t > 0:
+        # every job kept at t, the rest used: the same model with new costs (the sum over all jobs of
+        # their throughputs), t at least its optimum
+        h = out.highs
+        gain = np.concatenate([(Ws * n_of[:, None]).ravel(),
+                               (Vas * (n_of[a] * in_a)[:, None] + Vbs * (n_of[b] * in_b)[:, None]).ravel()])
+        h.changeColsCost(n, np.arange(n, dtype=np.int32), np.append(-gain, 0.0))
+        h.changeColBounds(n - 1, t * (1 - 1e-9), np.inf)
+        h.run()
+        lps = 2
+        if translate(h.getModelStatus(), h.getInfo().primal_solution_status == 2)[1] == Status.OPTIMAL:
+            x = np.asarray(h.getSolution().col_value, dtype=float)[:n - 1]
+    x = np.clip(x, 0.0, 1.0)
+    return PackedAllocation(x[:nX].reshape(m, K), x[nX:].reshape(P, K), t * scale, lps)

@@ -20,7 +20,15 @@ remaining`` the rows are the window's jobs in order of remaining time, shortest 
 prior over which sizes the jobs of each rank get, the freedom that separates DRF's spreading from
 an SRPT-like order (the menu played by heSRPT is 22.5 % below DRF, docs/dl2.md "round 8").
 ``--es-groups`` searches it with the rows tied in rank groups (:func:`rank_groups`: 6 × 19 = 114
-numbers for J = 40 instead of 760).
+numbers for J = 40 instead of 760). ``--es-basis`` searches 1 + 4G directions that matter
+(:func:`es_basis`): the log of the network's logit scale s (z = s · W h + b,
+:class:`~dlsched.rl.networks.PolicyNet`) and, per rank group g, the bias a_g of level 0 (leave the
+job out), slopes b_g, c_g in u = log₂(1 + workers) and v = log₂(1 + PSs) of the level, and a
+curvature d_g (−(u² + v²)) that gives the group a preferred size, so that
+
+    z = s · W h + b_warm + E θ,      θ = 0, s = 1: the warm-up exactly.
+
+Every mode's θ is held as one vector (log s, b) (:func:`theta`); the bias-only modes leave log s at 0.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ import torch
 
 from dlsched.rl.env import DL2Env
 from dlsched.rl.policy import Model, choose
+from dlsched.rl.slot import Spec
 
 
 def searched(model: Model) -> torch.nn.Parameter:
@@ -37,15 +46,66 @@ def searched(model: Model) -> torch.nn.Parameter:
     return model.policy.body[-1].bias
 
 
+def theta(model: Model) -> torch.Tensor:
+    """The searched vector (log s, b): the log of the policy's logit scale, then its output bias (a copy)."""
+    b = searched(model).detach()
+    return torch.cat([torch.tensor([np.log(model.policy.logit_scale)], dtype=b.dtype), b])
+
+
+def set_theta(model: Model, v: torch.Tensor | np.ndarray) -> None:
+    """Set the policy's logit scale and output bias from a vector of :func:`theta`'s layout."""
+    v = torch.as_tensor(v)
+    p = searched(model)
+    # exp(0) is exactly 1: θ's first coordinate left at 0 keeps the plain MLP, bit for bit
+    model.policy.logit_scale = float(np.exp(float(v[0])))
+    with torch.no_grad():
+        p.copy_(v[1:].to(p.dtype).view_as(p))
+
+
+def lift(e: np.ndarray, basis: np.ndarray | None, size: int) -> np.ndarray:
+    """A direction in the searched coordinates as a change of :func:`theta`'s vector (``size`` long):
+    ``basis`` e (e itself without a basis), log s left at 0 when that spans the bias alone."""
+    v = e if basis is None else basis @ e
+    return v if len(v) == size else np.concatenate([[0.0], v])
+
+
 def rank_groups(J: int, C: int) -> np.ndarray:
     """The (J·C, G·C) 0/1 matrix that ties the bias of rows 0, 1–2, 3–6, 7–14, … (ranks by remaining time,
     doubling groups) level by level: the searched directions, G·C of them instead of J·C (a
     generation of a few pairs cannot estimate J·C = 760 slopes; with ties the rows of one rank
     group move together)."""
-    group = np.floor(np.log2(np.arange(J) + 1)).astype(int)
+    group = rank_group(J)
     E = np.zeros((J, C, group.max() + 1, C))
     E[np.arange(J)[:, None], np.arange(C)[None, :], group[:, None], np.arange(C)[None, :]] = 1.0
     return E.reshape(J * C, -1)
+
+
+def rank_group(J: int) -> np.ndarray:
+    """The rank group of each window row: 0, 1–2, 3–6, 7–14, … (doubling, by remaining time)."""
+    return np.floor(np.log2(np.arange(J) + 1)).astype(int)
+
+
+def es_basis(spec: Spec, scale: bool = True) -> np.ndarray:
+    """The (1 + J·C, 1 + 4G) matrix E of ``--es-basis`` (module docstring): column 0 moves log s
+    alone; per rank group g (:func:`rank_group`), columns 1 + 4g … 4 + 4g add to level k's logit of
+    the group's rows [k = 0] (a_g, leaving the job out), u_k (b_g), v_k (c_g) and −(u_k² + v_k²) / 4
+    (d_g), u_k = log₂(1 + w_k), v_k = log₂(1 + p_k) and (w_k, p_k) = ``spec.configs[k]``. With
+    d_g > 0 the prior b_g u + c_g v − d_g (u² + v²) / 4 peaks at u = 2b_g / d_g, v = 2c_g / d_g: a
+    preferred size per rank group, which slopes alone (d_g = 0) cannot express, since they pick a
+    corner of the menu (docs/dl2.md, round 12). Log counts: one unit is about one doubling of a size.
+    ``scale=False`` leaves out column 0 (s stays as it is)."""
+    J, C = spec.J, spec.n_levels
+    group = rank_group(J)
+    G = group.max() + 1
+    u, v = np.log2(1.0 + np.asarray(spec.configs, dtype=float)).T
+    # the curvature at a quarter: a unit of d_g moves the logits about as much as a unit of a slope
+    feats = np.stack([np.arange(C) == 0, u, v, -(u ** 2 + v ** 2) / 4], axis=1)       # (C, 4)
+    bias = np.zeros((J, C, G, 4))           # the bias's rows by (row, level), columns by (group, a/b/c/d)
+    bias[np.arange(J), :, group, :] = feats
+    E = np.zeros((1 + J * C, 1 + 4 * G))
+    E[0, 0] = 1.0
+    E[1:, 1:] = bias.reshape(J * C, 4 * G)
+    return E if scale else E[:, 1:]
 
 
 def greedy_return(env: DL2Env, model: Model, trace: int) -> float:
@@ -60,38 +120,37 @@ def greedy_return(env: DL2Env, model: Model, trace: int) -> float:
 
 
 def member_returns(env: DL2Env, model: Model, members) -> list[float]:
-    """:func:`greedy_return` of every (θ, trace) member in this process; ``model``'s θ is left as it was."""
-    p = searched(model)
-    theta = p.detach().clone()
+    """:func:`greedy_return` of every (θ, trace) member in this process, θ in :func:`theta`'s layout;
+    ``model``'s θ is left as it was."""
+    start = theta(model)
     try:
         out = []
-        for bias, k in members:
-            with torch.no_grad():
-                p.copy_(torch.from_numpy(bias).view_as(p))
+        for v, k in members:
+            set_theta(model, v)
             out.append(greedy_return(env, model, k))
         return out
     finally:
-        with torch.no_grad():
-            p.copy_(theta)
+        set_theta(model, start)
 
 
 def es_gradient(env: DL2Env, model: Model, rng: np.random.Generator, *, pairs: int, traces: int,
                 sigma: float, basis: np.ndarray | None = None, pool=None) -> tuple[np.ndarray, np.ndarray, float, float]:
     """One generation (module docstring): the ascent direction g, the pairs' differences d_j, the
     generation's mean return, and the CPU seconds of worker processes. With ``basis``
-    (:func:`rank_groups`) the directions are ``basis`` ε, ε of its column count, and g is in those
-    coordinates. ``pool`` (:class:`dlsched.rl.forks.ForkPool`) plays the 2 · pairs · traces greedy
-    episodes in its processes; each is deterministic, so g is the same bit for bit as in this
-    process. θ is left as it was."""
-    theta = searched(model).detach().clone()
+    (:func:`rank_groups`, :func:`es_basis`) the directions are ``basis`` ε, ε of its column count,
+    and g is in those coordinates; without, ε is the bias. ``pool``
+    (:class:`dlsched.rl.forks.ForkPool`) plays the 2 · pairs · traces greedy episodes in its
+    processes; each is deterministic, so g is the same bit for bit as in this process. θ is left as
+    it was."""
+    start = theta(model)
     ks = rng.choice(len(env.traces), size=min(traces, len(env.traces)), replace=False)
-    eps = rng.standard_normal((pairs, theta.numel() if basis is None else basis.shape[1]))
+    eps = rng.standard_normal((pairs, start.numel() - 1 if basis is None else basis.shape[1]))
     members = []
     for e in eps:
-        e_full = torch.from_numpy(e if basis is None else basis @ e).to(theta.dtype).view_as(theta)
+        e_full = torch.from_numpy(lift(e, basis, start.numel())).to(start.dtype)
         for sign in (1.0, -1.0):
-            bias = (theta + sign * sigma * e_full).numpy()
-            members += [(bias, int(k)) for k in ks]
+            v = (start + sign * sigma * e_full).numpy()
+            members += [(v, int(k)) for k in ks]
     if pool is None:
         R, cpu = member_returns(env, model, members), 0.0
     else:
@@ -111,15 +170,13 @@ class Adam:
         self.m = self.v = None
         self.t = 0
 
-    def step(self, p: torch.nn.Parameter, g: np.ndarray, basis: np.ndarray | None = None) -> None:
-        """θ += lr m̂ / (√v̂ + eps), in ``basis``'s coordinates when given (g is then in them)."""
+    def step(self, model: Model, g: np.ndarray, basis: np.ndarray | None = None) -> None:
+        """θ += lr m̂ / (√v̂ + eps) (:func:`theta`), in ``basis``'s coordinates when given (g is then in them)."""
         if self.m is None:
             self.m, self.v = np.zeros_like(g), np.zeros_like(g)
         self.t += 1
         self.m = self.b1 * self.m + (1 - self.b1) * g
         self.v = self.b2 * self.v + (1 - self.b2) * g * g
         step = self.lr * (self.m / (1 - self.b1 ** self.t)) / (np.sqrt(self.v / (1 - self.b2 ** self.t)) + self.eps)
-        if basis is not None:
-            step = basis @ step
-        with torch.no_grad():
-            p.add_(torch.from_numpy(step).to(p.dtype).view_as(p))
+        v = theta(model)
+        set_theta(model, v + torch.from_numpy(lift(step, basis, v.numel())).to(v.dtype))

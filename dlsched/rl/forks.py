@@ -226,9 +226,10 @@ class ForkPool:
         return [out for out, _ in done], float(sum(c for _, c in done))
 
     def greedy_returns(self, model: Model, members) -> tuple[list[float], float]:
-        """The greedy return of each (output bias θ, trace) member (:func:`dlsched.rl.es.member_returns`),
-        one episode a task, and the CPU seconds of the workers (0 in this process). Only θ is sent:
-        evolution strategies change nothing else, so the rest of the workers' copies is ``model``'s."""
+        """The greedy return of each (θ, trace) member (:func:`dlsched.rl.es.member_returns`; θ the
+        logit scale's log and the output bias, :func:`dlsched.rl.es.theta`), one episode a task, and
+        the CPU seconds of the workers (0 in this process). Only θ is sent: evolution strategies change
+        nothing else, so the rest of the workers' copies is ``model``'s."""
         if self.pool is None:
             return member_returns(self.env, model, members), 0.0
         done = self.pool.map(_worker_greedy, members, chunksize=1)

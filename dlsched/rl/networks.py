@@ -37,16 +37,29 @@ class NetShape:
 
 class PolicyNet(nn.Module):
     """π(a | s): logits over the 3J + 1 actions, or over each row's size levels (``Spec.actions = "jobs"``,
-    one categorical per row: π(k | s) = Π_i π_i(k_i | s))."""
+    one categorical per row: π(k | s) = Π_i π_i(k_i | s)).
+
+    ``logit_scale`` s multiplies the last layer's product but not its bias b, z = s · W h + b
+    (``--es-basis``, :func:`dlsched.rl.es.es_basis`: s small leaves the logits to the
+    state-independent prior b); s = 1 is the plain MLP, bit for bit."""
 
     def __init__(self, shape: NetShape):
         super().__init__()
         self.shape = shape
         self.body = mlp(shape.spec.J * shape.spec.n_features, shape.hidden, shape.spec.n_actions)
+        self.logit_scale = 1.0
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Masked logits for a batch of states (B, J, F) and masks (B, 3J + 1), or (B, J, C) flattened."""
-        return masked_logits(self.body(x.flatten(1)), mask.flatten(1))
+        x = x.flatten(1)
+        if self.logit_scale == 1.0:
+            z = self.body(x)
+        else:
+            for layer in self.body[:-1]:
+                x = layer(x)
+            last = self.body[-1]
+            z = torch.addmm(last.bias, x, last.weight.t(), alpha=self.logit_scale)
+        return masked_logits(z, mask.flatten(1))
 
     def levels(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """``Spec.actions = "jobs"``: masked logits (B, J, C) of each window row's size level."""

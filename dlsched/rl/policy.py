@@ -11,7 +11,8 @@ completion.
 
 A checkpoint is a ``torch.save`` of a plain dictionary (loaded with ``weights_only=True``):
 ``format``, ``spec`` (:class:`~dlsched.rl.slot.Spec` as a dict), ``hidden``, ``policy`` and
-``value`` state dicts, and ``provenance`` (command, seed, versions, training seconds).
+``value`` state dicts, ``logit_scale`` (the policy's s, only where s ≠ 1; ``--es-basis``), ``digest``,
+and ``provenance`` (command, seed, versions, training seconds).
 """
 
 from __future__ import annotations
@@ -61,9 +62,12 @@ def save_checkpoint(model: Model, path: str | Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
     policy, value = model.policy.state_dict(), model.value.state_dict()
-    torch.save({"format": FORMAT, "spec": model.spec.to_dict(), "hidden": list(model.shape.hidden),
-                "policy": policy, "value": value, "digest": weights_digest(policy, value),
-                "provenance": model.provenance}, tmp)
+    doc = {"format": FORMAT, "spec": model.spec.to_dict(), "hidden": list(model.shape.hidden),
+           "policy": policy, "value": value, "digest": weights_digest(policy, value, *scale_dict(model.policy.logit_scale)),
+           "provenance": model.provenance}
+    if model.policy.logit_scale != 1.0:     # written only where it matters: a file without it reads as s = 1
+        doc["logit_scale"] = float(model.policy.logit_scale)
+    torch.save(doc, tmp)
     tmp.replace(path)
 
 
@@ -80,6 +84,12 @@ def weights_digest(*state_dicts) -> str:
             h.update(name.encode())
             h.update(t.detach().cpu().contiguous().numpy().tobytes())
     return h.hexdigest()
+
+
+def scale_dict(scale: float) -> tuple[dict, ...]:
+    """The logit scale s (:class:`~dlsched.rl.networks.PolicyNet`) as a state dict for :func:`weights_digest`,
+    none for s = 1 (so the digest of a checkpoint without a scale is unchanged)."""
+    return () if scale == 1.0 else ({"logit_scale": torch.tensor(float(scale), dtype=torch.float64)},)
 
 
 def load_checkpoint(path: str | Path | None = None) -> Model:
@@ -113,10 +123,15 @@ def load_checkpoint(path: str | Path | None = None) -> Model:
                              f"weights of a {name} network with J={spec.J}, {spec.n_types} job types and hidden "
                              f"layers {list(shape.hidden)} (retrain with `dlsched train dl2`)",
                              first[1].strip() if len(first) > 1 else (first[0] if first else name)) from None
+    scale = doc.get("logit_scale", 1.0)
+    if not isinstance(scale, float) or not np.isfinite(scale) or scale <= 0:
+        raise InputError(str(path), "logit_scale", "a finite number > 0 (retrain with `dlsched train dl2`)", scale)
+    model.policy.logit_scale = scale
     for name, net in (("policy", model.policy), ("value", model.value)):
         if not all(bool(torch.isfinite(t).all()) for t in net.state_dict().values()):
             raise InputError(str(path), name, "finite weights (retrain with `dlsched train dl2`)", "NaN or infinite weights")
-    if "digest" in doc and doc["digest"] != weights_digest(model.policy.state_dict(), model.value.state_dict()):
+    if "digest" in doc and doc["digest"] != weights_digest(model.policy.state_dict(), model.value.state_dict(),
+                                                           *scale_dict(scale)):
         raise InputError(str(path), "digest", "weights that match the digest written with them (the file is damaged)",
                          "other weights")
     model.policy.eval()

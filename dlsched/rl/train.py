@@ -45,7 +45,7 @@ import torch
 from torch import nn
 
 from dlsched.rl.env import DL2Env
-from dlsched.rl.es import Adam as EsAdam, es_gradient, rank_groups, searched
+from dlsched.rl.es import Adam as EsAdam, es_basis, es_gradient, rank_groups
 from dlsched.rl.forks import ForkPool, fork, fork_update
 from dlsched.errors import InputError
 from dlsched.rl.policy import (MAX_HIDDEN, MAX_LAYERS, DL2Policy, Model, choose, load_checkpoint, save_checkpoint,
@@ -150,6 +150,11 @@ class TrainConfig:
     es_sigma: float = 1.0
     #: ``baseline="es"``: search the bias with the rows tied in rank groups (:func:`dlsched.rl.es.rank_groups`)
     es_groups: bool = False
+    #: ``baseline="es"``: search the logit scale and, per rank group, the bias of leaving a job out,
+    #: slopes in log workers and log PSs and a curvature (:func:`dlsched.rl.es.es_basis`, 1 + 4G directions)
+    es_basis: bool = False
+    #: ``es_basis``: search the logit scale too (False: s stays the checkpoint's)
+    es_scale: bool = True
     #: a checkpoint to start from: its warm-up is kept and only fine-tuning runs
     init: str | None = None
     #: DAgger rounds after the warm-up (0: none), each followed by this many epochs on all samples
@@ -194,6 +199,8 @@ class TrainConfig:
             bad("warmup_lr_final", "a finite number > 0, or None")
         if (self.actions == "jobs") != (self.baseline in ("forks", "es")):
             bad("baseline", "forks or es, with job-level actions (actions jobs) and only with them")
+        if self.es_groups and self.es_basis:
+            bad("es_basis", "either es_groups or es_basis, not both (two bases of the searched bias)")
         if self.workers > 1 and self.baseline not in ("forks", "es"):
             bad("workers", "1, unless the baseline is forks or es")
         if not isinstance(self.snapshots_cpu_min, tuple) or not all(real(m) and m > 0 for m in self.snapshots_cpu_min):
@@ -902,7 +909,7 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
 
     ref = copy.deepcopy(model.policy).eval() if cfg.kl > 0 else None   # the warm-up policy, for the KL penalty
     es_opt = EsAdam(cfg.rl_lr)
-    es_basis = rank_groups(spec.J, spec.n_levels) if cfg.es_groups else None
+    basis = (rank_groups(spec.J, spec.n_levels) if cfg.es_groups else es_basis(spec, cfg.es_scale) if cfg.es_basis else None)
 
     snapshots = sorted(set(cfg.snapshots_cpu_min))
 
@@ -953,9 +960,9 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
                                 clip=cfg.clip if cfg.clip > 0 else 0.2, epochs=cfg.ppo_epochs, batch=cfg.batch, rng=rng)
             elif cfg.baseline == "es":
                 g, d, R, cpu = es_gradient(env, model, rng, pairs=cfg.es_pairs, traces=cfg.es_traces,
-                                           sigma=cfg.es_sigma, basis=es_basis, pool=pool)
+                                           sigma=cfg.es_sigma, basis=basis, pool=pool)
                 worker_cpu += cpu
-                es_opt.step(searched(model), g, es_basis)
+                es_opt.step(model, g, basis)
                 running = R if running is None else 0.9 * running + 0.1 * R
                 rewards.append((time.monotonic() - wall0, R, float("nan")))
             elif cfg.baseline in ("branch", "rollouts"):
@@ -1155,6 +1162,11 @@ def parser():
                    help="--baseline es: training traces every member of a generation plays")
     p.add_argument("--es-groups", action="store_true",
                    help="--baseline es: tie the bias of the window's rows in rank groups 0, 1-2, 3-6, 7-14, ... (docs/dl2.md)")
+    p.add_argument("--es-basis", action="store_true",
+                   help="--baseline es: search the logit scale and, per rank group, the bias of leaving a job out, "
+                        "slopes in log workers and log PSs and a curvature (1 + 4G directions; docs/dl2.md round 12)")
+    p.add_argument("--es-hold-scale", action="store_true",
+                   help="--es-basis: keep the logit scale s as the checkpoint has it (search the rank groups' priors only)")
     p.add_argument("--es-sigma", type=float, default=d.es_sigma, help="--baseline es: σ of the perturbation of the output bias")
     p.add_argument("--baseline", choices=["critic", "greedy", "branch", "rollouts", "gae", "forks", "es"], default=d.baseline,
                    help="actor's baseline: the critic V(s) (default), the greedy policy's return on the same trace, "
@@ -1215,6 +1227,7 @@ def main(argv: Sequence[str]) -> int:
                           warmup_smoothing=args.warmup_smoothing, gae_lambda=args.gae_lambda, ppo_epochs=args.ppo_epochs,
                           kl=args.kl, threads=args.threads, workers=args.workers, batch=args.batch,
                           es_pairs=args.es_pairs, es_traces=args.es_traces, es_sigma=args.es_sigma, es_groups=args.es_groups,
+                          es_basis=args.es_basis, es_scale=not args.es_hold_scale,
                           snapshots_cpu_min=_minutes(args.snapshots))
     except InputError as exc:       # name the flag, not the setting
         flag = FLAGS.get(exc.where, "--" + exc.where.replace("_", "-"))

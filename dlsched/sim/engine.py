@@ -4,7 +4,9 @@ Time jumps from event to event: the next arrival, the earliest completion at the
 or a time the caller asks for (a policy's ``next_call`` or a slot boundary). Between events every
 running job j advances at r_j = ``speed.rate(job, placement, cluster)`` iterations per second,
 except during the ``restart_seconds`` that follow a change of its placement (start, resume,
-rescale, move), when it holds its resources and makes no progress. A job completes at the exact
+rescale, move), when it holds its resources and makes no progress. Two jobs in a packed lease
+(placements naming each other as ``partner``, docs/simulator.md "Co-location") share their GPUs,
+each at its rate in the pair (``speed.pair_rates``). A job completes at the exact
 time its remaining iterations reach zero at its current rate, wherever that falls in a slot:
 
     t_complete(j) = max(t, t_resume(j)) + remaining(j) / r_j
@@ -150,6 +152,7 @@ class Simulation:
         self._rate_of = np.zeros(n)
         self._resume_of = np.zeros(n)                 # time from which a job's current placement progresses
         self._held_gpu = np.zeros(n)                  # GPUs a job holds now
+        self._pair: dict[int, int] = {}               # running jobs in a packed lease -> their partner
         self._run = np.empty(0, dtype=np.int64)      # the running jobs, sorted
         self._table = RunningTable(n)                 # the running jobs' quantities, one slot each
         self._resume_max = 0.0                        # the latest resume time given: none later restarts
@@ -241,8 +244,9 @@ class Simulation:
         Raises PolicyError for an unknown, unarrived, unschedulable or finished job, a malformed
         placement, a server that does not exist, a worker count outside [min_workers,
         max_workers], a PS job without a PS (or more than max_ps), PSs for an all-reduce job, a
-        stopped job that is not running, or any server and resource over-committed; the
-        allocation is then unchanged.
+        stopped job that is not running, any server and resource over-committed (a packed pair's
+        GPUs counted once), or a packed lease that is not one or cannot share (:meth:`_packed_rates`);
+        the allocation is then unchanged.
         """
         t0 = _time.perf_counter()
         if isinstance(decision, Changes):
@@ -336,13 +340,27 @@ class Simulation:
         that results, or None to change the current one in place. Costs the jobs named: capacity is
         checked on the servers they touch (the others hold no more than they did)."""
         rates = {}
+        packed = False
         for j, pl in changed.items():
+            if pl.partner is not None:
+                packed = True
+                continue
             rate = self.speed.rate(self.jobs[j], pl, self.cluster)
             if not (isinstance(rate, (int, float, np.floating, np.integer)) and math.isfinite(rate) and rate >= 0):
                 raise PolicyError(policy, self.time, f"the speed source gave job {j} the rate {rate!r} (expected a finite rate >= 0)")
             rates[j] = float(rate)
+        if packed or (self._pair and released):
+            rates.update(self._packed_rates(released, changed, new, policy))
         used = self._used
         fresh = {j: usage(pl, self.demand_w[j], self.demand_p[j]) for j, pl in changed.items()}
+        held = {j: f[1][:, self._gpu].sum() if self._gpu is not None else 0.0 for j, f in fresh.items()}
+        if packed and self._gpu is not None:
+            # a packed pair's GPUs are booked once, on the job of the lower trace index
+            for j, pl in changed.items():
+                if pl.partner is not None and pl.partner < j:
+                    rows = fresh[j][1].copy()
+                    rows[:, self._gpu] = 0.0
+                    fresh[j] = (fresh[j][0], rows)
         touched = np.unique(np.concatenate([self._usage[j][0] for j in released] + [f[0] for f in fresh.values()]))
         before = used[touched]                   # a copy: restored if the decision is refused
         for j in released:
@@ -368,6 +386,7 @@ class Simulation:
             del sizes[j]
             self._sampled[j] = False
             self._held_gpu[j] = 0.0
+            self._pair.pop(j, None)
             if j not in changed:
                 tab.drop(j)
         for j, pl in changed.items():
@@ -376,7 +395,9 @@ class Simulation:
             self._resume_max = max(self._resume_max, self._resume_of[j])
             self._usage[j] = fresh[j]
             sizes[j] = (pl.n_workers, pl.n_ps)
-            self._held_gpu[j] = fresh[j][1][:, self._gpu].sum() if self._gpu is not None else 0.0
+            self._held_gpu[j] = held[j]
+            if pl.partner is not None:
+                self._pair[j] = int(pl.partner)
             tab.put(j, self._rate_of[j], self._resume_of[j], self.remaining[j], self.iterations[j], self._held_gpu[j], True)
             if np.isnan(self.first_start[j]):
                 self.first_start[j] = self.time
@@ -394,6 +415,59 @@ class Simulation:
         if start:
             add = np.array(sorted(start), dtype=np.int64)
             self._run = np.insert(self._run, np.searchsorted(self._run, add), add)
+
+    def _packed_rates(self, released: list[int], changed: dict[int, Placement], new: dict | None,
+                      policy: str) -> dict[int, float]:
+        """The rates of the changed jobs in packed leases (``pair_rates`` of the speed source: the
+        entry of the lower trace index's job with the other's as its partner); raises PolicyError for
+        a pair whose two placements are not the same workers naming each other, a pair the speed
+        source says cannot share (a rate of 0), or a job left packed with one that stops or moves."""
+        gone = set(released) - changed.keys()
+
+        def after(i):
+            if new is not None:
+                return new.get(i)
+            return changed.get(i) or (None if i in gone else self._alloc.get(i))
+
+        rates = {}
+        pair_rates = getattr(self.speed, "pair_rates", None)
+        for j, pl in changed.items():
+            p = pl.partner
+            if p is None:
+                continue
+            name = self.jobs[j].name
+            other = after(int(p)) if isinstance(p, (int, np.integer)) and not isinstance(p, (bool, np.bool_)) and p != j else None
+            if other is None or other.partner != j or dict(other.workers) != dict(pl.workers):
+                raise PolicyError(policy, self.time, f"job {j} ({name}) is packed with job {p!r}, which this decision does not "
+                                                     f"place on the same workers packed with job {j}")
+            if pair_rates is None:
+                raise PolicyError(policy, self.time, f"job {j} ({name}) is packed with job {p}, but the speed source "
+                                                     f"{type(self.speed).__name__} has no pair throughputs (pair_rates)")
+            a, b = sorted((j, int(p)))
+            ra, rb = pair_rates(self.jobs[a], self.jobs[b], pl, self.cluster)
+            if not (math.isfinite(ra) and math.isfinite(rb) and ra > 0 and rb > 0):
+                raise PolicyError(policy, self.time, f"jobs {a} ({self.jobs[a].name}) and {b} ({self.jobs[b].name}) cannot share "
+                                                     f"their GPUs: the speed source gives the pair the rates ({ra:g}, {rb:g})")
+            rates[j] = float(ra if j == a else rb)
+        for j in released:
+            p = self._pair.get(j)
+            if p is not None and (j not in changed or changed[j].partner != p):
+                other = after(p)
+                if other is not None and other.partner == j:
+                    raise PolicyError(policy, self.time, f"job {p} ({self.jobs[p].name}) stays packed with job {j}, "
+                                                         f"which stops or moves")
+        return rates
+
+    def _alone(self, j: int) -> None:
+        """Job j's partner has finished: j runs on alone on the same GPUs, books them and runs at its
+        own rate from now (its placement, which still names the partner, does not change)."""
+        pl = self._alloc[j]
+        srv, rows = usage(pl, self.demand_w[j], self.demand_p[j])
+        self._used[srv] += rows - self._usage[j][1]
+        self._usage[j] = (srv, rows)
+        self._rate_of[j] = float(self.speed.rate(self.jobs[j], Placement(pl.workers, pl.ps), self.cluster))
+        self._sampled[j] = False
+        self._table.put(j, self._rate_of[j], self._resume_of[j], self.remaining[j], self.iterations[j], self._held_gpu[j], True)
 
     def _check_job(self, key, policy: str) -> int:
         if isinstance(key, (bool, np.bool_)) or not isinstance(key, (int, np.integer)):
@@ -514,6 +588,11 @@ class Simulation:
                 self._held_gpu[j] = 0.0
                 self._sampled[j] = False
                 events.append(Event(t_next, "completion", j))
+            if self._pair:
+                for j in finished.tolist():
+                    p = self._pair.pop(j, None)
+                    if p is not None and self._pair.pop(p, None) is not None and not self.finished[p]:
+                        self._alone(p)
             self._run = np.delete(self._run, np.searchsorted(self._run, finished))
             self._active = np.delete(self._active, np.searchsorted(self._active, finished))
         first = self._next

@@ -45,12 +45,19 @@ from dlsched.instance.workload import Job, Trace
 class Placement:
     """Where a job runs: ``workers[s]`` workers and ``ps[s]`` PSs on server s (only non-zero entries).
 
+    ``partner``: the job (trace index) this one shares its GPUs with, or None (the default: the job
+    has its GPUs to itself). A packed lease is two placements, one for each job, with the same
+    workers (servers and counts) and each naming the other as partner; the two run side by side on
+    those GPUs, each at its rate in the pair (the speed source's ``pair_rates``), and the GPUs count
+    once (docs/simulator.md, "Co-location").
+
     A placement is a value: its mappings are not changed after it is made (the counts below are
     computed once; policies compare sizes of every job at every event).
     """
 
     workers: Mapping[int, int]
     ps: Mapping[int, int] = field(default_factory=dict)
+    partner: int | None = None
 
     @cached_property
     def n_workers(self) -> int:
@@ -137,6 +144,10 @@ class PolicyContext:
 
 
 class SpeedSourceLike(Protocol):
+    """``rate`` for a job alone; a source that knows how jobs share GPUs (space sharing) also has
+    ``pair_rates(job, other, placement, cluster) -> (rate of job, rate of other)``, both on the same
+    GPUs, (0, 0) where the two cannot share."""
+
     def rate(self, job: Job, placement: Placement, cluster: Cluster) -> float:
         """Iterations per second of ``job`` running with ``placement`` (0 if it cannot progress)."""
         ...

@@ -18,7 +18,8 @@ source                      rate of job j with p PSs and w workers
                             \theta_4 p)^{-1}` fitted to the table, MODELS.md §5
                             (``dlsched.perf.optimus_fit``)
 :class:`ThroughputSpeed`    :math:`\sum_{k} h_{i,g(k)}(n)/n` over the n workers k (Gavel steps/s, §4.1);
-                            ``mixed="slowest"``: :math:`n \min_k h_{i,g(k)}(n)/n`
+                            ``mixed="slowest"``: :math:`n \min_k h_{i,g(k)}(n)/n`; co-located with
+                            job i' on the same GPUs (``pair_rates``): Gavel's measured pair
 :class:`DurationSpeed`      :math:`K_j / d_j \cdot w / n_j`: the recorded duration :math:`d_j` at the
                             requested size :math:`n_j`, linear in the number of workers otherwise
 :class:`Noisy`              any of these times :math:`\exp(\sigma Z - \sigma^2/2)`, Z ~ N(0, 1) drawn
@@ -249,6 +250,19 @@ class ThroughputSpeed:
                 r = sum(k * self.per_worker(job.job_type, g, n) for g, k in counts.items())
             self._cache[key] = r
         return r
+
+
+    def pair_rates(self, job: Job, other: Job, placement: Placement, cluster: Cluster) -> tuple[float, float]:
+        """Steps/s of ``job`` and ``other`` co-located on the same GPUs (``placement``: n workers each,
+        all on one GPU type g): Gavel's measured pair, the entry of (job's type, n) on g under the key
+        (other's type, n); (0, 0) where the two cannot share: the file records 0 for either, has no
+        such pair, or the workers span GPU types (Gavel packs on one type)."""
+        n = placement.n_workers
+        types = {cluster.gpu_type[s].lower() for s, k in placement.workers.items() if k}
+        if n <= 0 or len(types) != 1 or (job.uses_ps and placement.n_ps <= 0):
+            return 0.0, 0.0
+        a, b = self.table.pairs.get((job.job_type, other.job_type, types.pop(), n), (0.0, 0.0))
+        return (a, b) if a > 0 and b > 0 else (0.0, 0.0)
 
 
 class DurationSpeed:

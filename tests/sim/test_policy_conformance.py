@@ -18,29 +18,38 @@ from dlsched.instance.cluster import Cluster
 from dlsched.instance.oasis_gen import small as oasis_small
 from dlsched.policies import oasis as oasis_policies
 from dlsched.registry import make_policy, policy_names
-from dlsched.testing import LinearSpeed, check_policy, generic_trace
+from dlsched.testing import LinearSpeed, PairedLinearSpeed, check_policy, generic_trace
 
 # The traces each policy applies to; every other registered policy takes any trace.
 OASIS_FAMILY = ("oasis", "risk_reward", "dorm")      # need OASiS's speed source (utilities, worker/PS servers)
 DL2_FAMILY = ("dl2",)                                # a trained network knows only DL2's job types
-GENERIC = tuple(n for n in policy_names() if n not in OASIS_FAMILY + DL2_FAMILY)
+PACKED_FAMILY = ("gavel-max-min-fairness-packed",)   # needs a speed source with pair rates (space sharing)
+GENERIC = tuple(n for n in policy_names() if n not in OASIS_FAMILY + DL2_FAMILY + PACKED_FAMILY)
 
 
 def test_every_registered_policy_is_under_this_suite():
-    assert set(GENERIC) | set(OASIS_FAMILY) | set(DL2_FAMILY) == set(policy_names())
-    assert set(OASIS_FAMILY + DL2_FAMILY) <= set(policy_names())
+    assert set(GENERIC) | set(OASIS_FAMILY) | set(DL2_FAMILY) | set(PACKED_FAMILY) == set(policy_names())
+    assert set(OASIS_FAMILY + DL2_FAMILY + PACKED_FAMILY) <= set(policy_names())
 
 
 jobs_st = st.lists(st.tuples(st.integers(0, 20), st.integers(1, 30), st.sampled_from([1, 2]), st.integers(1, 2),
                              st.integers(0, 2), st.integers(0, 2)), min_size=1, max_size=5)
 
 
-@pytest.mark.parametrize("name", GENERIC)
+@pytest.mark.parametrize("name", GENERIC + PACKED_FAMILY)
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows=jobs_st, servers=st.integers(1, 3), restart=st.sampled_from([0.0, 2.0]), seed=st.integers(0, 3))
 def test_generic_policies_keep_the_contract_on_random_traces(name, rows, servers, restart, seed):
     cl = Cluster.homogeneous(servers, {"gpu": 4, "cpu": 8})
-    check_policy(name, cases=[(generic_trace(rows), cl, LinearSpeed())], seed=seed, restart_seconds=restart)
+    speed = PairedLinearSpeed() if name in PACKED_FAMILY else LinearSpeed()
+    check_policy(name, cases=[(generic_trace(rows), cl, speed)], seed=seed, restart_seconds=restart)
+
+
+@pytest.mark.parametrize("name", PACKED_FAMILY)
+def test_packing_policies_keep_the_contract_where_they_pack(name):
+    # eight rigid 1-GPU jobs and a PS job on 2 GPUs: pairs at 0.6 each beat taking turns, so they pack
+    tr = generic_trace([(i, 10 + 5 * i, 1, 1, 0, 0) for i in range(8)] + [(3, 20, 1, 1, 0, 1)])
+    check_policy(name, cases=[(tr, Cluster.homogeneous(1, {"gpu": 2, "cpu": 16}), PairedLinearSpeed())], restart_seconds=2.0)
 
 
 @pytest.mark.parametrize("name", OASIS_FAMILY)

@@ -1,0 +1,111 @@
+"""Probes of a job-level DL2 policy's search space on the tuning traces (docs/dl2.md, round 12).
+
+Measurements, not models to ship: how far a row's top logit stands from its next valid one
+(:func:`logit_margins`: can a bias of a few units change decisions?), what a state-independent
+prior by rank reaches (:func:`prior_jct`: the logits s · W h + b plus a large bias on one level per
+rank group), where a point of ``--es-basis``'s space lies (:func:`basis_jct`), and which levels a
+teacher's allocation takes by rank group (:func:`teacher_levels_by_group`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from dlsched.registry import make_policy
+from dlsched.rl.env import DL2Env
+from dlsched.rl.es import es_basis, rank_group, set_theta, theta
+from dlsched.rl.policy import DL2Policy, Model, choose, load_checkpoint
+from dlsched.rl.train import TrainConfig, mean_jct, setting, teacher_picker
+
+#: the tuning traces of ``train dl2`` (never the validation seeds 1-20)
+TUNE = TrainConfig().tune_seeds
+#: the bias that makes a level the choice of its row (the network's logits stay within ±20)
+PRIOR = 50.0
+
+
+def _tuning(model: Model, seeds: Sequence[int]) -> DL2Env:
+    traces, cluster, speed = setting(TrainConfig(), seeds)
+    return DL2Env(traces, cluster, speed, model.spec, reward="jct")
+
+
+def logit_margins(checkpoint: str | Path, seeds: Sequence[int] = TUNE) -> dict:
+    """Over the states of the greedy episodes on ``seeds``: per window row with more than one valid
+    level, the top valid logit minus the next one; their percentiles, the share below 1, 2, 4, 8,
+    and how often each level is chosen."""
+    model = load_checkpoint(checkpoint)
+    env = _tuning(model, seeds)
+    J, C = model.spec.J, model.spec.n_levels
+    margins, chosen = [], np.zeros(C, dtype=int)
+    for k in range(len(seeds)):
+        obs, info = env.reset(options={"trace": k})
+        done = False
+        while not done:
+            mask = info["action_mask"]
+            valid = mask.reshape(J, C).astype(bool)
+            with torch.no_grad():
+                z = model.policy.levels(torch.from_numpy(obs)[None], torch.from_numpy(mask)[None])[0].numpy()
+            rows = valid.sum(axis=1) > 1
+            top2 = np.sort(np.where(valid, z, -np.inf)[rows], axis=1)[:, -2:]
+            margins += (top2[:, 1] - top2[:, 0]).tolist()
+            levels = choose(model, obs, mask)
+            chosen += np.bincount(levels[rows], minlength=C)
+            obs, _, term, trunc, info = env.step(levels)
+            done = term or trunc
+    m = np.asarray(margins)
+    return {"rows": int(m.size), "percentiles_10_25_50_75_90": np.percentile(m, [10, 25, 50, 75, 90]).round(2).tolist(),
+            "share_below": {str(x): round(float((m < x).mean()), 3) for x in (1, 2, 4, 8)},
+            "chosen": dict(zip(map(str, model.spec.configs), chosen.tolist()))}
+
+
+def prior_jct(checkpoint: str | Path, levels: int | Sequence[int], scale: float = 0.01,
+              seeds: Sequence[int] = TUNE) -> float:
+    """Mean JCT on ``seeds`` (event-driven, as ``train`` evaluates) of the policy whose logits are
+    ``scale`` · W h + b + :data:`PRIOR` on ``levels`` (one level for every row, or one per rank group,
+    :func:`dlsched.rl.es.rank_group`); a row for which that level is not valid takes the network's choice."""
+    model = load_checkpoint(checkpoint)
+    J, C = model.spec.J, model.spec.n_levels
+    group = rank_group(J)
+    per_row = np.full(J, levels) if np.ndim(levels) == 0 else np.asarray(levels)[group]
+    prior = np.zeros((J, C))
+    prior[np.arange(J), per_row] = PRIOR
+    v = theta(model)
+    v[0] = float(np.log(scale))
+    set_theta(model, v + torch.from_numpy(np.concatenate([[0.0], prior.ravel()])).to(v.dtype))
+    traces, cluster, speed = setting(TrainConfig(), seeds)
+    return mean_jct(lambda: DL2Policy(model), traces, cluster, speed)
+
+
+def basis_jct(checkpoint: str | Path, point: Sequence[float], seeds: Sequence[int] = TUNE) -> float:
+    """Mean JCT on ``seeds`` at θ = ``point`` of :func:`dlsched.rl.es.es_basis` (log s, then (a, b, c, d)
+    per rank group) from the checkpoint."""
+    model = load_checkpoint(checkpoint)
+    v = theta(model)
+    set_theta(model, v + torch.from_numpy(es_basis(model.spec) @ np.asarray(point, dtype=float)).to(v.dtype))
+    traces, cluster, speed = setting(TrainConfig(), seeds)
+    return mean_jct(lambda: DL2Policy(model), traces, cluster, speed)
+
+
+def teacher_levels_by_group(checkpoint: str | Path, teacher: str, seeds: Sequence[int] = TUNE) -> dict:
+    """How often the teacher's allocation, as levels of the checkpoint's menu
+    (:func:`dlsched.rl.train.teacher_levels`), takes each level in each rank group (window jobs only)."""
+    model = load_checkpoint(checkpoint)
+    env = _tuning(model, seeds)
+    J, C = model.spec.J, model.spec.n_levels
+    group = rank_group(J)
+    counts = np.zeros((group.max() + 1, C), dtype=int)
+    for k in range(len(seeds)):
+        act = teacher_picker(env, lambda: make_policy(teacher))
+        obs, info = env.reset(options={"trace": k})
+        done = False
+        while not done:
+            a = act(obs, info, True)
+            n = len(env.slot.jobs)
+            np.add.at(counts, (group[:n], a[:n]), 1)
+            obs, _, term, trunc, info = env.step(a)
+            done = term or trunc
+    return {f"group {g}": {str(model.spec.configs[c]): int(counts[g, c]) for c in np.flatnonzero(counts[g])}
+            for g in range(len(counts))}

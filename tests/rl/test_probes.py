@@ -1,0 +1,42 @@
+"""Probes of a job-level policy's search space (dlsched/rl/probes.py), on one tuning trace."""
+
+import math
+
+import numpy as np
+import pytest
+
+from dlsched.rl.policy import DL2Policy, Model, load_checkpoint, save_checkpoint
+from dlsched.rl.probes import basis_jct, logit_margins, prior_jct
+from dlsched.rl.slot import Spec
+from dlsched.rl.train import TrainConfig, mean_jct, setting
+
+SEEDS = (2000,)
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    path = tmp_path_factory.mktemp("probe") / "m.pt"
+    save_checkpoint(Model.new(Spec(J=8, rows="remaining", actions="jobs"), (16,), seed=3), path)
+    return path
+
+
+def test_the_margins_are_over_rows_with_a_choice(checkpoint):
+    out = logit_margins(checkpoint, SEEDS)
+    p = out["percentiles_10_25_50_75_90"]
+    assert out["rows"] > 0 and p == sorted(p) and p[0] >= 0
+    assert sum(out["chosen"].values()) == out["rows"]
+    shares = list(out["share_below"].values())
+    assert shares == sorted(shares) and 0 <= shares[0] and shares[-1] <= 1
+
+
+def test_a_prior_on_one_level_decides_every_row(checkpoint):
+    assert math.isinf(prior_jct(checkpoint, 0, seeds=SEEDS))          # every job left out: the run stalls
+    one = prior_jct(checkpoint, 1, seeds=SEEDS)
+    assert np.isfinite(one) and one != prior_jct(checkpoint, 3, seeds=SEEDS)
+    assert one == prior_jct(checkpoint, [1] * 4, seeds=SEEDS)         # J = 8: rank groups 0 | 1-2 | 3-6 | 7
+
+
+def test_the_basis_origin_is_the_checkpoint(checkpoint):
+    traces, cluster, speed = setting(TrainConfig(), SEEDS)
+    plain = mean_jct(lambda: DL2Policy(load_checkpoint(checkpoint)), traces, cluster, speed)
+    assert basis_jct(checkpoint, np.zeros(1 + 4 * 4), seeds=SEEDS) == plain
