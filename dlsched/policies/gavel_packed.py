@@ -128,6 +128,9 @@ class GavelMaxMinFairnessPacked(GavelPolicy):
         self.rc = np.zeros_like(self.Xc)
         zero = np.zeros(K)
         self.Dc = np.array([self.deficits.get(c, zero) for c in map(tuple, self.combos.tolist())]).reshape(-1, K)
+        # a combination with a finished job never returns: its deficit goes (else one per pair ever run, for ever)
+        alive = set(active.tolist()) | {-1}
+        self.deficits = {c: d for c, d in self.deficits.items() if c[0] in alive and c[1] in alive}
         self.X = {j: X[a] for a, j in enumerate(active.tolist())}
         self.jobs_of_X = frozenset(active.tolist())
         if m:

@@ -322,3 +322,11 @@ def test_an_allocation_held_past_a_completion_leases_nothing_to_the_finished_job
     audit = Audit(make_policy("gavel-max-min-fairness-packed", reset_seconds=5000.0))
     res = simulate(tr, cl, audit, ThroughputSpeed())
     assert res.status == "completed" and not audit.problems
+
+
+def test_the_deficits_kept_are_those_of_combinations_still_active():
+    tr = gavel_jobs(12, 3)
+    pol = make_policy("gavel-max-min-fairness-packed")
+    res = simulate(tr, typed_cluster({"v100": 1, "p100": 1, "k80": 1}, gpus=1), pol, ThroughputSpeed())
+    assert res.status == "completed" and pol.deficits
+    assert all(j in pol.jobs_of_X for c in pol.deficits for j in c if j >= 0)
