@@ -54,6 +54,22 @@ from dlsched.sim.policy import ClusterState, Event, Placement, PolicyContext
 ROUND_SECONDS = 360.0
 
 
+def fastest_first(T: np.ndarray) -> np.ndarray:
+    """The GPU types in the order rounds visit them: by the mean over the jobs of their throughput on
+    the type normalised by their best (``T`` (jobs, types)), fastest first."""
+    norm = T / np.maximum(T.max(axis=1, keepdims=True), 1e-300)
+    return np.argsort(-norm.mean(axis=0), kind="stable")
+
+
+def lease_order(x: np.ndarray, ran: np.ndarray, total: float, deficit: np.ndarray) -> np.ndarray:
+    """Candidates of one type in the order they take leases: Gavel's priority :math:`X / f` (``x`` their
+    fractions, f = ``ran`` / ``total`` their share of the seconds run on the type; :math:`10^9 X`
+    while f = 0), then the ``deficit`` carried over, then X, each decreasing (module docstring, step 2)."""
+    f = ran / total if total > 0 else np.zeros(x.size)
+    prio = np.where(f > 0, x / np.where(f > 0, f, 1.0), 1e9 * x)
+    return np.lexsort((-x, -deficit, -prio))
+
+
 class GavelPolicy:
     """Gavel's round-based mechanism around an allocation problem (subclasses give :meth:`allocate`)."""
 
@@ -154,8 +170,7 @@ class GavelPolicy:
         self.X = {j: X[a] for a, j in enumerate(active.tolist())}
         self.jobs_of_X = frozenset(active.tolist())
         if active.size:
-            norm = T / np.maximum(T.max(axis=1, keepdims=True), 1e-300)
-            self.order = np.argsort(-norm.mean(axis=0), kind="stable")
+            self.order = fastest_first(T)
 
     def _lease(self, state: ClusterState, active: np.ndarray) -> dict[int, tuple[int, Placement]]:
         """This round's leases: (type, placement) per job that runs (module docstring, step 2)."""
@@ -173,10 +188,7 @@ class GavelPolicy:
             c = np.array(cand)
             x = np.array([self.X[j][k] for j in cand])
             zk = np.array([self._rows[j][1][k] for j in cand])
-            f = np.where(total[k] > 0, self.received[c, k] / max(total[k], 1e-300), 0.0)
-            prio = np.where(f > 0, x / np.where(f > 0, f, 1.0), 1e9 * x)
-            rank = np.lexsort((-x, -self.deficit[c, k], -prio))
-            for a in rank.tolist():
+            for a in lease_order(x, self.received[c, k], total[k], self.deficit[c, k]).tolist():
                 j = cand[a]
                 if j in taken or zk[a] > left[k] + 1e-9:
                     continue

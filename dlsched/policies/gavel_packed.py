@@ -37,7 +37,7 @@ import numpy as np
 
 from dlsched.errors import InputError
 from dlsched.policies import gavel_lp
-from dlsched.policies.gavel import GavelPolicy
+from dlsched.policies.gavel import GavelPolicy, fastest_first, lease_order
 from dlsched.sim.placement import consolidated, hold, usage
 from dlsched.sim.policy import ClusterState, Event, Placement, PolicyContext
 
@@ -134,8 +134,7 @@ class GavelMaxMinFairnessPacked(GavelPolicy):
         self.X = {j: X[a] for a, j in enumerate(active.tolist())}
         self.jobs_of_X = frozenset(active.tolist())
         if m:
-            norm = T / np.maximum(T.max(axis=1, keepdims=True), 1e-300)
-            self.order = np.argsort(-norm.mean(axis=0), kind="stable")
+            self.order = fastest_first(T)
 
     def _class_pairs(self, state: ClusterState, active: np.ndarray, T: np.ndarray, z: np.ndarray, div: np.ndarray):
         """The classes of the active jobs (same job type, rates, sizes and demands: interchangeable in
@@ -197,10 +196,7 @@ class GavelMaxMinFairnessPacked(GavelPolicy):
             cand = np.flatnonzero((self.Xc[:, k] > 0) & alive)
             if not cand.size:
                 continue
-            x = self.Xc[cand, k]
-            f = self.rc[cand, k] / total[k] if total[k] > 0 else np.zeros(cand.size)
-            prio = np.where(f > 0, x / np.where(f > 0, f, 1.0), 1e9 * x)
-            for c in cand[np.lexsort((-x, -self.Dc[cand, k], -prio))].tolist():
+            for c in cand[lease_order(self.Xc[cand, k], self.rc[cand, k], total[k], self.Dc[cand, k])].tolist():
                 if left[k] < 1e-9:
                     break
                 a, b = self.combos[c].tolist()
