@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -27,6 +28,7 @@ def cmd_simulate(args) -> int:
         raise InputError("<argument>", "--seed", "an integer seed >= 0", args.seed)
     if args.decision_budget is not None and not args.decision_budget > 0:
         raise InputError("<argument>", "--decision-budget", "a positive number of milliseconds", args.decision_budget)
+    _check_bound_options(args)
     if args.plot and Path(args.plot).exists() and not Path(args.plot).is_dir():
         raise InputError("<argument>", "--plot", "a folder for the figures", f"'{args.plot}' is not a folder")
     names = policy_list(args.policy)
@@ -45,7 +47,8 @@ def cmd_simulate(args) -> int:
         if args.bound != "none":      # the bound depends on the run only through the jobs it left unschedulable
             key = frozenset(res.unschedulable)
             if key not in bounds:
-                bounds[key] = certified_bound(res, used, cluster, speed, lp=args.bound == "lp")
+                bounds[key] = certified_bound(res, used, cluster, speed, lp=args.bound == "lp",
+                                              slot_seconds=args.bound_slot, window=args.bound_window)
             res.extra.update(_ratio_for(res, bounds[key]))
         runs[k] = (res, speed)
     if args.plot:      # named on stderr, so that --json stays one object on stdout
@@ -105,6 +108,17 @@ def _run(args, policy, trace, cluster, *, warn: bool, stop=None):
     res.extra.update(scaling)
     res.extra.update({"offered_load": load, "warnings": [warning] if warning else []})
     return res, speed, used
+
+
+def _check_bound_options(args) -> None:
+    """``--bound-slot`` and ``--bound-window``: positive and finite, and only with ``--bound lp``."""
+    for flag, value, default in (("--bound-slot", args.bound_slot, 1800.0), ("--bound-window", args.bound_window, None)):
+        if value is None or value == default:
+            continue
+        if args.bound != "lp":
+            raise InputError("<argument>", flag, "--bound lp beside it (it shapes the LP bound)", f"--bound {args.bound}")
+        if not (math.isfinite(value) and value > 0):
+            raise InputError("<argument>", flag, "a positive finite number", value)
 
 
 def _ratio_for(res, bound: dict) -> dict:
@@ -259,6 +273,11 @@ def add_parsers(sub) -> None:
     p.add_argument("--bound", choices=("simple", "lp", "none"), default="simple",
                    help="the lower bound on the average JCT reported beside the run (sim/bounds.py): alone + "
                         "capacity (default), also the time-indexed LP (slower), or none")
+    p.add_argument("--bound-slot", type=float, default=1800.0, metavar="S",
+                   help="with --bound lp: the LP's slot length in seconds (shorter: tighter and slower; default 1800)")
+    p.add_argument("--bound-window", type=float, default=None, metavar="W",
+                   help="with --bound lp: each job's slots end W times its shortest time after its arrival, the rest "
+                        "of its work in a tail without capacity rows (a smaller, still valid LP; default: no window)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--jobs", action="store_true", help="with --json: include one row per job")
     p.add_argument("--plot", default=None, metavar="DIR", help="write jct_cdf.png and utilisation.png (every policy in each)")

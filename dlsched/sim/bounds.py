@@ -285,21 +285,23 @@ def lp_lower_bound(trace: Trace, cluster: Cluster, speed, restart_seconds: float
 
 
 def trace_lower_bound(trace: Trace, cluster: Cluster, speed, restart_seconds: float = 0.0, *,
-                      slot_seconds: float = 1800.0) -> dict:
-    """The best of :func:`jct_lower_bound` and :func:`lp_lower_bound` on ``trace``: ``alone``,
-    ``capacity`` (per resource), ``lp`` (with ``lp_status``) and ``bound`` = the largest of them
-    (``None`` if none is defined, i.e. a job fits nowhere)."""
+                      slot_seconds: float = 1800.0, window: float | None = None) -> dict:
+    """The best of :func:`jct_lower_bound` and :func:`lp_lower_bound` (its ``slot_seconds`` and
+    ``window``) on ``trace``: ``alone``, ``capacity`` (per resource), ``lp`` (with ``lp_status``)
+    and ``bound`` = the largest of them (``None`` if none is defined, i.e. a job fits nowhere)."""
     simple = jct_lower_bound(trace, cluster, speed, restart_seconds)
-    lp = lp_lower_bound(trace, cluster, speed, restart_seconds, slot_seconds=slot_seconds)
+    lp = lp_lower_bound(trace, cluster, speed, restart_seconds, slot_seconds=slot_seconds, window=window)
     vals = [v for v in (simple["bound"], lp["bound"]) if v is not None]
     return {"alone": simple["alone"], "capacity": simple["capacity"], "lp": lp["bound"], "lp_status": lp["status"],
-            "lp_by_type": lp.get("by_type", False), "lp_slot_seconds": slot_seconds, "bound": max(vals) if vals else None}
+            "lp_by_type": lp.get("by_type", False), "lp_slot_seconds": slot_seconds, "lp_window": window,
+            "bound": max(vals) if vals else None}
 
 
 def certified_bound(res, trace: Trace, cluster: Cluster, speed, *, lp: bool = False,
-                    slot_seconds: float = 1800.0) -> dict:
+                    slot_seconds: float = 1800.0, window: float | None = None) -> dict:
     """The lower bound on the average JCT beside a simulated run ``res`` of ``trace``: ``lower_bound``
-    (seconds: :func:`jct_lower_bound`, or :func:`trace_lower_bound` with ``lp``) over the jobs the
+    (seconds: :func:`jct_lower_bound`, or :func:`trace_lower_bound` with ``lp``, its ``slot_seconds``
+    and ``window``) over the jobs the
     run can complete (its unschedulable jobs left out), ``lower_bound_parts``, and ``ratio_to_bound``
     = the run's average JCT / the bound (None unless the run completed). Under speed noise no bound
     is certified (a draw may beat every nominal rate): ``lower_bound`` is None, with the reason."""
@@ -312,7 +314,7 @@ def certified_bound(res, trace: Trace, cluster: Cluster, speed, *, lp: bool = Fa
     if not kept.jobs:
         return {"lower_bound": None, "ratio_to_bound": None, "lower_bound_note": "no schedulable job"}
     if lp:
-        parts = trace_lower_bound(kept, cluster, speed, res.restart_seconds, slot_seconds=slot_seconds)
+        parts = trace_lower_bound(kept, cluster, speed, res.restart_seconds, slot_seconds=slot_seconds, window=window)
     else:
         parts = jct_lower_bound(kept, cluster, speed, res.restart_seconds)
     bound = parts.pop("bound")

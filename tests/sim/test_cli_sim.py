@@ -32,6 +32,21 @@ def test_simulate_json_and_plots(capsys, tmp_path):
     assert (tmp_path / "jct_cdf.png").stat().st_size > 0 and (tmp_path / "utilisation.png").stat().st_size > 0
 
 
+def test_the_lp_bound_takes_its_slots_and_window(capsys):
+    """The LP's slot length and window reach the bound: a window relaxes the LP (never above the
+    LP without it), and both are recorded beside it."""
+    def bound(*extra):
+        code, out, _ = run(capsys, "simulate", "dl2:16:2", "--cluster", "dl2:2", "--policy", "srtf", "--json",
+                           "--bound", "lp", *extra)
+        assert code == 0
+        doc = json.loads(out)
+        assert doc["lower_bound"] <= doc["avg_jct"]
+        return doc["lower_bound_parts"]
+    full, windowed = bound("--bound-slot", "600"), bound("--bound-slot", "600", "--bound-window", "1.5")
+    assert full["lp_slot_seconds"] == 600 and windowed["lp_window"] == 1.5 and full["lp_window"] is None
+    assert windowed["lp"] < full["lp"]                  # the window binds on this trace, and relaxes
+
+
 def test_simulate_a_real_trace_with_detected_speed(capsys, data):
     code, out, _ = run(capsys, "simulate", str(data / "tiresias/60_job.csv"), "--cluster", str(data / "tiresias/n32g4.csv"),
                        "--policy", "srtf", "--json")
@@ -53,6 +68,9 @@ def test_simulate_table_output(capsys):
     (("simulate", "dl2:5", "--policy", "drf", "--restart-seconds", "-1"), "restart_seconds"),
     (("simulate", "dl2:5", "--policy", "drf", "--speed-param", "mixed=slowest"), "--speed-param mixed"),
     (("simulate", "dl2:5", "--policy", "drf", "--speed", "throughput", "--speed-param", "mixed"), "key=value"),
+    (("simulate", "dl2:5", "--policy", "drf", "--bound-window", "4"), "--bound lp beside it"),
+    (("simulate", "dl2:5", "--policy", "drf", "--bound", "lp", "--bound-slot", "0"), "--bound-slot"),
+    (("simulate", "dl2:5", "--policy", "drf", "--bound", "lp", "--bound-window", "nan"), "--bound-window"),
 ])
 def test_bad_input_exits_2_with_one_line(capsys, argv, message):
     code, out, err = run(capsys, *argv)
