@@ -613,27 +613,41 @@ class Simulation:
 
     # -- outcome -------------------------------------------------------------------------------
     def isolated_jct(self) -> np.ndarray:
-        """Each job's JCT alone on the empty cluster, at its largest size that fits (consolidated).
+        """Each job's JCT alone on the empty cluster, at its largest size that fits (consolidated),
+        on its fastest GPU type.
 
         The reference of the slowdown JCT / isolated JCT that fairness is measured on; NaN for
-        unschedulable jobs or a zero rate.
+        unschedulable jobs or a zero rate. On a cluster of several GPU types the size is placed on
+        the servers of each type alone and on the whole cluster, and the fastest of those that fit
+        is the job's time alone: the first server's type is not every job's best (Gavel's
+        Recommendation runs faster on P100 than on V100), and a reference slower than the job's
+        best makes a job that runs on its best type look faster than alone.
         """
         out = np.full(self.n, np.nan)
-        empty = EmptyCluster(self.cluster.capacity)
+        types = sorted(set(self.cluster.gpu_type))
+        views = [EmptyCluster(self.cluster.capacity)]
+        if len(types) > 1:
+            views += [EmptyCluster(np.where(np.asarray(self.cluster.gpu_type)[:, None] == t, self.cluster.capacity, 0.0))
+                      for t in types]
         for j, job in enumerate(self.jobs):
             if j in self.unschedulable:
                 continue
             p = job.max_ps if job.uses_ps else 0
             for w in range(job.max_workers, job.min_workers - 1, -1):
-                pl = empty.consolidated(self.demand_w[j], self.demand_p[j], w, p)
-                if pl is None and p > 1:
-                    pl = empty.consolidated(self.demand_w[j], self.demand_p[j], w, 1)
-                if pl is not None:
-                    rate = self.speed.rate(job, pl, self.cluster)
+                fits = [pl for pl in (self._placed_alone(v, j, w, p) for v in views) if pl is not None]
+                if fits:
+                    rate = max(self.speed.rate(job, pl, self.cluster) for pl in fits)
                     if rate > 0:
                         out[j] = self.iterations[j] / rate
                     break
         return out
+
+    def _placed_alone(self, empty: EmptyCluster, j: int, w: int, p: int) -> Placement | None:
+        """Job j's w workers and p PSs placed by ``empty``, with one PS if p do not fit."""
+        pl = empty.consolidated(self.demand_w[j], self.demand_p[j], w, p)
+        if pl is None and p > 1:
+            pl = empty.consolidated(self.demand_w[j], self.demand_p[j], w, 1)
+        return pl
 
     def result(self, *, policy: str = "", status: str | None = None, message: str = "",
                decision_seconds=(), decision_gaps=(), wall_seconds: float = 0.0) -> SimResult:

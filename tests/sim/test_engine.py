@@ -7,9 +7,11 @@ import pytest
 
 from dlsched.instance.workload import Convergence, Job
 from dlsched.sim.engine import PolicyError, Simulation, simulate
+from dlsched.registry import make_policy
 from dlsched.sim.metrics import jain
+from dlsched.sim.placement import EmptyCluster
 from dlsched.sim.policy import Decision, Placement
-from tests.sim.helpers import LinearSpeed, cluster, job, trace
+from tests.sim.helpers import LinearSpeed, TypedSpeed, cluster, job, trace, typed_cluster
 
 
 class Fixed:
@@ -217,6 +219,23 @@ def test_observed_loss_noise_is_seeded():
 
     assert run(1) == run(1) and run(1) != run(2)
     assert np.allclose(run(1), [curve.loss(k) for k in (1, 2, 3, 4)], rtol=0.3)
+
+
+def test_time_alone_is_on_the_fastest_gpu_type():
+    # the first server's type (k80) is the slowest: alone, a 1-worker job of 12 iterations runs on
+    # v100 at 3/s (4 s), a 3-worker job on the two v100 servers at 3 x 3/s; a 5-worker job fits no
+    # single type's GPUs (v100 has 4), only the whole cluster
+    cl = typed_cluster({"k80": 1, "p100": 1, "v100": 2}, gpus=2)
+    speed = TypedSpeed({"k80": 1.0, "p100": 2.0, "v100": 3.0})
+    tr = trace(job("a", 0.0, 12.0), job("b", 0.0, 36.0, max_workers=3), job("c", 0.0, 20.0, max_workers=5))
+    iso = Simulation(tr, cl, speed).isolated_jct()
+    assert iso[0] == pytest.approx(4.0) and iso[1] == pytest.approx(36.0 / 9.0)
+    c = Simulation(tr, cl, speed)._placed_alone(EmptyCluster(cl.capacity), 2, 5, 0)      # the whole cluster's placement
+    assert iso[2] == pytest.approx(20.0 / speed.rate(tr.jobs[2], c, cl))
+    # and so no job of a run beats its time alone (with the first server's type as the reference a
+    # would, at 4 s against 12): the type-aware FIFO puts a on v100
+    res = simulate(tr, cl, make_policy("gavel-fifo-perf"), speed)
+    assert (res.jct >= res.isolated_jct * (1 - 1e-9)).all() and res.jct[0] == pytest.approx(4.0)
 
 
 def test_metrics_by_hand():
