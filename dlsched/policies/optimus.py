@@ -315,8 +315,8 @@ def allocation_bound(times: np.ndarray, sizes: Mapping[int, tuple[int, int]], st
     r"""(objective, certified lower bound) of the allocation problem Optimus's greedy
     (:func:`marginal_gain_allocation`) answers, for the jobs it admitted (the keys of ``sizes``):
 
-    .. math:: \min \sum_j T_j(p_j, w_j) \quad	ext{s.t.}\quad \sum_j p_j e_j + w_j d_j \le C,
-              \;\; p_j \ge p^0_j,\; w_j \ge w^0_j \;(p_j = 0 	ext{ when } p^0_j = 0),
+    .. math:: \min \sum_j T_j(p_j, w_j) \quad\text{s.t.}\quad \sum_j p_j e_j + w_j d_j \le C,
+              \;\; p_j \ge p^0_j,\; w_j \ge w^0_j \;(p_j = 0 \text{ when } p^0_j = 0),
 
     an exactly-one MCMDK over each job's sizes (``times`` a stack of [p, w] grids, inf where a job
     cannot run; ``start`` (n, 2) the first sizes): the objective at ``sizes`` and the Lagrangian
