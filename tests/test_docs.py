@@ -252,3 +252,14 @@ def test_a_wrong_readme_command_is_caught(readme_cwd):
         check_slow([["dlsched", "bench", "run", "mkp", "--jobs", "2"], ["dlsched", "report", "results.jsonl"]])
     with pytest.raises(SystemExit):
         check_slow([["dlsched", "bench"]])
+
+
+def test_no_control_characters_in_sources_or_pages():
+    # a formula written through a string that is not raw turns \t, \b into a tab and a backspace
+    # ("\text" -> TAB + "ext"): the page shows broken mathematics and nothing else fails
+    bad = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+    files = [*ROOT.joinpath("dlsched").rglob("*.py"), *ROOT.joinpath("tests").rglob("*.py"),
+             *ROOT.joinpath("benchmarks").rglob("*.py"), *DOCS.rglob("*.md")]
+    hits = [f"{p.relative_to(ROOT)}:{k + 1}" for p in files
+            for k, line in enumerate(p.read_text().splitlines()) if bad.search(line) or "\t" in line and p.suffix == ".py"]
+    assert not hits, f"control characters (tab in Python) at {hits}"
