@@ -40,6 +40,7 @@ from dlsched.policies.budget import BudgetMs, DecisionRecord
 from dlsched.policies.greedy import MAX_ALPHA, GreedyView, SRPTGreedyPolicy, tau_grid
 from dlsched.result import Status
 from dlsched.sim.placement import PlacerName
+from dlsched.solvers.anytime import pop_groups
 from dlsched.solvers.highs import solve_matrix
 from dlsched.solvers.options import Budget, SolveOptions
 
@@ -188,6 +189,36 @@ def fluid_shares(times: Sequence[np.ndarray], d: np.ndarray, e: np.ndarray, capa
     return None if out.theta is None else (out.theta, out.value)
 
 
+def fluid_bound(times: Sequence[np.ndarray], d: np.ndarray, e: np.ndarray, capacity: np.ndarray,
+                order: Sequence[int], configs: Sequence[np.ndarray]) -> float:
+    r"""A lower bound (seconds) on the sum of completion times of every fluid schedule of the jobs in
+    ``order`` on ``capacity``, whatever order they complete in, so on :func:`fluid_lp`'s value in any
+    order and on every POP answer's (arguments as :func:`fluid_lp`'s, ``configs`` its Pareto sizes).
+
+    With :math:`T_i^{\min} = \min_c T_{ic}` and job i's least use of resource r as a share of the cluster
+    over its run, :math:`a_{ir} = \min_c T_{ic} u_{icr} / C_r` (a mix of configurations needs
+    :math:`\sum_c y_c / T_{ic} \ge 1`, so it uses at least that much), the k-th completion
+    :math:`C_{(k)}` is at least the k-th smallest :math:`T_i^{\min}` (k jobs are done by then) and at
+    least :math:`\max_r` of the sum of the k smallest :math:`a_{ir}` (the k jobs done by then used that
+    much of r, and the cluster gives at most :math:`C_{(k)}` of it), so
+
+    .. math:: \sum_i C_i \;\ge\; \sum_{k=1}^{n} \maxig(T^{\min}_{(k)},\; \max_r 	extstyle\sum_{q \le k} a_{(q) r}ig).
+
+    A dominated configuration is as slow and uses as much, so the Pareto sizes reach both minima."""
+    live = [i for i in order if len(configs[i])]
+    if not live:
+        return 0.0
+    res = np.flatnonzero(np.asarray(capacity) > 0)
+    fastest, area = np.empty(len(live)), np.empty((len(live), res.size))
+    for a, i in enumerate(live):
+        T = times[i].flat[configs[i]]
+        p, w = np.divmod(configs[i], times[i].shape[1])
+        use = (p[:, None] * np.asarray(e, float)[i, res] + w[:, None] * np.asarray(d, float)[i, res]) / np.asarray(capacity, float)[res]
+        fastest[a], area[a] = T.min(), (T[:, None] * use).min(axis=0)
+    by_area = np.cumsum(np.sort(area, axis=0), axis=0).max(axis=1, initial=0.0)
+    return float(np.maximum(np.sort(fastest), by_area).sum())
+
+
 def pareto_of(inst: SMDInstance, j: int) -> np.ndarray:
     """:func:`pareto_configs` of job j's τ grid (:func:`dlsched.policies.greedy.tau_grid`), cached with
     its configurations (the Pareto sizes do not depend on the remaining iterations)."""
@@ -234,16 +265,18 @@ class FluidPolicy(SRPTGreedyPolicy):
     def __init__(self, inst: SMDInstance | None = None, placer: PlacerName = "first_fit",
                  alpha: Annotated[float, Range(ge=0, le=MAX_ALPHA)] = 2.0, pairs: bool = True,
                  budget_ms: BudgetMs | None = None, lp_jobs: Annotated[int, Range(ge=1)] | None = None,
-                 incremental: bool = True):
+                 incremental: bool = True, pop_k: Annotated[int, Range(ge=1)] = 1):
         super().__init__(inst, placer, alpha=alpha, start="shortest", pairs=pairs)
         self.options["shares"] = "fluid"
         self.decision_record = DecisionRecord(budget_ms)
         self.lp_jobs = None if lp_jobs is None else int(lp_jobs)
         self.incremental = bool(incremental)
+        self.pop_k = int(pop_k)
 
     def reset(self, ctx) -> None:
         super().reset(ctx)
         self.decision_record.reset()
+        self.pop_rng = np.random.default_rng(ctx.seed)    # POP's deals of the LP's jobs (:meth:`pop_shares`)
         self.last_theta: dict[int, float] = {}       # view job -> θ of the last LP solved (under a budget)
         # under a budget: the last LP's column keys, the last solved LP's nonzero columns, HiGHS's last basis
         self.last: tuple | None = None
@@ -261,6 +294,8 @@ class FluidPolicy(SRPTGreedyPolicy):
             times, configs = [None] * view.jobs.size, [None] * view.jobs.size      # read for lp_order only
             for i in lp_order:
                 times[i], configs[i] = view.times(i), pareto_of(inst, int(view.jobs[i]))
+            if self.pop_k > 1 and len(lp_order) > 1:
+                return self.pop_shares(view, lp_order, times, configs)
             if self.decision_record.seconds is None:
                 lp = fluid_shares(times, view.d, view.e, view.capacity, lp_order, configs)
                 if lp is not None:
@@ -292,3 +327,40 @@ class FluidPolicy(SRPTGreedyPolicy):
             return out.theta
         kept = np.array([self.last_theta.get(j, 0.0) for j in view.jobs.tolist()])
         return kept if kept.any() else None
+
+    def pop_shares(self, view: GreedyView, order: list, times: list, configs: list) -> np.ndarray | None:
+        r"""θ by POP (``pop_k`` = k > 1; Narayanan et al., SOSP'21): the LP's jobs ``order`` dealt at random
+        (:func:`~dlsched.solvers.anytime.pop_groups`, the policy's seeded ``pop_rng``) into min(k, jobs)
+        groups, each group's LP (:func:`fluid_lp`, its jobs in the same order) on 1/k of every resource,
+        solved from nothing with an equal share of what remains of the budget (at least :data:`LP_FLOOR` of
+        the budget over k; the groups change at every decision, so no start is kept), a job's θ its group's
+        share over k. The fill that follows is srpt-greedy's over the whole cluster, as without POP: it is a
+        greedy that only places, and dealing it too would leave each group's leftovers idle.
+
+        The objective is the sum of the groups' LP values (the sum of completion times of the same jobs as
+        the unsplit LP's); the bound is :func:`fluid_bound` of the unsplit problem, valid for every fluid
+        schedule on the whole cluster, the unsplit LP's included (its value is no longer its own bound, as
+        the groups' schedule may complete in another order than the LP's; run side by side on the whole
+        cluster it is a fluid schedule, so the gap is at least 0). Under a budget a group not solved in time
+        leaves its jobs the last θ they had and the decision records no objective, as without POP."""
+        groups = pop_groups(len(order), self.pop_k, self.pop_rng)
+        k, budget = len(groups), self.decision_record.seconds
+        theta, value, solved = np.zeros(view.jobs.size), 0.0, True
+        for gi, g in enumerate(groups):
+            lp = fluid_lp(times, view.d, view.e, view.capacity / k, [order[a] for a in g.tolist()], configs, ids=view.jobs)
+            if lp is None:
+                continue
+            limit = None if budget is None else max(self.clock.seconds_for_solver() / (k - gi), LP_FLOOR * budget / k)
+            out = lp.solve(limit)
+            if out.theta is None:
+                solved = False
+                held = lp.live
+                theta[held] = [self.last_theta.get(j, 0.0) for j in view.jobs[held].tolist()]
+                continue
+            theta += out.theta / k
+            value += out.value
+        if solved:
+            self.decision_record.record(value, fluid_bound(times, view.d, view.e, view.capacity, order, configs))
+        if budget is not None:
+            self.last_theta.update(zip(view.jobs.tolist(), theta.tolist()))
+        return theta
