@@ -257,6 +257,9 @@ class FluidPolicy(SRPTGreedyPolicy):
     (a phase per job): with DL2's mix HiGHS takes 0.3 s at 25 jobs, 5 s at 50 and 78 s at 100
     (docs/results/decision-scale.md), so a decision over thousands of active jobs takes ``lp_jobs``.
     The decision's objective and gap are then those of the LP of its ``lp_jobs`` jobs.
+
+    ``pop_k`` > 1 (default 1: off) solves that LP by POP (:meth:`pop_shares`): its jobs in k random
+    groups, each on 1/k of the cluster; the gap is then against :func:`fluid_bound` of the whole LP.
     """
 
     name = "fluid"

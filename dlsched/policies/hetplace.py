@@ -26,6 +26,11 @@ evaluated, so every decision has an answer). Every decision's gap is that of the
 average JCT against its bound, the larger of the Lagrangian bound and every job alone on its
 best GPUs (:func:`dlsched.solvers.hetplace.hetplace`).
 
+``pop_k`` > 1 (default 1: off) decides by POP once at least ``pop_min`` jobs are active (docs/hetplace.md,
+"POP"): the jobs the pipeline places dealt at random into k groups, the GPU servers into k groups with equal
+shares of each type, each pair solved by the pipeline alone (:meth:`HetPlace._pop`), the gap against bounds
+of the unsplit problem.
+
 ``incremental`` (off by default; ``order="arrival"`` only) makes every ``refresh``-th decision (default 50)
 the full one above and the decisions between incremental (docs/hetplace.md, "Incremental decisions"): the
 running jobs keep their placements, and the waiting jobs that the event lets start do, in arrival order,
