@@ -62,7 +62,7 @@ from dlsched.sim.placement import EmptyCluster, PlacerName, consolidated, make_p
 from dlsched.sim.policy import ChangePolicy, Changes, ClusterState, Placement, PolicyContext
 from dlsched.result import Result
 from dlsched.solvers.anytime import pop_groups
-from dlsched.solvers.hetplace import ConfigTable, hetplace, placement_result
+from dlsched.solvers.hetplace import ConfigTable, hetplace, placement_result, type_prices
 from dlsched.solvers.options import SolveOptions
 
 #: throughput given to a GPU type on which a job cannot progress (the §4 model needs rho > 0)
@@ -416,14 +416,15 @@ class HetPlace(ChangePolicy):
         holds (where a server of the cluster does hold it), would wait in its group whatever the others do,
         so then the view is decided unsplit, as ``smd`` does.
 
-        The bound certifies the combined answer against the **unsplit** problem: it is the larger of
+        The bound certifies the combined answer against the **unsplit** problem: it is the largest of
         :math:`\frac1n \sum_i J_i^{\mathrm{alone}}` of the whole view and the whole view's Lagrangian
-        :math:`L(\bar\lambda)/n = \frac1n\big(\sum_i \min_c (J_i(c) + \bar\lambda^\top c) - \bar\lambda^\top N\big)`
-        over the whole view's configurations (:class:`~dlsched.solvers.hetplace.ConfigTable`), at
-        :math:`\bar\lambda_g` the groups' prices of type g averaged with their GPUs of type g as weights. Both
-        are bounds on the unsplit optimum: the first because no job runs faster than alone on the whole
-        cluster, the second because :math:`L(\lambda) \le \mathrm{OPT}` for every :math:`\lambda \ge 0`
-        (weak duality; :func:`~dlsched.solvers.hetplace.type_prices`), whatever prices are put in. The sum of
+        :math:`L(\lambda)/n = \frac1n\big(\sum_i \min_c (J_i(c) + \lambda^\top c) - \lambda^\top N\big)`
+        over the whole view's configurations (:class:`~dlsched.solvers.hetplace.ConfigTable`) at two price
+        vectors: :math:`\bar\lambda_g`, the groups' prices of type g averaged with their GPUs of type g as
+        weights, and the whole view's own (:func:`~dlsched.solvers.hetplace.type_prices`: the bound the
+        unsplit pipeline reports, at most 200 picks over the table, no market). Each is a bound on the unsplit optimum: the first because no job runs faster than alone on
+        the whole cluster, the others because :math:`L(\lambda) \le \mathrm{OPT}` for every
+        :math:`\lambda \ge 0` (weak duality), whatever prices are put in. The sum of
         the groups' own bounds is not one: a group's configurations stop at the group's GPUs and its
         alone JCTs at its largest servers, so each bounds its group's restricted problem, whose optimum may
         exceed the unsplit one (POP's partition is a restriction); only at one price vector for every
@@ -455,8 +456,9 @@ class HetPlace(ChangePolicy):
             stopped |= res.termination == "time_limit"
         held = np.array(held)
         lam = (np.array(prices) * held).sum(axis=0) / np.maximum(held.sum(axis=0), 1.0)
-        _, val = ConfigTable(view).pick(lam)
-        L = float(val.sum() - lam @ view.type_counts) / view.n_jobs
+        table = ConfigTable(view)
+        _, val = table.pick(lam)
+        L = max(float(val.sum() - lam @ view.type_counts), type_prices(view, table)[1]) / view.n_jobs
         bound = max(L, float(alone_jct(view).mean()))
         return placement_result(view, gpu_job, "hetplace", opts, termination="time_limit" if stopped else "heuristic",
                                 bound=bound, stats={"pop_k": len(groups), "lagrangian_bound": L, "prices": lam.tolist()})
