@@ -202,7 +202,7 @@ def fluid_bound(times: Sequence[np.ndarray], d: np.ndarray, e: np.ndarray, capac
     least :math:`\max_r` of the sum of the k smallest :math:`a_{ir}` (the k jobs done by then used that
     much of r, and the cluster gives at most :math:`C_{(k)}` of it), so
 
-    .. math:: \sum_i C_i \;\ge\; \sum_{k=1}^{n} \maxig(T^{\min}_{(k)},\; \max_r 	extstyle\sum_{q \le k} a_{(q) r}ig).
+    .. math:: \sum_i C_i \;\ge\; \sum_{k=1}^{n} \max\big(T^{\min}_{(k)},\; \max_r \textstyle\sum_{q \le k} a_{(q) r}\big).
 
     A dominated configuration is as slow and uses as much, so the Pareto sizes reach both minima."""
     live = [i for i in order if len(configs[i])]
