@@ -228,6 +228,11 @@ def pareto_of(inst: SMDInstance, j: int) -> np.ndarray:
 #: the least share of a decision's budget the fluid LP is given, whatever the view before it took
 LP_FLOOR = 0.5
 
+#: under a budget without ``lp_jobs``: the LP's first job count, its growth factor after an LP that took
+#: at most :data:`AUTO_FAST` of its share, and the factor it shrinks by after one not solved
+#: (:meth:`FluidPolicy.adapt_lp_jobs`)
+AUTO_START, AUTO_GROW, AUTO_FAST, AUTO_SHRINK = 8, 1.25, 0.25, 0.5
+
 
 class FluidPolicy(SRPTGreedyPolicy):
     """The fluid LP of the active jobs (shortest first, no further arrivals) gives each its share of the cluster until the next completion, then srpt-greedy's fill (not a seed paper's).
@@ -256,7 +261,9 @@ class FluidPolicy(SRPTGreedyPolicy):
     before the fill, as when no LP is solved. The LP's size grows with the square of its jobs
     (a phase per job): with DL2's mix HiGHS takes 0.3 s at 25 jobs, 5 s at 50 and 78 s at 100
     (docs/results/decision-scale.md), so a decision over thousands of active jobs takes ``lp_jobs``.
-    The decision's objective and gap are then those of the LP of its ``lp_jobs`` jobs.
+    The decision's objective and gap are then those of the LP of its ``lp_jobs`` jobs. Under a budget
+    without ``lp_jobs`` the count adapts from decision to decision (:meth:`adapt_lp_jobs`), so that
+    the LP is built and solved within its share of the budget; without a budget it is every job.
 
     ``pop_k`` > 1 (default 1: off) solves that LP by POP (:meth:`pop_shares`): its jobs in k random
     groups, each on 1/k of the cluster; the gap is then against :func:`fluid_bound` of the whole LP.
@@ -283,6 +290,8 @@ class FluidPolicy(SRPTGreedyPolicy):
         self.last_theta: dict[int, float] = {}       # view job -> θ of the last LP solved (under a budget)
         # under a budget: the last LP's column keys, the last solved LP's nonzero columns, HiGHS's last basis
         self.last: tuple | None = None
+        # under a budget without lp_jobs: the next LP's job count (adapt_lp_jobs)
+        self.auto_jobs = AUTO_START
 
     def allocate(self, inst: SMDInstance, active: np.ndarray) -> np.ndarray:
         self.clock = self.decision_record.clock()      # the decision's budget runs from here
@@ -293,7 +302,11 @@ class FluidPolicy(SRPTGreedyPolicy):
         the order given, the first ``lp_jobs`` of them when set (Pareto sizes kept with ``inst``); under
         a budget, :meth:`budgeted_shares` (θ = 0 leaves a job at its first size)."""
         def theta(view: GreedyView, order):
-            lp_order = order if self.lp_jobs is None else order[:self.lp_jobs]
+            auto = self.lp_jobs is None and self.decision_record.seconds is not None and self.pop_k == 1
+            # the LP's share of the budget runs from before its build, which counts against it
+            share = max(self.clock.seconds_for_solver(), LP_FLOOR * self.decision_record.seconds) if auto else None
+            started = self.clock.elapsed()
+            lp_order = order[:self.auto_jobs] if auto else order if self.lp_jobs is None else order[:self.lp_jobs]
             times, configs = [None] * view.jobs.size, [None] * view.jobs.size      # read for lp_order only
             for i in lp_order:
                 times[i], configs[i] = view.times(i), pareto_of(inst, int(view.jobs[i]))
@@ -304,16 +317,38 @@ class FluidPolicy(SRPTGreedyPolicy):
                 if lp is not None:
                     self.decision_record.record(lp[1], lp[1])     # an LP optimum is its own bound
                 return None if lp is None else lp[0]
-            return self.budgeted_shares(view, fluid_lp(times, view.d, view.e, view.capacity, lp_order, configs, ids=view.jobs))
+            lp = fluid_lp(times, view.d, view.e, view.capacity, lp_order, configs, ids=view.jobs)
+            out, solved = self.budgeted_shares(view, lp)
+            if auto:
+                self.adapt_lp_jobs(len(lp_order), solved, self.clock.elapsed() - started, share)
+            return out
         return theta
 
-    def budgeted_shares(self, view: GreedyView, lp: FluidLP | None) -> np.ndarray | None:
-        """θ under a budget: the LP solved within what remains of it (at least :data:`LP_FLOOR` of it),
-        from the last LP (``incremental``: its basis when the LP is the same, else its columns by
-        key); when it is not solved in time, the last solved LP's θ of the jobs it held."""
+    def adapt_lp_jobs(self, jobs: int, solved: bool, seconds: float, share: float) -> None:
+        """Under a budget without ``lp_jobs``: the next LP's job count m from the last LP of ``jobs`` jobs,
+        ``solved`` or not, that took ``seconds`` to build and solve out of its ``share`` of the budget.
+
+        Solved in at most :data:`AUTO_FAST` of its share with m jobs: m grows by :data:`AUTO_GROW` (at
+        least by one); not solved: m shrinks to :data:`AUTO_SHRINK` of its jobs (at least 1); otherwise
+        it stays. The LP's size grows with the square of its jobs (a phase per job) and HiGHS's time
+        about with its cube, so a growth of 1.25 at most doubles the time of an LP that took a quarter
+        of its share (it still fits), and halving cuts it about eightfold after a miss (the next fits):
+        at most one decision in a while misses its LP, and the gap between the two thresholds keeps m
+        from swinging. An LP of fewer than m jobs (fewer were active) leaves m as it is, so m does not
+        grow past the jobs the decisions have."""
+        if not solved:
+            self.auto_jobs = max(1, int(jobs * AUTO_SHRINK))
+        elif jobs >= self.auto_jobs and seconds <= AUTO_FAST * share:
+            self.auto_jobs = max(jobs + 1, int(jobs * AUTO_GROW))
+
+    def budgeted_shares(self, view: GreedyView, lp: FluidLP | None) -> tuple[np.ndarray | None, bool]:
+        """(θ, whether the LP was solved) under a budget: the LP solved within what remains of it (at
+        least :data:`LP_FLOOR` of it), from the last LP (``incremental``: its basis when the LP is the
+        same, else its columns by key); when it is not solved in time, the last solved LP's θ of the
+        jobs it held."""
         if lp is None:
             self.decision_record.record(0.0, 0.0)
-            return np.zeros(view.jobs.size)
+            return np.zeros(view.jobs.size), True
         start, basis = None, None
         if self.incremental and self.last is not None:
             keys, solution, last_basis = self.last
@@ -327,9 +362,9 @@ class FluidPolicy(SRPTGreedyPolicy):
         if out.theta is not None:
             self.decision_record.record(out.value, out.value)     # an LP optimum is its own bound
             self.last_theta = dict(zip(view.jobs.tolist(), out.theta.tolist()))
-            return out.theta
+            return out.theta, True
         kept = np.array([self.last_theta.get(j, 0.0) for j in view.jobs.tolist()])
-        return kept if kept.any() else None
+        return (kept if kept.any() else None), False
 
     def pop_shares(self, view: GreedyView, order: list, times: list, configs: list) -> np.ndarray | None:
         r"""θ by POP (``pop_k`` = k > 1; Narayanan et al., SOSP'21): the LP's jobs ``order`` dealt at random
