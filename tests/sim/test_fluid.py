@@ -279,17 +279,18 @@ def _fake_budget_run(monkeypatch, budget_ms, cost, **params):
 
 
 def test_a_budgeted_lp_grows_to_what_its_share_solves_and_shrinks_after_a_miss(monkeypatch):
-    """Budget 100 ms, an LP of n jobs taking 10 µs n³ (15 jobs: 34 ms): m grows from 8 while an LP takes at
-    most a quarter of its share (90 ms: the budget less its tenth), to 15, where 34 ms stops it. From the
-    40th decision LPs take four times as long: the first at 15 jobs (135 ms) misses, m halves to 7, grows
-    to 10 (40 ms) and stays. Every other decision records its LP's objective, and no LP holds more than m
-    jobs."""
+    """Budget 100 ms, an LP of n jobs taking 10 µs n³ (15 jobs: 34 ms): m grows from 8 after three LPs of m
+    jobs in a row took at most a quarter of their share (90 ms: the budget less its tenth), to 15, where
+    34 ms stops it. From the 40th decision LPs take four times as long: the first at 15 jobs (135 ms)
+    misses, m halves to 7, grows to 10 (40 ms) and stays. Every other decision records its LP's
+    objective, and no LP holds more than m jobs."""
     def cost(n, decision):
         return 1e-5 * n ** 3 * (4 if decision >= 40 else 1)
 
     policy, built = _fake_budget_run(monkeypatch, 100, cost)
     assert all(jobs <= m for jobs, m, _ in built)
     jobs = {decision: n for n, _, decision in built}
+    assert [jobs[decision] for decision in range(13, 18)] == [7, 8, 8, 8, 10]      # 8 active from the 14th
     assert max(n for decision, n in jobs.items() if decision < 40) == 15 and jobs[40] == 15
     assert jobs[41] == 7 and max(n for decision, n in jobs.items() if decision > 40) == 10
     assert len(policy.decision_record.objectives) == len(built) - 1
