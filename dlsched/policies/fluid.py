@@ -262,8 +262,9 @@ class FluidPolicy(SRPTGreedyPolicy):
     (a phase per job): with DL2's mix HiGHS takes 0.3 s at 25 jobs, 5 s at 50 and 78 s at 100
     (docs/results/decision-scale.md), so a decision over thousands of active jobs takes ``lp_jobs``.
     The decision's objective and gap are then those of the LP of its ``lp_jobs`` jobs. Under a budget
-    without ``lp_jobs`` the count adapts from decision to decision (:meth:`adapt_lp_jobs`), so that
-    the LP is built and solved within its share of the budget; without a budget it is every job.
+    without ``lp_jobs`` (and without POP) the count adapts from decision to decision
+    (:meth:`adapt_lp_jobs`), so that the LP is built and solved within its share of the budget; without
+    a budget it is every job.
 
     ``pop_k`` > 1 (default 1: off) solves that LP by POP (:meth:`pop_shares`): its jobs in k random
     groups, each on 1/k of the cluster; the gap is then against :func:`fluid_bound` of the whole LP.
