@@ -301,8 +301,9 @@ class FluidPolicy(SRPTGreedyPolicy):
 
     def shares(self, inst: SMDInstance):
         """``options["shares"] = "fluid"``: θ of :func:`fluid_shares` for the jobs of the view completing in
-        the order given, the first ``lp_jobs`` of them when set (Pareto sizes kept with ``inst``); under
-        a budget, :meth:`budgeted_shares` (θ = 0 leaves a job at its first size)."""
+        the order given, the first ``lp_jobs`` of them when set, under a budget without it the first m
+        (:meth:`adapt_lp_jobs`; Pareto sizes kept with ``inst``); under a budget, :meth:`budgeted_shares`
+        (θ = 0 leaves a job at its first size)."""
         def theta(view: GreedyView, order):
             auto = self.lp_jobs is None and self.decision_record.seconds is not None and self.pop_k == 1
             # the LP's share of the budget runs from before its build, which counts against it
@@ -333,14 +334,15 @@ class FluidPolicy(SRPTGreedyPolicy):
         After :data:`AUTO_PATIENCE` = 3 LPs of m jobs in a row, each solved in at most :data:`AUTO_FAST` of
         its share, m grows by :data:`AUTO_GROW` (at least by one); after an LP not solved, m shrinks to
         :data:`AUTO_SHRINK` of its jobs (at least 1); otherwise it stays. The LP's size grows with the
-        square of its jobs (a phase per job) and HiGHS's time about with its cube, so a growth of 1.25 at
-        most doubles the time of an LP that took a quarter of its share (it still fits), and halving cuts
-        it about eightfold after a miss (the next fits); the gap between the two thresholds keeps m from
-        swinging. Three in a row, not one: an LP started from the last one's basis or columns is often
-        far faster than the next of the same size, and growing after one such LP missed the next LP
-        three times as often (60 of 561 decisions of ``dl2:1000:1`` at load 1.5 and 100 ms instead of 19,
-        at the same median m of 15). An LP of fewer than m jobs (fewer were active) leaves m as it is,
-        so m does not grow past the jobs the decisions have."""
+        square of its jobs (a phase per job) and HiGHS's time about with its fourth power (0.3 s at 25 of
+        DL2's jobs, 5 s at 50, 78 s at 100), so a growth of 1.25 multiplies the time of an LP that took a
+        quarter of its share by about 2.4 (it still fits), and halving divides it by about 16 after a miss
+        (the next fits); the gap between the two thresholds keeps m from swinging. Three in a row, not
+        one: an LP started from the last one's basis or columns is often far faster than the next of the
+        same size, and growing after one such LP missed the next LP three times as often (60 of 561
+        decisions instead of 19 in the first 80,000 s of ``dl2:1000:1`` at load 1.5 and 100 ms, at the
+        same median m of 15). An LP of fewer than m jobs (fewer were active) leaves m as it is, so m
+        does not grow past the jobs the decisions have."""
         fast = solved and jobs >= self.auto_jobs and seconds <= AUTO_FAST * share
         self.auto_fast = self.auto_fast + 1 if fast else 0
         if not solved:
