@@ -40,6 +40,8 @@ GPUS = 6500
 CACHES = ("view", "index", "_limits", "_rho_tab", "_rho_known")
 #: the policies with an ``incremental`` option: their cells decide from scratch and from the decision before
 INCREMENTAL = ("smd", "fluid", "hetplace")
+#: the policies with a ``pop_k`` option (POP): their cells also decide with each k of ``pop_k``
+POP = ("smd", "fluid", "hetplace")
 
 
 def scene(mix: str, n_active: int, seed: int = 0):
@@ -85,8 +87,8 @@ def one_decision(policy, trace, cluster, speed, *, seed: int = 0, caches_of=None
 def decision_task(policy: str, mix: str, n_active: int, budgets: list, pop_k: list, seed: int = 0,
                   reference_ms: float | None = None, options: dict | None = None) -> dict:
     """One state, the policy unbudgeted (or at ``reference_ms``) as reference, then every budget (ms) in
-    ``budgets`` from scratch and incremental (smd, fluid and hetplace), and every k of ``pop_k`` at each budget (smd
-    only): rows with objective, gap, latency, objective / reference and latency / budget (``overrun``). ``options``: the policy's
+    ``budgets`` from scratch and incremental (:data:`INCREMENTAL`), and every k of ``pop_k`` at each budget
+    (:data:`POP`, from scratch): rows with objective, gap, latency, objective / reference and latency / budget (``overrun``). ``options``: the policy's
     parameters in every decision, the reference's included (fluid's ``lp_jobs``)."""
     trace, cluster, speed = scene(mix, n_active, seed)
     options = dict(options or {})
@@ -98,7 +100,7 @@ def decision_task(policy: str, mix: str, n_active: int, budgets: list, pop_k: li
         variants = [("scratch", {"incremental": False} if policy in INCREMENTAL else {})]
         if policy in INCREMENTAL:
             variants += [("incremental", {"incremental": True})]
-        if policy == "smd":
+        if policy in POP:
             variants += [(f"pop{k}", {"pop_k": k, "incremental": False}) for k in pop_k]
         for label, params in variants:
             out = one_decision(make_policy(policy, budget_ms=b, **options, **params), trace, cluster, speed, seed=seed, caches_of=donor)

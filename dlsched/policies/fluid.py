@@ -40,6 +40,7 @@ from dlsched.policies.budget import BudgetMs, DecisionRecord
 from dlsched.policies.greedy import MAX_ALPHA, GreedyView, SRPTGreedyPolicy, tau_grid
 from dlsched.result import Status
 from dlsched.sim.placement import PlacerName
+from dlsched.solvers.anytime import pop_groups
 from dlsched.solvers.highs import solve_matrix
 from dlsched.solvers.options import Budget, SolveOptions
 
@@ -188,6 +189,36 @@ def fluid_shares(times: Sequence[np.ndarray], d: np.ndarray, e: np.ndarray, capa
     return None if out.theta is None else (out.theta, out.value)
 
 
+def fluid_bound(times: Sequence[np.ndarray], d: np.ndarray, e: np.ndarray, capacity: np.ndarray,
+                order: Sequence[int], configs: Sequence[np.ndarray]) -> float:
+    r"""A lower bound (seconds) on the sum of completion times of every fluid schedule of the jobs in
+    ``order`` on ``capacity``, whatever order they complete in, so on :func:`fluid_lp`'s value in any
+    order and on every POP answer's (arguments as :func:`fluid_lp`'s, ``configs`` its Pareto sizes).
+
+    With :math:`T_i^{\min} = \min_c T_{ic}` and job i's least use of resource r as a share of the cluster
+    over its run, :math:`a_{ir} = \min_c T_{ic} u_{icr} / C_r` (a mix of configurations needs
+    :math:`\sum_c y_c / T_{ic} \ge 1`, so it uses at least that much), the k-th completion
+    :math:`C_{(k)}` is at least the k-th smallest :math:`T_i^{\min}` (k jobs are done by then) and at
+    least :math:`\max_r` of the sum of the k smallest :math:`a_{ir}` (the k jobs done by then used that
+    much of r, and the cluster gives at most :math:`C_{(k)}` of it), so
+
+    .. math:: \sum_i C_i \;\ge\; \sum_{k=1}^{n} \max\big(T^{\min}_{(k)},\; \max_r \textstyle\sum_{q \le k} a_{(q) r}\big).
+
+    A dominated configuration is as slow and uses as much, so the Pareto sizes reach both minima."""
+    live = [i for i in order if len(configs[i])]
+    if not live:
+        return 0.0
+    res = np.flatnonzero(np.asarray(capacity) > 0)
+    fastest, area = np.empty(len(live)), np.empty((len(live), res.size))
+    for a, i in enumerate(live):
+        T = times[i].flat[configs[i]]
+        p, w = np.divmod(configs[i], times[i].shape[1])
+        use = (p[:, None] * np.asarray(e, float)[i, res] + w[:, None] * np.asarray(d, float)[i, res]) / np.asarray(capacity, float)[res]
+        fastest[a], area[a] = T.min(), (T[:, None] * use).min(axis=0)
+    by_area = np.cumsum(np.sort(area, axis=0), axis=0).max(axis=1, initial=0.0)
+    return float(np.maximum(np.sort(fastest), by_area).sum())
+
+
 def pareto_of(inst: SMDInstance, j: int) -> np.ndarray:
     """:func:`pareto_configs` of job j's τ grid (:func:`dlsched.policies.greedy.tau_grid`), cached with
     its configurations (the Pareto sizes do not depend on the remaining iterations)."""
@@ -196,6 +227,11 @@ def pareto_of(inst: SMDInstance, j: int) -> np.ndarray:
 
 #: the least share of a decision's budget the fluid LP is given, whatever the view before it took
 LP_FLOOR = 0.5
+
+#: under a budget without ``lp_jobs`` (:meth:`FluidPolicy.adapt_lp_jobs`): the LP's first job count, its
+#: growth factor after :data:`AUTO_PATIENCE` LPs in a row that took at most :data:`AUTO_FAST` of their
+#: share, and the factor it shrinks by after one not solved
+AUTO_START, AUTO_GROW, AUTO_FAST, AUTO_PATIENCE, AUTO_SHRINK = 8, 1.25, 0.25, 3, 0.5
 
 
 class FluidPolicy(SRPTGreedyPolicy):
@@ -225,7 +261,13 @@ class FluidPolicy(SRPTGreedyPolicy):
     before the fill, as when no LP is solved. The LP's size grows with the square of its jobs
     (a phase per job): with DL2's mix HiGHS takes 0.3 s at 25 jobs, 5 s at 50 and 78 s at 100
     (docs/results/decision-scale.md), so a decision over thousands of active jobs takes ``lp_jobs``.
-    The decision's objective and gap are then those of the LP of its ``lp_jobs`` jobs.
+    The decision's objective and gap are then those of the LP of its ``lp_jobs`` jobs. Under a budget
+    without ``lp_jobs`` (and without POP) the count adapts from decision to decision
+    (:meth:`adapt_lp_jobs`), so that the LP is built and solved within its share of the budget; without
+    a budget it is every job.
+
+    ``pop_k`` > 1 (default 1: off) solves that LP by POP (:meth:`pop_shares`): its jobs in k random
+    groups, each on 1/k of the cluster; the gap is then against :func:`fluid_bound` of the whole LP.
     """
 
     name = "fluid"
@@ -234,19 +276,24 @@ class FluidPolicy(SRPTGreedyPolicy):
     def __init__(self, inst: SMDInstance | None = None, placer: PlacerName = "first_fit",
                  alpha: Annotated[float, Range(ge=0, le=MAX_ALPHA)] = 2.0, pairs: bool = True,
                  budget_ms: BudgetMs | None = None, lp_jobs: Annotated[int, Range(ge=1)] | None = None,
-                 incremental: bool = True):
+                 incremental: bool = True, pop_k: Annotated[int, Range(ge=1)] = 1):
         super().__init__(inst, placer, alpha=alpha, start="shortest", pairs=pairs)
         self.options["shares"] = "fluid"
         self.decision_record = DecisionRecord(budget_ms)
         self.lp_jobs = None if lp_jobs is None else int(lp_jobs)
         self.incremental = bool(incremental)
+        self.pop_k = int(pop_k)
 
     def reset(self, ctx) -> None:
         super().reset(ctx)
         self.decision_record.reset()
+        self.pop_rng = np.random.default_rng(ctx.seed)    # POP's deals of the LP's jobs (:meth:`pop_shares`)
         self.last_theta: dict[int, float] = {}       # view job -> θ of the last LP solved (under a budget)
         # under a budget: the last LP's column keys, the last solved LP's nonzero columns, HiGHS's last basis
         self.last: tuple | None = None
+        # under a budget without lp_jobs: the next LP's job count, and the LPs of that count in a row
+        # solved in at most AUTO_FAST of their share (adapt_lp_jobs)
+        self.auto_jobs, self.auto_fast = AUTO_START, 0
 
     def allocate(self, inst: SMDInstance, active: np.ndarray) -> np.ndarray:
         self.clock = self.decision_record.clock()      # the decision's budget runs from here
@@ -254,28 +301,63 @@ class FluidPolicy(SRPTGreedyPolicy):
 
     def shares(self, inst: SMDInstance):
         """``options["shares"] = "fluid"``: θ of :func:`fluid_shares` for the jobs of the view completing in
-        the order given, the first ``lp_jobs`` of them when set (Pareto sizes kept with ``inst``); under
-        a budget, :meth:`budgeted_shares` (θ = 0 leaves a job at its first size)."""
+        the order given, the first ``lp_jobs`` of them when set, under a budget without it the first m
+        (:meth:`adapt_lp_jobs`; Pareto sizes kept with ``inst``); under a budget, :meth:`budgeted_shares`
+        (θ = 0 leaves a job at its first size)."""
         def theta(view: GreedyView, order):
-            lp_order = order if self.lp_jobs is None else order[:self.lp_jobs]
+            auto = self.lp_jobs is None and self.decision_record.seconds is not None and self.pop_k == 1
+            # the LP's share of the budget runs from before its build, which counts against it
+            share = max(self.clock.seconds_for_solver(), LP_FLOOR * self.decision_record.seconds) if auto else None
+            started = self.clock.elapsed()
+            lp_order = order[:self.auto_jobs] if auto else order if self.lp_jobs is None else order[:self.lp_jobs]
             times, configs = [None] * view.jobs.size, [None] * view.jobs.size      # read for lp_order only
             for i in lp_order:
                 times[i], configs[i] = view.times(i), pareto_of(inst, int(view.jobs[i]))
+            if self.pop_k > 1 and len(lp_order) > 1:
+                return self.pop_shares(view, lp_order, times, configs)
             if self.decision_record.seconds is None:
                 lp = fluid_shares(times, view.d, view.e, view.capacity, lp_order, configs)
                 if lp is not None:
                     self.decision_record.record(lp[1], lp[1])     # an LP optimum is its own bound
                 return None if lp is None else lp[0]
-            return self.budgeted_shares(view, fluid_lp(times, view.d, view.e, view.capacity, lp_order, configs, ids=view.jobs))
+            lp = fluid_lp(times, view.d, view.e, view.capacity, lp_order, configs, ids=view.jobs)
+            out, solved = self.budgeted_shares(view, lp)
+            if auto:
+                self.adapt_lp_jobs(len(lp_order), solved, self.clock.elapsed() - started, share)
+            return out
         return theta
 
-    def budgeted_shares(self, view: GreedyView, lp: FluidLP | None) -> np.ndarray | None:
-        """θ under a budget: the LP solved within what remains of it (at least :data:`LP_FLOOR` of it),
-        from the last LP (``incremental``: its basis when the LP is the same, else its columns by
-        key); when it is not solved in time, the last solved LP's θ of the jobs it held."""
+    def adapt_lp_jobs(self, jobs: int, solved: bool, seconds: float, share: float) -> None:
+        """Under a budget without ``lp_jobs``: the next LP's job count m from the last LP of ``jobs`` jobs,
+        ``solved`` or not, that took ``seconds`` to build and solve out of its ``share`` of the budget.
+
+        After :data:`AUTO_PATIENCE` = 3 LPs of m jobs in a row, each solved in at most :data:`AUTO_FAST` of
+        its share, m grows by :data:`AUTO_GROW` (at least by one); after an LP not solved, m shrinks to
+        :data:`AUTO_SHRINK` of its jobs (at least 1); otherwise it stays. The LP's size grows with the
+        square of its jobs (a phase per job) and HiGHS's time about with its fourth power (0.3 s at 25 of
+        DL2's jobs, 5 s at 50, 78 s at 100), so a growth of 1.25 multiplies the time of an LP that took a
+        quarter of its share by about 2.4 (it still fits), and halving divides it by about 16 after a miss
+        (the next fits); the gap between the two thresholds keeps m from swinging. Three in a row, not
+        one: an LP started from the last one's basis or columns is often far faster than the next of the
+        same size, and growing after one such LP missed the next LP three times as often (60 of 561
+        decisions instead of 19 in the first 80,000 s of ``dl2:1000:1`` at load 1.5 and 100 ms, at the
+        same median m of 15). An LP of fewer than m jobs (fewer were active) leaves m as it is, so m
+        does not grow past the jobs the decisions have."""
+        fast = solved and jobs >= self.auto_jobs and seconds <= AUTO_FAST * share
+        self.auto_fast = self.auto_fast + 1 if fast else 0
+        if not solved:
+            self.auto_jobs = max(1, int(jobs * AUTO_SHRINK))
+        elif self.auto_fast >= AUTO_PATIENCE:
+            self.auto_jobs, self.auto_fast = max(jobs + 1, int(jobs * AUTO_GROW)), 0
+
+    def budgeted_shares(self, view: GreedyView, lp: FluidLP | None) -> tuple[np.ndarray | None, bool]:
+        """(θ, whether the LP was solved) under a budget: the LP solved within what remains of it (at
+        least :data:`LP_FLOOR` of it), from the last LP (``incremental``: its basis when the LP is the
+        same, else its columns by key); when it is not solved in time, the last solved LP's θ of the
+        jobs it held."""
         if lp is None:
             self.decision_record.record(0.0, 0.0)
-            return np.zeros(view.jobs.size)
+            return np.zeros(view.jobs.size), True
         start, basis = None, None
         if self.incremental and self.last is not None:
             keys, solution, last_basis = self.last
@@ -289,6 +371,43 @@ class FluidPolicy(SRPTGreedyPolicy):
         if out.theta is not None:
             self.decision_record.record(out.value, out.value)     # an LP optimum is its own bound
             self.last_theta = dict(zip(view.jobs.tolist(), out.theta.tolist()))
-            return out.theta
+            return out.theta, True
         kept = np.array([self.last_theta.get(j, 0.0) for j in view.jobs.tolist()])
-        return kept if kept.any() else None
+        return (kept if kept.any() else None), False
+
+    def pop_shares(self, view: GreedyView, order: list, times: list, configs: list) -> np.ndarray | None:
+        r"""θ by POP (``pop_k`` = k > 1; Narayanan et al., SOSP'21): the LP's jobs ``order`` dealt at random
+        (:func:`~dlsched.solvers.anytime.pop_groups`, the policy's seeded ``pop_rng``) into min(k, jobs)
+        groups, each group's LP (:func:`fluid_lp`, its jobs in the same order) on 1/k of every resource,
+        solved from nothing with an equal share of what remains of the budget (at least :data:`LP_FLOOR` of
+        the budget over k; the groups change at every decision, so no start is kept), a job's θ its group's
+        share over k. The fill that follows is srpt-greedy's over the whole cluster, as without POP: it is a
+        greedy that only places, and dealing it too would leave each group's leftovers idle.
+
+        The objective is the sum of the groups' LP values (the sum of completion times of the same jobs as
+        the unsplit LP's); the bound is :func:`fluid_bound` of the unsplit problem, valid for every fluid
+        schedule on the whole cluster, the unsplit LP's included (its value is no longer its own bound, as
+        the groups' schedule may complete in another order than the LP's; run side by side on the whole
+        cluster it is a fluid schedule, so the gap is at least 0). Under a budget a group not solved in time
+        leaves its jobs the last θ they had and the decision records no objective, as without POP."""
+        groups = pop_groups(len(order), self.pop_k, self.pop_rng)
+        k, budget = len(groups), self.decision_record.seconds
+        theta, value, solved = np.zeros(view.jobs.size), 0.0, True
+        for gi, g in enumerate(groups):
+            lp = fluid_lp(times, view.d, view.e, view.capacity / k, [order[a] for a in g.tolist()], configs, ids=view.jobs)
+            if lp is None:
+                continue
+            limit = None if budget is None else max(self.clock.seconds_for_solver() / (k - gi), LP_FLOOR * budget / k)
+            out = lp.solve(limit)
+            if out.theta is None:
+                solved = False
+                held = lp.live
+                theta[held] = [self.last_theta.get(j, 0.0) for j in view.jobs[held].tolist()]
+                continue
+            theta += out.theta / k
+            value += out.value
+        if solved:
+            self.decision_record.record(value, fluid_bound(times, view.d, view.e, view.capacity, order, configs))
+        if budget is not None:
+            self.last_theta.update(zip(view.jobs.tolist(), theta.tolist()))
+        return theta

@@ -26,6 +26,11 @@ evaluated, so every decision has an answer). Every decision's gap is that of the
 average JCT against its bound, the larger of the Lagrangian bound and every job alone on its
 best GPUs (:func:`dlsched.solvers.hetplace.hetplace`).
 
+``pop_k`` > 1 (default 1: off) decides by POP once at least ``pop_min`` jobs are active (docs/hetplace.md,
+"POP"): the jobs the pipeline places dealt at random into k groups, the GPU servers into k groups with equal
+shares of each type, each pair solved by the pipeline alone (:meth:`HetPlace._pop`), the gap against bounds
+of the unsplit problem.
+
 ``incremental`` (off by default; ``order="arrival"`` only) makes every ``refresh``-th decision (default 50)
 the full one above and the decisions between incremental (docs/hetplace.md, "Incremental decisions"): the
 running jobs keep their placements, and the waiting jobs that the event lets start do, in arrival order,
@@ -49,13 +54,15 @@ from dlsched.errors import InputError
 from dlsched.instance.cluster import Cluster
 from dlsched.instance.placement import PlacementInstance
 from dlsched.instance.workload import Job, Trace
-from dlsched.models.placement import jct_counts
+from dlsched.models.placement import alone_jct, jct_counts
 from dlsched.policies.budget import BudgetMs, DecisionRecord
 from dlsched.policies.bundles import take_in_order
 from dlsched.policies.fifo import waiting_jobs
 from dlsched.sim.placement import EmptyCluster, PlacerName, consolidated, make_placer, task_slots, usage
 from dlsched.sim.policy import ChangePolicy, Changes, ClusterState, Placement, PolicyContext
-from dlsched.solvers.hetplace import hetplace
+from dlsched.result import Result
+from dlsched.solvers.anytime import pop_groups
+from dlsched.solvers.hetplace import ConfigTable, hetplace, placement_result, type_prices
 from dlsched.solvers.options import SolveOptions
 
 #: throughput given to a GPU type on which a job cannot progress (the §4 model needs rho > 0)
@@ -103,13 +110,15 @@ class HetPlace(ChangePolicy):
     def __init__(self, samples: Annotated[int, Range(ge=1)] = 8, seed: Annotated[int, Range(ge=0)] | None = None,
                  placer: PlacerName = "consolidated", budget_ms: BudgetMs | None = None,
                  order: Literal["arrival", "srpt"] = "arrival", incremental: bool = False,
-                 refresh: Annotated[int, Range(ge=1)] = 50, refresh_gap: Annotated[float, Range(ge=0, finite=True)] = 0.05):
+                 refresh: Annotated[int, Range(ge=1)] = 50, refresh_gap: Annotated[float, Range(ge=0, finite=True)] = 0.05,
+                 pop_k: Annotated[int, Range(ge=1)] = 1, pop_min: Annotated[int, Range(ge=0)] = 0):
         if incremental and order != "arrival":
             raise InputError("<argument>", "incremental", "false with order='srpt' (the incremental decision keeps "
                              "the running jobs, srpt re-decides which jobs run)", incremental)
         self.samples, self.seed, self.placer_name, self.order = int(samples), seed, placer, order
         self.incremental, self.refresh, self.refresh_gap = bool(incremental), int(refresh), float(refresh_gap)
         self.decision_record = DecisionRecord(budget_ms)
+        self.pop_k, self.pop_min = int(pop_k), int(pop_min)
 
     def reset(self, ctx: PolicyContext) -> None:
         if "gpu" not in ctx.cluster.resources:
@@ -120,6 +129,8 @@ class HetPlace(ChangePolicy):
         self.g = ctx.cluster.index("gpu")
         self.rng_seed = ctx.seed if self.seed is None else self.seed
         self.calls = 0
+        self.pop_rng = np.random.default_rng(self.rng_seed)   # POP's deals of the jobs (:meth:`_pop`)
+        self._server_deal: tuple | None = None               # (key, server groups) of the last POP view
         self.decision_record.reset()
         # the GPU types of the GPU servers, each server's type, the first server of each type
         servers = np.flatnonzero(ctx.cluster.capacity[:, self.g] >= 1)
@@ -392,6 +403,73 @@ class HetPlace(ChangePolicy):
                                  np.asarray(state.remaining)[jobs], np.zeros(len(jobs)), maxw,
                                  intra, min(cl.inter_server_gbps, intra), source=cl.source), servers
 
+    def _pop(self, view: PlacementInstance, opts: SolveOptions, k: int, least: np.ndarray, per: np.ndarray) -> Result:
+        r"""POP (Narayanan et al., SOSP'21) of the §4 view ``view`` (``pop_k`` = k > 1; docs/hetplace.md, "POP"):
+        the view's servers dealt into k groups (:func:`deal_servers`: each GPU type's servers, largest first,
+        each to the group with the fewest GPUs of the type so far), the jobs dealt at random
+        (:func:`~dlsched.solvers.anytime.pop_groups`, the policy's seeded ``pop_rng``) into groups of sizes in
+        proportion to the groups' GPUs (never more jobs than GPUs), and each (job group, server group) solved by
+        the §4.3 pipeline alone with an equal share of what remains of the budget; the answers, on disjoint GPUs,
+        make one assignment of the whole view, scored by its exact JCT model (:func:`placement_result`).
+        ``least`` and ``per`` are each job's smallest size and GPUs per worker, in GPUs: a job whose smallest
+        size is more than its group's GPUs, or whose worker needs more GPUs than its group's largest server
+        holds (where a server of the cluster does hold it), would wait in its group whatever the others do,
+        so then the view is decided unsplit, as ``smd`` does.
+
+        The bound certifies the combined answer against the **unsplit** problem: it is the largest of
+        :math:`\frac1n \sum_i J_i^{\mathrm{alone}}` of the whole view and the whole view's Lagrangian
+        :math:`L(\lambda)/n = \frac1n\big(\sum_i \min_c (J_i(c) + \lambda^\top c) - \lambda^\top N\big)`
+        over the whole view's configurations (:class:`~dlsched.solvers.hetplace.ConfigTable`) at two price
+        vectors: :math:`\bar\lambda_g`, the groups' prices of type g averaged with their GPUs of type g as
+        weights, and the whole view's own (:func:`~dlsched.solvers.hetplace.type_prices`: the bound the
+        unsplit pipeline reports, at most 200 picks over the table, no market). Each is a bound on the unsplit optimum: the first because no job runs faster than alone on
+        the whole cluster, the others because :math:`L(\lambda) \le \mathrm{OPT}` for every
+        :math:`\lambda \ge 0` (weak duality), whatever prices are put in. The sum of
+        the groups' own bounds is not one: a group's configurations stop at the group's GPUs and its
+        alone JCTs at its largest servers, so each bounds its group's restricted problem, whose optimum may
+        exceed the unsplit one (POP's partition is a restriction); only at one price vector for every
+        group, with every configuration of the whole view, does the sum become :math:`L(\lambda)` of the
+        whole problem, which is the second bound. The combined answer is feasible for the unsplit problem,
+        so its gap against this bound is at least 0."""
+        groups = [g for g in self._deal(view, k) if g.size]
+        gpus = np.array([int(view.server_gpus[g].sum()) for g in groups])
+        jobs = pop_groups(view.n_jobs, len(groups), self.pop_rng, weights=gpus)
+        widest = int(view.server_gpus.max())
+        ok = all(not J.size or ((least[J] <= K) & ((per[J] <= view.server_gpus[S].max()) | (per[J] > widest))).all()
+                 for S, J, K in zip(groups, jobs, gpus))
+        if not ok:
+            return hetplace(view, opts, samples=self.samples)
+        offset = np.cumsum(view.server_gpus) - view.server_gpus      # the view's first GPU of each server
+        gpu_job = np.full(view.n_gpus, -1, dtype=np.int64)
+        prices, held, stopped = [], [], False
+        for gi, (S, J) in enumerate(zip(groups, jobs)):
+            if not J.size:
+                continue
+            res = hetplace(_subview(view, J, S), opts.within(opts.clock.share(1.0 / (len(groups) - gi))), samples=self.samples)
+            sg = view.server_gpus[S]
+            # the group's GPU k is the view's: its servers' GPUs, server by server, as both number them
+            at = np.repeat(offset[S], sg) + np.arange(int(sg.sum())) - np.repeat(np.cumsum(sg) - sg, sg)
+            mine = res.solution.gpu_job >= 0
+            gpu_job[at[mine]] = J[res.solution.gpu_job[mine]]
+            prices.append(res.stats["prices"])
+            held.append(np.bincount(view.server_type[S], weights=sg, minlength=view.n_types))
+            stopped |= res.termination == "time_limit"
+        held = np.array(held)
+        lam = (np.array(prices) * held).sum(axis=0) / np.maximum(held.sum(axis=0), 1.0)
+        table = ConfigTable(view)
+        _, val = table.pick(lam)
+        L = max(float(val.sum() - lam @ view.type_counts), type_prices(view, table)[1]) / view.n_jobs
+        bound = max(L, float(alone_jct(view).mean()))
+        return placement_result(view, gpu_job, "hetplace", opts, termination="time_limit" if stopped else "heuristic",
+                                bound=bound, stats={"pop_k": len(groups), "lagrangian_bound": L, "prices": lam.tolist()})
+
+    def _deal(self, view: PlacementInstance, k: int) -> list[np.ndarray]:
+        """:func:`deal_servers` of the view's servers, kept while the servers stay the same."""
+        key = (k, view.server_gpus.tobytes(), view.server_type.tobytes())
+        if self._server_deal is None or self._server_deal[0] != key:
+            self._server_deal = (key, deal_servers(view.server_gpus, view.server_type, k))
+        return self._server_deal[1]
+
     def changes(self, state: ClusterState, events) -> Changes | dict[int, Placement]:
         """The whole allocation of the §4.3 pipeline (:meth:`_full`), or (``incremental``, between full decisions)
         the jobs that start (:meth:`_step`); nothing at a timer."""
@@ -433,7 +511,8 @@ class HetPlace(ChangePolicy):
         lam = np.zeros(len(self.types))
         if take.size:
             view, servers = self._view(state, take, per)
-            res = hetplace(view, opts, samples=self.samples)
+            k = self.pop_k if active.size >= self.pop_min else 1
+            res = hetplace(view, opts, samples=self.samples) if k == 1 else self._pop(view, opts, k, self._min_w[take] * per, per)
             self.calls += 1
             self.decision_record.record(res.objective, res.bound)
             if self.incremental:
@@ -634,3 +713,33 @@ def _workers(srv: list[int], cnt: list[int], lo: int, hi: int) -> dict[int, int]
     """One job's workers per server from the pipeline's (job, server) pairs ``lo:hi`` (``srv`` servers,
     ``cnt`` workers), the servers where it holds none left out."""
     return {s: k for s, k in zip(srv[lo:hi], cnt[lo:hi]) if k}
+
+
+def deal_servers(gpus: np.ndarray, types: np.ndarray, k: int) -> list[np.ndarray]:
+    """POP's server groups: the servers (``gpus`` GPUs each, of type ``types``) dealt into ``min(k, servers)``
+    groups with as equal a share of each type's GPUs as the servers allow: type by type, servers of more GPUs
+    first (ties by index), each to the group with the fewest GPUs of that type so far, ties to the group with
+    the fewest GPUs in all, then the first (the largest-first rule for unequal servers; with servers of one
+    size, a round robin). Each group's servers ascending."""
+    k = max(1, min(int(k), gpus.size))
+    of_type, total = np.zeros((k, int(types.max(initial=0)) + 1)), np.zeros(k)
+    member = np.empty(gpus.size, dtype=np.int64)
+    for s in np.lexsort((np.arange(gpus.size), -gpus, types)).tolist():
+        t = int(types[s])
+        g = int(np.lexsort((np.arange(k), total, of_type[:, t]))[0])
+        member[s] = g
+        of_type[g, t] += gpus[s]
+        total[g] += gpus[s]
+    return [np.flatnonzero(member == g) for g in range(k)]
+
+
+def _subview(view: PlacementInstance, jobs: np.ndarray, servers: np.ndarray) -> PlacementInstance:
+    """The §4 instance of ``view``'s jobs ``jobs`` on its servers ``servers`` (the same GPU types, a job's
+    largest size at most the servers' GPUs)."""
+    K = int(view.server_gpus[servers].sum())
+    names = [view.job_names[i] for i in jobs.tolist()]
+    return PlacementInstance(view.gpu_types, tuple(view.server_names[s] for s in servers.tolist()), view.server_type[servers],
+                             view.server_gpus[servers], tuple(names), tuple(view.job_types[i] for i in jobs.tolist()),
+                             view.rho[jobs], view.global_batch[jobs], view.iterations[jobs], view.model_size_mb[jobs],
+                             np.minimum(view.max_workers[jobs], K), view.intra_gbps, view.inter_gbps, view.communication,
+                             view.workload, source=view.source)

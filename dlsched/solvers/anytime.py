@@ -119,8 +119,18 @@ def greedy_choice(core: MCMDK, share: np.ndarray, fixed: np.ndarray | None = Non
     return choice
 
 
-def pop_groups(n: int, k: int, rng: np.random.Generator) -> list[np.ndarray]:
-    """POP's partition: ``n`` items shuffled by ``rng`` and dealt into ``min(k, n)`` groups of sizes
-    differing by at most one, each sorted."""
+def pop_groups(n: int, k: int, rng: np.random.Generator, weights: np.ndarray | None = None) -> list[np.ndarray]:
+    r"""POP's partition: ``n`` items shuffled by ``rng`` and dealt into ``min(k, n)`` groups of sizes
+    differing by at most one, each sorted. With ``weights`` (one per group, k of them, > 0), group g
+    gets :math:`n w_g / \sum w` items rounded down or up (largest remainders, ties to the first
+    groups), so that with integer weights and :math:`n \le \sum w` no group gets more than its weight
+    (a group of servers and its GPUs: every job of a §4 view needs one GPU)."""
     perm = rng.permutation(n)
-    return [np.sort(g) for g in np.array_split(perm, max(1, min(int(k), n)))]
+    if weights is None:
+        return [np.sort(g) for g in np.array_split(perm, max(1, min(int(k), n)))]
+    w = np.asarray(weights, dtype=float)
+    exact = n * w / w.sum()
+    size = np.floor(exact + 1e-9).astype(np.int64)
+    extra = np.argsort(-(exact - size), kind="stable")[:n - int(size.sum())]
+    size[extra] += 1
+    return [np.sort(g) for g in np.split(perm, np.cumsum(size)[:-1])]

@@ -224,3 +224,90 @@ def test_a_start_from_a_solution_puts_each_value_back_on_its_column(seed, m):
         assert value == out.solution.get(key, 0.0)
     assert np.count_nonzero(y) == sum(1 for k in later.keys if k in out.solution)
     assert all(k[0] != ids[0] and k[1] != ids[0] for k in later.keys)
+
+
+class _FakeClock:
+    """Seconds that pass only when the fake LP solve of :func:`_fake_budget_run` says so."""
+
+    now = 0.0
+
+
+def _fake_budget_run(monkeypatch, budget_ms, cost, **params):
+    """A budgeted fluid run on 60 DL2 jobs (4 servers) with a fake clock: each decision's clock starts at
+    0, and an LP of n jobs takes ``cost(n, decision)`` seconds of it (not solved when that is more than
+    HiGHS's limit, which it then takes whole). Returns (the policy, per LP built: (its jobs, the policy's
+    m at its build, the decision's number from 1)). The LP itself is solved for real, to optimality."""
+    from dlsched.instance.synthetic import dl2_cluster, dl2_trace
+    from dlsched.policies import fluid
+    from dlsched.policies.budget import DecisionRecord
+    from dlsched.registry import make_policy
+    from dlsched.sim.engine import simulate
+    from dlsched.sim.speed import make_speed
+    from dlsched.solvers.options import Budget
+
+    class FakeBudget(Budget):
+        def elapsed(self):
+            return _FakeClock.now - self.start
+
+    def clock(self):
+        policy.decisions += 1
+        return FakeBudget(self.seconds, start=_FakeClock.now, margin=0.0 if self.seconds is None else self.seconds / 10)
+
+    solve, build = fluid.FluidLP.solve, fluid.fluid_lp
+
+    def timed_solve(self, time_limit=None, start=None, basis=None):
+        spent = cost(self.live.size, policy.decisions)
+        if time_limit is not None and spent > time_limit:
+            _FakeClock.now += time_limit
+            return fluid.FluidSolve(None, None, {}, None)
+        _FakeClock.now += spent
+        return solve(self, None, start, basis)
+
+    def counted_build(times, d, e, capacity, order, *args, **kw):
+        built.append((len(order), policy.auto_jobs, policy.decisions))
+        return build(times, d, e, capacity, order, *args, **kw)
+
+    built = []
+    policy = make_policy("fluid", **({} if budget_ms is None else {"budget_ms": budget_ms}), **params)
+    policy.decisions = 0
+    monkeypatch.setattr(DecisionRecord, "clock", clock)
+    monkeypatch.setattr(fluid.FluidLP, "solve", timed_solve)
+    monkeypatch.setattr(fluid, "fluid_lp", counted_build)
+    result = simulate(dl2_trace(60, 4), dl2_cluster(4), policy, make_speed("table"))
+    assert result.status == "completed"
+    return policy, built
+
+
+def test_a_budgeted_lp_grows_to_what_its_share_solves_and_shrinks_after_a_miss(monkeypatch):
+    """Budget 100 ms, an LP of n jobs taking 10 µs n³ (15 jobs: 34 ms): m grows from 8 after three LPs of m
+    jobs in a row took at most a quarter of their share (90 ms: the budget less its tenth), to 15, where
+    34 ms stops it. From the 40th decision LPs take four times as long: the first at 15 jobs (135 ms)
+    misses, m halves to 7, grows to 10 (40 ms) and stays. Every other decision records its LP's
+    objective, and no LP holds more than m jobs."""
+    def cost(n, decision):
+        return 1e-5 * n ** 3 * (4 if decision >= 40 else 1)
+
+    policy, built = _fake_budget_run(monkeypatch, 100, cost)
+    assert all(jobs <= m for jobs, m, _ in built)
+    jobs = {decision: n for n, _, decision in built}
+    assert [jobs[decision] for decision in range(13, 18)] == [7, 8, 8, 8, 10]      # 8 active from the 14th
+    assert max(n for decision, n in jobs.items() if decision < 40) == 15 and jobs[40] == 15
+    assert jobs[41] == 7 and max(n for decision, n in jobs.items() if decision > 40) == 10
+    assert len(policy.decision_record.objectives) == len(built) - 1
+
+
+def test_without_a_budget_every_lp_holds_every_active_job(monkeypatch):
+    """No budget: the LP of every active job (lp_jobs unset), at every decision, as before."""
+    from dlsched.policies import fluid
+
+    seen = []
+    shares = fluid.fluid_shares
+
+    def spy(times, d, e, capacity, order, *args, **kw):
+        seen.append((len(order), len(times)))
+        return shares(times, d, e, capacity, order, *args, **kw)
+
+    monkeypatch.setattr(fluid, "fluid_shares", spy)
+    policy, built = _fake_budget_run(monkeypatch, None, lambda n, decision: 0.0)
+    assert built and len(seen) == len(built) and all(n == active for n, active in seen)
+    assert max(n for n, _ in seen) > fluid.AUTO_START

@@ -1,0 +1,79 @@
+"""``fluid`` under decision budgets on a busy DL2 run, side by side (docs/results/fluid-budget.md).
+
+    PYTHONPATH=$PWD DLSCHED_DATA=/work/shared/data OMP_NUM_THREADS=1 python benchmarks/fluid_budget.py [--json OUT]
+
+Runs ``dlsched simulate dl2:1000:1 --target-load 1.5 --json`` one after another, each in its own
+process: ``fluid`` at ``--decision-budget`` 10 and 100 ms (the LP's job count adapting,
+``FluidPolicy.adapt_lp_jobs``), ``fluid -P lp_jobs=20`` without a budget (every decision's LP of 20
+jobs solved to the end: the reference for quality) and ``srpt-greedy`` (the fill alone, no LP). Per
+run: decision latency (wall: the run's ``decision_latency_ms``; CPU: ``time.process_time`` around
+each ``schedule`` call, measured here), decisions with an objective, average JCT, the run's wall and
+CPU seconds and the load average before it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+
+#: the run of each row, in the child: the CLI in-process with each decision's CPU time taken around
+#: the policy's ``schedule`` (the greedy family's, fluid's included)
+CHILD = r"""
+import contextlib, io, json, sys, time
+import numpy as np
+from dlsched.cli import main
+from dlsched.policies.greedy import SRPTGreedyPolicy
+
+cpu, schedule = [], SRPTGreedyPolicy.schedule
+
+def timed(self, *args, **kw):
+    c0 = time.process_time()
+    out = schedule(self, *args, **kw)
+    cpu.append(time.process_time() - c0)
+    return out
+
+SRPTGreedyPolicy.schedule = timed
+buf = io.StringIO()
+t0, c0 = time.perf_counter(), time.process_time()
+with contextlib.redirect_stdout(buf):
+    main(sys.argv[1:])
+wall, run_cpu = time.perf_counter() - t0, time.process_time() - c0
+doc = json.loads(buf.getvalue().strip().splitlines()[-1])
+print(json.dumps({"status": doc["status"], "completed": doc["completed"], "decisions": doc["decision_calls"],
+                  "latency_ms": doc["decision_latency_ms"],
+                  "cpu_ms": {"median": 1e3 * float(np.median(cpu)), "p99": 1e3 * float(np.percentile(cpu, 99))},
+                  "with_objective": (doc["decision_gap"] or {}).get("decisions", 0), "gap": doc["decision_gap"],
+                  "avg_jct": doc["avg_jct"], "wall_s": wall, "cpu_s": run_cpu}))
+"""
+
+RUN = ["simulate", "dl2:1000:1", "--target-load", "1.5", "--json"]
+ROWS = {"fluid, budget 10 ms": ["--policy", "fluid", "--decision-budget", "10"],
+        "fluid, budget 100 ms": ["--policy", "fluid", "--decision-budget", "100"],
+        "fluid -P lp_jobs=20, no budget": ["--policy", "fluid", "-P", "lp_jobs=20"],
+        "srpt-greedy": ["--policy", "srpt-greedy"]}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", help="write the rows here as well")
+    args = ap.parse_args()
+    rows = {}
+    for name, extra in ROWS.items():
+        load = open("/proc/loadavg").read().split()[:3]
+        done = subprocess.run([sys.executable, "-c", CHILD, *RUN, *extra], capture_output=True, text=True)
+        if done.returncode:
+            sys.exit(f"{name}: exit {done.returncode}\n{done.stderr[-2000:]}")
+        rows[name] = {"load_before": load, **json.loads(done.stdout.strip().splitlines()[-1])}
+        print(name, json.dumps(rows[name]), flush=True)
+    out = {"finished": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "run": RUN, "rows": rows}
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=1)
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
