@@ -38,6 +38,7 @@ the market's clearing. Ties may be broken differently from the market's.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import networkx as nx
 from networkx.algorithms.flow import edmonds_karp
@@ -71,7 +72,7 @@ def _demand_sets(values: np.ndarray, prices: np.ndarray) -> tuple[np.ndarray, np
 
 
 def clear(values: np.ndarray, demand: np.ndarray, supply: np.ndarray, *, prices: np.ndarray | None = None,
-          max_rounds: int = ROUND_CAP) -> MarketOutcome:
+          max_rounds: int = ROUND_CAP, stop: Callable[[], bool] | None = None) -> MarketOutcome | None:
     """Run the ascending-price market to clearing (see the module docstring).
 
     ``prices`` warm-starts the market (e.g. with the prices of a similar market): the clearing
@@ -79,6 +80,8 @@ def clear(values: np.ndarray, demand: np.ndarray, supply: np.ndarray, *, prices:
     current prices and a clearing allocation is optimal whatever prices support it.
     If it has not cleared after ``max_rounds`` rounds, the allocation and prices come from the
     LP (:func:`_lp_finish`, the module docstring's round cap); ``rounds`` is then ``max_rounds``.
+    ``stop()`` true before a round ends the market without an allocation: None (a decision's budget
+    spent; until it clears the market has no allocation to give).
     """
     values = np.asarray(values, dtype=float)
     demand = np.asarray(demand, dtype=np.int64)
@@ -93,6 +96,8 @@ def clear(values: np.ndarray, demand: np.ndarray, supply: np.ndarray, *, prices:
     prices = np.zeros(G) if prices is None else np.array(prices, dtype=float)
     total = int(demand.sum())
     for rounds in range(1, max_rounds + 1):
+        if stop is not None and stop():
+            return None
         dset, best = _demand_sets(values, prices)
         # buyers with the same demand set are interchangeable in the matching: one node per
         # pattern (at most 2^G - 1) keeps the flow network tiny however many jobs there are
