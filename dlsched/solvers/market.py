@@ -44,7 +44,10 @@ import networkx as nx
 from networkx.algorithms.flow import edmonds_karp
 import numpy as np
 from scipy import sparse
-from scipy.optimize import linprog
+
+from dlsched.models.mcmdk import MatrixForm
+from dlsched.result import Status
+from dlsched.solvers.highs import solve_matrix
 
 TIE = 1e-9
 # rounds before the LP finish: the quick traces' markets (Gavel, OpenB 1,500 pods; full and incremental)
@@ -132,24 +135,27 @@ def clear(values: np.ndarray, demand: np.ndarray, supply: np.ndarray, *, prices:
 
 
 def _lp_finish(values: np.ndarray, demand: np.ndarray, supply: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The market's LP (module docstring, round cap) by HiGHS's dual simplex: the integral
-    allocation (rounded, then checked) and the group-row duals as prices."""
+    """The market's LP (module docstring, round cap) by HiGHS (:func:`dlsched.solvers.highs.solve_matrix`,
+    its dual simplex): the integral allocation (rounded, then checked) and the group-row duals as prices."""
     m, G = values.shape
-    # x_{i,g} at column i*G + g: buyer rows sum a row's G columns, group rows every G-th column
+    # x_{i,g} at column i*G + g: buyer rows sum a row's G columns (= d_i), group rows every G-th column (<= s_g)
     cols = np.arange(m * G)
-    A_eq = sparse.csr_matrix((np.ones(m * G), (cols // G, cols)), shape=(m, m * G))
-    A_ub = sparse.csr_matrix((np.ones(m * G), (cols % G, cols)), shape=(G, m * G))
-    res = linprog(-values.ravel(), A_ub=A_ub, b_ub=supply, A_eq=A_eq, b_eq=demand, bounds=(0, None),
-                  method="highs-ds")
-    if res.status != 0:
-        raise MarketError(f"the market's LP did not solve: {res.message}")
+    M = sparse.csr_matrix((np.ones(2 * m * G), (np.concatenate([cols // G, m + cols % G]), np.concatenate([cols, cols]))),
+                          shape=(m + G, m * G))
+    inf = np.full(G, np.inf)
+    mf = MatrixForm(values.ravel().astype(float), M, np.concatenate([demand, -inf]).astype(float),
+                    np.concatenate([demand, supply]).astype(float), np.zeros(m * G), np.full(m * G, np.inf),
+                    np.zeros(m * G, dtype=np.int32), "max", G)
+    res = solve_matrix(mf, want_duals=True)
+    if res.status != Status.OPTIMAL:
+        raise MarketError(f"the market's LP did not solve: {res.termination}")
     x = res.x.reshape(m, G)
     alloc = np.rint(x).astype(np.int64)
     if (np.abs(x - alloc).max(initial=0.0) > 1e-6 or not np.array_equal(alloc.sum(axis=1), demand)
             or np.any(alloc.sum(axis=0) > supply) or np.any(alloc < 0)):
         raise MarketError("the market's LP answer is not an integral allocation")
-    # linprog minimises -v: the marginals of the <= rows are -p_g <= 0
-    prices = np.maximum(-res.ineqlin.marginals, 0.0)
+    # a maximisation's dual of a binding <= row is >= 0 in HiGHS's convention: p_g
+    prices = np.maximum(res.row_dual[m:], 0.0)
     return alloc, prices
 
 
