@@ -320,6 +320,7 @@ class ConsolidatedPool:
         self.free = free
         self.key: list[tuple] = [tuple(r) for r in free.tolist()]   # each server's free row
         self.members: dict[tuple, list[int]] | None = {}              # class -> its servers, ascending
+        self._slots: dict[tuple, int] = {}                           # (class, needs) -> slots
         for s, k in enumerate(self.key):
             self.members.setdefault(k, []).append(s)
         if len(self.members) > self.CLASSES:
@@ -330,9 +331,9 @@ class ConsolidatedPool:
         n_workers, n_ps = int(n_workers), int(n_ps)
         if self.members is None or n_workers <= 0:
             return consolidated(self.free, demand_w, demand_p, n_workers, n_ps)
-        need_w = [(r, x) for r, x in enumerate(demand_w.tolist()) if x > 0]
-        need_p = [(r, x) for r, x in enumerate(demand_p.tolist()) if x > 0]
-        w_slot = {k: _slots(k, need_w) for k in self.members}
+        need_w = tuple((r, x) for r, x in enumerate(demand_w.tolist()) if x > 0)
+        need_p = tuple((r, x) for r, x in enumerate(demand_p.tolist()) if x > 0)
+        w_slot, p_slot = self._class_slots(need_w), self._class_slots(need_p)
         if not n_ps:
             # consolidated's shortcut: the first server with the most slots, if it holds every worker
             top = max(w_slot.values())
@@ -343,11 +344,11 @@ class ConsolidatedPool:
             levels.setdefault(v, []).append(k)
         order = [levels[v] for v in sorted(levels, reverse=True)]    # the placer's order, by class
         dp, dw = demand_p.tolist(), demand_w.tolist()
-        got = self._fill_two(order, (need_p, dp, n_ps), (need_w, dw, n_workers))
+        got = self._fill_two(order, (need_p, p_slot, dp, n_ps), (need_w, w_slot, dw, n_workers))
         if got is not None:
             ps, w = got
         elif n_ps:
-            got = self._fill_two(order, (need_w, dw, n_workers), (need_p, dp, n_ps))
+            got = self._fill_two(order, (need_w, w_slot, dw, n_workers), (need_p, p_slot, dp, n_ps))
             if got is None:
                 return None
             w, ps = got
@@ -355,25 +356,34 @@ class ConsolidatedPool:
             return None
         return Placement(dict(w), dict(ps))
 
+    def _class_slots(self, need: tuple) -> dict[tuple, int]:
+        """Each class's slots for a task of ``need`` ([(resource, amount > 0)])."""
+        memo, out = self._slots, {}
+        for k in self.members:
+            v = memo.get((k, need))
+            if v is None:
+                v = memo[(k, need)] = _slots(k, need)
+            out[k] = v
+        return out
+
     def _fill_two(self, order: list, first: tuple, second: tuple) -> tuple[list, list] | None:
-        """:func:`_fit_in_order` by classes: ``first`` = (needs, demand, count) filled in the placer's
-        ``order``, then ``second`` on the rows less what ``first`` took there; None if either fails."""
-        need0, d0, c0 = first
-        got0 = self._fill(order, need0, c0, {}) if c0 else []
+        """:func:`_fit_in_order` by classes: ``first`` = (needs, class slots, demand, count) filled in the
+        placer's ``order``, then ``second`` on the rows less what ``first`` took there; None if either fails."""
+        _, slot0, d0, c0 = first
+        got0 = self._fill(order, slot0, c0, {}) if c0 else []
         if got0 is None:
             return None
-        need1, d1, c1 = second
+        need1, slot1, _, c1 = second
         less = {}
         for s, c in got0:       # _fit_in_order's f - c * demand on the servers the first kind took
             less[s] = _slots(tuple(f - c * x for f, x in zip(self.key[s], d0)), need1)
-        got1 = self._fill(order, need1, c1, less) if c1 else []
+        got1 = self._fill(order, slot1, c1, less) if c1 else []
         return None if got1 is None else (got0, got1)
 
-    def _fill(self, order: list, need: list, count: int, less: dict) -> list | None:
-        """[(server, tasks)] as :func:`fill_in_order` fills ``count`` tasks of ``need`` in ``order`` (lists of
-        classes per worker-slot level, merged by index), ``less``: the slots of servers whose rows the other
-        kind reduced; None if the slots add up to less than ``count``."""
-        slot = {k: _slots(k, need) for k in self.members}
+    def _fill(self, order: list, slot: dict, count: int, less: dict) -> list | None:
+        """[(server, tasks)] as :func:`fill_in_order` fills ``count`` tasks in ``order`` (lists of classes per
+        worker-slot level, merged by index), ``slot``: each class's slots for the task, ``less``: the slots of
+        servers whose rows the other kind reduced; None if the slots add up to less than ``count``."""
         total = sum(slot[k] * len(m) for k, m in self.members.items())
         total += sum(v - slot[self.key[s]] for s, v in less.items())
         if total < count:

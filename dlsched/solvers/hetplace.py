@@ -33,6 +33,7 @@ bound :math:`\frac1n \sum_i J_i^{\mathrm{alone}}` (each job alone on its best GP
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import time
 from typing import Callable, Iterator
@@ -212,14 +213,22 @@ def _pack_order(inst: PlacementInstance, counts: np.ndarray, order: np.ndarray) 
 
     spanning: list[int] = list(np.flatnonzero(kinds > 1))
     one_type = (kinds == 1) & (n_i >= 2)
-    for i in order[one_type[order]]:
-        cand = of_type[first[i]]
-        room = cap[cand] - used[cand]
-        fits = np.flatnonzero(room >= n_i[i])
-        if fits.size:
-            take(cand[fits[np.argmin(room[fits])]], int(n_i[i]), i)
-        else:
-            spanning.append(int(i))
+    # best fit: the first server of the type (by index) with the least room that holds the job, found
+    # in buckets of servers by room (per type, ascending) rather than a pass over the type's servers
+    # per job (on DL2's 3,250 nodes the passes were two thirds of a 2,000-job pack)
+    top = int(cap.max(initial=0))
+    holes = [[[] for _ in range(top + 1)] for _ in range(inst.n_types)]
+    for s, (g, c) in enumerate(zip(inst.server_type.tolist(), cap.tolist())):
+        holes[g][c].append(s)
+    for i in order[one_type[order]].tolist():
+        m, rooms = int(n_i[i]), holes[first[i]]
+        r = next((r for r in range(m, top + 1) if rooms[r]), None)
+        if r is None:
+            spanning.append(i)
+            continue
+        s = rooms[r].pop(0)
+        take(s, m, i)
+        bisect.insort(rooms[r - m], s)
     for i in sorted(spanning, key=lambda i: -n_i[i]):
         for g in np.flatnonzero(counts[i]):
             m = int(counts[i, g])
