@@ -20,11 +20,13 @@ r"""Heterogeneous placement (MODELS.md §4) on the simulator: converter, speed s
   with each job's rates read at its smallest size, and a job it spreads over several GPU types goes
   on the fastest single type that holds it (a synchronous job runs at its slowest worker's pace).
 
-``budget_ms`` bounds each decision (docs/hetplace.md, "Decisions within a budget"): the pipeline
-stops evaluating categories when it is spent (the first, at the Lagrangian prices, is always
-evaluated, so every decision has an answer). Every decision's gap is that of the pipeline's
-average JCT against its bound, the larger of the Lagrangian bound and every job alone on its
-best GPUs (:func:`dlsched.solvers.hetplace.hetplace`).
+``budget_ms`` bounds each decision (docs/hetplace.md, "Decisions within a budget"). Always done: the
+§4 view, the pipeline's least answer (the first Lagrangian pick, category 0's priced counts, their
+packing) and the placement of the answer; the budget ends the subgradient steps, the market, the
+polish and the categories after the first, each with the best so far
+(:func:`dlsched.solvers.hetplace.hetplace`), so every decision has an answer. Every decision's gap
+is that of the pipeline's average JCT against its bound, the larger of the Lagrangian bound of the
+steps taken and every job alone on its best GPUs.
 
 ``incremental`` (off by default; ``order="arrival"`` only) makes every ``refresh``-th decision (default 50)
 the full one above and the decisions between incremental (docs/hetplace.md, "Incremental decisions"): the
