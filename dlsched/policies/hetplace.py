@@ -21,8 +21,9 @@ r"""Heterogeneous placement (MODELS.md §4) on the simulator: converter, speed s
   on the fastest single type that holds it (a synchronous job runs at its slowest worker's pace).
 
 ``budget_ms`` bounds each decision (docs/hetplace.md, "Decisions within a budget"). Always done: the
-§4 view, the pipeline's least answer (the first Lagrangian pick, category 0's priced counts, their
-packing) and the placement of the answer; the budget ends the subgradient steps, the market, the
+§4 view, the pipeline's least answer (the subgradient steps until the picks nearly fit, category 0's
+priced counts, their packing) and the placement of the answer; the budget ends the further subgradient
+steps, the market, the
 polish and the categories after the first, each with the best so far
 (:func:`dlsched.solvers.hetplace.hetplace`), so every decision has an answer. Every decision's gap
 is that of the pipeline's average JCT against its bound, the larger of the Lagrangian bound of the
