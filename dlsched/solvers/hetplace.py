@@ -778,7 +778,11 @@ def hetplace(instance, opts: SolveOptions, samples: int = DEFAULT_SAMPLES,
     # the steps get at least a share of the budget from their start, however late that is (the view
     # and the table may have spent a small budget): the answer cut shortest is only as good as its prices
     floor = Budget(PRICES_FLOOR * opts.clock.limit) if stop is not None else None
-    lam, L = type_prices(inst, table, stop=None if stop is None else lambda: floor.expired() and stop())
+
+    def prices_spent() -> bool:
+        return floor.expired() and stop()
+
+    lam, L = type_prices(inst, table, stop=None if stop is None else prices_spent)
     if sampler == "prices":
         cats = price_categories(inst, table, lam, int(samples), rng, float(noise))
     else:
