@@ -344,7 +344,8 @@ def type_prices(inst: PlacementInstance, table: ConfigTable, upper: float | None
         L = float(val.sum() - lam @ N)
         if L > best_L + 1e-12 * abs(L):
             best_L, best_lam, since = L, lam.copy(), 0
-            excess = float(np.maximum(table.C[pick].sum(axis=0) - N, 0.0).sum())
+            if stop is not None:
+                excess = float(np.maximum(table.C[pick].sum(axis=0) - N, 0.0).sum())
         else:
             since += 1
             if since >= STALL_STEPS:
