@@ -20,11 +20,14 @@ r"""Heterogeneous placement (MODELS.md §4) on the simulator: converter, speed s
   with each job's rates read at its smallest size, and a job it spreads over several GPU types goes
   on the fastest single type that holds it (a synchronous job runs at its slowest worker's pace).
 
-``budget_ms`` bounds each decision (docs/hetplace.md, "Decisions within a budget"): the pipeline
-stops evaluating categories when it is spent (the first, at the Lagrangian prices, is always
-evaluated, so every decision has an answer). Every decision's gap is that of the pipeline's
-average JCT against its bound, the larger of the Lagrangian bound and every job alone on its
-best GPUs (:func:`dlsched.solvers.hetplace.hetplace`).
+``budget_ms`` bounds each decision (docs/hetplace.md, "Decisions within a budget"). Always done: the
+§4 view, the pipeline's least answer (the subgradient steps until the picks nearly fit, category 0's
+priced counts, their packing) and the placement of the answer; the budget ends the further subgradient
+steps, the market, the
+polish and the categories after the first, each with the best so far
+(:func:`dlsched.solvers.hetplace.hetplace`), so every decision has an answer. Every decision's gap
+is that of the pipeline's average JCT against its bound, the larger of the Lagrangian bound of the
+steps taken and every job alone on its best GPUs.
 
 ``pop_k`` > 1 (default 1: off) decides by POP once at least ``pop_min`` jobs are active (docs/hetplace.md,
 "POP"): the jobs the pipeline places dealt at random into k groups, the GPU servers into k groups with equal
@@ -58,7 +61,7 @@ from dlsched.models.placement import alone_jct, jct_counts
 from dlsched.policies.budget import BudgetMs, DecisionRecord
 from dlsched.policies.bundles import take_in_order
 from dlsched.policies.fifo import waiting_jobs
-from dlsched.sim.placement import EmptyCluster, PlacerName, consolidated, make_placer, task_slots, usage
+from dlsched.sim.placement import ConsolidatedPool, EmptyCluster, PlacerName, consolidated, make_placer, task_slots, usage
 from dlsched.sim.policy import ChangePolicy, Changes, ClusterState, Placement, PolicyContext
 from dlsched.result import Result
 from dlsched.solvers.anytime import pop_groups
@@ -226,15 +229,19 @@ class HetPlace(ChangePolicy):
             pl = self._single[key] = Placement(workers, {})
         return pl
 
-    def _place_one(self, state: ClusterState, free: np.ndarray, j: int, pl: Placement, spans: bool) -> Placement | None:
+    def _place_one(self, state: ClusterState, free: np.ndarray, j: int, pl: Placement, spans: bool,
+                   pool: ConsolidatedPool | None = None) -> Placement | None:
         """Job j on the pipeline's placement ``pl`` where it is allowed and fits ``free``, else placed
-        again (module docstring); updates ``free``. None if it is not placed."""
+        again (module docstring); updates ``free``. None if it is not placed. ``pool``: a
+        :class:`~dlsched.sim.placement.ConsolidatedPool` on ``free`` (the consolidated placer), which
+        places and holds for the placer."""
         job = state.jobs[j]
+        fit = self.placer.fit if pool is None else (lambda f, *request: pool.fit(*request))
         one = self._one_type(state, free, j, pl.n_workers) if spans else None
         pl = pl if one is None else one
         if job.uses_ps and pl.workers:
             # the §4 model has no PS: put the one PS with the job's first worker's server if it fits, else anywhere
-            pl = self.placer.fit(free, state.demand_w[j], state.demand_p[j], pl.n_workers, 1)
+            pl = fit(free, state.demand_w[j], state.demand_p[j], pl.n_workers, 1)
         ok = pl is not None and job.min_workers <= pl.n_workers <= job.max_workers
         if ok:
             at, rows = usage(pl, state.demand_w[j], state.demand_p[j])
@@ -243,11 +250,19 @@ class HetPlace(ChangePolicy):
             size = min(max(pl.n_workers if pl is not None else 0, job.min_workers), job.max_workers)
             pl = self._one_type(state, free, j, size) if self.order == "srpt" else None
             if pl is None:
-                pl = self.placer.fit(free, state.demand_w[j], state.demand_p[j], size, 1 if job.uses_ps else 0)
+                pl = fit(free, state.demand_w[j], state.demand_p[j], size, 1 if job.uses_ps else 0)
         if pl is not None:
-            at, rows = usage(pl, state.demand_w[j], state.demand_p[j])
-            free[at] -= rows
+            if pool is not None:
+                pool.hold(pl, state.demand_w[j], state.demand_p[j])
+            else:
+                at, rows = usage(pl, state.demand_w[j], state.demand_p[j])
+                free[at] -= rows
         return pl
+
+    def _pool(self, free: np.ndarray) -> ConsolidatedPool | None:
+        """A :class:`~dlsched.sim.placement.ConsolidatedPool` on ``free`` for the consolidated placer (None
+        for another placer): the placements of a sequence of jobs at the cost of the free rows' classes."""
+        return ConsolidatedPool(free) if self.placer_name == "consolidated" else None
 
     def _place_chosen(self, state: ClusterState, free: np.ndarray, take: np.ndarray, per: np.ndarray,
                       start: np.ndarray, srv: np.ndarray, cnt: np.ndarray) -> dict[int, Placement]:
@@ -276,8 +291,10 @@ class HetPlace(ChangePolicy):
         subtractions ``free[s] -= rows`` folded by :func:`numpy.subtract.accumulate` (the same
         floating-point values), so every job up to the first that does not fit (or has PSs or a size
         outside its range) keeps its placement at once; that job goes through :meth:`_place_one` and
-        the pass resumes after it. The same placements in the same order: on the first 2,000 pods of
-        the inflated OpenB trace the per-job checks took a quarter of the run's CPU."""
+        the pass resumes after it, such jobs placed on a :meth:`_pool` (the placer's placements at the
+        cost of the free rows' classes: a DL2 decision is all PS jobs). The same placements in the same
+        order: on the first 2,000 pods of the inflated OpenB trace the per-job checks took a quarter of
+        the run's CPU."""
         A = take.size
         size = np.diff(start)
         pair_job = np.repeat(np.arange(A), size)
@@ -287,6 +304,7 @@ class HetPlace(ChangePolicy):
         rows_all = cnt[:, None] * state.demand_w[take[pair_job]]      # what each (job, server) pair holds
         out: dict[int, Placement] = {}
         alloc, srv_l, cnt_l, start_l = state.allocation, srv.tolist(), cnt.tolist(), start.tolist()
+        pool = None                  # made at the first job placed again (DL2's PS jobs: every job)
 
         def keep(a: int) -> None:
             j, lo, hi = int(take[a]), start_l[a], start_l[a + 1]
@@ -318,12 +336,15 @@ class HetPlace(ChangePolicy):
                 ok = j_p[order] < end                                  # the pairs of the jobs kept
                 kept_n = np.bincount(grp[ok], minlength=servers.size)
                 free[servers] = room[kept_n, np.arange(servers.size)]
+                if pool is not None:
+                    pool.refresh(servers.tolist())
                 for a in range(pos, end):
                     keep(a)
                 stop = end
             if stop < A:
                 j, lo, hi = int(take[stop]), start_l[stop], start_l[stop + 1]
-                pl = self._place_one(state, free, j, self._placement(_workers(srv_l, cnt_l, lo, hi)), False)
+                pool = self._pool(free) if pool is None else pool
+                pl = self._place_one(state, free, j, self._placement(_workers(srv_l, cnt_l, lo, hi)), False, pool)
                 if pl is not None:
                     out[j] = pl
             pos = stop + 1
@@ -552,6 +573,7 @@ class HetPlace(ChangePolicy):
         the active jobs: this loop was 14 % of a run's CPU)."""
         out: dict[int, Placement] = {}
         alone = self.placer_name == "consolidated"
+        pool = None                  # several jobs placed by the placer: a :meth:`_pool` (DL2's GPU-less PS jobs)
         for j in other.tolist():
             lo, hi, ps = int(self._min_w[j]), int(self._max_w[j]), 1 if self._ps[j] else 0
             size = lo if lo == hi else self._empty.largest(state.demand_w[j], state.demand_p[j], lo, hi, ps)[0]
@@ -561,6 +583,16 @@ class HetPlace(ChangePolicy):
                 if slots[s] >= 1:
                     free[s] -= state.demand_w[j]
                     out[j] = self._placement({s: 1})
+                    if pool is not None:
+                        pool.refresh([s])
+                continue
+            if pool is None and other.size > 1:
+                pool = self._pool(free)
+            if pool is not None:
+                pl = pool.fit(state.demand_w[j], state.demand_p[j], size, ps)
+                if pl is not None:
+                    pool.hold(pl, state.demand_w[j], state.demand_p[j])
+                    out[j] = pl
                 continue
             pl = self.placer.fit(free, state.demand_w[j], state.demand_p[j], size, ps)
             if pl is not None:

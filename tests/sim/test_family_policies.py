@@ -397,3 +397,31 @@ def test_hetplace_batched_placement_makes_the_loops_decisions(seed, n, placer):
         assert res.status == "completed"
         logs.append(pol.log)
     assert logs[0] == logs[1]
+
+
+class _TightPool(_Batched):
+    """hetplace whose pools fall back to consolidated itself beyond 2 classes of free rows."""
+
+    def _pool(self, free):
+        from dlsched.sim.placement import ConsolidatedPool
+
+        pool = type("Tight", (ConsolidatedPool,), {"CLASSES": 2})
+        return pool(free) if self.placer_name == "consolidated" else None
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(4, 30), nodes=st.integers(2, 12), tight=st.booleans())
+def test_hetplace_pooled_placement_makes_the_loops_decisions_on_dl2_jobs(seed, n, nodes, tight):
+    """DL2's jobs (a PS each, CPU demands, some without GPUs) on DL2's nodes: the jobs placed again through
+    the pool of free-row classes (every DL2 job: the §4 model has no PS) get, decision after decision and
+    in the same order, the placements of the per-job loops on the placer."""
+    from dlsched.instance.synthetic import dl2_cluster, dl2_trace
+    from dlsched.sim.speed import make_speed
+
+    tr, cl = dl2_trace(n, seed), dl2_cluster(nodes)
+    logs = []
+    for cls in (_TightPool if tight else _Batched, _LoopsOrdered):
+        pol = cls()
+        res = simulate(tr, cl, pol, make_speed("table"), max_time=2e5)
+        logs.append(pol.log)
+    assert len(logs[0]) > 1 and logs[0] == logs[1]

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from dlsched.instance.cluster import Cluster
 from dlsched.instance.workload import Job, Trace
 from dlsched.sim.engine import Simulation, simulate
-from dlsched.sim.placement import Consolidated, consolidated, first_fit, fit, task_slots
+from dlsched.sim.placement import Consolidated, ConsolidatedPool, consolidated, first_fit, fit, hold, task_slots
 from dlsched.registry import make_policy
 from dlsched.sim.policy import Placement
 from tests.sim.helpers import LinearSpeed, cluster, job, trace
@@ -71,3 +71,48 @@ def test_a_task_that_needs_nothing_fits_on_any_number_of_servers():
     for name in ("fifo", "srtf", "drf", "tetris"):
         res = simulate(tr, Cluster.homogeneous(6, {"gpu": 4, "cpu": 8}), make_policy(name), LinearSpeed())
         assert res.status == "completed" and not res.unschedulable and res.completion.tolist() == [10.0, 10.0], name
+
+
+class _FewClasses(ConsolidatedPool):
+    CLASSES = 3                 # falls back to consolidated itself once the rows fragment
+
+
+AMOUNTS = [0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0]
+ROWS = [0.0, 0.5, 1.0, 2.0, 2.5, 4.0, 8.0]
+vec3 = st.lists(st.sampled_from(AMOUNTS), min_size=3, max_size=3)
+
+
+@settings(max_examples=200, deadline=None)
+@given(S=st.integers(1, 30), R=st.integers(1, 3), rows=st.lists(st.lists(st.sampled_from(ROWS), min_size=3, max_size=3), min_size=1, max_size=3),
+       kinds=st.lists(st.integers(0, 2), min_size=30, max_size=30), demands=st.lists(st.tuples(vec3, vec3), min_size=1, max_size=3),
+       requests=st.lists(st.tuples(st.integers(0, 2), st.integers(0, 7), st.integers(0, 2), st.integers(-1, 29)), min_size=1, max_size=40),
+       few=st.booleans())
+def test_consolidated_pool_places_and_holds_as_consolidated(S, R, rows, kinds, demands, requests, few):
+    """A sequence of requests on servers of a few kinds (the classes), some rows changed by the caller in
+    between (``refresh``): every answer is consolidated's on the same free capacity, its servers in the
+    same order, and the free capacity after each hold the same bit for bit."""
+    free = np.array([rows[kinds[s] % len(rows)][:R] for s in range(S)], dtype=float)
+    ref = free.copy()
+    pool = (_FewClasses if few else ConsolidatedPool)(free)
+    for u, k, q, touch in requests:
+        dw, dp = (np.array(x[:R]) for x in demands[u % len(demands)])
+        want = consolidated(ref, dw, dp, k, q)
+        got = pool.fit(dw, dp, k, q)
+        assert got == want
+        if want is not None:
+            assert list(got.workers) == list(want.workers) and list(got.ps) == list(want.ps)
+            hold(ref, want, dw, dp)
+            pool.hold(got, dw, dp)
+        if 0 <= touch < S:               # the caller takes a worker's room on one server itself
+            ref[touch] -= dw
+            free[touch] -= dw
+            pool.refresh([touch])
+        assert pool.free is free and np.array_equal(free, ref)
+
+
+def test_consolidated_pool_places_workers_first_when_the_ps_crowds_them_out():
+    free = np.array([[1.0, 2.0], [0.0, 1.0], [0.0, 1.0]])   # the PS would take the worker's server first
+    dw, dp = np.array([1.0, 2.0]), np.array([0.0, 1.0])
+    want = consolidated(free.copy(), dw, dp, 1, 1)
+    assert want == Placement({0: 1}, {1: 1})
+    assert ConsolidatedPool(free).fit(dw, dp, 1, 1) == want

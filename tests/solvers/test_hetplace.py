@@ -494,3 +494,44 @@ def test_market_split_hands_out_units_as_buyer_by_buyer(data):
         flow[q] = {("g", k): int(u) for k, u in zip(groups, units)}
     patterns = np.arange(P)
     assert np.array_equal(_split(flow, patterns, inverse, demand, G), _split_one_by_one(flow, patterns, inverse, demand, G))
+
+
+@settings(max_examples=200, deadline=None)
+@given(G=st.integers(1, 4), data=st.data())
+def test_market_min_cut_is_networkx_max_flow_and_residual_reach(G, data):
+    """A round's flow value and constricted set (the patterns and groups reachable from the source in the
+    residual graph, the same for every maximum flow) are networkx's Edmonds-Karp's."""
+    import networkx as nx
+    from networkx.algorithms.flow import edmonds_karp
+
+    from dlsched.solvers.market import _min_cut
+
+    patterns = data.draw(st.lists(st.integers(1, 2 ** G - 1), min_size=1, max_size=2 ** G - 1, unique=True))
+    need = data.draw(st.lists(st.integers(0, 9), min_size=len(patterns), max_size=len(patterns)))
+    supply = data.draw(st.lists(st.integers(0, 9), min_size=G, max_size=G))
+    g = nx.DiGraph()
+    g.add_nodes_from(["s", "t"])
+    for q, pat in enumerate(patterns):
+        if need[q]:
+            g.add_edge("s", q, capacity=need[q])
+            for k in range(G):
+                if pat >> k & 1:
+                    g.add_edge(q, ("g", k))
+    for k in range(G):
+        if supply[k]:
+            g.add_edge(("g", k), "t", capacity=supply[k])
+    value, flow = nx.maximum_flow(g, "s", "t", flow_func=edmonds_karp)
+    seen, stack = {"s"}, ["s"]
+    while stack:
+        u = stack.pop()
+        nxt = [v for v, a in g[u].items() if flow[u][v] < a.get("capacity", float("inf"))]
+        nxt += [v for v in g.predecessors(u) if flow[v][u] > 0]
+        for v in nxt:
+            if v not in seen:
+                seen.add(v)
+                stack.append(v)
+    got, S, N = _min_cut(need, patterns, supply)
+    assert got == value
+    if value < sum(need):
+        assert S == {x for x in seen if isinstance(x, int)}
+        assert N.tolist() == sorted(x[1] for x in seen if isinstance(x, tuple))
