@@ -422,6 +422,6 @@ def test_hetplace_pooled_placement_makes_the_loops_decisions_on_dl2_jobs(seed, n
     logs = []
     for cls in (_TightPool if tight else _Batched, _LoopsOrdered):
         pol = cls()
-        res = simulate(tr, cl, pol, make_speed("table"), max_time=2e5)
+        simulate(tr, cl, pol, make_speed("table"), max_time=2e5)
         logs.append(pol.log)
     assert len(logs[0]) > 1 and logs[0] == logs[1]
