@@ -95,32 +95,24 @@ def basis_jct(checkpoint: str | Path, point: Sequence[float], seeds: Sequence[in
 def teacher_levels_by_group(checkpoint: str | Path, teacher: str, seeds: Sequence[int] = TUNE) -> dict:
     """How often the teacher's allocation, as levels of the checkpoint's menu
     (:func:`dlsched.rl.train.teacher_levels`), takes each level in each rank group (window jobs only)."""
-    model = load_checkpoint(checkpoint)
-    env = _tuning(model, seeds)
-    J, C = model.spec.J, model.spec.n_levels
-    group = rank_group(J)
-    counts = np.zeros((group.max() + 1, C), dtype=int)
-    for k in range(len(seeds)):
-        act = teacher_picker(env, lambda: make_policy(teacher))
-        obs, info = env.reset(options={"trace": k})
-        done = False
-        while not done:
-            a = act(obs, info, True)
-            n = len(env.slot.jobs)
-            np.add.at(counts, (group[:n], a[:n]), 1)
-            obs, _, term, trunc, info = env.step(a)
-            done = term or trunc
-    return {f"group {g}": {str(model.spec.configs[c]): int(counts[g, c]) for c in np.flatnonzero(counts[g])}
+    configs = load_checkpoint(checkpoint).spec.configs
+    _, _, A, N = teacher_states(checkpoint, teacher, seeds)
+    group = np.broadcast_to(rank_group(A.shape[1]), A.shape)
+    jobs = np.arange(A.shape[1])[None, :] < N[:, None]
+    counts = np.zeros((group.max() + 1, len(configs)), dtype=int)
+    np.add.at(counts, (group[jobs], A[jobs]), 1)
+    return {f"group {g}": {str(configs[c]): int(counts[g, c]) for c in np.flatnonzero(counts[g])}
             for g in range(len(counts))}
 
 
 def teacher_states(checkpoint: str | Path, teacher: str, seeds: Sequence[int] = TUNE):
     """The states of ``teacher``'s episodes on ``seeds`` in the checkpoint's job-level environment:
-    observations (N, J, F), level masks (N, J, C) and the teacher's levels (N, J)."""
+    observations (N, J, F), level masks (N, J, C), the teacher's levels (N, J) and the window's
+    jobs in each state (N,; rows below it hold a job)."""
     model = load_checkpoint(checkpoint)
     env = _tuning(model, seeds)
     J, C = model.spec.J, model.spec.n_levels
-    X, M, A = [], [], []
+    X, M, A, N = [], [], [], []
     for k in range(len(seeds)):
         act = teacher_picker(env, lambda: make_policy(teacher))
         obs, info = env.reset(options={"trace": k})
@@ -130,9 +122,10 @@ def teacher_states(checkpoint: str | Path, teacher: str, seeds: Sequence[int] = 
             X.append(obs.copy())
             M.append(info["action_mask"].reshape(J, C).copy())
             A.append(np.asarray(a).copy())
+            N.append(len(env.slot.jobs))
             obs, _, term, trunc, info = env.step(a)
             done = term or trunc
-    return np.stack(X), np.stack(M), np.stack(A)
+    return np.stack(X), np.stack(M), np.stack(A), np.asarray(N)
 
 
 def feature_fit(checkpoint: str | Path, teacher: str, seeds: Sequence[int] = TUNE, *, steps: int = 300,
@@ -144,7 +137,7 @@ def feature_fit(checkpoint: str | Path, teacher: str, seeds: Sequence[int] = TUN
     the prior alone decides), and the fitted prior's agreement with the teacher's levels."""
     model = with_prior(load_checkpoint(checkpoint))
     spec = model.spec
-    X, M, A = teacher_states(checkpoint, teacher, seeds)
+    X, M, A, _ = teacher_states(checkpoint, teacher, seeds)
     x = torch.from_numpy(X)
     rows = torch.from_numpy(M.sum(axis=2) > 1)          # window jobs (an empty row has level 0 only)
     phi = row_features(x, spec)[rows]                   # (n, P)

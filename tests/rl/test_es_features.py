@@ -8,12 +8,11 @@ from dlsched.errors import InputError
 from dlsched.registry import make_policy
 from dlsched.rl.es import Adam, es_features, es_gradient, lift, set_theta, theta, with_prior
 from dlsched.rl.networks import level_features, prior_shape, row_features
-from dlsched.rl.policy import DEFAULT_CHECKPOINT, DL2Policy, Model, load_checkpoint, save_checkpoint
-from dlsched.rl.train import TrainConfig, train
+from dlsched.rl.policy import DEFAULT_CHECKPOINT, Model, load_checkpoint, save_checkpoint
+from dlsched.rl.train import TrainConfig
 from dlsched.sim.engine import simulate
 
-from .helpers import small
-from .test_es import JOBS, logits, played, setting, states
+from .test_es import JOBS, logits, played, setting, states, tiny_es_run
 
 P, Q = prior_shape(JOBS)        # 8 job types + log remaining epochs + log rank, × leave-out, u, v, curvature
 
@@ -120,14 +119,8 @@ def test_a_generation_steps_within_the_prior_and_the_scale(scale):
 
 
 def test_es_on_the_features_trains_and_its_checkpoint_plays_its_tuning_jct(tmp_path):
-    cfg = TrainConfig(J=5, hidden=(16,), train_seeds=(1, 3), tune_seeds=(2,), n_jobs=5, n_servers=3,
-                      warmup_epochs=2, rl_episodes=3, eval_every=1, batch=16, actions="jobs", baseline="es",
-                      es_features=True, es_pairs=2, es_traces=1, es_sigma=1.0, rl_lr=0.3, max_slots=60)
-    prov = train(cfg, tmp_path / "e.pt", command="test", progress=False)
-    out = load_checkpoint(tmp_path / "e.pt")
+    prov, out, jct = tiny_es_run(tmp_path, es_features=True)
     assert out.policy.prior is not None and out.policy.prior.shape == prior_shape(out.spec)
-    traces, cluster, speed = small(5, (2,), 3)
-    jct = np.mean(simulate(traces[0], cluster, DL2Policy(out), speed, seed=cfg.seed, stall_calls=200).jct)
     assert jct == pytest.approx(prov["best_tune_jct"], rel=1e-12)
     with pytest.raises(InputError) as e:
         TrainConfig(actions="jobs", baseline="es", es_basis=True, es_features=True)
