@@ -28,7 +28,14 @@ curvature d_g (−(u² + v²)) that gives the group a preferred size, so that
 
     z = s · W h + b_warm + E θ,      θ = 0, s = 1: the warm-up exactly.
 
-Every mode's θ is held as one vector (log s, b) (:func:`theta`); the bias-only modes leave log s at 0.
+``--es-features`` (:func:`es_features`) searches the policy's row prior Θ instead
+(:class:`~dlsched.rl.networks.PolicyNet`: z_ik = s · (W h)_ik + b_ik + φ(row i)ᵀ Θ ψ(level k), φ the job's
+type, log remaining epochs and log rank, ψ the leave-out, u, v and curvature of :func:`es_basis`), and
+log s unless held: (1 +) P·Q = (1 +) 40 directions for DL2's 8 job types, in which the size a row
+prefers can follow its job, not only its rank (docs/dl2.md, round 13). Θ = 0 is the warm-up exactly.
+
+Every mode's θ is held as one vector (log s, b) (:func:`theta`), and (log s, b, Θ) for a policy with
+a row prior; the bias-only modes leave log s at 0.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ import numpy as np
 import torch
 
 from dlsched.rl.env import DL2Env
+from dlsched.rl.networks import level_features, prior_shape
 from dlsched.rl.policy import Model, choose
 from dlsched.rl.slot import Spec
 
@@ -47,19 +55,33 @@ def searched(model: Model) -> torch.nn.Parameter:
 
 
 def theta(model: Model) -> torch.Tensor:
-    """The searched vector (log s, b): the log of the policy's logit scale, then its output bias (a copy)."""
+    """The searched vector (log s, b[, Θ]): the log of the policy's logit scale, its output bias, and
+    its row prior flattened where it has one (a copy)."""
     b = searched(model).detach()
-    return torch.cat([torch.tensor([np.log(model.policy.logit_scale)], dtype=b.dtype), b])
+    prior = model.policy.prior
+    return torch.cat([torch.tensor([np.log(model.policy.logit_scale)], dtype=b.dtype), b,
+                      *(() if prior is None else (prior.flatten().to(b.dtype),))])
 
 
 def set_theta(model: Model, v: torch.Tensor | np.ndarray) -> None:
-    """Set the policy's logit scale and output bias from a vector of :func:`theta`'s layout."""
+    """Set the policy's logit scale, output bias and row prior (where it has one) from a vector of
+    :func:`theta`'s layout."""
     v = torch.as_tensor(v)
     p = searched(model)
     # exp(0) is exactly 1: θ's first coordinate left at 0 keeps the plain MLP, bit for bit
     model.policy.logit_scale = float(np.exp(float(v[0])))
     with torch.no_grad():
-        p.copy_(v[1:].to(p.dtype).view_as(p))
+        p.copy_(v[1:1 + p.numel()].to(p.dtype).view_as(p))
+    if model.policy.prior is not None:
+        model.policy.prior = v[1 + p.numel():].to(torch.float32).view(model.policy.prior.shape).clone()
+
+
+def with_prior(model: Model) -> Model:
+    """``model`` with a row prior Θ = 0 (:class:`~dlsched.rl.networks.PolicyNet`) unless it has one:
+    the same decisions, and the coordinates that ``--es-features`` searches."""
+    if model.policy.prior is None:
+        model.policy.prior = torch.zeros(prior_shape(model.spec))
+    return model
 
 
 def lift(e: np.ndarray, basis: np.ndarray | None, size: int) -> np.ndarray:
@@ -97,14 +119,24 @@ def es_basis(spec: Spec, scale: bool = True) -> np.ndarray:
     J, C = spec.J, spec.n_levels
     group = rank_group(J)
     G = group.max() + 1
-    u, v = np.log2(1.0 + np.asarray(spec.configs, dtype=float)).T
-    # the curvature at a quarter: a unit of d_g moves the logits about as much as a unit of a slope
-    feats = np.stack([np.arange(C) == 0, u, v, -(u ** 2 + v ** 2) / 4], axis=1)       # (C, 4)
+    feats = level_features(spec)       # (C, 4)
     bias = np.zeros((J, C, G, 4))           # the bias's rows by (row, level), columns by (group, a/b/c/d)
     bias[np.arange(J), :, group, :] = feats
     E = np.zeros((1 + J * C, 1 + 4 * G))
     E[0, 0] = 1.0
     E[1:, 1:] = bias.reshape(J * C, 4 * G)
+    return E if scale else E[:, 1:]
+
+
+def es_features(spec: Spec, scale: bool = True) -> np.ndarray:
+    """The (1 + J·C + P·Q, 1 + P·Q) matrix E of ``--es-features`` (module docstring) in :func:`theta`'s
+    layout for a policy with a row prior: column 0 moves log s alone, column 1 + q the q-th entry of
+    Θ (row-major, :func:`~dlsched.rl.networks.prior_shape`); the output bias is not searched.
+    ``scale=False`` leaves out column 0."""
+    n = int(np.prod(prior_shape(spec)))
+    E = np.zeros((1 + spec.J * spec.n_levels + n, 1 + n))
+    E[0, 0] = 1.0
+    E[1 + spec.J * spec.n_levels:, 1:] = np.eye(n)
     return E if scale else E[:, 1:]
 
 

@@ -11,7 +11,8 @@ completion.
 
 A checkpoint is a ``torch.save`` of a plain dictionary (loaded with ``weights_only=True``):
 ``format``, ``spec`` (:class:`~dlsched.rl.slot.Spec` as a dict), ``hidden``, ``policy`` and
-``value`` state dicts, ``logit_scale`` (the policy's s, only where s ≠ 1; ``--es-basis``), ``digest``,
+``value`` state dicts, ``logit_scale`` (the policy's s, only where s ≠ 1; ``--es-basis``), ``row_prior``
+(the policy's Θ, only where it has one; ``--es-features``), ``digest``,
 and ``provenance`` (command, seed, versions, training seconds).
 """
 
@@ -28,7 +29,7 @@ import torch
 
 from dlsched.arguments import checked
 from dlsched.errors import InputError
-from dlsched.rl.networks import NetShape, PolicyNet, ValueNet
+from dlsched.rl.networks import NetShape, PolicyNet, ValueNet, prior_shape
 from dlsched.rl.slot import Slot, Spec, fastest_rate
 from dlsched.sim.policy import ClusterState, Decision, Event, Placement, PolicyContext
 
@@ -62,11 +63,15 @@ def save_checkpoint(model: Model, path: str | Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
     policy, value = model.policy.state_dict(), model.value.state_dict()
+    prior = model.policy.prior
     doc = {"format": FORMAT, "spec": model.spec.to_dict(), "hidden": list(model.shape.hidden),
-           "policy": policy, "value": value, "digest": weights_digest(policy, value, *scale_dict(model.policy.logit_scale)),
+           "policy": policy, "value": value,
+           "digest": weights_digest(policy, value, *scale_dict(model.policy.logit_scale), *prior_dict(prior)),
            "provenance": model.provenance}
     if model.policy.logit_scale != 1.0:     # written only where it matters: a file without it reads as s = 1
         doc["logit_scale"] = float(model.policy.logit_scale)
+    if prior is not None:                   # likewise: a file without it has no row prior
+        doc["row_prior"] = prior.detach().clone()
     torch.save(doc, tmp)
     tmp.replace(path)
 
@@ -90,6 +95,12 @@ def scale_dict(scale: float) -> tuple[dict, ...]:
     """The logit scale s (:class:`~dlsched.rl.networks.PolicyNet`) as a state dict for :func:`weights_digest`,
     none for s = 1 (so the digest of a checkpoint without a scale is unchanged)."""
     return () if scale == 1.0 else ({"logit_scale": torch.tensor(float(scale), dtype=torch.float64)},)
+
+
+def prior_dict(prior: torch.Tensor | None) -> tuple[dict, ...]:
+    """The row prior Θ (:class:`~dlsched.rl.networks.PolicyNet`) as a state dict for :func:`weights_digest`,
+    none without one (so the digest of a checkpoint without a prior is unchanged)."""
+    return () if prior is None else ({"row_prior": prior},)
 
 
 def load_checkpoint(path: str | Path | None = None) -> Model:
@@ -127,11 +138,20 @@ def load_checkpoint(path: str | Path | None = None) -> Model:
     if not isinstance(scale, float) or not np.isfinite(scale) or scale <= 0:
         raise InputError(str(path), "logit_scale", "a finite number > 0 (retrain with `dlsched train dl2`)", scale)
     model.policy.logit_scale = scale
+    prior = doc.get("row_prior")
+    if prior is not None:
+        want = prior_shape(spec)
+        if (spec.actions != "jobs" or not isinstance(prior, torch.Tensor) or tuple(prior.shape) != want
+                or not bool(torch.isfinite(prior).all())):
+            raise InputError(str(path), "row_prior", f"finite {want[0]} × {want[1]} weights of a job-level policy "
+                             "(retrain with `dlsched train dl2`)",
+                             f"{tuple(prior.shape)} weights" if isinstance(prior, torch.Tensor) else type(prior).__name__)
+        model.policy.prior = prior.float()
     for name, net in (("policy", model.policy), ("value", model.value)):
         if not all(bool(torch.isfinite(t).all()) for t in net.state_dict().values()):
             raise InputError(str(path), name, "finite weights (retrain with `dlsched train dl2`)", "NaN or infinite weights")
     if "digest" in doc and doc["digest"] != weights_digest(model.policy.state_dict(), model.value.state_dict(),
-                                                           *scale_dict(scale)):
+                                                           *scale_dict(scale), *prior_dict(model.policy.prior)):
         raise InputError(str(path), "digest", "weights that match the digest written with them (the file is damaged)",
                          "other weights")
     model.policy.eval()

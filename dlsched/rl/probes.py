@@ -4,7 +4,9 @@ Measurements, not models to ship: how far a row's top logit stands from its next
 (:func:`logit_margins`: can a bias of a few units change decisions?), what a state-independent
 prior by rank reaches (:func:`prior_jct`: the logits s · W h + b plus a large bias on one level per
 rank group), where a point of ``--es-basis``'s space lies (:func:`basis_jct`), and which levels a
-teacher's allocation takes by rank group (:func:`teacher_levels_by_group`).
+teacher's allocation takes by rank group (:func:`teacher_levels_by_group`), and what the best point
+of ``--es-features``'s row prior reaches (:func:`feature_fit`: Θ fitted to a teacher's levels, a
+measurement of the space's reach, never a start of training; docs/dl2.md, round 13).
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import torch
 
 from dlsched.registry import make_policy
 from dlsched.rl.env import DL2Env
-from dlsched.rl.es import es_basis, rank_group, set_theta, theta
+from dlsched.rl.es import es_basis, rank_group, set_theta, theta, with_prior
+from dlsched.rl.networks import level_features, row_features
 from dlsched.rl.policy import DL2Policy, Model, choose, load_checkpoint
 from dlsched.rl.train import TrainConfig, mean_jct, setting, teacher_picker
 
@@ -92,20 +95,78 @@ def basis_jct(checkpoint: str | Path, point: Sequence[float], seeds: Sequence[in
 def teacher_levels_by_group(checkpoint: str | Path, teacher: str, seeds: Sequence[int] = TUNE) -> dict:
     """How often the teacher's allocation, as levels of the checkpoint's menu
     (:func:`dlsched.rl.train.teacher_levels`), takes each level in each rank group (window jobs only)."""
+    configs = load_checkpoint(checkpoint).spec.configs
+    _, _, A, N = teacher_states(checkpoint, teacher, seeds)
+    group = np.broadcast_to(rank_group(A.shape[1]), A.shape)
+    jobs = np.arange(A.shape[1])[None, :] < N[:, None]
+    counts = np.zeros((group.max() + 1, len(configs)), dtype=int)
+    np.add.at(counts, (group[jobs], A[jobs]), 1)
+    return {f"group {g}": {str(configs[c]): int(counts[g, c]) for c in np.flatnonzero(counts[g])}
+            for g in range(len(counts))}
+
+
+def teacher_states(checkpoint: str | Path, teacher: str, seeds: Sequence[int] = TUNE):
+    """The states of ``teacher``'s episodes on ``seeds`` in the checkpoint's job-level environment:
+    observations (N, J, F), level masks (N, J, C), the teacher's levels (N, J) and the window's
+    jobs in each state (N,; rows below it hold a job)."""
     model = load_checkpoint(checkpoint)
     env = _tuning(model, seeds)
     J, C = model.spec.J, model.spec.n_levels
-    group = rank_group(J)
-    counts = np.zeros((group.max() + 1, C), dtype=int)
+    X, M, A, N = [], [], [], []
     for k in range(len(seeds)):
         act = teacher_picker(env, lambda: make_policy(teacher))
         obs, info = env.reset(options={"trace": k})
         done = False
         while not done:
             a = act(obs, info, True)
-            n = len(env.slot.jobs)
-            np.add.at(counts, (group[:n], a[:n]), 1)
+            X.append(obs.copy())
+            M.append(info["action_mask"].reshape(J, C).copy())
+            A.append(np.asarray(a).copy())
+            N.append(len(env.slot.jobs))
             obs, _, term, trunc, info = env.step(a)
             done = term or trunc
-    return {f"group {g}": {str(model.spec.configs[c]): int(counts[g, c]) for c in np.flatnonzero(counts[g])}
-            for g in range(len(counts))}
+    return np.stack(X), np.stack(M), np.stack(A), np.asarray(N)
+
+
+def feature_fit(checkpoint: str | Path, teacher: str, seeds: Sequence[int] = TUNE, *, steps: int = 300,
+                gains: Sequence[float] = (1.0, 4.0), scales: Sequence[float] = (0.01, 1.0)) -> dict:
+    """The reach of ``--es-features``'s space: Θ of the row prior fitted by maximum likelihood to
+    ``teacher``'s levels (the softmax of φᵀ Θ ψ over each window job's valid levels; L-BFGS, ``steps``
+    iterations) on the states of its episodes on ``seeds``; then the mean JCT on ``seeds`` of the
+    checkpoint with logit scale s and row prior g · Θ, for s in ``scales`` and g in ``gains`` (s small:
+    the prior alone decides), and the fitted prior's agreement with the teacher's levels."""
+    model = with_prior(load_checkpoint(checkpoint))
+    spec = model.spec
+    X, M, A, _ = teacher_states(checkpoint, teacher, seeds)
+    x = torch.from_numpy(X)
+    rows = torch.from_numpy(M.sum(axis=2) > 1)          # window jobs (an empty row has level 0 only)
+    phi = row_features(x, spec)[rows]                   # (n, P)
+    mask = torch.from_numpy(M)[rows].bool()
+    target = torch.from_numpy(A)[rows].long()
+    psi = torch.from_numpy(level_features(spec)).float()
+    T = torch.zeros(model.policy.prior.shape, requires_grad=True)
+    opt = torch.optim.LBFGS([T], max_iter=steps, line_search_fn="strong_wolfe")
+
+    def loss():
+        opt.zero_grad()
+        z = (phi @ T @ psi.t()).masked_fill(~mask, -1e9)
+        out = torch.nn.functional.cross_entropy(z, target)
+        out.backward()
+        return out
+    opt.step(loss)
+    with torch.no_grad():
+        z = (phi @ T @ psi.t()).masked_fill(~mask, -1e9)
+        agree = float((z.argmax(dim=1) == target).float().mean())
+        nll = float(torch.nn.functional.cross_entropy(z, target))
+    traces, cluster, speed = setting(TrainConfig(), seeds)
+    base = theta(model)
+    jct = {}
+    for s in scales:
+        for g in gains:
+            v = base.clone()
+            v[0] = float(np.log(s))
+            v[-T.numel():] = g * T.detach().flatten()
+            set_theta(model, v)
+            jct[f"s={s:g}, gain={g:g}"] = mean_jct(lambda: DL2Policy(model), traces, cluster, speed)
+    return {"rows": int(rows.sum()), "agreement": round(agree, 4), "nll": round(nll, 4),
+            "theta": T.detach().numpy().round(3).tolist(), "tune_jct": jct}

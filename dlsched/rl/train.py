@@ -45,7 +45,7 @@ import torch
 from torch import nn
 
 from dlsched.rl.env import DL2Env
-from dlsched.rl.es import Adam as EsAdam, es_basis, es_gradient, rank_groups
+from dlsched.rl.es import Adam as EsAdam, es_basis, es_features, es_gradient, rank_groups, with_prior
 from dlsched.rl.forks import ForkPool, fork, fork_update
 from dlsched.errors import InputError
 from dlsched.rl.policy import (MAX_HIDDEN, MAX_LAYERS, DL2Policy, Model, choose, load_checkpoint, save_checkpoint,
@@ -153,7 +153,10 @@ class TrainConfig:
     #: ``baseline="es"``: search the logit scale and, per rank group, the bias of leaving a job out,
     #: slopes in log workers and log PSs and a curvature (:func:`dlsched.rl.es.es_basis`, 1 + 4G directions)
     es_basis: bool = False
-    #: ``es_basis``: search the logit scale too (False: s stays the checkpoint's)
+    #: ``baseline="es"``: search the policy's row prior Θ, features of the row (job type, log remaining
+    #: epochs, log rank) × the size terms of ``es_basis`` (:func:`dlsched.rl.es.es_features`), from Θ = 0
+    es_features: bool = False
+    #: ``es_basis``, ``es_features``: search the logit scale too (False: s stays the checkpoint's)
     es_scale: bool = True
     #: a checkpoint to start from: its warm-up is kept and only fine-tuning runs
     init: str | None = None
@@ -199,8 +202,9 @@ class TrainConfig:
             bad("warmup_lr_final", "a finite number > 0, or None")
         if (self.actions == "jobs") != (self.baseline in ("forks", "es")):
             bad("baseline", "forks or es, with job-level actions (actions jobs) and only with them")
-        if self.es_groups and self.es_basis:
-            bad("es_basis", "either es_groups or es_basis, not both (two bases of the searched bias)")
+        if self.es_groups + self.es_basis + self.es_features > 1:
+            bad("es_features" if self.es_features else "es_basis",
+                "one of es_groups, es_basis and es_features, not two (each is a basis of what ES searches)")
         if self.workers > 1 and self.baseline not in ("forks", "es"):
             bad("workers", "1, unless the baseline is forks or es")
         if not isinstance(self.snapshots_cpu_min, tuple) or not all(real(m) and m > 0 for m in self.snapshots_cpu_min):
@@ -848,6 +852,8 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
                                                     "warmup_seconds", "curve", "best_episode", "best_tune_jct",
                                                     "init")}}
     rng = rl_stream(cfg.seed, model if cfg.init is not None else None)
+    if cfg.baseline == "es" and cfg.es_features:
+        with_prior(model)       # Θ = 0: the same decisions, and the coordinates searched
     if cfg.dagger_rounds:
         # imitation on the network's own states: the teacher's trajectories plus, per round, the
         # states the current network reaches, all labelled by the teacher
@@ -909,7 +915,8 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
 
     ref = copy.deepcopy(model.policy).eval() if cfg.kl > 0 else None   # the warm-up policy, for the KL penalty
     es_opt = EsAdam(cfg.rl_lr)
-    basis = (rank_groups(spec.J, spec.n_levels) if cfg.es_groups else es_basis(spec, cfg.es_scale) if cfg.es_basis else None)
+    basis = (rank_groups(spec.J, spec.n_levels) if cfg.es_groups else es_basis(spec, cfg.es_scale) if cfg.es_basis
+             else es_features(spec, cfg.es_scale) if cfg.es_features else None)
 
     snapshots = sorted(set(cfg.snapshots_cpu_min))
 
@@ -1165,8 +1172,11 @@ def parser():
     p.add_argument("--es-basis", action="store_true",
                    help="--baseline es: search the logit scale and, per rank group, the bias of leaving a job out, "
                         "slopes in log workers and log PSs and a curvature (1 + 4G directions; docs/dl2.md round 12)")
+    p.add_argument("--es-features", action="store_true",
+                   help="--baseline es: search a row prior, features of each window row (job type, log remaining "
+                        "epochs, log rank) × the size terms of --es-basis, and the logit scale (docs/dl2.md round 13)")
     p.add_argument("--es-hold-scale", action="store_true",
-                   help="--es-basis: keep the logit scale s as the checkpoint has it (search the rank groups' priors only)")
+                   help="--es-basis, --es-features: keep the logit scale s as the checkpoint has it (search the rank groups' priors only)")
     p.add_argument("--es-sigma", type=float, default=d.es_sigma, help="--baseline es: σ of the perturbation of the output bias")
     p.add_argument("--baseline", choices=["critic", "greedy", "branch", "rollouts", "gae", "forks", "es"], default=d.baseline,
                    help="actor's baseline: the critic V(s) (default), the greedy policy's return on the same trace, "
@@ -1227,7 +1237,7 @@ def main(argv: Sequence[str]) -> int:
                           warmup_smoothing=args.warmup_smoothing, gae_lambda=args.gae_lambda, ppo_epochs=args.ppo_epochs,
                           kl=args.kl, threads=args.threads, workers=args.workers, batch=args.batch,
                           es_pairs=args.es_pairs, es_traces=args.es_traces, es_sigma=args.es_sigma, es_groups=args.es_groups,
-                          es_basis=args.es_basis, es_scale=not args.es_hold_scale,
+                          es_basis=args.es_basis, es_features=args.es_features, es_scale=not args.es_hold_scale,
                           snapshots_cpu_min=_minutes(args.snapshots))
     except InputError as exc:       # name the flag, not the setting
         flag = FLAGS.get(exc.where, "--" + exc.where.replace("_", "-"))

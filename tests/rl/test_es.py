@@ -244,14 +244,20 @@ def test_a_checkpoint_keeps_the_logit_scale_and_the_policy_decides_with_it(tmp_p
     assert load_checkpoint(DEFAULT_CHECKPOINT).policy.logit_scale == 1.0
 
 
-def test_es_on_the_basis_moves_the_scale_and_its_checkpoint_plays_its_tuning_jct(tmp_path):
+def tiny_es_run(tmp_path, **basis):
+    """A 3-generation ES run on tiny traces with ``basis`` (es_basis=True, ...): its provenance, its
+    checkpoint, and that checkpoint's JCT replayed on the tuning trace."""
     cfg = TrainConfig(J=5, hidden=(16,), train_seeds=(1, 3), tune_seeds=(2,), n_jobs=5, n_servers=3,
                       warmup_epochs=2, rl_episodes=3, eval_every=1, batch=16, actions="jobs", baseline="es",
-                      es_basis=True, es_pairs=2, es_traces=1, es_sigma=1.0, rl_lr=0.3, max_slots=60)
+                      es_pairs=2, es_traces=1, es_sigma=1.0, rl_lr=0.3, max_slots=60, **basis)
     prov = train(cfg, tmp_path / "e.pt", command="test", progress=False)
     out = load_checkpoint(tmp_path / "e.pt")
     traces, cluster, speed = small(5, (2,), 3)
-    jct = np.mean(simulate(traces[0], cluster, DL2Policy(out), speed, seed=cfg.seed, stall_calls=200).jct)
+    return prov, out, np.mean(simulate(traces[0], cluster, DL2Policy(out), speed, seed=cfg.seed, stall_calls=200).jct)
+
+
+def test_es_on_the_basis_moves_the_scale_and_its_checkpoint_plays_its_tuning_jct(tmp_path):
+    prov, _, jct = tiny_es_run(tmp_path, es_basis=True)
     assert jct == pytest.approx(prov["best_tune_jct"], rel=1e-12)
 
 

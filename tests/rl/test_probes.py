@@ -40,3 +40,15 @@ def test_the_basis_origin_is_the_checkpoint(checkpoint):
     traces, cluster, speed = setting(TrainConfig(), SEEDS)
     plain = mean_jct(lambda: DL2Policy(load_checkpoint(checkpoint)), traces, cluster, speed)
     assert basis_jct(checkpoint, np.zeros(1 + 4 * 4), seeds=SEEDS) == plain
+
+
+def test_the_feature_fit_follows_the_teacher_better_than_uniform(checkpoint):
+    from dlsched.rl.probes import feature_fit, teacher_states
+
+    X, M, A, N = teacher_states(checkpoint, "srpt-greedy", SEEDS)
+    rows = M.sum(axis=2) > 1
+    assert np.array_equal(rows, np.arange(8)[None, :] < N[:, None])     # a window job has a choice, an empty row none
+    uniform = float(np.mean(np.log(M.sum(axis=2)[rows])))      # the loss of Θ = 0: every valid level alike
+    out = feature_fit(checkpoint, "srpt-greedy", SEEDS, steps=50, gains=(1.0,), scales=(0.01,))
+    assert out["rows"] == int(rows.sum()) and out["nll"] < uniform - 0.1
+    assert list(out["tune_jct"]) == ["s=0.01, gain=1"] and not np.isnan(out["tune_jct"]["s=0.01, gain=1"])   # inf: stalled
