@@ -47,8 +47,7 @@ def cmd_simulate(args) -> int:
         if args.bound != "none":      # the bound depends on the run only through the jobs it left unschedulable
             key = frozenset(res.unschedulable)
             if key not in bounds:
-                bounds[key] = certified_bound(res, used, cluster, speed, lp=args.bound == "lp",
-                                              slot_seconds=args.bound_slot, window=args.bound_window)
+                bounds[key] = certified_bound(res, used, cluster, speed, lp=args.bound == "lp", **_lp_options(args))
             res.extra.update(_ratio_for(res, bounds[key]))
         runs[k] = (res, speed)
     if args.plot:      # named on stderr, so that --json stays one object on stdout
@@ -110,10 +109,16 @@ def _run(args, policy, trace, cluster, *, warn: bool, stop=None):
     return res, speed, used
 
 
+def _lp_options(args) -> dict:
+    """``--bound-slot`` and ``--bound-window`` as given, as :func:`certified_bound`'s ``slot_seconds`` and ``window``."""
+    given = (("slot_seconds", args.bound_slot), ("window", args.bound_window))
+    return {name: value for name, value in given if value is not None}
+
+
 def _check_bound_options(args) -> None:
     """``--bound-slot`` and ``--bound-window``: positive and finite, and only with ``--bound lp``."""
-    for flag, value, default in (("--bound-slot", args.bound_slot, 1800.0), ("--bound-window", args.bound_window, None)):
-        if value is None or value == default:
+    for flag, value in (("--bound-slot", args.bound_slot), ("--bound-window", args.bound_window)):
+        if value is None:
             continue
         if args.bound != "lp":
             raise InputError("<argument>", flag, "--bound lp beside it (it shapes the LP bound)", f"--bound {args.bound}")
@@ -273,7 +278,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--bound", choices=("simple", "lp", "none"), default="simple",
                    help="the lower bound on the average JCT reported beside the run (sim/bounds.py): alone + "
                         "capacity (default), also the time-indexed LP (slower), or none")
-    p.add_argument("--bound-slot", type=float, default=1800.0, metavar="S",
+    p.add_argument("--bound-slot", type=float, default=None, metavar="S",
                    help="with --bound lp: the LP's slot length in seconds (shorter: tighter and slower; default 1800)")
     p.add_argument("--bound-window", type=float, default=None, metavar="W",
                    help="with --bound lp: each job's slots end W times its shortest time after its arrival, the rest "
