@@ -8,7 +8,8 @@ process: ``fluid`` at ``--decision-budget`` 10 and 100 ms (the LP's job count ad
 jobs solved to the end: the reference for quality) and ``srpt-greedy`` (the fill alone, no LP). Per
 run: decision latency (wall: the run's ``decision_latency_ms``; CPU: ``time.process_time`` around
 each ``schedule`` call, measured here), decisions with an objective, average JCT, the run's wall and
-CPU seconds and the load average before it.
+CPU seconds and the load average before it; once, the environment the runs record (versions, machine,
+git revision).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ print(json.dumps({"status": doc["status"], "completed": doc["completed"], "decis
                   "latency_ms": doc["decision_latency_ms"],
                   "cpu_ms": {"median": 1e3 * float(np.median(cpu)), "p99": 1e3 * float(np.percentile(cpu, 99))},
                   "with_objective": (doc["decision_gap"] or {}).get("decisions", 0), "gap": doc["decision_gap"],
-                  "avg_jct": doc["avg_jct"], "wall_s": wall, "cpu_s": run_cpu}))
+                  "avg_jct": doc["avg_jct"], "wall_s": wall, "cpu_s": run_cpu, "environment": doc["environment"]}))
 """
 
 RUN = ["simulate", "dl2:1000:1", "--target-load", "1.5", "--json"]
@@ -66,9 +67,12 @@ def main() -> None:
         done = subprocess.run([sys.executable, "-c", CHILD, *RUN, *extra], capture_output=True, text=True)
         if done.returncode:
             sys.exit(f"{name}: exit {done.returncode}\n{done.stderr[-2000:]}")
-        rows[name] = {"load_before": load, **json.loads(done.stdout.strip().splitlines()[-1])}
+        row = json.loads(done.stdout.strip().splitlines()[-1])
+        environment = row.pop("environment")       # versions, machine and git revision: the same for every row
+        rows[name] = {"load_before": load, **row}
         print(name, json.dumps(rows[name]), flush=True)
-    out = {"finished": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "run": RUN, "rows": rows}
+    out = {"finished": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "run": RUN, "environment": environment,
+           "rows": rows}
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)
