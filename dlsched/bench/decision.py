@@ -42,6 +42,9 @@ CACHES = ("view", "index", "_limits", "_rho_tab", "_rho_known")
 INCREMENTAL = ("smd", "fluid", "hetplace")
 #: the policies with a ``pop_k`` option (POP): their cells also decide with each k of ``pop_k``
 POP = ("smd", "fluid", "hetplace")
+#: parameters every cell of a policy takes under the caller's: hetplace's cells measure the §4.3 pipeline over
+#: the first active jobs (arrival order), whose incremental decision needs that order
+CELL_OPTIONS = {"hetplace": {"order": "arrival"}}
 
 
 def scene(mix: str, n_active: int, seed: int = 0):
@@ -91,7 +94,7 @@ def decision_task(policy: str, mix: str, n_active: int, budgets: list, pop_k: li
     (:data:`POP`, from scratch): rows with objective, gap, latency, objective / reference and latency / budget (``overrun``). ``options``: the policy's
     parameters in every decision, the reference's included (fluid's ``lp_jobs``)."""
     trace, cluster, speed = scene(mix, n_active, seed)
-    options = dict(options or {})
+    options = {**CELL_OPTIONS.get(policy, {}), **(options or {})}
     ref_params = options if reference_ms is None else {**options, "budget_ms": reference_ms}
     donor = make_policy(policy, **ref_params)
     ref = one_decision(donor, trace, cluster, speed, seed=seed)

@@ -340,7 +340,7 @@ def test_hetplace_places_whole_gpu_jobs_as_the_general_loop(seed, n):
     cl = Cluster.homogeneous(3, {"gpu": 8})
     logs = []
     for cls in (_Recorded, _General):
-        pol = cls()
+        pol = cls(order="arrival")                # the integer loop is the arrival order's
         res = simulate(Trace(jobs, "<test>"), cl, pol, LinearSpeed())
         assert res.status == "completed" and pol.whole > 0
         logs.append(pol.log)
@@ -392,7 +392,7 @@ def test_hetplace_batched_placement_makes_the_loops_decisions(seed, n, placer):
     tr, cl, speed = openb_like(seed, n)
     logs = []
     for cls in (_Batched, _LoopsOrdered):
-        pol = cls(placer=placer)
+        pol = cls(placer=placer, order="arrival")     # the numpy passes are the arrival order's
         res = simulate(tr, cl, pol, speed)
         assert res.status == "completed"
         logs.append(pol.log)
@@ -421,7 +421,7 @@ def test_hetplace_pooled_placement_makes_the_loops_decisions_on_dl2_jobs(seed, n
     tr, cl = dl2_trace(n, seed), dl2_cluster(nodes)
     logs = []
     for cls in (_TightPool if tight else _Batched, _LoopsOrdered):
-        pol = cls()
+        pol = cls(order="arrival")
         simulate(tr, cl, pol, make_speed("table"), max_time=2e5)
         logs.append(pol.log)
     assert len(logs[0]) > 1 and logs[0] == logs[1]
