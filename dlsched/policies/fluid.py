@@ -23,8 +23,8 @@ n - m jobs behind them enter as one aggregate job A (:class:`Rest`, :func:`rest_
 work at their first sizes (one PS, the fewest workers: the size the fill starts them at), as area
 :math:`a_r = \sum_j T_j u_{jr}` of each resource (:math:`T_j`, :math:`u_{jr}` at the first size),
 done at any rate up to :math:`s = \min_r \sum_j \bar u_{jr} / a_r` (:math:`\bar u_{jr}` the use of
-job j's fastest size: all of them at once as large as they go, each at the work of its first
-size, which its speedup never beats; so A is optimistic about the jobs behind), completing last,
+job j's fastest size: all of them at once as large as they go, each still at the work of its
+first size; A is optimistic about how much the jobs behind can hold), completing last,
 in a phase :math:`t_m` of its own. With :math:`z_k \ge 0` its part of the work done in phase k, the LP is
 
 .. math::
