@@ -89,7 +89,7 @@ class Rest:
     many, their area :math:`a_r` of each resource with capacity (seconds of the whole of it), and
     the most of A's work a second can do, :math:`s`."""
 
-    jobs: int
+    jobs: float                   # a POP group's share of A holds a k-th of the jobs
     area: np.ndarray              # (resources with capacity,) a_r / C_r, in seconds
     rate: float                   # s, per second
 
@@ -270,7 +270,7 @@ def fluid_shares(times: Sequence[np.ndarray], d: np.ndarray, e: np.ndarray, capa
 
 
 def fluid_bound(times: Sequence[np.ndarray], d: np.ndarray, e: np.ndarray, capacity: np.ndarray,
-                order: Sequence[int], configs: Sequence[np.ndarray]) -> float:
+                order: Sequence[int], configs: Sequence[np.ndarray], rest: Rest | None = None) -> float:
     r"""A lower bound (seconds) on the sum of completion times of every fluid schedule of the jobs in
     ``order`` on ``capacity``, whatever order they complete in, so on :func:`fluid_lp`'s value in any
     order and on every POP answer's (arguments as :func:`fluid_lp`'s, ``configs`` its Pareto sizes).
@@ -284,10 +284,16 @@ def fluid_bound(times: Sequence[np.ndarray], d: np.ndarray, e: np.ndarray, capac
 
     .. math:: \sum_i C_i \;\ge\; \sum_{k=1}^{n} \max\big(T^{\min}_{(k)},\; \max_r \textstyle\sum_{q \le k} a_{(q) r}\big).
 
-    A dominated configuration is as slow and uses as much, so the Pareto sizes reach both minima."""
+    A dominated configuration is as slow and uses as much, so the Pareto sizes reach both minima.
+
+    With ``rest`` (the aggregate A of the jobs left out, :class:`Rest`, whose completion the LP counts
+    :math:`n_A` times) the bound adds :math:`n_A \max_r (\sum_i a_{ir} + a_{Ar})`: A completes last,
+    after every job's least use of r and its own. Split by POP into k groups, each with A/k on 1/k of
+    the cluster, the groups' A terms average at least as much (a mean of maxima is at least the
+    maximum of the means), so the bound holds for POP's answers too."""
     live = [i for i in order if len(configs[i])]
     if not live:
-        return 0.0
+        return 0.0 if rest is None else float(rest.jobs * rest.area.max())
     res = np.flatnonzero(np.asarray(capacity) > 0)
     fastest, area = np.empty(len(live)), np.empty((len(live), res.size))
     for a, i in enumerate(live):
@@ -296,7 +302,8 @@ def fluid_bound(times: Sequence[np.ndarray], d: np.ndarray, e: np.ndarray, capac
         use = (p[:, None] * np.asarray(e, float)[i, res] + w[:, None] * np.asarray(d, float)[i, res]) / np.asarray(capacity, float)[res]
         fastest[a], area[a] = T.min(), (T[:, None] * use).min(axis=0)
     by_area = np.cumsum(np.sort(area, axis=0), axis=0).max(axis=1, initial=0.0)
-    return float(np.maximum(np.sort(fastest), by_area).sum())
+    last = 0.0 if rest is None else rest.jobs * float((area.sum(axis=0) + rest.area).max())
+    return float(np.maximum(np.sort(fastest), by_area).sum()) + last
 
 
 def pareto_of(inst: SMDInstance, j: int) -> np.ndarray:
@@ -395,9 +402,9 @@ class FluidPolicy(SRPTGreedyPolicy):
             times, configs = [None] * view.jobs.size, [None] * view.jobs.size      # read for lp_order only
             for i in lp_order:
                 times[i], configs[i] = view.times(i), pareto_of(inst, int(view.jobs[i]))
-            if self.pop_k > 1 and len(lp_order) > 1:
-                return self.pop_shares(view, lp_order, times, configs)
             rest = self.rest(view, order[len(lp_order):])
+            if self.pop_k > 1 and len(lp_order) > 1:
+                return self.pop_shares(view, lp_order, times, configs, rest)
             if self.decision_record.seconds is None:
                 lp = fluid_shares(times, view.d, view.e, view.capacity, lp_order, configs, rest=rest)
                 if lp is not None:
@@ -473,7 +480,8 @@ class FluidPolicy(SRPTGreedyPolicy):
         kept = np.array([self.last_theta.get(j, 0.0) for j in view.jobs.tolist()])
         return (kept if kept.any() else None), False
 
-    def pop_shares(self, view: GreedyView, order: list, times: list, configs: list) -> np.ndarray | None:
+    def pop_shares(self, view: GreedyView, order: list, times: list, configs: list,
+                   rest: Rest | None = None) -> np.ndarray | None:
         r"""θ by POP (``pop_k`` = k > 1; Narayanan et al., SOSP'21): the LP's jobs ``order`` dealt at random
         (:func:`~dlsched.solvers.anytime.pop_groups`, the policy's seeded ``pop_rng``) into min(k, jobs)
         groups, each group's LP (:func:`fluid_lp`, its jobs in the same order) on 1/k of every resource,
@@ -482,17 +490,22 @@ class FluidPolicy(SRPTGreedyPolicy):
         share over k. The fill that follows is srpt-greedy's over the whole cluster, as without POP: it is a
         greedy that only places, and dealing it too would leave each group's leftovers idle.
 
-        The objective is the sum of the groups' LP values (the sum of completion times of the same jobs as
-        the unsplit LP's); the bound is :func:`fluid_bound` of the unsplit problem, valid for every fluid
+        With ``rest`` (the jobs behind the LP's, :class:`Rest`) each group holds A/k: a k-th of its jobs
+        and of its work, the same share of the group's 1/k of the cluster. The objective is the sum of the
+        groups' LP values (the sum of completion times of the same jobs as the unsplit LP's, A's counted
+        as there); the bound is :func:`fluid_bound` of the unsplit problem (with ``rest``), valid for every fluid
         schedule on the whole cluster, the unsplit LP's included (its value is no longer its own bound, as
         the groups' schedule may complete in another order than the LP's; run side by side on the whole
         cluster it is a fluid schedule, so the gap is at least 0). Under a budget a group not solved in time
         leaves its jobs the last θ they had and the decision records no objective, as without POP."""
         groups = pop_groups(len(order), self.pop_k, self.pop_rng)
         k, budget = len(groups), self.decision_record.seconds
+        # the jobs behind the LP's, dealt too: A/k in each group (on 1/k of the cluster, its area as a share is A's)
+        share = None if rest is None else Rest(rest.jobs / k, rest.area, rest.rate)
         theta, value, solved = np.zeros(view.jobs.size), 0.0, True
         for gi, g in enumerate(groups):
-            lp = fluid_lp(times, view.d, view.e, view.capacity / k, [order[a] for a in g.tolist()], configs, ids=view.jobs)
+            lp = fluid_lp(times, view.d, view.e, view.capacity / k, [order[a] for a in g.tolist()], configs, ids=view.jobs,
+                          rest=share)
             if lp is None:
                 continue
             limit = None if budget is None else max(self.clock.seconds_for_solver() / (k - gi), LP_FLOOR * budget / k)
@@ -505,7 +518,7 @@ class FluidPolicy(SRPTGreedyPolicy):
             theta += out.theta / k
             value += out.value
         if solved:
-            self.decision_record.record(value, fluid_bound(times, view.d, view.e, view.capacity, order, configs))
+            self.decision_record.record(value, fluid_bound(times, view.d, view.e, view.capacity, order, configs, rest))
         if budget is not None:
             self.last_theta.update(zip(view.jobs.tolist(), theta.tolist()))
         return theta

@@ -152,6 +152,36 @@ def test_lp_value_with_the_jobs_left_out_equals_an_independent_model(seed, m, n_
     assert ((theta >= 0) & (theta <= 1 + 1e-9)).all()
 
 
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), m=st.integers(1, 5), n_a=st.integers(1, 30), k=st.integers(2, 3))
+def test_fluid_bound_with_the_jobs_left_out_holds_for_the_lp_and_for_pop(seed, m, n_a, k):
+    """fluid_bound with the aggregate A is at most the cut LP's value with A, and at most the sum of
+    POP's k groups' values (each group on 1/k of the cluster with A/k), in any order."""
+    from dlsched.policies.fluid import Rest, fluid_bound, fluid_lp
+
+    rng = np.random.default_rng(seed)
+    times = [np.where(np.arange(3)[:, None] * np.arange(4) > 0, _grid(rng, 3, 4, 0.1), np.inf) for _ in range(m)]
+    times = [T if np.isfinite(T).any() else np.where(np.isfinite(T), T, 5.0) for T in times]
+    d, e = rng.uniform(0.2, 2, (m, 2)), np.c_[rng.uniform(0.2, 2, m), np.zeros(m)]
+    cap = np.array([float(rng.integers(3, 10)), float(rng.integers(2, 6))])
+    configs = [pareto_configs(T, d[i], e[i]) for i, T in enumerate(times)]
+    order = rng.permutation(m).tolist()
+    area = rng.uniform(0.1, 1, 2) * 10.0 ** rng.uniform(-1, 1.5)
+    rest = Rest(n_a, area, float(rng.uniform(0.5, 3) / area.max()))
+    bound = fluid_bound(times, d, e, cap, order, configs, rest)
+    assert bound > fluid_bound(times, d, e, cap, order, configs)
+    _, value = fluid_shares(times, d, e, cap, order, configs, rest=rest)
+    assert bound <= value * (1 + 1e-9)
+    k = min(k, m)                                  # POP's groups are never empty (pop_groups)
+    group = rng.permutation(m) % k
+    pop = 0.0
+    for g in range(k):
+        jobs = [i for i in order if group[i] == g]
+        lp = fluid_lp(times, d, e, cap / k, jobs, configs, rest=Rest(n_a / k, area, rest.rate))
+        pop += lp.solve().value
+    assert bound <= pop * (1 + 1e-9)
+
+
 def test_rest_of_is_the_first_sizes_work_at_most_at_the_fastest_sizes_rate():
     """a_r = sum_j T_j u_jr / C_r at the first sizes, s = min_r (sum_j fastest-size use_r / C_r) / a_r;
     a job that cannot run at its first size is not in it."""
