@@ -427,8 +427,8 @@ class FluidPolicy(SRPTGreedyPolicy):
         i = np.asarray(behind, dtype=np.int64)
         w0 = np.minimum(view.min_workers[i], view.tau.shape[2] - 1)
         use = view.e[i] + w0[:, None] * view.d[i]
-        P, W = view.tau.shape[1:]
-        p, w = np.divmod(np.argmin(view.tau[i].reshape(i.size, -1), axis=1), W)
+        # every job's fastest size (argmin over the view's stack as it is: a copy of the rows behind is slower)
+        p, w = np.divmod(np.argmin(view.tau.reshape(view.jobs.size, -1), axis=1)[i], view.tau.shape[2])
         most = p[:, None] * view.e[i] + w[:, None] * view.d[i]
         return rest_of(view.remaining[i] * view.tau[i, 1, w0], use, most, view.capacity)
 
