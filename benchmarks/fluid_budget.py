@@ -8,8 +8,8 @@ process: ``fluid`` at ``--decision-budget`` 10 and 100 ms (the LP's job count ad
 ``FluidPolicy.adapt_lp_jobs``), ``fluid -P lp_jobs=20`` without a budget (every decision's LP of 20
 jobs solved to the end) and ``srpt-greedy`` (the fill alone, no LP); on the quick trace also ``fluid``
 (every active job in the LP) and ``fluid -P lp_jobs=4``. Per row: decision latency (wall: the run's
-``decision_latency_ms``; CPU: ``time.process_time`` around each ``schedule`` call, measured here), decisions with an objective, average JCT, the run's wall and
-CPU seconds and the load average before it; once, ``uptime`` before the first row and the environment
+``decision_latency_ms``; CPU: ``time.process_time`` around each ``schedule`` call, measured here),
+decisions with an objective, average JCT, the run's wall and CPU seconds and the load average before it; once, ``uptime`` before the first row and the environment
 the runs record (versions, machine, git revision).
 
     ... python benchmarks/fluid_budget.py --shares
@@ -75,7 +75,8 @@ def compared(self, inst, active):
     view = greedy_view(inst, active)
     if view.jobs.size <= 60:
         return alloc
-    both = {"fluid": alloc[view.jobs], "srpt": greedy_allocation(view, **{k: v for k, v in self.options.items() if k != "shares"})}
+    fill = {k: v for k, v in self.options.items() if k != "shares"}        # srpt-greedy's options
+    both = {"fluid": alloc[view.jobs], "srpt": greedy_allocation(view, **fill)}
     fastest = (view.remaining[:, None, None] * view.tau).min(axis=(1, 2))
     order = np.lexsort((view.jobs, fastest))
     parts = {"lp": order[:self.lp_jobs or self.auto_jobs], "behind": order[self.lp_jobs or self.auto_jobs:]}

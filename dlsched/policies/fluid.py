@@ -346,12 +346,12 @@ class FluidPolicy(SRPTGreedyPolicy):
     ``lp_jobs`` (default none: every active job) limits the LP to that many jobs, the first in the
     order (the shortest remaining at their fastest size); the others enter it as one aggregate job
     (:class:`Rest`, module docstring), so that the LP's jobs are given only what they use better than
-    the jobs behind them would, and start at their first size before the fill, as when no LP is solved. The LP's size grows with the square of its jobs
-    (a phase per job): with DL2's mix HiGHS takes 0.3 s at 25 jobs, 5 s at 50 and 78 s at 100
+    the jobs behind them would, and start at their first size before the fill, as when no LP is
+    solved. The LP's size grows with the square of its jobs (a phase per job): with DL2's mix HiGHS takes 0.3 s at 25 jobs, 5 s at 50 and 78 s at 100
     (docs/results/decision-scale.md), so a decision over thousands of active jobs takes ``lp_jobs``.
     The decision's objective and gap are then those of that LP: its ``lp_jobs`` jobs and the
-    aggregate of the others (gap 0 certifies that this LP was solved, not the decision over every job). Under a budget
-    without ``lp_jobs`` (and without POP) the count adapts from decision to decision
+    aggregate of the others (gap 0 certifies that this LP was solved, not the decision over every
+    job). Under a budget without ``lp_jobs`` (and without POP) the count adapts from decision to decision
     (:meth:`adapt_lp_jobs`), so that the LP is built and solved within its share of the budget; without
     a budget it is every job.
 
