@@ -18,6 +18,31 @@ time-share its configurations c = (p, w) (the fluid relaxation of integral sizes
     \sum_{i, c} u_{icr}\, y_{ikc} \le C_r\, t_k, \qquad
     \sum_{k \le \rho_i} \sum_c y_{ikc} / T_{ic} \ge 1.
 
+When the LP holds only the first m of the n active jobs (``lp_jobs``, or under a budget), the
+n - m jobs behind them enter as one aggregate job A (:class:`Rest`, :func:`rest_of`): their total
+work at their first sizes (one PS, the fewest workers: the size the fill starts them at), as area
+:math:`a_r = \sum_j T_j u_{jr}` of each resource (:math:`T_j`, :math:`u_{jr}` at the first size),
+done at any rate up to :math:`s = \min_r \sum_j \bar u_{jr} / a_r` (:math:`\bar u_{jr}` the use of
+job j's fastest size: all of them at once as large as they go, each still at the work of its
+first size; A is optimistic about how much the jobs behind can hold), completing last,
+in a phase :math:`t_m` of its own. With :math:`z_k \ge 0` its part of the work done in phase k, the LP is
+
+.. math::
+
+    \min \sum_{k<m} (n - k)\, t_k + (n - m)\, t_m
+    \quad\text{s.t. the rows above for the m jobs, with}\quad
+    \sum_{i, c} u_{icr}\, y_{ikc} + a_r z_k \le C_r\, t_k, \qquad
+    z_k \le s\, t_k \;\; (k \le m), \qquad \sum_{k \le m} z_k \ge 1.
+
+The weights of phases 0..m-1 are those of the LP of every job (the n - m jobs wait in them too),
+and resources the m jobs take delay A, which counts n - m completions: a job of the m is given
+more only where its speedup is worth more than the same resources spent on the jobs behind it.
+Without A the m jobs would share the whole cluster as if no other job waited (on
+``dl2:1000:1`` at load 1.5, ``lp_jobs=20`` took 0.73 of the cluster for them instead of
+srpt-greedy's 0.34, for 6.5 % more of their progress rate, while the jobs behind them ran 34 %
+slower: docs/results/fluid-budget.md). With every active job in the LP there is no A and the LP
+is the one above. The value is then that of this LP (its m jobs and A), not of the m jobs alone.
+
 Only each job's Pareto-efficient configurations enter (no other is as fast with no more of every
 resource); the others would never be used. The order is fixed, so the LP's value is that of the
 best fluid schedule in this order, not a bound on every schedule. Phase 0 gives job i the average
@@ -59,13 +84,46 @@ def pareto_configs(T: np.ndarray, d: np.ndarray, e: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
+class Rest:
+    """The jobs left out of a cut LP as its aggregate job A (module docstring, :func:`rest_of`): how
+    many, their area :math:`a_r` of each resource with capacity (seconds of the whole of it), and
+    the most of A's work a second can do, :math:`s`."""
+
+    jobs: float                   # a POP group's share of A holds a k-th of the jobs
+    area: np.ndarray              # (resources with capacity,) a_r / C_r, in seconds
+    rate: float                   # s, per second
+
+
+def rest_of(times: np.ndarray, use: np.ndarray, most: np.ndarray, capacity: np.ndarray) -> Rest | None:
+    r"""The :class:`Rest` of jobs whose remaining times at their first sizes are ``times`` (inf: a job
+    that cannot run there, left out), whose first sizes use ``use`` (jobs, R) of each resource and
+    their fastest sizes ``most``: :math:`a_r = \sum_j T_j u_{jr} / C_r` and :math:`s = \min_{r: a_r > 0}
+    (\sum_j \bar u_{jr} / C_r) / a_r` (all the jobs at once at their fastest sizes, with the
+    work of their first sizes: what their sizes could hold). None when no job can run or none uses
+    anything."""
+    res = np.flatnonzero(np.asarray(capacity) > 0)
+    ok = np.isfinite(times)
+    cap = np.asarray(capacity, float)[res]
+    share = np.asarray(use, float)[ok][:, res] / cap
+    area = times[ok] @ share
+    has = area > 0
+    if not has.any():
+        return None
+    hold = np.asarray(most, float)[ok][:, res] / cap
+    return Rest(int(ok.sum()), area, float((hold.sum(axis=0)[has] / area[has]).min()))
+
+
+@dataclass(frozen=True)
 class FluidLP:
     """The LP above for the jobs in ``order`` (:func:`fluid_lp`): its matrix over the columns
-    (t_0..t_{n-1}, then the y of each job, phase by phase), each column's key for a warm start
-    from another decision's LP (:meth:`start_from`), and what θ is read from."""
+    (t_0..t_{n-1}, then the y of each job, phase by phase, then with a :class:`Rest` A's phase t_n and
+    its z_0..z_n), each column's key for a warm start from another decision's LP (:meth:`start_from`),
+    and what θ is read from."""
 
     mf: MatrixForm
-    keys: list                    # per column: (-1, phase, -1) for t_k, (job, phase, configuration) for y
+    # per column: (-1, phase, -1) for t_k, (job, phase, configuration) for y; A's phase -2: (-1, -2, -1)
+    # for its t, (-2, phase, -1) for z
+    keys: list
     m: int                        # jobs 0..m-1 of the call (θ = 0 for those outside the LP)
     live: np.ndarray              # the LP's jobs in order (index into the call's jobs)
     first: np.ndarray             # the y columns of phase 0
@@ -114,9 +172,10 @@ class FluidSolve:
 
 def fluid_lp(times: Sequence[np.ndarray], d: np.ndarray, e: np.ndarray, capacity: np.ndarray,
              order: Sequence[int], configs: Sequence[np.ndarray] | None = None,
-             ids: Sequence[int] | None = None) -> FluidLP | None:
+             ids: Sequence[int] | None = None, rest: Rest | None = None) -> FluidLP | None:
     """The LP above (:class:`FluidLP`) for jobs i = 0..m-1 completing in ``order``, None when no job
-    in it has a finite time. ``times[i][p, w]`` is job i's remaining time at p PSs and w workers
+    in it has a finite time; with ``rest`` the jobs left out of it (not in ``times``) as its
+    aggregate job A, completing after them. ``times[i][p, w]`` is job i's remaining time at p PSs and w workers
     (inf where it cannot run); ``d``, ``e`` (m, R) a worker's and a PS's demands; ``configs[i]``
     optionally the :func:`pareto_configs` of job i (they depend on the time only through its scale,
     so callers cache them); ``ids[i]`` job i's name in the columns' keys (default i). A job with no
@@ -166,23 +225,44 @@ def fluid_lp(times: Sequence[np.ndarray], d: np.ndarray, e: np.ndarray, capacity
     vals = np.concatenate([np.ones(nv), -np.ones(n_pairs), vals_r[nz],
                            -np.ones(n * res.size), -unit / T[cfg]])
     n_rows = n_pairs + n * res.size + n
-    A = sp.csr_matrix((vals, (rows, cols)), shape=(n_rows, n + nv))
     b = np.concatenate([np.zeros(n_pairs + n * res.size), -np.ones(n)])
     cost = np.concatenate([n - np.arange(n, dtype=float), np.zeros(nv)])
-    mf = MatrixForm(cost, A, np.full(n_rows, -np.inf), b, np.zeros(n + nv), np.full(n + nv, np.inf),
-                    np.zeros(n + nv, dtype=np.int32), "min", 0)
     name = np.asarray(live if ids is None else np.asarray(ids)[live]).tolist()
     keys = [(-1, q, -1) for q in name] + list(zip(np.repeat(name, per_job).tolist(), np.asarray(name)[k].tolist(), flat[cfg].tolist()))
+    if rest is not None:
+        # A (module docstring): columns t_m, then z_0..z_m (z_m in A's own phase); rows: A's share of
+        # each phase's capacity rows, its own phase's capacity, z_k <= s t_k, and its work
+        t_a, z = n + nv, n + nv + 1 + np.arange(n + 1)
+        t_of = np.append(np.arange(n), t_a)
+        area = rest.area / unit
+        on = np.flatnonzero(area > 0)
+        cap_rows = n_rows + np.arange(res.size)
+        rate_rows = n_rows + res.size + np.arange(n + 1)
+        work = n_rows + res.size + n + 1
+        phase_rows = np.vstack([n_pairs + np.arange(n)[:, None] * res.size + np.arange(res.size), cap_rows])
+        rows = np.concatenate([rows, phase_rows[:, on].ravel(), cap_rows, rate_rows, rate_rows, np.full(n + 1, work)])
+        cols = np.concatenate([cols, np.repeat(z, on.size), np.full(res.size, t_a), z, t_of, z])
+        vals = np.concatenate([vals, np.tile(area[on], n + 1), -np.ones(res.size), np.ones(n + 1),
+                               np.full(n + 1, -rest.rate * unit), -np.ones(n + 1)])
+        n_rows = work + 1
+        b = np.concatenate([b, np.zeros(res.size + n + 1), [-1.0]])
+        cost = np.concatenate([cost + np.where(np.arange(n + nv) < n, rest.jobs, 0.0), [rest.jobs], np.zeros(n + 1)])
+        keys += [(-1, -2, -1)] + [(-2, q, -1) for q in name] + [(-2, -2, -1)]
+    n_cols = cost.size
+    A = sp.csr_matrix((vals, (rows, cols)), shape=(n_rows, n_cols))
+    mf = MatrixForm(cost, A, np.full(n_rows, -np.inf), b, np.zeros(n_cols), np.full(n_cols, np.inf),
+                    np.zeros(n_cols, dtype=np.int32), "min", 0)
     first = k == 0
     return FluidLP(mf, keys, m, np.asarray(live), col[first], job[first], frac[cfg[first]], float(unit))
 
 
 def fluid_shares(times: Sequence[np.ndarray], d: np.ndarray, e: np.ndarray, capacity: np.ndarray,
                  order: Sequence[int], configs: Sequence[np.ndarray] | None = None,
-                 time_limit: float | None = None) -> tuple[np.ndarray, float] | None:
-    """(θ, the LP's value in seconds) of :func:`fluid_lp` solved from nothing (None if HiGHS finds no
-    optimum, within ``time_limit`` seconds when given); θ = 0 for a job outside the LP."""
-    lp = fluid_lp(times, d, e, capacity, order, configs)
+                 time_limit: float | None = None, rest: Rest | None = None) -> tuple[np.ndarray, float] | None:
+    """(θ, the LP's value in seconds) of :func:`fluid_lp` (with the aggregate ``rest`` of the jobs left
+    out when given) solved from nothing (None if HiGHS finds no optimum, within ``time_limit`` seconds
+    when given); θ = 0 for a job outside the LP."""
+    lp = fluid_lp(times, d, e, capacity, order, configs, rest=rest)
     if lp is None:
         return np.zeros(len(times)), 0.0
     out = lp.solve(time_limit)
@@ -190,7 +270,7 @@ def fluid_shares(times: Sequence[np.ndarray], d: np.ndarray, e: np.ndarray, capa
 
 
 def fluid_bound(times: Sequence[np.ndarray], d: np.ndarray, e: np.ndarray, capacity: np.ndarray,
-                order: Sequence[int], configs: Sequence[np.ndarray]) -> float:
+                order: Sequence[int], configs: Sequence[np.ndarray], rest: Rest | None = None) -> float:
     r"""A lower bound (seconds) on the sum of completion times of every fluid schedule of the jobs in
     ``order`` on ``capacity``, whatever order they complete in, so on :func:`fluid_lp`'s value in any
     order and on every POP answer's (arguments as :func:`fluid_lp`'s, ``configs`` its Pareto sizes).
@@ -204,10 +284,16 @@ def fluid_bound(times: Sequence[np.ndarray], d: np.ndarray, e: np.ndarray, capac
 
     .. math:: \sum_i C_i \;\ge\; \sum_{k=1}^{n} \max\big(T^{\min}_{(k)},\; \max_r \textstyle\sum_{q \le k} a_{(q) r}\big).
 
-    A dominated configuration is as slow and uses as much, so the Pareto sizes reach both minima."""
+    A dominated configuration is as slow and uses as much, so the Pareto sizes reach both minima.
+
+    With ``rest`` (the aggregate A of the jobs left out, :class:`Rest`, whose completion the LP counts
+    :math:`n_A` times) the bound adds :math:`n_A \max_r (\sum_i a_{ir} + a_{Ar})`: A completes last,
+    after every job's least use of r and its own. Split by POP into k groups, each with A/k on 1/k of
+    the cluster, the groups' A terms average at least as much (a mean of maxima is at least the
+    maximum of the means), so the bound holds for POP's answers too."""
     live = [i for i in order if len(configs[i])]
     if not live:
-        return 0.0
+        return 0.0 if rest is None else float(rest.jobs * rest.area.max())
     res = np.flatnonzero(np.asarray(capacity) > 0)
     fastest, area = np.empty(len(live)), np.empty((len(live), res.size))
     for a, i in enumerate(live):
@@ -216,7 +302,8 @@ def fluid_bound(times: Sequence[np.ndarray], d: np.ndarray, e: np.ndarray, capac
         use = (p[:, None] * np.asarray(e, float)[i, res] + w[:, None] * np.asarray(d, float)[i, res]) / np.asarray(capacity, float)[res]
         fastest[a], area[a] = T.min(), (T[:, None] * use).min(axis=0)
     by_area = np.cumsum(np.sort(area, axis=0), axis=0).max(axis=1, initial=0.0)
-    return float(np.maximum(np.sort(fastest), by_area).sum())
+    last = 0.0 if rest is None else rest.jobs * float((area.sum(axis=0) + rest.area).max())
+    return float(np.maximum(np.sort(fastest), by_area).sum()) + last
 
 
 def pareto_of(inst: SMDInstance, j: int) -> np.ndarray:
@@ -257,12 +344,14 @@ class FluidPolicy(SRPTGreedyPolicy):
     objective), one that missed it records none.
 
     ``lp_jobs`` (default none: every active job) limits the LP to that many jobs, the first in the
-    order (the shortest remaining at their fastest size); the others start at their first size
-    before the fill, as when no LP is solved. The LP's size grows with the square of its jobs
-    (a phase per job): with DL2's mix HiGHS takes 0.3 s at 25 jobs, 5 s at 50 and 78 s at 100
+    order (the shortest remaining at their fastest size); the others enter it as one aggregate job
+    (:class:`Rest`, module docstring), so that the LP's jobs are given only what they use better than
+    the jobs behind them would, and start at their first size before the fill, as when no LP is
+    solved. The LP's size grows with the square of its jobs (a phase per job): with DL2's mix HiGHS takes 0.3 s at 25 jobs, 5 s at 50 and 78 s at 100
     (docs/results/decision-scale.md), so a decision over thousands of active jobs takes ``lp_jobs``.
-    The decision's objective and gap are then those of the LP of its ``lp_jobs`` jobs. Under a budget
-    without ``lp_jobs`` (and without POP) the count adapts from decision to decision
+    The decision's objective and gap are then those of that LP: its ``lp_jobs`` jobs and the
+    aggregate of the others (gap 0 certifies that this LP was solved, not the decision over every
+    job). Under a budget without ``lp_jobs`` (and without POP) the count adapts from decision to decision
     (:meth:`adapt_lp_jobs`), so that the LP is built and solved within its share of the budget; without
     a budget it is every job.
 
@@ -313,19 +402,35 @@ class FluidPolicy(SRPTGreedyPolicy):
             times, configs = [None] * view.jobs.size, [None] * view.jobs.size      # read for lp_order only
             for i in lp_order:
                 times[i], configs[i] = view.times(i), pareto_of(inst, int(view.jobs[i]))
+            rest = self.rest(view, order[len(lp_order):])
             if self.pop_k > 1 and len(lp_order) > 1:
-                return self.pop_shares(view, lp_order, times, configs)
+                return self.pop_shares(view, lp_order, times, configs, rest)
             if self.decision_record.seconds is None:
-                lp = fluid_shares(times, view.d, view.e, view.capacity, lp_order, configs)
+                lp = fluid_shares(times, view.d, view.e, view.capacity, lp_order, configs, rest=rest)
                 if lp is not None:
                     self.decision_record.record(lp[1], lp[1])     # an LP optimum is its own bound
                 return None if lp is None else lp[0]
-            lp = fluid_lp(times, view.d, view.e, view.capacity, lp_order, configs, ids=view.jobs)
+            lp = fluid_lp(times, view.d, view.e, view.capacity, lp_order, configs, ids=view.jobs, rest=rest)
             out, solved = self.budgeted_shares(view, lp)
             if auto:
                 self.adapt_lp_jobs(len(lp_order), solved, self.clock.elapsed() - started, share)
             return out
         return theta
+
+    @staticmethod
+    def rest(view: GreedyView, behind: Sequence[int]) -> Rest | None:
+        """:func:`rest_of` the jobs ``behind`` the LP's (indices into the view) at their first sizes, one PS
+        and the fewest workers (srpt-greedy's, :func:`~dlsched.policies.greedy.greedy_allocation`): the
+        LP's aggregate job A; None when none is left out."""
+        if not len(behind):
+            return None
+        i = np.asarray(behind, dtype=np.int64)
+        w0 = np.minimum(view.min_workers[i], view.tau.shape[2] - 1)
+        use = view.e[i] + w0[:, None] * view.d[i]
+        # every job's fastest size (argmin over the view's stack as it is: a copy of the rows behind is slower)
+        p, w = np.divmod(np.argmin(view.tau.reshape(view.jobs.size, -1), axis=1)[i], view.tau.shape[2])
+        most = p[:, None] * view.e[i] + w[:, None] * view.d[i]
+        return rest_of(view.remaining[i] * view.tau[i, 1, w0], use, most, view.capacity)
 
     def adapt_lp_jobs(self, jobs: int, solved: bool, seconds: float, share: float) -> None:
         """Under a budget without ``lp_jobs``: the next LP's job count m from the last LP of ``jobs`` jobs,
@@ -375,7 +480,8 @@ class FluidPolicy(SRPTGreedyPolicy):
         kept = np.array([self.last_theta.get(j, 0.0) for j in view.jobs.tolist()])
         return (kept if kept.any() else None), False
 
-    def pop_shares(self, view: GreedyView, order: list, times: list, configs: list) -> np.ndarray | None:
+    def pop_shares(self, view: GreedyView, order: list, times: list, configs: list,
+                   rest: Rest | None = None) -> np.ndarray | None:
         r"""θ by POP (``pop_k`` = k > 1; Narayanan et al., SOSP'21): the LP's jobs ``order`` dealt at random
         (:func:`~dlsched.solvers.anytime.pop_groups`, the policy's seeded ``pop_rng``) into min(k, jobs)
         groups, each group's LP (:func:`fluid_lp`, its jobs in the same order) on 1/k of every resource,
@@ -384,17 +490,22 @@ class FluidPolicy(SRPTGreedyPolicy):
         share over k. The fill that follows is srpt-greedy's over the whole cluster, as without POP: it is a
         greedy that only places, and dealing it too would leave each group's leftovers idle.
 
-        The objective is the sum of the groups' LP values (the sum of completion times of the same jobs as
-        the unsplit LP's); the bound is :func:`fluid_bound` of the unsplit problem, valid for every fluid
+        With ``rest`` (the jobs behind the LP's, :class:`Rest`) each group holds A/k: a k-th of its jobs
+        and of its work, the same share of the group's 1/k of the cluster. The objective is the sum of the
+        groups' LP values (the sum of completion times of the same jobs as the unsplit LP's, A's counted
+        as there); the bound is :func:`fluid_bound` of the unsplit problem (with ``rest``), valid for every fluid
         schedule on the whole cluster, the unsplit LP's included (its value is no longer its own bound, as
         the groups' schedule may complete in another order than the LP's; run side by side on the whole
         cluster it is a fluid schedule, so the gap is at least 0). Under a budget a group not solved in time
         leaves its jobs the last θ they had and the decision records no objective, as without POP."""
         groups = pop_groups(len(order), self.pop_k, self.pop_rng)
         k, budget = len(groups), self.decision_record.seconds
+        # the jobs behind the LP's, dealt too: A/k in each group (on 1/k of the cluster, its area as a share is A's)
+        share = None if rest is None else Rest(rest.jobs / k, rest.area, rest.rate)
         theta, value, solved = np.zeros(view.jobs.size), 0.0, True
         for gi, g in enumerate(groups):
-            lp = fluid_lp(times, view.d, view.e, view.capacity / k, [order[a] for a in g.tolist()], configs, ids=view.jobs)
+            lp = fluid_lp(times, view.d, view.e, view.capacity / k, [order[a] for a in g.tolist()], configs, ids=view.jobs,
+                          rest=share)
             if lp is None:
                 continue
             limit = None if budget is None else max(self.clock.seconds_for_solver() / (k - gi), LP_FLOOR * budget / k)
@@ -407,7 +518,7 @@ class FluidPolicy(SRPTGreedyPolicy):
             theta += out.theta / k
             value += out.value
         if solved:
-            self.decision_record.record(value, fluid_bound(times, view.d, view.e, view.capacity, order, configs))
+            self.decision_record.record(value, fluid_bound(times, view.d, view.e, view.capacity, order, configs, rest))
         if budget is not None:
             self.last_theta.update(zip(view.jobs.tolist(), theta.tolist()))
         return theta

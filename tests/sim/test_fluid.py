@@ -75,11 +75,13 @@ def test_a_job_that_cannot_run_gets_no_share():
     assert theta[1] == 0 and theta[0] == pytest.approx(1.0)
 
 
-def _independent_value(times, d, e, cap, order):
-    """The same LP written term by term in CVXPY (shares no code with fluid.py)."""
+def _independent_value(times, d, e, cap, order, rest=None):
+    """The same LP written term by term in CVXPY (shares no code with fluid.py); with ``rest`` = (jobs,
+    area a_r / C_r per resource, rate s) the aggregate job A of the jobs left out."""
     import cvxpy as cp
 
     m = len(times)
+    n_a = 0 if rest is None else rest[0]
     t = cp.Variable(m, nonneg=True)
     cons, work = [], {i: 0 for i in range(m)}
     use_k = {(k, r): 0 for k in range(m) for r in range(cap.size)}
@@ -93,8 +95,18 @@ def _independent_value(times, d, e, cap, order):
                 for r in range(cap.size):
                     use_k[k, r] += (p * e[i][r] + w * d[i][r]) * y[c]
     cons += [work[i] >= 1 for i in range(m)]
+    objective = cp.sum(cp.multiply(m + n_a - np.arange(m), t))
+    if rest is not None:
+        z, t_a = cp.Variable(m + 1, nonneg=True), cp.Variable(nonneg=True)
+        phase = [t[k] for k in range(m)] + [t_a]
+        for k in range(m + 1):
+            for r in range(cap.size):
+                use_k[k, r] = use_k.get((k, r), 0) + rest[1][r] * cap[r] * z[k]
+            cons.append(z[k] <= rest[2] * phase[k])
+        cons += [cp.sum(z) >= 1, use_k[m, 0] <= cap[0] * t_a, use_k[m, 1] <= cap[1] * t_a]
+        objective = objective + n_a * t_a
     cons += [use_k[k, r] <= cap[r] * t[k] for k in range(m) for r in range(cap.size) if cap[r] > 0]
-    prob = cp.Problem(cp.Minimize(cp.sum(cp.multiply(m - np.arange(m), t))), cons)
+    prob = cp.Problem(cp.Minimize(objective), cons)
     prob.solve(solver=cp.HIGHS)
     return prob.value
 
@@ -115,6 +127,119 @@ def test_lp_value_equals_an_independent_model(seed, m):
     theta, value = fluid_shares(times, d, e, cap, order)
     assert value == pytest.approx(_independent_value(times, d, e, cap, order), rel=1e-6)
     assert ((theta >= 0) & (theta <= 1 + 1e-9)).all()
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), m=st.integers(1, 4), n_a=st.integers(1, 30))
+def test_lp_value_with_the_jobs_left_out_equals_an_independent_model(seed, m, n_a):
+    """A cut LP with the aggregate A of the jobs behind it (module docstring of fluid.py): the same
+    optimum as the model written term by term, whatever A's area (from none of the cluster to far
+    more than the LP's jobs need) and rate."""
+    from dlsched.policies.fluid import Rest
+
+    rng = np.random.default_rng(seed)
+    times = [np.where(np.arange(4)[:, None] * np.arange(5) > 0, _grid(rng, 4, 5, 0.1), np.inf) for _ in range(m)]
+    if not all(np.isfinite(T).any() for T in times):
+        return
+    d = rng.integers(1, 3, (m, 2)).astype(float)
+    e = np.c_[rng.integers(1, 3, m), np.zeros(m)].astype(float)
+    cap = np.array([float(rng.integers(4, 12)), float(rng.integers(2, 8))])
+    order = rng.permutation(m).tolist()
+    area = rng.uniform(0, 1, 2) * 10.0 ** rng.uniform(-1, 2)
+    rate = float(rng.uniform(0.5, 3) / area.max())
+    theta, value = fluid_shares(times, d, e, cap, order, rest=Rest(n_a, area, rate))
+    assert value == pytest.approx(_independent_value(times, d, e, cap, order, (n_a, area, rate)), rel=1e-6)
+    assert ((theta >= 0) & (theta <= 1 + 1e-9)).all()
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), m=st.integers(1, 5), n_a=st.integers(1, 30), k=st.integers(2, 3))
+def test_fluid_bound_with_the_jobs_left_out_holds_for_the_lp_and_for_pop(seed, m, n_a, k):
+    """fluid_bound with the aggregate A is at most the cut LP's value with A, and at most the sum of
+    POP's k groups' values (each group on 1/k of the cluster with A/k), in any order."""
+    from dlsched.policies.fluid import Rest, fluid_bound, fluid_lp
+
+    rng = np.random.default_rng(seed)
+    times = [np.where(np.arange(3)[:, None] * np.arange(4) > 0, _grid(rng, 3, 4, 0.1), np.inf) for _ in range(m)]
+    times = [T if np.isfinite(T).any() else np.where(np.isfinite(T), T, 5.0) for T in times]
+    d, e = rng.uniform(0.2, 2, (m, 2)), np.c_[rng.uniform(0.2, 2, m), np.zeros(m)]
+    cap = np.array([float(rng.integers(3, 10)), float(rng.integers(2, 6))])
+    configs = [pareto_configs(T, d[i], e[i]) for i, T in enumerate(times)]
+    order = rng.permutation(m).tolist()
+    area = rng.uniform(0.1, 1, 2) * 10.0 ** rng.uniform(-1, 1.5)
+    rest = Rest(n_a, area, float(rng.uniform(0.5, 3) / area.max()))
+    bound = fluid_bound(times, d, e, cap, order, configs, rest)
+    assert bound > fluid_bound(times, d, e, cap, order, configs)
+    _, value = fluid_shares(times, d, e, cap, order, configs, rest=rest)
+    assert bound <= value * (1 + 1e-9)
+    k = min(k, m)                                  # POP's groups are never empty (pop_groups)
+    group = rng.permutation(m) % k
+    pop = 0.0
+    for g in range(k):
+        jobs = [i for i in order if group[i] == g]
+        lp = fluid_lp(times, d, e, cap / k, jobs, configs, rest=Rest(n_a / k, area, rest.rate))
+        pop += lp.solve().value
+    assert bound <= pop * (1 + 1e-9)
+
+
+def test_rest_of_is_the_first_sizes_work_at_most_at_the_fastest_sizes_rate():
+    """a_r = sum_j T_j u_jr / C_r at the first sizes, s = min_r (sum_j fastest-size use_r / C_r) / a_r;
+    a job that cannot run at its first size is not in it."""
+    from dlsched.policies.fluid import rest_of
+
+    times = np.array([10.0, 20.0, np.inf])
+    use = np.array([[1.0, 2.0], [1.0, 0.0], [5.0, 5.0]])
+    most = np.array([[4.0, 2.0], [2.0, 2.0], [9.0, 9.0]])
+    cap = np.array([10.0, 4.0])
+    rest = rest_of(times, use, most, cap)
+    assert rest.jobs == 2
+    assert rest.area == pytest.approx([(10 * 1 + 20 * 1) / 10, (10 * 2) / 4])
+    assert rest.rate == pytest.approx(min((6 / 10) / 3.0, (4 / 4) / 5.0))
+    assert rest_of(np.array([np.inf]), use[:1], most[:1], cap) is None
+
+
+def _starving_view(behind=8, units=16):
+    """One resource of ``units``: job 0 the shortest (time 10 / w^0.3 at w units: it scales badly), and
+    ``behind`` jobs of time 200 / w^0.9 (they scale well), each at least one unit, one PS of no demand."""
+    from dlsched.policies.greedy import GreedyView
+
+    n = behind + 1
+    w = np.arange(units + 1, dtype=float)
+    tau = np.full((n, 2, units + 1), np.inf)
+    with np.errstate(divide="ignore"):
+        tau[0, 1, 1:] = 1.0 / w[1:] ** 0.3
+        tau[1:, 1, 1:] = 1.0 / w[1:] ** 0.9
+    remaining = np.r_[10.0, np.full(behind, 200.0)]
+    return GreedyView(np.arange(n), remaining, tau, np.tile([2, units + 1], (n, 1)), np.ones((n, 1)),
+                      np.zeros((n, 1)), np.array([float(units)]), np.zeros(n), np.ones(n, dtype=np.int64))
+
+
+def test_a_cut_lp_leaves_the_jobs_behind_it_what_they_use_better():
+    """The LP of job 0 alone (lp_jobs = 1) would give it the whole cluster (its 16 units, 2.3 times as
+    fast as at one unit), and the 8 jobs behind it, which scale far better, would wait. With the jobs
+    behind it as A, job 0 gets less than a third of the cluster, the 8 others all run, and the sum of
+    the progress rates of the jobs behind is at least that under srpt-greedy's fill alone."""
+    from dlsched.policies.fluid import FluidPolicy
+    from dlsched.policies.greedy import greedy_allocation
+
+    view = _starving_view()
+    times = [view.times(0)] + [None] * 8
+    configs = [pareto_configs(times[0], view.d[0], view.e[0])] + [None] * 8
+    cut, _ = fluid_shares(times, view.d, view.e, view.capacity, [0], configs)
+    kept, _ = fluid_shares(times, view.d, view.e, view.capacity, [0], configs, rest=FluidPolicy.rest(view, range(1, 9)))
+    assert cut[0] == pytest.approx(1.0) and kept[0] < 1 / 3
+
+    def sizes(theta):
+        return greedy_allocation(view, alpha=2.0, start="shortest", pairs=True,
+                                 shares=None if theta is None else (lambda v, order: theta))
+
+    def behind_rate(alloc):
+        return sum(1.0 / view.times(i)[1, w] for i, (w, p) in enumerate(alloc.tolist()) if i and w)
+
+    assert np.all(sizes(cut)[1:, 0] == 0)                    # without A: the 8 behind starve
+    alloc = sizes(kept)
+    assert np.all(alloc[:, 0] >= 1) and alloc[0, 0] < 16 / 3
+    assert behind_rate(alloc) >= behind_rate(sizes(None)) - 1e-12
 
 
 def test_lp_jobs_limits_the_lp_to_the_first_jobs_of_the_order():
@@ -143,7 +268,7 @@ def test_lp_jobs_limits_the_lp_to_the_first_jobs_of_the_order():
     order, th4 = last[4]
     assert np.all(th4[order[4:]] == 0) and np.count_nonzero(th4[order[:4]]) >= 1
     assert np.array_equal(last[12][1], last[None][1])
-    assert policies[4].decision_record.objectives[-1] < policies[None].decision_record.objectives[-1]
+    assert policies[4].decision_record.objectives[-1] > 0             # the 4 jobs' LP with the 8 behind as A
 
 
 def _spent_clock(monkeypatch):
