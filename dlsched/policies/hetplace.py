@@ -55,9 +55,9 @@ import numpy as np
 from dlsched.arguments import Range, checked
 from dlsched.errors import InputError
 from dlsched.instance.cluster import Cluster
-from dlsched.instance.placement import PlacementInstance
+from dlsched.instance.placement import GpuAssignment, PlacementInstance
 from dlsched.instance.workload import Job, Trace
-from dlsched.models.placement import alone_jct, jct_counts
+from dlsched.models.placement import alone_jct, evaluate, jct_counts, workloads
 from dlsched.policies.budget import BudgetMs, DecisionRecord
 from dlsched.policies.bundles import take_in_order
 from dlsched.policies.fifo import waiting_jobs
@@ -437,20 +437,22 @@ class HetPlace(ChangePolicy):
         holds (where a server of the cluster does hold it), would wait in its group whatever the others do,
         so then the view is decided unsplit, as ``smd`` does.
 
-        The bound certifies the combined answer against the **unsplit** problem: it is the largest of
-        :math:`\frac1n \sum_i J_i^{\mathrm{alone}}` of the whole view and the whole view's Lagrangian
-        :math:`L(\lambda)/n = \frac1n\big(\sum_i \min_c (J_i(c) + \lambda^\top c) - \lambda^\top N\big)`
-        over the whole view's configurations (:class:`~dlsched.solvers.hetplace.ConfigTable`) at two price
-        vectors: :math:`\bar\lambda_g`, the groups' prices of type g averaged with their GPUs of type g as
-        weights, and the whole view's own (:func:`~dlsched.solvers.hetplace.type_prices`: the bound the
-        unsplit pipeline reports, at most 200 picks over the table, no market). Each is a bound on the unsplit optimum: the first because no job runs faster than alone on
-        the whole cluster, the others because :math:`L(\lambda) \le \mathrm{OPT}` for every
-        :math:`\lambda \ge 0` (weak duality), whatever prices are put in. The sum of
+        The groups share the budget with the certificate, one more part after them. The bound certifies the
+        combined answer against the **unsplit** problem: it is the largest of
+        :math:`\frac1n \sum_i J_i^{\mathrm{alone}}` of the whole view (the floor, always) and the whole view's
+        Lagrangian :math:`L(\lambda)/n = \frac1n\big(\sum_i \min_c (J_i(c) + \lambda^\top c) - \lambda^\top N\big)`
+        over the whole view's configurations (:class:`~dlsched.solvers.hetplace.ConfigTable`) at the prices
+        :meth:`_unsplit_bound` visits within what remains of the budget: :math:`\bar\lambda_g`, the groups'
+        prices of type g averaged with their GPUs of type g as weights, then subgradient steps from there
+        (:func:`~dlsched.solvers.hetplace.type_prices`, at most 200 picks, no market). Each is a bound on the
+        unsplit optimum: the first because no job runs faster than alone on the whole cluster, the others
+        because :math:`L(\lambda) \le \mathrm{OPT}` for every :math:`\lambda \ge 0` (weak duality),
+        whatever prices are put in, so a budget that ends the steps leaves a valid one. The sum of
         the groups' own bounds is not one: a group's configurations stop at the group's GPUs and its
         alone JCTs at its largest servers, so each bounds its group's restricted problem, whose optimum may
         exceed the unsplit one (POP's partition is a restriction); only at one price vector for every
         group, with every configuration of the whole view, does the sum become :math:`L(\lambda)` of the
-        whole problem, which is the second bound. The combined answer is feasible for the unsplit problem,
+        whole problem, the Lagrangian bound at those prices. The combined answer is feasible for the unsplit problem,
         so its gap against this bound is at least 0."""
         groups = [g for g in self._deal(view, k) if g.size]
         gpus = np.array([int(view.server_gpus[g].sum()) for g in groups])
@@ -466,7 +468,8 @@ class HetPlace(ChangePolicy):
         for gi, (S, J) in enumerate(zip(groups, jobs)):
             if not J.size:
                 continue
-            res = hetplace(_subview(view, J, S), opts.within(opts.clock.share(1.0 / (len(groups) - gi))), samples=self.samples)
+            # the certificate counts as one more part: it gets the last share of the budget
+            res = hetplace(_subview(view, J, S), opts.within(opts.clock.share(1.0 / (len(groups) - gi + 1))), samples=self.samples)
             sg = view.server_gpus[S]
             # the group's GPU k is the view's: its servers' GPUs, server by server, as both number them
             at = np.repeat(offset[S], sg) + np.arange(int(sg.sum())) - np.repeat(np.cumsum(sg) - sg, sg)
@@ -477,12 +480,35 @@ class HetPlace(ChangePolicy):
             stopped |= res.termination == "time_limit"
         held = np.array(held)
         lam = (np.array(prices) * held).sum(axis=0) / np.maximum(held.sum(axis=0), 1.0)
-        table = ConfigTable(view)
-        _, val = table.pick(lam)
-        L = max(float(val.sum() - lam @ view.type_counts), type_prices(view, table)[1]) / view.n_jobs
+        L, cut = self._unsplit_bound(view, gpu_job, lam, opts)
         bound = max(L, float(alone_jct(view).mean()))
-        return placement_result(view, gpu_job, "hetplace", opts, termination="time_limit" if stopped else "heuristic",
+        return placement_result(view, gpu_job, "hetplace", opts, termination="time_limit" if stopped or cut else "heuristic",
                                 bound=bound, stats={"pop_k": len(groups), "lagrangian_bound": L, "prices": lam.tolist()})
+
+    @staticmethod
+    def _unsplit_bound(view: PlacementInstance, gpu_job: np.ndarray, lam: np.ndarray, opts: SolveOptions) -> tuple[float, bool]:
+        r"""POP's Lagrangian bound of the unsplit problem (:meth:`_pop`), :math:`\max L(\lambda) / n` over the
+        prices it visits, within what remains of the budget, and whether the budget cut it: nothing once the
+        budget is spent (-inf: the jobs-alone bound is then the certificate); else the whole view's
+        configuration table, :math:`L(ar\lambda)` at the groups' prices and the subgradient steps from there
+        (:func:`~dlsched.solvers.hetplace.type_prices`, at most 200 picks, Polyak's rule towards the combined
+        answer's total JCT, a feasible value of the unsplit problem), ended by the budget at any step: every
+        :math:`\lambda \ge 0` gives a bound, so a cut one is as valid. (Without the budget check the certificate
+        of a 10,000-job Gavel decision took 0.1-0.2 s after the groups had spent the budget.)"""
+        clock = opts.clock
+        if clock.expired():
+            return -np.inf, True
+        cut = False
+
+        def spent() -> bool:
+            nonlocal cut
+            cut = cut or clock.expired()
+            return cut
+
+        upper = float(evaluate(view, GpuAssignment(gpu_job, workloads(view, gpu_job))).sum())   # inf: a job left out
+        _, L = type_prices(view, ConfigTable(view), upper=upper if np.isfinite(upper) else None, start=lam,
+                           stop=spent if clock.limited else None, slack=np.inf)
+        return L / view.n_jobs, cut
 
     def _deal(self, view: PlacementInstance, k: int) -> list[np.ndarray]:
         """:func:`deal_servers` of the view's servers, kept while the servers stay the same."""
