@@ -26,7 +26,7 @@ from dlsched.sim.engine import Simulation, simulate
 from dlsched.sim.policy import PolicyContext
 from dlsched.sim.speed import TableSpeed
 from dlsched.solvers.anytime import pop_groups
-from dlsched.solvers.hetplace import exact
+from dlsched.solvers.hetplace import ConfigTable, exact
 from dlsched.solvers.options import Budget, SolveOptions
 from dlsched.check import check_placement
 from dlsched.testing import check_policy
@@ -106,8 +106,8 @@ class _SpentAfter(Budget):
 
 @pytest.mark.parametrize("k", [0, 1, 3, 8])
 def test_the_pop_certificate_does_what_the_budget_leaves_and_stays_a_bound(k, monkeypatch):
-    # the unsplit bound's work (the whole view's table and its subgradient picks) ends with the budget, as
-    # spent after the groups: none at all once it is spent (the jobs-alone bound), else a pick per check
+    # the unsplit bound's subgradient picks end with the budget, as spent after the groups: the pick at the
+    # groups' prices always (the least bound), then one per check that finds the budget left
     inst = generate(10, {"k80": 4, "p100": 4, "v100": 4}, seed=2, max_workers=4)
     opt = exact(inst, SolveOptions(threads=1))
     picks = []
@@ -123,12 +123,15 @@ def test_the_pop_certificate_does_what_the_budget_leaves_and_stays_a_bound(k, mo
     pol.reset(PolicyContext(cluster=cl, speed=speed, seed=0))
     ones = np.ones(inst.n_jobs, dtype=np.int64)
     res = pol._pop(inst, SolveOptions(threads=1, seed=2, budget=_SpentAfter(k)), 3, ones, ones)
-    assert len(picks) <= k
+    assert len(picks) <= k + 1
     assert res.termination == "time_limit"
     tol = 1e-9 * opt.objective
     assert res.bound <= opt.objective + tol <= res.objective + 2 * tol
     if k == 0:
-        assert res.bound == pytest.approx(float(alone_jct(inst).mean()), rel=1e-12)
+        lam = np.array(res.stats["prices"])
+        _, val = ConfigTable(inst).pick(lam)
+        least = (val.sum() - lam @ inst.type_counts) / inst.n_jobs
+        assert res.bound == pytest.approx(max(least, float(alone_jct(inst).mean())), rel=1e-12)
     unlimited = pol._pop(inst, SolveOptions(threads=1, seed=2), 3, ones, ones)
     assert len(picks) > k + 1 and unlimited.bound <= opt.objective + tol
 
