@@ -9,7 +9,8 @@ builds them once per state and every other policy object of the cell starts with
 (SMD) starts it from the decision at 0, consecutive decisions differing by one arrival;
 ``scratch`` solves it from nothing.
 Each row has the objective of the policy's own model (:attr:`DecisionRecord.objectives`), its
-certified gap, the latency, and the ratio to the unbudgeted decision on the same state.
+certified gap, the latency, and the ratio to the unbudgeted decision on the same state; and the
+allocation it leaves scored alike for every decision (:func:`held`), with its ratio to the reference's.
 
 Mixes (``mix``): ``dl2``: DL2's job mix (PS jobs, CPU and GPU demands, DL2's speed table) on
 DL2's 2-GPU nodes; ``gavel``: the jobs of Gavel's trace ``msr_seed0_0e4a51`` (1,181 jobs,
@@ -84,14 +85,28 @@ def one_decision(policy, trace, cluster, speed, *, seed: int = 0, caches_of=None
     sim.apply(decision, policy.name)          # the engine checks the answer (capacity, sizes)
     rec = policy.decision_record
     return {"seconds": seconds, "cpu_seconds": cpu, "active": int(len(state.active)), "placed": len(decision),
-            "objective": rec.objectives[-1] if rec.objectives else None, "gap": rec.gaps[-1] if rec.gaps else None}
+            "objective": rec.objectives[-1] if rec.objectives else None, "gap": rec.gaps[-1] if rec.gaps else None,
+            **held(sim.state(), speed)}
+
+
+def held(state, speed) -> dict:
+    """The allocation a decision leaves, scored the same way whatever the policy and its own model: the
+    jobs it runs (``running``) and their average time to finish if it were held (``held_jct``: remaining
+    iterations over the speed source's rate of each running job's placement; None if none runs). Two
+    decisions' objectives compare only when their models agree (hetplace's full decision scores its §4
+    view of every admitted job, its incremental one the jobs that run); these compare always, beside the
+    number of jobs run."""
+    times = [state.remaining[j] / rate for j, pl in state.allocation.items()
+             if (rate := float(speed.rate(state.jobs[j], pl, state.cluster))) > 0]
+    return {"running": len(state.allocation), "held_jct": float(sum(times) / len(times)) if times else None}
 
 
 def decision_task(policy: str, mix: str, n_active: int, budgets: list, pop_k: list, seed: int = 0,
                   reference_ms: float | None = None, options: dict | None = None) -> dict:
     """One state, the policy unbudgeted (or at ``reference_ms``) as reference, then every budget (ms) in
     ``budgets`` from scratch and incremental (:data:`INCREMENTAL`), and every k of ``pop_k`` at each budget
-    (:data:`POP`, from scratch): rows with objective, gap, latency, objective / reference and latency / budget (``overrun``). ``options``: the policy's
+    (:data:`POP`, from scratch): rows with objective, gap, latency, objective / reference, :func:`held`'s
+    figures and their ratio to the reference's (``held_ratio``), and latency / budget (``overrun``). ``options``: the policy's
     parameters in every decision, the reference's included (fluid's ``lp_jobs``)."""
     trace, cluster, speed = scene(mix, n_active, seed)
     options = {**CELL_OPTIONS.get(policy, {}), **(options or {})}
@@ -108,8 +123,9 @@ def decision_task(policy: str, mix: str, n_active: int, budgets: list, pop_k: li
         for label, params in variants:
             out = one_decision(make_policy(policy, budget_ms=b, **options, **params), trace, cluster, speed, seed=seed, caches_of=donor)
             ratio = None if out["objective"] is None or not ref["objective"] else out["objective"] / ref["objective"]
+            held_ratio = None if out["held_jct"] is None or not ref["held_jct"] else out["held_jct"] / ref["held_jct"]
             # the whole decision's wall time (view, solve, placement) over its budget: where the budget holds
             rows.append({"budget_ms": b, "variant": label, **out, "ratio_to_reference": ratio,
-                         "overrun": out["seconds"] * 1000.0 / b})
+                         "held_ratio": held_ratio, "overrun": out["seconds"] * 1000.0 / b})
     return {"policy": policy, "mix": mix, "n_active": n_active, "options": options, "gpus": int(cluster.total()[cluster.index("gpu")]),
             "reference": {**ref, "budget_ms": reference_ms}, "rows": rows}

@@ -319,7 +319,8 @@ STALL_STEPS = 10
 
 
 def type_prices(inst: PlacementInstance, table: ConfigTable, upper: float | None = None,
-                iters: int = 200, stop: Callable[[], bool] | None = None) -> tuple[np.ndarray, float]:
+                iters: int = 200, stop: Callable[[], bool] | None = None,
+                start: np.ndarray | None = None, slack: float = PRICES_SLACK) -> tuple[np.ndarray, float]:
     r"""Lagrangian prices :math:`\lambda_g \ge 0` of the type rows (MODELS.md §1, pricing).
 
     Maximises :math:`L(\lambda) = \sum_i \min_c (J_i(c) + \lambda^\top c) - \lambda^\top N` by
@@ -328,15 +329,17 @@ def type_prices(inst: PlacementInstance, table: ConfigTable, upper: float | None
     :math:`L(\lambda) / n` is a valid lower bound on the average JCT: the category score of a
     count vector never exceeds the JCT of any placement with those counts. ``stop()`` true ends the
     steps (every :math:`L(\lambda)` is a bound) once the picks at the best prices over-demand the types
-    by at most :data:`PRICES_SLACK` of their GPUs: :func:`priced_counts` repairs that excess a unit per
-    job and step, and far from the optimal prices the repair costs more than the steps it saves.
+    by at most ``slack`` (default :data:`PRICES_SLACK`) of their GPUs: :func:`priced_counts` repairs that
+    excess a unit per job and step, and far from the optimal prices the repair costs more than the steps
+    it saves; a caller that wants the bound alone passes ``slack=inf`` (any step may end them). ``start``:
+    the first prices (default 0), e.g. prices found elsewhere whose :math:`L` the steps then improve on.
     """
     N = inst.type_counts.astype(float)
-    lam = np.zeros(inst.n_types)
+    lam = np.zeros(inst.n_types) if start is None else np.maximum(np.asarray(start, dtype=float), 0.0)
     best_lam, best_L = lam.copy(), -np.inf
     theta = 1.0
     since = 0
-    excess, slack = np.inf, PRICES_SLACK * N.sum()
+    excess, slack = np.inf, slack * N.sum()
     for k in range(iters):
         if k and stop is not None and excess <= slack and stop():
             break

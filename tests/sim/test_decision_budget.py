@@ -21,6 +21,8 @@ from dlsched.instance.synthetic import dl2_cluster, dl2_trace
 from dlsched.policies.budget import DecisionRecord
 from dlsched.policies.view import instance_view
 from dlsched.registry import make_policy
+from dlsched.sim.engine import Simulation
+from dlsched.sim.policy import PolicyContext
 from dlsched.sim.speed import TableSpeed
 from dlsched.solvers.anytime import column_shares, greedy_choice, lagrangian_bound, pop_groups
 from dlsched.solvers.options import SolveOptions
@@ -214,6 +216,25 @@ def test_the_decision_scale_task_compares_each_budget_with_the_unbudgeted_decisi
         assert row["overrun"] == row["seconds"] * 1000.0 / row["budget_ms"] > 0
         assert row["ratio_to_reference"] >= 1 - 1e-9 or row["variant"] != "scratch"
         assert row["overrun"] == pytest.approx(row["seconds"] * 1e3 / row["budget_ms"])
+        assert row["running"] >= 1 and row["held_ratio"] == row["held_jct"] / ref["held_jct"]
+
+
+def test_a_decisions_held_allocation_is_scored_at_the_engines_rates():
+    # held(): the running jobs' remaining iterations over the rate the engine gave each (its observations)
+    from dlsched.bench.decision import held, scene
+
+    trace, cluster, speed = scene("gavel", 40)
+    sim = Simulation(trace, cluster, speed, seed=0)
+    pol = make_policy("hetplace")
+    pol.reset(PolicyContext(cluster=cluster, speed=speed, seed=0))
+    events = sim.advance(None)
+    sim.apply(pol.schedule(sim.state(), events), pol.name)
+    sim.advance(1.0)                               # the jobs ran a second: the engine observed their rates
+    state = sim.state()
+    rates = {j: state.observations[j].speed[-1][2] for j in state.allocation}
+    got = held(state, speed)
+    assert got["running"] == len(rates) == 39
+    assert got["held_jct"] == pytest.approx(np.mean([state.remaining[j] / r for j, r in rates.items()]), rel=1e-12)
 
 
 @st.composite

@@ -325,19 +325,27 @@ class _General(_Recorded):
         return ph.HetPlace._place_chosen(self, *args)
 
 
+#: servers of 8 GPUs; or of 8, 4, 2, 4, 1 and 3 GPUs of two types (free GPUs of many counts: the pool's classes)
+_WHOLE_CLUSTERS = (Cluster.homogeneous(3, {"gpu": 8}),
+                   Cluster(("gpu",), np.array([[8.0], [4.0], [2.0], [4.0], [1.0], [3.0]]), ("a", "b", "a", "b", "a", "b"),
+                           np.zeros(6, dtype=np.int64), tuple(f"s{s}" for s in range(6))))
+
+
 @settings(max_examples=12, deadline=None)
-@given(seed=st.integers(0, 10_000), n=st.integers(4, 30))
-def test_hetplace_places_whole_gpu_jobs_as_the_general_loop(seed, n):
+@given(seed=st.integers(0, 10_000), n=st.integers(4, 30), mixed=st.booleans())
+def test_hetplace_places_whole_gpu_jobs_as_the_general_loop(seed, n, mixed):
     """Rigid jobs of whole GPUs (ITP's) on servers of whole GPUs: the integer loop on the free GPUs makes
-    every decision the general loop makes (the pipeline's placement where it fits, else consolidated)."""
+    every decision the general loop makes (the pipeline's placement where it fits, else consolidated);
+    on the mixed cluster some jobs have workers of 2 GPUs."""
     from dlsched.instance.workload import Job, Trace
 
     rng = np.random.default_rng(seed)
-    sizes = rng.choice([1, 1, 1, 2, 3, 4, 8], n)
-    jobs = tuple(Job(f"j{i}", float(rng.integers(0, 20)), "toy", float(rng.integers(1, 40)), {"gpu": 1.0},
-                     min_workers=int(k), max_workers=int(k)) for i, k in enumerate(sizes))
+    sizes = rng.choice([1, 1, 1, 2, 3, 4, 8] if not mixed else [1, 1, 2, 3, 4], n)
+    per = rng.choice([1, 1, 2], n) if mixed else np.ones(n, dtype=np.int64)
+    jobs = tuple(Job(f"j{i}", float(rng.integers(0, 20)), "toy", float(rng.integers(1, 40)), {"gpu": float(g)},
+                     min_workers=int(k), max_workers=int(k)) for i, (k, g) in enumerate(zip(sizes, per)))
     jobs = tuple(sorted(jobs, key=lambda j: j.arrival))
-    cl = Cluster.homogeneous(3, {"gpu": 8})
+    cl = _WHOLE_CLUSTERS[int(mixed)]
     logs = []
     for cls in (_Recorded, _General):
         pol = cls(order="arrival")                # the integer loop is the arrival order's

@@ -3,6 +3,7 @@ jobs and the servers, a POP decision is feasible and certified against a bound o
 and ``pop_k`` = 1 is the unsplit decision."""
 
 import itertools
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -15,6 +16,8 @@ from dlsched.instance.synthetic import dl2_cluster, dl2_trace
 from dlsched.instance.workload import Trace
 from dlsched.policies.fluid import fluid_bound, fluid_lp, pareto_of
 from dlsched.policies.greedy import greedy_view
+from dlsched.models.placement import alone_jct
+from dlsched.policies import hetplace as hetplace_policy
 from dlsched.policies.hetplace import HetPlace, deal_servers, to_trace
 from dlsched.policies.view import instance_view
 from dlsched.registry import make_policy
@@ -23,8 +26,8 @@ from dlsched.sim.engine import Simulation, simulate
 from dlsched.sim.policy import PolicyContext
 from dlsched.sim.speed import TableSpeed
 from dlsched.solvers.anytime import pop_groups
-from dlsched.solvers.hetplace import exact
-from dlsched.solvers.options import SolveOptions
+from dlsched.solvers.hetplace import ConfigTable, exact
+from dlsched.solvers.options import Budget, SolveOptions
 from dlsched.check import check_placement
 from dlsched.testing import check_policy
 from tests.sim.helpers import LinearSpeed, openb_like
@@ -83,6 +86,54 @@ def test_a_hetplace_pop_decision_is_feasible_and_bracketed_by_a_bound_of_the_uns
     tol = 1e-9 * opt.objective
     assert res.bound <= opt.objective + tol <= res.objective + 2 * tol
     assert res.stats["pop_k"] == k
+
+
+class _SpentAfter(Budget):
+    """A budget spent from its ``k``-th check on (a fake clock, no timing) whose shares are unlimited
+    (``remaining`` is inf): the groups of a POP decision run in full and only its certificate is cut."""
+
+    def __init__(self, k: int):
+        super().__init__(1e-9, margin=0.0)
+        self.k, self.checks = k, 0
+
+    def expired(self) -> bool:
+        self.checks += 1
+        return self.checks > self.k
+
+    def remaining(self) -> float:
+        return math.inf
+
+
+@pytest.mark.parametrize("k", [0, 1, 3, 8])
+def test_the_pop_certificate_does_what_the_budget_leaves_and_stays_a_bound(k, monkeypatch):
+    # the unsplit bound's subgradient picks end with the budget, as spent after the groups: the pick at the
+    # groups' prices always (the least bound), then one per check that finds the budget left
+    inst = generate(10, {"k80": 4, "p100": 4, "v100": 4}, seed=2, max_workers=4)
+    opt = exact(inst, SolveOptions(threads=1))
+    picks = []
+
+    class Counting(hetplace_policy.ConfigTable):
+        def pick(self, lam):
+            picks.append(lam)
+            return super().pick(lam)
+
+    monkeypatch.setattr(hetplace_policy, "ConfigTable", Counting)
+    pol = HetPlace(pop_k=3)
+    tr, cl, speed = to_trace(inst)
+    pol.reset(PolicyContext(cluster=cl, speed=speed, seed=0))
+    ones = np.ones(inst.n_jobs, dtype=np.int64)
+    res = pol._pop(inst, SolveOptions(threads=1, seed=2, budget=_SpentAfter(k)), 3, ones, ones)
+    assert len(picks) <= k + 1
+    assert res.termination == "time_limit"
+    tol = 1e-9 * opt.objective
+    assert res.bound <= opt.objective + tol <= res.objective + 2 * tol
+    if k == 0:
+        lam = np.array(res.stats["prices"])
+        _, val = ConfigTable(inst).pick(lam)
+        least = (val.sum() - lam @ inst.type_counts) / inst.n_jobs
+        assert res.bound == pytest.approx(max(least, float(alone_jct(inst).mean())), rel=1e-12)
+    unlimited = pol._pop(inst, SolveOptions(threads=1, seed=2), 3, ones, ones)
+    assert len(picks) > k + 1 and unlimited.bound <= opt.objective + tol
 
 
 def test_hetplace_pop_decides_unsplit_when_a_job_is_larger_than_its_group():
