@@ -296,22 +296,22 @@ class HetPlace(ChangePolicy):
                   \qquad \rho_{j,(G+1)} = 0,
 
         :math:`R_j` the remaining iterations, :math:`g_j` the GPUs per worker, :math:`\rho_{j,(k)}` the job's
-        k-th largest rate (ties by :math:`p_j` below). A job that no single type holds keeps the pipeline's placement where it fits, else
-        is placed again (:meth:`_place_one`), after the others. Updates ``free``.
+        k-th largest rate (ties by :math:`p_j` below). A job that no single type holds keeps the pipeline's
+        placement where it fits, else is placed again (:meth:`_place_one`), after the others. Updates ``free``.
 
-        Why (Smith's rule): a job that loses its k-th type in round k falls to its (k+1)-th; with free
-        migration, held there D seconds it progresses all the while and moves up once the type frees, so it
-        ends :math:`D\,w_{j,k}` later, :math:`w_{j,k} = (\rho_{j,(k)} - \rho_{j,(k+1)}) / \rho_{j,(1)}` (the
-        pace it lost, as a share of its fastest), than its :math:`p_j = R_j / (g_j \rho_{j,(1)})` (worker-seconds
-        on its fastest type). So each round is one machine whose jobs take :math:`p_j` and cost
+        Why (Smith's rule): a job that loses its k-th type in round k falls to its (k+1)-th, where, with free
+        migration, it progresses all the while and moves up once the type frees: held there D seconds, it ends
+        :math:`D\,w_{j,k}` later than on its k-th type, :math:`w_{j,k} = (\rho_{j,(k)} - \rho_{j,(k+1)}) / \rho_{j,(1)}`
+        (the pace it lost, as a share of its fastest). Its work is :math:`p_j = R_j / (g_j \rho_{j,(1)})`
+        worker-seconds on its fastest type. So each round is one machine whose jobs take :math:`p_j` and cost
         :math:`w_{j,k}` a second of waiting, where :math:`\sum_j w_j C_j` is least in increasing
         :math:`p_j / w_{j,k} = \kappa_{j,k}` (Smith, 1956). A type goes first to the jobs for which it is
         the fastest, in that order, and only then to those it is the second fastest for, and so on.
 
         The pipeline's own types minimise :math:`\sum_j J_j` as if every job held its GPUs to its end: on
-        Gavel's msr trace 2869ce it put a 32-GPU ResNet-18 of 2.2 h on V100s onto K80s (13.7 h), leaving the
-        V100s to four 8-GPU jobs of about 10 h there, where the V100s would have been free after 2.2 h
-        (docs/results/gavel.md)."""
+        Gavel's msr trace 2869ce it moved a 32-GPU ResNet-18 with 1.8 h left on V100s onto K80s (11.6 h
+        there), leaving the V100s to 8-GPU jobs of 9-15 h there, where the V100s would have been free again
+        after 1.8 h (docs/results/gavel.md)."""
         rho = self._rho_rows(state, take, per)
         rank = np.argsort(-rho, axis=1, kind="stable")
         ranked = np.c_[np.take_along_axis(rho, rank, axis=1), np.zeros(take.size)]
