@@ -16,12 +16,15 @@ r"""Heterogeneous placement (MODELS.md §4) on the simulator: converter, speed s
   decides *which* jobs run: it takes the active jobs in increasing remaining time on one worker of
   their best GPU type, each if its smallest size fits the GPUs left by the ones before it, and the
   rest wait; a job that arrives shorter than a running one preempts it at the next event. The
-  pipeline then sizes and places the jobs it is given, as in the paper, with each job's rates read
-  at its smallest size, and a job it spreads over several GPU types goes on the fastest single type
-  that holds it (a synchronous job runs at its slowest worker's pace). With ``order="arrival"``
-  (the paper's order) the pipeline gets the first active jobs, one GPU each, and the later arrivals
-  wait: it only optimises where the first jobs go (on Gavel's msr trace 0e4a51 an average JCT about
-  twice srpt's, on ITP cluster 02 nearly ten times: docs/hetplace.md).
+  pipeline then sizes the jobs it is given, as in the paper, with each job's rates read at its
+  smallest size; on a cluster of several GPU types the jobs take their types in rounds by Smith's
+  rule (:meth:`HetPlace._by_type`: round k, the k-th fastest type of each job, in increasing
+  remaining work over the pace it loses falling to its next type), each on one type (a synchronous
+  job runs at its slowest worker's pace), the pipeline's placement kept only for a job that no
+  single type holds. With ``order="arrival"`` (the paper's order) the pipeline gets the first
+  active jobs, one GPU each, and the later arrivals wait: it only optimises where the first jobs go
+  (on Gavel's msr trace 0e4a51 an average JCT more than twice srpt's, on ITP cluster 02 nearly ten
+  times: docs/hetplace.md).
 
 ``budget_ms`` bounds each decision (docs/hetplace.md, "Decisions within a budget"). Always done: the
 §4 view, the pipeline's least answer (the subgradient steps until the picks nearly fit, category 0's
@@ -270,20 +273,77 @@ class HetPlace(ChangePolicy):
 
     def _place_chosen(self, state: ClusterState, free: np.ndarray, take: np.ndarray, per: np.ndarray,
                       start: np.ndarray, srv: np.ndarray, cnt: np.ndarray) -> dict[int, Placement]:
-        """Each job of ``take`` on the pipeline's placement (``srv[start[a]:start[a+1]]``, ``cnt`` workers
-        each) where it is allowed and fits ``free``, else placed again (:meth:`_place_one`, module
-        docstring); updates ``free``."""
+        """The jobs of ``take`` at the pipeline's sizes on the GPU types of :meth:`_by_type` (``order="srpt"``
+        on a cluster of several types), or each in turn on the pipeline's placement (``srv[start[a]:start[a+1]]``,
+        ``cnt`` workers each) where it is allowed and fits ``free``, else placed again (:meth:`_place_one`:
+        the loop that :meth:`_place_kept` and :meth:`_place_whole` batch); updates ``free``."""
         srv_l, cnt_l = srv.tolist(), cnt.tolist()
         chosen = [self._placement(_workers(srv_l, cnt_l, lo, hi)) for lo, hi in zip(start[:-1].tolist(), start[1:].tolist())]
-        spans = np.zeros(take.size, dtype=bool)
-        if self.order == "srpt":
-            # a synchronous job runs at its slowest worker's pace: the jobs the pipeline spread over
-            # several GPU types go last, each on the fastest single type that holds it if one does
-            spans = np.array([len({self.server_type[s] for s in pl.workers}) > 1 for pl in chosen], dtype=bool)
+        if self.order == "srpt" and len(self.types) > 1:
+            return self._by_type(state, free, take, per, chosen)
         out: dict[int, Placement] = {}
-        for a in np.argsort(spans, kind="stable").tolist():
+        for j, pl in zip(take.tolist(), chosen):
+            pl = self._place_one(state, free, j, pl, False)
+            if pl is not None:
+                out[j] = pl
+        return out
+
+    def _by_type(self, state: ClusterState, free: np.ndarray, take: np.ndarray, per: np.ndarray,
+                 chosen: list[Placement]) -> dict[int, Placement]:
+        r"""The GPU types of ``order="srpt"`` on a cluster of G > 1 types, each job at the pipeline's size
+        (``chosen``, within the job's range): in rounds k = 1..G, the jobs not yet placed each try their k-th
+        fastest type (by :math:`\rho_{j,g}`, the rate per GPU at the job's size, :meth:`_rho_row`; a type where
+        the job cannot progress skipped), on the fewest servers of it whose ``free`` room holds them
+        (:func:`~dlsched.sim.placement.consolidated`), in increasing
+
+        .. math:: \kappa_{j,k} = \frac{R_j}{g_j\,(\rho_{j,(k)} - \rho_{j,(k+1)})},
+                  \qquad \rho_{j,(G+1)} = 0,
+
+        :math:`R_j` the remaining iterations, :math:`g_j` the GPUs per worker, :math:`\rho_{j,(k)}` the job's
+        k-th largest rate (ties by :math:`p_j` below). A job that no single type holds keeps the pipeline's
+        placement where it fits, else is placed again (:meth:`_place_one`), after the others. Updates ``free``.
+
+        Why (Smith's rule): a job that loses its k-th type in round k falls to its (k+1)-th, where, with free
+        migration, it progresses all the while and moves up once the type frees: held there D seconds, it ends
+        :math:`D\,w_{j,k}` later than on its k-th type, :math:`w_{j,k} = (\rho_{j,(k)} - \rho_{j,(k+1)}) / \rho_{j,(1)}`
+        (the pace it lost, as a share of its fastest). Its work is :math:`p_j = R_j / (g_j \rho_{j,(1)})`
+        worker-seconds on its fastest type. So each round is one machine whose jobs take :math:`p_j` and cost
+        :math:`w_{j,k}` a second of waiting, where :math:`\sum_j w_j C_j` is least in increasing
+        :math:`p_j / w_{j,k} = \kappa_{j,k}` (Smith, 1956). A type goes first to the jobs for which it is
+        the fastest, in that order, and only then to those it is the second fastest for, and so on.
+
+        The pipeline's own types minimise :math:`\sum_j J_j` as if every job held its GPUs to its end: on
+        Gavel's msr trace 2869ce it moved a 32-GPU ResNet-18 with 1.8 h left on V100s onto K80s (11.6 h
+        there), leaving the V100s to 8-GPU jobs of 9-15 h there, where the V100s would have been free again
+        after 1.8 h (docs/results/gavel.md)."""
+        rho = self._rho_rows(state, take, per)
+        rank = np.argsort(-rho, axis=1, kind="stable")
+        ranked = np.c_[np.take_along_axis(rho, rank, axis=1), np.zeros(take.size)]
+        rem = np.asarray(state.remaining)[take]
+        p = rem / (per * ranked[:, 0])
+        out: dict[int, Placement] = {}
+        left = np.arange(take.size)
+        for k in range(len(self.types)):
+            lost = (ranked[left, k] - ranked[left, k + 1]) * per[left]
+            kappa = np.full(left.size, np.inf)
+            np.divide(rem[left], lost, out=kappa, where=lost > 0)
+            wait = []
+            for a in left[np.lexsort((p[left], kappa))].tolist():        # ties by p_j
+                j, g = int(take[a]), int(rank[a, k])
+                job = state.jobs[j]
+                size = min(max(chosen[a].n_workers, job.min_workers), job.max_workers)
+                pl = None if rho[a, g] <= NEGLIGIBLE else consolidated(
+                    self._only_type(free, g), state.demand_w[j], state.demand_p[j], size, 1 if job.uses_ps else 0)
+                if pl is None:
+                    wait.append(a)
+                    continue
+                at, rows = usage(pl, state.demand_w[j], state.demand_p[j])
+                free[at] -= rows
+                out[j] = pl
+            left = np.sort(np.array(wait, dtype=np.int64))
+        for a in left.tolist():
             j = int(take[a])
-            pl = self._place_one(state, free, j, chosen[a], bool(spans[a]))
+            pl = self._place_one(state, free, j, chosen[a], True)
             if pl is not None:
                 out[j] = pl
         return out
