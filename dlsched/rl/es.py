@@ -84,6 +84,19 @@ def with_prior(model: Model) -> Model:
     return model
 
 
+def at_scale(model: Model, scale: float) -> Model:
+    """``model`` with logit scale ``scale`` and its output bias scaled alike, z = s · (W h + b) at Θ = 0: the
+    same argmax in every row, so the same greedy decisions (``--es-scale``). Scaling W h alone would
+    not do: at s = 0.01 the warm-up's bias (|b| ≤ 0.06) outweighs s times the network's margins in
+    many rows (round 9's DRF warm-up: 75,404 s on the tuning traces instead of 49,236; docs/dl2.md,
+    round 14)."""
+    factor = scale / model.policy.logit_scale
+    model.policy.logit_scale = float(scale)
+    with torch.no_grad():
+        searched(model).mul_(factor)
+    return model
+
+
 def lift(e: np.ndarray, basis: np.ndarray | None, size: int) -> np.ndarray:
     """A direction in the searched coordinates as a change of :func:`theta`'s vector (``size`` long):
     ``basis`` e (e itself without a basis), log s left at 0 when that spans the bias alone."""

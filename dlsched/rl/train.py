@@ -45,7 +45,7 @@ import torch
 from torch import nn
 
 from dlsched.rl.env import DL2Env
-from dlsched.rl.es import Adam as EsAdam, es_basis, es_features, es_gradient, rank_groups, with_prior
+from dlsched.rl.es import Adam as EsAdam, at_scale, es_basis, es_features, es_gradient, rank_groups, with_prior
 from dlsched.rl.forks import ForkPool, fork, fork_update
 from dlsched.errors import InputError
 from dlsched.rl.policy import (MAX_HIDDEN, MAX_LAYERS, DL2Policy, Model, choose, load_checkpoint, save_checkpoint,
@@ -159,8 +159,8 @@ class TrainConfig:
     #: ``es_basis``, ``es_features``: search the logit scale too (False: s stays the checkpoint's)
     es_scale: bool = True
     #: ``baseline="es"``: the logit scale s the search plays at, held (None: the checkpoint's s). Small s
-    #: leaves the decisions to the prior (z = s · W h + b + φᵀ Θ ψ): with Θ = 0 still the warm-up's
-    #: argmax wherever the network's margin outweighs the bias (docs/dl2.md, round 14)
+    #: leaves the decisions to the prior (z = s · (W h + b) + φᵀ Θ ψ, the bias scaled at the start:
+    #: :func:`dlsched.rl.es.at_scale`); with Θ = 0 the warm-up's decisions (docs/dl2.md, round 14)
     es_held_scale: float | None = None
     #: a checkpoint to start from: its warm-up is kept and only fine-tuning runs
     init: str | None = None
@@ -864,8 +864,9 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     if cfg.baseline == "es" and cfg.es_features:
         with_prior(model)       # Θ = 0: the same decisions, and the coordinates searched
     if cfg.es_held_scale is not None:
-        # saved with the checkpoint (``logit_scale``), so `-P checkpoint=` plays the s it was trained at
-        model.policy.logit_scale = float(cfg.es_held_scale)
+        # the warm-up's decisions at s (its bias scaled too); s is saved with the checkpoint
+        # (``logit_scale``), so `-P checkpoint=` plays the s it was trained at
+        at_scale(model, cfg.es_held_scale)
     if cfg.dagger_rounds:
         # imitation on the network's own states: the teacher's trajectories plus, per round, the
         # states the current network reaches, all labelled by the teacher

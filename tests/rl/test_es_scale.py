@@ -6,42 +6,34 @@ import torch
 
 from dlsched.errors import InputError
 from dlsched.registry import make_policy
-from dlsched.rl.es import with_prior
+from dlsched.rl.es import at_scale, with_prior
 from dlsched.rl.policy import Model
 from dlsched.rl.train import TrainConfig, main
 from dlsched.sim.engine import simulate
 
 from .helpers import small
-from .test_es import JOBS, logits, states, tiny_es_run
+from .test_es import JOBS, logits, played, setting, states, tiny_es_run
 
 
-def test_theta_zero_at_a_small_scale_keeps_the_argmax_except_where_the_bias_outweighs_the_margin():
+def test_theta_zero_at_a_small_scale_is_the_warm_ups_argmax_with_the_bias_scaled_and_not_without():
+    env, traces, cluster, speed = setting(2)
     model = with_prior(Model.new(JOBS, (16,), seed=2))
     last = model.policy.body[-1]
     with torch.no_grad():
         last.bias.uniform_(-0.06, 0.06)      # the DRF warm-up's output bias is within ±0.06
     x, m = states(200)
-    with torch.no_grad():
-        h = model.policy.body[:-1](x.flatten(1))
-        wh = (h @ last.weight.t()).view(len(x), JOBS.J, JOBS.n_levels).double()
-    b = last.bias.detach().view(JOBS.J, JOBS.n_levels).double()
-    at_one = logits(model, x, m).argmax(-1)
+    z1, jct = logits(model, x, m).double(), played(model, traces, cluster, speed)
+    b = last.bias.detach().view(JOBS.J, JOBS.n_levels).double().clone()
+    model.policy.logit_scale = 0.01          # W h scaled alone: the bias outweighs the margins in some rows
+    assert torch.allclose(logits(model, x, m).double(), 0.01 * (z1 - b) + b, atol=1e-6)
+    assert (logits(model, x, m).argmax(-1) != z1.argmax(-1)).any()
+    model.policy.logit_scale = 1.0
     for s in (0.1, 0.01):
-        model.policy.logit_scale = s
+        at_scale(model, s)
         z = logits(model, x, m).double()
-        assert torch.allclose(z, s * wh + b, atol=1e-6)                   # the scale multiplies W h, not b
-        differ = z.argmax(-1) != at_one
-        # a row's choice can change only where the bias spread outweighs s times the network's margin
-        top2 = wh.topk(2, dim=-1).values
-        spread = b.max(-1).values - b.min(-1).values
-        assert not (differ & (s * (top2[..., 0] - top2[..., 1]) > spread)).any()
-        if s == 0.01:
-            assert differ.any()                                              # and here some do
-    with torch.no_grad():
-        last.bias.zero_()                   # without a bias every s > 0 plays the same argmax
-    for s in (1.0, 0.01):
-        model.policy.logit_scale = s
-        assert torch.equal(logits(model, x, m).argmax(-1), wh.argmax(-1))
+        assert model.policy.logit_scale == s and torch.allclose(z, s * z1, atol=1e-6)
+        assert torch.equal(z.argmax(-1), z1.argmax(-1))
+        assert all(np.array_equal(a, c) for a, c in zip(played(model, traces, cluster, speed), jct))
 
 
 def test_a_held_scale_is_searched_at_saved_and_played_by_the_checkpoint(tmp_path):
