@@ -6,7 +6,7 @@ import torch
 
 from dlsched.errors import InputError
 from dlsched.registry import make_policy
-from dlsched.rl.es import at_scale, with_prior
+from dlsched.rl.es import Adam, at_scale, es_features, es_gradient, with_prior
 from dlsched.rl.policy import Model
 from dlsched.rl.train import TrainConfig, main
 from dlsched.sim.engine import simulate
@@ -60,3 +60,20 @@ def test_the_flag_names_itself_when_refused():
     with pytest.raises(InputError) as e:
         main(["--actions", "jobs", "--baseline", "es", "--es-features", "--es-scale", "-1"])
     assert e.value.where == "--es-scale"
+
+
+def test_a_held_scale_is_round_13s_search_with_sigma_and_lr_divided_by_it():
+    # z = s (W h + b) + φᵀ Θ ψ has the argmax of W h + b + φᵀ (Θ / s) ψ, and the step is Adam's (scale-free
+    # in g): ES at (s, σ, lr) plays the decisions of ES at (1, σ / s, lr / s), generation by generation
+    env, *_ = setting()
+    runs = []
+    for s, sigma, lr in ((1.0, 2.0, 0.5), (0.1, 0.2, 0.05)):
+        model = at_scale(with_prior(Model.new(JOBS, (16,), seed=2)), s)
+        E, rng, opt, ds = es_features(JOBS, scale=False), np.random.default_rng(4), Adam(lr), []
+        for _ in range(3):
+            g, d, *_ = es_gradient(env, model, rng, pairs=3, traces=1, sigma=sigma, basis=E)
+            opt.step(model, g, E)
+            ds.append(d)
+        runs.append((np.concatenate(ds), model.policy.prior / s))
+    assert np.any(runs[0][0] != 0) and np.array_equal(runs[0][0], runs[1][0])     # the same returns, pair by pair
+    assert torch.allclose(runs[0][1], runs[1][1], atol=1e-4)
