@@ -158,9 +158,9 @@ class TrainConfig:
     es_features: bool = False
     #: ``es_basis``, ``es_features``: search the logit scale too (False: s stays the checkpoint's)
     es_scale: bool = True
-    #: ``baseline="es"``: the logit scale s the search plays at, held (None: the checkpoint's s). Small s
-    #: leaves the decisions to the prior (z = s · (W h + b) + φᵀ Θ ψ, the bias scaled at the start:
-    #: :func:`dlsched.rl.es.at_scale`); with Θ = 0 the warm-up's decisions (docs/dl2.md, round 14)
+    #: ``baseline="es"``: the logit scale s the search plays at, held (None: the checkpoint's s), the bias
+    #: scaled with it at the start (z = s · (W h + b) + φᵀ Θ ψ, :func:`dlsched.rl.es.at_scale`): with Θ = 0
+    #: the warm-up's decisions, and the search at s = 1 with σ and lr divided by s (docs/dl2.md, round 14)
     es_held_scale: float | None = None
     #: a checkpoint to start from: its warm-up is kept and only fine-tuning runs
     init: str | None = None
@@ -1191,8 +1191,9 @@ def parser():
     p.add_argument("--es-hold-scale", action="store_true",
                    help="--es-basis, --es-features: keep the logit scale s as the checkpoint has it (search the rank groups' priors only)")
     p.add_argument("--es-scale", type=float, default=None, metavar="S",
-                   help="--baseline es: play and search at logit scale S, held (implies --es-hold-scale; small S, "
-                        "e.g. 0.01, leaves the decisions to the prior; saved in the checkpoint; docs/dl2.md round 14)")
+                   help="--baseline es: play and search at logit scale S, held, the output bias scaled with it (implies "
+                        "--es-hold-scale; the warm-up's decisions at the start; the same search as S = 1 with "
+                        "--es-sigma and --rl-lr divided by S; saved in the checkpoint; docs/dl2.md round 14)")
     p.add_argument("--es-sigma", type=float, default=d.es_sigma, help="--baseline es: σ of the perturbation of the output bias")
     p.add_argument("--baseline", choices=["critic", "greedy", "branch", "rollouts", "gae", "forks", "es"], default=d.baseline,
                    help="actor's baseline: the critic V(s) (default), the greedy policy's return on the same trace, "
