@@ -34,6 +34,12 @@ type, log remaining epochs and log rank, ψ the leave-out, u, v and curvature of
 log s unless held: (1 +) P·Q = (1 +) 40 directions for DL2's 8 job types, in which the size a row
 prefers can follow its job, not only its rank (docs/dl2.md, round 13). Θ = 0 is the warm-up exactly.
 
+``--es-scale S`` plays and searches at a held logit scale s = S, the output bias scaled with it
+(:func:`at_scale`: z = s · (W h + b) + φᵀ Θ ψ, so Θ = 0 is still the warm-up's argmax). Since the argmax
+is unchanged by a positive factor and Adam's step is unchanged by the gradient's scale, this is the
+search at s = 1 with σ and the learning rate divided by s, generation by generation (docs/dl2.md,
+round 14): a small s is a larger step, not a different search.
+
 Every mode's θ is held as one vector (log s, b) (:func:`theta`), and (log s, b, Θ) for a policy with
 a row prior; the bias-only modes leave log s at 0.
 """
@@ -81,6 +87,19 @@ def with_prior(model: Model) -> Model:
     the same decisions, and the coordinates that ``--es-features`` searches."""
     if model.policy.prior is None:
         model.policy.prior = torch.zeros(prior_shape(model.spec))
+    return model
+
+
+def at_scale(model: Model, scale: float) -> Model:
+    """``model`` with logit scale ``scale`` and its output bias scaled alike, z = s · (W h + b) at Θ = 0: the
+    same argmax in every row, so the same greedy decisions (``--es-scale``). Scaling W h alone would
+    not do: at s = 0.01 the warm-up's bias (|b| ≤ 0.06) outweighs s times the network's margins in
+    many rows (round 9's DRF warm-up: 75,404 s on the tuning traces instead of 49,236; docs/dl2.md,
+    round 14)."""
+    factor = scale / model.policy.logit_scale
+    model.policy.logit_scale = float(scale)
+    with torch.no_grad():
+        searched(model).mul_(factor)
     return model
 
 

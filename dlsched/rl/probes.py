@@ -64,6 +64,43 @@ def logit_margins(checkpoint: str | Path, seeds: Sequence[int] = TUNE) -> dict:
             "chosen": dict(zip(map(str, model.spec.configs), chosen.tolist()))}
 
 
+def scale_agreement(checkpoint: str | Path, scales: Sequence[float] = (0.1, 0.01), seeds: Sequence[int] = TUNE) -> dict:
+    """Over the states of the checkpoint's greedy episodes on ``seeds``, per logit scale s: the share of
+    window rows with a choice whose greedy level at s (z = s · W h + b, Θ = 0) is the one at the
+    checkpoint's own s, and where it is not, the network's margin (the top valid W h minus the next)
+    at those rows (``--es-scale``: a small s leaves the argmax alone only where s · margin outweighs
+    the output bias; docs/dl2.md, round 14)."""
+    model = load_checkpoint(checkpoint)
+    env = _tuning(model, seeds)
+    J, C = model.spec.J, model.spec.n_levels
+    own = model.policy.logit_scale
+    same = {s: [] for s in scales}
+    margin = {s: [] for s in scales}
+    for k in range(len(seeds)):
+        obs, info = env.reset(options={"trace": k})
+        done = False
+        while not done:
+            mask = info["action_mask"]
+            rows = mask.reshape(J, C).sum(axis=1) > 1
+            levels = choose(model, obs, mask)
+            model.policy.logit_scale = 1.0
+            with torch.no_grad():        # W h alone: z at s = 1 less the bias
+                wh = (model.policy.levels(torch.from_numpy(obs)[None], torch.from_numpy(mask)[None])[0]
+                      - model.policy.body[-1].bias.view(J, C)).numpy()
+            top2 = np.sort(np.where(mask.reshape(J, C).astype(bool), wh, -np.inf), axis=1)[:, -2:]
+            for s in scales:
+                model.policy.logit_scale = s
+                agree = (choose(model, obs, mask) == levels)[rows]
+                same[s] += agree.tolist()
+                margin[s] += (top2[rows, 1] - top2[rows, 0])[~agree].tolist()
+            model.policy.logit_scale = own
+            obs, _, term, trunc, info = env.step(levels)
+            done = term or trunc
+    return {f"s={s:g}": {"rows": len(same[s]), "same": round(float(np.mean(same[s])), 4),
+                         "margin_where_not_p50_p90": (np.percentile(margin[s], [50, 90]).round(3).tolist()
+                                                      if margin[s] else [])} for s in scales}
+
+
 def prior_jct(checkpoint: str | Path, levels: int | Sequence[int], scale: float = 0.01,
               seeds: Sequence[int] = TUNE) -> float:
     """Mean JCT on ``seeds`` (event-driven, as ``train`` evaluates) of the policy whose logits are

@@ -45,7 +45,7 @@ import torch
 from torch import nn
 
 from dlsched.rl.env import DL2Env
-from dlsched.rl.es import Adam as EsAdam, es_basis, es_features, es_gradient, rank_groups, with_prior
+from dlsched.rl.es import Adam as EsAdam, at_scale, es_basis, es_features, es_gradient, rank_groups, with_prior
 from dlsched.rl.forks import ForkPool, fork, fork_update
 from dlsched.errors import InputError
 from dlsched.rl.policy import (MAX_HIDDEN, MAX_LAYERS, DL2Policy, Model, choose, load_checkpoint, save_checkpoint,
@@ -158,6 +158,10 @@ class TrainConfig:
     es_features: bool = False
     #: ``es_basis``, ``es_features``: search the logit scale too (False: s stays the checkpoint's)
     es_scale: bool = True
+    #: ``baseline="es"``: the logit scale s the search plays at, held (None: the checkpoint's s), the bias
+    #: scaled with it at the start (z = s · (W h + b) + φᵀ Θ ψ, :func:`dlsched.rl.es.at_scale`): with Θ = 0
+    #: the warm-up's decisions, and the search at s = 1 with σ and lr divided by s (docs/dl2.md, round 14)
+    es_held_scale: float | None = None
     #: a checkpoint to start from: its warm-up is kept and only fine-tuning runs
     init: str | None = None
     #: DAgger rounds after the warm-up (0: none), each followed by this many epochs on all samples
@@ -205,6 +209,11 @@ class TrainConfig:
         if self.es_groups + self.es_basis + self.es_features > 1:
             bad("es_features" if self.es_features else "es_basis",
                 "one of es_groups, es_basis and es_features, not two (each is a basis of what ES searches)")
+        if self.es_held_scale is not None:
+            if not real(self.es_held_scale) or self.es_held_scale <= 0:
+                bad("es_held_scale", "a finite number > 0, or None")
+            if self.baseline != "es" or self.es_scale:
+                bad("es_held_scale", "a scale only with baseline es and the scale held (es_scale False)")
         if self.workers > 1 and self.baseline not in ("forks", "es"):
             bad("workers", "1, unless the baseline is forks or es")
         if not isinstance(self.snapshots_cpu_min, tuple) or not all(real(m) and m > 0 for m in self.snapshots_cpu_min):
@@ -854,6 +863,10 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     rng = rl_stream(cfg.seed, model if cfg.init is not None else None)
     if cfg.baseline == "es" and cfg.es_features:
         with_prior(model)       # Θ = 0: the same decisions, and the coordinates searched
+    if cfg.es_held_scale is not None:
+        # the warm-up's decisions at s (its bias scaled too); s is saved with the checkpoint
+        # (``logit_scale``), so `-P checkpoint=` plays the s it was trained at
+        at_scale(model, cfg.es_held_scale)
     if cfg.dagger_rounds:
         # imitation on the network's own states: the teacher's trajectories plus, per round, the
         # states the current network reaches, all labelled by the teacher
@@ -1177,6 +1190,10 @@ def parser():
                         "epochs, log rank) × the size terms of --es-basis, and the logit scale (docs/dl2.md round 13)")
     p.add_argument("--es-hold-scale", action="store_true",
                    help="--es-basis, --es-features: keep the logit scale s as the checkpoint has it (search the rank groups' priors only)")
+    p.add_argument("--es-scale", type=float, default=None, metavar="S",
+                   help="--baseline es: play and search at logit scale S, held, the output bias scaled with it (implies "
+                        "--es-hold-scale; the warm-up's decisions at the start; the same search as S = 1 with "
+                        "--es-sigma and --rl-lr divided by S; saved in the checkpoint; docs/dl2.md round 14)")
     p.add_argument("--es-sigma", type=float, default=d.es_sigma, help="--baseline es: σ of the perturbation of the output bias")
     p.add_argument("--baseline", choices=["critic", "greedy", "branch", "rollouts", "gae", "forks", "es"], default=d.baseline,
                    help="actor's baseline: the critic V(s) (default), the greedy policy's return on the same trace, "
@@ -1208,7 +1225,8 @@ def parser():
 #: TrainConfig's settings by the flags of `dlsched train dl2` that set them
 FLAGS = {"J": "--window", "n_jobs": "--jobs", "n_servers": "--servers", "rl_episodes": "--episodes",
          "dagger_rounds": "--dagger", "updates_per_episode": "--updates", "time_budget_s": "--budget-min",
-         "cpu_budget_s": "--budget-cpu-min", "snapshots_cpu_min": "--snapshots"}
+         "cpu_budget_s": "--budget-cpu-min", "snapshots_cpu_min": "--snapshots",
+         "es_held_scale": "--es-scale"}
 
 
 def main(argv: Sequence[str]) -> int:
@@ -1237,7 +1255,8 @@ def main(argv: Sequence[str]) -> int:
                           warmup_smoothing=args.warmup_smoothing, gae_lambda=args.gae_lambda, ppo_epochs=args.ppo_epochs,
                           kl=args.kl, threads=args.threads, workers=args.workers, batch=args.batch,
                           es_pairs=args.es_pairs, es_traces=args.es_traces, es_sigma=args.es_sigma, es_groups=args.es_groups,
-                          es_basis=args.es_basis, es_features=args.es_features, es_scale=not args.es_hold_scale,
+                          es_basis=args.es_basis, es_features=args.es_features,
+                          es_scale=not (args.es_hold_scale or args.es_scale is not None), es_held_scale=args.es_scale,
                           snapshots_cpu_min=_minutes(args.snapshots))
     except InputError as exc:       # name the flag, not the setting
         flag = FLAGS.get(exc.where, "--" + exc.where.replace("_", "-"))

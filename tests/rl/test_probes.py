@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dlsched.rl.policy import DL2Policy, Model, load_checkpoint, save_checkpoint
-from dlsched.rl.probes import basis_jct, logit_margins, prior_jct
+from dlsched.rl.probes import basis_jct, logit_margins, prior_jct, scale_agreement
 from dlsched.rl.slot import Spec
 from dlsched.rl.train import TrainConfig, mean_jct, setting
 
@@ -52,3 +52,11 @@ def test_the_feature_fit_follows_the_teacher_better_than_uniform(checkpoint):
     out = feature_fit(checkpoint, "srpt-greedy", SEEDS, steps=50, gains=(1.0,), scales=(0.01,))
     assert out["rows"] == int(rows.sum()) and out["nll"] < uniform - 0.1
     assert list(out["tune_jct"]) == ["s=0.01, gain=1"] and not np.isnan(out["tune_jct"]["s=0.01, gain=1"])   # inf: stalled
+
+
+def test_the_scale_agreement_is_total_at_its_own_scale_and_names_the_margins_where_not(checkpoint):
+    out = scale_agreement(checkpoint, (1.0, 0.001), SEEDS)
+    assert out["s=1"]["same"] == 1.0 and out["s=1"]["margin_where_not_p50_p90"] == []
+    small = out["s=0.001"]
+    assert small["rows"] == out["s=1"]["rows"] > 0 and small["same"] < 1.0     # an untrained bias outweighs 0.001 · W h
+    assert 0 <= small["margin_where_not_p50_p90"][0] <= small["margin_where_not_p50_p90"][1]
