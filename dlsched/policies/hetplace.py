@@ -207,10 +207,16 @@ class HetPlace(ChangePolicy):
         :math:`\rho_{j,g}`) whose ``free`` room holds it; None if no type does."""
         gpw = int(round(state.demand_w[j, self.g]))
         for g in np.argsort(-self._rho_row(state, j, gpw), kind="stable").tolist():
-            pl = consolidated(self._only_type(free, g), state.demand_w[j], state.demand_p[j], size, 1 if state.jobs[j].uses_ps else 0)
+            pl = self._on_type(state, free, j, size, g)
             if pl is not None:
                 return pl
         return None
+
+    def _on_type(self, state: ClusterState, free: np.ndarray, j: int, size: int, g: int) -> Placement | None:
+        """Job j at ``size`` workers (and its PS) on the fewest servers of GPU type g whose ``free`` room holds
+        it (:func:`~dlsched.sim.placement.consolidated`); None if they do not."""
+        return consolidated(self._only_type(free, g), state.demand_w[j], state.demand_p[j], size,
+                            1 if state.jobs[j].uses_ps else 0)
 
     def _whole_gpus(self, state: ClusterState) -> np.ndarray:
         """Per trace job: whether its workers hold whole GPUs and nothing else and it has no PS, so that
@@ -332,8 +338,7 @@ class HetPlace(ChangePolicy):
                 j, g = int(take[a]), int(rank[a, k])
                 job = state.jobs[j]
                 size = min(max(chosen[a].n_workers, job.min_workers), job.max_workers)
-                pl = None if rho[a, g] <= NEGLIGIBLE else consolidated(
-                    self._only_type(free, g), state.demand_w[j], state.demand_p[j], size, 1 if job.uses_ps else 0)
+                pl = None if rho[a, g] <= NEGLIGIBLE else self._on_type(state, free, j, size, g)
                 if pl is None:
                     wait.append(a)
                     continue
