@@ -205,25 +205,28 @@ class SMDInstance:
             cache[key] = make()
         return cache[key]
 
-    def tau11(self, j: int) -> float:
-        """τ_j(1, 1), cached: the selection score and the wait and deferral costs read it for every
-        active job at every decision."""
-        return self.cached(("tau11", *self._config_key(j)), lambda: float(self.tau(j, 1, 1)))
+    def tau_least(self, j: int) -> float:
+        """τ_j(w̲_j, 1), cached: the iteration time on the job's smallest configuration, w̲_j workers and
+        one PS (τ_j(1, 1) in the SMD model, where w̲_j = 1; the simulator's view raises w̲_j for
+        gang-scheduled jobs, which cannot run on fewer). The selection score and the wait and
+        deferral costs read it for every active job at every decision."""
+        w = int(self.min_workers[j])
+        return self.cached(("tau-least", w, *self._config_key(j)), lambda: float(self.tau(j, w, 1)))
 
-    def tau11_of(self, jobs: np.ndarray) -> np.ndarray:
-        """:meth:`tau11` of every job of ``jobs``, from an array over the instance's jobs filled on first
+    def tau_least_of(self, jobs: np.ndarray) -> np.ndarray:
+        """:meth:`tau_least` of every job of ``jobs``, from an array over the instance's jobs filled on first
         use (kept with the configurations: the re-plans' copies have the same jobs)."""
         jobs = np.asarray(jobs, dtype=np.int64)
-        known = self.cached(("tau11-by-job",), lambda: np.full(self.n_jobs, np.nan))
+        known = self.cached(("tau-least-by-job",), lambda: np.full(self.n_jobs, np.nan))
         new = np.unique(jobs[np.isnan(known[jobs])])
         for j in new.tolist():
-            known[j] = self.tau11(j)
+            known[j] = self.tau_least(j)
         return known[jobs]
 
     def configurations_of(self, jobs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(count, w, p, τ) of the :meth:`configurations` of ``jobs``: each job's count, and w, p, τ of
         all their configurations, job after job, in one array each. Read from per-job arrays filled
-        on first use (kept with the configurations, as :meth:`tau11_of`), so a re-plan gathers rows
+        on first use (kept with the configurations, as :meth:`tau_least_of`), so a re-plan gathers rows
         instead of visiting every job."""
         jobs = np.asarray(jobs, dtype=np.int64)
         key = ("configurations-by-job",)
@@ -264,8 +267,9 @@ class SMDInstance:
         return Configs(w[keep], p[keep], tau[keep])
 
     def deferral_cost(self, j: int) -> float:
-        """ω_j D_j with D_j = deferral_factor · R_j · τ_j(1, 1) (MODELS.md §2.2, an option)."""
-        return float(self.weight[j] * self.options.deferral_factor * self.iterations[j] * self.tau11(j))
+        """ω_j D_j with D_j = deferral_factor · R_j · τ_j(w̲_j, 1) (MODELS.md §2.2, an option): the job run
+        later on its smallest configuration (:meth:`tau_least`)."""
+        return float(self.weight[j] * self.options.deferral_factor * self.iterations[j] * self.tau_least(j))
 
     @property
     def unschedulable(self) -> list[int]:
@@ -351,9 +355,8 @@ class SMDInstance:
         n_cols = int(ptr[-1])
         run = np.ones(n_cols, dtype=bool)
         run[ptr[:-1]] = False                           # column 0 of every job: defer
-        t11 = self.tau11_of(jobs)
         value = np.empty(n_cols)
-        value[ptr[:-1]] = self.weight[jobs] * self.options.deferral_factor * self.iterations[jobs] * t11
+        value[ptr[:-1]] = self.weight[jobs] * self.options.deferral_factor * self.iterations[jobs] * self.tau_least_of(jobs)
         value[run] = self.weight[job_of] * self.iterations[job_of] * tau
         use = w[:, None] * self.d[job_of] + p[:, None] * self.e[job_of]         # (configs, r)
         o, r = np.nonzero(use > 0)

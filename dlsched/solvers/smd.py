@@ -345,26 +345,27 @@ class _RoundSub:
 
 
 def select_jobs(inst: SMDInstance, active: np.ndarray, slack: float = 1.0, skip: bool = True) -> np.ndarray:
-    """Outer selection: candidates by ω_j / (R_j τ_j(1,1) · dominant share of (1,1)) until their
-    (1, 1) configurations fill ``slack`` x the capacity (MODELS.md §2.3). ``skip``: first fit
-    (a job that does not fit is passed over); otherwise the longest prefix that fits."""
+    """Outer selection: candidates by Smith's rule on the smallest configuration (w̲_j, 1),
+    ω_j / (R_j τ_j(w̲_j, 1) · its dominant share), until those configurations fill ``slack`` x the
+    capacity (MODELS.md §2.3: (1, 1) in the SMD model, where w̲_j = 1; a gang-scheduled job of the
+    simulator's view is sized at the workers it cannot run without). ``skip``: first fit (a job that
+    does not fit is passed over); otherwise the longest prefix that fits."""
     active = np.asarray(active, dtype=np.int64)
     cap = inst.capacity
-    use11 = inst.d[active] + inst.e[active]
+    use_least = inst.min_workers[active][:, None] * inst.d[active] + inst.e[active]
     safe = np.where(cap > 0, cap, 1.0)
-    share = np.max(np.where(cap > 0, use11 / safe, np.where(use11 > 0, np.inf, 0.0)), axis=1)
-    t11 = inst.tau11_of(active)
-    score = inst.weight[active] / (inst.iterations[active] * t11 * np.maximum(share, 1e-12))
+    share = np.max(np.where(cap > 0, use_least / safe, np.where(use_least > 0, np.inf, 0.0)), axis=1)
+    score = inst.weight[active] / (inst.iterations[active] * inst.tau_least_of(active) * np.maximum(share, 1e-12))
     order = np.argsort(-score, kind="stable")
     if not skip:
-        filled = np.cumsum(use11[order], axis=0)
+        filled = np.cumsum(use_least[order], axis=0)
         within = np.all(filled <= slack * cap[None, :] + 1e-9, axis=1)
         k = max(1, int(np.argmin(within)) if not within.all() else within.size)
         return np.sort(active[order[:k]])
     # first fit in score order: a job that does not fit is skipped, later (smaller) ones may fit.
     # In numpy passes (take_in_order, the loop's own subtractions): the loop over thousands of
     # active pods took half of the CPU of smd on inflated OpenB (docs/results/itp.md)
-    keep = order[take_in_order(use11[order], slack * cap + 1e-9)]
+    keep = order[take_in_order(use_least[order], slack * cap + 1e-9)]
     if not keep.size:
         keep = order[:1]
     return np.sort(active[keep])
@@ -378,7 +379,7 @@ def decide(inst: SMDInstance, active: np.ndarray, opts: SolveOptions | None = No
 
     ``slot_aware`` and ``wait_slots`` adapt the §2.2 costs to the slotted simulation (docs/smd.md):
     run times are rounded up to whole slots, and a waiting job costs ω_j (wait_slots + its
-    run time on (1, 1)) instead of the instance's deferral estimate.
+    run time on its smallest configuration (w̲_j, 1)) instead of the instance's deferral estimate.
     """
     active = np.asarray(active, dtype=np.int64)
     cand = select_jobs(inst, active, slack) if select == "score" else active
@@ -495,10 +496,10 @@ def epoch_core(inst: SMDInstance, jobs: np.ndarray, *, slot_aware: bool = False,
         wait_slots = 1.0 if wait_slots is None else wait_slots
         defer = np.flatnonzero(~run)
         j_of = jobs[jj[defer]]
-        t11 = inst.tau11_of(j_of) * inst.iterations[j_of]
+        t_least = inst.tau_least_of(j_of) * inst.iterations[j_of]
         if slot_aware:
-            t11 = delta * np.ceil(t11 / delta - 1e-9)
-        value[defer] = inst.weight[j_of] * (wait_slots * delta + t11)
+            t_least = delta * np.ceil(t_least / delta - 1e-9)
+        value[defer] = inst.weight[j_of] * (wait_slots * delta + t_least)
     core.value = value
     return core
 

@@ -109,6 +109,23 @@ def test_smd_and_offline_policies_run_on_a_generic_trace():
     assert slots["time-indexed"] <= min(slots["smd"], slots["optimus-greedy"])
 
 
+def test_smd_costs_a_gang_job_at_the_workers_it_cannot_run_without():
+    """D_j and the selection read τ_j(w̲_j, 1): a 4-worker gang job's smallest configuration is 4
+    workers, not (1, 1), whose run time is 4 times longer (and grows with the job's length)."""
+    from dlsched.policies.view import instance_view
+    from dlsched.solvers.smd import select_jobs
+    tr = trace(job("long", 0.0, 4 * 12_000.0, min_workers=4), job("short", 0.0, 4 * 2_400.0, min_workers=4))
+    view = instance_view(tr.jobs, cluster(1, gpus=4), LinearSpeed())
+    assert [view.tau_least(j) for j in (0, 1)] == pytest.approx([view.tau(0, 4, 1), view.tau(1, 4, 1)])
+    assert view.tau_least(0) == pytest.approx(view.tau(0, 1, 1) / 4)
+    # Smith's rule at the gang's size: only one fits the 4 GPUs, the shorter
+    assert select_jobs(view, np.arange(2)).tolist() == [1]
+    # both gangs want the whole server: the short one (2 of the policy's 1,200-s slots) runs first,
+    # not the long one (10 slots), whose deferral at (1, 1) would have looked 40 slots long
+    res = simulate(tr, cluster(1, gpus=4), make_policy("smd"), LinearSpeed())
+    assert dict(zip(res.names, res.completion.tolist())) == pytest.approx({"short": 2_400.0, "long": 14_400.0})
+
+
 def test_a_trace_too_large_for_the_time_indexed_model_is_refused_before_its_heuristics(monkeypatch):
     """The last earliest completion bounds every horizon from below: a trace whose model is too
     large even there is refused at once (ITP 02 took 4 CPU-minutes of heuristics to be refused)."""

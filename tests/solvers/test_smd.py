@@ -261,15 +261,15 @@ def test_select_jobs_is_first_fit_in_score_order(n, servers, seed, slack):
     # about three times what slack x capacity holds, so that many jobs are passed over
     inst.d *= 3 * slack * inst.capacity / (inst.d + inst.e).sum(axis=0)
     active = rng.permutation(n)[: max(1, n // 2 + seed % 7)]
-    use11 = inst.d[active] + inst.e[active]
+    use_least = inst.d[active] + inst.e[active]          # (1, 1): every generated job may run on one worker
     cap = inst.capacity
-    share = np.max(np.where(cap > 0, use11 / np.where(cap > 0, cap, 1.0), np.where(use11 > 0, np.inf, 0.0)), axis=1)
-    t11 = np.array([inst.tau11(j) for j in active.tolist()])
+    share = np.max(np.where(cap > 0, use_least / np.where(cap > 0, cap, 1.0), np.where(use_least > 0, np.inf, 0.0)), axis=1)
+    t11 = np.array([float(inst.tau(j, 1, 1)) for j in active.tolist()])
     order = np.argsort(-(inst.weight[active] / (inst.iterations[active] * t11 * np.maximum(share, 1e-12))), kind="stable")
     room, keep = slack * cap + 1e-9, []
     for i in order.tolist():
-        if np.all(use11[i] <= room):
-            room = room - use11[i]
+        if np.all(use_least[i] <= room):
+            room = room - use_least[i]
             keep.append(i)
     want = np.sort(active[keep or [int(order[0])]])
     assert np.array_equal(select_jobs(inst, active, slack), want)
