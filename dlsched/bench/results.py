@@ -47,9 +47,20 @@ def _field_error(value, key: str) -> str | None:
     return None
 
 
+def _trace_error(value, kind) -> str | None:
+    """What a row's ``trace`` should hold, by the row's kind, when ``value`` is not that: a simulate
+    row's is the trace's name, a solve row's the anytime curve the report reads."""
+    if value is None or kind not in ("solve", "simulate"):
+        return None
+    if kind == "simulate":
+        return None if isinstance(value, str) else "a trace name"
+    pairs = isinstance(value, list) and all(isinstance(p, list) and len(p) == 2 and all(_number(x) for x in p) for p in value)
+    return None if pairs else "a list of [seconds, objective] pairs"
+
+
 def _check_fields(path: Path, where: str, doc: dict) -> None:
     for key, value in doc.items():
-        expected = _field_error(value, key)
+        expected = _trace_error(value, doc.get("kind", "solve")) if key == "trace" else _field_error(value, key)
         if expected:
             raise InputError(str(path), f"{where} .{key}", expected, value if not isinstance(value, (dict, list)) else
                              type(value).__name__)

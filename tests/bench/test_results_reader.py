@@ -23,6 +23,10 @@ ROW = json.dumps({"cell": "a/exact/0", "status": "optimal", "objective": 1.0})
     ('{"format": "dlsched-bench/1", "version": true}\n', "line 1 .version"),
     ("[]\n", "line 1 .format"),
     (HEAD + "\n" + "[" * 100000 + "]" * 100000 + "\n" + ROW + "\n", "line 2"),
+    # a solve row's anytime curve is [seconds, objective] pairs (the report unpacks them), a simulate row's trace a name
+    (HEAD + '\n{"cell": "a", "trace": [[0.1, 2.0], [0.5]]}\n', "line 2 .trace"),
+    (HEAD + '\n{"cell": "a", "trace": "dl2-seed1"}\n', "line 2 .trace"),
+    (HEAD + '\n{"cell": "a", "kind": "simulate", "trace": [[0.1, 2.0]]}\n', "line 2 .trace"),
 ])
 def test_malformed_results_files_are_input_errors(tmp_path, text, where):
     p = tmp_path / "r.jsonl"
@@ -37,6 +41,12 @@ def test_a_results_file_in_utf16_is_an_input_error(tmp_path):
     p.write_bytes((HEAD + "\n").encode("utf-16"))
     with pytest.raises(InputError, match="UTF-8"):
         read_results(p)
+
+
+def test_the_trace_field_of_each_kind_reads(tmp_path):
+    p = tmp_path / "r.jsonl"
+    p.write_text(HEAD + '\n{"cell": "a", "trace": [[0.1, 2.0], [0.5, 1]]}\n{"cell": "b", "kind": "simulate", "trace": "dl2"}\n')
+    assert [r["trace"] for r in read_results(p)[1]] == [[[0.1, 2.0], [0.5, 1]], "dl2"]
 
 
 def test_a_line_cut_by_a_kill_is_skipped(tmp_path):
