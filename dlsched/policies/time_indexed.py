@@ -218,6 +218,10 @@ class TimeIndexed:
             raise InputError(ctx.future.source, "trace", "a trace whose time-indexed MILP finds a schedule",
                              f"{self.result.status.value}: {self.result.message}")
         self.plan = np.asarray(self.result.solution["schedule"])            # (T, n, 2)
+        # each job's last planned slot (-1: none): the MILP's progress row holds within HiGHS's feasibility
+        # tolerance, so a job may end its plan a hair short of its iterations (1e-7 of 1.0000001)
+        planned = self.plan[:, :, 0] > 0
+        self.last = np.where(planned.any(axis=0), planned.shape[0] - 1 - np.argmax(planned[::-1], axis=0), -1)
 
     @staticmethod
     def _too_big(ctx: PolicyContext, why: str):
@@ -228,7 +232,11 @@ class TimeIndexed:
         k = int(np.floor(state.time / self.slot_seconds + 1e-9))
         row = self.plan[k] if k < self.plan.shape[0] else np.zeros((self.plan.shape[1], 2), np.int64)
         jobs = state.jobs
-        sizes = {int(j): (int(row[v, 0]), int(row[v, 1]) if jobs[j].uses_ps else 0)
-                 for j, v in zip(state.active.tolist(), self.index[state.active].tolist()) if row[v, 0] > 0}
+        sizes = {}
+        for j, v in zip(state.active.tolist(), self.index[state.active].tolist()):
+            # past its plan with work left: the rest at its last planned size
+            w, p = self.plan[self.last[v], v] if 0 <= self.last[v] < k else row[v]
+            if w > 0:
+                sizes[j] = (int(w), int(p) if jobs[j].uses_ps else 0)
         placed: dict[int, Placement] = self.placer.place(state, sizes)
         return Decision(placed, next_call=(k + 1) * self.slot_seconds)

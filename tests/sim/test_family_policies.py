@@ -319,6 +319,16 @@ def test_registered_family_policies_never_exceed_capacity(specs, servers):
         assert res.status == "completed" and res.completed.all(), name
 
 
+def test_time_indexed_finishes_a_job_its_plan_leaves_a_hair_short():
+    """The MILP's progress row holds within HiGHS's tolerance: a plan of one worker-slot for 1.0000001
+    iterations (rate 1 a worker) ends 1e-7 short, and the job runs on at its last planned size
+    instead of stalling the run (found by the capacity property below)."""
+    for max_ps in (0, 1):
+        tr = trace(job("j", 5.0, 1.0000001, gpus=2, max_workers=2, max_ps=max_ps))
+        res = simulate(tr, cluster(servers=1), make_policy("time-indexed", slot_seconds=1.0), LinearSpeed())
+        assert res.status == "completed" and res.completion[0] < 8.0
+
+
 class _Recorded(ph.HetPlace):
     """hetplace with every decision recorded, and how often the whole-GPU loop placed one."""
 
