@@ -86,7 +86,7 @@ def one_decision(policy, trace, cluster, speed, *, seed: int = 0, caches_of=None
     rec = policy.decision_record
     return {"seconds": seconds, "cpu_seconds": cpu, "active": int(len(state.active)), "placed": len(decision),
             "objective": rec.objectives[-1] if rec.objectives else None, "gap": rec.gaps[-1] if rec.gaps else None,
-            **held(sim.state(), speed)}
+            "answer": getattr(policy, "last_answer", None), **held(sim.state(), speed)}
 
 
 def held(state, speed) -> dict:
