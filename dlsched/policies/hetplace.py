@@ -681,10 +681,11 @@ class HetPlace(ChangePolicy):
         otherwise and without GPU jobs)."""
         # the budget runs from here: building the §4 view counts against it
         clock = self.decision_record.clock()
-        after = self._predicted(state)[1] if clock.limited else 0.0
-        if after > 0:
-            # the solver's cut leaves room for what follows it (its packing, the placement): as measured last time
-            clock = Budget(max(clock.limit - after, 1e-3), start=clock.start, margin=clock.margin)
+        # the solver's cut leaves room for what follows it (its packing, the placement: as measured last time)
+        # and the record's margin (a tenth of the budget: a market round or an exchange runs past the cut)
+        reserve = self._predicted(state)[1] + clock.margin if clock.limited else 0.0
+        if reserve > 0:
+            clock = Budget(max(clock.limit - reserve, 1e-3), start=clock.start, margin=clock.margin)
         opts = SolveOptions(seed=self.rng_seed + self.calls, threads=1, time_limit=self.decision_record.seconds,
                             budget=clock)
         call = back = None
