@@ -552,11 +552,16 @@ class HetPlace(ChangePolicy):
         offset = np.cumsum(view.server_gpus) - view.server_gpus      # the view's first GPU of each server
         gpu_job = np.full(view.n_gpus, -1, dtype=np.int64)
         prices, held, stopped = [], [], False
+        t0, endable, pack_s = time.perf_counter(), 0.0, 0.0     # the groups' parts that a budget ends, their packing
         for gi, (S, J) in enumerate(zip(groups, jobs)):
             if not J.size:
                 continue
             # the certificate counts as one more part: it gets the last share of the budget
+            t = time.perf_counter()
             res = hetplace(_subview(view, J, S), opts.within(opts.clock.share(1.0 / (len(groups) - gi + 1))), samples=self.samples)
+            if "least_seconds" in res.stats:
+                endable += time.perf_counter() - t - res.stats["least_seconds"]
+                pack_s += res.stats["pack_seconds"]
             sg = view.server_gpus[S]
             # the group's GPU k is the view's: its servers' GPUs, server by server, as both number them
             at = np.repeat(offset[S], sg) + np.arange(int(sg.sum())) - np.repeat(np.cumsum(sg) - sg, sg)
@@ -569,8 +574,12 @@ class HetPlace(ChangePolicy):
         lam = (np.array(prices) * held).sum(axis=0) / np.maximum(held.sum(axis=0), 1.0)
         L, cut = self._unsplit_bound(view, gpu_job, lam, opts)
         bound = max(L, float(alone_jct(view).mean()))
+        stats = {"pop_k": len(groups), "lagrangian_bound": L, "prices": lam.tolist()}
+        if opts.clock.limited:
+            # as the unsplit solver reports them (:meth:`_timed_full`): all but the groups' parts a budget ends
+            stats["least_seconds"], stats["pack_seconds"] = time.perf_counter() - t0 - endable, pack_s
         return placement_result(view, gpu_job, "hetplace", opts, termination="time_limit" if stopped or cut else "heuristic",
-                                bound=bound, stats={"pop_k": len(groups), "lagrangian_bound": L, "prices": lam.tolist()})
+                                bound=bound, stats=stats)
 
     @staticmethod
     def _unsplit_bound(view: PlacementInstance, gpu_job: np.ndarray, lam: np.ndarray, opts: SolveOptions) -> tuple[float, bool]:
@@ -654,7 +663,7 @@ class HetPlace(ChangePolicy):
     def _timed_full(self, state: ClusterState) -> dict[int, Placement]:
         """:meth:`_full` under a budget, with what the anytime answer needs after it (:meth:`_after_full`), and its
         least work measured (``_full_cost``: :meth:`_predicted`'s): the wall time outside the solver, and the
-        solver's own ``least_seconds`` (its whole time where it reports none: POP)."""
+        solver's own ``least_seconds`` (:meth:`_pop`'s: all but its groups' parts that the budget ends)."""
         out, lam = self._full(state)
         self._after_full(state, out, lam)
         start, call, back, stats = self._full_times
