@@ -552,7 +552,7 @@ class HetPlace(ChangePolicy):
         offset = np.cumsum(view.server_gpus) - view.server_gpus      # the view's first GPU of each server
         gpu_job = np.full(view.n_gpus, -1, dtype=np.int64)
         prices, held, stopped = [], [], False
-        t0, endable, pack_s = time.perf_counter(), 0.0, 0.0     # the groups' parts that a budget ends, their packing
+        t0, endable, pack_s = time.perf_counter(), 0.0, 0.0     # the groups' parts that a budget ends, their tails
         for gi, (S, J) in enumerate(zip(groups, jobs)):
             if not J.size:
                 continue
@@ -561,7 +561,7 @@ class HetPlace(ChangePolicy):
             res = hetplace(_subview(view, J, S), opts.within(opts.clock.share(1.0 / (len(groups) - gi + 1))), samples=self.samples)
             if "least_seconds" in res.stats:
                 endable += time.perf_counter() - t - res.stats["least_seconds"]
-                pack_s += res.stats["pack_seconds"]
+                pack_s += res.stats["after_seconds"]
             sg = view.server_gpus[S]
             # the group's GPU k is the view's: its servers' GPUs, server by server, as both number them
             at = np.repeat(offset[S], sg) + np.arange(int(sg.sum())) - np.repeat(np.cumsum(sg) - sg, sg)
@@ -577,7 +577,7 @@ class HetPlace(ChangePolicy):
         stats = {"pop_k": len(groups), "lagrangian_bound": L, "prices": lam.tolist()}
         if opts.clock.limited:
             # as the unsplit solver reports them (:meth:`_timed_full`): all but the groups' parts a budget ends
-            stats["least_seconds"], stats["pack_seconds"] = time.perf_counter() - t0 - endable, pack_s
+            stats["least_seconds"], stats["after_seconds"] = time.perf_counter() - t0 - endable, pack_s
         return placement_result(view, gpu_job, "hetplace", opts, termination="time_limit" if stopped or cut else "heuristic",
                                 bound=bound, stats=stats)
 
@@ -672,7 +672,7 @@ class HetPlace(ChangePolicy):
             self._full_cost = (end - start, end - start, len(state.active))
         else:
             solver = stats.get("least_seconds", back - call)
-            self._full_cost = ((call - start) + solver + (end - back), stats.get("pack_seconds", 0.0) + (end - back),
+            self._full_cost = ((call - start) + solver + (end - back), stats.get("after_seconds", 0.0) + (end - back),
                                len(state.active))
         return out
 

@@ -627,10 +627,11 @@ class _Stop:
     ``seen`` once it was (the call's termination is then ``time_limit``)."""
 
     def __init__(self, clock: Budget):
-        self.clock, self.seen = clock, False
+        self.clock, self.seen, self.at = clock, False, None
 
     def __call__(self) -> bool:
-        self.seen = self.seen or self.clock.expired()
+        if not self.seen and self.clock.expired():
+            self.seen, self.at = True, time.perf_counter()     # when the budget cut: what follows is the tail
         return self.seen
 
 
@@ -769,8 +770,8 @@ def hetplace(instance, opts: SolveOptions, samples: int = DEFAULT_SAMPLES,
     (each one lowers the JCT), and the categories after the first (not drawn). The answer is the
     best category evaluated; its gap is against the bound of the steps taken. Under a budget ``stats`` has
     ``least_seconds``, the wall time of the always-done parts (the table, the steps until the picks first
-    nearly fit, category 0's priced counts, the packing), and ``pack_seconds``, the packing's, which follows
-    the budget's cut."""
+    nearly fit, category 0's priced counts, the packing and scoring of the answer), and ``after_seconds``,
+    the time from the budget's cut (or from the packing, uncut) to the return."""
     inst = _need(instance)
     if int(samples) < 1:
         raise InputError("<argument>", "samples", "a number of categories >= 1", samples)
@@ -835,14 +836,17 @@ def hetplace(instance, opts: SolveOptions, samples: int = DEFAULT_SAMPLES,
     t_pack = time.perf_counter()
     if by_counts and best_job is not None:
         best_job = pack(inst, best_job)
-    t_pack = time.perf_counter() - t_pack
     if stop is not None and stop.seen:
         termination = "time_limit"
     stats = {"samples": int(samples), "categories": drawn, "market_rounds": rounds, "swaps": swaps,
              "valuation": valuation if isinstance(valuation, str) else "custom", "sampler": sampler, "seed": seed,
              "lagrangian_bound": L / inst.n_jobs, "prices": lam.tolist()}
+    out = placement_result(inst, best_job, "hetplace", opts, termination=termination, bound=bound, stats=stats)
     if stop is not None:
-        # what the budget did not end (the always-done parts above) and the packing after its cut, in wall
-        # seconds: the caller's measure of what the next call must leave room for (HetPlace._over_budget)
-        stats["least_seconds"], stats["pack_seconds"] = least + t_pack, t_pack
-    return placement_result(inst, best_job, "hetplace", opts, termination=termination, bound=bound, stats=stats)
+        # in wall seconds, what the budget did not end (the always-done parts above, the packing and scoring of
+        # the answer) and what followed its cut (from the packing where it cut nothing): the caller's measure of
+        # what its next call must leave room for (HetPlace._over_budget)
+        end = time.perf_counter()
+        out.stats["least_seconds"] = least + end - t_pack
+        out.stats["after_seconds"] = end - (stop.at if stop.at is not None and stop.at < t_pack else t_pack)
+    return out
