@@ -9,7 +9,8 @@ builds them once per state and every other policy object of the cell starts with
 (SMD) starts it from the decision at 0, consecutive decisions differing by one arrival;
 ``scratch`` solves it from nothing.
 Each row has the objective of the policy's own model (:attr:`DecisionRecord.objectives`), its
-certified gap, the latency, and the ratio to the unbudgeted decision on the same state; and the
+certified gap, the latency, the ratio to the unbudgeted decision on the same state, the kind of answer
+where the policy tells it (``answer``: hetplace's ``last_answer``, ``full``, ``step`` or ``kept``); and the
 allocation it leaves scored alike for every decision (:func:`held`), with its ratio to the reference's.
 
 Mixes (``mix``): ``dl2``: DL2's job mix (PS jobs, CPU and GPU demands, DL2's speed table) on

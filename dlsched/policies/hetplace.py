@@ -33,7 +33,11 @@ steps, the market, the
 polish and the categories after the first, each with the best so far
 (:func:`dlsched.solvers.hetplace.hetplace`), so every decision has an answer. Every decision's gap
 is that of the pipeline's average JCT against its bound, the larger of the Lagrangian bound of the
-steps taken and every job alone on its best GPUs.
+steps taken and every job alone on its best GPUs. The solver's cut leaves room for what follows it (the
+packing, the placement: as long as at the last full decision, in proportion to the active jobs, and a tenth
+of the budget); where the least work itself, so predicted, exceeds the budget, the decision is the anytime
+answer instead (:meth:`HetPlace._over_budget`): the running jobs kept and the waiting ones started as an
+incremental decision starts them (:meth:`HetPlace._step`, in the policy's order), with that decision's gap.
 
 ``pop_k`` > 1 (default 1: off) decides by POP once at least ``pop_min`` jobs are active (docs/hetplace.md,
 "POP"): the jobs the pipeline places dealt at random into k groups, the GPU servers into k groups with equal
