@@ -717,7 +717,8 @@ class HetPlace(ChangePolicy):
             k = self.pop_k if active.size >= self.pop_min else 1
             call = time.perf_counter()
             res = hetplace(view, opts, samples=self.samples) if k == 1 else self._pop(view, opts, k, self._min_w[take] * per, per)
-            back, stats = time.perf_counter(), res.stats
+            back = time.perf_counter()
+            stats = res.stats if clock.limited else {}          # a budget's measures (:meth:`_timed_full`)
             self.calls += 1
             self.decision_record.record(res.objective, res.bound)
             if self.incremental or self.decision_record.seconds is not None:
