@@ -172,9 +172,9 @@ class HetPlace(ChangePolicy):
         self.since_full, self.full_gap, self.full_solves = 0, 0.0, 0
         self._step_gap: float | None = None        # the last incremental decision's gap (None after a full one)
         self._pace = self._tried = self._shape = self._last_free = None
-        # under a budget (not ``incremental``): the last full decision's (wall seconds, active jobs), and the
-        # answers that were :meth:`_step`'s because the pipeline could not hold the budget (:meth:`_over_budget`)
-        self._full_cost: tuple[float, float, int] | None = None    # (least, after, active jobs): :meth:`_predicted`
+        # under a budget (not ``incremental``): the last full decision's measured least work (:meth:`_predicted`),
+        # and the answers that were :meth:`_step`'s because the pipeline could not hold the budget (:meth:`_over_budget`)
+        self._full_cost: tuple[float, float, int] | None = None    # (least, after, active jobs)
         self.kept_answers, self.last_answer = 0, None
 
     def _only_type(self, capacity: np.ndarray, g: int) -> np.ndarray:
