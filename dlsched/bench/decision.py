@@ -9,7 +9,8 @@ builds them once per state and every other policy object of the cell starts with
 (SMD) starts it from the decision at 0, consecutive decisions differing by one arrival;
 ``scratch`` solves it from nothing.
 Each row has the objective of the policy's own model (:attr:`DecisionRecord.objectives`), its
-certified gap, the latency, and the ratio to the unbudgeted decision on the same state; and the
+certified gap, the latency, the ratio to the unbudgeted decision on the same state, the kind of answer
+where the policy tells it (``answer``: hetplace's ``last_answer``, ``full``, ``step`` or ``kept``); and the
 allocation it leaves scored alike for every decision (:func:`held`), with its ratio to the reference's.
 
 Mixes (``mix``): ``dl2``: DL2's job mix (PS jobs, CPU and GPU demands, DL2's speed table) on
@@ -86,7 +87,7 @@ def one_decision(policy, trace, cluster, speed, *, seed: int = 0, caches_of=None
     rec = policy.decision_record
     return {"seconds": seconds, "cpu_seconds": cpu, "active": int(len(state.active)), "placed": len(decision),
             "objective": rec.objectives[-1] if rec.objectives else None, "gap": rec.gaps[-1] if rec.gaps else None,
-            **held(sim.state(), speed)}
+            "answer": getattr(policy, "last_answer", None), **held(sim.state(), speed)}
 
 
 def held(state, speed) -> dict:

@@ -33,7 +33,11 @@ steps, the market, the
 polish and the categories after the first, each with the best so far
 (:func:`dlsched.solvers.hetplace.hetplace`), so every decision has an answer. Every decision's gap
 is that of the pipeline's average JCT against its bound, the larger of the Lagrangian bound of the
-steps taken and every job alone on its best GPUs.
+steps taken and every job alone on its best GPUs. The solver's cut leaves room for what follows it (the
+packing, the placement: as long as at the last full decision, in proportion to the active jobs, and a tenth
+of the budget); where the least work itself, so predicted, exceeds the budget, the decision is the anytime
+answer instead (:meth:`HetPlace._over_budget`): the running jobs kept and the waiting ones started as an
+incremental decision starts them (:meth:`HetPlace._step`, in the policy's order), with that decision's gap.
 
 ``pop_k`` > 1 (default 1: off) decides by POP once at least ``pop_min`` jobs are active (docs/hetplace.md,
 "POP"): the jobs the pipeline places dealt at random into k groups, the GPU servers into k groups with equal
@@ -54,6 +58,7 @@ whose gap exceeds the last full decision's, in the same terms, by more than ``re
 
 from __future__ import annotations
 
+import time
 from typing import Annotated, Literal
 
 import numpy as np
@@ -72,7 +77,7 @@ from dlsched.sim.policy import ChangePolicy, Changes, ClusterState, Placement, P
 from dlsched.result import Result
 from dlsched.solvers.anytime import pop_groups
 from dlsched.solvers.hetplace import ConfigTable, hetplace, placement_result, type_prices
-from dlsched.solvers.options import SolveOptions
+from dlsched.solvers.options import Budget, SolveOptions
 
 #: throughput given to a GPU type on which a job cannot progress (the §4 model needs rho > 0)
 NEGLIGIBLE = 1e-9
@@ -167,6 +172,10 @@ class HetPlace(ChangePolicy):
         self.since_full, self.full_gap, self.full_solves = 0, 0.0, 0
         self._step_gap: float | None = None        # the last incremental decision's gap (None after a full one)
         self._pace = self._tried = self._shape = self._last_free = None
+        # under a budget (not ``incremental``): the last full decision's measured least work (:meth:`_predicted`),
+        # and the answers that were :meth:`_step`'s because the pipeline could not hold the budget (:meth:`_over_budget`)
+        self._full_cost: tuple[float, float, int] | None = None    # (least, after, active jobs)
+        self.kept_answers, self.last_answer = 0, None
 
     def _only_type(self, capacity: np.ndarray, g: int) -> np.ndarray:
         """A copy of ``capacity`` (servers x resources) whose GPUs are those of type g only (other resources stay)."""
@@ -547,11 +556,16 @@ class HetPlace(ChangePolicy):
         offset = np.cumsum(view.server_gpus) - view.server_gpus      # the view's first GPU of each server
         gpu_job = np.full(view.n_gpus, -1, dtype=np.int64)
         prices, held, stopped = [], [], False
+        t0, endable, pack_s = time.perf_counter(), 0.0, 0.0     # the groups' parts that a budget ends, their tails
         for gi, (S, J) in enumerate(zip(groups, jobs)):
             if not J.size:
                 continue
             # the certificate counts as one more part: it gets the last share of the budget
+            t = time.perf_counter()
             res = hetplace(_subview(view, J, S), opts.within(opts.clock.share(1.0 / (len(groups) - gi + 1))), samples=self.samples)
+            if "least_seconds" in res.stats:
+                endable += time.perf_counter() - t - res.stats["least_seconds"]
+                pack_s += res.stats["after_seconds"]
             sg = view.server_gpus[S]
             # the group's GPU k is the view's: its servers' GPUs, server by server, as both number them
             at = np.repeat(offset[S], sg) + np.arange(int(sg.sum())) - np.repeat(np.cumsum(sg) - sg, sg)
@@ -564,8 +578,12 @@ class HetPlace(ChangePolicy):
         lam = (np.array(prices) * held).sum(axis=0) / np.maximum(held.sum(axis=0), 1.0)
         L, cut = self._unsplit_bound(view, gpu_job, lam, opts)
         bound = max(L, float(alone_jct(view).mean()))
+        stats = {"pop_k": len(groups), "lagrangian_bound": L, "prices": lam.tolist()}
+        if opts.clock.limited:
+            # as the unsplit solver reports them (:meth:`_timed_full`): all but the groups' parts a budget ends
+            stats["least_seconds"], stats["after_seconds"] = time.perf_counter() - t0 - endable, pack_s
         return placement_result(view, gpu_job, "hetplace", opts, termination="time_limit" if stopped or cut else "heuristic",
-                                bound=bound, stats={"pop_k": len(groups), "lagrangian_bound": L, "prices": lam.tolist()})
+                                bound=bound, stats=stats)
 
     @staticmethod
     def _unsplit_bound(view: PlacementInstance, gpu_job: np.ndarray, lam: np.ndarray, opts: SolveOptions) -> tuple[float, bool]:
@@ -600,34 +618,91 @@ class HetPlace(ChangePolicy):
 
     def changes(self, state: ClusterState, events) -> Changes | dict[int, Placement]:
         """The whole allocation of the §4.3 pipeline (:meth:`_full`), or (``incremental``, between full decisions)
-        the jobs that start (:meth:`_step`); nothing at a timer."""
+        the jobs that start (:meth:`_step`); nothing at a timer. Under a budget that the pipeline cannot hold
+        (:meth:`_over_budget`), the jobs that start too: the anytime answer."""
         if state.allocation and not any(e.kind != "timer" for e in events):
             return Changes()                         # re-run at arrivals and completions only
-        if not self.incremental:
-            return self._full(state)[0]
-        if self._pace is None:
+        budgeted = self.decision_record.seconds is not None
+        if (self.incremental or budgeted) and self._pace is None:
             self._full_setup(state)
             self._setup_incremental(state)
+        if not self.incremental:
+            if budgeted and self._over_budget(state):
+                self.last_answer, self.kept_answers = "kept", self.kept_answers + 1
+                return self._step(state)
+            self.last_answer = "full"
+            return self._timed_full(state) if budgeted else self._full(state)[0]
         if (self._prices is not None and self.since_full + 1 < self.refresh
                 and not (self._step_gap is not None and self._step_gap > self.full_gap + self.refresh_gap)):
             self.since_full += 1
+            self.last_answer = "step"
             return self._step(state)
+        self.last_answer = "full"
         out, lam = self._full(state)
-        self._prices, self.since_full, self._step_gap = lam, 0, None
+        self.since_full = 0
         self.full_solves += 1
-        self._tried[:] = False                       # the full decision re-packed the cluster: every waiting job may fit
-        self._pace[list(out)] = [self._pace_of(state, j, pl) for j, pl in out.items()]
+        self._after_full(state, out, lam)
         obj, bound = self._linear_jct(state, np.fromiter(out, dtype=np.int64, count=len(out)))
         self.full_gap = 0.0 if obj is None else (obj - bound) / obj
         return out
+
+    def _predicted(self, state: ClusterState) -> tuple[float, float]:
+        """(least, after): the wall seconds of the last full decision's least work (what no budget ends: the
+        §4 view, the solver's always-done parts, ``least_seconds`` of :func:`~dlsched.solvers.hetplace.hetplace`,
+        the placement of its answer and the bookkeeping after it) and of the part of it that follows the
+        solver's cut (the packing, the placement), each in proportion to the active jobs now: each of these
+        parts is a pass over the active jobs. (0, 0) with nothing measured."""
+        if self._full_cost is None:
+            return 0.0, 0.0
+        least, after, jobs = self._full_cost
+        scale = len(state.active) / max(jobs, 1)
+        return least * scale, after * scale
+
+    def _over_budget(self, state: ClusterState) -> bool:
+        """Whether the budget cannot buy the pipeline (``budget_ms``, not ``incremental``): its least work,
+        predicted from the last full decision (:meth:`_predicted`), exceeds the budget. Then the decision is
+        the anytime answer (:meth:`_step`). The first decision has nothing measured and is a full one."""
+        return self._prices is not None and self._predicted(state)[0] > self.decision_record.seconds
+
+    def _timed_full(self, state: ClusterState) -> dict[int, Placement]:
+        """:meth:`_full` under a budget, with what the anytime answer needs after it (:meth:`_after_full`), and its
+        least work measured (``_full_cost``: :meth:`_predicted`'s): the wall time outside the solver, and the
+        solver's own ``least_seconds`` (:meth:`_pop`'s: all but its groups' parts that the budget ends)."""
+        out, lam = self._full(state)
+        self._after_full(state, out, lam)
+        start, call, back, stats = self._full_times
+        end = time.perf_counter()
+        if call is None:                              # nothing for the solver: the view's jobs are none
+            self._full_cost = (end - start, end - start, len(state.active))
+        else:
+            solver = stats.get("least_seconds", back - call)
+            self._full_cost = ((call - start) + solver + (end - back), stats.get("after_seconds", 0.0) + (end - back),
+                               len(state.active))
+        return out
+
+    def _after_full(self, state: ClusterState, out: dict[int, Placement], lam: np.ndarray) -> None:
+        """What :meth:`_step` keeps from a full decision: its type prices, every waiting job worth trying again
+        (the full decision re-packed the cluster), the paces of the jobs it placed (:meth:`_paces`)."""
+        self._prices, self._step_gap = lam, None
+        self._tried[:] = False
+        jobs = np.fromiter(out, dtype=np.int64, count=len(out))
+        self._pace[jobs] = self._paces(state, jobs, list(out.values()))
 
     def _full(self, state: ClusterState) -> tuple[dict[int, Placement], np.ndarray]:
         r"""The §4.3 pipeline over the active jobs (module docstring): the whole allocation, and the type prices
         :math:`\lambda_g` of its Lagrangian step in the order of ``self.types`` (``incremental`` only: zeros
         otherwise and without GPU jobs)."""
         # the budget runs from here: building the §4 view counts against it
+        clock = self.decision_record.clock()
+        # the solver's cut leaves room for what follows it (its packing, the placement: as measured last time)
+        # and the record's margin (a tenth of the budget: a market round or an exchange runs past the cut)
+        reserve = self._predicted(state)[1] + clock.margin if clock.limited else 0.0
+        if reserve > 0:
+            clock = Budget(max(clock.limit - reserve, 1e-3), start=clock.start, margin=clock.margin)
         opts = SolveOptions(seed=self.rng_seed + self.calls, threads=1, time_limit=self.decision_record.seconds,
-                            budget=self.decision_record.clock())
+                            budget=clock)
+        call = back = None
+        stats: dict = {}
         self._full_setup(state)
         active = np.asarray(state.active, dtype=np.int64)
         gpw = np.rint(state.demand_w[active, self.g]).astype(np.int64)   # as int(round(.)): halves to even
@@ -640,10 +715,13 @@ class HetPlace(ChangePolicy):
         if take.size:
             view, servers = self._view(state, take, per)
             k = self.pop_k if active.size >= self.pop_min else 1
+            call = time.perf_counter()
             res = hetplace(view, opts, samples=self.samples) if k == 1 else self._pop(view, opts, k, self._min_w[take] * per, per)
+            back = time.perf_counter()
+            stats = res.stats if clock.limited else {}          # a budget's measures (:meth:`_timed_full`)
             self.calls += 1
             self.decision_record.record(res.objective, res.bound)
-            if self.incremental:
+            if self.incremental or self.decision_record.seconds is not None:
                 price = dict(zip(view.gpu_types, res.stats["prices"]))
                 lam = np.array([price.get(t or "gpu", 0.0) for t in self.types])
             # each job's GPUs per server, servers ascending: one sort of the (job, server) pairs
@@ -659,6 +737,7 @@ class HetPlace(ChangePolicy):
         if other.size:
             out.update(self._place_rest(state, free, other))
         self._last_free = free
+        self._full_times = (clock.start, call, back, stats)
         return out, lam
 
     def _full_setup(self, state: ClusterState) -> None:
@@ -728,6 +807,21 @@ class HetPlace(ChangePolicy):
         """:meth:`_rho_row` of job j (its GPUs per worker from its demand)."""
         return self._rho_row(state, j, max(1, int(round(state.demand_w[j, self.g]))))
 
+    def _paces(self, state: ClusterState, jobs: np.ndarray, placements: list[Placement]) -> np.ndarray:
+        r""":meth:`_pace_of` of each job of ``jobs`` on its placement, in numpy passes over the (job, server) pairs
+        (the same sums in the same order, so the same floating-point values: a loop of :meth:`_pace_of` over the
+        2,000 jobs of a DL2 decision cost as much as the decision's placement)."""
+        gpw = np.rint(state.demand_w[jobs, self.g]).astype(np.int64)
+        sized = gpw >= 1
+        self._rho_rows(state, jobs[sized], gpw[sized])
+        srv = [s for pl in placements for s in pl.workers]
+        cnt = [k for pl in placements for k in pl.workers.values()]
+        pair = np.repeat(np.arange(jobs.size), [len(pl.workers) for pl in placements])
+        srv, cnt = np.array(srv, dtype=np.int64), np.array(cnt, dtype=np.int64)
+        terms = (cnt * gpw[pair]) * self._rho_tab[jobs[pair], self.server_type[srv]]
+        pace = np.bincount(pair, weights=terms, minlength=jobs.size)
+        return np.where(sized, pace, 0.0)
+
     def _pace_of(self, state: ClusterState, j: int, pl: Placement) -> float:
         r"""Job j's pace on ``pl`` in the §4 view: :math:`\sum_k \rho_{j,k}` over its GPUs (0 without GPUs)."""
         gpw = int(round(state.demand_w[j, self.g]))
@@ -750,8 +844,9 @@ class HetPlace(ChangePolicy):
         return float((rem / self._pace[jobs]).mean()), float((rem / best).mean())
 
     def _step(self, state: ClusterState) -> Changes:
-        r"""An incremental decision (``incremental``): the running jobs keep their placements; the waiting jobs
-        that may fit now, in arrival order, start at the last full decision's type prices :math:`\lambda` on the
+        r"""An incremental decision (``incremental``), or the anytime answer of a budget that the pipeline cannot
+        hold (:meth:`_over_budget`): the running jobs keep their placements; the waiting jobs
+        that may fit now, in arrival order (``order="srpt"``: :meth:`_admitted`'s order), start at the last full decision's type prices :math:`\lambda` on the
         free room (:meth:`_priced`; GPU-less jobs as :meth:`_place_rest` places them), at most one GPU job per
         GPU as in :meth:`_admitted`. A waiting job that found no room is tried again only once a server it may
         fit has more room (a completion freed it): one test per job shape and such server, so that an event
@@ -774,7 +869,12 @@ class HetPlace(ChangePolicy):
         out: dict[int, Placement] = {}
         # the room only shrinks in this pass: once a job finds none, the later jobs of its shape find none either
         full: set[int] = set()
-        for j in cand[gpw >= 1].tolist():
+        first = cand[gpw >= 1]
+        if self.order == "srpt":
+            # srpt's order (:meth:`_admitted`): increasing remaining time on one worker of the best type
+            best = self._rho_rows(state, first, gpw[gpw >= 1]).max(axis=1) * gpw[gpw >= 1]
+            first = first[np.argsort(np.asarray(state.remaining)[first] / best, kind="stable")]
+        for j in first.tolist():
             if slots <= 0:
                 break                               # the rest stay untried: they may start once a GPU job ends
             pl = None if self._shape[j] in full else self._priced(state, free, j)

@@ -627,10 +627,11 @@ class _Stop:
     ``seen`` once it was (the call's termination is then ``time_limit``)."""
 
     def __init__(self, clock: Budget):
-        self.clock, self.seen = clock, False
+        self.clock, self.seen, self.at = clock, False, None
 
     def __call__(self) -> bool:
-        self.seen = self.seen or self.clock.expired()
+        if not self.seen and self.clock.expired():
+            self.seen, self.at = True, time.perf_counter()     # when the budget cut: what follows is the tail
         return self.seen
 
 
@@ -767,7 +768,10 @@ def hetplace(instance, opts: SolveOptions, samples: int = DEFAULT_SAMPLES,
     best so far: the further subgradient steps (the bound and prices of the steps taken), the market
     (category 0's priced counts stand for a market cut between rounds), the exchanges of the polish
     (each one lowers the JCT), and the categories after the first (not drawn). The answer is the
-    best category evaluated; its gap is against the bound of the steps taken."""
+    best category evaluated; its gap is against the bound of the steps taken. Under a budget ``stats`` has
+    ``least_seconds``, the wall time of the always-done parts (the table, the steps until the picks first
+    nearly fit, category 0's priced counts, the packing and scoring of the answer), and ``after_seconds``,
+    the time from the budget's cut (or from the packing, uncut) to the return."""
     inst = _need(instance)
     if int(samples) < 1:
         raise InputError("<argument>", "samples", "a number of categories >= 1", samples)
@@ -777,16 +781,21 @@ def hetplace(instance, opts: SolveOptions, samples: int = DEFAULT_SAMPLES,
     seed = int(opts.seed)  # the common option: dlsched.solve(..., seed=S), `dlsched solve --seed S`
     rng = np.random.default_rng(seed)
     stop = _Stop(opts.clock) if opts.clock.limited else None
+    t_start = time.perf_counter()
     biggest = _biggest_server(inst)
     table = ConfigTable(inst, biggest)
     # the steps get at least a share of the budget from their start, however late that is (the view
     # and the table may have spent a small budget): the answer cut shortest is only as good as its prices
     floor = Budget(PRICES_FLOOR * opts.clock.limit) if stop is not None else None
+    slack_at = []               # when the steps' picks first nearly fit: the steps after it are the budget's
 
     def prices_spent() -> bool:
+        if not slack_at:
+            slack_at.append(time.perf_counter())
         return floor.expired() and stop()
 
     lam, L = type_prices(inst, table, stop=None if stop is None else prices_spent)
+    least = (slack_at[0] if slack_at else time.perf_counter()) - t_start
     if sampler == "prices":
         cats = price_categories(inst, table, lam, int(samples), rng, float(noise))
     else:
@@ -806,10 +815,13 @@ def hetplace(instance, opts: SolveOptions, samples: int = DEFAULT_SAMPLES,
         if best_job is not None and opts.mip_rel_gap > 0 and best_val - bound <= opts.mip_rel_gap * best_val:
             termination = "gap_limit"
             break
+        t_cat = time.perf_counter()
         cat = next(cats, None)
         if cat is None:
             break
         sizes, init = cat
+        if not drawn:
+            least += time.perf_counter() - t_cat          # category 0's priced counts (repaired)
         drawn += 1
         if by_counts:
             counts, r, m, prices = category_counts(inst, sizes, valuation, polish, biggest, init, prices, int(market_iters), stop)
@@ -821,6 +833,7 @@ def hetplace(instance, opts: SolveOptions, samples: int = DEFAULT_SAMPLES,
         swaps += m
         if val < best_val:
             best_val, best_job = val, got
+    t_pack = time.perf_counter()
     if by_counts and best_job is not None:
         best_job = pack(inst, best_job)
     if stop is not None and stop.seen:
@@ -828,4 +841,12 @@ def hetplace(instance, opts: SolveOptions, samples: int = DEFAULT_SAMPLES,
     stats = {"samples": int(samples), "categories": drawn, "market_rounds": rounds, "swaps": swaps,
              "valuation": valuation if isinstance(valuation, str) else "custom", "sampler": sampler, "seed": seed,
              "lagrangian_bound": L / inst.n_jobs, "prices": lam.tolist()}
-    return placement_result(inst, best_job, "hetplace", opts, termination=termination, bound=bound, stats=stats)
+    out = placement_result(inst, best_job, "hetplace", opts, termination=termination, bound=bound, stats=stats)
+    if stop is not None:
+        # in wall seconds, what the budget did not end (the always-done parts above, the packing and scoring of
+        # the answer) and what followed its cut (from the packing where it cut nothing): the caller's measure of
+        # what its next call must leave room for (HetPlace._over_budget)
+        end = time.perf_counter()
+        out.stats["least_seconds"] = least + end - t_pack
+        out.stats["after_seconds"] = end - (stop.at if stop.at is not None and stop.at < t_pack else t_pack)
+    return out
