@@ -112,6 +112,14 @@ def to_trace(inst: PlacementInstance) -> tuple[Trace, Cluster, PlacementSpeed]:
     return Trace(tuple(jobs), inst.source), cluster, PlacementSpeed(inst)
 
 
+def n_ps(job: Job, workers: int) -> int:
+    """The PSs of a job at ``workers`` workers, which the §4 model leaves out: one a worker up to
+    ``max_ps`` (DRF's and DL2's task pairs), none without PSs. One PS whatever the workers made the
+    PS the bottleneck (DL2's mix at 16 workers: 17-76 % of the job's best rate; `dl2:60:1` 169,976 s,
+    3.6 times DRF's average JCT; docs/hetplace.md)."""
+    return min(int(workers), int(job.max_ps)) if job.uses_ps else 0
+
+
 class HetPlace(ChangePolicy):
     """Heterogeneous placement (MODELS.md §4.3): the sampled-categories + market pipeline re-run at every arrival and
     completion; or (``incremental``) re-run every ``refresh`` decisions, the decisions between placing only the jobs an
@@ -193,13 +201,12 @@ class HetPlace(ChangePolicy):
             return self._rho_tab[j]
         # the speed protocol takes no time: a job's rate on a placement is fixed within a run
         job, cl = state.jobs[j], state.cluster
-        n_ps = 1 if job.uses_ps else 0
         w = job.min_workers if self.order == "srpt" else 1
         rates = []
         for g, s in enumerate(self.first):
-            pl = consolidated(self.type_capacity[g], state.demand_w[j], state.demand_p[j], w, n_ps) if w > 1 else None
+            pl = consolidated(self.type_capacity[g], state.demand_w[j], state.demand_p[j], w, n_ps(job, w)) if w > 1 else None
             if pl is None:
-                pl = Placement({s: 1}, {s: 1} if n_ps else {})
+                pl = Placement({s: 1}, {s: 1} if job.uses_ps else {})
             rates.append(max(float(self.ctx.speed.rate(job, pl, cl)) / (gpw * pl.n_workers), NEGLIGIBLE))
         self._rho_tab[j], self._rho_known[j] = rates, True
         return self._rho_tab[j]
@@ -222,10 +229,10 @@ class HetPlace(ChangePolicy):
         return None
 
     def _on_type(self, state: ClusterState, free: np.ndarray, j: int, size: int, g: int) -> Placement | None:
-        """Job j at ``size`` workers (and its PS) on the fewest servers of GPU type g whose ``free`` room holds
+        """Job j at ``size`` workers (and its PSs) on the fewest servers of GPU type g whose ``free`` room holds
         it (:func:`~dlsched.sim.placement.consolidated`); None if they do not."""
         return consolidated(self._only_type(free, g), state.demand_w[j], state.demand_p[j], size,
-                            1 if state.jobs[j].uses_ps else 0)
+                            n_ps(state.jobs[j], size))
 
     def _whole_gpus(self, state: ClusterState) -> np.ndarray:
         """Per trace job: whether its workers hold whole GPUs and nothing else and it has no PS, so that
@@ -262,8 +269,8 @@ class HetPlace(ChangePolicy):
         one = self._one_type(state, free, j, pl.n_workers) if spans else None
         pl = pl if one is None else one
         if job.uses_ps and pl.workers:
-            # the §4 model has no PS: put the one PS with the job's first worker's server if it fits, else anywhere
-            pl = fit(free, state.demand_w[j], state.demand_p[j], pl.n_workers, 1)
+            # the §4 model has no PS: the job's PSs (n_ps) with its first worker's server if they fit, else anywhere
+            pl = fit(free, state.demand_w[j], state.demand_p[j], pl.n_workers, n_ps(job, pl.n_workers))
         ok = pl is not None and job.min_workers <= pl.n_workers <= job.max_workers
         if ok:
             at, rows = usage(pl, state.demand_w[j], state.demand_p[j])
@@ -272,7 +279,7 @@ class HetPlace(ChangePolicy):
             size = min(max(pl.n_workers if pl is not None else 0, job.min_workers), job.max_workers)
             pl = self._one_type(state, free, j, size) if self.order == "srpt" else None
             if pl is None:
-                pl = fit(free, state.demand_w[j], state.demand_p[j], size, 1 if job.uses_ps else 0)
+                pl = fit(free, state.demand_w[j], state.demand_p[j], size, n_ps(job, size))
         if pl is not None:
             if pool is not None:
                 pool.hold(pl, state.demand_w[j], state.demand_p[j])
@@ -920,7 +927,7 @@ class HetPlace(ChangePolicy):
         with the least free GPUs that holds it (the pipeline's best fit), more on the fewest servers of the
         type; else the placer at the smallest size, over any types. None if nothing fits."""
         dw, dp = state.demand_w[j], state.demand_p[j]
-        gpw, ps = int(round(dw[self.g])), 1 if self._ps[j] else 0
+        gpw, ps = int(round(dw[self.g])), bool(self._ps[j])
         rho = self._rho_of(state, j)
         sizes = np.arange(int(self._min_w[j]), int(self._max_w[j]) + 1)
         m = (sizes * gpw)[:, None]
@@ -928,7 +935,7 @@ class HetPlace(ChangePolicy):
         if ps:
             # the §4 model has no PS: the sizes in that order (each at its cheapest type), wherever the placer puts them
             for n in sizes[np.argsort(cost.min(axis=1), kind="stable")].tolist():
-                pl = self.placer.fit(free, dw, dp, n, ps)
+                pl = self.placer.fit(free, dw, dp, n, n_ps(state.jobs[j], n))
                 if pl is not None:
                     return pl
             return None

@@ -346,6 +346,18 @@ class _Recorded(ph.HetPlace):
         return out
 
 
+def test_hetplace_gives_a_ps_job_a_ps_a_worker():
+    """The §4 model has no PS; a PS job runs with one PS a worker up to its max_ps (ph.n_ps), not one
+    PS whatever its workers (the PS was the bottleneck on DL2's mix)."""
+    tr = trace(job("a", 0.0, 40.0, max_workers=4, max_ps=3), job("b", 0.0, 40.0, max_workers=2, max_ps=4))
+    pol = _Recorded()
+    res = simulate(tr, cluster(1, gpus=6, cpus=16), pol, LinearSpeed())
+    assert res.status == "completed"
+    first = pol.log[0]
+    assert first and all(sum(ps.values()) == min(sum(w.values()), tr.jobs[j].max_ps) for j, (w, ps) in first.items())
+    assert any(sum(w.values()) > 1 for w, _ in first.values())
+
+
 class _General(_Recorded):
     def _place_whole(self, *args):
         self.whole += 1
