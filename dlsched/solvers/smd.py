@@ -459,13 +459,15 @@ def decide_anytime(inst: SMDInstance, active: np.ndarray, opts: SolveOptions, *,
     allocation is kept back from the iterations and the certificate's steps, so that the whole
     call, placement included, stays within the budget.
 
-    ``keep`` (an (n, 2) allocation, the last answer; with ``place_seconds``): the cheapest sound answer,
+    ``keep`` (an (n, 2) allocation, the last answer; with ``place_seconds``): the cheapest sound answers,
     for when the budget cannot place the iteration's: the configurations of ``keep`` still offered, run
-    where they are (nothing new to place), and in one group the greedy fill of the rest
+    where they are, and in one group the greedy fill of the rest
     (:func:`~dlsched.solvers.anytime.greedy_choice`; with POP the others wait, as the kept jobs need
-    not fit in a group's 1/k). It is taken when the answer's expected placement exceeds what remains
-    of the budget and the kept one's is less (never where the budget does not bind); the cheaper of
-    the two starts' placements is what the iterations keep back. Its certificate is the same bound.
+    not fit in a group's 1/k); then those configurations alone (nothing new to place). The answer is
+    the first of the iteration's, the kept start and the kept configurations alone whose expected
+    placement fits what remains of the budget (so the iteration's wherever the budget does not bind),
+    else the one placed soonest; the cheaper of the two starts' placements is what the iterations keep
+    back. Its certificate is the same bound.
     """
     active = np.asarray(active, dtype=np.int64)
     cand = select_jobs(inst, active, slack) if select == "score" else active
@@ -509,11 +511,16 @@ def decide_anytime(inst: SMDInstance, active: np.ndarray, opts: SolveOptions, *,
         inner = out.bound if k == 1 else inner
     alloc = _allocation(inst, cores, choices)
     if kepts:
-        kept_alloc = _allocation(inst, cores, kepts)
-        kept_value = float(sum(core.value[core.columns_of(c)].sum() for core, c in zip(cores, kepts)))
-        left, here, there = opts.clock.remaining(), float(place_seconds(alloc)), float(place_seconds(kept_alloc))
-        if here > left and there < here:
-            alloc, objective = kept_alloc, kept_value
+        # the first of the answer, the kept start and the kept configurations alone whose placement fits
+        # what remains; if none does, the one placed soonest
+        left = opts.clock.remaining()
+        alone = [np.where(fixed >= 0, fixed - core.job_ptr[:-1], 0)
+                 for core, fixed in ((core, _kept_columns(core, keep)) for core in cores)]
+        options = [(alloc, objective)] + [(_allocation(inst, cores, c), float(sum(
+            core.value[core.columns_of(x)].sum() for core, x in zip(cores, c)))) for c in (kepts, alone)]
+        seconds = [float(place_seconds(a)) for a, _ in options]
+        fits = [i for i, t in enumerate(seconds) if t <= left]
+        alloc, objective = options[fits[0] if fits else int(np.argmin(seconds))]
     values = [core.value for core in cores]
     ptrs = [core.job_ptr[1:] + sum(v.size for v in values[:gi]) for gi, core in enumerate(cores)]
     job_ptr = np.concatenate([[0], *ptrs]).astype(np.int64)
