@@ -510,16 +510,16 @@ def decide_anytime(inst: SMDInstance, active: np.ndarray, opts: SolveOptions, *,
         objective += out.objective
         inner = out.bound if k == 1 else inner
     alloc = _allocation(inst, cores, choices)
-    if kepts:
-        # the first of the answer, the kept start and the kept configurations alone whose placement fits
-        # what remains; if none does, the one placed soonest
+    if kepts and float(place_seconds(alloc)) > opts.clock.remaining():
+        # the first of the kept start and the kept configurations alone whose placement fits what
+        # remains; if neither does, the one of the three placed soonest
         left = opts.clock.remaining()
         alone = [np.where(fixed >= 0, fixed - core.job_ptr[:-1], 0)
                  for core, fixed in ((core, _kept_columns(core, keep)) for core in cores)]
         options = [(alloc, objective)] + [(_allocation(inst, cores, c), float(sum(
             core.value[core.columns_of(x)].sum() for core, x in zip(cores, c)))) for c in (kepts, alone)]
         seconds = [float(place_seconds(a)) for a, _ in options]
-        fits = [i for i, t in enumerate(seconds) if t <= left]
+        fits = [i for i, t in enumerate(seconds) if i and t <= left]
         alloc, objective = options[fits[0] if fits else int(np.argmin(seconds))]
     values = [core.value for core in cores]
     ptrs = [core.job_ptr[1:] + sum(v.size for v in values[:gi]) for gi, core in enumerate(cores)]
@@ -546,10 +546,12 @@ def _kept_columns(core: MCMDK, previous: np.ndarray | None) -> np.ndarray | None
 
 
 def _allocation(inst: SMDInstance, cores: list, choices: list) -> np.ndarray:
-    """The (n, 2) allocation of one choice per group's core."""
+    """The (n, 2) allocation of one choice per group's core (:meth:`SMDInstance.allocation_from_core`'s
+    (w, p) of each group's jobs, without its (n, 3) array per group: POP's 16 groups of 10,000 jobs)."""
     alloc = np.zeros((inst.n_jobs, 2), dtype=np.int64)
     for core, choice in zip(cores, choices):
-        alloc += inst.allocation_from_core(core, choice)[:, :2]
+        cfg = core.meta["configs"][core.columns_of(choice)]
+        alloc[cfg[:, 0]] = cfg[:, 1:3]
     return alloc
 
 
