@@ -129,11 +129,11 @@ def parametric(core: MCMDK, opts: SolveOptions | None = None, *, memory: bool = 
 
     ``costs`` (with ``warm``, under a budget): seconds per column of a subproblem of each kind, read
     and kept up to date here (a policy keeps one between its decisions, :data:`SUBPROBLEM_PRIOR`
-    until it has measured one). A subproblem is not started when the budget's remaining time is
-    less its margin (what the steps after the iteration need) is less than its predicted cost
-    (columns x seconds per column of the last one of its kind): the
-    solver calls cannot be stopped once started (HiGHS reads its time limit after its presolve),
-    and the answer is then the best found so far, or the start.
+    until it has measured one). A subproblem is not started when the budget's remaining time, less
+    its margin (what the steps after the iteration need), is below its predicted cost (its columns
+    times the seconds per column of the last one of its kind): a solver call cannot be stopped once
+    started (HiGHS reads its time limit after its presolve), and the answer is then the best found
+    so far, or the start. Without a start, every subproblem runs (the decision without a budget).
     """
 
     if sub not in SUBPROBLEMS:
@@ -466,8 +466,8 @@ def decide_anytime(inst: SMDInstance, active: np.ndarray, opts: SolveOptions, *,
     not fit in a group's 1/k); then those configurations alone (nothing new to place). The answer is
     the first of the iteration's, the kept start and the kept configurations alone whose expected
     placement fits what remains of the budget (so the iteration's wherever the budget does not bind),
-    else the one placed soonest; the cheaper of the two starts' placements is what the iterations keep
-    back. Its certificate is the same bound.
+    else the one placed soonest; never one that runs no job where another runs some. The cheaper of
+    the two starts' placements is what the iterations keep back. Its certificate is the same bound.
     """
     active = np.asarray(active, dtype=np.int64)
     cand = select_jobs(inst, active, slack) if select == "score" else active
@@ -518,7 +518,9 @@ def decide_anytime(inst: SMDInstance, active: np.ndarray, opts: SolveOptions, *,
                  for core, fixed in ((core, _kept_columns(core, keep)) for core in cores)]
         options = [(alloc, objective)] + [(_allocation(inst, cores, c), float(sum(
             core.value[core.columns_of(x)].sum() for core, x in zip(cores, c)))) for c in (kepts, alone)]
-        seconds = [float(place_seconds(a)) for a, _ in options]
+        # never an empty answer where one that runs a job exists (the kept jobs may all have completed)
+        runs = [bool((a[:, 0] > 0).any()) for a, _ in options]
+        seconds = [float(place_seconds(a)) if r or not any(runs) else np.inf for (a, _), r in zip(options, runs)]
         fits = [i for i, t in enumerate(seconds) if i and t <= left]
         alloc, objective = options[fits[0] if fits else int(np.argmin(seconds))]
     values = [core.value for core in cores]

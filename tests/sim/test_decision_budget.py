@@ -389,3 +389,12 @@ def test_smd_with_a_generous_budget_decides_as_without_one(capsys):
         assert code == 0
         runs.append(json.loads(out)["job_results"])
     assert runs[0] == runs[1]
+
+
+def test_the_kept_answer_is_never_an_empty_one_where_a_job_could_run(busy_view):
+    view, active = busy_view
+    kw = {"slot_aware": True, "wait_slots": 1.0, "tie_break": TIE_BREAK}
+    gone = np.zeros((view.n_jobs, 2), dtype=np.int64)           # the last answer's jobs have all completed
+    dec = decide_anytime(view, active, SolveOptions(threads=1, budget=FrozenBudget(0.0)), keep=gone,
+                         place_seconds=lambda alloc: float(np.count_nonzero(alloc[:, 0])), costs={}, **kw)
+    assert (dec.alloc[:, 0] > 0).any() and dec.bound <= dec.objective
