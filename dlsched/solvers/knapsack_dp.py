@@ -76,7 +76,11 @@ def one_row(core: MCMDK) -> tuple[int, np.ndarray, int] | None:
     return r, use, int(round(cap * q))
 
 
-def solve(core: MCMDK, cost: np.ndarray, use: np.ndarray, cap: int) -> tuple[float, np.ndarray] | None:
+class BudgetSpent(Exception):
+    """The running budget given to :func:`solve` ended inside its recursion (no answer)."""
+
+
+def solve(core: MCMDK, cost: np.ndarray, use: np.ndarray, cap: int, clock=None) -> tuple[float, np.ndarray] | None:
     r"""(optimum, canonical choice per job) of ``core`` with costs ``cost`` and the one row's
     ``use``, ``cap`` (:func:`one_row`): the first choice in the tie rule's order
     (:mod:`dlsched.solvers.ties`) whose cost is within :math:`\varepsilon`
@@ -109,7 +113,10 @@ def solve(core: MCMDK, cost: np.ndarray, use: np.ndarray, cap: int) -> tuple[flo
        the canonical choice. The removed columns are in no choice of :math:`\mathcal{S}` or not in
        its first one, so the choice is the whole core's.
 
-    None when the recursion's table exceeds :data:`MAX_TABLE_CELLS` (or nothing fits the row)."""
+    None when the recursion's table exceeds :data:`MAX_TABLE_CELLS` (or nothing fits the row).
+    With ``clock`` (a :class:`~dlsched.solvers.options.Budget`), :class:`BudgetSpent` is raised when
+    no more than its margin remains inside the recursion, the one step whose time grows with the jobs left and their table
+    (a decision under a budget then keeps the best answer it has)."""
     ptr = core.job_ptr
     n, width = core.n_jobs, np.diff(ptr)
     job = np.repeat(np.arange(n), width)
@@ -165,7 +172,7 @@ def solve(core: MCMDK, cost: np.ndarray, use: np.ndarray, cap: int) -> tuple[flo
     if room < 0 or fptr.size * (d + 1) > MAX_TABLE_CELLS:
         return None
     fixed_cost = float(cost[fixed_col].sum())
-    opt, pick = _canonical_cover(fptr, cost[cols], frees, d, tol)
+    opt, pick = _canonical_cover(fptr, cost[cols], frees, d, tol, clock)
     if not np.isfinite(opt):
         return None
     choice = np.empty(n, dtype=np.int64)
@@ -271,12 +278,17 @@ def _filled(cols: np.ndarray, alive: np.ndarray, cost: np.ndarray, use: np.ndarr
     return float(cost[cols].sum() - gain[order[taken]].sum())
 
 
-def _canonical_cover(ptr: np.ndarray, cost: np.ndarray, free: np.ndarray, need: int, tol: float) -> tuple[float, np.ndarray]:
+#: jobs of the recursion between two readings of a budget's clock (a few ms at DL2's 2,000 jobs)
+CLOCK_EVERY = 32
+
+
+def _canonical_cover(ptr: np.ndarray, cost: np.ndarray, free: np.ndarray, need: int, tol: float,
+                     clock=None) -> tuple[float, np.ndarray]:
     """(least cost, canonical choice) of one column per job of ``ptr`` whose ``free`` (whole numbers
     >= 0) add up to at least ``need``: the recursion of the module docstring from the last job (in
     slices: cell c of a column that frees r reads cell max(c - r, 0) of the jobs after), every table
     kept, then read forwards, each job taking its latest column that stays within ``tol`` of the
-    optimum. The cost is inf when nothing frees enough."""
+    optimum. The cost is inf when nothing frees enough. :class:`BudgetSpent` when ``clock`` expires."""
     n = ptr.size - 1
     size = need + 1
     S = np.empty((n + 1, size))
@@ -284,6 +296,8 @@ def _canonical_cover(ptr: np.ndarray, cost: np.ndarray, free: np.ndarray, need: 
     S[n, 0] = 0.0
     cand = np.empty(size)
     for j in range(n - 1, -1, -1):
+        if clock is not None and j % CLOCK_EVERY == 0 and clock.remaining() <= clock.margin:
+            raise BudgetSpent
         lo, hi = int(ptr[j]), int(ptr[j + 1])
         after, here = S[j + 1], S[j]
         here[:] = np.inf

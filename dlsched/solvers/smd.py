@@ -68,7 +68,7 @@ from dlsched.solvers.anytime import column_shares, greedy_choice, lagrangian_bou
 from dlsched.solvers.backends import BACKENDS
 from dlsched.solvers.first_fit import take_in_order
 from dlsched.solvers.milp import solve_core
-from dlsched.solvers.options import SolveOptions
+from dlsched.solvers.options import Budget, SolveOptions
 from dlsched.solvers.registry import register
 from dlsched.solvers.rounding import lp_round_core
 
@@ -104,11 +104,17 @@ def ratio_data(core: MCMDK) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 SUBPROBLEMS = ("highs", "lp-round")
+#: seconds (wall) per column of a subproblem before a decision has measured one (the budgeted path only,
+#: :func:`parametric`'s ``costs``), as measured on the shared 2-core machine on 2026-11-27 at load average
+#: 4.6: HiGHS on DL2's two binding rows 2.5e-5 (1.45 s at 10,000 active jobs, 57,562 columns, of which it
+#: reads its time limit after the presolve), the one-row programme 1.3e-6 to 2.7e-6 (2,000 jobs, 20,514 columns)
+SUBPROBLEM_PRIOR = {"_ExactSub": 3e-5, "_DPSub": 3e-6, "_RoundSub": 3e-5}
 
 
 def parametric(core: MCMDK, opts: SolveOptions | None = None, *, memory: bool = True, eps: float = 1e-9,
                max_iter: int = 200, init: str = "ends", sub: str = "highs",
-               search_seconds: float = 0.2, warm: np.ndarray | None = None, mip_start: bool = True) -> ParametricOutcome:
+               search_seconds: float = 0.2, warm: np.ndarray | None = None, mip_start: bool = True,
+               costs: dict | None = None) -> ParametricOutcome:
     """Solve the §2.2 MCMDK by the parametric sum-of-ratios iteration (module docstring).
 
     ``warm``: a feasible choice (configuration per job) to start from: the incumbent until a
@@ -120,6 +126,14 @@ def parametric(core: MCMDK, opts: SolveOptions | None = None, *, memory: bool = 
 
     ``sub="highs"``: subproblems solved exactly; ``sub="lp-round"``: by the LP-rounding layer
     (:mod:`dlsched.solvers.rounding`, local search capped at ``search_seconds``).
+
+    ``costs`` (with ``warm``, under a budget): seconds per column of a subproblem of each kind, read
+    and kept up to date here (a policy keeps one between its decisions, :data:`SUBPROBLEM_PRIOR`
+    until it has measured one). A subproblem is not started when the budget's remaining time, less
+    its margin (what the steps after the iteration need), is below its predicted cost (its columns
+    times the seconds per column of the last one of its kind): a solver call cannot be stopped once
+    started (HiGHS reads its time limit after its presolve), and the answer is then the best found
+    so far, or the start. Without a start, every subproblem runs (the decision without a budget).
     """
 
     if sub not in SUBPROBLEMS:
@@ -132,6 +146,24 @@ def parametric(core: MCMDK, opts: SolveOptions | None = None, *, memory: bool = 
         if cheapest is not None:
             val = float(core.value[core.columns_of(cheapest)].sum())
             return ParametricOutcome(cheapest, val, val, 0, True, time.perf_counter() - t0, [(val, val)], 0.0)
+    if sub == "highs":
+        row = knapsack_dp.one_row(core)
+        # with a start to fall back on, the programme's recursion may stop at the budget
+        solver = _ExactSub(core, opts) if row is None else _DPSub(core, opts, *row, stoppable=warm is not None)
+    else:
+        solver = _RoundSub(core, opts, search_seconds)
+    kind = type(solver).__name__
+
+    def affordable() -> bool:
+        # whether what remains of the budget, less its margin, buys the predicted subproblem
+        if warm is None or not opts.clock.limited:
+            return True
+        need = 0.0 if costs is None else costs.get(kind, SUBPROBLEM_PRIOR.get(kind, 0.0)) * core.n_cols
+        return opts.clock.remaining() - opts.clock.margin > need
+
+    if not affordable():        # not even one subproblem: the start, before the iteration's set-up
+        val = float(core.value[core.columns_of(warm)].sum())
+        return ParametricOutcome(np.asarray(warm, dtype=np.int64), val, -np.inf, 0, False, time.perf_counter() - t0, [])
     N, g, is_ratio = ratio_data(core)
     jobs_of = core.col_job
     n_jobs = core.n_jobs
@@ -164,11 +196,6 @@ def parametric(core: MCMDK, opts: SolveOptions | None = None, *, memory: bool = 
         surrogate[cj] = np.max(np.where(np.isnan(P), -np.inf, t), axis=1)
 
     retangent(np.unique(jobs_of[is_ratio]).tolist())
-    if sub == "highs":
-        row = knapsack_dp.one_row(core)
-        solver = _ExactSub(core, opts) if row is None else _DPSub(core, opts, *row)
-    else:
-        solver = _RoundSub(core, opts, search_seconds)
     start = (lambda choice: choice) if mip_start else (lambda choice: None)
     best_choice, best_val, bound = None, np.inf, -np.inf
     if warm is not None:
@@ -180,10 +207,13 @@ def parametric(core: MCMDK, opts: SolveOptions | None = None, *, memory: bool = 
     optimal = False
     delta_last = None
     while it < max_iter:
-        if warm is not None and opts.clock.expired():
-            break  # the call's budget is spent before a subproblem: the start and the bound so far
+        if not affordable():
+            break  # the call's budget cannot buy a subproblem: the start and the bound so far
         it += 1
+        t_sub = time.perf_counter()
         lb, choice, delta = solver.solve(surrogate, start(best_choice))
+        if costs is not None:
+            costs[kind] = (time.perf_counter() - t_sub) / max(core.n_cols, 1)
         if choice is None:
             break
         delta_last = delta
@@ -266,10 +296,12 @@ class _ExactSub:
 
     def __init__(self, core: MCMDK, opts: SolveOptions):
         self.core, self.opts = core, opts
-        self.h = highs.load(core_model.build_matrix(core), opts)
+        self.h = None               # loaded by the first subproblem: a budget may leave none to solve
         self.idx = np.arange(core.n_cols, dtype=np.int32)
 
     def solve(self, cost: np.ndarray, warm_choice):
+        if self.h is None:
+            self.h = highs.load(core_model.build_matrix(self.core), self.opts)
         core, h = self.core, self.h
         h.changeColsCost(core.n_cols, self.idx, cost.astype(np.float64))
         if warm_choice is not None:
@@ -297,8 +329,9 @@ class _DPSub:
     first need) only when its table would be too large, or its answer would break the row itself by
     more than HiGHS's feasibility tolerance."""
 
-    def __init__(self, core: MCMDK, opts: SolveOptions, row: int, use: np.ndarray, cap: int):
+    def __init__(self, core: MCMDK, opts: SolveOptions, row: int, use: np.ndarray, cap: int, stoppable: bool = False):
         self.core, self.opts, self.use, self.cap = core, opts, use, cap
+        self.clock = opts.clock if stoppable and opts.clock.limited else None
         if row < 0:                # no row can bind
             self.row, self.limit = np.zeros(core.n_cols), np.inf
         else:
@@ -306,7 +339,11 @@ class _DPSub:
         self.exact = None
 
     def solve(self, cost: np.ndarray, warm_choice):
-        out = knapsack_dp.solve(self.core, cost, self.use, self.cap)
+        try:
+            # under a budget the recursion stops with it: no answer from this subproblem
+            out = knapsack_dp.solve(self.core, cost, self.use, self.cap, self.clock)
+        except knapsack_dp.BudgetSpent:
+            return -np.inf, None, None
         if out is not None and self.row[self.core.columns_of(out[1])].sum() <= self.limit:
             return out[0], out[1], 0.0
         if self.exact is None:
@@ -403,7 +440,8 @@ class AnytimeDecision:
 def decide_anytime(inst: SMDInstance, active: np.ndarray, opts: SolveOptions, *, previous: np.ndarray | None = None,
                    pop_k: int = 1, rng: np.random.Generator | None = None, select: str = "score", slack: float = 1.0,
                    memory: bool = True, slot_aware: bool = False, wait_slots: float | None = None,
-                   tie_break: float = 0.0, init: str = "ends", sub: str = "highs") -> AnytimeDecision:
+                   tie_break: float = 0.0, init: str = "ends", sub: str = "highs", costs: dict | None = None,
+                   place_seconds=None, keep: np.ndarray | None = None) -> AnytimeDecision:
     r"""One SMD decision within ``opts``' running budget (docs/smd.md, "Decisions within a budget").
 
     The candidates of :func:`select_jobs` are split by POP into ``pop_k`` random groups
@@ -415,18 +453,29 @@ def decide_anytime(inst: SMDInstance, active: np.ndarray, opts: SolveOptions, *,
     iteration's (one group only) and the Lagrangian bound :func:`~dlsched.solvers.anytime.lagrangian_bound`
     of the whole candidates' problem at full capacity, so the gap of a POP decision is certified
     against the unpartitioned problem. The budget binds the solver's work, not only the solver: the
-    Lagrangian steps stop when it is spent (after their first), and no subproblem is started after
-    it (the answer is then the feasible start); the certificate's steps start from the groups'
-    prices.
+    Lagrangian steps stop when it is spent (after their first), and no subproblem is started that
+    its remaining time cannot buy (``costs``, :func:`parametric`; the answer is then the feasible
+    start); the certificate's steps start from the groups' prices. ``place_seconds(alloc)``: the
+    seconds the caller expects to spend placing an (n, 2) allocation; what it says of the starts'
+    allocation is kept back from the iterations and the certificate's steps, so that the whole
+    call, placement included, stays within the budget.
+
+    ``keep`` (an (n, 2) allocation, the last answer; with ``place_seconds``): the cheapest sound answers,
+    for when the budget cannot place the iteration's: the configurations of ``keep`` still offered, run
+    where they are, and in one group the greedy fill of the rest
+    (:func:`~dlsched.solvers.anytime.greedy_choice`; with POP the others wait, as the kept jobs need
+    not fit in a group's 1/k); then those configurations alone (nothing new to place). The answer is
+    the first of the iteration's, the kept start and the kept configurations alone whose expected
+    placement fits what remains of the budget (so the iteration's wherever the budget does not bind),
+    else the one placed soonest; never one that runs no job where another runs some. The cheaper of
+    the two starts' placements is what the iterations keep back. Its certificate is the same bound.
     """
     active = np.asarray(active, dtype=np.int64)
     cand = select_jobs(inst, active, slack) if select == "score" else active
     k = max(1, min(int(pop_k), cand.size))
     groups = pop_groups(cand.size, k, rng if rng is not None else np.random.default_rng(0)) if k > 1 else [np.arange(cand.size)]
-    alloc = np.zeros((inst.n_jobs, 2), dtype=np.int64)
-    objective, inner = 0.0, -np.inf
-    values, shares, ptrs, group_prices = [], [], [], []
-    for gi, g in enumerate(groups):
+    cores, shares, warms, group_prices, kepts = [], [], [], [], []
+    for g in groups:
         core = epoch_core(inst, cand[g], slot_aware=slot_aware, wait_slots=wait_slots, tie_break=tie_break)
         core.b = core.b / k
         share = column_shares(core)
@@ -434,31 +483,79 @@ def decide_anytime(inst: SMDInstance, active: np.ndarray, opts: SolveOptions, *,
             # a job larger than 1/k of the cluster could never run in its group: decide unsplit
             return decide_anytime(inst, active, opts, previous=previous, pop_k=1, rng=rng, select=select, slack=slack,
                                   memory=memory, slot_aware=slot_aware, wait_slots=wait_slots, tie_break=tie_break,
-                                  init=init, sub=sub)
-        fixed = None
-        if previous is not None:
-            cfg = core.meta["configs"]
-            kept = (cfg[:, 1] > 0) & (previous[cfg[:, 0], 0] == cfg[:, 1]) & (previous[cfg[:, 0], 1] == cfg[:, 2])
-            fixed = np.full(core.n_jobs, -1, dtype=np.int64)
-            fixed[core.col_job[kept]] = np.flatnonzero(kept)
+                                  init=init, sub=sub, costs=costs, place_seconds=place_seconds, keep=keep)
         defer_all = float(core.value[core.job_ptr[:-1]].sum())          # a feasible objective
-        _, prices = lagrangian_bound(core.value, share, core.job_ptr, defer_all, clock=opts.clock)
+        # the start's prices take at most a quarter of what remains: the rest is the iteration's
+        _, prices = lagrangian_bound(core.value, share, core.job_ptr, defer_all, clock=opts.clock.share(0.25 / len(groups)))
+        cores.append(core)
+        shares.append(share)
         group_prices.append(prices)
-        warm = greedy_choice(core, share, fixed, prices)
-        out = parametric(core, opts.within(opts.clock.share(1.0 / (k - gi))), memory=memory, init=init, sub=sub,
-                         warm=warm, mip_start=False)
-        alloc += inst.allocation_from_core(core, out.choice)[:, :2]
+        warms.append(greedy_choice(core, share, _kept_columns(core, previous), prices))
+    clock = opts.clock
+    if place_seconds is not None and clock.limited:
+        if keep is not None:
+            for core, share, prices in zip(cores, shares, group_prices):
+                fixed = _kept_columns(core, keep)
+                if k == 1:
+                    kepts.append(greedy_choice(core, share, fixed, prices))
+                else:
+                    kepts.append(np.where(fixed >= 0, fixed - core.job_ptr[:-1], 0))
+        reserve = min(float(place_seconds(_allocation(inst, cores, choices))) for choices in (warms, kepts) if choices)
+        # the solver's part ends where the placement of an answer like the cheaper start's must begin
+        clock = Budget(max(clock.remaining() - reserve, 0.0), margin=clock.margin)
+    choices, objective, inner = [], 0.0, -np.inf
+    for gi, (core, warm) in enumerate(zip(cores, warms)):
+        out = parametric(core, opts.within(clock.share(1.0 / (k - gi))), memory=memory, init=init, sub=sub,
+                         warm=warm, mip_start=False, costs=costs)
+        choices.append(out.choice)
         objective += out.objective
         inner = out.bound if k == 1 else inner
-        values.append(core.value)
-        shares.append(share / k)                      # shares of the whole capacity
-        ptrs.append(core.job_ptr[1:] + sum(v.size for v in values[:-1]))
+    alloc = _allocation(inst, cores, choices)
+    if kepts and float(place_seconds(alloc)) > opts.clock.remaining():
+        # the first of the kept start and the kept configurations alone whose placement fits what
+        # remains; if neither does, the one of the three placed soonest
+        left = opts.clock.remaining()
+        alone = [np.where(fixed >= 0, fixed - core.job_ptr[:-1], 0)
+                 for core, fixed in ((core, _kept_columns(core, keep)) for core in cores)]
+        options = [(alloc, objective)] + [(_allocation(inst, cores, c), float(sum(
+            core.value[core.columns_of(x)].sum() for core, x in zip(cores, c)))) for c in (kepts, alone)]
+        # never an empty answer where one that runs a job exists (the kept jobs may all have completed)
+        runs = [bool((a[:, 0] > 0).any()) for a, _ in options]
+        seconds = [float(place_seconds(a)) if r or not any(runs) else np.inf for (a, _), r in zip(options, runs)]
+        fits = [i for i, t in enumerate(seconds) if i and t <= left]
+        alloc, objective = options[fits[0] if fits else int(np.argmin(seconds))]
+    values = [core.value for core in cores]
+    ptrs = [core.job_ptr[1:] + sum(v.size for v in values[:gi]) for gi, core in enumerate(cores)]
     job_ptr = np.concatenate([[0], *ptrs]).astype(np.int64)
     # the steps go on from the groups' prices, while the budget lasts: a group's price is per share of
     # its 1/k of the capacity, k times that per share of the whole (one group: the same problem)
-    lag = lagrangian_bound(np.concatenate(values), np.vstack(shares), job_ptr, objective, start=k * np.mean(group_prices, axis=0),
-                           clock=opts.clock)[0] if values else 0.0
+    # (within the solver's part less its margin: what follows, the answer's placement, needs that)
+    steps = Budget(max(clock.remaining() - clock.margin, 0.0), margin=0.0) if clock.limited else clock
+    lag = lagrangian_bound(np.concatenate(values), np.vstack([share / k for share in shares]), job_ptr, objective,
+                           start=k * np.mean(group_prices, axis=0), clock=steps)[0] if values else 0.0
     return AnytimeDecision(alloc, objective, max(inner, lag), k)
+
+
+def _kept_columns(core: MCMDK, previous: np.ndarray | None) -> np.ndarray | None:
+    """The column of each job of ``core`` at its configuration in ``previous`` (an (n, 2) allocation)
+    where that one is still offered, else -1 (:func:`~dlsched.solvers.anytime.greedy_choice`'s ``fixed``)."""
+    if previous is None:
+        return None
+    cfg = core.meta["configs"]
+    kept = (cfg[:, 1] > 0) & (previous[cfg[:, 0], 0] == cfg[:, 1]) & (previous[cfg[:, 0], 1] == cfg[:, 2])
+    fixed = np.full(core.n_jobs, -1, dtype=np.int64)
+    fixed[core.col_job[kept]] = np.flatnonzero(kept)
+    return fixed
+
+
+def _allocation(inst: SMDInstance, cores: list, choices: list) -> np.ndarray:
+    """The (n, 2) allocation of one choice per group's core (:meth:`SMDInstance.allocation_from_core`'s
+    (w, p) of each group's jobs, without its (n, 3) array per group: POP's 16 groups of 10,000 jobs)."""
+    alloc = np.zeros((inst.n_jobs, 2), dtype=np.int64)
+    for core, choice in zip(cores, choices):
+        cfg = core.meta["configs"][core.columns_of(choice)]
+        alloc[cfg[:, 0]] = cfg[:, 1:3]
+    return alloc
 
 
 def _every_job_fits(core: MCMDK, share: np.ndarray) -> bool:

@@ -300,3 +300,101 @@ def test_optimus_with_a_generous_budget_decides_as_without_one(capsys):
         doc = json.loads(out)
         runs.append([(j["first_start"], j["completion"]) for j in doc["job_results"]])
     assert runs[0] == runs[1]
+
+
+class FrozenBudget:
+    """A decision's budget on a fake clock: ``left`` seconds remain whatever the real time (tests of what
+    a budget lets a decision start, not of how long it takes)."""
+
+    def __init__(self, left: float, margin: float = 0.0):
+        from dlsched.solvers.options import Budget
+        self.limit, self.margin, self.left, self._budget = 1e9, margin, left, Budget
+
+    limited = True
+
+    def remaining(self):
+        return max(self.left, 0.0)
+
+    def expired(self):
+        return self.left <= 0
+
+    def elapsed(self):
+        return self.limit - self.left
+
+    def seconds_for_solver(self):
+        return max(self.left - self.margin, 1e-3)
+
+    def share(self, fraction, at_most=None):
+        return FrozenBudget(fraction * self.left, self.margin)
+
+
+def test_a_subproblem_starts_only_when_the_rest_of_the_budget_buys_its_predicted_cost(busy_view):
+    from dlsched.solvers.smd import epoch_core, parametric, select_jobs
+    view, active = busy_view
+    core = epoch_core(view, select_jobs(view, active), slot_aware=True, wait_slots=1.0, tie_break=TIE_BREAK)
+    warm = greedy_choice(core, column_shares(core))
+    dear = {"_ExactSub": 1e6, "_DPSub": 1e6}                        # 1e6 s a column: more than is left
+    out = parametric(core, SolveOptions(threads=1, budget=FrozenBudget(100.0)), warm=warm, costs=dear)
+    assert out.iterations == 0 and np.array_equal(out.choice, warm) and dear == {"_ExactSub": 1e6, "_DPSub": 1e6}
+    cheap = {"_ExactSub": 0.0, "_DPSub": 0.0}
+    out = parametric(core, SolveOptions(threads=1, budget=FrozenBudget(100.0)), warm=warm, costs=cheap)
+    exact = parametric(core, SolveOptions(threads=1))
+    assert out.iterations > 0 and out.objective == pytest.approx(exact.objective)
+    assert max(cheap.values()) > 0                                  # what it cost is kept for the next decision
+    # the margin is kept back: 100 s left, all of it margin, buys nothing
+    assert parametric(core, SolveOptions(threads=1, budget=FrozenBudget(100.0, margin=100.0)), warm=warm,
+                      costs={"_ExactSub": 0.0, "_DPSub": 0.0}).iterations == 0
+
+
+def test_the_one_row_programme_stops_at_its_budgets_margin():
+    from dlsched.solvers import knapsack_dp
+    rng = np.random.default_rng(3)
+    ptr = np.arange(0, 2 * 40 + 1, 2)
+    value = np.column_stack([rng.uniform(5, 9, 40), rng.uniform(1, 4, 40)]).ravel()
+    use = np.column_stack([np.zeros(40), rng.integers(1, 5, 40)]).ravel()
+    core = MCMDK(value, sp.csr_matrix(use[None, :]), np.array([30.0]), ptr, "min", "exactly_one")
+    r, units, cap = knapsack_dp.one_row(core)
+    opt, choice = knapsack_dp.solve(core, core.value, units, cap)
+    assert knapsack_dp.solve(core, core.value, units, cap, FrozenBudget(100.0))[0] == opt
+    with pytest.raises(knapsack_dp.BudgetSpent):
+        knapsack_dp.solve(core, core.value, units, cap, FrozenBudget(0.0))
+
+
+def test_an_answer_that_cannot_be_placed_in_time_gives_way_to_the_kept_one(busy_view):
+    view, active = busy_view
+    kw = {"slot_aware": True, "wait_slots": 1.0, "tie_break": TIE_BREAK}
+    last, _, _ = decide(view, active[:20], SolveOptions(threads=1), **kw)      # the last answer: 20 jobs known
+    keep_mask = last[:, 0] > 0
+
+    def place_seconds(alloc):                      # 1 s a job placed at a new size: only the kept ones are free
+        return float(np.count_nonzero((alloc[:, 0] > 0) & np.any(alloc != last, axis=1)))
+
+    exact, _, _ = decide(view, active, SolveOptions(threads=1), **kw)
+    assert place_seconds(exact) > 1.0                                       # the budget binds
+    opts = SolveOptions(threads=1, budget=FrozenBudget(1.0, margin=0.0))
+    dec = decide_anytime(view, active, opts, keep=last, place_seconds=place_seconds, costs={}, **kw)
+    assert place_seconds(dec.alloc) <= 1.0
+    both = keep_mask & (dec.alloc[:, 0] > 0)
+    assert both.any() and np.array_equal(dec.alloc[both], last[both])      # the kept jobs run as they ran
+    assert dec.bound <= dec.objective
+    # where the budget does not bind, the iteration's answer (the decision without a budget)
+    free = decide_anytime(view, active, SolveOptions(threads=1), keep=last, place_seconds=place_seconds, costs={}, **kw)
+    assert np.array_equal(free.alloc, exact)
+
+
+def test_smd_with_a_generous_budget_decides_as_without_one(capsys):
+    runs = []
+    for extra in ([], ["--decision-budget", "600000"]):
+        code, out, _ = run(capsys, "simulate", "dl2:12:3", "--policy", "smd", "--speed", "table", "--json", "--jobs", *extra)
+        assert code == 0
+        runs.append(json.loads(out)["job_results"])
+    assert runs[0] == runs[1]
+
+
+def test_the_kept_answer_is_never_an_empty_one_where_a_job_could_run(busy_view):
+    view, active = busy_view
+    kw = {"slot_aware": True, "wait_slots": 1.0, "tie_break": TIE_BREAK}
+    gone = np.zeros((view.n_jobs, 2), dtype=np.int64)           # the last answer's jobs have all completed
+    dec = decide_anytime(view, active, SolveOptions(threads=1, budget=FrozenBudget(0.0)), keep=gone,
+                         place_seconds=lambda alloc: float(np.count_nonzero(alloc[:, 0])), costs={}, **kw)
+    assert (dec.alloc[:, 0] > 0).any() and dec.bound <= dec.objective
