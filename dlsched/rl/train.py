@@ -1257,7 +1257,8 @@ def parser():
                    help="DAgger rounds after the warm-up: label the network's own states by the teacher and retrain")
     p.add_argument("--dagger-epochs", type=int, default=d.dagger_epochs, help="epochs of each DAgger round")
     p.add_argument("--dagger-lr", type=float, default=d.dagger_lr, help="learning rate of each DAgger round (cosine decay)")
-    p.add_argument("--rl-lr", type=float, default=d.rl_lr, help="Adam learning rate of fine-tuning")
+    p.add_argument("--rl-lr", type=float, default=d.rl_lr,
+                   help="Adam learning rate of fine-tuning (not used by --es-optimizer cma, whose step adapts)")
     p.add_argument("--batch", type=int, default=d.batch, help="minibatch size of the warm-up and the updates")
     p.add_argument("--updates", type=int, default=d.updates_per_episode, help="minibatch updates after each episode")
     p.add_argument("--eval-every", type=int, default=d.eval_every, help="episodes between evaluations on the tuning traces")
