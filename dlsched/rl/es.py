@@ -40,6 +40,10 @@ is unchanged by a positive factor and Adam's step is unchanged by the gradient's
 search at s = 1 with σ and the learning rate divided by s, generation by generation (docs/dl2.md,
 round 14): a small s is a larger step, not a different search.
 
+The step is Adam's (:class:`Adam`, a fixed learning rate) unless ``--es-optimizer cma`` asks for CMA-ES over the
+same coordinates (:mod:`dlsched.rl.cmaes`: mirrored pairs, pairwise selection, σ adapted by the evolution
+path; docs/dl2.md, round 15).
+
 Every mode's θ is held as one vector (log s, b) (:func:`theta`), and (log s, b, Θ) for a policy with
 a row prior; the bias-only modes leave log s at 0.
 """

@@ -12,7 +12,8 @@ completion.
 A checkpoint is a ``torch.save`` of a plain dictionary (loaded with ``weights_only=True``):
 ``format``, ``spec`` (:class:`~dlsched.rl.slot.Spec` as a dict), ``hidden``, ``policy`` and
 ``value`` state dicts, ``logit_scale`` (the policy's s, only where s ≠ 1; ``--es-basis``), ``row_prior``
-(the policy's Θ, only where it has one; ``--es-features``), ``digest``,
+(the policy's Θ, only where it has one; ``--es-features``), ``es_optimizer`` (the search's state, only
+where it continues: ``--es-optimizer cma``), ``digest``,
 and ``provenance`` (command, seed, versions, training seconds).
 """
 
@@ -46,6 +47,9 @@ class Model:
     policy: PolicyNet
     value: ValueNet
     provenance: dict = field(default_factory=dict)
+    #: the state of the search that produced the policy, where one continues it (``--es-optimizer cma``:
+    #: :meth:`dlsched.rl.cmaes.CmaSearch.state`), else None
+    es_optimizer: dict | None = None
 
     @classmethod
     def new(cls, spec: Spec, hidden: Sequence[int] = (256, 256), seed: int = 0) -> "Model":
@@ -72,6 +76,8 @@ def save_checkpoint(model: Model, path: str | Path) -> None:
         doc["logit_scale"] = float(model.policy.logit_scale)
     if prior is not None:                   # likewise: a file without it has no row prior
         doc["row_prior"] = prior.detach().clone()
+    if model.es_optimizer is not None:      # so that `--init` continues the search (tensors and numbers)
+        doc["es_optimizer"] = model.es_optimizer
     torch.save(doc, tmp)
     tmp.replace(path)
 
@@ -154,6 +160,10 @@ def load_checkpoint(path: str | Path | None = None) -> Model:
                                                            *scale_dict(scale), *prior_dict(model.policy.prior)):
         raise InputError(str(path), "digest", "weights that match the digest written with them (the file is damaged)",
                          "other weights")
+    state = doc.get("es_optimizer")
+    if state is not None and (not isinstance(state, dict) or not isinstance(state.get("kind"), str)):
+        raise InputError(str(path), "es_optimizer", "a search's state as `dlsched train dl2` writes it", type(state).__name__)
+    model.es_optimizer = state
     model.policy.eval()
     model.value.eval()
     return model

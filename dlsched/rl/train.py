@@ -45,7 +45,8 @@ import torch
 from torch import nn
 
 from dlsched.rl.env import DL2Env
-from dlsched.rl.es import Adam as EsAdam, at_scale, es_basis, es_features, es_gradient, rank_groups, with_prior
+from dlsched.rl.cmaes import KIND as CMA, CmaSearch
+from dlsched.rl.es import Adam as EsAdam, at_scale, es_basis, es_features, es_gradient, rank_groups, theta, with_prior
 from dlsched.rl.forks import ForkPool, fork, fork_update
 from dlsched.errors import InputError
 from dlsched.rl.policy import (MAX_HIDDEN, MAX_LAYERS, DL2Policy, Model, choose, load_checkpoint, save_checkpoint,
@@ -162,6 +163,10 @@ class TrainConfig:
     #: scaled with it at the start (z = s · (W h + b) + φᵀ Θ ψ, :func:`dlsched.rl.es.at_scale`): with Θ = 0
     #: the warm-up's decisions, and the search at s = 1 with σ and lr divided by s (docs/dl2.md, round 14)
     es_held_scale: float | None = None
+    #: ``baseline="es"``: the step on the searched coordinates, "adam" (a fixed learning rate ``rl_lr`` on the
+    #: estimated gradient, :class:`dlsched.rl.es.Adam`) or "cma" (CMA-ES, σ₀ = ``es_sigma`` adapted by its
+    #: evolution path, λ = 2 ``es_pairs`` mirrored points; :mod:`dlsched.rl.cmaes`, docs/dl2.md round 15)
+    es_optimizer: str = "adam"
     #: a checkpoint to start from: its warm-up is kept and only fine-tuning runs
     init: str | None = None
     #: DAgger rounds after the warm-up (0: none), each followed by this many epochs on all samples
@@ -214,6 +219,10 @@ class TrainConfig:
                 bad("es_held_scale", "a finite number > 0, or None")
             if self.baseline != "es" or self.es_scale:
                 bad("es_held_scale", "a scale only with baseline es and the scale held (es_scale False)")
+        if self.es_optimizer not in ("adam", "cma"):
+            bad("es_optimizer", "adam or cma")
+        if self.es_optimizer != "adam" and self.baseline != "es":
+            bad("es_optimizer", "adam unless the baseline is es (the optimizer of evolution strategies' search)")
         if self.workers > 1 and self.baseline not in ("forks", "es"):
             bad("workers", "1, unless the baseline is forks or es")
         if not isinstance(self.snapshots_cpu_min, tuple) or not all(real(m) and m > 0 for m in self.snapshots_cpu_min):
@@ -896,6 +905,16 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     def tune_jct() -> float:
         return mean_jct(lambda: DL2Policy(model), tune_traces, cluster, speed, seed=cfg.seed)
 
+    es_opt = EsAdam(cfg.rl_lr)
+    basis = (rank_groups(spec.J, spec.n_levels) if cfg.es_groups else es_basis(spec, cfg.es_scale) if cfg.es_basis
+             else es_features(spec, cfg.es_scale) if cfg.es_features else None)
+
+    search, cma_curve = None, []
+    if cfg.baseline == "es" and cfg.es_optimizer == "cma":
+        search = cma_search(cfg, model, basis)
+        model.es_optimizer = search.state()
+    else:
+        model.es_optimizer = None       # a state the checkpoint carried continues only a search of its kind
     teacher_jct = mean_jct(teacher, tune_traces, cluster, speed, seed=cfg.seed)
     cpu0 = cpu_seconds()
     curve = [(time.monotonic() - wall0, 0, tune_jct(), cpu0)]
@@ -912,6 +931,7 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
                 "cpu_seconds": cpu_seconds(),
                 "curve": [{"seconds": s, "cpu_seconds": c, "episode": e, "tune_jct": finite(j)} for s, e, j, c in curve],
                 "episodes_run": len(rewards),
+                **({"cma": cma_curve} if search is not None else {}),
                 "critic_explained_variance": [round(r[2], 4) if np.isfinite(r[2]) else None for r in rewards]}
 
     def write(prov: dict) -> None:
@@ -927,10 +947,6 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     running = None
 
     ref = copy.deepcopy(model.policy).eval() if cfg.kl > 0 else None   # the warm-up policy, for the KL penalty
-    es_opt = EsAdam(cfg.rl_lr)
-    basis = (rank_groups(spec.J, spec.n_levels) if cfg.es_groups else es_basis(spec, cfg.es_scale) if cfg.es_basis
-             else es_features(spec, cfg.es_scale) if cfg.es_features else None)
-
     snapshots = sorted(set(cfg.snapshots_cpu_min))
 
     def snapshot(m: float) -> None:
@@ -978,6 +994,13 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
                     adv_scale = ms2 if adv_scale is None else 0.9 * adv_scale + 0.1 * ms2
                     fork_update(model, opt_pi, Xe, Me, Ie, Ke, LPe, ADVe / np.sqrt(max(adv_scale, 1e-12)),
                                 clip=cfg.clip if cfg.clip > 0 else 0.2, epochs=cfg.ppo_epochs, batch=cfg.batch, rng=rng)
+            elif search is not None:
+                d, R, cpu = search.generation(env, model, rng, traces=cfg.es_traces, pool=pool)
+                worker_cpu += cpu
+                model.es_optimizer = search.state()
+                cma_curve.append({"generation": ep, "iteration": int(search.es.countiter), "sigma": search.sigma, "mean_rms": float(np.sqrt(np.mean(search.mean ** 2)))})
+                running = R if running is None else 0.9 * running + 0.1 * R
+                rewards.append((time.monotonic() - wall0, R, float("nan")))
             elif cfg.baseline == "es":
                 g, d, R, cpu = es_gradient(env, model, rng, pairs=cfg.es_pairs, traces=cfg.es_traces,
                                            sigma=cfg.es_sigma, basis=basis, pool=pool)
@@ -1023,8 +1046,9 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
                 jct = tune_jct()
                 curve.append((time.monotonic() - wall0, ep, jct, cpu_seconds()))
                 if not progress:    # a log line per evaluation for runs in the background
-                    print(f"episode {ep} at {curve[-1][0]:.0f}s: tuning JCT {jct:.0f}s (best {min(best[0], jct):.0f}s)",
-                          file=sys.stderr, flush=True)
+                    print(f"episode {ep} at {curve[-1][0]:.0f}s: tuning JCT {jct:.0f}s (best {min(best[0], jct):.0f}s)"
+                          + (f" cpu {curve[-1][3]:.0f}s sigma {search.sigma:.3g} |m| {cma_curve[-1]['mean_rms']:.3g}"
+                             if search is not None and cma_curve else ""), file=sys.stderr, flush=True)
                 if jct < best[0]:
                     best = (jct, ep)
                     model.provenance = provenance(finished=False)
@@ -1038,6 +1062,24 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     save_checkpoint(final, out)
     write(prov)
     return prov
+
+
+def cma_search(cfg: TrainConfig, model: Model, basis: np.ndarray | None) -> CmaSearch:
+    """``--es-optimizer cma``'s search: the one the ``--init`` checkpoint carries, continued, or a new one
+    around the model's θ with σ₀ = ``es_sigma``."""
+    state = model.es_optimizer
+    if state is None or state.get("kind") != CMA:
+        return CmaSearch(theta(model).numpy(), basis, cfg.es_sigma, cfg.es_pairs)
+    try:
+        search = CmaSearch.from_state(state, basis, cfg.es_pairs)
+    except (KeyError, ValueError, TypeError, AttributeError) as exc:
+        raise InputError(str(cfg.init), "es_optimizer", "the state of a CMA search over the coordinates these flags "
+                         "search (continue with the flags of the run that wrote it)", str(exc)) from None
+    here = theta(model).numpy().astype(float)
+    if len(search.origin) != len(here) or not np.allclose(search.theta(search.mean), here, rtol=1e-5, atol=1e-5):
+        raise InputError(str(cfg.init), "es_optimizer", "a search whose mean is the checkpoint's policy (continue "
+                         "with the flags of the run that wrote it, the same --es-scale)", "another policy")
+    return search
 
 
 def chain_curve(prov: dict) -> list[tuple[float, float, int]]:
@@ -1194,7 +1236,12 @@ def parser():
                    help="--baseline es: play and search at logit scale S, held, the output bias scaled with it (implies "
                         "--es-hold-scale; the warm-up's decisions at the start; the same search as S = 1 with "
                         "--es-sigma and --rl-lr divided by S; saved in the checkpoint; docs/dl2.md round 14)")
-    p.add_argument("--es-sigma", type=float, default=d.es_sigma, help="--baseline es: σ of the perturbation of the output bias")
+    p.add_argument("--es-sigma", type=float, default=d.es_sigma,
+                   help="--baseline es: σ of the perturbation (with --es-optimizer cma: σ₀, adapted; a continued search keeps its σ)")
+    p.add_argument("--es-optimizer", choices=["adam", "cma"], default=d.es_optimizer,
+                   help="--baseline es: Adam at --rl-lr on the estimated gradient (default), or CMA-ES with its step "
+                        "adapted by the evolution path, 2 x --es-pairs mirrored points a generation, its state in the "
+                        "checkpoint so that --init continues it (docs/dl2.md round 15)")
     p.add_argument("--baseline", choices=["critic", "greedy", "branch", "rollouts", "gae", "forks", "es"], default=d.baseline,
                    help="actor's baseline: the critic V(s) (default), the greedy policy's return on the same trace, "
                         "per sampled slot the greedy episode forked there (branch), or the best of --candidates "
@@ -1210,7 +1257,8 @@ def parser():
                    help="DAgger rounds after the warm-up: label the network's own states by the teacher and retrain")
     p.add_argument("--dagger-epochs", type=int, default=d.dagger_epochs, help="epochs of each DAgger round")
     p.add_argument("--dagger-lr", type=float, default=d.dagger_lr, help="learning rate of each DAgger round (cosine decay)")
-    p.add_argument("--rl-lr", type=float, default=d.rl_lr, help="Adam learning rate of fine-tuning")
+    p.add_argument("--rl-lr", type=float, default=d.rl_lr,
+                   help="Adam learning rate of fine-tuning (not used by --es-optimizer cma, whose step adapts)")
     p.add_argument("--batch", type=int, default=d.batch, help="minibatch size of the warm-up and the updates")
     p.add_argument("--updates", type=int, default=d.updates_per_episode, help="minibatch updates after each episode")
     p.add_argument("--eval-every", type=int, default=d.eval_every, help="episodes between evaluations on the tuning traces")
@@ -1255,7 +1303,7 @@ def main(argv: Sequence[str]) -> int:
                           warmup_smoothing=args.warmup_smoothing, gae_lambda=args.gae_lambda, ppo_epochs=args.ppo_epochs,
                           kl=args.kl, threads=args.threads, workers=args.workers, batch=args.batch,
                           es_pairs=args.es_pairs, es_traces=args.es_traces, es_sigma=args.es_sigma, es_groups=args.es_groups,
-                          es_basis=args.es_basis, es_features=args.es_features,
+                          es_basis=args.es_basis, es_features=args.es_features, es_optimizer=args.es_optimizer,
                           es_scale=not (args.es_hold_scale or args.es_scale is not None), es_held_scale=args.es_scale,
                           snapshots_cpu_min=_minutes(args.snapshots))
     except InputError as exc:       # name the flag, not the setting
