@@ -3,7 +3,7 @@ the full pipeline every ``refresh`` decisions, between them only the jobs an eve
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from dlsched.errors import InputError
 from dlsched.policies import hetplace as ph
@@ -46,6 +46,8 @@ class _Checked(ph.HetPlace):
         for j, pl in out.place.items():
             for s, k in pl.workers.items():
                 free[s] -= k * state.demand_w[j]
+            for s, k in pl.ps.items():          # a PS holds room too (seed 7855, n 36: a PS job's CPUs)
+                free[s] -= k * state.demand_p[j]
         cap = int(state.cluster.capacity[:, self.g].sum())
         gpu_jobs = sum(1 for j in [*state.running.tolist(), *out.place] if round(state.demand_w[j, self.g]) >= 1)
         for j in state.active.tolist():
@@ -60,6 +62,7 @@ class _Checked(ph.HetPlace):
 
 @settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 10_000), n=st.integers(4, 40), refresh=st.sampled_from([2, 5, 1000]))
+@example(seed=7855, n=36, refresh=1000)        # PS jobs beside a job that would fit only without their PSs
 def test_incremental_decisions_keep_capacity_and_start_every_job_that_fits(seed, n, refresh):
     tr, cl, speed = openb_like(seed, n, arrivals=40)
     pol = _Checked(incremental=True, refresh=refresh, refresh_gap=10.0)
