@@ -474,7 +474,7 @@ def decide_anytime(inst: SMDInstance, active: np.ndarray, opts: SolveOptions, *,
     cand = select_jobs(inst, active, slack) if select == "score" else active
     k = max(1, min(int(pop_k), cand.size))
     groups = pop_groups(cand.size, k, rng if rng is not None else np.random.default_rng(0)) if k > 1 else [np.arange(cand.size)]
-    cores, shares, warms, group_prices, kepts = [], [], [], [], []
+    cores, shares, warms, group_prices, kepts, alone = [], [], [], [], [], []
     for g in groups:
         core = epoch_core(inst, cand[g], slot_aware=slot_aware, wait_slots=wait_slots, tie_break=tie_break)
         core.b = core.b / k
@@ -496,10 +496,8 @@ def decide_anytime(inst: SMDInstance, active: np.ndarray, opts: SolveOptions, *,
         if keep is not None:
             for core, share, prices in zip(cores, shares, group_prices):
                 fixed = _kept_columns(core, keep)
-                if k == 1:
-                    kepts.append(greedy_choice(core, share, fixed, prices))
-                else:
-                    kepts.append(np.where(fixed >= 0, fixed - core.job_ptr[:-1], 0))
+                alone.append(np.where(fixed >= 0, fixed - core.job_ptr[:-1], 0))     # the kept configurations alone
+                kepts.append(greedy_choice(core, share, fixed, prices) if k == 1 else alone[-1])
         reserve = min(float(place_seconds(_allocation(inst, cores, choices))) for choices in (warms, kepts) if choices)
         # the solver's part ends where the placement of an answer like the cheaper start's must begin
         clock = Budget(max(clock.remaining() - reserve, 0.0), margin=clock.margin)
@@ -515,8 +513,6 @@ def decide_anytime(inst: SMDInstance, active: np.ndarray, opts: SolveOptions, *,
         # the first of the kept start and the kept configurations alone whose placement fits what
         # remains; if neither does, the one of the three placed soonest
         left = opts.clock.remaining()
-        alone = [np.where(fixed >= 0, fixed - core.job_ptr[:-1], 0)
-                 for core, fixed in ((core, _kept_columns(core, keep)) for core in cores)]
         options = [(alloc, objective)] + [(_allocation(inst, cores, c), float(sum(
             core.value[core.columns_of(x)].sum() for core, x in zip(cores, c)))) for c in (kepts, alone)]
         # never an empty answer where one that runs a job exists (the kept jobs may all have completed)
