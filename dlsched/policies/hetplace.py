@@ -815,9 +815,9 @@ class HetPlace(ChangePolicy):
         return self._rho_row(state, j, max(1, int(round(state.demand_w[j, self.g]))))
 
     def _paces(self, state: ClusterState, jobs: np.ndarray, placements: list[Placement]) -> np.ndarray:
-        r""":meth:`_pace_of` of each job of ``jobs`` on its placement, in numpy passes over the (job, server) pairs
-        (the same sums in the same order, so the same floating-point values: a loop of :meth:`_pace_of` over the
-        2,000 jobs of a DL2 decision cost as much as the decision's placement)."""
+        r"""Each job's pace on its placement in the §4 view, :math:`\sum_k \rho_{j,k}` over its GPUs (0 without
+        GPUs), in numpy passes over the (job, server) pairs (a loop over the 2,000 jobs of a DL2 decision cost as
+        much as the decision's placement)."""
         gpw = np.rint(state.demand_w[jobs, self.g]).astype(np.int64)
         sized = gpw >= 1
         self._rho_rows(state, jobs[sized], gpw[sized])
@@ -828,14 +828,6 @@ class HetPlace(ChangePolicy):
         terms = (cnt * gpw[pair]) * self._rho_tab[jobs[pair], self.server_type[srv]]
         pace = np.bincount(pair, weights=terms, minlength=jobs.size)
         return np.where(sized, pace, 0.0)
-
-    def _pace_of(self, state: ClusterState, j: int, pl: Placement) -> float:
-        r"""Job j's pace on ``pl`` in the §4 view: :math:`\sum_k \rho_{j,k}` over its GPUs (0 without GPUs)."""
-        gpw = int(round(state.demand_w[j, self.g]))
-        if gpw < 1:
-            return 0.0
-        rho = self._rho_of(state, j)
-        return float(sum(k * gpw * rho[self.server_type[s]] for s, k in pl.workers.items()))
 
     def _linear_jct(self, state: ClusterState, jobs: np.ndarray) -> tuple[float | None, float]:
         r"""Average JCT of the GPU jobs of ``jobs`` in the §4 view (:math:`J_j = T_j / \sum_k \rho_{j,k}`, no
@@ -893,7 +885,8 @@ class HetPlace(ChangePolicy):
             free[at] -= rows
             out[j] = pl
             slots -= 1
-            self._pace[j] = self._pace_of(state, j, pl)
+        started = np.fromiter(out, dtype=np.int64, count=len(out))
+        self._pace[started] = self._paces(state, started, list(out.values()))
         for j in cand[gpw < 1].tolist():
             placed = {} if self._shape[j] in full else self._place_rest(state, free, np.array([j]))
             out.update(placed)

@@ -111,7 +111,12 @@ def test_paces_are_the_loops_to_the_bit(mix):
     pol, state, before, decision = _two_decisions(mix, None, order="arrival", incremental=True)
     jobs = np.fromiter(decision, dtype=np.int64)
     got = pol._paces(state, jobs, list(decision.values()))
-    want = np.array([pol._pace_of(state, int(j), decision[j]) for j in jobs.tolist()])
+    def pace_of(j, pl):          # the §4 view's sum of rho over the job's GPUs, job by job
+        gpw = int(round(state.demand_w[j, pol.g]))
+        rho = pol._rho_of(state, j)
+        return 0.0 if gpw < 1 else float(sum(k * gpw * rho[pol.server_type[s]] for s, k in pl.workers.items()))
+
+    want = np.array([pace_of(int(j), decision[j]) for j in jobs.tolist()])
     assert got.tolist() == want.tolist() and (got > 0).any()
 
 
