@@ -61,11 +61,12 @@ import scipy.sparse as sp
 from dlsched.arguments import Range, checked
 from dlsched.instance.smd import SMDInstance
 from dlsched.models.mcmdk import MatrixForm
-from dlsched.policies.budget import BudgetMs, DecisionRecord
-from dlsched.policies.greedy import MAX_ALPHA, GreedyView, SRPTGreedyPolicy, tau_grid
+from dlsched.policies.budget import PLACE_PRIOR, BudgetMs, DecisionRecord
+from dlsched.policies.greedy import (MAX_ALPHA, GreedyView, SRPTGreedyPolicy, fastest_within, greedy_allocation,
+                                     greedy_view, tau_grid)
 from dlsched.result import Status
 from dlsched.sim.placement import PlacerName
-from dlsched.solvers.anytime import pop_groups
+from dlsched.solvers.anytime import placeable, pop_groups
 from dlsched.solvers.highs import solve_matrix
 from dlsched.solvers.options import Budget, SolveOptions
 
@@ -312,13 +313,67 @@ def pareto_of(inst: SMDInstance, j: int) -> np.ndarray:
     return inst.cached(("pareto", inst._config_key(j)), lambda: pareto_configs(tau_grid(inst, j), inst.d[j], inst.e[j]))
 
 
-#: the least share of a decision's budget the fluid LP is given, whatever the view before it took
-LP_FLOOR = 0.5
+#: under a budget, before a decision has measured its own: seconds of the fluid LP's build and solve per
+#: square of its columns (the 20-job LP of a 2,000-job DL2 state, 2,180 columns, 17 ms from nothing,
+#: 2026-11-27; HiGHS's time grows about with the fourth power of the LP's jobs, the square of its columns),
+#: and seconds per active job of the part after the shares (first sizes within them, the fill: 8 ms at
+#: 2,000 DL2 jobs, 2026-11-28)
+LP_PRIOR, FILL_PRIOR = 4e-9, 4e-6
 
 #: under a budget without ``lp_jobs`` (:meth:`FluidPolicy.adapt_lp_jobs`): the LP's first job count, its
 #: growth factor after :data:`AUTO_PATIENCE` LPs in a row that took at most :data:`AUTO_FAST` of their
 #: share, and the factor it shrinks by after one not solved
 AUTO_START, AUTO_GROW, AUTO_FAST, AUTO_PATIENCE, AUTO_SHRINK = 8, 1.25, 0.25, 3, 0.5
+
+
+def lp_columns(times: Sequence[np.ndarray], order: Sequence[int], configs: Sequence[np.ndarray]) -> int:
+    """The y columns :func:`fluid_lp` builds for the jobs in ``order``: the job of rank k has one per Pareto
+    size in each of its k + 1 phases (what the LP's build and solve times are predicted from)."""
+    sizes = np.array([len(configs[i]) for i in order], dtype=np.int64)
+    sizes = sizes[sizes > 0]
+    return int((sizes * np.arange(1, sizes.size + 1)).sum())
+
+
+def fluid_value(times: Sequence[np.ndarray], d: np.ndarray, e: np.ndarray, capacity: np.ndarray,
+                order: Sequence[int], configs: Sequence[np.ndarray], sizes: np.ndarray,
+                rest: Rest | None = None) -> float | None:
+    r"""The value (seconds) in :func:`fluid_lp`'s objective of one feasible point of that LP (arguments as
+    its, ``configs`` the Pareto sizes): each job i of the LP at the size ``sizes[i]`` = (p, w) from now
+    until it completes, after :math:`T_i` (its fastest Pareto size where ``sizes[i]`` cannot run), and
+    A (``rest``) after them all. So an upper bound on the LP's optimum, which gives a decision that did
+    not solve the LP its certified gap against :func:`fluid_bound`. None when a size does not fit the
+    cluster alone.
+
+    With :math:`u_{ir}` job i's share of resource r at its size: when :math:`\sum_i u_{ir} \le 1` for every r
+    the jobs run side by side and the phase of rank k ends at :math:`e_k = \max_{q \le k} T_q` (a job
+    runs within its phases; each phase holds at most the jobs that fit together); else one after another,
+    :math:`e_k = \sum_{q \le k} T_q`. With :math:`t_k = e_k - e_{k-1}` and A's phase
+    :math:`t_A = \max(1/s, \max_r a_r)` (its work at its largest rate, within the cluster),
+
+    .. math:: \sum_{k<m} (m - k + n_A)\, t_k + n_A t_A.
+    """
+    live = [i for i in order if len(configs[i])]
+    if not live and rest is None:
+        return 0.0
+    res = np.flatnonzero(np.asarray(capacity) > 0)
+    cap = np.asarray(capacity, float)[res]
+    T, use = np.empty(len(live)), np.empty((len(live), res.size))
+    for a, i in enumerate(live):
+        p, w = int(sizes[i][0]), int(sizes[i][1])
+        grid = times[i]
+        if not (0 <= p < grid.shape[0] and 0 <= w < grid.shape[1] and np.isfinite(grid[p, w])):
+            p, w = np.divmod(int(configs[i][np.argmin(grid.flat[configs[i]])]), grid.shape[1])
+        T[a] = grid[p, w]
+        use[a] = (p * np.asarray(e, float)[i, res] + w * np.asarray(d, float)[i, res]) / cap
+    if (use > 1.0 + 1e-9).any():
+        return None
+    ends = np.maximum.accumulate(T) if (use.sum(axis=0) <= 1.0 + 1e-9).all() else np.cumsum(T)
+    t = np.diff(ends, prepend=0.0)
+    n_a = 0.0 if rest is None else float(rest.jobs)
+    value = float(((len(live) - np.arange(len(live)) + n_a) * t).sum())
+    if rest is not None:
+        value += n_a * max(1.0 / rest.rate if rest.rate > 0 else np.inf, float(rest.area.max()))
+    return value
 
 
 class FluidPolicy(SRPTGreedyPolicy):
@@ -331,17 +386,20 @@ class FluidPolicy(SRPTGreedyPolicy):
     :class:`~dlsched.policies.greedy.HeSRPTPolicy` it uses every job's own measured speedup curve
     instead of one k^p; DL2's warm-up teacher (docs/dl2.md, "The fluid teacher").
 
-    ``budget_ms`` bounds each decision (docs/simulator.md, "Decision budgets and certified gaps"):
-    the LP gets what remains of it, but at least :data:`LP_FLOOR` of the budget (the LP is the one
-    part a budget can cut: the view before it and the fill after it run whatever the budget), and
-    when it is not solved in time the jobs of the last LP
-    solved keep their shares from it, the others start at srpt-greedy's first size (one PS and
-    the fewest workers) before the same fill. With ``incremental`` (default on; under a budget
-    only, so that unbudgeted decisions are those solved from nothing) the LP starts from the last
-    LP's solution (:meth:`FluidLP.start_from`: the columns of the jobs both hold; consecutive
-    decisions differ by one arrival or completion). The policy's model is the LP, which HiGHS
-    solves to optimality: a decision taken from the LP records gap 0 (and the LP's value as its
-    objective), one that missed it records none.
+    ``budget_ms`` bounds the whole call, from the moment the policy is asked (docs/simulator.md,
+    "Decision budgets and certified gaps"): the view, the LP, the fill and the placement of the answer.
+    The LP gets what remains less a tenth of the budget and the predicted time of the fill and the
+    placement after it (:meth:`lp_time`, each measured at the decisions before), and is built only when
+    its own predicted time fits that (:meth:`budgeted_shares`); the fill stops where the placement's
+    predicted time begins (:meth:`allocate`). When the LP is not built or not solved in time the
+    decision is the kept answer: the jobs of the last LP solved keep their shares from it, the others
+    start at srpt-greedy's first size (one PS and the fewest workers) before the same fill. With
+    ``incremental`` (default on; under a budget only, so that unbudgeted decisions are those solved
+    from nothing) the LP starts from the last LP's solution (:meth:`FluidLP.start_from`: the columns of
+    the jobs both hold; consecutive decisions differ by one arrival or completion). The policy's model
+    is the LP, which HiGHS solves to optimality: a decision taken from the LP records gap 0 (and the
+    LP's value as its objective); a kept answer records the LP's value of its first sizes
+    (:func:`fluid_value`) against :func:`fluid_bound` (:meth:`record_kept`).
 
     ``lp_jobs`` (default none: every active job) limits the LP to that many jobs, the first in the
     order (the shortest remaining at their fastest size); the others enter it as one aggregate job
@@ -377,16 +435,83 @@ class FluidPolicy(SRPTGreedyPolicy):
         super().reset(ctx)
         self.decision_record.reset()
         self.pop_rng = np.random.default_rng(ctx.seed)    # POP's deals of the LP's jobs (:meth:`pop_shares`)
-        self.last_theta: dict[int, float] = {}       # view job -> θ of the last LP solved (under a budget)
+        # under a budget: the view's jobs (sorted) and θ of the last LP solved (the kept answer's, :meth:`kept_theta`)
+        self.last_theta: tuple[np.ndarray, np.ndarray] = (np.zeros(0, dtype=np.int64), np.zeros(0))
         # under a budget: the last LP's column keys, the last solved LP's nonzero columns, HiGHS's last basis
         self.last: tuple | None = None
         # under a budget without lp_jobs: the next LP's job count, and the LPs of that count in a row
         # solved in at most AUTO_FAST of their share (adapt_lp_jobs)
         self.auto_jobs, self.auto_fast = AUTO_START, 0
+        # under a budget, what the decisions have measured of their own costs, for the next to predict from
+        # (:meth:`lp_time`): seconds of the LP per square of its columns, of the fill per active job, of the
+        # placement per job placed at a new size (the priors until one is measured)
+        self.lp_rate, self.fill_rate = LP_PRIOR, FILL_PRIOR
+        self.place_rate = PLACE_PRIOR * max(len(ctx.cluster.names), 1)
+        # the last answer's sizes (jobs of the view, (w, p)) and its jobs, the jobs it resized that were there
+        # before it, and this decision's expected placements and its times (:meth:`schedule`)
+        self.previous, self.previous_jobs, self.resized = None, None, 0
+        self.expect_moved, self.marks = 0, {}
+        # under a budget, what the last decision answered (:mod:`dlsched.bench.decision` reports it): "lp" (its
+        # LP's shares), "kept shares" (the LP not solved in time: the last LP's) or "kept" (the last answer's sizes)
+        self.last_answer = None
+
+    def schedule(self, state, events):
+        # the budget is the whole call's (docs/simulator.md): started when the policy is asked, so the view,
+        # the LP, the fill and the placement of the answer all count against it
+        self.clock = self.decision_record.clock()
+        self.marks, self.last_answer = {}, None
+        out = super().schedule(state, events)
+        if self.marks.get("moved"):
+            self.place_rate = (self.clock.elapsed() - self.marks["answered"]) / self.marks["moved"]
+        return out
 
     def allocate(self, inst: SMDInstance, active: np.ndarray) -> np.ndarray:
-        self.clock = self.decision_record.clock()      # the decision's budget runs from here
-        return super().allocate(inst, active)
+        """srpt-greedy's allocation with the LP's shares (:meth:`shares`); under a budget the fill stops at
+        the budget less its margin, the decision's costs are measured for the next (:meth:`lp_time`), and
+        where the answer's expected placement does not fit what remains, the kept answer is given instead
+        (:func:`~dlsched.solvers.anytime.placeable`): the last answer's sizes for the jobs still active, run
+        where they are (nothing to place), the jobs that arrived since waiting; never an empty one where
+        the answer runs a job. It records the LP's value of its sizes (:meth:`record_kept`)."""
+        if self.decision_record.seconds is None:
+            return super().allocate(inst, active)
+        rec, clock = self.decision_record, self.clock
+        recorded = (len(rec.objectives), len(rec.gaps))
+        view = greedy_view(inst, active)
+        was = (np.zeros(view.jobs.size, dtype=bool) if self.previous_jobs is None
+               else np.isin(view.jobs, self.previous_jobs, assume_unique=True))
+        # placed anew: the jobs that arrived since, and as many as the last answer resized
+        self.expect_moved = int(np.count_nonzero(~was)) + self.resized
+        fill = Budget(max(clock.limit - clock.margin, 0.0), start=clock.start, margin=clock.margin)
+        alloc = np.zeros((inst.n_jobs, 2), dtype=np.int64)
+        alloc[view.jobs] = greedy_allocation(view, **{**self.options, "shares": self.shares(inst), "budget": fill})
+        answered = clock.elapsed()
+        if "shared" in self.marks:
+            self.fill_rate = (answered - self.marks["shared"]) / view.jobs.size
+        last = self.previous if self.previous is not None else np.zeros_like(alloc)
+        moved = (alloc[view.jobs, 0] > 0) & np.any(alloc[view.jobs] != last[view.jobs], axis=1)
+        n_moved = int(np.count_nonzero(moved))
+        if n_moved and self.place_rate * n_moved > clock.remaining() and was.any():
+            kept = np.zeros_like(alloc)
+            kept[view.jobs[was]] = last[view.jobs[was]]
+            runs = [True, bool((kept[:, 0] > 0).any())]
+            if placeable([self.place_rate * n_moved, 0.0], runs, clock.remaining()) == 1:
+                alloc, moved, n_moved = kept, np.zeros(view.jobs.size, dtype=bool), 0
+                # the decision's record is the kept answer's, not that of the allocation it replaces
+                del rec.objectives[recorded[0]:], rec.gaps[recorded[1]:]
+                if "lp" in self.marks:
+                    self.record_kept(view, self.marks["lp_order"], *self.marks["lp"], sizes=alloc[view.jobs][:, ::-1])
+                self.last_answer = "kept"
+        self.marks.update(answered=answered, moved=n_moved)
+        self.previous, self.previous_jobs, self.resized = alloc, view.jobs, int(np.count_nonzero(moved & was))
+        return alloc
+
+    def lp_time(self, view: GreedyView) -> float:
+        """Seconds the LP may take (its build and solve) under a budget: what remains of the budget less its
+        margin (a tenth of it) and the predicted time of what follows the LP, the fill (seconds per active job,
+        measured from the last decision's) and the placement (seconds per job placed at a new size, times the
+        jobs expected: those that arrived since the last decision and as many as it resized)."""
+        after = self.fill_rate * view.jobs.size + self.place_rate * self.expect_moved
+        return self.clock.remaining() - self.clock.margin - after
 
     def shares(self, inst: SMDInstance):
         """``options["shares"] = "fluid"``: θ of :func:`fluid_shares` for the jobs of the view completing in
@@ -394,28 +519,94 @@ class FluidPolicy(SRPTGreedyPolicy):
         (:meth:`adapt_lp_jobs`; Pareto sizes kept with ``inst``); under a budget, :meth:`budgeted_shares`
         (θ = 0 leaves a job at its first size)."""
         def theta(view: GreedyView, order):
-            auto = self.lp_jobs is None and self.decision_record.seconds is not None and self.pop_k == 1
-            # the LP's share of the budget runs from before its build, which counts against it
-            share = max(self.clock.seconds_for_solver(), LP_FLOOR * self.decision_record.seconds) if auto else None
-            started = self.clock.elapsed()
+            budgeted = self.decision_record.seconds is not None
+            auto = self.lp_jobs is None and budgeted and self.pop_k == 1
             lp_order = order[:self.auto_jobs] if auto else order if self.lp_jobs is None else order[:self.lp_jobs]
             times, configs = [None] * view.jobs.size, [None] * view.jobs.size      # read for lp_order only
             for i in lp_order:
                 times[i], configs[i] = view.times(i), pareto_of(inst, int(view.jobs[i]))
             rest = self.rest(view, order[len(lp_order):])
             if self.pop_k > 1 and len(lp_order) > 1:
-                return self.pop_shares(view, lp_order, times, configs, rest)
-            if self.decision_record.seconds is None:
+                out = self.pop_shares(view, lp_order, times, configs, rest)
+            elif not budgeted:
                 lp = fluid_shares(times, view.d, view.e, view.capacity, lp_order, configs, rest=rest)
                 if lp is not None:
                     self.decision_record.record(lp[1], lp[1])     # an LP optimum is its own bound
                 return None if lp is None else lp[0]
-            lp = fluid_lp(times, view.d, view.e, view.capacity, lp_order, configs, ids=view.jobs, rest=rest)
-            out, solved = self.budgeted_shares(view, lp)
-            if auto:
-                self.adapt_lp_jobs(len(lp_order), solved, self.clock.elapsed() - started, share)
+            else:
+                self.marks.update(lp_order=lp_order, lp=(times, configs, rest))
+                out = self.budgeted_shares(view, lp_order, times, configs, rest, auto)
+            self.marks["shared"] = self.clock.elapsed()
             return out
         return theta
+
+    def budgeted_shares(self, view: GreedyView, lp_order: list, times: list, configs: list, rest: Rest | None,
+                        auto: bool) -> np.ndarray | None:
+        """θ under a budget: the LP of the jobs ``lp_order`` (and ``rest``) built and solved only when its
+        predicted time (:data:`LP_PRIOR` until measured: seconds per square of its columns, :func:`lp_columns`,
+        from the last LP's) fits :meth:`lp_time`, within that time and from the last LP (``incremental``: its
+        basis when the LP is the same, else its columns by key); else, or when it is not solved in time, the
+        kept answer (:meth:`kept_theta`), with its certified gap (:meth:`record_kept`)."""
+        share, started = self.lp_time(view), self.clock.elapsed()
+        cols = lp_columns(times, lp_order, configs)
+        solved, out = False, None
+        if self.lp_rate * cols ** 2 <= share:
+            lp = fluid_lp(times, view.d, view.e, view.capacity, lp_order, configs, ids=view.jobs, rest=rest)
+            if lp is None:
+                self.decision_record.record(0.0, 0.0)
+                return np.zeros(view.jobs.size)
+            start, basis = None, None
+            if self.incremental and self.last is not None:
+                keys, solution, last_basis = self.last
+                if keys == lp.keys and last_basis is not None:
+                    basis = last_basis                  # the same LP: go on from where it stopped
+                elif solution:
+                    start = lp.start_from(solution)
+            out = lp.solve(max(share - (self.clock.elapsed() - started), 1e-3), start, basis)
+            self.last = (lp.keys, out.solution or (self.last[1] if self.last else {}), out.basis)
+            solved = out.theta is not None
+            rate = (self.clock.elapsed() - started) / max(cols, 1) ** 2
+            # a solve cut at its limit took at least that long: the rate only rises
+            self.lp_rate = rate if solved else max(self.lp_rate, rate)
+        if auto:
+            self.adapt_lp_jobs(len(lp_order), solved, self.clock.elapsed() - started, share)
+        if solved:
+            self.decision_record.record(out.value, out.value)     # an LP optimum is its own bound
+            self.last_theta = (view.jobs, out.theta)
+            self.last_answer = "lp"
+            return out.theta
+        self.last_answer = "kept shares"
+        kept = self.kept_theta(view.jobs)
+        self.record_kept(view, lp_order, times, configs, rest, kept)
+        return kept if kept.any() else None
+
+    def kept_theta(self, jobs: np.ndarray) -> np.ndarray:
+        """The kept answer's θ of the view's ``jobs`` (sorted): the last solved LP's for the jobs it had, 0 (the
+        first size, srpt-greedy's) for the others."""
+        held, theta = self.last_theta
+        at = np.minimum(np.searchsorted(held, jobs), max(held.size - 1, 0))
+        return np.where(held[at] == jobs, theta[at], 0.0) if held.size else np.zeros(jobs.size)
+
+    def record_kept(self, view: GreedyView, lp_order: list, times: list, configs: list, rest: Rest | None,
+                    theta: np.ndarray | None = None, sizes: np.ndarray | None = None) -> None:
+        """Record a decision that did not answer from its LP with its certified gap: the LP's value of the LP's
+        jobs at the first sizes the decision gives them (:func:`fluid_value`) against :func:`fluid_bound`. The
+        sizes are ``sizes`` ((p, w) per job of the view; a job at none starts at one PS and the fewest workers)
+        or the fastest within ``theta``, else that first size."""
+        i = np.asarray(lp_order, dtype=np.int64)
+        first = np.zeros((view.jobs.size, 2), dtype=np.int64)
+        first[i, 0], first[i, 1] = 1, view.min_workers[i]
+        if sizes is not None:
+            given = sizes[i, 1] > 0
+            first[i[given]] = sizes[i[given]]
+        elif i.size:
+            fit = fastest_within(view.remaining[i, None, None] * view.tau[i], view.d[i], view.e[i], view.capacity,
+                                 theta[i])
+            found = fit[:, 0] >= 0
+            first[i[found]] = fit[found]
+        value = fluid_value(times, view.d, view.e, view.capacity, lp_order, configs, first, rest)
+        self.decision_record.record(value, None if value is None else
+                                    fluid_bound(times, view.d, view.e, view.capacity, lp_order, configs, rest))
 
     @staticmethod
     def rest(view: GreedyView, behind: Sequence[int]) -> Rest | None:
@@ -455,38 +646,13 @@ class FluidPolicy(SRPTGreedyPolicy):
         elif self.auto_fast >= AUTO_PATIENCE:
             self.auto_jobs, self.auto_fast = max(jobs + 1, int(jobs * AUTO_GROW)), 0
 
-    def budgeted_shares(self, view: GreedyView, lp: FluidLP | None) -> tuple[np.ndarray | None, bool]:
-        """(θ, whether the LP was solved) under a budget: the LP solved within what remains of it (at
-        least :data:`LP_FLOOR` of it), from the last LP (``incremental``: its basis when the LP is the
-        same, else its columns by key); when it is not solved in time, the last solved LP's θ of the
-        jobs it held."""
-        if lp is None:
-            self.decision_record.record(0.0, 0.0)
-            return np.zeros(view.jobs.size), True
-        start, basis = None, None
-        if self.incremental and self.last is not None:
-            keys, solution, last_basis = self.last
-            if keys == lp.keys and last_basis is not None:
-                basis = last_basis                  # the same LP: go on from where it stopped
-            elif solution:
-                start = lp.start_from(solution)
-        budget = self.decision_record.seconds
-        out = lp.solve(max(self.clock.seconds_for_solver(), LP_FLOOR * budget), start, basis)
-        self.last = (lp.keys, out.solution or (self.last[1] if self.last else {}), out.basis)
-        if out.theta is not None:
-            self.decision_record.record(out.value, out.value)     # an LP optimum is its own bound
-            self.last_theta = dict(zip(view.jobs.tolist(), out.theta.tolist()))
-            return out.theta, True
-        kept = np.array([self.last_theta.get(j, 0.0) for j in view.jobs.tolist()])
-        return (kept if kept.any() else None), False
-
     def pop_shares(self, view: GreedyView, order: list, times: list, configs: list,
                    rest: Rest | None = None) -> np.ndarray | None:
         r"""θ by POP (``pop_k`` = k > 1; Narayanan et al., SOSP'21): the LP's jobs ``order`` dealt at random
         (:func:`~dlsched.solvers.anytime.pop_groups`, the policy's seeded ``pop_rng``) into min(k, jobs)
         groups, each group's LP (:func:`fluid_lp`, its jobs in the same order) on 1/k of every resource,
-        solved from nothing with an equal share of what remains of the budget (at least :data:`LP_FLOOR` of
-        the budget over k; the groups change at every decision, so no start is kept), a job's θ its group's
+        solved from nothing with an equal share of what remains for the LPs (:meth:`lp_time`, over the groups
+        left; the groups change at every decision, so no start is kept), a job's θ its group's
         share over k. The fill that follows is srpt-greedy's over the whole cluster, as without POP: it is a
         greedy that only places, and dealing it too would leave each group's leftovers idle.
 
@@ -508,17 +674,17 @@ class FluidPolicy(SRPTGreedyPolicy):
                           rest=share)
             if lp is None:
                 continue
-            limit = None if budget is None else max(self.clock.seconds_for_solver() / (k - gi), LP_FLOOR * budget / k)
+            limit = None if budget is None else max(self.lp_time(view) / (k - gi), 1e-3)
             out = lp.solve(limit)
             if out.theta is None:
                 solved = False
                 held = lp.live
-                theta[held] = [self.last_theta.get(j, 0.0) for j in view.jobs[held].tolist()]
+                theta[held] = self.kept_theta(view.jobs[held])
                 continue
             theta += out.theta / k
             value += out.value
         if solved:
             self.decision_record.record(value, fluid_bound(times, view.d, view.e, view.capacity, order, configs, rest))
         if budget is not None:
-            self.last_theta.update(zip(view.jobs.tolist(), theta.tolist()))
+            self.last_theta = (view.jobs, theta)
         return theta

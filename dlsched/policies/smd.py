@@ -36,7 +36,7 @@ from dlsched.sim.placement import PlacerName
 from dlsched.sim.policy import Placement
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.smd import TIE_BREAK, decide, decide_anytime
-from dlsched.policies.budget import BudgetMs, DecisionRecord
+from dlsched.policies.budget import PLACE_PRIOR, BudgetMs, DecisionRecord
 
 
 # ----------------------------------------------------------------------------- converter
@@ -73,11 +73,6 @@ def to_trace(inst: SMDInstance) -> tuple[Trace, Cluster, SMDSpeed]:
 
 
 # ----------------------------------------------------------------------------- policies
-
-#: seconds to place one job at a new size, per server of the cluster, before a budgeted smd decision has
-#: measured its own (the first fit's numpy passes over the servers: 0.26 ms a job on 3,250 DL2 nodes,
-#: 2026-11-27)
-PLACE_PRIOR = 1e-7
 
 
 class SMDPolicy(AllocationPolicy):

@@ -134,3 +134,14 @@ def pop_groups(n: int, k: int, rng: np.random.Generator, weights: np.ndarray | N
     extra = np.argsort(-(exact - size), kind="stable")[:n - int(size.sum())]
     size[extra] += 1
     return [np.sort(g) for g in np.split(perm, np.cumsum(size)[:-1])]
+
+
+def placeable(seconds: list[float], runs: list[bool], left: float) -> int:
+    """Which of a budgeted decision's answers to give, by index (the kept answer of ``smd``'s
+    :func:`~dlsched.solvers.smd.decide_anytime` and of ``fluid``'s policy): the first whose expected placement
+    (``seconds``) fits what is ``left`` of the budget, else the one placed soonest; never one that runs no
+    job (``runs`` False) where another runs some (at 1 ms smd's conformance trace stalled once every kept
+    job had completed)."""
+    seconds = [t if r or not any(runs) else np.inf for t, r in zip(seconds, runs)]
+    fits = [i for i, t in enumerate(seconds) if t <= left]
+    return fits[0] if fits else int(np.argmin(seconds))

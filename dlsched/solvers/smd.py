@@ -64,7 +64,7 @@ from dlsched.instance.smd import SMDInstance
 from dlsched.models import mcmdk as core_model
 from dlsched.result import Result
 from dlsched.solvers import highs, knapsack_dp, ties
-from dlsched.solvers.anytime import column_shares, greedy_choice, lagrangian_bound, pop_groups
+from dlsched.solvers.anytime import column_shares, greedy_choice, lagrangian_bound, placeable, pop_groups
 from dlsched.solvers.backends import BACKENDS
 from dlsched.solvers.first_fit import take_in_order
 from dlsched.solvers.milp import solve_core
@@ -515,11 +515,9 @@ def decide_anytime(inst: SMDInstance, active: np.ndarray, opts: SolveOptions, *,
         left = opts.clock.remaining()
         options = [(alloc, objective)] + [(_allocation(inst, cores, c), float(sum(
             core.value[core.columns_of(x)].sum() for core, x in zip(cores, c)))) for c in (kepts, alone)]
-        # never an empty answer where one that runs a job exists (the kept jobs may all have completed)
+        # (the first does not fit: the condition above); never an empty answer where one that runs a job exists
         runs = [bool((a[:, 0] > 0).any()) for a, _ in options]
-        seconds = [float(place_seconds(a)) if r or not any(runs) else np.inf for (a, _), r in zip(options, runs)]
-        fits = [i for i, t in enumerate(seconds) if i and t <= left]
-        alloc, objective = options[fits[0] if fits else int(np.argmin(seconds))]
+        alloc, objective = options[placeable([float(place_seconds(a)) for a, _ in options], runs, left)]
     values = [core.value for core in cores]
     ptrs = [core.job_ptr[1:] + sum(v.size for v in values[:gi]) for gi, core in enumerate(cores)]
     job_ptr = np.concatenate([[0], *ptrs]).astype(np.int64)

@@ -282,18 +282,72 @@ def _spent_clock(monkeypatch):
                         lambda self: Budget(self.seconds, start=time.perf_counter() - self.seconds, margin=self.seconds / 10))
 
 
-def test_a_budgeted_decision_over_2000_jobs_solves_its_lp_in_its_floor_of_the_budget(monkeypatch):
-    """With the budget spent before the LP is called, the LP still gets LP_FLOOR of it (here seconds):
-    the decision over 2,000 active jobs records the LP's objective, that of the unbudgeted decision."""
+def test_a_decision_whose_budget_is_spent_builds_no_lp_and_certifies_its_kept_answer(monkeypatch):
+    """With the budget spent when the policy is asked, the LP is not built (the budget runs from the call,
+    and nothing is left for it): the decision over 2,000 active jobs is the kept answer, srpt-greedy's first
+    sizes (no LP solved before it), runs jobs, and records the LP's value of those sizes with its gap against
+    fluid_bound (an upper bound of the LP's optimum, so at least the unbudgeted LP's value on that state)."""
     from dlsched.bench.decision import one_decision, scene
+    from dlsched.policies import fluid
     from dlsched.registry import make_policy
 
     trace, cluster, speed = scene("dl2", 2000)
-    ref = one_decision(make_policy("fluid", lp_jobs=20), trace, cluster, speed)
     _spent_clock(monkeypatch)
-    got = one_decision(make_policy("fluid", lp_jobs=20, budget_ms=20_000, incremental=False), trace, cluster, speed)
-    assert got["active"] == 2000 and got["gap"] == 0.0
-    assert got["objective"] == pytest.approx(ref["objective"], rel=1e-9)
+    built = []
+    build = fluid.fluid_lp
+    monkeypatch.setattr(fluid, "fluid_lp", lambda *a, **kw: built.append(1) or build(*a, **kw))
+    policy = make_policy("fluid", lp_jobs=20, budget_ms=20_000, incremental=False)
+    got = one_decision(policy, trace, cluster, speed)
+    assert got["active"] == 2000 and got["running"] > 0 and not built
+    assert policy.last_answer in ("kept shares", "kept")
+    assert 0 < got["gap"] < 1 and got["objective"] > 0
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), m=st.integers(1, 4), n_a=st.integers(0, 30))
+def test_fluid_value_is_at_least_the_lp_optimum_and_the_bound(seed, m, n_a):
+    """fluid_value (the LP's jobs at given sizes, side by side or one after another, A after them) is the
+    value of a feasible point of the LP: at least its optimum (the independent model, every configuration)
+    and fluid_bound, whatever the sizes (some that cannot run: the fastest instead)."""
+    from dlsched.policies.fluid import Rest, fluid_bound, fluid_value
+
+    rng = np.random.default_rng(seed)
+    times = [np.where(np.arange(4)[:, None] * np.arange(5) > 0, _grid(rng, 4, 5, 0.1), np.inf) for _ in range(m)]
+    if not all(np.isfinite(T).any() for T in times):
+        return
+    d = rng.integers(1, 3, (m, 2)).astype(float)
+    e = np.c_[rng.integers(1, 3, m), np.zeros(m)].astype(float)
+    cap = np.array([float(rng.integers(4, 12)), float(rng.integers(2, 8))])
+    order = rng.permutation(m).tolist()
+    rest = None
+    if n_a:
+        area = rng.uniform(0, 1, 2) * 10.0 ** rng.uniform(-1, 2)
+        rest = Rest(n_a, area, float(rng.uniform(0.5, 3) / area.max()))
+    configs = [pareto_configs(T, d[i], e[i]) for i, T in enumerate(times)]
+    sizes = np.stack([rng.integers(0, 3, m), rng.integers(0, 3, m)], axis=1)
+    value = fluid_value(times, d, e, cap, order, configs, sizes, rest)
+    if value is None:                     # a size larger than the cluster
+        return
+    optimum = _independent_value(times, d, e, cap, order, None if rest is None else (n_a, rest.area, rest.rate))
+    assert value >= optimum * (1 - 1e-6)
+    assert value >= fluid_bound(times, d, e, cap, order, configs, rest) * (1 - 1e-9)
+
+
+def test_fluid_value_of_two_jobs_side_by_side_and_one_after_the_other():
+    """Two jobs of times 2 and 5 at sizes that fit together: phases end at 2 and 5, value 2·2 + 1·3 = 7;
+    at sizes that do not: at 2 and 7, value 2·2 + 1·5 = 9; with A (3 jobs, area 0.5 of the cluster, rate
+    1/4 a second) after them: t_A = 4, and each phase counts A's 3 jobs too."""
+    from dlsched.policies.fluid import Rest, fluid_value
+
+    times = [np.array([[np.inf, np.inf], [np.inf, 2.0]]), np.array([[np.inf, np.inf], [np.inf, 5.0]])]
+    configs = [np.array([3]), np.array([3])]
+    sizes = np.array([[1, 1], [1, 1]])
+    d, e = np.array([[1.0], [1.0]]), np.zeros((2, 1))
+    assert fluid_value(times, d, e, np.array([2.0]), [0, 1], configs, sizes) == pytest.approx(7.0)
+    assert fluid_value(times, d, e, np.array([1.5]), [0, 1], configs, sizes) == pytest.approx(9.0)
+    assert fluid_value(times, d, e, np.array([0.5]), [0, 1], configs, sizes) is None
+    rest = Rest(3, np.array([0.5]), 0.25)
+    assert fluid_value(times, d, e, np.array([2.0]), [0, 1], configs, sizes, rest) == pytest.approx(5 * 2 + 4 * 3 + 3 * 4)
 
 
 def test_incremental_lp_starts_from_the_last_and_ends_at_the_same_optimum(monkeypatch):
@@ -408,7 +462,7 @@ def test_a_budgeted_lp_grows_to_what_its_share_solves_and_shrinks_after_a_miss(m
     jobs in a row took at most a quarter of their share (90 ms: the budget less its tenth), to 15, where
     34 ms stops it. From the 40th decision LPs take four times as long: the first at 15 jobs (135 ms)
     misses, m halves to 7, grows to 10 (40 ms) and stays. Every other decision records its LP's
-    objective, and no LP holds more than m jobs."""
+    objective (the miss, its kept answer's, with a gap), and no LP holds more than m jobs."""
     def cost(n, decision):
         return 1e-5 * n ** 3 * (4 if decision >= 40 else 1)
 
@@ -418,7 +472,10 @@ def test_a_budgeted_lp_grows_to_what_its_share_solves_and_shrinks_after_a_miss(m
     assert [jobs[decision] for decision in range(13, 18)] == [7, 8, 8, 8, 10]      # 8 active from the 14th
     assert max(n for decision, n in jobs.items() if decision < 40) == 15 and jobs[40] == 15
     assert jobs[41] == 7 and max(n for decision, n in jobs.items() if decision > 40) == 10
-    assert len(policy.decision_record.objectives) == len(built) - 1
+    # every decision records an objective: the LP's optimum (gap 0), or at the one miss the kept answer's
+    gaps = policy.decision_record.gaps
+    assert len(policy.decision_record.objectives) == len(built) == len(gaps)
+    assert sum(g > 0 for g in gaps) == 1 and gaps[39] > 0
 
 
 def test_without_a_budget_every_lp_holds_every_active_job(monkeypatch):
@@ -436,3 +493,39 @@ def test_without_a_budget_every_lp_holds_every_active_job(monkeypatch):
     policy, built = _fake_budget_run(monkeypatch, None, lambda n, decision: 0.0)
     assert built and len(seen) == len(built) and all(n == active for n, active in seen)
     assert max(n for n, _ in seen) > fluid.AUTO_START
+
+
+def test_an_answer_whose_placement_does_not_fit_gives_way_to_the_last_sizes():
+    """Under a budget, when the answer's expected placement (seconds per job placed at a new size, here
+    forced to a day) exceeds what remains, the decision keeps the last answer's sizes for the jobs still
+    active (nothing to place) and the jobs that arrived since wait; it records the kept sizes' certified gap."""
+    from dlsched.instance.synthetic import dl2_cluster, dl2_trace
+    from dlsched.registry import make_policy
+    from dlsched.sim.engine import Simulation
+    from dlsched.sim.policy import PolicyContext
+    from dlsched.sim.speed import make_speed
+
+    trace, cluster, speed = dl2_trace(40, 2), dl2_cluster(4), make_speed("table")
+    policy = make_policy("fluid", budget_ms=60_000, lp_jobs=4)
+    sim = Simulation(trace, cluster, speed, seed=0)
+    policy.reset(PolicyContext(cluster=cluster, speed=speed, seed=0))
+    kept = 0
+    for _ in range(30):
+        events = sim.advance(None)
+        if events is None or not events:
+            break
+        state = sim.state()
+        before = None if policy.previous is None else policy.previous.copy()
+        forced = before is not None and kept < 3
+        if forced:
+            policy.place_rate = 86_400.0
+        decision = policy.schedule(state, events)
+        if forced and policy.last_answer == "kept":
+            kept += 1
+            active = np.asarray(state.active)
+            held = active[before[active, 0] > 0]
+            assert {j: (pl.n_workers, pl.n_ps) for j, pl in decision.items()} == \
+                {int(j): (int(before[j, 0]), int(before[j, 1])) for j in held}
+            assert 0 <= policy.decision_record.gaps[-1] < 1
+        sim.apply(decision, policy.name)
+    assert kept == 3
