@@ -662,16 +662,22 @@ class FluidPolicy(SRPTGreedyPolicy):
         as there); the bound is :func:`fluid_bound` of the unsplit problem (with ``rest``), valid for every fluid
         schedule on the whole cluster, the unsplit LP's included (its value is no longer its own bound, as
         the groups' schedule may complete in another order than the LP's; run side by side on the whole
-        cluster it is a fluid schedule, so the gap is at least 0). Under a budget a group not solved in time
-        leaves its jobs the last θ they had and the decision records no objective, as without POP."""
+        cluster it is a fluid schedule, so the gap is at least 0). Under a budget a group whose LP is not solved
+        in time, or not built (nothing left of the LPs' time, :meth:`lp_time`), leaves its jobs the last θ they
+        had, and the decision records the kept answer's value and gap (:meth:`record_kept`), as without POP."""
         groups = pop_groups(len(order), self.pop_k, self.pop_rng)
         k, budget = len(groups), self.decision_record.seconds
         # the jobs behind the LP's, dealt too: A/k in each group (on 1/k of the cluster, its area as a share is A's)
         share = None if rest is None else Rest(rest.jobs / k, rest.area, rest.rate)
         theta, value, solved = np.zeros(view.jobs.size), 0.0, True
         for gi, g in enumerate(groups):
-            lp = fluid_lp(times, view.d, view.e, view.capacity / k, [order[a] for a in g.tolist()], configs, ids=view.jobs,
-                          rest=share)
+            jobs = [order[a] for a in g.tolist()]
+            if budget is not None and self.lp_time(view) <= 0:
+                # nothing left for this group's LP: not built, its jobs keep their last θ
+                solved = False
+                theta[jobs] = self.kept_theta(view.jobs[jobs])
+                continue
+            lp = fluid_lp(times, view.d, view.e, view.capacity / k, jobs, configs, ids=view.jobs, rest=share)
             if lp is None:
                 continue
             limit = None if budget is None else max(self.lp_time(view) / (k - gi), 1e-3)
@@ -685,6 +691,8 @@ class FluidPolicy(SRPTGreedyPolicy):
             value += out.value
         if solved:
             self.decision_record.record(value, fluid_bound(times, view.d, view.e, view.capacity, order, configs, rest))
+        elif budget is not None:
+            self.record_kept(view, order, times, configs, rest, theta)
         if budget is not None:
             self.last_theta = (view.jobs, theta)
         return theta
