@@ -18,6 +18,13 @@ instead runs ``fluid -P lp_jobs=20`` over the first 80,000 s of ``dl2:1000:1`` a
 decision with more than 60 active jobs, compares its sizes with srpt-greedy's on the same view: the
 cluster's dominant shares and the progress rates of the LP's 20 jobs and of the jobs behind them
 (medians; the cause of a cut LP's loss, docs/results/fluid-budget.md).
+
+    ... python benchmarks/fluid_budget.py --profile MIX N BUDGET_MS [--lp-jobs K]
+
+instead profiles one decision of ``decision-scale`` (``dlsched.bench.decision``: the decision at 1 s of
+``one_decision`` on ``scene(MIX, N, 0)``, the policy's caches from an unbudgeted ``fluid`` on that state):
+its wall and CPU ms, what it answered, and ``cProfile``'s functions by cumulative time (what takes the time
+at each budget, docs/results/fluid-budget.md, "The whole call within the budget").
 """
 
 from __future__ import annotations
@@ -115,12 +122,45 @@ RUNS = [(["simulate", "dl2:1000:1", "--target-load", "1.5", "--json"], ROWS),
                                             **ROWS})]
 
 
+def profile(mix: str, n: int, budget_ms: float, lp_jobs: int | None) -> None:
+    """``--profile``: the decision at 1 s of one_decision under cProfile (module docstring)."""
+    import cProfile
+    import pstats
+
+    from dlsched.bench.decision import one_decision, scene
+    from dlsched.registry import make_policy
+
+    trace, cluster, speed = scene(mix, n, 0)
+    options = {} if lp_jobs is None else {"lp_jobs": lp_jobs}
+    donor = make_policy("fluid", **options)
+    one_decision(donor, trace, cluster, speed)
+    policy = make_policy("fluid", budget_ms=budget_ms, **options)
+    schedule, prof, calls = policy.schedule, cProfile.Profile(), []
+
+    def second_profiled(state, events):
+        calls.append(1)
+        if len(calls) != 2:
+            return schedule(state, events)
+        return prof.runcall(schedule, state, events)
+
+    policy.schedule = second_profiled
+    out = one_decision(policy, trace, cluster, speed, caches_of=donor)
+    print(f"{mix} {n} jobs, {budget_ms:g} ms: wall {1e3 * out['seconds']:.1f} ms (with the profiler), "
+          f"CPU {1e3 * out['cpu_seconds']:.1f} ms, answer {out['answer']}, gap {out['gap']}")
+    pstats.Stats(prof).sort_stats("cumulative").print_stats(25)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", help="write the rows here as well")
     ap.add_argument("--shares", action="store_true",
                     help="instead: the cut LP's sizes beside srpt-greedy's at each busy decision of " + " ".join(SHARES_RUN))
+    ap.add_argument("--profile", nargs=3, metavar=("MIX", "N", "BUDGET_MS"), help="instead: profile one decision")
+    ap.add_argument("--lp-jobs", type=int, help="with --profile: fluid's lp_jobs (default: none)")
     args = ap.parse_args()
+    if args.profile:
+        profile(args.profile[0], int(args.profile[1]), float(args.profile[2]), args.lp_jobs)
+        return
     if args.shares:
         done = subprocess.run([sys.executable, "-c", SHARES, *SHARES_RUN], capture_output=True, text=True)
         if done.returncode:

@@ -390,9 +390,10 @@ class FluidPolicy(SRPTGreedyPolicy):
     "Decision budgets and certified gaps"): the view, the LP, the fill and the placement of the answer.
     The LP gets what remains less a tenth of the budget and the predicted time of the fill and the
     placement after it (:meth:`lp_time`, each measured at the decisions before), and is built only when
-    its own predicted time fits that (:meth:`budgeted_shares`); the fill stops where the placement's
-    predicted time begins (:meth:`allocate`). When the LP is not built or not solved in time the
-    decision is the kept answer: the jobs of the last LP solved keep their shares from it, the others
+    its own predicted time fits that (:meth:`budgeted_shares`); the fill stops at the budget less its
+    margin, and an answer whose expected placement does not fit what remains gives way to the last
+    answer's sizes (:meth:`allocate`). When the LP is not built or not solved in time the decision is
+    the kept answer: the jobs of the last LP solved keep their shares from it, the others
     start at srpt-greedy's first size (one PS and the fewest workers) before the same fill. With
     ``incremental`` (default on; under a budget only, so that unbudgeted decisions are those solved
     from nothing) the LP starts from the last LP's solution (:meth:`FluidLP.start_from`: the columns of
@@ -527,6 +528,7 @@ class FluidPolicy(SRPTGreedyPolicy):
                 times[i], configs[i] = view.times(i), pareto_of(inst, int(view.jobs[i]))
             rest = self.rest(view, order[len(lp_order):])
             if self.pop_k > 1 and len(lp_order) > 1:
+                self.marks.update(lp_order=lp_order, lp=(times, configs, rest))
                 out = self.pop_shares(view, lp_order, times, configs, rest)
             elif not budgeted:
                 lp = fluid_shares(times, view.d, view.e, view.capacity, lp_order, configs, rest=rest)
@@ -568,7 +570,8 @@ class FluidPolicy(SRPTGreedyPolicy):
             rate = (self.clock.elapsed() - started) / max(cols, 1) ** 2
             # a solve cut at its limit took at least that long: the rate only rises
             self.lp_rate = rate if solved else max(self.lp_rate, rate)
-        if auto:
+        if auto and (out is not None or share > 0):
+            # an LP not built because nothing was left for it (the view took the budget) says nothing of m
             self.adapt_lp_jobs(len(lp_order), solved, self.clock.elapsed() - started, share)
         if solved:
             self.decision_record.record(out.value, out.value)     # an LP optimum is its own bound
@@ -652,7 +655,8 @@ class FluidPolicy(SRPTGreedyPolicy):
         (:func:`~dlsched.solvers.anytime.pop_groups`, the policy's seeded ``pop_rng``) into min(k, jobs)
         groups, each group's LP (:func:`fluid_lp`, its jobs in the same order) on 1/k of every resource,
         solved from nothing with an equal share of what remains for the LPs (:meth:`lp_time`, over the groups
-        left; the groups change at every decision, so no start is kept), a job's θ its group's
+        left; a group's LP is built only when its predicted time fits that share, as without POP; the groups
+        change at every decision, so no start is kept), a job's θ its group's
         share over k. The fill that follows is srpt-greedy's over the whole cluster, as without POP: it is a
         greedy that only places, and dealing it too would leave each group's leftovers idle.
 
@@ -663,7 +667,7 @@ class FluidPolicy(SRPTGreedyPolicy):
         schedule on the whole cluster, the unsplit LP's included (its value is no longer its own bound, as
         the groups' schedule may complete in another order than the LP's; run side by side on the whole
         cluster it is a fluid schedule, so the gap is at least 0). Under a budget a group whose LP is not solved
-        in time, or not built (nothing left of the LPs' time, :meth:`lp_time`), leaves its jobs the last θ they
+        in time, or not built (not predicted to fit), leaves its jobs the last θ they
         had, and the decision records the kept answer's value and gap (:meth:`record_kept`), as without POP."""
         groups = pop_groups(len(order), self.pop_k, self.pop_rng)
         k, budget = len(groups), self.decision_record.seconds
@@ -672,16 +676,20 @@ class FluidPolicy(SRPTGreedyPolicy):
         theta, value, solved = np.zeros(view.jobs.size), 0.0, True
         for gi, g in enumerate(groups):
             jobs = [order[a] for a in g.tolist()]
-            if budget is not None and self.lp_time(view) <= 0:
-                # nothing left for this group's LP: not built, its jobs keep their last θ
+            if budget is not None and self.lp_rate * lp_columns(times, jobs, configs) ** 2 > self.lp_time(view) / (k - gi):
+                # this group's LP is not predicted to fit its share of what is left: not built, its jobs keep their last θ
                 solved = False
                 theta[jobs] = self.kept_theta(view.jobs[jobs])
                 continue
+            started = self.clock.elapsed()
             lp = fluid_lp(times, view.d, view.e, view.capacity / k, jobs, configs, ids=view.jobs, rest=share)
             if lp is None:
                 continue
             limit = None if budget is None else max(self.lp_time(view) / (k - gi), 1e-3)
             out = lp.solve(limit)
+            if budget is not None:
+                rate = (self.clock.elapsed() - started) / max(lp_columns(times, jobs, configs), 1) ** 2
+                self.lp_rate = rate if out.theta is not None else max(self.lp_rate, rate)
             if out.theta is None:
                 solved = False
                 held = lp.live
