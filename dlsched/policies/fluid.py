@@ -584,8 +584,8 @@ class FluidPolicy(SRPTGreedyPolicy):
         return kept if kept.any() else None
 
     def kept_theta(self, jobs: np.ndarray) -> np.ndarray:
-        """The kept answer's θ of the view's ``jobs`` (sorted): the last solved LP's for the jobs it had, 0 (the
-        first size, srpt-greedy's) for the others."""
+        """The kept answer's θ of the view's ``jobs``: the last solved LP's for the jobs it had (found in its sorted
+        jobs at once), 0 (the first size, srpt-greedy's) for the others."""
         held, theta = self.last_theta
         at = np.minimum(np.searchsorted(held, jobs), max(held.size - 1, 0))
         return np.where(held[at] == jobs, theta[at], 0.0) if held.size else np.zeros(jobs.size)

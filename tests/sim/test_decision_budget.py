@@ -398,3 +398,15 @@ def test_the_kept_answer_is_never_an_empty_one_where_a_job_could_run(busy_view):
     dec = decide_anytime(view, active, SolveOptions(threads=1, budget=FrozenBudget(0.0)), keep=gone,
                          place_seconds=lambda alloc: float(np.count_nonzero(alloc[:, 0])), costs={}, **kw)
     assert (dec.alloc[:, 0] > 0).any() and dec.bound <= dec.objective
+
+
+def test_placeable_gives_the_first_answer_placed_in_time_never_an_empty_one_where_one_runs():
+    """The kept-answer rule smd and fluid share (dlsched/solvers/anytime.py): the first answer whose placement
+    fits what is left, else the one placed soonest; an answer that runs no job only where none runs one."""
+    from dlsched.solvers.anytime import placeable
+
+    assert placeable([5.0, 2.0, 0.0], [True, True, True], 3.0) == 1
+    assert placeable([1.0, 2.0, 0.0], [True, True, True], 3.0) == 0
+    assert placeable([5.0, 4.0, 0.0], [True, True, False], 3.0) == 1          # the empty one fits, but 1 runs jobs
+    assert placeable([5.0, 4.0], [False, False], 3.0) == 1                     # none runs a job: the soonest
+    assert placeable([5.0, 9.0, 0.0], [True, True, True], 1.0) == 2
