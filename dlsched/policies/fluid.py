@@ -64,6 +64,7 @@ from dlsched.models.mcmdk import MatrixForm
 from dlsched.policies.budget import PLACE_PRIOR, BudgetMs, DecisionRecord
 from dlsched.policies.greedy import (MAX_ALPHA, GreedyView, SRPTGreedyPolicy, fastest_within, greedy_allocation,
                                      greedy_view, tau_grid)
+from dlsched.policies.optimus import admit_in_order
 from dlsched.result import Status
 from dlsched.sim.placement import PlacerName
 from dlsched.solvers.anytime import placeable, pop_groups
@@ -320,6 +321,9 @@ def pareto_of(inst: SMDInstance, j: int) -> np.ndarray:
 #: 2,000 DL2 jobs, 2026-11-28)
 LP_PRIOR, FILL_PRIOR = 4e-9, 4e-6
 
+#: the decisions (those that placed a job) whose placement seconds per job the next placement is predicted from
+PLACE_WINDOW = 8
+
 #: under a budget without ``lp_jobs`` (:meth:`FluidPolicy.adapt_lp_jobs`): the LP's first job count, its
 #: growth factor after :data:`AUTO_PATIENCE` LPs in a row that took at most :data:`AUTO_FAST` of their
 #: share, and the factor it shrinks by after one not solved
@@ -447,13 +451,14 @@ class FluidPolicy(SRPTGreedyPolicy):
         # (:meth:`lp_time`): seconds of the LP per square of its columns, of the fill per active job, of the
         # placement per job placed at a new size (the priors until one is measured)
         self.lp_rate, self.fill_rate = LP_PRIOR, FILL_PRIOR
-        self.place_rate = PLACE_PRIOR * max(len(ctx.cluster.names), 1)
+        self.place_rate, self.placed = PLACE_PRIOR * max(len(ctx.cluster.names), 1), []
         # the last answer's sizes (jobs of the view, (w, p)) and its jobs, the jobs it resized that were there
         # before it, and this decision's expected placements and its times (:meth:`schedule`)
         self.previous, self.previous_jobs, self.resized = None, None, 0
         self.expect_moved, self.marks = 0, {}
         # under a budget, what the last decision answered (:mod:`dlsched.bench.decision` reports it): "lp" (its
-        # LP's shares), "kept shares" (the LP not solved in time: the last LP's) or "kept" (the last answer's sizes)
+        # LP's shares), "kept shares" (the LP not solved in time: the last LP's), "kept start" (the last answer's
+        # sizes and the waiting jobs started) or "kept" (the last answer's sizes alone)
         self.last_answer = None
 
     def schedule(self, state, events):
@@ -463,16 +468,20 @@ class FluidPolicy(SRPTGreedyPolicy):
         self.marks, self.last_answer = {}, None
         out = super().schedule(state, events)
         if self.marks.get("moved"):
-            self.place_rate = (self.clock.elapsed() - self.marks["answered"]) / self.marks["moved"]
+            # seconds per job placed over the last PLACE_WINDOW decisions that placed any: one slow placement
+            # (a machine's hiccup over one job) would otherwise set the rate for every decision after it
+            self.placed.append((self.clock.elapsed() - self.marks["answered"], self.marks["moved"]))
+            del self.placed[:-PLACE_WINDOW]
+            self.place_rate = sum(t for t, _ in self.placed) / sum(n for _, n in self.placed)
         return out
 
     def allocate(self, inst: SMDInstance, active: np.ndarray) -> np.ndarray:
         """srpt-greedy's allocation with the LP's shares (:meth:`shares`); under a budget the fill stops at
         the budget less its margin, the decision's costs are measured for the next (:meth:`lp_time`), and
-        where the answer's expected placement does not fit what remains, the kept answer is given instead
-        (:func:`~dlsched.solvers.anytime.placeable`): the last answer's sizes for the jobs still active, run
-        where they are (nothing to place), the jobs that arrived since waiting; never an empty one where
-        the answer runs a job. It records the LP's value of its sizes (:meth:`record_kept`)."""
+        where the answer's expected placement does not fit what remains, the first of the kept answers
+        (:meth:`kept_answers`) whose placement does, else the one placed soonest
+        (:func:`~dlsched.solvers.anytime.placeable`; never an empty one where another runs a job). It records
+        the LP's value of its sizes (:meth:`record_kept`)."""
         if self.decision_record.seconds is None:
             return super().allocate(inst, active)
         rec, clock = self.decision_record, self.clock
@@ -492,19 +501,42 @@ class FluidPolicy(SRPTGreedyPolicy):
         moved = (alloc[view.jobs, 0] > 0) & np.any(alloc[view.jobs] != last[view.jobs], axis=1)
         n_moved = int(np.count_nonzero(moved))
         if n_moved and self.place_rate * n_moved > clock.remaining() and was.any():
-            kept = np.zeros_like(alloc)
-            kept[view.jobs[was]] = last[view.jobs[was]]
-            runs = [True, bool((kept[:, 0] > 0).any())]
-            if placeable([self.place_rate * n_moved, 0.0], runs, clock.remaining()) == 1:
-                alloc, moved, n_moved = kept, np.zeros(view.jobs.size, dtype=bool), 0
+            options = self.kept_answers(view, last, was)
+            runs = [True] + [bool((a[:, 0] > 0).any()) for a, _ in options]
+            pick = placeable([self.place_rate * n_moved] + [self.place_rate * n for _, n in options], runs,
+                             clock.remaining())
+            if pick:
+                alloc, n_moved = options[pick - 1]
+                moved = (alloc[view.jobs, 0] > 0) & np.any(alloc[view.jobs] != last[view.jobs], axis=1)
                 # the decision's record is the kept answer's, not that of the allocation it replaces
                 del rec.objectives[recorded[0]:], rec.gaps[recorded[1]:]
                 if "lp" in self.marks:
                     self.record_kept(view, self.marks["lp_order"], *self.marks["lp"], sizes=alloc[view.jobs][:, ::-1])
-                self.last_answer = "kept"
+                self.last_answer = "kept start" if n_moved else "kept"
         self.marks.update(answered=answered, moved=n_moved)
         self.previous, self.previous_jobs, self.resized = alloc, view.jobs, int(np.count_nonzero(moved & was))
         return alloc
+
+    def kept_answers(self, view: GreedyView, last: np.ndarray, was: np.ndarray) -> list[tuple[np.ndarray, int]]:
+        """The cheaper answers to place (:meth:`allocate`), each with the jobs it places anew: the last answer's
+        sizes for the jobs still active with the jobs it leaves waiting started at srpt-greedy's first size
+        (one PS, the fewest workers), shortest first while they fit what the kept sizes leave of the
+        cluster (the kept start: it places only those, and lets the jobs that arrived since start); then
+        the kept sizes alone (nothing to place)."""
+        jobs = view.jobs
+        alone = np.zeros_like(last)
+        alone[jobs[was]] = last[jobs[was]]
+        held = alone[jobs]
+        left = view.capacity - (held[:, :1] * view.d + held[:, 1:] * view.e).sum(axis=0)
+        w0 = np.minimum(view.min_workers, view.tau.shape[2] - 1)
+        first_time = view.tau[np.arange(jobs.size), 1, w0]
+        fastest = view.remaining * view.tau.reshape(jobs.size, -1).min(axis=1)
+        waiting = np.flatnonzero(held[:, 0] == 0)
+        order = waiting[np.lexsort((jobs[waiting], fastest[waiting]))]
+        started, _ = admit_in_order(view.e + w0[:, None] * view.d, np.isfinite(first_time), order, left)
+        start = alone.copy()
+        start[jobs[started], 0], start[jobs[started], 1] = w0[started], 1
+        return [(start, int(started.size)), (alone, 0)]
 
     def lp_time(self, view: GreedyView) -> float:
         """Seconds the LP may take (its build and solve) under a budget: what remains of the budget less its

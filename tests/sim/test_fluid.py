@@ -529,3 +529,41 @@ def test_an_answer_whose_placement_does_not_fit_gives_way_to_the_last_sizes():
             assert 0 <= policy.decision_record.gaps[-1] < 1
         sim.apply(decision, policy.name)
     assert kept == 3
+
+
+def test_the_kept_start_keeps_the_last_sizes_and_starts_the_waiting_jobs_that_fit_shortest_first():
+    """kept_answers: the last sizes of the jobs still active, then the waiting ones at one PS and their fewest
+    workers, shortest remaining first, while they fit what the kept sizes leave (within the aggregate
+    capacity); and the kept sizes alone."""
+    from dlsched.instance.synthetic import dl2_cluster, dl2_trace
+    from dlsched.policies.greedy import greedy_view
+    from dlsched.registry import make_policy
+    from dlsched.sim.engine import Simulation
+    from dlsched.sim.policy import PolicyContext
+    from dlsched.sim.speed import make_speed
+
+    trace, cluster, speed = dl2_trace(40, 5), dl2_cluster(2), make_speed("table")
+    policy = make_policy("fluid", budget_ms=60_000, lp_jobs=4)
+    sim = Simulation(trace, cluster, speed, seed=0)
+    policy.reset(PolicyContext(cluster=cluster, speed=speed, seed=0))
+    checked = 0
+    for _ in range(40):
+        events = sim.advance(None)
+        if not events:
+            break
+        state = sim.state()
+        if policy.previous is not None:
+            view = greedy_view(policy.view, np.asarray(state.active))
+            last = policy.previous
+            was = np.isin(view.jobs, policy.previous_jobs)
+            (start, n), (alone, zero) = policy.kept_answers(view, last, was)
+            assert zero == 0 and np.array_equal(alone[view.jobs[was]], last[view.jobs[was]])
+            assert not alone[view.jobs[~was]].any()
+            new = np.flatnonzero((start[view.jobs, 0] > 0) & (alone[view.jobs, 0] == 0))
+            assert n == new.size and np.all(start[view.jobs[new], 1] == 1)
+            assert np.array_equal(start[view.jobs[new], 0], view.min_workers[new])
+            use = start[view.jobs, :1] * view.d + start[view.jobs, 1:] * view.e
+            assert np.all(use.sum(axis=0) <= view.capacity + 1e-9) or not n
+            checked += n > 0
+        sim.apply(policy.schedule(state, events), policy.name)
+    assert checked > 0
