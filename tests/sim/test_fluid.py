@@ -18,6 +18,19 @@ def _grid(rng, P, W, holes=0.2):
     return T
 
 
+def _random_lp(rng, m):
+    """A random fluid LP of m jobs on (4 PS levels × 5 worker levels) grids and two resources: each job's
+    times (inf where it has no PS or no worker), d, e, the capacity and an order; None when some job has
+    no finite time."""
+    times = [np.where(np.arange(4)[:, None] * np.arange(5) > 0, _grid(rng, 4, 5, 0.1), np.inf) for _ in range(m)]
+    if not all(np.isfinite(T).any() for T in times):
+        return None
+    d = rng.integers(1, 3, (m, 2)).astype(float)
+    e = np.c_[rng.integers(1, 3, m), np.zeros(m)].astype(float)
+    cap = np.array([float(rng.integers(4, 12)), float(rng.integers(2, 8))])
+    return times, d, e, cap, rng.permutation(m).tolist()
+
+
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 10_000), P=st.integers(1, 5), W=st.integers(1, 6), R=st.integers(1, 3))
 def test_pareto_configs_are_exactly_the_undominated_ones(seed, P, W, R):
@@ -138,13 +151,10 @@ def test_lp_value_with_the_jobs_left_out_equals_an_independent_model(seed, m, n_
     from dlsched.policies.fluid import Rest
 
     rng = np.random.default_rng(seed)
-    times = [np.where(np.arange(4)[:, None] * np.arange(5) > 0, _grid(rng, 4, 5, 0.1), np.inf) for _ in range(m)]
-    if not all(np.isfinite(T).any() for T in times):
+    lp = _random_lp(rng, m)
+    if lp is None:
         return
-    d = rng.integers(1, 3, (m, 2)).astype(float)
-    e = np.c_[rng.integers(1, 3, m), np.zeros(m)].astype(float)
-    cap = np.array([float(rng.integers(4, 12)), float(rng.integers(2, 8))])
-    order = rng.permutation(m).tolist()
+    times, d, e, cap, order = lp
     area = rng.uniform(0, 1, 2) * 10.0 ** rng.uniform(-1, 2)
     rate = float(rng.uniform(0.5, 3) / area.max())
     theta, value = fluid_shares(times, d, e, cap, order, rest=Rest(n_a, area, rate))
@@ -312,13 +322,10 @@ def test_fluid_value_is_at_least_the_lp_optimum_and_the_bound(seed, m, n_a):
     from dlsched.policies.fluid import Rest, fluid_bound, fluid_value
 
     rng = np.random.default_rng(seed)
-    times = [np.where(np.arange(4)[:, None] * np.arange(5) > 0, _grid(rng, 4, 5, 0.1), np.inf) for _ in range(m)]
-    if not all(np.isfinite(T).any() for T in times):
+    lp = _random_lp(rng, m)
+    if lp is None:
         return
-    d = rng.integers(1, 3, (m, 2)).astype(float)
-    e = np.c_[rng.integers(1, 3, m), np.zeros(m)].astype(float)
-    cap = np.array([float(rng.integers(4, 12)), float(rng.integers(2, 8))])
-    order = rng.permutation(m).tolist()
+    times, d, e, cap, order = lp
     rest = None
     if n_a:
         area = rng.uniform(0, 1, 2) * 10.0 ** rng.uniform(-1, 2)
