@@ -534,7 +534,7 @@ def test_an_answer_whose_placement_does_not_fit_gives_way_to_the_last_sizes():
 def test_the_kept_start_keeps_the_last_sizes_and_starts_the_waiting_jobs_that_fit_shortest_first():
     """kept_answers: the last sizes of the jobs still active, then the waiting ones at one PS and their fewest
     workers, shortest remaining first, while they fit what the kept sizes leave (within the aggregate
-    capacity); and the kept sizes alone."""
+    capacity); the kept sizes alone; and the kept start cut to what is placed in the time given."""
     from dlsched.instance.synthetic import dl2_cluster, dl2_trace
     from dlsched.policies.greedy import greedy_view
     from dlsched.registry import make_policy
@@ -556,8 +556,14 @@ def test_the_kept_start_keeps_the_last_sizes_and_starts_the_waiting_jobs_that_fi
             view = greedy_view(policy.view, np.asarray(state.active))
             last = policy.previous
             was = np.isin(view.jobs, policy.previous_jobs)
-            (start, n), (alone, zero) = policy.kept_answers(view, last, was)
+            (start, n), (alone, zero), (cut, k) = policy.kept_answers(view, last, was, policy.place_rate * 2.5)
             assert zero == 0 and np.array_equal(alone[view.jobs[was]], last[view.jobs[was]])
+            # the cut start: the kept sizes and the first of the started jobs placed in the time given (2 of them)
+            assert k == min(n, 2)
+            kept = alone[view.jobs, 0] > 0
+            assert np.array_equal(cut[view.jobs[kept]], alone[view.jobs[kept]])
+            started = (cut[view.jobs, 0] > 0) & ~kept
+            assert np.count_nonzero(started) == k and np.array_equal(cut[view.jobs[started]], start[view.jobs[started]])
             assert not alone[view.jobs[~was]].any()
             new = np.flatnonzero((start[view.jobs, 0] > 0) & (alone[view.jobs, 0] == 0))
             assert n == new.size and np.all(start[view.jobs[new], 1] == 1)
