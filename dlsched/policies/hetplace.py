@@ -351,12 +351,15 @@ class HetPlace(ChangePolicy):
         p = rem / (per * ranked[:, 0])
         out: dict[int, Placement] = {}
         left = np.arange(take.size)
+        clock = self._placing
         for k in range(len(self.types)):
             lost = (ranked[left, k] - ranked[left, k + 1]) * per[left]
             kappa = np.full(left.size, np.inf)
             np.divide(rem[left], lost, out=kappa, where=lost > 0)
             wait = []
             for a in left[np.lexsort((p[left], kappa))].tolist():        # ties by p_j
+                if out and clock is not None and clock.expired():
+                    return out              # the whole call's budget is spent: the others wait (:meth:`_place_chosen`)
                 j, g = int(take[a]), int(rank[a, k])
                 job = state.jobs[j]
                 size = min(max(chosen[a].n_workers, job.min_workers), job.max_workers)
@@ -369,6 +372,8 @@ class HetPlace(ChangePolicy):
                 out[j] = pl
             left = np.sort(np.array(wait, dtype=np.int64))
         for a in left.tolist():
+            if out and clock is not None and clock.expired():
+                break
             j = int(take[a])
             pl = self._place_one(state, free, j, chosen[a], True)
             if pl is not None:
