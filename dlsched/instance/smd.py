@@ -197,6 +197,22 @@ class SMDInstance:
     def _config_cache(self) -> dict:
         return {}
 
+    @property
+    def kinds(self) -> np.ndarray:
+        """Per job, its kind: the index of its :meth:`_config_key` (jobs of one kind have the same
+        configurations and τ), kept with the configurations. What is read per configuration key is read
+        once per kind of the jobs asked (:meth:`configurations_of`, :meth:`tau_least_of`)."""
+        def make() -> np.ndarray:
+            codes: dict = {}
+            return np.array([codes.setdefault(self._config_key(j), len(codes)) for j in range(self.n_jobs)], dtype=np.int64)
+        return self.cached(("kinds",), make)
+
+    def by_kind(self, jobs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(one job of each kind among ``jobs``, the index of each job's kind in it): what depends on the
+        kind only is computed for the first and spread by the second."""
+        _, first, inverse = np.unique(self.kinds[jobs], return_index=True, return_inverse=True)
+        return jobs[first], inverse.reshape(-1)
+
     def cached(self, key: tuple, make: Callable[[], Any]) -> Any:
         """``make()``, computed once and kept with the configurations under ``key`` (shared by the
         re-plans' copies, :meth:`with_remaining`): what depends on a job's type, not its progress."""
@@ -219,8 +235,9 @@ class SMDInstance:
         jobs = np.asarray(jobs, dtype=np.int64)
         known = self.cached(("tau-least-by-job",), lambda: np.full(self.n_jobs, np.nan))
         new = np.unique(jobs[np.isnan(known[jobs])])
-        for j in new.tolist():
-            known[j] = self.tau_least(j)
+        if new.size:
+            one, kind = self.by_kind(new)
+            known[new] = np.array([self.tau_least(j) for j in one.tolist()])[kind]
         return known[jobs]
 
     def configurations_of(self, jobs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -234,14 +251,17 @@ class SMDInstance:
                                                  np.zeros((self.n_jobs, 1), np.int64), np.zeros((self.n_jobs, 1))))
         new = np.unique(jobs[k[jobs] < 0])
         if new.size:
-            cs = [self.configurations(j) for j in new.tolist()]
+            one, kind = self.by_kind(new)
+            cs = [self.configurations(j) for j in one.tolist()]
             width = max(w.shape[1], max(c.size for c in cs))
             if width > w.shape[1]:                           # a wider table replaces the kept one
                 w, p, tau = (np.concatenate([a, np.zeros((self.n_jobs, width - a.shape[1]), a.dtype)], axis=1) for a in (w, p, tau))
                 self._config_cache[key] = (k, w, p, tau)
-            for j, c in zip(new.tolist(), cs):
-                k[j] = c.size
-                w[j, :c.size], p[j, :c.size], tau[j, :c.size] = c.w, c.p, c.tau
+            rows = [np.zeros((len(cs), width), a.dtype) for a in (w, p, tau)]
+            for a, c in enumerate(cs):
+                rows[0][a, :c.size], rows[1][a, :c.size], rows[2][a, :c.size] = c.w, c.p, c.tau
+            k[new] = np.array([c.size for c in cs], dtype=np.int64)[kind]
+            w[new], p[new], tau[new] = (r[kind] for r in rows)
         count = k[jobs]
         mask = np.arange(w.shape[1])[None, :] < count[:, None]
         return count, w[jobs][mask], p[jobs][mask], tau[jobs][mask]

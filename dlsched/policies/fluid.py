@@ -67,7 +67,7 @@ from dlsched.policies.greedy import (MAX_ALPHA, GreedyView, SRPTGreedyPolicy, fa
 from dlsched.policies.optimus import admit_in_order
 from dlsched.result import Status
 from dlsched.sim.placement import PlacerName
-from dlsched.solvers.anytime import placeable, pop_groups
+from dlsched.solvers.anytime import placeable, placeable_prefix, pop_groups
 from dlsched.solvers.highs import solve_matrix
 from dlsched.solvers.options import Budget, SolveOptions
 
@@ -500,8 +500,8 @@ class FluidPolicy(SRPTGreedyPolicy):
         last = self.previous if self.previous is not None else np.zeros_like(alloc)
         moved = (alloc[view.jobs, 0] > 0) & np.any(alloc[view.jobs] != last[view.jobs], axis=1)
         n_moved = int(np.count_nonzero(moved))
-        if n_moved and self.place_rate * n_moved > clock.remaining() and was.any():
-            options = self.kept_answers(view, last, was)
+        if n_moved and self.place_rate * n_moved > clock.remaining():
+            options = self.kept_answers(view, last, was, clock.remaining())
             runs = [True] + [bool((a[:, 0] > 0).any()) for a, _ in options]
             pick = placeable([self.place_rate * n_moved] + [self.place_rate * n for _, n in options], runs,
                              clock.remaining())
@@ -517,12 +517,15 @@ class FluidPolicy(SRPTGreedyPolicy):
         self.previous, self.previous_jobs, self.resized = alloc, view.jobs, int(np.count_nonzero(moved & was))
         return alloc
 
-    def kept_answers(self, view: GreedyView, last: np.ndarray, was: np.ndarray) -> list[tuple[np.ndarray, int]]:
+    def kept_answers(self, view: GreedyView, last: np.ndarray, was: np.ndarray, time_left: float) -> list[tuple[np.ndarray, int]]:
         """The cheaper answers to place (:meth:`allocate`), each with the jobs it places anew: the last answer's
         sizes for the jobs still active with the jobs it leaves waiting started at srpt-greedy's first size
         (one PS, the fewest workers), shortest first while they fit what the kept sizes leave of the
         cluster (the kept start: it places only those, and lets the jobs that arrived since start); then
-        the kept sizes alone (nothing to place)."""
+        the kept sizes alone (nothing to place); then the kept start cut to the most of its first started jobs
+        whose placement is expected within ``time_left`` seconds, at least one, the others waiting
+        (:func:`~dlsched.solvers.anytime.placeable_prefix`): the answer of a first decision, which has no sizes
+        to keep and thousands of jobs to start (2,000 DL2 jobs placed in 0.25 s)."""
         jobs = view.jobs
         alone = np.zeros_like(last)
         alone[jobs[was]] = last[jobs[was]]
@@ -534,9 +537,12 @@ class FluidPolicy(SRPTGreedyPolicy):
         waiting = np.flatnonzero(held[:, 0] == 0)
         order = waiting[np.lexsort((jobs[waiting], fastest[waiting]))]
         started, _ = admit_in_order(view.e + w0[:, None] * view.d, np.isfinite(first_time), order, left)
-        start = alone.copy()
-        start[jobs[started], 0], start[jobs[started], 1] = w0[started], 1
-        return [(start, int(started.size)), (alone, 0)]
+        def first(k: int) -> np.ndarray:
+            out = alone.copy()
+            out[jobs[started[:k]], 0], out[jobs[started[:k]], 1] = w0[started[:k]], 1
+            return out
+        cut = max(placeable_prefix(lambda k: self.place_rate * k, started.size, time_left), min(started.size, 1))
+        return [(first(started.size), int(started.size)), (alone, 0), (first(cut), cut)]
 
     def lp_time(self, view: GreedyView) -> float:
         """Seconds the LP may take (its build and solve) under a budget: what remains of the budget less its

@@ -204,18 +204,21 @@ def _tau_stack(inst: SMDInstance, jobs: np.ndarray) -> tuple[np.ndarray, np.ndar
     re-plan copies rows instead of reading a grid per job."""
     key = ("optimus-tau-stack",)
     stack, shape = inst.cached(key, lambda: (np.full((inst.n_jobs, 2, 2), np.inf), np.zeros((inst.n_jobs, 2), dtype=np.int64)))
-    new = jobs[shape[jobs, 0] == 0]
+    new = np.unique(jobs[shape[jobs, 0] == 0])
     if new.size:
-        grids = [tau_grid(inst, int(j)) for j in new.tolist()]
+        one, kind = inst.by_kind(new)                       # one grid read per kind of job
+        grids = [tau_grid(inst, int(j)) for j in one.tolist()]
         P = max(stack.shape[1], max(g.shape[0] for g in grids))
         W = max(stack.shape[2], max(g.shape[1] for g in grids))
         if (P, W) != stack.shape[1:]:
             wider = np.full((stack.shape[0], P, W), np.inf)
             wider[:, :stack.shape[1], :stack.shape[2]] = stack
             stack = wider
-        for j, g in zip(new.tolist(), grids):
-            stack[j, :g.shape[0], :g.shape[1]] = g
-            shape[j] = g.shape
+        padded = np.full((len(grids), P, W), np.inf)
+        for a, g in enumerate(grids):
+            padded[a, :g.shape[0], :g.shape[1]] = g
+        stack[new] = padded[kind]
+        shape[new] = np.array([g.shape for g in grids], dtype=np.int64)[kind]
         inst._config_cache[key] = (stack, shape)           # a wider stack replaces the kept one
     return stack[jobs], shape[jobs]
 

@@ -64,6 +64,14 @@ def _ps_and_workers(job: Job, placement: Placement) -> tuple[int, int] | None:
     return w, w
 
 
+def rate_key(speed, job: Job):
+    """A key of ``job`` such that two jobs with the same key have the same ``speed.rate`` at every placement
+    (the source's ``rate_key``; a view reads one τ grid per key instead of one per job,
+    :class:`dlsched.policies.view.SpeedView`), or None: a source without one, or a job whose rate is its own."""
+    of = getattr(speed, "rate_key", None)
+    return None if of is None else of(job)
+
+
 class _PerTypeCache(ABC):
     """A rate that depends only on (job type, p, w), memoised: the engine asks again at every event."""
 
@@ -79,6 +87,10 @@ class _PerTypeCache(ABC):
         if r is None:
             r = self._cache[key] = float(self.speed(job.job_type, *pw))
         return r
+
+    def rate_key(self, job: Job):
+        """What :meth:`rate` reads of ``job`` (:func:`rate_key`): its type and whether it has PSs."""
+        return job.job_type, job.uses_ps
 
     @abstractmethod
     def speed(self, job_type: str, p: int, w: int) -> float:
@@ -178,6 +190,10 @@ class LayeredSpeed(_PerTypeCache):
             self._profiles[id(prof)] = prof
         return r
 
+    def rate_key(self, job: Job):
+        # a job with its own layer profile has a rate of its own
+        return None if job.meta.get("profile") is not None else super().rate_key(job)
+
     def speed(self, job_type: str, p: int, w: int) -> float:
         return float(throughput(builtin(job_type), MEASURED_BATCH[job_type], w, p, self.overlap))
 
@@ -232,6 +248,10 @@ class ThroughputSpeed:
             raise InputError(self.table.source, f"job type '{job_type}' on GPU type '{gpu_type}'",
                              f"a measured throughput (GPU types: {', '.join(self.table.gpu_types)})", "no measurement")
         return 1.0 / (1.0 / h1 + self.comm.get(job_type, 0.0) * float(ring_factor(n)))
+
+    def rate_key(self, job: Job):
+        """What :meth:`rate` reads of ``job`` (:func:`rate_key`): its type and whether it has PSs."""
+        return job.job_type, job.uses_ps
 
     def rate(self, job: Job, placement: Placement, cluster: Cluster) -> float:
         n = placement.n_workers

@@ -145,3 +145,18 @@ def placeable(seconds: list[float], runs: list[bool], left: float) -> int:
     seconds = [t if r or not any(runs) else np.inf for t, r in zip(seconds, runs)]
     fits = [i for i, t in enumerate(seconds) if t <= left]
     return fits[0] if fits else int(np.argmin(seconds))
+
+
+def placeable_prefix(seconds, most: int, left: float) -> int:
+    """The largest k <= ``most`` whose answer, the first k jobs of an order run and the others waiting, is
+    expected to be placed within ``left`` seconds, ``seconds(k)`` (not decreasing in k) its expected
+    placement: the cold answer of a budgeted decision with nothing kept to fall back on (a policy's first call
+    over thousands of jobs, whose placement alone would take many budgets). By bisection: log2(most) calls."""
+    lo, hi = 0, int(most)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if seconds(mid) <= left:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo

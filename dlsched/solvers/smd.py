@@ -64,7 +64,7 @@ from dlsched.instance.smd import SMDInstance
 from dlsched.models import mcmdk as core_model
 from dlsched.result import Result
 from dlsched.solvers import highs, knapsack_dp, ties
-from dlsched.solvers.anytime import column_shares, greedy_choice, lagrangian_bound, placeable, pop_groups
+from dlsched.solvers.anytime import column_shares, greedy_choice, lagrangian_bound, placeable, placeable_prefix, pop_groups
 from dlsched.solvers.backends import BACKENDS
 from dlsched.solvers.first_fit import take_in_order
 from dlsched.solvers.milp import solve_core
@@ -509,12 +509,13 @@ def decide_anytime(inst: SMDInstance, active: np.ndarray, opts: SolveOptions, *,
         objective += out.objective
         inner = out.bound if k == 1 else inner
     alloc = _allocation(inst, cores, choices)
-    if kepts and float(place_seconds(alloc)) > opts.clock.remaining():
-        # the first of the kept start and the kept configurations alone whose placement fits what
-        # remains; if neither does, the one of the three placed soonest
+    if place_seconds is not None and clock.limited and float(place_seconds(alloc)) > opts.clock.remaining():
+        # the first of the kept start, the kept configurations alone and the answer cut to what can be placed
+        # whose placement fits what remains; if none does, the one placed soonest
         left = opts.clock.remaining()
         options = [(alloc, objective)] + [(_allocation(inst, cores, c), float(sum(
-            core.value[core.columns_of(x)].sum() for core, x in zip(cores, c)))) for c in (kepts, alone)]
+            core.value[core.columns_of(x)].sum() for core, x in zip(cores, c)))) for c in (kepts, alone) if c]
+        options.append(_cut(cores, shares, choices, alloc, objective, place_seconds, left))
         # (the first does not fit: the condition above); never an empty answer where one that runs a job exists
         runs = [bool((a[:, 0] > 0).any()) for a, _ in options]
         alloc, objective = options[placeable([float(place_seconds(a)) for a, _ in options], runs, left)]
@@ -528,6 +529,35 @@ def decide_anytime(inst: SMDInstance, active: np.ndarray, opts: SolveOptions, *,
     lag = lagrangian_bound(np.concatenate(values), np.vstack([share / k for share in shares]), job_ptr, objective,
                            start=k * np.mean(group_prices, axis=0), clock=steps)[0] if values else 0.0
     return AnytimeDecision(alloc, objective, max(inner, lag), k)
+
+
+def _cut(cores: list, shares: list, choices: list, alloc: np.ndarray, objective: float, place_seconds, left: float) -> tuple[np.ndarray, float]:
+    """The answer ``alloc`` (of ``choices``, one per group's core with its :func:`column_shares`, of value ``objective``) cut to the most of its
+    running jobs whose placement is expected within ``left`` seconds
+    (:func:`~dlsched.solvers.anytime.placeable_prefix`), the others deferred: the jobs of most saving per
+    share first (the defer cost less the chosen configuration's, over its dominant share: the order of
+    :func:`~dlsched.solvers.anytime.greedy_choice`). Deferring frees resources, so it is feasible, of value
+    ``objective`` plus the savings given up: the answer of a first decision with nothing kept. At least one
+    job runs where any did."""
+    jobs, saving, score = [], [], []
+    for core, shares_of, choice in zip(cores, shares, choices):
+        cols = core.columns_of(choice)
+        run = choice > 0
+        share = shares_of[cols[run]]
+        gain = core.value[core.job_ptr[:-1]][run] - core.value[cols[run]]
+        jobs.append(core.meta["configs"][cols[run], 0])
+        saving.append(gain)
+        score.append(gain / np.maximum(share.max(axis=1, initial=0.0), 1e-12))
+    jobs, saving = np.concatenate(jobs), np.concatenate(saving)
+    order = np.argsort(-np.concatenate(score), kind="stable")
+
+    def first(k: int) -> np.ndarray:
+        out = alloc.copy()
+        out[jobs[order[k:]]] = 0
+        return out
+    # at least one job: an answer that runs none where one could run would stall a run with no event to come
+    k = max(placeable_prefix(lambda k: float(place_seconds(first(k))), order.size, left), min(order.size, 1))
+    return first(k), float(objective + saving[order[k:]].sum())
 
 
 def _kept_columns(core: MCMDK, previous: np.ndarray | None) -> np.ndarray | None:

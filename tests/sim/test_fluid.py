@@ -501,21 +501,26 @@ def test_without_a_budget_every_lp_holds_every_active_job(monkeypatch):
     assert built and len(seen) == len(built) and all(n == active for n, active in seen)
     assert max(n for n, _ in seen) > fluid.AUTO_START
 
-
-def test_an_answer_whose_placement_does_not_fit_gives_way_to_the_last_sizes():
-    """Under a budget, when the answer's expected placement (seconds per job placed at a new size, here
-    forced to a day) exceeds what remains, the decision keeps the last answer's sizes for the jobs still
-    active (nothing to place) and the jobs that arrived since wait; it records the kept sizes' certified gap."""
+def _budgeted_fluid_run(trace_seed: int, servers: int):
+    """``fluid`` under a generous budget (LP of 4 jobs) reset on a 40-job DL2 trace, and the simulation to step."""
     from dlsched.instance.synthetic import dl2_cluster, dl2_trace
     from dlsched.registry import make_policy
     from dlsched.sim.engine import Simulation
     from dlsched.sim.policy import PolicyContext
     from dlsched.sim.speed import make_speed
 
-    trace, cluster, speed = dl2_trace(40, 2), dl2_cluster(4), make_speed("table")
+    trace, cluster, speed = dl2_trace(40, trace_seed), dl2_cluster(servers), make_speed("table")
     policy = make_policy("fluid", budget_ms=60_000, lp_jobs=4)
-    sim = Simulation(trace, cluster, speed, seed=0)
     policy.reset(PolicyContext(cluster=cluster, speed=speed, seed=0))
+    return policy, Simulation(trace, cluster, speed, seed=0)
+
+
+
+def test_an_answer_whose_placement_does_not_fit_gives_way_to_the_last_sizes():
+    """Under a budget, when the answer's expected placement (seconds per job placed at a new size, here
+    forced to a day) exceeds what remains, the decision keeps the last answer's sizes for the jobs still
+    active (nothing to place) and the jobs that arrived since wait; it records the kept sizes' certified gap."""
+    policy, sim = _budgeted_fluid_run(2, 4)
     kept = 0
     for _ in range(30):
         events = sim.advance(None)
@@ -541,18 +546,10 @@ def test_an_answer_whose_placement_does_not_fit_gives_way_to_the_last_sizes():
 def test_the_kept_start_keeps_the_last_sizes_and_starts_the_waiting_jobs_that_fit_shortest_first():
     """kept_answers: the last sizes of the jobs still active, then the waiting ones at one PS and their fewest
     workers, shortest remaining first, while they fit what the kept sizes leave (within the aggregate
-    capacity); and the kept sizes alone."""
-    from dlsched.instance.synthetic import dl2_cluster, dl2_trace
+    capacity); the kept sizes alone; and the kept start cut to what is placed in the time given."""
     from dlsched.policies.greedy import greedy_view
-    from dlsched.registry import make_policy
-    from dlsched.sim.engine import Simulation
-    from dlsched.sim.policy import PolicyContext
-    from dlsched.sim.speed import make_speed
 
-    trace, cluster, speed = dl2_trace(40, 5), dl2_cluster(2), make_speed("table")
-    policy = make_policy("fluid", budget_ms=60_000, lp_jobs=4)
-    sim = Simulation(trace, cluster, speed, seed=0)
-    policy.reset(PolicyContext(cluster=cluster, speed=speed, seed=0))
+    policy, sim = _budgeted_fluid_run(5, 2)
     checked = 0
     for _ in range(40):
         events = sim.advance(None)
@@ -563,8 +560,14 @@ def test_the_kept_start_keeps_the_last_sizes_and_starts_the_waiting_jobs_that_fi
             view = greedy_view(policy.view, np.asarray(state.active))
             last = policy.previous
             was = np.isin(view.jobs, policy.previous_jobs)
-            (start, n), (alone, zero) = policy.kept_answers(view, last, was)
+            (start, n), (alone, zero), (cut, k) = policy.kept_answers(view, last, was, policy.place_rate * 2.5)
             assert zero == 0 and np.array_equal(alone[view.jobs[was]], last[view.jobs[was]])
+            # the cut start: the kept sizes and the first of the started jobs placed in the time given (2 of them)
+            assert k == min(n, 2)
+            kept = alone[view.jobs, 0] > 0
+            assert np.array_equal(cut[view.jobs[kept]], alone[view.jobs[kept]])
+            started = (cut[view.jobs, 0] > 0) & ~kept
+            assert np.count_nonzero(started) == k and np.array_equal(cut[view.jobs[started]], start[view.jobs[started]])
             assert not alone[view.jobs[~was]].any()
             new = np.flatnonzero((start[view.jobs, 0] > 0) & (alone[view.jobs, 0] == 0))
             assert n == new.size and np.all(start[view.jobs[new], 1] == 1)

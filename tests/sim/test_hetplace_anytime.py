@@ -122,12 +122,13 @@ def test_paces_are_the_loops_to_the_bit(mix):
 
 def test_the_anytime_answer_under_srpt_starts_the_shortest_job():
     # one server of 4 GPUs; at 0 srpt runs j0, j4, j1, j2 and j3 waits; j5 (short) arrives at 0.5 and waits;
-    # once j0 ends at 10 s the anytime answer (every full decision's least work "lasts" 1 s, over the 1 ms
-    # budget) starts the shorter waiting job, j5, not j3 that arrived first
+    # once j0 ends at 10 s the anytime answer (every full decision's least work "lasts" 10 s, over the 1 s
+    # budget) starts the shorter waiting job, j5, not j3 that arrived first (a budget the first decision holds:
+    # one it spends places only the jobs it has time for)
     its = [10.0, 1e4, 1e4, 1e4, 5e3, 100.0]
     tr = trace(*[job(f"j{i}", 0.0 if i < 5 else 0.5, n) for i, n in enumerate(its)])
-    pol = Slow(budget_ms=1.0, order="srpt")
-    pol.least = 1.0
+    pol = Slow(budget_ms=1000.0, order="srpt")
+    pol.least = 10.0
     res = simulate(tr, typed_cluster({"v100": 1}, gpus=4), pol, TypedSpeed({"v100": 1.0}))
     assert res.status == "completed" and pol.kept_answers >= 2
     assert res.first_start[5] == pytest.approx(10.0) and res.first_start[3] > res.first_start[5]
