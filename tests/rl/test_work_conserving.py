@@ -42,7 +42,7 @@ def test_level_zero_is_valid_only_where_no_size_is(seed):
 
 def test_a_job_the_teacher_leaves_out_gets_the_smallest_size():
     free, kept = slots()
-    j0, j1 = int(kept.jobs[0]), int(kept.jobs[1])
+    j0 = int(kept.jobs[0])
     target = {j0: (2, 2)}                                             # j1 and the rest left out
     a, b = teacher_levels(free, target), teacher_levels(kept, target)
     assert a[0] == b[0] == 2
