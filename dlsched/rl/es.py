@@ -166,15 +166,20 @@ def es_features(spec: Spec, scale: bool = True) -> np.ndarray:
     return E if scale else E[:, 1:]
 
 
-def greedy_return(env: DL2Env, model: Model, trace: int) -> float:
-    """The undiscounted return of the greedy policy on training trace ``trace``."""
+def greedy_episode(env: DL2Env, model: Model, trace: int) -> tuple[float, bool]:
+    """The undiscounted return of the greedy policy on training trace ``trace``, and whether the episode
+    was cut at the environment's ``max_slots`` (a job still waiting)."""
     obs, info = env.reset(options={"trace": int(trace)})
-    total, done = 0.0, False
-    while not done:
+    total, term, trunc = 0.0, False, False
+    while not (term or trunc):
         obs, r, term, trunc, info = env.step(choose(model, obs, info["action_mask"]))
         total += r
-        done = term or trunc
-    return total
+    return total, bool(trunc)
+
+
+def greedy_return(env: DL2Env, model: Model, trace: int) -> float:
+    """The undiscounted return of the greedy policy on training trace ``trace``."""
+    return greedy_episode(env, model, trace)[0]
 
 
 def member_returns(env: DL2Env, model: Model, members) -> list[float]:

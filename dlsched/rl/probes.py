@@ -21,7 +21,7 @@ import torch
 
 from dlsched.registry import make_policy
 from dlsched.rl.env import DL2Env
-from dlsched.rl.es import at_scale, es_basis, es_features, lift, rank_group, set_theta, theta, with_prior
+from dlsched.rl.es import at_scale, es_basis, es_features, greedy_episode, lift, rank_group, set_theta, theta, with_prior
 from dlsched.rl.networks import level_features, row_features
 from dlsched.rl.policy import DL2Policy, Model, choose, load_checkpoint
 from dlsched.rl.train import TrainConfig, mean_jct, setting, teacher_picker
@@ -227,16 +227,8 @@ def member_spread(checkpoint: str | Path, sigma: float = 0.5, scale: float = 0.1
 
     def play(v) -> tuple[float, int]:
         set_theta(model, v)
-        total, cut = 0.0, 0
-        for k in range(len(seeds)):
-            obs, info = env.reset(options={"trace": k})
-            done = False
-            while not done:
-                obs, r, term, trunc, info = env.step(choose(model, obs, info["action_mask"]))
-                total += r
-                done = term or trunc
-            cut += int(trunc)
-        return total, cut
+        episodes = [greedy_episode(env, model, k) for k in range(len(seeds))]
+        return sum(r for r, _ in episodes), sum(cut for _, cut in episodes)
 
     base, base_cut = play(start)
     out = []

@@ -112,11 +112,11 @@ class Spec:
         ok = (2 <= len(self.configs) <= MAX_WINDOW and tuple(self.configs[0]) == (0, 0)
               and all(len(c) == 2 and all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= MAX_WINDOW for x in c)
                       for c in self.configs))
-        if not isinstance(self.leave_out, bool) or not (self.leave_out or self.actions == "jobs"):
-            raise InputError("<argument>", "leave_out", 'True, or False with actions="jobs"', self.leave_out)
         if not ok:
             raise InputError("<argument>", "configs", f"2 to {MAX_WINDOW} (workers, PSs) pairs, the first (0, 0)",
                              self.configs)
+        if not isinstance(self.leave_out, bool) or not (self.leave_out or self.actions == "jobs"):
+            raise InputError("<argument>", "leave_out", 'True, or False with actions="jobs"', self.leave_out)
 
     @property
     def n_types(self) -> int:
