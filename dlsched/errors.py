@@ -31,6 +31,11 @@ class InputError(DlschedError, ValueError):
             found_text = found_text[:117] + "..."
         super().__init__(f"{self.source}: at {where}: expected {expected}, found {found_text}")
 
+    def __reduce__(self):
+        # rebuilt from its four fields, not from the message: an error raised in a worker process
+        # (multiprocessing pickles it back) would otherwise fail to unpickle and hang the pool
+        return type(self), (self.source, self.where, self.expected, self.found)
+
 
 class SolverError(DlschedError, RuntimeError):
     """A solver backend failed (not: the model is infeasible)."""

@@ -154,24 +154,32 @@ def es_basis(spec: Spec, scale: bool = True) -> np.ndarray:
 def es_features(spec: Spec, scale: bool = True) -> np.ndarray:
     """The (1 + J·C + P·Q, 1 + P·Q) matrix E of ``--es-features`` (module docstring) in :func:`theta`'s
     layout for a policy with a row prior: column 0 moves log s alone, column 1 + q the q-th entry of
-    Θ (row-major, :func:`~dlsched.rl.networks.prior_shape`); the output bias is not searched.
-    ``scale=False`` leaves out column 0."""
-    n = int(np.prod(prior_shape(spec)))
-    E = np.zeros((1 + spec.J * spec.n_levels + n, 1 + n))
+    Θ (row-major, :func:`~dlsched.rl.networks.prior_shape`); the output bias is not searched. With
+    ``spec.leave_out`` False no row of a window job can take level 0, so Θ's leave-out column moves no
+    decision and is not searched (P·Q − P directions). ``scale=False`` leaves out column 0."""
+    P, Q = prior_shape(spec)
+    searched_q = np.arange(Q) != 0 if not spec.leave_out else np.ones(Q, dtype=bool)
+    cols = np.flatnonzero(np.tile(searched_q, P))          # Θ's entries searched, row-major
+    E = np.zeros((1 + spec.J * spec.n_levels + P * Q, 1 + len(cols)))
     E[0, 0] = 1.0
-    E[1 + spec.J * spec.n_levels:, 1:] = np.eye(n)
+    E[1 + spec.J * spec.n_levels + cols, 1 + np.arange(len(cols))] = 1.0
     return E if scale else E[:, 1:]
+
+
+def greedy_episode(env: DL2Env, model: Model, trace: int) -> tuple[float, bool]:
+    """The undiscounted return of the greedy policy on training trace ``trace``, and whether the episode
+    was cut at the environment's ``max_slots`` (a job still waiting)."""
+    obs, info = env.reset(options={"trace": int(trace)})
+    total, term, trunc = 0.0, False, False
+    while not (term or trunc):
+        obs, r, term, trunc, info = env.step(choose(model, obs, info["action_mask"]))
+        total += r
+    return total, bool(trunc)
 
 
 def greedy_return(env: DL2Env, model: Model, trace: int) -> float:
     """The undiscounted return of the greedy policy on training trace ``trace``."""
-    obs, info = env.reset(options={"trace": int(trace)})
-    total, done = 0.0, False
-    while not done:
-        obs, r, term, trunc, info = env.step(choose(model, obs, info["action_mask"]))
-        total += r
-        done = term or trunc
-    return total
+    return greedy_episode(env, model, trace)[0]
 
 
 def member_returns(env: DL2Env, model: Model, members) -> list[float]:

@@ -6,7 +6,9 @@ prior by rank reaches (:func:`prior_jct`: the logits s · W h + b plus a large b
 rank group), where a point of ``--es-basis``'s space lies (:func:`basis_jct`), and which levels a
 teacher's allocation takes by rank group (:func:`teacher_levels_by_group`), and what the best point
 of ``--es-features``'s row prior reaches (:func:`feature_fit`: Θ fitted to a teacher's levels, a
-measurement of the space's reach, never a start of training; docs/dl2.md, round 13).
+measurement of the space's reach, never a start of training; docs/dl2.md, round 13), and what a first
+generation of a search around the warm-up plays (:func:`member_spread`: with or without work-conserving rows;
+round 16).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import torch
 
 from dlsched.registry import make_policy
 from dlsched.rl.env import DL2Env
-from dlsched.rl.es import es_basis, rank_group, set_theta, theta, with_prior
+from dlsched.rl.es import at_scale, es_basis, es_features, greedy_episode, lift, rank_group, set_theta, theta, with_prior
 from dlsched.rl.networks import level_features, row_features
 from dlsched.rl.policy import DL2Policy, Model, choose, load_checkpoint
 from dlsched.rl.train import TrainConfig, mean_jct, setting, teacher_picker
@@ -207,3 +209,32 @@ def feature_fit(checkpoint: str | Path, teacher: str, seeds: Sequence[int] = TUN
             jct[f"s={s:g}, gain={g:g}"] = mean_jct(lambda: DL2Policy(model), traces, cluster, speed)
     return {"rows": int(rows.sum()), "agreement": round(agree, 4), "nll": round(nll, 4),
             "theta": T.detach().numpy().round(3).tolist(), "tune_jct": jct}
+
+
+def member_spread(checkpoint: str | Path, sigma: float = 0.5, scale: float = 0.1, members: int = 5, seed: int = 0,
+                  seeds: Sequence[int] = TUNE) -> dict:
+    """What the members of a first ``--es-features`` generation play: the checkpoint at logit scale ``scale``
+    (:func:`dlsched.rl.es.at_scale`) with Θ = 0 and with ``members`` priors Θ ~ N(0, σ² I) in the searched
+    coordinates (:func:`dlsched.rl.es.es_features`, held scale), each played greedily on ``seeds`` in the
+    training environment (episodes cut at ``TrainConfig.max_slots``). Per member: its return over Θ = 0's
+    (the total JCT in slots, > 1 worse) and how many of its episodes were cut, i.e. left a job waiting to
+    the end (docs/dl2.md, round 16)."""
+    model = at_scale(with_prior(load_checkpoint(checkpoint)), scale)
+    env = _tuning(model, seeds)
+    E = es_features(model.spec, scale=False)
+    start = theta(model)
+    rng = np.random.default_rng(seed)
+
+    def play(v) -> tuple[float, int]:
+        set_theta(model, v)
+        episodes = [greedy_episode(env, model, k) for k in range(len(seeds))]
+        return sum(r for r, _ in episodes), sum(cut for _, cut in episodes)
+
+    base, base_cut = play(start)
+    out = []
+    for _ in range(members):
+        v = start + torch.from_numpy(lift(sigma * rng.standard_normal(E.shape[1]), E, start.numel())).to(start.dtype)
+        total, cut = play(v)
+        out.append({"return_over_warm_up": round(total / base, 3), "episodes_cut": cut})
+    return {"leave_out": model.spec.leave_out, "sigma": sigma, "scale": scale, "warm_up_episodes_cut": base_cut,
+            "members": out}

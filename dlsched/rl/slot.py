@@ -77,7 +77,9 @@ class Spec:
     (remaining epochs times the job type's fastest seconds per epoch; docs/dl2.md, "Row order").
     ``actions`` (:data:`ACTIONS`): "tasks" is DL2's one task per inference; "jobs" decides the whole
     slot in one inference, a size level per window row: an index into ``configs`` (workers, PSs),
-    level 0 being (0, 0) (:meth:`Slot.fill`).
+    level 0 being (0, 0) (:meth:`Slot.fill`). ``leave_out`` (``actions="jobs"``): whether a window job
+    may be given level 0 while a larger level is valid; False makes the rows work-conserving, a job
+    then waits only when the rows before it took the room (:meth:`Slot.level_mask`; docs/dl2.md, round 16).
     """
 
     job_types: tuple[str, ...] = DL2_JOB_TYPES
@@ -90,6 +92,7 @@ class Spec:
     rows: str = "arrival"
     actions: str = "tasks"
     configs: tuple[tuple[int, int], ...] = CONFIGS
+    leave_out: bool = True
 
     def __post_init__(self) -> None:
         if isinstance(self.J, bool) or not isinstance(self.J, int) or not 1 <= self.J <= MAX_WINDOW:
@@ -112,6 +115,8 @@ class Spec:
         if not ok:
             raise InputError("<argument>", "configs", f"2 to {MAX_WINDOW} (workers, PSs) pairs, the first (0, 0)",
                              self.configs)
+        if not isinstance(self.leave_out, bool) or not (self.leave_out or self.actions == "jobs"):
+            raise InputError("<argument>", "leave_out", 'True, or False with actions="jobs"', self.leave_out)
 
     @property
     def n_types(self) -> int:
@@ -138,7 +143,9 @@ class Spec:
         return {"job_types": list(self.job_types), "J": self.J, "slot_seconds": self.slot_seconds,
                 "slots_norm": self.slots_norm, "epochs_norm": self.epochs_norm, "tasks_norm": self.tasks_norm,
                 "decide_at": self.decide_at, "rows": self.rows, "actions": self.actions,
-                "configs": [list(c) for c in self.configs]}
+                "configs": [list(c) for c in self.configs],
+                # written only where it differs from the default, so that earlier checkpoints' specs stay as they were
+                **({} if self.leave_out else {"leave_out": False})}
 
     def next_boundary(self, t: float) -> float:
         """The first slot boundary kΔ after time ``t`` (a time within 1e-9 slots of a boundary counts as on it)."""
@@ -295,15 +302,16 @@ class Slot:
         return room_w & (cw >= 1), room_p & (cp >= 1), room_w & room_p & (fit_wp.any(axis=1) | apart)
 
     def level_mask(self) -> np.ndarray:
-        """Valid size levels (J, C), int8 (``Spec.actions = "jobs"``): 0 always, and for a window job
-        the configs within its worker and PS limits (a job without PSs: the PS count is ignored)."""
+        """Valid size levels (J, C), int8 (``Spec.actions = "jobs"``): for a window job the configs within
+        its worker and PS limits (a job without PSs: the PS count is ignored), and 0, leaving it out,
+        unless ``Spec.leave_out`` is False and another level is valid; level 0 alone for an empty row."""
         n = len(self.jobs)
         cw, cp = np.array(self.spec.configs).T
         m = np.zeros((self.spec.J, len(cw)), dtype=np.int8)
         m[:, 0] = 1
         ps_ok = (cp[None, :] <= self.max_p[:n, None]) | (self.max_p[:n, None] == 0)
         m[:n] = (cw[None, :] <= self.max_w[:n, None]) & ps_ok & (cw[None, :] >= 1)
-        m[:n, 0] = 1
+        m[:n, 0] = 1 if self.spec.leave_out else ~m[:n, 1:].any(axis=1)
         return m
 
     def fill(self, levels) -> None:

@@ -79,6 +79,9 @@ class TrainConfig:
     rows: str = "arrival"
     #: what one inference decides (:data:`dlsched.rl.slot.ACTIONS`): one task (DL2's) or every window job's size level
     actions: str = "tasks"
+    #: with job-level actions, whether a window job may be left out while a size fits its limits
+    #: (:attr:`dlsched.rl.slot.Spec.leave_out`; False: work-conserving rows, docs/dl2.md round 16)
+    leave_out: bool = True
     seed: int = 0
     J: int = 40
     hidden: tuple[int, ...] = (256, 256)
@@ -209,6 +212,8 @@ class TrainConfig:
                 bad(name, "a finite number > 0")
         if self.warmup_lr_final is not None and (not real(self.warmup_lr_final) or self.warmup_lr_final <= 0):
             bad("warmup_lr_final", "a finite number > 0, or None")
+        if not isinstance(self.leave_out, bool) or not (self.leave_out or self.actions == "jobs"):
+            bad("leave_out", "True, or False with job-level actions (actions jobs)")
         if (self.actions == "jobs") != (self.baseline in ("forks", "es")):
             bad("baseline", "forks or es, with job-level actions (actions jobs) and only with them")
         if self.es_groups + self.es_basis + self.es_features > 1:
@@ -309,13 +314,14 @@ def gain_action(slot: Slot, target: dict[int, tuple[int, int]], T: np.ndarray) -
 def teacher_levels(slot: Slot, target: dict[int, tuple[int, int]]) -> np.ndarray:
     """``Spec.actions = "jobs"``: the teacher's allocation as a size level per window row: the valid
     config (w', p') nearest to its (w, p) by |log((w' + 1)/(w + 1))| + |log((p' + 1)/(p + 1))| (level 0
-    only for a job the teacher leaves out)."""
+    only for a job the teacher leaves out, and with ``Spec.leave_out`` False only where no other level is
+    valid: such a job gets the smallest valid config, and the fill gives it room only if the rows before it left some)."""
     mask = slot.level_mask()
     cw, cp = np.log1p(np.array(slot.spec.configs, dtype=float)).T
     levels = np.zeros(slot.spec.J, dtype=np.int64)
     for i, j in enumerate(slot.jobs):
         w, p = target.get(int(j), (0, 0))
-        if w or p:
+        if w or p or not mask[i, 0]:
             dist = np.abs(cw - np.log1p(w)) + np.abs(cp - np.log1p(p if slot.max_p[i] > 0 else 0))
             dist[mask[i] == 0] = np.inf
             dist[0] = np.inf
@@ -833,7 +839,7 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     torch.set_num_threads(cfg.threads)
     out = Path(out)
     torch.manual_seed(cfg.seed)
-    spec = Spec(J=cfg.J, decide_at=cfg.decide_at, rows=cfg.rows, actions=cfg.actions)
+    spec = Spec(J=cfg.J, decide_at=cfg.decide_at, rows=cfg.rows, actions=cfg.actions, leave_out=cfg.leave_out)
 
     def teacher():
         return make_policy(cfg.teacher, **cfg.teacher_params)
@@ -861,9 +867,9 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
         model = load_checkpoint(cfg.init)
         if model.spec != spec or model.shape.hidden != tuple(cfg.hidden):
             raise InputError(cfg.init, "spec", f"a checkpoint with J={cfg.J}, hidden {list(cfg.hidden)}, decisions at "
-                             f"{cfg.decide_at} and rows by {cfg.rows} (as the flags ask)",
+                             f"{cfg.decide_at}, rows by {cfg.rows}, {cfg.actions} actions and leave_out {cfg.leave_out} (as the flags ask)",
                              f"J={model.spec.J}, hidden {list(model.shape.hidden)}, decisions at {model.spec.decide_at}, "
-                             f"rows by {model.spec.rows}")
+                             f"rows by {model.spec.rows}, {model.spec.actions} actions and leave_out {model.spec.leave_out}")
         warm = {k: model.provenance.get(k) for k in ("warmup_samples", "warmup_loss", "agreement")}
         warm["init"] = {"path": str(cfg.init), **{k: model.provenance.get(k) for k in
                                                    ("command", "training_seconds", "total_training_seconds",
@@ -1214,6 +1220,9 @@ def parser():
                         "written as OUT-30min.pt etc. (with its provenance)")
     p.add_argument("--actions", choices=ACTIONS, default=d.actions,
                    help="one task per inference (DL2's, default) or every window job's size level at once (jobs)")
+    p.add_argument("--work-conserving", action="store_true",
+                   help="with --actions jobs: a window job is never left out while a size within its limits exists; it "
+                        "waits only when the rows before it took the room (recorded in the checkpoint's spec)")
     p.add_argument("--horizon", type=int, default=d.horizon,
                    help="--baseline forks: slots each fork is continued for (0, the default: to the end of the "
                         "episode; a short horizon is biased, docs/dl2.md round 9)")
@@ -1282,6 +1291,8 @@ def main(argv: Sequence[str]) -> int:
 
     args = parser().parse_args(list(argv))
 
+    if args.work_conserving and args.actions != "jobs":
+        raise InputError("<argument>", "--work-conserving", "--actions jobs beside it", f"--actions {args.actions}")
     try:
         hidden = tuple(int(h) for h in args.hidden.split(","))
     except ValueError:
@@ -1290,6 +1301,7 @@ def main(argv: Sequence[str]) -> int:
     try:
         cfg = TrainConfig(teacher=args.teacher, teacher_params=parse_params(args.teacher_param, "--teacher-param"),
                           decide_at=args.decide_at, rows=args.rows, actions=args.actions,
+                          leave_out=not args.work_conserving,
                           horizon=args.horizon, hold=args.hold, seed=args.seed, J=args.window, hidden=hidden,
                           train_seeds=_seeds(args.traces), tune_seeds=_seeds(args.tune), n_jobs=args.jobs,
                           n_servers=args.servers, warmup_epochs=args.warmup_epochs, warmup_lr_final=args.warmup_lr_final,

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dlsched.rl.policy import DL2Policy, Model, load_checkpoint, save_checkpoint
-from dlsched.rl.probes import basis_jct, logit_margins, prior_jct, scale_agreement
+from dlsched.rl.probes import basis_jct, logit_margins, member_spread, prior_jct, scale_agreement
 from dlsched.rl.slot import Spec
 from dlsched.rl.train import TrainConfig, mean_jct, setting
 
@@ -60,3 +60,13 @@ def test_the_scale_agreement_is_total_at_its_own_scale_and_names_the_margins_whe
     small = out["s=0.001"]
     assert small["rows"] == out["s=1"]["rows"] > 0 and small["same"] < 1.0     # an untrained bias outweighs 0.001 · W h
     assert 0 <= small["margin_where_not_p50_p90"][0] <= small["margin_where_not_p50_p90"][1]
+
+
+def test_a_member_at_sigma_zero_plays_the_warm_up_and_work_conserving_members_are_never_cut(tmp_path):
+    path = tmp_path / "wc.pt"
+    save_checkpoint(Model.new(Spec(J=8, rows="remaining", actions="jobs", leave_out=False), (16,), seed=3), path)
+    same = member_spread(path, sigma=1e-12, members=1, seeds=SEEDS)
+    assert same["members"] == [{"return_over_warm_up": 1.0, "episodes_cut": 0}] and not same["leave_out"]
+    wide = member_spread(path, sigma=5.0, members=3, seed=1, seeds=SEEDS)
+    assert all(m["episodes_cut"] == 0 for m in wide["members"])
+    assert any(m["return_over_warm_up"] != 1.0 for m in wide["members"])      # σ = 5 changes decisions
