@@ -305,9 +305,8 @@ class HetPlace(ChangePolicy):
         if self.order == "srpt" and len(self.types) > 1:
             return self._by_type(state, free, take, per, chosen)
         out: dict[int, Placement] = {}
-        clock = self._placing
         for j, pl in zip(take.tolist(), chosen):
-            if out and clock is not None and clock.expired():
+            if self._placement_over(out):
                 # the budget is the whole call's: the jobs not yet placed wait (a first decision over 2,000 of
                 # DL2's jobs placed 1,504 in 0.54 s whatever the budget); at least one job runs
                 break
@@ -351,14 +350,13 @@ class HetPlace(ChangePolicy):
         p = rem / (per * ranked[:, 0])
         out: dict[int, Placement] = {}
         left = np.arange(take.size)
-        clock = self._placing
         for k in range(len(self.types)):
             lost = (ranked[left, k] - ranked[left, k + 1]) * per[left]
             kappa = np.full(left.size, np.inf)
             np.divide(rem[left], lost, out=kappa, where=lost > 0)
             wait = []
             for a in left[np.lexsort((p[left], kappa))].tolist():        # ties by p_j
-                if out and clock is not None and clock.expired():
+                if self._placement_over(out):
                     return out              # the whole call's budget is spent: the others wait (:meth:`_place_chosen`)
                 j, g = int(take[a]), int(rank[a, k])
                 job = state.jobs[j]
@@ -372,7 +370,7 @@ class HetPlace(ChangePolicy):
                 out[j] = pl
             left = np.sort(np.array(wait, dtype=np.int64))
         for a in left.tolist():
-            if out and clock is not None and clock.expired():
+            if self._placement_over(out):
                 break
             j = int(take[a])
             pl = self._place_one(state, free, j, chosen[a], True)
@@ -755,7 +753,7 @@ class HetPlace(ChangePolicy):
             self._placing = (Budget(self.decision_record.seconds - clock.margin, start=clock.start, margin=0.0)
                              if clock.limited else None)
             out = place(state, free, take, per, start, srv, cnt)
-        if other.size and not (out and self._placing is not None and self._placing.expired()):
+        if other.size and not self._placement_over(out):
             out.update(self._place_rest(state, free, other))
         self._placing = None
         self._last_free = free
@@ -783,9 +781,8 @@ class HetPlace(ChangePolicy):
         out: dict[int, Placement] = {}
         alone = self.placer_name == "consolidated"
         pool = None                  # several jobs placed by the placer: a :meth:`_pool` (DL2's GPU-less PS jobs)
-        clock = self._placing
         for j in other.tolist():
-            if out and clock is not None and clock.expired():
+            if self._placement_over(out):
                 break
             lo, hi, ps = int(self._min_w[j]), int(self._max_w[j]), 1 if self._ps[j] else 0
             size = lo if lo == hi else self._empty.largest(state.demand_w[j], state.demand_p[j], lo, hi, ps)[0]
@@ -832,6 +829,11 @@ class HetPlace(ChangePolicy):
     def _rho_of(self, state: ClusterState, j: int) -> np.ndarray:
         """:meth:`_rho_row` of job j (its GPUs per worker from its demand)."""
         return self._rho_row(state, j, max(1, int(round(state.demand_w[j, self.g]))))
+
+    def _placement_over(self, out: dict) -> bool:
+        """Whether a full answer's placement stops here: some job is placed and the placement clock of the whole
+        call's budget (``_placing``, set by the full decision) has run out; the jobs not yet placed wait."""
+        return bool(out) and self._placing is not None and self._placing.expired()
 
     def _paces(self, state: ClusterState, jobs: np.ndarray, placements: list[Placement]) -> np.ndarray:
         r"""Each job's pace on its placement in the §4 view, :math:`\sum_k \rho_{j,k}` over its GPUs (0 without
