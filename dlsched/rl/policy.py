@@ -61,6 +61,11 @@ class Model:
     def spec(self) -> Spec:
         return self.shape.spec
 
+    def decide_at(self, decide_at: str) -> None:
+        """Ask the policy at ``decide_at`` from now on (its checkpoint records it). When a policy is asked is not
+        part of its network's input, so a model trained at DL2's slots may go on training at events."""
+        self.shape = self.policy.shape = self.value.shape = replace(self.shape, spec=replace(self.spec, decide_at=decide_at))
+
 
 def save_checkpoint(model: Model, path: str | Path) -> None:
     path = Path(path)

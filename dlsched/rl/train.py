@@ -36,7 +36,7 @@ import math
 import sys
 import time
 from collections import deque
-from dataclasses import dataclass, field, asdict
+from dataclasses import dataclass, field, asdict, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -865,6 +865,8 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
                               "held_out_by_action": agreement_by_kind(model, Xh, Mh, Ah)}}
     else:
         model = load_checkpoint(cfg.init)
+        if model.spec.decide_at != spec.decide_at and replace(model.spec, decide_at=spec.decide_at) == spec:
+            model.decide_at(spec.decide_at)
         if model.spec != spec or model.shape.hidden != tuple(cfg.hidden):
             raise InputError(cfg.init, "spec", f"a checkpoint with J={cfg.J}, hidden {list(cfg.hidden)}, decisions at "
                              f"{cfg.decide_at}, rows by {cfg.rows}, {cfg.actions} actions and leave_out {cfg.leave_out} (as the flags ask)",
@@ -1273,7 +1275,8 @@ def parser():
     p.add_argument("--eval-every", type=int, default=d.eval_every, help="episodes between evaluations on the tuning traces")
     p.add_argument("--budget-min", type=float, default=None, help="stop fine-tuning after this many minutes")
     p.add_argument("--init", default=None, metavar="CHECKPOINT",
-                   help="start from this checkpoint (keeps its warm-up, runs only the fine-tuning)")
+                   help="start from this checkpoint (keeps its warm-up, runs only the fine-tuning; its spec must be the "
+                        "flags', except that a model decided at the slots may go on at --decide-at events)")
     p.add_argument("--out", default="dl2.pt", help="checkpoint to write (provenance .json and curves .png beside it)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p

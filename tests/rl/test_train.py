@@ -9,6 +9,7 @@ import torch
 import dlsched.rl.train as train_module
 from dlsched.rl.env import DL2Env
 from dlsched.rl.policy import Model, choose, load_checkpoint
+from dlsched.errors import InputError
 from dlsched.rl.slot import Slot, Spec
 from dlsched.rl.train import (Replay, TrainConfig, actor_critic_update, advantage_update, agreement, branch_episode,
                               chain_curve, finish_greedy, fork, gae, gain_action, ppo_episode_update, remaining_times, rollout,
@@ -393,3 +394,18 @@ def test_training_settings_out_of_range_are_refused_before_any_work(capsys, flag
             "--warmup-epochs", "1", "--hidden", "16,16", "--quiet", "--out", "/nonexistent/x.pt", flag, value]
     assert main(argv) == 2
     assert f"at {flag}" in capsys.readouterr().err
+
+
+def test_a_model_trained_at_the_slots_goes_on_training_at_events_and_nothing_else_changes(tmp_path):
+    cfg = TrainConfig(J=5, hidden=(16,), train_seeds=(1,), tune_seeds=(2,), n_jobs=5, n_servers=3,
+                      warmup_epochs=1, rl_episodes=1, eval_every=1, batch=64, updates_per_episode=1, max_slots=60)
+    train(cfg, tmp_path / "a.pt", command="a", progress=False)
+    train(TrainConfig(**{**cfg.__dict__, "init": str(tmp_path / "a.pt"), "decide_at": "events"}), tmp_path / "b.pt",
+          command="b", progress=False)
+    slots, events = load_checkpoint(tmp_path / "a.pt"), load_checkpoint(tmp_path / "b.pt")
+    assert (slots.spec.decide_at, events.spec.decide_at) == ("slots", "events")
+    assert events.policy.shape.spec == events.value.shape.spec == events.spec
+    # any other difference of the spec is still refused: the network's input would not match
+    with pytest.raises(InputError, match="spec"):
+        train(TrainConfig(**{**cfg.__dict__, "init": str(tmp_path / "b.pt"), "rows": "remaining"}), tmp_path / "c.pt",
+              command="c", progress=False)
