@@ -146,10 +146,14 @@ def clock(seconds: float) -> str:
     return f"{d}d {text}" if d else text
 
 
-def eta(elapsed: float, done: float, left: float) -> str:
+def eta(elapsed: float, done: float, left: float, ends_in: float | None = None) -> str:
     """The time left at the rate so far, elapsed / done x left ("?" before anything is done): a
-    guess from this run's own pace, not a promise."""
-    return clock(elapsed * left / done) if done > 0 else "?"
+    guess from this run's own pace, not a promise; no later than ``ends_in`` seconds, where a budget
+    ends the run first."""
+    guess = elapsed * left / done if done > 0 else None
+    if ends_in is not None:
+        guess = max(ends_in, 0.0) if guess is None else min(guess, max(ends_in, 0.0))
+    return "?" if guess is None else clock(guess)
 
 
 class EtaColumn(ProgressColumn):
@@ -158,7 +162,9 @@ class EtaColumn(ProgressColumn):
     def render(self, task) -> Text:
         if task.total is None:
             return Text("")
-        return Text("ETA " + eta(task.elapsed or 0.0, task.completed - task.fields["base"], task.total - task.completed))
+        ends = task.fields["ends"]
+        return Text("ETA " + eta(task.elapsed or 0.0, task.completed - task.fields["base"], task.total - task.completed,
+                                 None if ends is None else ends - time.monotonic()))
 
 
 class Reporter:
@@ -181,6 +187,7 @@ class Reporter:
                  transient: bool = True):
         self.description, self.total, self.enabled, self.transient = description, total, enabled, transient
         self.done, self.base, self.text = done, done, ""
+        self.ends = None    # time.monotonic() at which a budget ends the run, where one will (:meth:`ends_in`)
         self.bar = self.thread = None
         self.stop = threading.Event()
 
@@ -196,7 +203,7 @@ class Reporter:
             columns += [TimeElapsedColumn(), EtaColumn(), TextColumn("{task.fields[note]}", table_column=Column(no_wrap=False))]
             self.bar = Progress(*columns, console=Console(stderr=True), transient=self.transient, refresh_per_second=4)
             self.bar.start()
-            self.task = self.bar.add_task(self.description, total=self.total, completed=self.done, base=self.base, note="")
+            self.task = self.bar.add_task(self.description, total=self.total, completed=self.done, base=self.base, note="", ends=None)
         else:
             self.thread = threading.Thread(target=self._lines, name="dlsched-progress", daemon=True)
             self.thread.start()
@@ -208,7 +215,8 @@ class Reporter:
         parts = [f"{self.done:,}/{self.total:,} done"] if self.total is not None else []
         parts.append(f"{clock(elapsed)} elapsed")
         if self.total is not None:
-            parts.append("ETA " + eta(elapsed, self.done - self.base, self.total - self.done))
+            parts.append("ETA " + eta(elapsed, self.done - self.base, self.total - self.done,
+                                      None if self.ends is None else self.ends - time.monotonic()))
         return f"{self.description}: " + ", ".join(parts) + (f"; {self.text}" if self.text else "")
 
     def _lines(self) -> None:
@@ -220,6 +228,12 @@ class Reporter:
         self.done += n
         if self.bar is not None:
             self.bar.update(self.task, completed=self.done)
+
+    def ends_in(self, seconds: float | None) -> None:
+        """A budget will end the run ``seconds`` from now (None: none will): the ETA shows no more."""
+        self.ends = None if seconds is None else time.monotonic() + seconds
+        if self.bar is not None:
+            self.bar.update(self.task, ends=self.ends)
 
     def note(self, text: str) -> None:
         """What the run has to say beside the counts (shown on the next redraw or line)."""
@@ -238,16 +252,18 @@ class Reporter:
 
 @contextlib.contextmanager
 def progress(description: str, total: int, enabled: bool = True):
-    """:class:`Reporter` for a loop: yields ``tick(label)``; call it at the start of each item (the
-    previous item counts as done); ``label`` is the note."""
+    """:class:`Reporter` for a loop: yields ``tick(label, ends_in)``; call it at the start of each item (the
+    previous item counts as done); ``label`` is the note, ``ends_in`` the seconds before a budget ends the loop
+    (:meth:`Reporter.ends_in`)."""
 
     with Reporter(description, total, enabled=enabled) as rep:
         started = False
 
-        def tick(label: str = "") -> None:
+        def tick(label: str = "", ends_in: float | None = None) -> None:
             nonlocal started
             if started:
                 rep.advance()
+            rep.ends_in(ends_in)
             rep.note(label)
             started = True
 

@@ -71,3 +71,18 @@ def test_the_solve_spinner_clock_ticks_between_improvements(data):
     ticking = [ln for ln in frames if (m := re.search(r"0:00:0(\d).*incumbent \d+ at ([\d.]+) s", ln))
                and int(m.group(1)) >= 2 and float(m.group(2)) < int(m.group(1))]
     assert ticking, frames[-5:]
+
+
+def test_the_eta_is_no_later_than_the_budget_that_ends_the_run(capsys, monkeypatch):
+    """A training run of 100,000 episodes under a 37-CPU-minute budget printed "ETA 2d 16:05:27"."""
+    assert console.eta(10.0, 2, 100_000, ends_in=90.0) == "0:01:30"
+    assert console.eta(10.0, 2, 4, ends_in=90.0) == "0:00:20"     # the episodes end first
+    assert console.eta(10.0, 0, 4, ends_in=90.0) == "0:01:30"     # nothing done yet, but the budget is known
+    assert console.eta(10.0, 2, 4, ends_in=-5.0) == "0:00:00"
+    monkeypatch.setattr(console.Reporter, "LINE_SECONDS", 0.05)
+    with console.progress("train", 100_000) as tick:
+        tick("", ends_in=3600.0)
+        tick("", ends_in=3600.0)
+        time.sleep(0.2)
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert re.fullmatch(r"train: 1/100,000 done, 0:00:00 elapsed, ETA (0:59:\d\d|1:00:00)", last), last

@@ -924,7 +924,7 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     else:
         model.es_optimizer = None       # a state the checkpoint carried continues only a search of its kind
     teacher_jct = mean_jct(teacher, tune_traces, cluster, speed, seed=cfg.seed)
-    cpu0 = cpu_seconds()
+    cpu0, rl_wall0 = cpu_seconds(), time.monotonic()
     curve = [(time.monotonic() - wall0, 0, tune_jct(), cpu0)]
     best = (curve[0][2], 0)
     save_checkpoint(model, out)
@@ -966,6 +966,15 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
         save_checkpoint(shot, path)
         path.with_suffix(".json").write_text(json.dumps(shot.provenance, indent=1) + "\n")
 
+    def ends_in() -> float | None:
+        """Wall seconds before a time budget ends fine-tuning (a CPU budget's at this run's CPU per wall second
+        so far), for the progress line's ETA; None without a budget."""
+        left = [] if cfg.time_budget_s is None else [cfg.time_budget_s - (time.monotonic() - wall0)]
+        spent = cpu_seconds() - cpu0
+        if cfg.cpu_budget_s is not None and spent > 0:
+            left.append((cfg.cpu_budget_s - cpu_seconds()) * (time.monotonic() - rl_wall0) / spent)
+        return min(left, default=None)
+
     def stop_after(ep: int) -> bool:
         """True if a time budget will end the run before the next episode (so its last model is evaluated)."""
         return ((cfg.time_budget_s is not None and time.monotonic() - wall0 > cfg.time_budget_s)
@@ -974,7 +983,7 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
         for ep in range(1, cfg.rl_episodes + 1):
             if stop_after(ep - 1):
                 break
-            tick(f"running reward {running:.3f}  best tune JCT {best[0]:.0f}s" if running is not None else "")
+            tick(f"running reward {running:.3f}  best tune JCT {best[0]:.0f}s" if running is not None else "", ends_in())
             ADVe = None
             if cfg.baseline == "gae":
                 Xe, Me, Ae, Ge, R, LPe, slot_of, slot_r = rollout(
