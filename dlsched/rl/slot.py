@@ -80,6 +80,9 @@ class Spec:
     level 0 being (0, 0) (:meth:`Slot.fill`). ``leave_out`` (``actions="jobs"``): whether a window job
     may be given level 0 while a larger level is valid; False makes the rows work-conserving, a job
     then waits only when the rows before it took the room (:meth:`Slot.level_mask`; docs/dl2.md, round 16).
+    ``prior_load`` (``actions="jobs"``): whether the row prior's features (:func:`dlsched.rl.networks.row_features`)
+    also carry the window's number of jobs, so that the size a row prior prefers can follow the load
+    (docs/dl2.md, round 17).
     """
 
     job_types: tuple[str, ...] = DL2_JOB_TYPES
@@ -93,6 +96,7 @@ class Spec:
     actions: str = "tasks"
     configs: tuple[tuple[int, int], ...] = CONFIGS
     leave_out: bool = True
+    prior_load: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.J, bool) or not isinstance(self.J, int) or not 1 <= self.J <= MAX_WINDOW:
@@ -117,6 +121,8 @@ class Spec:
                              self.configs)
         if not isinstance(self.leave_out, bool) or not (self.leave_out or self.actions == "jobs"):
             raise InputError("<argument>", "leave_out", 'True, or False with actions="jobs"', self.leave_out)
+        if not isinstance(self.prior_load, bool) or (self.prior_load and self.actions != "jobs"):
+            raise InputError("<argument>", "prior_load", 'False, or True with actions="jobs"', self.prior_load)
 
     @property
     def n_types(self) -> int:
@@ -145,7 +151,7 @@ class Spec:
                 "decide_at": self.decide_at, "rows": self.rows, "actions": self.actions,
                 "configs": [list(c) for c in self.configs],
                 # written only where it differs from the default, so that earlier checkpoints' specs stay as they were
-                **({} if self.leave_out else {"leave_out": False})}
+                **({} if self.leave_out else {"leave_out": False}), **({"prior_load": True} if self.prior_load else {})}
 
     def next_boundary(self, t: float) -> float:
         """The first slot boundary kΔ after time ``t`` (a time within 1e-9 slots of a boundary counts as on it)."""

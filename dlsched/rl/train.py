@@ -82,6 +82,8 @@ class TrainConfig:
     #: with job-level actions, whether a window job may be left out while a size fits its limits
     #: (:attr:`dlsched.rl.slot.Spec.leave_out`; False: work-conserving rows, docs/dl2.md round 16)
     leave_out: bool = True
+    #: (:attr:`dlsched.rl.slot.Spec.prior_load`; True: the row prior also reads the window's load, docs/dl2.md round 17)
+    prior_load: bool = False
     seed: int = 0
     J: int = 40
     hidden: tuple[int, ...] = (256, 256)
@@ -214,6 +216,8 @@ class TrainConfig:
             bad("warmup_lr_final", "a finite number > 0, or None")
         if not isinstance(self.leave_out, bool) or not (self.leave_out or self.actions == "jobs"):
             bad("leave_out", "True, or False with job-level actions (actions jobs)")
+        if not isinstance(self.prior_load, bool) or (self.prior_load and self.actions != "jobs"):
+            bad("prior_load", "False, or True with job-level actions (actions jobs)")
         if (self.actions == "jobs") != (self.baseline in ("forks", "es")):
             bad("baseline", "forks or es, with job-level actions (actions jobs) and only with them")
         if self.es_groups + self.es_basis + self.es_features > 1:
@@ -839,7 +843,8 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     torch.set_num_threads(cfg.threads)
     out = Path(out)
     torch.manual_seed(cfg.seed)
-    spec = Spec(J=cfg.J, decide_at=cfg.decide_at, rows=cfg.rows, actions=cfg.actions, leave_out=cfg.leave_out)
+    spec = Spec(J=cfg.J, decide_at=cfg.decide_at, rows=cfg.rows, actions=cfg.actions, leave_out=cfg.leave_out,
+                prior_load=cfg.prior_load)
 
     def teacher():
         return make_policy(cfg.teacher, **cfg.teacher_params)
@@ -869,9 +874,9 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
             model.decide_at(spec.decide_at)
         if model.spec != spec or model.shape.hidden != tuple(cfg.hidden):
             raise InputError(cfg.init, "spec", f"a checkpoint with J={cfg.J}, hidden {list(cfg.hidden)}, decisions at "
-                             f"{cfg.decide_at}, rows by {cfg.rows}, {cfg.actions} actions and leave_out {cfg.leave_out} (as the flags ask)",
+                             f"{cfg.decide_at}, rows by {cfg.rows}, {cfg.actions} actions, leave_out {cfg.leave_out} and prior_load {cfg.prior_load} (as the flags ask)",
                              f"J={model.spec.J}, hidden {list(model.shape.hidden)}, decisions at {model.spec.decide_at}, "
-                             f"rows by {model.spec.rows}, {model.spec.actions} actions and leave_out {model.spec.leave_out}")
+                             f"rows by {model.spec.rows}, {model.spec.actions} actions, leave_out {model.spec.leave_out} and prior_load {model.spec.prior_load}")
         warm = {k: model.provenance.get(k) for k in ("warmup_samples", "warmup_loss", "agreement")}
         warm["init"] = {"path": str(cfg.init), **{k: model.provenance.get(k) for k in
                                                    ("command", "training_seconds", "total_training_seconds",
@@ -1234,6 +1239,9 @@ def parser():
     p.add_argument("--work-conserving", action="store_true",
                    help="with --actions jobs: a window job is never left out while a size within its limits exists; it "
                         "waits only when the rows before it took the room (recorded in the checkpoint's spec)")
+    p.add_argument("--prior-load", action="store_true",
+                   help="with --actions jobs: the row prior also reads the window's number of jobs, so the sizes it "
+                        "prefers can follow the load (recorded in the checkpoint's spec)")
     p.add_argument("--horizon", type=int, default=d.horizon,
                    help="--baseline forks: slots each fork is continued for (0, the default: to the end of the "
                         "episode; a short horizon is biased, docs/dl2.md round 9)")
@@ -1303,8 +1311,9 @@ def main(argv: Sequence[str]) -> int:
 
     args = parser().parse_args(list(argv))
 
-    if args.work_conserving and args.actions != "jobs":
-        raise InputError("<argument>", "--work-conserving", "--actions jobs beside it", f"--actions {args.actions}")
+    for flag, on in (("--work-conserving", args.work_conserving), ("--prior-load", args.prior_load)):
+        if on and args.actions != "jobs":
+            raise InputError("<argument>", flag, "--actions jobs beside it", f"--actions {args.actions}")
     try:
         hidden = tuple(int(h) for h in args.hidden.split(","))
     except ValueError:
@@ -1313,7 +1322,7 @@ def main(argv: Sequence[str]) -> int:
     try:
         cfg = TrainConfig(teacher=args.teacher, teacher_params=parse_params(args.teacher_param, "--teacher-param"),
                           decide_at=args.decide_at, rows=args.rows, actions=args.actions,
-                          leave_out=not args.work_conserving,
+                          leave_out=not args.work_conserving, prior_load=args.prior_load,
                           horizon=args.horizon, hold=args.hold, seed=args.seed, J=args.window, hidden=hidden,
                           train_seeds=_seeds(args.traces), tune_seeds=_seeds(args.tune), n_jobs=args.jobs,
                           n_servers=args.servers, warmup_epochs=args.warmup_epochs, warmup_lr_final=args.warmup_lr_final,
