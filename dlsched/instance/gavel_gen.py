@@ -20,7 +20,7 @@ samplers before it), ``scheduler/job_table.py`` (the job types) and ``scheduler/
 
 **Bursts** (ours, not Gavel's; off by default): ``bursts`` B groups of ``burst_jobs`` K jobs each, the
 group's start uniform over the span of the other arrivals, its jobs within ``burst_seconds`` of it,
-each of 8 GPUs with probability 0.85 and 32 GPUs else (a burst of 14 asks for 168 GPUs on average),
+each of 8 GPUs with probability 0.85 and 32 GPUs else (a burst of 14 asks for 162 GPUs on average),
 type uniform over the distributed entries, duration as above. This is the situation where Gavel's
 msr traces (Philly's sizes, up to 32 GPUs) put many large jobs on a 3-type cluster at once and its
 fast GPUs do not suffice. At 32 GPUs, which Gavel never measured, the V100 rate is the calibrated
