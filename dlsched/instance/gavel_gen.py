@@ -24,7 +24,7 @@ each of 8 GPUs with probability 0.85 and 32 GPUs else (a burst of 14 asks for 16
 type uniform over the distributed entries, duration as above. This is the situation where Gavel's
 msr traces (Philly's sizes, up to 32 GPUs) put many large jobs on a 3-type cluster at once and its
 fast GPUs do not suffice. At 32 GPUs, which Gavel never measured, the V100 rate is the calibrated
-model of :class:`dlsched.sim.speed.ThroughputSpeed`, the one the simulator runs such a job at.
+model that :class:`dlsched.sim.speed.ThroughputSpeed` runs such a job at (:func:`v100_steps`).
 
 Every random choice draws from ``numpy.random.default_rng(seed)``.
 """
@@ -37,6 +37,7 @@ import numpy as np
 
 from dlsched.errors import InputError
 from dlsched.instance.workload import Job, Trace, job_count
+from dlsched.perf.throughputs import ThroughputTable, calibrate, load_gavel, ring_factor
 
 #: Gavel's Philly sizes and their probabilities (``_generate_scale_factor``)
 PHILLY_GPUS = (1, 2, 4, 8)
@@ -83,13 +84,20 @@ def _positive(name: str, value, kind, *, zero: bool = False):
     return value
 
 
-def gavel_trace(n_jobs: int, seed: int = 0, rate: float = 1.0, *, bursts: int = 0, burst_jobs: int = 14,
-                burst_seconds: float = 36.0, throughputs=None) -> Trace:
-    """``n_jobs`` Gavel-style jobs (module docstring), ``rate`` jobs an hour, of which ``bursts`` x
-    ``burst_jobs`` arrive in bursts of large jobs; ``throughputs``: a
-    :class:`~dlsched.sim.speed.ThroughputSpeed` (default: Gavel's file)."""
-    from dlsched.sim.speed import ThroughputSpeed      # the speed layer reads instances: import here, not at load
+def v100_steps(table: ThroughputTable, comm: dict[str, float], job_type: str, n: int) -> float:
+    r"""Steps/s of ``job_type`` alone on n V100s: Gavel's measurement, else the calibrated
+    :math:`n / (t(1) + c_i f(n))` that :meth:`dlsched.sim.speed.ThroughputSpeed.per_worker` runs it at
+    (``comm`` = :func:`~dlsched.perf.throughputs.calibrate`'s ``comm_seconds``; equal, tested)."""
+    h = table.steps.get((job_type, REFERENCE, n))
+    if h is not None:
+        return h
+    return n / (1.0 / table.steps[(job_type, REFERENCE, 1)] + comm.get(job_type, 0.0) * float(ring_factor(n)))
 
+
+def gavel_trace(n_jobs: int, seed: int = 0, rate: float = 1.0, *, bursts: int = 0, burst_jobs: int = 14,
+                burst_seconds: float = 36.0, throughputs: ThroughputTable | None = None) -> Trace:
+    """``n_jobs`` Gavel-style jobs (module docstring), ``rate`` jobs an hour, of which ``bursts`` x
+    ``burst_jobs`` arrive in bursts of large jobs; ``throughputs``: Gavel's table (default: its file)."""
     n_jobs = job_count(n_jobs)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise InputError("<argument>", "gavel trace seed", "an integer >= 0", seed)
@@ -100,8 +108,9 @@ def gavel_trace(n_jobs: int, seed: int = 0, rate: float = 1.0, *, bursts: int = 
     if bursts * burst_jobs > n_jobs:
         raise InputError("<argument>", "gavel trace option bursts", f"bursts x burst_jobs at most the {n_jobs} jobs",
                          f"{bursts} x {burst_jobs}")
-    speed = throughputs or ThroughputSpeed()
-    types = speed.table.job_types
+    table = throughputs or load_gavel()
+    comm = calibrate(table).comm_seconds
+    types = table.job_types
     distributed = tuple(t for t in types if t.split(" (")[0] in DISTRIBUTED)
     rng = np.random.default_rng(seed)
     n_plain = n_jobs - bursts * burst_jobs
@@ -124,7 +133,7 @@ def gavel_trace(n_jobs: int, seed: int = 0, rate: float = 1.0, *, bursts: int = 
     jobs = []
     for new, j in enumerate(np.argsort(arr, kind="stable").tolist()):
         n = int(size[j])
-        steps = float(seconds[j]) * n * speed.per_worker(kind[j], REFERENCE, n)
+        steps = float(seconds[j]) * v100_steps(table, comm, kind[j], n)
         jobs.append(Job(f"gavel-{new}", float(arr[j]), kind[j], steps, {"gpu": 1.0}, min_workers=n, max_workers=n,
                         meta={"v100_seconds": float(seconds[j]), "burst": bool(burst[j])}))
     return Trace(tuple(jobs), f"gavel_trace(n_jobs={n_jobs}, seed={seed}, rate={rate:g}, bursts={bursts}, "

@@ -81,6 +81,17 @@ def test_bursts_of_large_jobs(data):
     assert [j.arrival for j in trace.jobs] == sorted(j.arrival for j in trace.jobs)
 
 
+def test_unmeasured_sizes_take_the_simulators_rate(data):
+    from dlsched.sim.speed import ThroughputSpeed
+    speed = ThroughputSpeed()
+    trace = gavel_trace(60, 2, rate=0.5, bursts=2, burst_jobs=30)
+    big = [j for j in trace.jobs if j.min_workers == 32]
+    assert big
+    for j in big:
+        h = 32 * speed.per_worker(j.job_type, "v100", 32)
+        assert j.iterations == pytest.approx(j.meta["v100_seconds"] * h, rel=1e-12)
+
+
 @pytest.mark.parametrize("kwargs, where", [({"rate": 0.0}, "rate"), ({"rate": float("nan")}, "rate"),
                                            ({"bursts": -1}, "bursts"), ({"burst_jobs": 0}, "burst_jobs"),
                                            ({"bursts": 3, "burst_jobs": 50}, "bursts"), ({"burst_seconds": -1.0}, "burst_seconds")])
