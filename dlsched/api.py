@@ -127,7 +127,7 @@ def simulate(trace, cluster=None, policy="fifo", *, speed=None, seed: int = 0, p
     :class:`~dlsched.sim.metrics.SimResult` (docs/simulator.md), as ``dlsched simulate`` does.
 
     ``trace``: a :class:`~dlsched.instance.workload.Trace`, a trace file (Gavel, Tiresias, OpenB,
-    Pollux, Microsoft ITP) or ``"dl2:N[:SEED]"`` / ``"poisson:N[:SEED]"``; ``cluster``: a
+    Pollux, Microsoft ITP) or ``"dl2:N[:SEED]"`` / ``"poisson:N[:SEED]"`` / ``"gavel:N[:SEED[:KEY=VALUE,...]]"``; ``cluster``: a
     :class:`~dlsched.instance.cluster.Cluster` or a cluster spec (None: DL2's cluster for a DL2
     trace); ``policy``: a name (``dlsched policies``, an installed plug-in, or
     ``"package.module:Class"``) or a policy object; ``params``: the named policy's options (checked
@@ -137,7 +137,7 @@ def simulate(trace, cluster=None, policy="fifo", *, speed=None, seed: int = 0, p
     """
     if not isinstance(trace, Trace):
         if not isinstance(trace, (str, os.PathLike)):
-            raise InputError("<argument>", "trace", "a Trace, a trace file or a generator spec (dl2:N, poisson:N)",
+            raise InputError("<argument>", "trace", "a Trace, a trace file or a generator spec (dl2:N, poisson:N, gavel:N)",
                              type(trace).__name__)
         trace = load_trace(str(trace))
     if not isinstance(cluster, Cluster):

@@ -245,7 +245,7 @@ def cmd_policies(args) -> int:
 def add_parsers(sub) -> None:
     """The ``simulate`` and ``policies`` subcommands (called from dlsched/cli.py)."""
     p = sub.add_parser("simulate", help="replay a job trace on a cluster under a policy")
-    p.add_argument("trace", help="a trace file (Gavel, Tiresias, OpenB, Pollux, Microsoft ITP) or dl2:N[:SEED] / poisson:N[:SEED]")
+    p.add_argument("trace", help="a trace file (Gavel, Tiresias, OpenB, Pollux, Microsoft ITP) or dl2:N[:SEED] / poisson:N[:SEED] / gavel:N[:SEED[:rate=R,bursts=B,...]]")
     p.add_argument("--trace-format", default=None, metavar="FORMAT",
                    help=f"the trace's format ({', '.join(TRACE_FORMATS)}; default: detected); itp-elastic: Microsoft ITP "
                         "jobs that may run on 1..num_gpu GPUs")

@@ -67,6 +67,7 @@ from dlsched.data import data_dir
 from dlsched.errors import InputError
 from dlsched.instance.files import read_text
 from dlsched.instance.jsonio import MAGNITUDE_RULE, MAX_MAGNITUDE
+from dlsched.instance.gavel_gen import gavel_trace, parse_options
 from dlsched.instance.synthetic import DURATION, dl2_trace, poisson_trace
 from dlsched.instance.workload import Job, Trace
 
@@ -383,6 +384,7 @@ def load_itp_elastic(path: str | Path) -> Trace:
 TRACE_FORMATS = {"gavel": load_gavel_trace, "tiresias": load_tiresias_trace, "openb": load_openb_pods,
                  "pollux": load_pollux_trace, "itp": load_itp_trace, "itp-elastic": load_itp_elastic}
 _SYNTHETIC = re.compile(r"^(dl2|poisson):(\d{1,12})(?::(\d{1,12}))?$")
+_GAVEL = re.compile(r"^gavel:(\d{1,12})(?::(\d{1,12}))?(?::(.*))?$")
 
 
 def trace_format(path: str | Path) -> str:
@@ -410,12 +412,20 @@ def trace_format(path: str | Path) -> str:
 def load_trace(path: str | Path, format: str | None = None, *, time_scale: float = 1.0) -> Trace:
     """Any supported trace (``format`` one of :data:`TRACE_FORMATS`, else detected from the file);
     ``dl2:N[:SEED]`` and ``poisson:N[:SEED]`` name the seeded synthetic traces of
-    :mod:`dlsched.instance.synthetic` (N jobs, seed 0 by default). ``time_scale`` s != 1 rescales
+    :mod:`dlsched.instance.synthetic` (N jobs, seed 0 by default), ``gavel:N[:SEED[:KEY=VALUE,...]]``
+    Gavel's recipe (:mod:`dlsched.instance.gavel_gen`; keys ``rate`` jobs/h, ``bursts``, ``burst_jobs``,
+    ``burst_seconds``). ``time_scale`` s != 1 rescales
     the arrivals (:func:`scale_arrivals`)."""
     m = _SYNTHETIC.match(str(path))
+    g = _GAVEL.match(str(path))
     if m and not Path(path).exists():
         gen = dl2_trace if m.group(1) == "dl2" else poisson_trace
         trace = gen(int(m.group(2)), int(m.group(3) or 0))
+    elif str(path).startswith("gavel:") and not Path(path).exists():
+        if g is None:
+            raise InputError("<argument>", "trace", "gavel:N[:SEED[:KEY=VALUE,...]] (N jobs, seed and options "
+                             "rate, bursts, burst_jobs, burst_seconds)", str(path))
+        trace = gavel_trace(int(g.group(1)), int(g.group(2) or 0), **parse_options(g.group(3)))
     else:
         fmt = format or trace_format(path)
         if fmt not in TRACE_FORMATS:
