@@ -4,7 +4,8 @@
     DLSCHED_DATA=/work/shared/data OMP_NUM_THREADS=1 python benchmarks/cold_decision.py OLD_TREE NEW_TREE [--json OUT]
         [--policies fluid,smd,hetplace] [--mixes dl2,gavel] [--n 2000,10000] [--budgets 10,100,1000]
 
-For each (policy, mix, n) and each tree in turn (its own process, ``PYTHONPATH=TREE``): on ``scene(mix, n, 0)`` of
+For each (policy, mix, n) and each tree in turn (its own process, run in TREE with ``PYTHONPATH=TREE``, since
+``python -c`` puts the working directory first on the path): on ``scene(mix, n, 0)`` of
 ``dlsched.bench.decision`` (n - 1 jobs waiting at 0), a fresh policy at each budget (ms) makes its first call,
 ``schedule`` at 0 with nothing measured and nothing kept, twice: on a fresh speed source (``cold``: a library
 user's single call, every rate read from the speed table) and on one whose rates were read before (``warm``: one
@@ -77,7 +78,7 @@ def main() -> None:
                     load = os.getloadavg()[0]
                     t0 = time.time()
                     out = subprocess.run([sys.executable, "-c", CHILD, policy, mix, n, args.budgets], capture_output=True,
-                                         text=True, env={**os.environ, "PYTHONPATH": tree})
+                                         text=True, cwd=tree, env={**os.environ, "PYTHONPATH": tree})
                     if out.returncode:
                         print(f"{label} {policy} {mix} {n}: error {out.stderr[-400:]}", flush=True)
                         continue
