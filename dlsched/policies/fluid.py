@@ -531,9 +531,9 @@ class FluidPolicy(SRPTGreedyPolicy):
         alone[jobs[was]] = last[jobs[was]]
         held = alone[jobs]
         left = view.capacity - (held[:, :1] * view.d + held[:, 1:] * view.e).sum(axis=0)
-        w0 = np.minimum(view.min_workers, view.tau.shape[2] - 1)
-        first_time = view.tau[np.arange(jobs.size), 1, w0]
-        fastest = view.remaining * view.tau.reshape(jobs.size, -1).min(axis=1)
+        w0 = np.minimum(view.min_workers, view.tau_kinds.shape[2] - 1)
+        first_time = view.at(np.arange(jobs.size), 1, w0)
+        fastest = view.remaining * view.least
         waiting = np.flatnonzero(held[:, 0] == 0)
         order = waiting[np.lexsort((jobs[waiting], fastest[waiting]))]
         started, _ = admit_in_order(view.e + w0[:, None] * view.d, np.isfinite(first_time), order, left)
@@ -641,7 +641,7 @@ class FluidPolicy(SRPTGreedyPolicy):
             given = sizes[i, 1] > 0
             first[i[given]] = sizes[i[given]]
         elif i.size:
-            fit = fastest_within(view.remaining[i, None, None] * view.tau[i], view.d[i], view.e[i], view.capacity,
+            fit = fastest_within(view.remaining[i, None, None] * view.tau_of(i), view.d[i], view.e[i], view.capacity,
                                  theta[i])
             found = fit[:, 0] >= 0
             first[i[found]] = fit[found]
@@ -657,12 +657,12 @@ class FluidPolicy(SRPTGreedyPolicy):
         if not len(behind):
             return None
         i = np.asarray(behind, dtype=np.int64)
-        w0 = np.minimum(view.min_workers[i], view.tau.shape[2] - 1)
+        w0 = np.minimum(view.min_workers[i], view.tau_kinds.shape[2] - 1)
         use = view.e[i] + w0[:, None] * view.d[i]
-        # every job's fastest size (argmin over the view's stack as it is: a copy of the rows behind is slower)
-        p, w = np.divmod(np.argmin(view.tau.reshape(view.jobs.size, -1), axis=1)[i], view.tau.shape[2])
+        # every job's fastest size, read per kind of job
+        p, w = np.divmod(view.least_at[i], view.tau_kinds.shape[2])
         most = p[:, None] * view.e[i] + w[:, None] * view.d[i]
-        return rest_of(view.remaining[i] * view.tau[i, 1, w0], use, most, view.capacity)
+        return rest_of(view.remaining[i] * view.at(i, 1, w0), use, most, view.capacity)
 
     def adapt_lp_jobs(self, jobs: int, solved: bool, seconds: float, share: float) -> None:
         """Under a budget without ``lp_jobs``: the next LP's job count m from the last LP of ``jobs`` jobs,
