@@ -27,6 +27,33 @@ BudgetMs = Annotated[float, Range(gt=0, finite=True)]
 #: nodes, 2026-11-27)
 PLACE_PRIOR = 1e-7
 
+#: after a decision that answered the kept start because its floor was predicted not to fit (:class:`Floor`), the
+#: floor's rate is multiplied by this, so that a view is built again after a few such decisions (the floor is
+#: measured again: a machine's load may have passed), about one in 11 where the floor is three budgets
+FLOOR_DECAY = 0.9
+
+
+class Floor:
+    """What a budgeted decision must spend before any answer of its own model exists, the floor (the view of
+    the active jobs, its order, the model's arrays, the fill; not the solver's steps that stop at the budget),
+    in seconds per active job, measured at the last decision that built its view (none until then). A
+    decision whose predicted floor exceeds its whole budget less the margin answers the kept start instead
+    (:meth:`dlsched.policies.view.AllocationPolicy.kept_start`), and then lowers the rate by
+    :data:`FLOOR_DECAY`."""
+
+    def __init__(self):
+        self.rate: float | None = None
+
+    def binds(self, clock: Budget, active: int) -> bool:
+        """Whether the floor of a decision over ``active`` jobs is predicted not to fit ``clock``'s budget."""
+        if self.rate is None or clock.limit is None or self.rate * active <= clock.limit - clock.margin:
+            return False
+        self.rate *= FLOOR_DECAY
+        return True
+
+    def measured(self, seconds: float, active: int) -> None:
+        self.rate = seconds / max(active, 1)
+
 
 class DecisionRecord:
     """The budget (None: no budget) and the gaps of the decisions made since :meth:`reset`. The

@@ -61,7 +61,7 @@ import scipy.sparse as sp
 from dlsched.arguments import Range, checked
 from dlsched.instance.smd import SMDInstance
 from dlsched.models.mcmdk import MatrixForm
-from dlsched.policies.budget import PLACE_PRIOR, BudgetMs, DecisionRecord
+from dlsched.policies.budget import PLACE_PRIOR, BudgetMs, DecisionRecord, Floor
 from dlsched.policies.greedy import (MAX_ALPHA, GreedyView, SRPTGreedyPolicy, fastest_within, greedy_allocation,
                                      greedy_view, tau_grid)
 from dlsched.policies.optimus import admit_in_order
@@ -456,6 +456,9 @@ class FluidPolicy(SRPTGreedyPolicy):
         # before it, and this decision's expected placements and its times (:meth:`schedule`)
         self.previous, self.previous_jobs, self.resized = None, None, 0
         self.expect_moved, self.marks = 0, {}
+        # under a budget: the floor of a decision (:class:`~dlsched.policies.budget.Floor`) and the seconds from an
+        # answer that places no job anew to the end of the call
+        self.floor, self.tail = Floor(), 0.0
         # under a budget, what the last decision answered (:mod:`dlsched.bench.decision` reports it): "lp" (its
         # LP's shares), "kept shares" (the LP not solved in time: the last LP's), "kept start" (the last answer's
         # sizes and the waiting jobs started) or "kept" (the last answer's sizes alone)
@@ -466,7 +469,23 @@ class FluidPolicy(SRPTGreedyPolicy):
         # the LP, the fill and the placement of the answer all count against it
         self.clock = self.decision_record.clock()
         self.marks, self.last_answer = {}, None
+        if self.previous is not None and self.floor.binds(self.clock, len(state.active)):
+            # the view alone would not fit the budget: the kept start, from the state's arrays (no gap recorded: the
+            # certificate needs the LP's jobs, which need the view)
+            out, started, workers = self.kept_start(state, self.clock.remaining() - self.clock.margin, self.place_rate)
+            self.previous = self.previous.copy()
+            self.previous[self.index[started]] = np.stack([workers, np.ones_like(workers)], axis=1)
+            self.previous_jobs = np.sort(self.index[np.asarray(state.active, dtype=np.int64)])
+            self.resized, self.last_answer = 0, "kept start, no view"
+            return out
+        warm = self.previous is not None
         out = super().schedule(state, events)
+        if self.decision_record.seconds is not None and "answered" in self.marks and warm:
+            # the floor of a warm decision (a first one sizes every job from nothing): the decision to its answer
+            # less its LP, and what follows an answer that places no job anew
+            self.floor.measured(self.marks["answered"] - self.marks.get("lp_seconds", 0.0) + self.tail, len(state.active))
+            if not self.marks["moved"]:
+                self.tail = self.clock.elapsed() - self.marks["answered"]
         if self.marks.get("moved"):
             # seconds per job placed over the last PLACE_WINDOW decisions that placed any: one slow placement
             # (a machine's hiccup over one job) would otherwise set the rate for every decision after it
@@ -603,6 +622,7 @@ class FluidPolicy(SRPTGreedyPolicy):
                 elif solution:
                     start = lp.start_from(solution)
             out = lp.solve(max(share - (self.clock.elapsed() - started), 1e-3), start, basis)
+            self.marks["lp_seconds"] = self.clock.elapsed() - started
             self.last = (lp.keys, out.solution or (self.last[1] if self.last else {}), out.basis)
             solved = out.theta is not None
             rate = (self.clock.elapsed() - started) / max(cols, 1) ** 2

@@ -74,3 +74,76 @@ def test_the_greedy_on_shared_grids_answers_as_on_every_jobs_own(view, options):
     assert np.array_equal(a, greedy_allocation(per_job(v), alpha=2.0, start="shortest", pairs=True, shares=theta))
     # and the θ moved some first sizes: the shares are read
     assert not np.array_equal(a, greedy_allocation(v, alpha=2.0, start="shortest", pairs=True))
+
+
+def test_the_floor_binds_only_past_the_budget_and_decays_when_it_does():
+    from dlsched.policies.budget import FLOOR_DECAY, Floor
+    from dlsched.solvers.options import Budget
+
+    floor, clock = Floor(), Budget(0.010, margin=0.001)
+    assert not floor.binds(clock, 10**6)                       # nothing measured: the view is built
+    floor.measured(0.018, 2000)                                # 9 µs a job
+    assert not floor.binds(clock, 1000) and floor.rate == pytest.approx(9e-6)     # 9 ms <= 10 - 1
+    assert floor.binds(clock, 1001) and floor.rate == pytest.approx(9e-6 * FLOOR_DECAY)
+    assert not floor.binds(Budget(None), 10**6)                 # no budget: never
+
+
+@pytest.fixture()
+def busy():
+    """60 of DL2's jobs on 4 servers: 59 at 0, one at 1 s; a state after a first decision that started some."""
+    from dlsched.sim.engine import Simulation
+    from dlsched.sim.policy import PolicyContext
+    from dlsched.instance.workload import Trace
+
+    jobs = dl2_trace(60, seed=3).jobs
+    jobs = tuple(replace(j, arrival=0.0 if k < 59 else 1.0) for k, j in enumerate(jobs))
+    return Trace(jobs, "dl2:60:3, one arrival at 1 s"), dl2_cluster(4), TableSpeed(), Simulation, PolicyContext
+
+
+@pytest.mark.parametrize("name", ["fluid", "smd"])
+def test_a_floor_past_the_budget_answers_the_kept_start_from_the_state(busy, name):
+    """A decision whose floor is predicted past its budget keeps every running job where it is and starts waiting
+    jobs at their first size, shortest first at that size, while they fit what is free (fake rates: no timing); the
+    engine accepts it; the next decision with the floor's rate decayed below the budget builds its view again."""
+    from dlsched.registry import make_policy
+
+    trace, cluster, speed, Simulation, PolicyContext = busy
+    sim = Simulation(trace, cluster, speed, seed=0)
+    policy = make_policy(name, budget_ms=1e6)
+    policy.reset(PolicyContext(cluster=cluster, speed=speed, seed=0))
+    policy.place_rate = 300.0                                  # 1,000 s at 300 s a job: the first answer starts 1 to 3
+    events = sim.advance(None)
+    sim.apply(policy.schedule(sim.state(), events), policy.name)
+    before = dict(sim.state().allocation)
+    assert 1 <= len(before) <= 3
+    policy.floor.rate = 1e3                                    # a floor of 10^3 s a job: past any budget here
+    policy.place_rate = 1e-9
+    events = sim.advance(1.0)
+    state = sim.state()
+    decision = policy.schedule(state, events)
+    sim.apply(decision, policy.name)
+    assert all(decision[j] == pl for j, pl in before.items() if j in decision)
+    assert set(before) <= set(decision)                           # nothing completed in 1 s: every job kept
+    new = [j for j in decision if j not in before]
+    assert new
+    waiting = [j for j in state.active.tolist() if j not in before]
+    if name == "fluid":
+        assert policy.last_answer == "kept start, no view"
+    # the jobs started: first sizes, and every waiting job shorter at its first size that was left out did not fit
+    view = policy.view
+    first = {j: state.remaining[j] * view.tau_least(int(policy.index[j])) for j in waiting}
+    for j in new:
+        assert decision[j].n_workers == trace.jobs[j].min_workers and decision[j].n_ps == (1 if trace.jobs[j].uses_ps else 0)
+    free = state.free.sum(axis=0)
+    for j in sorted(waiting, key=lambda j: (first[j], j)):
+        need = trace.jobs[j].min_workers * state.demand_w[j] + (1 if trace.jobs[j].uses_ps else 0) * state.demand_p[j]
+        if np.all(need <= free + 1e-9):
+            free = free - need
+            assert j in decision                              # admitted, and placed (first fit packs these)
+    assert policy.floor.rate == pytest.approx(1e3 * 0.9)
+    # a floor far below the budget: the view again (fluid tells its answer)
+    policy.floor.rate = 1e-12
+    events = sim.advance(2.0)
+    sim.apply(policy.schedule(sim.state(), events), policy.name)
+    if name == "fluid":
+        assert policy.last_answer != "kept start, no view"
