@@ -481,9 +481,10 @@ class FluidPolicy(SRPTGreedyPolicy):
         warm = self.previous is not None
         out = super().schedule(state, events)
         if self.decision_record.seconds is not None and "answered" in self.marks and warm:
-            # the floor of a warm decision (a first one sizes every job from nothing): the decision to its answer
-            # less its LP, and what follows an answer that places no job anew
-            self.floor.measured(self.marks["answered"] - self.marks.get("lp_seconds", 0.0) + self.tail, len(state.active))
+            # the floor of a warm decision (a first one sizes every job from nothing): the decision less its LP, and
+            # what follows an answer that places no job anew rather than the placement of this one
+            self.floor.measured(self.clock.elapsed() if self.marks["moved"] else self.marks["answered"] + self.tail,
+                                self.marks.get("lp_seconds", 0.0), self.clock.limit, len(state.active))
             if not self.marks["moved"]:
                 self.tail = self.clock.elapsed() - self.marks["answered"]
         if self.marks.get("moved"):

@@ -121,26 +121,28 @@ class SMDPolicy(AllocationPolicy):
         # the floor of a decision (:class:`~dlsched.policies.budget.Floor`), and the seconds the last one spent in
         # the Lagrangian steps and the parametric iterations (which stop at the budget: not the floor)
         self.floor, self.spent = Floor(), {}
+        self.last_answer = None         # "kept start, no view" when the floor did not fit (dlsched.bench.decision reads it)
 
     def schedule(self, state, events):
         # the budget is the whole call's: started before the view is built, it is read by the solver
         # and keeps back the placement's expected time (allocate)
         self.clock = self.decision_record.clock()
-        self.answered = None
+        self.answered, self.last_answer = None, None
         if self.previous is not None and self.floor.binds(self.clock, len(state.active)):
             # the view and the core alone would not fit the budget: the kept start, from the state's arrays (no gap
             # recorded: the bound needs the core)
             out, started, workers = self.kept_start(state, self.clock.remaining() - self.clock.margin, self.place_rate)
             self.previous = self.previous.copy()
             self.previous[self.index[started]] = np.stack([workers, np.ones_like(workers)], axis=1)
+            self.last_answer = "kept start, no view"
             return out
         warm = self.previous is not None
         out = super().schedule(state, events)
         if self.answered is not None:
             after = time.perf_counter() - self.answered
             if warm:            # a first decision sizes every job from nothing: not a warm one's floor
-                self.floor.measured(self.answered - self.clock.start - self.spent.get("steps", 0.0) + self.tail,
-                                    len(state.active))
+                self.floor.measured(self.clock.elapsed() if self.to_place else self.answered - self.clock.start + self.tail,
+                                    self.spent.get("steps", 0.0), self.clock.limit, len(state.active))
             if self.to_place:
                 self.place_rate = max(after - self.tail, 0.0) / self.to_place
             else:

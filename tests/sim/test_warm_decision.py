@@ -82,9 +82,11 @@ def test_the_floor_binds_only_past_the_budget_and_decays_when_it_does():
 
     floor, clock = Floor(), Budget(0.010, margin=0.001)
     assert not floor.binds(clock, 10**6)                       # nothing measured: the view is built
-    floor.measured(0.018, 2000)                                # 9 µs a job
+    floor.measured(0.0095, 0.0005, 0.010, 1000)                # within its budget: 9 ms less its steps, 9 µs a job
     assert not floor.binds(clock, 1000) and floor.rate == pytest.approx(9e-6)     # 9 ms <= 10 - 1
     assert floor.binds(clock, 1001) and floor.rate == pytest.approx(9e-6 * FLOOR_DECAY)
+    floor.measured(0.012, 0.002, 0.010, 1000)                  # over its budget: the whole of it
+    assert floor.rate == pytest.approx(1.2e-5)
     assert not floor.binds(Budget(None), 10**6)                 # no budget: never
 
 
@@ -105,6 +107,7 @@ def test_a_floor_past_the_budget_answers_the_kept_start_from_the_state(busy, nam
     """A decision whose floor is predicted past its budget keeps every running job where it is and starts waiting
     jobs at their first size, shortest first at that size, while they fit what is free (fake rates: no timing); the
     engine accepts it; the next decision with the floor's rate decayed below the budget builds its view again."""
+    from dlsched.policies.budget import FLOOR_DECAY
     from dlsched.registry import make_policy
 
     trace, cluster, speed, Simulation, PolicyContext = busy
@@ -127,8 +130,7 @@ def test_a_floor_past_the_budget_answers_the_kept_start_from_the_state(busy, nam
     new = [j for j in decision if j not in before]
     assert new
     waiting = [j for j in state.active.tolist() if j not in before]
-    if name == "fluid":
-        assert policy.last_answer == "kept start, no view"
+    assert policy.last_answer == "kept start, no view"
     # the jobs started: first sizes, and every waiting job shorter at its first size that was left out did not fit
     view = policy.view
     first = {j: state.remaining[j] * view.tau_least(int(policy.index[j])) for j in waiting}
@@ -140,10 +142,9 @@ def test_a_floor_past_the_budget_answers_the_kept_start_from_the_state(busy, nam
         if np.all(need <= free + 1e-9):
             free = free - need
             assert j in decision                              # admitted, and placed (first fit packs these)
-    assert policy.floor.rate == pytest.approx(1e3 * 0.9)
-    # a floor far below the budget: the view again (fluid tells its answer)
+    assert policy.floor.rate == pytest.approx(1e3 * FLOOR_DECAY)
+    # a floor far below the budget: the view again
     policy.floor.rate = 1e-12
     events = sim.advance(2.0)
     sim.apply(policy.schedule(sim.state(), events), policy.name)
-    if name == "fluid":
-        assert policy.last_answer != "kept start, no view"
+    assert policy.last_answer != "kept start, no view"
