@@ -473,6 +473,10 @@ class FluidPolicy(SRPTGreedyPolicy):
             # the view alone would not fit the budget: the kept start, from the state's arrays (no gap recorded: the
             # certificate needs the LP's jobs, which need the view)
             out, started, workers = self.kept_start(state, self.clock.remaining() - self.clock.margin, self.place_rate)
+            if started.size:            # its placement measured as any other's (its own reading of the state in it)
+                self.placed.append((self.clock.elapsed(), started.size))
+                del self.placed[:-PLACE_WINDOW]
+                self.place_rate = sum(t for t, _ in self.placed) / sum(n for _, n in self.placed)
             self.previous = self.previous.copy()
             self.previous[self.index[started]] = np.stack([workers, np.ones_like(workers)], axis=1)
             self.previous_jobs = np.sort(self.index[np.asarray(state.active, dtype=np.int64)])

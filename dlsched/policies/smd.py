@@ -132,6 +132,8 @@ class SMDPolicy(AllocationPolicy):
             # the view and the core alone would not fit the budget: the kept start, from the state's arrays (no gap
             # recorded: the bound needs the core)
             out, started, workers = self.kept_start(state, self.clock.remaining() - self.clock.margin, self.place_rate)
+            if started.size:            # its placement measured as any other's (its own reading of the state in it)
+                self.place_rate = self.clock.elapsed() / started.size
             self.previous = self.previous.copy()
             self.previous[self.index[started]] = np.stack([workers, np.ones_like(workers)], axis=1)
             self.last_answer = "kept start, no view"
