@@ -19,7 +19,9 @@ from dlsched.arguments import checked
 from dlsched.instance.cluster import Cluster
 from dlsched.instance.smd import SMDInstance
 from dlsched.instance.workload import Job
+from dlsched.policies.optimus import admit_in_order
 from dlsched.sim.placement import PlacerName, make_placer
+from dlsched.solvers.anytime import placeable_prefix
 from dlsched.sim.speed import rate_key
 from dlsched.sim.policy import ClusterState, Placement, PolicyContext
 
@@ -131,9 +133,6 @@ class AllocationPolicy:
         (:func:`~dlsched.solvers.anytime.placeable_prefix`). Read from the state's arrays and the view's
         per-kind τ: no view of every active job is built. Returns (the placements, the jobs started (trace indices),
         their workers)."""
-        from dlsched.policies.optimus import admit_in_order
-        from dlsched.solvers.anytime import placeable_prefix
-
         active = np.asarray(state.active, dtype=np.int64)
         running = (np.asarray(state.running, dtype=np.int64) if state.running is not None
                    else np.fromiter(state.allocation, dtype=np.int64))
