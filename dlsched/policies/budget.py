@@ -51,13 +51,14 @@ class Floor:
         self.rate *= FLOOR_DECAY
         return True
 
-    def measured(self, seconds: float, steps: float, limit: float, active: int) -> None:
+    def measured(self, seconds: float, steps: float, limit: float | None, active: int) -> None:
         """A warm decision over ``active`` jobs that took ``seconds``, ``steps`` of them in the steps that stop at the
-        budget ``limit`` (a solver's iterations: at a generous budget they fill it). Its floor is ``seconds`` less the
+        budget ``limit`` (None: no budget; a solver's iterations: at a generous budget they fill it). Its floor is ``seconds`` less the
         steps, or the whole of ``seconds`` when the decision overran its budget (the steps were then at their least:
         one Lagrangian step, one look at the warm start; at 1.3 ms of a 12-ms decision over 2,000 DL2 jobs, the
         floor less them predicted one that fits)."""
-        self.rate = (seconds if seconds > limit else seconds - steps) / max(active, 1)
+        over = limit is not None and seconds > limit
+        self.rate = (seconds if over else seconds - steps) / max(active, 1)
 
 
 class DecisionRecord:

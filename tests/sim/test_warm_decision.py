@@ -87,6 +87,8 @@ def test_the_floor_binds_only_past_the_budget_and_decays_when_it_does():
     assert floor.binds(clock, 1001) and floor.rate == pytest.approx(9e-6 * FLOOR_DECAY)
     floor.measured(0.012, 0.002, 0.010, 1000)                  # over its budget: the whole of it
     assert floor.rate == pytest.approx(1.2e-5)
+    floor.measured(0.012, 0.002, None, 1000)                   # no budget (smd's POP alone): less its steps
+    assert floor.rate == pytest.approx(1e-5)
     assert not floor.binds(Budget(None), 10**6)                 # no budget: never
 
 
