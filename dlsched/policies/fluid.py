@@ -61,7 +61,7 @@ import scipy.sparse as sp
 from dlsched.arguments import Range, checked
 from dlsched.instance.smd import SMDInstance
 from dlsched.models.mcmdk import MatrixForm
-from dlsched.policies.budget import PLACE_PRIOR, BudgetMs, DecisionRecord
+from dlsched.policies.budget import PLACE_PRIOR, BudgetMs, DecisionRecord, Floor
 from dlsched.policies.greedy import (MAX_ALPHA, GreedyView, SRPTGreedyPolicy, fastest_within, greedy_allocation,
                                      greedy_view, tau_grid)
 from dlsched.policies.optimus import admit_in_order
@@ -456,6 +456,9 @@ class FluidPolicy(SRPTGreedyPolicy):
         # before it, and this decision's expected placements and its times (:meth:`schedule`)
         self.previous, self.previous_jobs, self.resized = None, None, 0
         self.expect_moved, self.marks = 0, {}
+        # under a budget: the floor of a decision (:class:`~dlsched.policies.budget.Floor`) and the seconds from an
+        # answer that places no job anew to the end of the call
+        self.floor, self.tail = Floor(), 0.0
         # under a budget, what the last decision answered (:mod:`dlsched.bench.decision` reports it): "lp" (its
         # LP's shares), "kept shares" (the LP not solved in time: the last LP's), "kept start" (the last answer's
         # sizes and the waiting jobs started) or "kept" (the last answer's sizes alone)
@@ -466,7 +469,28 @@ class FluidPolicy(SRPTGreedyPolicy):
         # the LP, the fill and the placement of the answer all count against it
         self.clock = self.decision_record.clock()
         self.marks, self.last_answer = {}, None
+        if self.previous is not None and self.floor.binds(self.clock, len(state.active)):
+            # the view alone would not fit the budget: the kept start, from the state's arrays (no gap recorded: the
+            # certificate needs the LP's jobs, which need the view)
+            out, started, workers = self.kept_start(state, self.clock.remaining() - self.clock.margin, self.place_rate)
+            if started.size:            # its placement measured as any other's (its own reading of the state in it)
+                self.placed.append((self.clock.elapsed(), started.size))
+                del self.placed[:-PLACE_WINDOW]
+                self.place_rate = sum(t for t, _ in self.placed) / sum(n for _, n in self.placed)
+            self.previous = self.previous.copy()
+            self.previous[self.index[started]] = np.stack([workers, np.ones_like(workers)], axis=1)
+            self.previous_jobs = np.sort(self.index[np.asarray(state.active, dtype=np.int64)])
+            self.resized, self.last_answer = 0, "kept start, no view"
+            return out
+        warm = self.previous is not None
         out = super().schedule(state, events)
+        if self.decision_record.seconds is not None and "answered" in self.marks and warm:
+            # the floor of a warm decision (a first one sizes every job from nothing): the decision less its LP, and
+            # what follows an answer that places no job anew rather than the placement of this one
+            self.floor.measured(self.clock.elapsed() if self.marks["moved"] else self.marks["answered"] + self.tail,
+                                self.marks.get("lp_seconds", 0.0), self.clock.limit, len(state.active))
+            if not self.marks["moved"]:
+                self.tail = self.clock.elapsed() - self.marks["answered"]
         if self.marks.get("moved"):
             # seconds per job placed over the last PLACE_WINDOW decisions that placed any: one slow placement
             # (a machine's hiccup over one job) would otherwise set the rate for every decision after it
@@ -531,9 +555,9 @@ class FluidPolicy(SRPTGreedyPolicy):
         alone[jobs[was]] = last[jobs[was]]
         held = alone[jobs]
         left = view.capacity - (held[:, :1] * view.d + held[:, 1:] * view.e).sum(axis=0)
-        w0 = np.minimum(view.min_workers, view.tau.shape[2] - 1)
-        first_time = view.tau[np.arange(jobs.size), 1, w0]
-        fastest = view.remaining * view.tau.reshape(jobs.size, -1).min(axis=1)
+        w0 = np.minimum(view.min_workers, view.tau_kinds.shape[2] - 1)
+        first_time = view.at(np.arange(jobs.size), 1, w0)
+        fastest = view.remaining * view.least
         waiting = np.flatnonzero(held[:, 0] == 0)
         order = waiting[np.lexsort((jobs[waiting], fastest[waiting]))]
         started, _ = admit_in_order(view.e + w0[:, None] * view.d, np.isfinite(first_time), order, left)
@@ -603,6 +627,7 @@ class FluidPolicy(SRPTGreedyPolicy):
                 elif solution:
                     start = lp.start_from(solution)
             out = lp.solve(max(share - (self.clock.elapsed() - started), 1e-3), start, basis)
+            self.marks["lp_seconds"] = self.clock.elapsed() - started
             self.last = (lp.keys, out.solution or (self.last[1] if self.last else {}), out.basis)
             solved = out.theta is not None
             rate = (self.clock.elapsed() - started) / max(cols, 1) ** 2
@@ -641,7 +666,7 @@ class FluidPolicy(SRPTGreedyPolicy):
             given = sizes[i, 1] > 0
             first[i[given]] = sizes[i[given]]
         elif i.size:
-            fit = fastest_within(view.remaining[i, None, None] * view.tau[i], view.d[i], view.e[i], view.capacity,
+            fit = fastest_within(view.remaining[i, None, None] * view.tau_of(i), view.d[i], view.e[i], view.capacity,
                                  theta[i])
             found = fit[:, 0] >= 0
             first[i[found]] = fit[found]
@@ -657,12 +682,12 @@ class FluidPolicy(SRPTGreedyPolicy):
         if not len(behind):
             return None
         i = np.asarray(behind, dtype=np.int64)
-        w0 = np.minimum(view.min_workers[i], view.tau.shape[2] - 1)
+        w0 = np.minimum(view.min_workers[i], view.tau_kinds.shape[2] - 1)
         use = view.e[i] + w0[:, None] * view.d[i]
-        # every job's fastest size (argmin over the view's stack as it is: a copy of the rows behind is slower)
-        p, w = np.divmod(np.argmin(view.tau.reshape(view.jobs.size, -1), axis=1)[i], view.tau.shape[2])
+        # every job's fastest size, read per kind of job
+        p, w = np.divmod(view.least_at[i], view.tau_kinds.shape[2])
         most = p[:, None] * view.e[i] + w[:, None] * view.d[i]
-        return rest_of(view.remaining[i] * view.tau[i, 1, w0], use, most, view.capacity)
+        return rest_of(view.remaining[i] * view.at(i, 1, w0), use, most, view.capacity)
 
     def adapt_lp_jobs(self, jobs: int, solved: bool, seconds: float, share: float) -> None:
         """Under a budget without ``lp_jobs``: the next LP's job count m from the last LP of ``jobs`` jobs,

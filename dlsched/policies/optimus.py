@@ -214,8 +214,10 @@ def marginal_gain_sizes(times: Sequence[np.ndarray], demand_w: np.ndarray, deman
 
 
 def _stacked(times: Sequence[np.ndarray]) -> np.ndarray:
-    """``times`` as one (n, P, W) stack, each grid padded with inf (a size it cannot take)."""
-    if isinstance(times, np.ndarray) and times.ndim == 3:
+    """``times`` as one (n, P, W) stack, each grid padded with inf (a size it cannot take); a stack, or an
+    object read as one (``ndim`` 3, ``shape``, ``times[i, p, w]``: :class:`dlsched.policies.greedy.ScaledTimes`),
+    as it is."""
+    if getattr(times, "ndim", None) == 3:
         return times
     if not len(times):
         return np.full((0, 1, 1), np.inf)

@@ -19,7 +19,9 @@ from dlsched.arguments import checked
 from dlsched.instance.cluster import Cluster
 from dlsched.instance.smd import SMDInstance
 from dlsched.instance.workload import Job
+from dlsched.policies.optimus import admit_in_order
 from dlsched.sim.placement import PlacerName, make_placer
+from dlsched.solvers.anytime import placeable_prefix
 from dlsched.sim.speed import rate_key
 from dlsched.sim.policy import ClusterState, Placement, PolicyContext
 
@@ -113,6 +115,42 @@ class AllocationPolicy:
     def allocate(self, inst: SMDInstance, active: np.ndarray) -> np.ndarray:  # pragma: no cover - overridden
         raise NotImplementedError
 
+    def limits(self, state: ClusterState) -> tuple:
+        """(the trace's jobs, each job's fewest and most workers, whether it uses PSs), kept per trace."""
+        if self._limits is None or self._limits[0] is not state.jobs:
+            jobs = state.jobs
+            self._limits = (jobs, np.array([j.min_workers for j in jobs]), np.array([j.max_workers for j in jobs]),
+                            np.array([j.uses_ps for j in jobs], dtype=bool))
+        return self._limits
+
+    def kept_start(self, state: ClusterState, time_left: float, place_rate: float) -> tuple[dict[int, Placement], np.ndarray, np.ndarray]:
+        r"""The cheapest sound answer of a budgeted decision whose view alone would not fit its budget
+        (:meth:`dlsched.policies.fluid.FluidPolicy.schedule`, :meth:`dlsched.policies.smd.SMDPolicy.schedule`):
+        every running job where it is, and the waiting jobs at their first size (one PS, the fewest workers;
+        no PS for an all-reduce job), shortest first at that size (:math:`R_j \tau_j(\underline w_j, 1)`, then
+        index), while they fit what the running ones leave of the cluster's capacity, cut to the most whose
+        placement (``place_rate`` seconds a job) is expected within ``time_left`` seconds, at least one
+        (:func:`~dlsched.solvers.anytime.placeable_prefix`). Read from the state's arrays and the view's
+        per-kind τ: no view of every active job is built. Returns (the placements, the jobs started (trace indices),
+        their workers)."""
+        active = np.asarray(state.active, dtype=np.int64)
+        running = (np.asarray(state.running, dtype=np.int64) if state.running is not None
+                   else np.fromiter(state.allocation, dtype=np.int64))
+        waiting = active[~np.isin(active, running)]
+        if not waiting.size:
+            return dict(state.allocation), waiting, waiting
+        _, minw, _, uses_ps = self.limits(state)
+        v = self.index[waiting]
+        w0 = minw[waiting]
+        p0 = uses_ps[waiting].astype(np.int64)
+        need = w0[:, None] * np.asarray(state.demand_w, float)[waiting] + p0[:, None] * np.asarray(state.demand_p, float)[waiting]
+        first = np.asarray(state.remaining, float)[waiting] * self.view.tau_least_of(v)
+        order = np.lexsort((waiting, first))
+        started, _ = admit_in_order(need, np.isfinite(first), order, np.asarray(state.free, float).sum(axis=0))
+        k = max(placeable_prefix(lambda k: place_rate * k, started.size, time_left), min(started.size, 1))
+        go = started[:k]
+        return self.placer.add(state, dict(zip(waiting[go].tolist(), zip(w0[go].tolist(), p0[go].tolist())))), waiting[go], w0[go]
+
     def schedule(self, state: ClusterState, events) -> dict[int, Placement]:
         if self.index is None:
             if self.view is None:
@@ -128,11 +166,7 @@ class AllocationPolicy:
         rem[self.index[state.done]] = 0.0
         rem[self.index[active]] = state.remaining[active]
         alloc = np.asarray(self.allocate(self.view.with_remaining(rem), self.index[active]), dtype=np.int64)
-        if self._limits is None or self._limits[0] is not state.jobs:
-            jobs = state.jobs
-            self._limits = (jobs, np.array([j.min_workers for j in jobs]), np.array([j.max_workers for j in jobs]),
-                            np.array([j.uses_ps for j in jobs], dtype=bool))
-        _, minw, maxw, uses_ps = self._limits
+        _, minw, maxw, uses_ps = self.limits(state)
         # a fixed-size job runs with its size or waits; an all-reduce job has no PS
         w, p = alloc[self.index[active], 0], alloc[self.index[active], 1]
         ok = (minw[active] <= w) & (w <= maxw[active])
