@@ -36,8 +36,11 @@ is that of the pipeline's average JCT against its bound, the larger of the Lagra
 steps taken and every job alone on its best GPUs. The solver's cut leaves room for what follows it (the
 packing, the placement: as long as at the last full decision, in proportion to the active jobs, and a tenth
 of the budget); where the least work itself, so predicted, exceeds the budget, the decision is the anytime
-answer instead (:meth:`HetPlace._over_budget`): the running jobs kept and the waiting ones started as an
-incremental decision starts them (:meth:`HetPlace._step`, in the policy's order), with that decision's gap.
+answer instead (:meth:`HetPlace._over_budget`): under ``order="srpt"`` srpt's decision without the solver
+(:meth:`HetPlace._srpt_answer`: which jobs run, and their types by the same rounds, from the empty cluster where
+that placement is predicted to fit the budget, else with the admitted running jobs kept); under
+``order="arrival"`` the running jobs kept and the waiting ones started as an incremental decision starts them
+(:meth:`HetPlace._step`); each with the gap of what runs against each job alone.
 
 ``pop_k`` > 1 (default 1: off) decides by POP once at least ``pop_min`` jobs are active (docs/hetplace.md,
 "POP"): the jobs the pipeline places dealt at random into k groups, the GPU servers into k groups with equal

@@ -108,3 +108,31 @@ def test_the_prediction_chooses_the_placement_and_every_placement_measures_it():
     run(JOBS, TYPES, RATES, pol)
     assert set(pol.answers) == {"srpt kept"}
     assert any(m and m[0] < 1.0 for m in pol.measured)
+
+
+def test_a_whole_gpu_job_is_placed_on_its_type_as_consolidated_places_it():
+    # HetPlace._on_type's path for jobs of whole GPUs (the type's free GPU column alone) against consolidated on a
+    # copy of the cluster with the type's GPUs only, on seeded random free rooms, sizes and GPUs per worker
+    import numpy as np
+    from dlsched.sim.engine import Simulation
+    from dlsched.sim.placement import consolidated
+    from dlsched.sim.policy import PolicyContext
+    cl = Cluster.from_groups([(5, {"gpu": 4, "cpu": 16}, "k80"), (3, {"gpu": 8, "cpu": 16}, "v100"),
+                              (4, {"gpu": 2, "cpu": 16}, "p100")])
+    tr = trace(*(Job(f"j{g}", 0.0, "toy", 5.0, {"gpu": g}, min_workers=1, max_workers=8) for g in (1, 2, 4)))
+    speed = PerWorkerSpeed({f"j{g}": {"k80": 1.0, "v100": 2.0, "p100": 1.5} for g in (1, 2, 4)})
+    pol = ph.HetPlace()
+    pol.reset(PolicyContext(cluster=cl, speed=speed, seed=0))
+    state = Simulation(tr, cl, speed, seed=0).state()
+    rng = np.random.default_rng(3)
+    seen = 0
+    for _ in range(300):
+        free = cl.capacity.astype(float).copy()
+        free[:, 0] = rng.integers(0, cl.capacity[:, 0] + 1)
+        j, g, size = int(rng.integers(3)), int(rng.integers(3)), int(rng.integers(1, 9))
+        assert pol._whole_gpus(state)[j]
+        want = consolidated(pol._only_type(free, g), state.demand_w[j], state.demand_p[j], size, 0)
+        got = pol._on_type(state, free, j, size, g)
+        assert got == want
+        seen += want is not None and len(want.workers) > 1
+    assert seen > 10                           # placements over several servers were compared too
