@@ -721,7 +721,8 @@ class HetPlace(ChangePolicy):
         (:meth:`_over_budget`): the jobs :meth:`_admitted` takes (increasing remaining time on their best type,
         each if its smallest size fits the GPUs left) run, each at its size now (a running job's workers, a
         waiting job's smallest size: the pipeline's size of a rigid job), and the running GPU jobs not admitted
-        stop (a shorter arrival preempts them). Where the placement, predicted in proportion to the admitted jobs
+        stop (a shorter arrival preempts them); a waiting elastic job takes the size the kept answer would give it
+        (:meth:`_priced`, at the last full decision's type prices). Where the placement, predicted in proportion to the admitted jobs
         from the least cost per job of the last :data:`SRPT_MEASURES` placements (``_srpt_cost``), fits what is
         left of the budget, every admitted job is placed from the empty cluster as a full decision places it (on
         several GPU types by :meth:`_by_type`'s rounds of Smith's rule, else each on its placement where it fits,
@@ -750,7 +751,7 @@ class HetPlace(ChangePolicy):
                 at, rows = usage(alloc[j], state.demand_w[j], state.demand_p[j])
                 free[at] -= rows
             keep: dict[int, Placement] = {}
-            new, chosen = take, [alloc.get(j) or _NOWHERE for j in take.tolist()]
+            new = take
         else:
             free = state.free.copy()
             for j in np.setdiff1d(on_gpus, take).tolist():           # preempted: their room is free
@@ -759,8 +760,11 @@ class HetPlace(ChangePolicy):
             keep = {j: alloc[j] for j in np.intersect1d(on_gpus, take).tolist()}
             pick = ~np.isin(take, on_gpus)
             new, per = take[pick], per[pick]
-            chosen = [_NOWHERE] * new.size
             self._placing = Budget(self.decision_record.seconds - clock.margin, start=clock.start, margin=0.0)
+        # a waiting elastic job's size: the kept answer's, least JCT plus the last full decision's type prices on
+        # the room before the placement (:meth:`_priced`; the smallest size cost DL2's mix 7 %: docs/hetplace.md)
+        chosen = [alloc.get(j) or (self._priced(state, free, j) if self._min_w[j] < self._max_w[j] else None) or _NOWHERE
+                  for j in new.tolist()]
         if len(self.types) > 1:
             out = self._by_type(state, free, new, per, chosen)
         else:
