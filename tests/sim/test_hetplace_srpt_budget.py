@@ -136,3 +136,21 @@ def test_a_whole_gpu_job_is_placed_on_its_type_as_consolidated_places_it():
         assert got == want
         seen += want is not None and len(want.workers) > 1
     assert seen > 10                           # placements over several servers were compared too
+
+
+@pytest.mark.parametrize("order", ["srpt", "arrival"])
+def test_under_srpt_a_full_decision_the_budget_would_cut_is_not_taken(order):
+    # least work within the budget, the whole of the last full decision over it: srpt takes its own answer (a cut
+    # full decision leaves the jobs it did not reach waiting); arrival order, whose answer keeps the running jobs,
+    # still decides in full
+    from types import SimpleNamespace
+    pol = ph.HetPlace(budget_ms=1000.0, order=order)
+    run(JOBS, TYPES, RATES, pol)
+    now = SimpleNamespace(active=[0, 1, 2])
+    pol._full_cost = (0.5, 0.0, 3)
+    pol._full_whole = (0.9, 3)
+    assert not pol._over_budget(now)
+    pol._full_whole = (1.5, 3)
+    assert pol._over_budget(now) == (order == "srpt")
+    pol._full_whole = (1.5, 6)                 # in proportion to the active jobs: half as many now
+    assert not pol._over_budget(now)
