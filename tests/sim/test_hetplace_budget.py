@@ -58,7 +58,7 @@ def _decide(mix: str, k: int | None):
     sim.apply(pol.schedule(sim.state(), sim.advance(None)), pol.name)
     # nothing measured: the pipeline decides (the first decision's 2,000 jobs would predict that 10 ms
     # cannot buy it, and the decision would be the anytime answer, test_hetplace_anytime.py)
-    pol._full_cost = None
+    pol._full_cost = pol._full_whole = None
     decision = pol.schedule(sim.state(), sim.advance(1.0))
     sim.apply(decision, pol.name)                 # the engine checks capacity and sizes
     rec = pol.decision_record
