@@ -27,6 +27,24 @@ BudgetMs = Annotated[float, Range(gt=0, finite=True)]
 #: nodes, 2026-11-27)
 PLACE_PRIOR = 1e-7
 
+
+class PlaceRate:
+    """Seconds per job placed at a new size, from which a budgeted decision keeps its placement's time back:
+    the placements of the last ``window`` decisions that placed any, pooled (their seconds over their jobs), and
+    :data:`PLACE_PRIOR` per server until one is measured. ``fluid`` pools 8, because one slow placement (a
+    machine's hiccup over one job) had set the rate for every decision after it; ``smd`` reads its last only
+    (pooling would change its budgeted decisions, which needs its own measurement)."""
+
+    def __init__(self, servers: int, window: int = 1):
+        self.rate = PLACE_PRIOR * max(servers, 1)
+        self.window, self.placed = window, []
+
+    def measured(self, seconds: float, jobs: int) -> None:
+        """A decision placed ``jobs`` > 0 jobs anew in ``seconds``."""
+        self.placed.append((seconds, jobs))
+        del self.placed[:-self.window]
+        self.rate = sum(t for t, _ in self.placed) / sum(n for _, n in self.placed)
+
 #: after a decision that answered the kept start because its floor was predicted not to fit (:class:`Floor`), the
 #: floor's rate is multiplied by this, so that a view is built again after a few such decisions (the floor is
 #: measured again: a machine's load may have passed): one decision in 7 where the floor is 1.4 budgets, one in 23 at 3

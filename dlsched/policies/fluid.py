@@ -61,7 +61,7 @@ import scipy.sparse as sp
 from dlsched.arguments import Range, checked
 from dlsched.instance.smd import SMDInstance
 from dlsched.models.mcmdk import MatrixForm
-from dlsched.policies.budget import PLACE_PRIOR, BudgetMs, DecisionRecord, Floor
+from dlsched.policies.budget import BudgetMs, DecisionRecord, Floor, PlaceRate
 from dlsched.policies.greedy import (MAX_ALPHA, GreedyView, SRPTGreedyPolicy, fastest_within, greedy_allocation,
                                      greedy_view, tau_grid)
 from dlsched.policies.optimus import admit_in_order
@@ -451,7 +451,7 @@ class FluidPolicy(SRPTGreedyPolicy):
         # (:meth:`lp_time`): seconds of the LP per square of its columns, of the fill per active job, of the
         # placement per job placed at a new size (the priors until one is measured)
         self.lp_rate, self.fill_rate = LP_PRIOR, FILL_PRIOR
-        self.place_rate, self.placed = PLACE_PRIOR * max(len(ctx.cluster.names), 1), []
+        self.place = PlaceRate(len(ctx.cluster.names), PLACE_WINDOW)
         # the last answer's sizes (jobs of the view, (w, p)) and its jobs, the jobs it resized that were there
         # before it, and this decision's expected placements and its times (:meth:`schedule`)
         self.previous, self.previous_jobs, self.resized = None, None, 0
@@ -472,11 +472,9 @@ class FluidPolicy(SRPTGreedyPolicy):
         if self.previous is not None and self.floor.binds(self.clock, len(state.active)):
             # the view alone would not fit the budget: the kept start, from the state's arrays (no gap recorded: the
             # certificate needs the LP's jobs, which need the view)
-            out, started, workers = self.kept_start(state, self.clock.remaining() - self.clock.margin, self.place_rate)
+            out, started, workers = self.kept_start(state, self.clock.remaining() - self.clock.margin, self.place.rate)
             if started.size:            # its placement measured as any other's (its own reading of the state in it)
-                self.placed.append((self.clock.elapsed(), started.size))
-                del self.placed[:-PLACE_WINDOW]
-                self.place_rate = sum(t for t, _ in self.placed) / sum(n for _, n in self.placed)
+                self.place.measured(self.clock.elapsed(), started.size)
             self.previous = self.previous.copy()
             self.previous[self.index[started]] = np.stack([workers, np.ones_like(workers)], axis=1)
             self.previous_jobs = np.sort(self.index[np.asarray(state.active, dtype=np.int64)])
@@ -492,11 +490,7 @@ class FluidPolicy(SRPTGreedyPolicy):
             if not self.marks["moved"]:
                 self.tail = self.clock.elapsed() - self.marks["answered"]
         if self.marks.get("moved"):
-            # seconds per job placed over the last PLACE_WINDOW decisions that placed any: one slow placement
-            # (a machine's hiccup over one job) would otherwise set the rate for every decision after it
-            self.placed.append((self.clock.elapsed() - self.marks["answered"], self.marks["moved"]))
-            del self.placed[:-PLACE_WINDOW]
-            self.place_rate = sum(t for t, _ in self.placed) / sum(n for _, n in self.placed)
+            self.place.measured(self.clock.elapsed() - self.marks["answered"], self.marks["moved"])
         return out
 
     def allocate(self, inst: SMDInstance, active: np.ndarray) -> np.ndarray:
@@ -524,10 +518,10 @@ class FluidPolicy(SRPTGreedyPolicy):
         last = self.previous if self.previous is not None else np.zeros_like(alloc)
         moved = (alloc[view.jobs, 0] > 0) & np.any(alloc[view.jobs] != last[view.jobs], axis=1)
         n_moved = int(np.count_nonzero(moved))
-        if n_moved and self.place_rate * n_moved > clock.remaining():
+        if n_moved and self.place.rate * n_moved > clock.remaining():
             options = self.kept_answers(view, last, was, clock.remaining())
             runs = [True] + [bool((a[:, 0] > 0).any()) for a, _ in options]
-            pick = placeable([self.place_rate * n_moved] + [self.place_rate * n for _, n in options], runs,
+            pick = placeable([self.place.rate * n_moved] + [self.place.rate * n for _, n in options], runs,
                              clock.remaining())
             if pick:
                 alloc, n_moved = options[pick - 1]
@@ -565,7 +559,7 @@ class FluidPolicy(SRPTGreedyPolicy):
             out = alone.copy()
             out[jobs[started[:k]], 0], out[jobs[started[:k]], 1] = w0[started[:k]], 1
             return out
-        cut = max(placeable_prefix(lambda k: self.place_rate * k, started.size, time_left), min(started.size, 1))
+        cut = max(placeable_prefix(lambda k: self.place.rate * k, started.size, time_left), min(started.size, 1))
         return [(first(started.size), int(started.size)), (alone, 0), (first(cut), cut)]
 
     def lp_time(self, view: GreedyView) -> float:
@@ -573,7 +567,7 @@ class FluidPolicy(SRPTGreedyPolicy):
         margin (a tenth of it) and the predicted time of what follows the LP, the fill (seconds per active job,
         measured from the last decision's) and the placement (seconds per job placed at a new size, times the
         jobs expected: those that arrived since the last decision and as many as it resized)."""
-        after = self.fill_rate * view.jobs.size + self.place_rate * self.expect_moved
+        after = self.fill_rate * view.jobs.size + self.place.rate * self.expect_moved
         return self.clock.remaining() - self.clock.margin - after
 
     def shares(self, inst: SMDInstance):

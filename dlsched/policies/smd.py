@@ -36,7 +36,7 @@ from dlsched.sim.placement import PlacerName
 from dlsched.sim.policy import Placement
 from dlsched.solvers.options import SolveOptions
 from dlsched.solvers.smd import TIE_BREAK, decide, decide_anytime
-from dlsched.policies.budget import PLACE_PRIOR, BudgetMs, DecisionRecord, Floor
+from dlsched.policies.budget import BudgetMs, DecisionRecord, Floor, PlaceRate
 
 
 # ----------------------------------------------------------------------------- converter
@@ -112,7 +112,7 @@ class SMDPolicy(AllocationPolicy):
         # "Decisions within a budget"): seconds per column of each kind of subproblem, and seconds
         # per job placed at a new size (a prior of PLACE_PRIOR per server until one is measured)
         self.costs: dict = {}
-        self.place_rate = PLACE_PRIOR * max(len(ctx.cluster.names), 1)
+        self.place = PlaceRate(len(ctx.cluster.names))
         # seconds from the answer to the end of the call when it places no job anew (the placer's pass over the
         # running jobs, the view's sizes): kept back from the solver with the placement (at 0.9 ms of a warm
         # decision over 2,000 DL2 jobs it overran a 10-ms budget that the solver's part had used to its margin)
@@ -131,9 +131,9 @@ class SMDPolicy(AllocationPolicy):
         if self.previous is not None and self.floor.binds(self.clock, len(state.active)):
             # the view and the core alone would not fit the budget: the kept start, from the state's arrays (no gap
             # recorded: the bound needs the core)
-            out, started, workers = self.kept_start(state, self.clock.remaining() - self.clock.margin, self.place_rate)
+            out, started, workers = self.kept_start(state, self.clock.remaining() - self.clock.margin, self.place.rate)
             if started.size:            # its placement measured as any other's (its own reading of the state in it)
-                self.place_rate = self.clock.elapsed() / started.size
+                self.place.measured(self.clock.elapsed(), started.size)
             self.previous = self.previous.copy()
             self.previous[self.index[started]] = np.stack([workers, np.ones_like(workers)], axis=1)
             self.last_answer = "kept start, no view"
@@ -146,7 +146,7 @@ class SMDPolicy(AllocationPolicy):
                 self.floor.measured(self.clock.elapsed() if self.to_place else self.answered - self.clock.start + self.tail,
                                     self.spent.get("steps", 0.0), self.clock.limit, len(state.active))
             if self.to_place:
-                self.place_rate = max(after - self.tail, 0.0) / self.to_place
+                self.place.measured(max(after - self.tail, 0.0), self.to_place)
             else:
                 self.tail = after
         return out
@@ -166,7 +166,7 @@ class SMDPolicy(AllocationPolicy):
                  or self.decision_record.last_gap(self.refresh_gap))
         pop = self.pop_k if len(active) >= self.pop_min else 1
         dec = decide_anytime(view, active, opts, previous=None if fresh else self.previous, pop_k=pop, rng=self.rng,
-                             costs=self.costs, place_seconds=lambda alloc: self.tail + self.place_rate * self._new_sizes(alloc),
+                             costs=self.costs, place_seconds=lambda alloc: self.tail + self.place.rate * self._new_sizes(alloc),
                              keep=self.previous, spent=self.spent, **self.kw)
         self.to_place = self._new_sizes(dec.alloc)
         self.previous, self.since_scratch = dec.alloc, 0 if fresh else self.since_scratch + 1

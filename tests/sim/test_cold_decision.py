@@ -89,7 +89,7 @@ def test_a_first_decision_places_the_jobs_its_budget_can_place(scene, name):
     for rate in (300.0, 1e-9):
         policy = make_policy(name, budget_ms=1e6)
         sim, events = _first_call(policy, trace, cluster, speed)
-        policy.place_rate = rate
+        policy.place.rate = rate
         decision = policy.schedule(sim.state(), events)
         sim.apply(decision, policy.name)              # the engine checks capacity and sizes
         sizes[rate] = decision

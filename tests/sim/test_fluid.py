@@ -530,7 +530,7 @@ def test_an_answer_whose_placement_does_not_fit_gives_way_to_the_last_sizes():
         before = None if policy.previous is None else policy.previous.copy()
         forced = before is not None and kept < 3
         if forced:
-            policy.place_rate = 86_400.0
+            policy.place.rate = 86_400.0
         decision = policy.schedule(state, events)
         if forced and policy.last_answer == "kept":
             kept += 1
@@ -560,7 +560,7 @@ def test_the_kept_start_keeps_the_last_sizes_and_starts_the_waiting_jobs_that_fi
             view = greedy_view(policy.view, np.asarray(state.active))
             last = policy.previous
             was = np.isin(view.jobs, policy.previous_jobs)
-            (start, n), (alone, zero), (cut, k) = policy.kept_answers(view, last, was, policy.place_rate * 2.5)
+            (start, n), (alone, zero), (cut, k) = policy.kept_answers(view, last, was, policy.place.rate * 2.5)
             assert zero == 0 and np.array_equal(alone[view.jobs[was]], last[view.jobs[was]])
             # the cut start: the kept sizes and the first of the started jobs placed in the time given (2 of them)
             assert k == min(n, 2)

@@ -116,13 +116,13 @@ def test_a_floor_past_the_budget_answers_the_kept_start_from_the_state(busy, nam
     sim = Simulation(trace, cluster, speed, seed=0)
     policy = make_policy(name, budget_ms=1e6)
     policy.reset(PolicyContext(cluster=cluster, speed=speed, seed=0))
-    policy.place_rate = 300.0                                  # 1,000 s at 300 s a job: the first answer starts 1 to 3
+    policy.place.rate = 300.0                                  # 1,000 s at 300 s a job: the first answer starts 1 to 3
     events = sim.advance(None)
     sim.apply(policy.schedule(sim.state(), events), policy.name)
     before = dict(sim.state().allocation)
     assert 1 <= len(before) <= 3
     policy.floor.rate = 1e3                                    # a floor of 10^3 s a job: past any budget here
-    policy.place_rate = 1e-9
+    policy.place.rate = 1e-9
     events = sim.advance(1.0)
     state = sim.state()
     decision = policy.schedule(state, events)
