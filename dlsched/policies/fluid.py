@@ -472,13 +472,9 @@ class FluidPolicy(SRPTGreedyPolicy):
         if self.previous is not None and self.floor.binds(self.clock, len(state.active)):
             # the view alone would not fit the budget: the kept start, from the state's arrays (no gap recorded: the
             # certificate needs the LP's jobs, which need the view)
-            out, started, workers = self.kept_start(state, self.clock.remaining() - self.clock.margin, self.place.rate)
-            if started.size:            # its placement measured as any other's (its own reading of the state in it)
-                self.place.measured(self.clock.elapsed(), started.size)
-            self.previous = self.previous.copy()
-            self.previous[self.index[started]] = np.stack([workers, np.ones_like(workers)], axis=1)
+            out = self.kept_start_answer(state)
             self.previous_jobs = np.sort(self.index[np.asarray(state.active, dtype=np.int64)])
-            self.resized, self.last_answer = 0, "kept start, no view"
+            self.resized = 0
             return out
         warm = self.previous is not None
         out = super().schedule(state, events)

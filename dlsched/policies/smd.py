@@ -131,13 +131,7 @@ class SMDPolicy(AllocationPolicy):
         if self.previous is not None and self.floor.binds(self.clock, len(state.active)):
             # the view and the core alone would not fit the budget: the kept start, from the state's arrays (no gap
             # recorded: the bound needs the core)
-            out, started, workers = self.kept_start(state, self.clock.remaining() - self.clock.margin, self.place.rate)
-            if started.size:            # its placement measured as any other's (its own reading of the state in it)
-                self.place.measured(self.clock.elapsed(), started.size)
-            self.previous = self.previous.copy()
-            self.previous[self.index[started]] = np.stack([workers, np.ones_like(workers)], axis=1)
-            self.last_answer = "kept start, no view"
-            return out
+            return self.kept_start_answer(state)
         warm = self.previous is not None
         out = super().schedule(state, events)
         if self.answered is not None:

@@ -151,6 +151,19 @@ class AllocationPolicy:
         go = started[:k]
         return self.placer.add(state, dict(zip(waiting[go].tolist(), zip(w0[go].tolist(), p0[go].tolist())))), waiting[go], w0[go]
 
+    def kept_start_answer(self, state: ClusterState) -> dict[int, Placement]:
+        """:meth:`kept_start` as the answer of a budgeted decision whose floor does not fit (``fluid``'s, ``smd``'s:
+        a policy with a budget ``clock``, a :class:`~dlsched.policies.budget.PlaceRate` ``place`` and the last
+        answer's sizes ``previous``): its placement measured into the rate as any other's (its own reading of the
+        state in it), and the sizes it started recorded in the last answer's."""
+        out, started, workers = self.kept_start(state, self.clock.remaining() - self.clock.margin, self.place.rate)
+        if started.size:
+            self.place.measured(self.clock.elapsed(), started.size)
+        self.previous = self.previous.copy()
+        self.previous[self.index[started]] = np.stack([workers, np.ones_like(workers)], axis=1)
+        self.last_answer = "kept start, no view"
+        return out
+
     def schedule(self, state: ClusterState, events) -> dict[int, Placement]:
         if self.index is None:
             if self.view is None:
