@@ -3,7 +3,8 @@ policy over n active jobs on 6,500 GPUs, within a budget, against the same polic
 
 The decision is taken through the policy's own ``schedule`` on the engine's state (so the time of
 building the policy's view and placing its answer counts, as in a run): n - 1 jobs arrive at 0,
-the last at 1 s, and the decision measured is the one at 1 s, after the one at 0, with the
+the last at 1 s, and the decision measured is the one at 1 s, after the one at 0 (taken as the reference
+takes it, so every row decides on the reference's state), with the
 policy's caches of speeds and configurations built (as they are in a run: the reference policy
 builds them once per state and every other policy object of the cell starts with them, :data:`CACHES`). ``incremental``
 (SMD) starts it from the decision at 0, consecutive decisions differing by one arrival;
@@ -65,18 +66,25 @@ def scene(mix: str, n_active: int, seed: int = 0):
     return Trace(tuple(jobs), f"{mix}:{n_active}:{seed}"), cluster, speed
 
 
-def one_decision(policy, trace, cluster, speed, *, seed: int = 0, caches_of=None) -> dict:
+def one_decision(policy, trace, cluster, speed, *, seed: int = 0, caches_of=None, first_ms="own") -> dict:
     """The policy's decision at 1 s, after the one at 0: latency (wall and CPU seconds: the budget is
     wall time, and on a shared machine the CPU time is what the decision itself cost), objective,
     gap. ``caches_of``: a
-    policy of the same kind already run on this state, whose :data:`CACHES` this one starts with."""
+    policy of the same kind already run on this state, whose :data:`CACHES` this one starts with.
+    ``first_ms``: the budget of the decision at 0 (ms, None: none; "own": the policy's). A budgeted first
+    decision places only what its budget allows, so :func:`decision_task` gives every variant the
+    reference's, and they all decide at 1 s on the state the reference decides on."""
     sim = Simulation(trace, cluster, speed, seed=seed)
     policy.reset(PolicyContext(cluster=cluster, speed=speed, seed=seed))
     for attr in CACHES if caches_of is not None else ():
         if hasattr(caches_of, attr):
             setattr(policy, attr, getattr(caches_of, attr))
     events = sim.advance(None)
+    own = policy.decision_record.seconds
+    if first_ms != "own":
+        policy.decision_record.seconds = None if first_ms is None else float(first_ms) / 1000.0
     sim.apply(policy.schedule(sim.state(), events), policy.name)
+    policy.decision_record.seconds = own
     policy.decision_record.reset()
     events = sim.advance(1.0)
     state = sim.state()
@@ -122,7 +130,8 @@ def decision_task(policy: str, mix: str, n_active: int, budgets: list, pop_k: li
         if policy in POP:
             variants += [(f"pop{k}", {"pop_k": k, "incremental": False}) for k in pop_k]
         for label, params in variants:
-            out = one_decision(make_policy(policy, budget_ms=b, **options, **params), trace, cluster, speed, seed=seed, caches_of=donor)
+            out = one_decision(make_policy(policy, budget_ms=b, **options, **params), trace, cluster, speed, seed=seed,
+                               caches_of=donor, first_ms=reference_ms)
             ratio = None if out["objective"] is None or not ref["objective"] else out["objective"] / ref["objective"]
             held_ratio = None if out["held_jct"] is None or not ref["held_jct"] else out["held_jct"] / ref["held_jct"]
             # the whole decision's wall time (view, solve, placement) over its budget: where the budget holds

@@ -410,3 +410,22 @@ def test_placeable_gives_the_first_answer_placed_in_time_never_an_empty_one_wher
     assert placeable([5.0, 4.0, 0.0], [True, True, False], 3.0) == 1          # the empty one fits, but 1 runs jobs
     assert placeable([5.0, 4.0], [False, False], 3.0) == 1                     # none runs a job: the soonest
     assert placeable([5.0, 9.0, 0.0], [True, True, True], 1.0) == 2
+
+
+def test_every_row_decides_at_1_s_on_the_state_the_reference_decided_on():
+    """A budgeted first call places only what its budget allows (docs/results/fluid-budget.md), so a row whose
+    decision at 0 kept its own budget measured its decision at 1 s on another state than the reference's."""
+    from dlsched.bench.decision import one_decision, scene
+
+    trace, cluster, speed = scene("gavel", 24)
+    policy, seen = make_policy("fluid", budget_ms=5), []
+    schedule = policy.schedule
+
+    def spy(state, events):
+        seen.append(policy.decision_record.seconds)
+        return schedule(state, events)
+    policy.schedule = spy
+    one_decision(policy, trace, cluster, speed, first_ms=None)            # the reference's: none
+    one_decision(policy, trace, cluster, speed, first_ms=60000)
+    one_decision(policy, trace, cluster, speed)                           # its own, as before
+    assert seen == [None, 0.005, 60.0, 0.005, 0.005, 0.005]
