@@ -455,7 +455,7 @@ class FluidPolicy(SRPTGreedyPolicy):
         # the last answer's sizes (jobs of the view, (w, p)) and its jobs, the jobs it resized that were there
         # before it, and this decision's expected placements and its times (:meth:`schedule`)
         self.previous, self.previous_jobs, self.resized = None, None, 0
-        self.expect_moved, self.marks = 0, {}
+        self.expect_moved, self.marks, self.running_sizes = 0, {}, {}
         # under a budget: the floor of a decision (:class:`~dlsched.policies.budget.Floor`) and the seconds from an
         # answer that places no job anew to the end of the call
         self.floor, self.tail = Floor(), 0.0
@@ -477,6 +477,8 @@ class FluidPolicy(SRPTGreedyPolicy):
             self.resized = 0
             return out
         warm = self.previous is not None
+        self.running_sizes = ({} if warm or self.decision_record.seconds is None else
+                              {j: (pl.n_workers, pl.n_ps) for j, pl in state.allocation.items()})
         out = super().schedule(state, events)
         if self.decision_record.seconds is not None and "answered" in self.marks and warm:
             # the floor of a warm decision (a first one sizes every job from nothing): the decision less its LP, and
@@ -501,6 +503,14 @@ class FluidPolicy(SRPTGreedyPolicy):
         rec, clock = self.decision_record, self.clock
         recorded = (len(rec.objectives), len(rec.gaps))
         view = greedy_view(inst, active)
+        if self.previous is None and self.running_sizes:
+            # a first budgeted decision on a state with running jobs (a budget set on a policy that decided without
+            # one, or a library call): their sizes are the last answer's, so that an answer cut to what its placement
+            # can place keeps them running instead of counting them as waiting (it stopped 1,716 of 2,000 DL2 jobs)
+            run = np.fromiter(self.running_sizes, dtype=np.int64)
+            self.previous = np.zeros((inst.n_jobs, 2), dtype=np.int64)
+            self.previous[self.index[run]] = np.array(list(self.running_sizes.values()), dtype=np.int64)
+            self.previous_jobs = np.sort(self.index[run])
         was = (np.zeros(view.jobs.size, dtype=bool) if self.previous_jobs is None
                else np.isin(view.jobs, self.previous_jobs, assume_unique=True))
         # placed anew: the jobs that arrived since, and as many as the last answer resized
