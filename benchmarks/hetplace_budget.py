@@ -23,6 +23,8 @@ import subprocess
 import sys
 import time
 
+from dlsched.data import data_dir
+
 #: the run in the child: the CLI in-process, each ``HetPlace.changes`` call timed in CPU and its answer counted
 CHILD = r"""
 import collections, contextlib, io, json, sys, time
@@ -52,7 +54,8 @@ print(json.dumps({"status": doc["status"], "avg_jct": doc["avg_jct"], "p95_jct":
                   "answers": dict(answers), "gap": doc["decision_gap"], "wall_s": wall, "cpu_s": run_cpu}))
 """
 
-DATA = os.environ.get("DLSCHED_DATA", "/work/shared/data")
+#: the reference data as the package finds it ($DLSCHED_DATA, else ../shared/data), passed on to each child
+DATA = str(data_dir())
 GAVEL = [f"{DATA}/gavel/msr_seed0_0e4a51.trace", "--cluster", "36:36:36"]
 #: name -> the simulate arguments (hetplace's default order, srpt)
 RUNS = {"gavel 0e4a51, 10 ms": GAVEL + ["--decision-budget", "10"],
