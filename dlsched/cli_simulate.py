@@ -204,7 +204,7 @@ def print_summary(res) -> None:
             ("total utility", f(s["total_utility"])),
             ("decision median / p95", f"{f(s['decision_median_s'], ' s')} / {f(s['decision_p95_s'], ' s')} ({s['decision_calls']} calls)"),
             ("decision p99 / max", " / ".join(f(s["decision_latency_ms"][k], " ms") for k in ("p99", "max"))),
-            ("decision gap mean / max", _gap_row(s["decision_gap"])),
+            ("decision gap mean / max", _gap_row(s["decision_gap"], s["decisions_uncertified"])),
             ("engine per event", f"{f(s['engine_per_event_s'], ' s')} ({s['events']} events)"),
             ("wall", f(s["wall_seconds"], " s")), ("peak memory", f(s["peak_memory_mib"], " MiB"))]
     if "arrival_scale" not in res.extra and res.extra.get("offered_load"):
@@ -221,10 +221,13 @@ def print_summary(res) -> None:
     table_console().print(t)
 
 
-def _gap_row(gap: dict | None) -> str:
-    if gap is None:
+def _gap_row(gap: dict | None, uncertified: int | None) -> str:
+    if gap is None and not uncertified:
         return "not certified by this policy"
-    return f"{gap['mean']:.3g} / {gap['max']:.3g} (relative, over {gap['decisions']} decisions)"
+    left = f"; {uncertified} decisions with no gap" if uncertified else ""
+    if gap is None:
+        return f"none certified{left}"
+    return f"{gap['mean']:.3g} / {gap['max']:.3g} (relative, over {gap['decisions']} decisions{left})"
 
 
 def _bound_row(extra: dict, f) -> str:

@@ -5,8 +5,10 @@ A policy that solves an optimisation problem at every call takes ``budget_ms`` (
 --decision-budget MS`` passes it to every policy whose constructor accepts it) and keeps a
 :class:`DecisionRecord`: the budget in seconds, and per decision the gap
 :func:`dlsched.result.relative_gap` of the answer's objective against the lower bound of the
-policy's own model, as its attribute ``decision_record``. The engine reads the gaps after the run
-(:func:`dlsched.sim.engine.simulate`) and the run's summary reports their mean and maximum.
+policy's own model, as its attribute ``decision_record``. A decision that answers without a gap (no bound
+of its model on that state within its budget) is counted as uncertified. The engine reads the gaps and that
+count after the run (:func:`dlsched.sim.engine.simulate`) and the run's summary reports the gaps' mean and
+maximum beside the count, so that the share of decisions the gaps leave out is seen.
 """
 
 from __future__ import annotations
@@ -80,16 +82,28 @@ class Floor:
 
 
 class DecisionRecord:
-    """The budget (None: no budget) and the gaps of the decisions made since :meth:`reset`. The
-    policy's constructor has checked ``budget_ms`` against :data:`BudgetMs` (``@checked``)."""
+    """The budget (None: no budget), the gaps of the decisions made since :meth:`reset`, and how many
+    decisions answered with none (``uncertified``). The policy's constructor has checked ``budget_ms``
+    against :data:`BudgetMs` (``@checked``)."""
 
     def __init__(self, budget_ms: float | None = None):
         self.seconds = None if budget_ms is None else float(budget_ms) / 1000.0
         self.gaps: list[float] = []
         self.objectives: list[float] = []
+        self.uncertified = 0
 
     def reset(self) -> None:
-        self.gaps, self.objectives = [], []
+        self.gaps, self.objectives, self.uncertified = [], [], 0
+
+    def mark(self) -> tuple[int, int, int]:
+        """Where the record stands, for :meth:`undo`."""
+        return len(self.objectives), len(self.gaps), self.uncertified
+
+    def undo(self, mark: tuple[int, int, int]) -> None:
+        """Forget what was recorded since ``mark`` (:meth:`mark`): a decision that replaced its answer records the
+        answer it gives instead."""
+        del self.objectives[mark[0]:], self.gaps[mark[1]:]
+        self.uncertified = mark[2]
 
     def clock(self) -> Budget:
         """The running budget of one decision, started now. A solver call is given what remains less
@@ -98,14 +112,21 @@ class DecisionRecord:
         return Budget(self.seconds, margin=0.0 if self.seconds is None else self.seconds / 10)
 
     def record(self, objective: float | None, bound: float | None) -> float | None:
-        """Append the objective and the gap of a minimisation decision (none when no bound certifies it);
-        return the gap."""
+        """Append the objective and the gap of a minimisation decision; a decision with an objective that no
+        bound certifies is counted as uncertified (one without an objective, which runs nothing of its model,
+        is not: there is nothing to certify). Return the gap."""
         gap = relative_gap(objective, bound if bound is None or math.isfinite(bound) else None, "min")
         if objective is not None:
             self.objectives.append(float(objective))
+            self.uncertified += gap is None
         if gap is not None:
             self.gaps.append(gap)
         return gap
+
+    def record_uncertified(self) -> None:
+        """Count a decision that answered without its model's objective or bound (both would cost what its budget
+        does not have)."""
+        self.uncertified += 1
 
     def last_gap(self, above: float) -> bool:
         """Whether the last decision's gap exceeds ``above``."""

@@ -470,15 +470,14 @@ class FluidPolicy(SRPTGreedyPolicy):
         self.clock = self.decision_record.clock()
         self.marks, self.last_answer = {}, None
         if self.previous is not None and self.floor.binds(self.clock, len(state.active)):
-            # the view alone would not fit the budget: the kept start, from the state's arrays (no gap recorded: the
-            # certificate needs the LP's jobs, which need the view)
+            # the view alone would not fit the budget: the kept start, from the state's arrays (counted as uncertified:
+            # the certificate needs the LP's jobs, which need the view)
             out = self.kept_start_answer(state)
             self.previous_jobs = np.sort(self.index[np.asarray(state.active, dtype=np.int64)])
             self.resized = 0
             return out
         warm = self.previous is not None
-        self.running_sizes = ({} if warm or self.decision_record.seconds is None else
-                              {j: (pl.n_workers, pl.n_ps) for j, pl in state.allocation.items()})
+        self.running_sizes = {} if warm or self.decision_record.seconds is None else self.held_sizes(state)
         out = super().schedule(state, events)
         if self.decision_record.seconds is not None and "answered" in self.marks and warm:
             # the floor of a warm decision (a first one sizes every job from nothing): the decision less its LP, and
@@ -501,7 +500,7 @@ class FluidPolicy(SRPTGreedyPolicy):
         if self.decision_record.seconds is None:
             return super().allocate(inst, active)
         rec, clock = self.decision_record, self.clock
-        recorded = (len(rec.objectives), len(rec.gaps))
+        recorded = rec.mark()
         view = greedy_view(inst, active)
         if self.previous is None and self.running_sizes:
             # a first budgeted decision on a state with running jobs (a budget set on a policy that decided without
@@ -533,10 +532,13 @@ class FluidPolicy(SRPTGreedyPolicy):
                 alloc, n_moved = options[pick - 1]
                 moved = (alloc[view.jobs, 0] > 0) & np.any(alloc[view.jobs] != last[view.jobs], axis=1)
                 # the decision's record is the kept answer's, not that of the allocation it replaces
-                del rec.objectives[recorded[0]:], rec.gaps[recorded[1]:]
+                rec.undo(recorded)
                 if "lp" in self.marks:
                     self.record_kept(view, self.marks["lp_order"], *self.marks["lp"], sizes=alloc[view.jobs][:, ::-1])
                 self.last_answer = "kept start" if n_moved else "kept"
+        if rec.mark() == recorded and (alloc[view.jobs, 0] > 0).any():
+            # an answer that runs jobs with no LP behind it (every job of one size: srpt-greedy's alone) is not certified
+            rec.record_uncertified()
         self.marks.update(answered=answered, moved=n_moved)
         self.previous, self.previous_jobs, self.resized = alloc, view.jobs, int(np.count_nonzero(moved & was))
         return alloc

@@ -195,6 +195,7 @@ class HetPlace(ChangePolicy):
         self._step_gap: float | None = None        # the last incremental decision's gap (None after a full one)
         self._pace = self._tried = self._shape = self._last_free = None
         self._placing = None             # under a budget, the clock the placement of a full answer stops at
+        self._placement_cut = False      # whether that placement stopped at its clock (:meth:`_placement_over`)
         # under a budget (not ``incremental``): the last full decision's measured least work (:meth:`_predicted`),
         # and the answers that were :meth:`_step`'s because the pipeline could not hold the budget (:meth:`_over_budget`)
         self._full_cost: tuple[float, float, int] | None = None    # (least, after, active jobs)
@@ -876,7 +877,6 @@ class HetPlace(ChangePolicy):
             back = time.perf_counter()
             stats = res.stats if clock.limited else {}          # a budget's measures (:meth:`_timed_full`)
             self.calls += 1
-            self.decision_record.record(res.objective, res.bound)
             if self.incremental or self.decision_record.seconds is not None:
                 price = dict(zip(view.gpu_types, res.stats["prices"]))
                 lam = np.array([price.get(t or "gpu", 0.0) for t in self.types])
@@ -893,9 +893,11 @@ class HetPlace(ChangePolicy):
             self._placing = (Budget(self.decision_record.seconds - clock.margin, start=clock.start, margin=0.0)
                              if clock.limited else None)
             t = time.perf_counter()
+            self._placement_cut = False
             out = place(state, free, take, per, start, srv, cnt)
             if clock.limited and self.order == "srpt":
                 self._srpt_cost.append((time.perf_counter() - t) / take.size)     # :meth:`_srpt_answer`'s prior
+            self._record_full(state, res, out)
         if other.size and not self._placement_over(out):
             out.update(self._place_rest(state, free, other))
         self._placing = None
@@ -975,8 +977,23 @@ class HetPlace(ChangePolicy):
 
     def _placement_over(self, out: dict) -> bool:
         """Whether a full answer's placement stops here: some job is placed and the placement clock of the whole
-        call's budget (``_placing``, set by the full decision) has run out; the jobs not yet placed wait."""
-        return bool(out) and self._placing is not None and self._placing.expired()
+        call's budget (``_placing``, set by the full decision) has run out; the jobs not yet placed wait (noted in
+        ``_placement_cut``: the decision then certifies what runs, :meth:`_record_full`)."""
+        over = bool(out) and self._placing is not None and self._placing.expired()
+        self._placement_cut = self._placement_cut or over
+        return over
+
+    def _record_full(self, state: ClusterState, res, out: dict[int, Placement]) -> None:
+        """Record a full decision's gap: the §4 solver's objective and bound where its answer was placed whole;
+        where the budget stopped the placement (:meth:`_placement_over`) the solver's objective is of jobs that do not
+        run, so the gap is that of what runs, :meth:`_linear_jct` of the GPU jobs placed, as the anytime answers
+        record theirs (its bound, each job alone at its largest size on its fastest type, holds on any state)."""
+        if not self._placement_cut:
+            self.decision_record.record(res.objective, res.bound)
+            return
+        placed = np.fromiter(out, dtype=np.int64, count=len(out))
+        self._pace[placed] = self._paces(state, placed, list(out.values()))
+        self.decision_record.record(*self._linear_jct(state, placed))
 
     def _paces(self, state: ClusterState, jobs: np.ndarray, placements: list[Placement]) -> np.ndarray:
         r"""Each job's pace on its placement in the §4 view, :math:`\sum_k \rho_{j,k}` over its GPUs (0 without

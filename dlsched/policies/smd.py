@@ -117,7 +117,7 @@ class SMDPolicy(AllocationPolicy):
         # running jobs, the view's sizes): kept back from the solver with the placement (at 0.9 ms of a warm
         # decision over 2,000 DL2 jobs it overran a 10-ms budget that the solver's part had used to its margin)
         self.tail = 0.0
-        self.answered, self.to_place = None, 0
+        self.answered, self.to_place, self.running_sizes = None, 0, {}
         # the floor of a decision (:class:`~dlsched.policies.budget.Floor`), and the seconds the last one spent in
         # the Lagrangian steps and the parametric iterations (which stop at the budget: not the floor)
         self.floor, self.spent = Floor(), {}
@@ -129,10 +129,11 @@ class SMDPolicy(AllocationPolicy):
         self.clock = self.decision_record.clock()
         self.answered, self.last_answer = None, None
         if self.previous is not None and self.floor.binds(self.clock, len(state.active)):
-            # the view and the core alone would not fit the budget: the kept start, from the state's arrays (no gap
-            # recorded: the bound needs the core)
+            # the view and the core alone would not fit the budget: the kept start, from the state's arrays (counted as
+            # uncertified: its objective and the bound need the core)
             return self.kept_start_answer(state)
         warm = self.previous is not None
+        self.running_sizes = {} if warm or self.decision_record.seconds is None else self.held_sizes(state)
         out = super().schedule(state, events)
         if self.answered is not None:
             after = time.perf_counter() - self.answered
@@ -156,6 +157,13 @@ class SMDPolicy(AllocationPolicy):
             self.decision_record.record(out.objective, out.bound)
             return alloc
         opts = replace(self.opts, time_limit=self.decision_record.seconds, budget=self.clock)
+        if self.previous is None and self.running_sizes:
+            # a first budgeted decision on a state with running jobs (a budget set on a policy that decided without
+            # one, or a library call): their sizes are the last answer's, kept where the answer cannot be placed in
+            # time; with nothing kept the answer cut to what its placement can place stopped 198 of 199 running jobs
+            run = np.fromiter(self.running_sizes, dtype=np.int64)
+            self.previous = np.zeros((view.n_jobs, 2), dtype=np.int64)
+            self.previous[self.index[run]] = np.array(list(self.running_sizes.values()), dtype=np.int64)
         fresh = (self.previous is None or not self.incremental or self.since_scratch + 1 >= self.refresh
                  or self.decision_record.last_gap(self.refresh_gap))
         pop = self.pop_k if len(active) >= self.pop_min else 1

@@ -123,6 +123,13 @@ class AllocationPolicy:
                             np.array([j.uses_ps for j in jobs], dtype=bool))
         return self._limits
 
+    def held_sizes(self, state: ClusterState) -> dict[int, tuple[int, int]]:
+        """The running jobs' sizes as the view's (w, p), by trace index: a job without PSs has p = 1, the PS the view
+        gives it that does not exist (:func:`instance_view`), so that an answer of the view that keeps it reads as
+        unchanged."""
+        _, _, _, uses_ps = self.limits(state)
+        return {j: (pl.n_workers, pl.n_ps if uses_ps[j] else 1) for j, pl in state.allocation.items()}
+
     def kept_start(self, state: ClusterState, time_left: float, place_rate: float) -> tuple[dict[int, Placement], np.ndarray, np.ndarray]:
         r"""The cheapest sound answer of a budgeted decision whose view alone would not fit its budget
         (:meth:`dlsched.policies.fluid.FluidPolicy.schedule`, :meth:`dlsched.policies.smd.SMDPolicy.schedule`):
@@ -155,8 +162,12 @@ class AllocationPolicy:
         """:meth:`kept_start` as the answer of a budgeted decision whose floor does not fit (``fluid``'s, ``smd``'s:
         a policy with a budget ``clock``, a :class:`~dlsched.policies.budget.PlaceRate` ``place`` and the last
         answer's sizes ``previous``): its placement measured into the rate as any other's (its own reading of the
-        state in it), and the sizes it started recorded in the last answer's."""
+        state in it), the sizes it started recorded in the last answer's, and the decision counted as uncertified
+        (:meth:`~dlsched.policies.budget.DecisionRecord.record_uncertified`)."""
         out, started, workers = self.kept_start(state, self.clock.remaining() - self.clock.margin, self.place.rate)
+        # no gap: its objective and any bound of the policy's model are read from the view of every active job (smd's
+        # core, fluid's LP jobs), whose predicted cost is why this answer was given
+        self.decision_record.record_uncertified()
         if started.size:
             self.place.measured(self.clock.elapsed(), started.size)
         self.previous = self.previous.copy()

@@ -650,7 +650,8 @@ class Simulation:
         return pl
 
     def result(self, *, policy: str = "", status: str | None = None, message: str = "",
-               decision_seconds=(), decision_gaps=(), wall_seconds: float = 0.0) -> SimResult:
+               decision_seconds=(), decision_gaps=(), decisions_uncertified: int | None = None,
+               wall_seconds: float = 0.0) -> SimResult:
         """The outcome so far: per-job times, utilisation over time, latencies (see metrics.SimResult)."""
         status = status or ("completed" if self.done_all else self.status)
         util = self.cluster.total()
@@ -668,7 +669,7 @@ class Simulation:
             segments=np.array(self._seg, dtype=float).reshape(-1, 2),
             segment_used=np.array(self._seg_used, dtype=float).reshape(-1, len(util)),
             decision_seconds=np.asarray(decision_seconds, dtype=float), engine_seconds=self.engine_seconds,
-            decision_gaps=np.asarray(decision_gaps, dtype=float),
+            decision_gaps=np.asarray(decision_gaps, dtype=float), decisions_uncertified=decisions_uncertified,
             n_events=self.n_events, sim_time=self.time, wall_seconds=wall_seconds, seed=self.seed,
             restart_seconds=self.restart_seconds, max_time=self.max_time, peak_memory_mib=peak_memory_mib())
 
@@ -741,10 +742,12 @@ def simulate(trace: Trace, cluster: Cluster, policy, speed: SpeedSourceLike, *, 
         message = f"simulated time reached max_time={max_time:g}s with {sim.active.size + sim.pending_arrivals} jobs unfinished"
     if status is None and sim.unschedulable and not message:
         message = f"{len(sim.unschedulable)} jobs unschedulable (larger than the cluster)"
-    # a policy that certifies its decisions keeps their gaps (dlsched.policies.budget.DecisionRecord)
+    # a policy that certifies its decisions keeps their gaps and counts those it could not certify
+    # (dlsched.policies.budget.DecisionRecord)
     record = getattr(policy, "decision_record", None)
     return sim.result(policy=name, status=status, message=message, decision_seconds=latencies,
-                      decision_gaps=getattr(record, "gaps", ()), wall_seconds=_time.monotonic() - wall0)
+                      decision_gaps=getattr(record, "gaps", ()), decisions_uncertified=getattr(record, "uncertified", None),
+                      wall_seconds=_time.monotonic() - wall0)
 
 
 def _added(placements: dict, alloc: dict) -> list[tuple]:

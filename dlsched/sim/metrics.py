@@ -14,7 +14,8 @@ C^r the cluster total, over the intervals k between events (``segments``).
 
 Decision latency is the wall time of each ``policy.schedule`` call (``decision_latency_ms``: median,
 p99, max); ``decision_gap`` (mean, max, how many) summarises the certified gaps of the decisions of
-a policy that records them (dlsched/policies/budget.py), None otherwise; engine overhead is the
+a policy that records them (dlsched/policies/budget.py), None otherwise, and ``decisions_uncertified`` how many
+of its decisions answered with no gap (left out of ``decision_gap``; None for a policy that records none); engine overhead is the
 engine's own time (state, apply, advance) per event, apart from the policy's. Peak memory is the
 process's largest resident set so far when the result was taken (``resource.getrusage``
 ``ru_maxrss``, MiB; None where the platform has no ``resource`` module).
@@ -70,6 +71,7 @@ class SimResult:
     max_time: float | None = None
     peak_memory_mib: float | None = None
     decision_gaps: np.ndarray = field(default_factory=lambda: np.zeros(0))   # certified gap per decision, where given
+    decisions_uncertified: int | None = None      # decisions that answered with no gap (None: the policy records none)
     extra: dict = field(default_factory=dict)
 
     @property
@@ -133,6 +135,7 @@ class SimResult:
             "decision_latency_ms": {"median": _q(dec * 1e3, 50), "p99": _q(dec * 1e3, 99),
                                     "max": float(dec.max() * 1e3) if dec.size else None},
             "decision_gap": ({"mean": _mean(gap), "max": float(gap.max()), "decisions": int(gap.size)} if gap.size else None),
+            "decisions_uncertified": self.decisions_uncertified,
             "engine_seconds": self.engine_seconds, "events": self.n_events,
             "engine_per_event_s": self.engine_seconds / self.n_events if self.n_events else None,
             "sim_time": self.sim_time, "wall_seconds": self.wall_seconds, "peak_memory_mib": self.peak_memory_mib,
