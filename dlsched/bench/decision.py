@@ -10,7 +10,7 @@ builds them once per state and every other policy object of the cell starts with
 (SMD) starts it from the decision at 0, consecutive decisions differing by one arrival;
 ``scratch`` solves it from nothing.
 Each row has the objective of the policy's own model (:attr:`DecisionRecord.objectives`), its
-certified gap, the latency, the ratio to the unbudgeted decision on the same state, the kind of answer
+certified gap (``uncertified``: the decision answered with none, :class:`DecisionRecord`), the latency, the ratio to the unbudgeted decision on the same state, the kind of answer
 where the policy tells it (``answer``: hetplace's ``last_answer``, ``full``, ``step`` or ``kept``); and the
 allocation it leaves scored alike for every decision (:func:`held`), with its ratio to the reference's.
 
@@ -95,7 +95,7 @@ def one_decision(policy, trace, cluster, speed, *, seed: int = 0, caches_of=None
     rec = policy.decision_record
     return {"seconds": seconds, "cpu_seconds": cpu, "active": int(len(state.active)), "placed": len(decision),
             "objective": rec.objectives[-1] if rec.objectives else None, "gap": rec.gaps[-1] if rec.gaps else None,
-            "answer": getattr(policy, "last_answer", None), **held(sim.state(), speed)}
+            "uncertified": rec.uncertified > 0, "answer": getattr(policy, "last_answer", None), **held(sim.state(), speed)}
 
 
 def held(state, speed) -> dict:
