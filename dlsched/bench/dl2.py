@@ -10,7 +10,8 @@ network, DRF, Optimus and SMD are simulated on the same cluster in the same run:
   takes on the first three validation traces (the warm-up model's figure on held-out traces is in ``provenance``);
 * ``inference_ms_p50`` / ``_p95`` / ``_max``: wall time of one network inference (one action), CPU:
   the median over the runs of each run's median (95th percentile), and the largest (each result
-  row keeps only its run's summary, :func:`pooled_latency`);
+  row keeps only its run's summary, :func:`pooled_latency`); ``inference_cpu_ms_p50`` / ``_p95`` /
+  ``_max`` the same of its CPU time, which a loaded machine does not inflate;
 * on ``--small`` tiny traces (5 jobs, 2 nodes) the average JCT against the exact time-indexed
   optimum (MODELS.md §2.4, HiGHS with ``--time-limit``): ``gap_to_optimum`` = JCT̄(DL2)/JCT̄(OPT) − 1;
 * ``training``: seconds, episodes and the checkpoint's command (from its provenance);
@@ -121,11 +122,15 @@ def summarise_suite(rows: list[dict], suite) -> dict:
 def pooled_latency(runs: list[dict]) -> dict:
     """The latency figures of several runs from their summaries (DL2Policy.inference_stats): the
     median of the runs' medians, the median of their 95th percentiles, the largest time, the count."""
-    if not runs:
-        return {"inference_ms_p50": None, "inference_ms_p95": None, "inference_ms_max": None, "inferences": 0}
-    return {"inference_ms_p50": float(np.median([r["p50"] for r in runs])),
-            "inference_ms_p95": float(np.median([r["p95"] for r in runs])),
-            "inference_ms_max": float(max(r["max"] for r in runs)), "inferences": int(sum(r["count"] for r in runs))}
+    out = {}
+    for kind, key in (("", ""), ("cpu_", "cpu_")):
+        # rows written before the CPU time was recorded carry no cpu_ figures: those stay None
+        got = [r for r in runs if r.get(f"{key}p50") is not None]
+        out[f"inference_{kind}ms_p50"] = float(np.median([r[f"{key}p50"] for r in got])) if got else None
+        out[f"inference_{kind}ms_p95"] = float(np.median([r[f"{key}p95"] for r in got])) if got else None
+        out[f"inference_{kind}ms_max"] = float(max(r[f"{key}max"] for r in got)) if got else None
+    out["inferences"] = int(sum(r["count"] for r in runs))
+    return out
 
 
 def suite(seeds, n_jobs: int, n_servers: int, checkpoint, baselines):
@@ -486,7 +491,9 @@ def report(out: dict, n: int, n_jobs: int, n_servers: int) -> None:
     if out.get("agreement_with_teacher") is not None:
         print(f"  agreement with the teacher (held-out, shipped model): {100 * out['agreement_with_teacher']:.1f} %")
     if out["inference_ms_p50"] is not None:
-        print(f"  inference: median {out['inference_ms_p50']:.3f} ms, p95 {out['inference_ms_p95']:.3f} ms")
+        cpu = (f" (CPU: median {out['inference_cpu_ms_p50']:.3f} ms, p95 {out['inference_cpu_ms_p95']:.3f} ms)"
+               if out.get("inference_cpu_ms_p50") is not None else "")
+        print(f"  inference: median {out['inference_ms_p50']:.3f} ms, p95 {out['inference_ms_p95']:.3f} ms of wall time{cpu}")
     if out.get("small") and out["small"].get("gap_to_optimum") is not None:
         print(f"  small traces: DL2 {100 * out['small']['gap_to_optimum']:.1f} % above the time-indexed optimum, "
               f"which is {out['small']['opt_over_bound']:.2f} x the lower bound")

@@ -26,6 +26,7 @@ def test_bench_dl2_json_has_the_acceptance_keys(tmp_path, capsys, decide_at, tea
     for key in ("jct_reduction_vs_drf", "jct_reduction_vs_optimus", "traces", "inference_ms_p50"):
         assert key in out
     assert out["traces"] == 1 and 0 < out["inference_ms_p50"] <= out["inference_ms_p95"] <= out["inference_ms_max"]
+    assert 0 <= out["inference_cpu_ms_p50"] <= out["inference_cpu_ms_p95"] <= out["inference_cpu_ms_max"]
     assert out["inferences"] > 0
     d, b = out["per_trace_jct"]["dl2"][0], out["per_trace_jct"]["drf"][0]
     assert abs(out["jct_reduction_vs_drf"] - (1 - d / b)) < 1e-12
@@ -92,11 +93,13 @@ def test_the_heartbeat_prints_a_line_while_a_phase_runs(capsys):
 
 
 def test_latency_is_pooled_from_per_run_summaries():
-    runs = [{"count": 10, "p50": 1.0, "p95": 2.0, "max": 5.0}, {"count": 4, "p50": 3.0, "p95": 4.0, "max": 4.5},
-            {"count": 1, "p50": 2.0, "p95": 2.5, "max": 2.5}]
+    runs = [{"count": 10, "p50": 1.0, "p95": 2.0, "max": 5.0, "cpu_p50": 0.5, "cpu_p95": 0.9, "cpu_max": 3.0},
+            {"count": 4, "p50": 3.0, "p95": 4.0, "max": 4.5, "cpu_p50": 0.7, "cpu_p95": 1.1, "cpu_max": 1.2},
+            {"count": 1, "p50": 2.0, "p95": 2.5, "max": 2.5}]     # a row written before CPU time was recorded
     assert pooled_latency(runs) == {"inference_ms_p50": 2.0, "inference_ms_p95": 2.5, "inference_ms_max": 5.0,
-                                    "inferences": 15}
-    assert pooled_latency([])["inference_ms_p50"] is None
+                                    "inference_cpu_ms_p50": 0.6, "inference_cpu_ms_p95": 1.0,
+                                    "inference_cpu_ms_max": 3.0, "inferences": 15}
+    assert pooled_latency([])["inference_ms_p50"] is None and pooled_latency([])["inference_cpu_ms_p50"] is None
 
 
 def test_studies_run_as_suite_cells_and_pool_the_agreement(tmp_path):
