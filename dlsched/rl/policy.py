@@ -66,6 +66,16 @@ class Model:
         part of its network's input, so a model trained at DL2's slots may go on training at events."""
         self.shape = self.policy.shape = self.value.shape = replace(self.shape, spec=replace(self.spec, decide_at=decide_at))
 
+    def read_load(self) -> None:
+        """Let the row prior Θ read the window's load from now on (``Spec.prior_load``): its new row, Θ's last,
+        starts at 0, so the decisions are the same until a search moves it, and a search that had converged
+        in Θ's other rows can go on in one more (docs/dl2.md, round 18). A CMA state the model carried was over
+        the old coordinates and is dropped."""
+        self.shape = self.policy.shape = self.value.shape = replace(self.shape, spec=replace(self.spec, prior_load=True))
+        if self.policy.prior is not None:
+            self.policy.prior = torch.cat([self.policy.prior, self.policy.prior.new_zeros(1, self.policy.prior.shape[1])])
+        self.es_optimizer = None
+
 
 def save_checkpoint(model: Model, path: str | Path) -> None:
     path = Path(path)
