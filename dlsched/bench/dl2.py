@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 
 import numpy as np
@@ -300,14 +301,23 @@ def estimate(n: int, n_jobs: int, agreement: int, small: int, time_limit: float,
             "studies": c["agreement"] * agreement * n_jobs / 60 + small * (1.0 + time_limit)}
 
 
+def _cpu_seconds() -> float:
+    """This process's CPU time and that of its children that have ended."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
 class Heartbeat:
     """A line on stderr every ``every`` seconds while a phase runs (``enabled`` for runs whose output
-    is not a terminal, where no progress bar is drawn): phase, cells written so far, elapsed, estimate left."""
+    is not a terminal, where no progress bar is drawn): phase, cells written so far, elapsed, and the time
+    left, estimated from ``cpu_estimate`` (the study's CPU seconds) and the share of a core the run has had
+    so far (``clock``: its CPU seconds), so that a run the machine's load starves says so, not "0 min left"."""
 
-    def __init__(self, total_estimate: float, every: float = 60.0, enabled: bool = True):
+    def __init__(self, cpu_estimate: float, every: float = 60.0, enabled: bool = True, clock=_cpu_seconds):
         import threading
 
-        self.t0, self.total, self.every, self.enabled = time.monotonic(), total_estimate, every, enabled
+        self.t0, self.cpu, self.every, self.enabled, self.clock = time.monotonic(), cpu_estimate, every, enabled, clock
+        self.cpu0 = clock()
         self.phase, self.count = "", lambda: None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -324,10 +334,17 @@ class Heartbeat:
 
     def line(self) -> str:
         elapsed = time.monotonic() - self.t0
+        used = self.clock() - self.cpu0
+        share = used / elapsed if elapsed > 0 else 0.0
         n = self.count()
         cells = f", {n} cells written" if n is not None else ""
-        return (f"bench dl2: {self.phase}{cells}; {elapsed / 60:.1f} min elapsed, estimate "
-                f"{max(self.total - elapsed, 0) / 60:.1f} min left")
+        if used >= self.cpu:
+            left = f"past its estimate of {self.cpu / 60:.1f} CPU-min ({used / 60:.1f} used)"
+        elif share >= 0.01:
+            left = f"estimate {(self.cpu - used) / share / 60:.1f} min left at the {share:.2f} of a core it has had"
+        else:
+            left = f"no CPU time yet to estimate from ({self.cpu / 60:.1f} CPU-min to run)"
+        return f"bench dl2: {self.phase}{cells}; {elapsed / 60:.1f} min elapsed, {left}"
 
     def _run(self) -> None:
         import sys
@@ -351,7 +368,6 @@ def _count_rows(path) -> int | None:
 
 @register_suite("dl2")
 def main(argv: list[str]) -> int:
-    import os
     import signal
     import sys
     from pathlib import Path
@@ -416,7 +432,7 @@ def main(argv: list[str]) -> int:
     progress = not args.json and sys.stderr.isatty()
     old_term = signal.signal(signal.SIGTERM, stop) if hasattr(signal, "SIGTERM") else None
     try:
-        with Heartbeat(cpu * stretch, enabled=not progress) as beat:    # a terminal has the progress bars
+        with Heartbeat(cpu, enabled=not progress) as beat:    # a terminal has the progress bars
             beat.phase, beat.count = "simulations", lambda: _count_rows(out_dir / "dl2.jsonl")
             out.update(summarise_suite(run_suite(sims, out_dir / "dl2.jsonl", progress=progress), sims))
             out["phases_done"].append("simulations")

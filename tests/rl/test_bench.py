@@ -89,7 +89,21 @@ def test_the_heartbeat_prints_a_line_while_a_phase_runs(capsys):
         beat.phase, beat.count = "simulations", lambda: 7
         time.sleep(0.3)
     err = capsys.readouterr().err.splitlines()
-    assert len(err) >= 2 and err[-1].startswith("bench dl2: simulations, 7 cells written;") and "left" in err[-1]
+    assert len(err) >= 2 and err[-1].startswith("bench dl2: simulations, 7 cells written;") and "min elapsed" in err[-1]
+
+
+def test_the_heartbeat_estimates_the_time_left_from_the_cpu_share_the_run_has_had():
+    from dlsched.bench.dl2 import Heartbeat
+
+    clock = [100.0]
+    beat = Heartbeat(600.0, enabled=False, clock=lambda: clock[0])
+    beat.t0 -= 400.0                             # 400 s elapsed, 100 CPU-s used: a quarter of a core
+    clock[0] = 200.0
+    assert beat.line().endswith("estimate 33.3 min left at the 0.25 of a core it has had")   # 500 CPU-s / 0.25
+    clock[0] = 800.0                             # more CPU than estimated: never "0 min left" while it runs
+    assert beat.line().endswith("past its estimate of 10.0 CPU-min (11.7 used)")
+    clock[0] = 100.0
+    assert "no CPU time yet" in beat.line()
 
 
 def test_latency_is_pooled_from_per_run_summaries():
