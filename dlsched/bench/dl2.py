@@ -122,14 +122,16 @@ def summarise_suite(rows: list[dict], suite) -> dict:
 
 def pooled_latency(runs: list[dict]) -> dict:
     """The latency figures of several runs from their summaries (DL2Policy.inference_stats): the
-    median of the runs' medians, the median of their 95th percentiles, the largest time, the count."""
+    median of the runs' medians, the median of their 95th percentiles, the largest time, the count; of
+    the wall time and, where the rows recorded it, of the CPU time."""
     out = {}
-    for kind, key in (("", ""), ("cpu_", "cpu_")):
-        # rows written before the CPU time was recorded carry no cpu_ figures: those stay None
+    for key in ("", "cpu_"):       # wall time, then CPU time
         got = [r for r in runs if r.get(f"{key}p50") is not None]
-        out[f"inference_{kind}ms_p50"] = float(np.median([r[f"{key}p50"] for r in got])) if got else None
-        out[f"inference_{kind}ms_p95"] = float(np.median([r[f"{key}p95"] for r in got])) if got else None
-        out[f"inference_{kind}ms_max"] = float(max(r[f"{key}max"] for r in got)) if got else None
+        if key and not got:
+            continue            # rows written before the CPU time was recorded: no CPU figures, rather than None
+        out[f"inference_{key}ms_p50"] = float(np.median([r[f"{key}p50"] for r in got])) if got else None
+        out[f"inference_{key}ms_p95"] = float(np.median([r[f"{key}p95"] for r in got])) if got else None
+        out[f"inference_{key}ms_max"] = float(max(r[f"{key}max"] for r in got)) if got else None
     out["inferences"] = int(sum(r["count"] for r in runs))
     return out
 

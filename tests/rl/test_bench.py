@@ -113,7 +113,8 @@ def test_latency_is_pooled_from_per_run_summaries():
     assert pooled_latency(runs) == {"inference_ms_p50": 2.0, "inference_ms_p95": 2.5, "inference_ms_max": 5.0,
                                     "inference_cpu_ms_p50": 0.6, "inference_cpu_ms_p95": 1.0,
                                     "inference_cpu_ms_max": 3.0, "inferences": 15}
-    assert pooled_latency([])["inference_ms_p50"] is None and pooled_latency([])["inference_cpu_ms_p50"] is None
+    assert pooled_latency([])["inference_ms_p50"] is None and "inference_cpu_ms_p50" not in pooled_latency([])
+    assert "inference_cpu_ms_p50" not in pooled_latency(runs[2:])                    # only rows without CPU time
 
 
 def test_studies_run_as_suite_cells_and_pool_the_agreement(tmp_path):
