@@ -1243,7 +1243,8 @@ def parser():
                         "waits only when the rows before it took the room (recorded in the checkpoint's spec)")
     p.add_argument("--prior-load", action="store_true",
                    help="with --actions jobs: the row prior also reads the window's number of jobs, so the sizes it "
-                        "prefers can follow the load (recorded in the checkpoint's spec)")
+                        "prefers can follow the load (recorded in the checkpoint's spec); with --init of a checkpoint "
+                        "without it, its row is added at 0 (the same decisions) and a new search starts")
     p.add_argument("--horizon", type=int, default=d.horizon,
                    help="--baseline forks: slots each fork is continued for (0, the default: to the end of the "
                         "episode; a short horizon is biased, docs/dl2.md round 9)")
