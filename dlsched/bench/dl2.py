@@ -377,7 +377,7 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="dlsched bench dl2", description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true",
                     help=f"{QUICK['traces']} validation traces, teacher agreement on {QUICK['agreement']}, "
-                         f"no tiny traces (about 3.5 CPU minutes)")
+                         f"no tiny traces (about 2.5 CPU minutes)")
     ap.add_argument("--traces", type=int, default=None, help=f"validation traces (seeds 1..N; default {FULL['traces']}, "
                                                              f"quick {QUICK['traces']})")
     ap.add_argument("--jobs", type=int, default=60, help="jobs per validation trace (the training setting)")
@@ -394,7 +394,14 @@ def main(argv: list[str]) -> int:
                          "the same settings resumes the simulations done there")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args(argv)
+    import torch
+
     from dlsched.rl.policy import load_checkpoint
+
+    # an inference is a batch of one through a small MLP: a second intra-op thread doubled the CPU time of a
+    # dl2:60:3 run (4.3 against 2.5 CPU-s) for the same wall time, and on a loaded machine its spin-waits made
+    # one inference in 20 take 20 ms of CPU (a --quick run: 655 CPU-s in all); training does the same (--threads)
+    torch.set_num_threads(1)
 
     mode = QUICK if args.quick else FULL
     n = args.traces or mode["traces"]
