@@ -34,36 +34,11 @@ import json
 import subprocess
 import sys
 import time
+from pathlib import Path
 
-#: the run of each row, in the child: the CLI in-process with each decision's CPU time taken around
-#: the policy's ``schedule`` (the greedy family's, fluid's included)
-CHILD = r"""
-import contextlib, io, json, sys, time
-import numpy as np
-from dlsched.cli import main
-from dlsched.policies.greedy import SRPTGreedyPolicy
-
-cpu, schedule = [], SRPTGreedyPolicy.schedule
-
-def timed(self, *args, **kw):
-    c0 = time.process_time()
-    out = schedule(self, *args, **kw)
-    cpu.append(time.process_time() - c0)
-    return out
-
-SRPTGreedyPolicy.schedule = timed
-buf = io.StringIO()
-t0, c0 = time.perf_counter(), time.process_time()
-with contextlib.redirect_stdout(buf):
-    main(sys.argv[1:])
-wall, run_cpu = time.perf_counter() - t0, time.process_time() - c0
-doc = json.loads(buf.getvalue().strip().splitlines()[-1])
-print(json.dumps({"status": doc["status"], "completed": doc["completed"], "decisions": doc["decision_calls"],
-                  "latency_ms": doc["decision_latency_ms"],
-                  "cpu_ms": {"median": 1e3 * float(np.median(cpu)), "p99": 1e3 * float(np.percentile(cpu, 99))},
-                  "with_objective": (doc["decision_gap"] or {}).get("decisions", 0), "gap": doc["decision_gap"],
-                  "avg_jct": doc["avg_jct"], "wall_s": wall, "cpu_s": run_cpu, "environment": doc["environment"]}))
-"""
+#: the child that runs each row: the CLI in-process with each decision's CPU time taken around the policy's
+#: ``schedule`` (the greedy family's, fluid's included)
+TIMED = [sys.executable, str(Path(__file__).with_name("timed_run.py")), "dlsched.policies.greedy:SRPTGreedyPolicy.schedule"]
 
 #: ``--shares``: the run of ``fluid`` in the child, and at each decision with more than 60 active jobs, on the
 #: same view, its sizes beside srpt-greedy's: the dominant shares of the cluster (summed) and the progress
@@ -173,10 +148,11 @@ def main() -> None:
         rows = {}
         for name, extra in row_args.items():
             load = open("/proc/loadavg").read().split()[:3]
-            done = subprocess.run([sys.executable, "-c", CHILD, *run, *extra], capture_output=True, text=True)
+            done = subprocess.run([*TIMED, *run, *extra], capture_output=True, text=True)
             if done.returncode:
                 sys.exit(f"{name}: exit {done.returncode}\n{done.stderr[-2000:]}")
             row = json.loads(done.stdout.strip().splitlines()[-1])
+            del row["answers"]        # fluid keeps no last_answer
             environment = row.pop("environment")       # versions, machine and git revision: the same for every row
             rows[name] = {"load_before": load, **row}
             print(" ".join(run[1:]), name, json.dumps(rows[name]), flush=True)

@@ -22,37 +22,12 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from dlsched.data import data_dir
 
-#: the run in the child: the CLI in-process, each ``HetPlace.changes`` call timed in CPU and its answer counted
-CHILD = r"""
-import collections, contextlib, io, json, sys, time
-import numpy as np
-from dlsched.cli import main
-from dlsched.policies.hetplace import HetPlace
-
-cpu, answers, changes = [], collections.Counter(), HetPlace.changes
-
-def timed(self, *args, **kw):
-    c0 = time.process_time()
-    out = changes(self, *args, **kw)
-    cpu.append(time.process_time() - c0)
-    answers[str(self.last_answer)] += 1
-    return out
-
-HetPlace.changes = timed
-buf = io.StringIO()
-t0, c0 = time.perf_counter(), time.process_time()
-with contextlib.redirect_stdout(buf):
-    main(sys.argv[1:])
-wall, run_cpu = time.perf_counter() - t0, time.process_time() - c0
-doc = json.loads(buf.getvalue().strip().splitlines()[-1])
-print(json.dumps({"status": doc["status"], "avg_jct": doc["avg_jct"], "p95_jct": doc["p95_jct"],
-                  "decisions": doc["decision_calls"], "latency_ms": doc["decision_latency_ms"],
-                  "cpu_ms": {q: 1e3 * float(np.percentile(cpu, p)) for q, p in (("median", 50), ("p99", 99), ("max", 100))},
-                  "answers": dict(answers), "gap": doc["decision_gap"], "wall_s": wall, "cpu_s": run_cpu}))
-"""
+#: the child that runs each row: the CLI in-process, each ``HetPlace.changes`` call timed in CPU and its answer counted
+TIMED = [sys.executable, str(Path(__file__).with_name("timed_run.py")), "dlsched.policies.hetplace:HetPlace.changes"]
 
 #: the reference data as the package finds it ($DLSCHED_DATA, else ../shared/data), passed on to each child
 DATA = str(data_dir())
@@ -66,12 +41,14 @@ RUNS = {"gavel 0e4a51, 10 ms": GAVEL + ["--decision-budget", "10"],
 
 def row(tree: str, args: list[str]) -> dict:
     load = open("/proc/loadavg").read().split()[:3]
-    cmd = [sys.executable, "-c", CHILD, "simulate", *args, "--policy", "hetplace", "--json", "--bound", "none"]
+    cmd = [*TIMED, "simulate", *args, "--policy", "hetplace", "--json", "--bound", "none"]
     done = subprocess.run(cmd, cwd=tree, env={**os.environ, "PYTHONPATH": tree, "DLSCHED_DATA": DATA},
                           capture_output=True, text=True)
     if done.returncode:
         sys.exit(f"{tree} {' '.join(args)}: exit {done.returncode}\n{done.stderr[-2000:]}")
-    return {"load_before": load, **json.loads(done.stdout.strip().splitlines()[-1])}
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    del out["environment"]       # versions, machine and revision: a tree's, long, the same in each of its rows
+    return {"load_before": load, **out}
 
 
 def main() -> None:

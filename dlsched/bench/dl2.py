@@ -10,7 +10,8 @@ network, DRF, Optimus and SMD are simulated on the same cluster in the same run:
   takes on the first three validation traces (the warm-up model's figure on held-out traces is in ``provenance``);
 * ``inference_ms_p50`` / ``_p95`` / ``_max``: wall time of one network inference (one action), CPU:
   the median over the runs of each run's median (95th percentile), and the largest (each result
-  row keeps only its run's summary, :func:`pooled_latency`);
+  row keeps only its run's summary, :func:`pooled_latency`); ``inference_cpu_ms_p50`` / ``_p95`` /
+  ``_max`` the same of its CPU time, which a loaded machine does not inflate;
 * on ``--small`` tiny traces (5 jobs, 2 nodes) the average JCT against the exact time-indexed
   optimum (MODELS.md §2.4, HiGHS with ``--time-limit``): ``gap_to_optimum`` = JCT̄(DL2)/JCT̄(OPT) − 1;
 * ``training``: seconds, episodes and the checkpoint's command (from its provenance);
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 
 import numpy as np
@@ -120,12 +122,18 @@ def summarise_suite(rows: list[dict], suite) -> dict:
 
 def pooled_latency(runs: list[dict]) -> dict:
     """The latency figures of several runs from their summaries (DL2Policy.inference_stats): the
-    median of the runs' medians, the median of their 95th percentiles, the largest time, the count."""
-    if not runs:
-        return {"inference_ms_p50": None, "inference_ms_p95": None, "inference_ms_max": None, "inferences": 0}
-    return {"inference_ms_p50": float(np.median([r["p50"] for r in runs])),
-            "inference_ms_p95": float(np.median([r["p95"] for r in runs])),
-            "inference_ms_max": float(max(r["max"] for r in runs)), "inferences": int(sum(r["count"] for r in runs))}
+    median of the runs' medians, the median of their 95th percentiles, the largest time, the count; of
+    the wall time and, where the rows recorded it, of the CPU time."""
+    out = {}
+    for key in ("", "cpu_"):       # wall time, then CPU time
+        got = [r for r in runs if r.get(f"{key}p50") is not None]
+        if key and not got:
+            continue            # rows written before the CPU time was recorded: no CPU figures, rather than None
+        out[f"inference_{key}ms_p50"] = float(np.median([r[f"{key}p50"] for r in got])) if got else None
+        out[f"inference_{key}ms_p95"] = float(np.median([r[f"{key}p95"] for r in got])) if got else None
+        out[f"inference_{key}ms_max"] = float(max(r[f"{key}max"] for r in got)) if got else None
+    out["inferences"] = int(sum(r["count"] for r in runs))
+    return out
 
 
 def suite(seeds, n_jobs: int, n_servers: int, checkpoint, baselines):
@@ -295,14 +303,23 @@ def estimate(n: int, n_jobs: int, agreement: int, small: int, time_limit: float,
             "studies": c["agreement"] * agreement * n_jobs / 60 + small * (1.0 + time_limit)}
 
 
+def _cpu_seconds() -> float:
+    """This process's CPU time and that of its children that have ended."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
 class Heartbeat:
     """A line on stderr every ``every`` seconds while a phase runs (``enabled`` for runs whose output
-    is not a terminal, where no progress bar is drawn): phase, cells written so far, elapsed, estimate left."""
+    is not a terminal, where no progress bar is drawn): phase, cells written so far, elapsed, and the time
+    left, estimated from ``cpu_estimate`` (the study's CPU seconds) and the share of a core the run has had
+    so far (``clock``: its CPU seconds), so that a run the machine's load starves says so, not "0 min left"."""
 
-    def __init__(self, total_estimate: float, every: float = 60.0, enabled: bool = True):
+    def __init__(self, cpu_estimate: float, every: float = 60.0, enabled: bool = True, clock=_cpu_seconds):
         import threading
 
-        self.t0, self.total, self.every, self.enabled = time.monotonic(), total_estimate, every, enabled
+        self.t0, self.cpu, self.every, self.enabled, self.clock = time.monotonic(), cpu_estimate, every, enabled, clock
+        self.cpu0 = clock()
         self.phase, self.count = "", lambda: None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -319,10 +336,17 @@ class Heartbeat:
 
     def line(self) -> str:
         elapsed = time.monotonic() - self.t0
+        used = self.clock() - self.cpu0
+        share = used / elapsed if elapsed > 0 else 0.0
         n = self.count()
         cells = f", {n} cells written" if n is not None else ""
-        return (f"bench dl2: {self.phase}{cells}; {elapsed / 60:.1f} min elapsed, estimate "
-                f"{max(self.total - elapsed, 0) / 60:.1f} min left")
+        if used >= self.cpu:
+            left = f"past its estimate of {self.cpu / 60:.1f} CPU-min ({used / 60:.1f} used)"
+        elif share >= 0.01:
+            left = f"estimate {(self.cpu - used) / share / 60:.1f} min left at the {share:.2f} of a core it has had"
+        else:
+            left = f"no CPU time yet to estimate from ({self.cpu / 60:.1f} CPU-min to run)"
+        return f"bench dl2: {self.phase}{cells}; {elapsed / 60:.1f} min elapsed, {left}"
 
     def _run(self) -> None:
         import sys
@@ -346,7 +370,6 @@ def _count_rows(path) -> int | None:
 
 @register_suite("dl2")
 def main(argv: list[str]) -> int:
-    import os
     import signal
     import sys
     from pathlib import Path
@@ -354,7 +377,7 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="dlsched bench dl2", description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true",
                     help=f"{QUICK['traces']} validation traces, teacher agreement on {QUICK['agreement']}, "
-                         f"no tiny traces (about 3.5 CPU minutes)")
+                         f"no tiny traces (about 2.5 CPU minutes)")
     ap.add_argument("--traces", type=int, default=None, help=f"validation traces (seeds 1..N; default {FULL['traces']}, "
                                                              f"quick {QUICK['traces']})")
     ap.add_argument("--jobs", type=int, default=60, help="jobs per validation trace (the training setting)")
@@ -371,7 +394,14 @@ def main(argv: list[str]) -> int:
                          "the same settings resumes the simulations done there")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args(argv)
+    import torch
+
     from dlsched.rl.policy import load_checkpoint
+
+    # an inference is a batch of one through a small MLP: a second intra-op thread doubled the CPU time of a
+    # dl2:60:3 run (4.3 against 2.5 CPU-s) for the same wall time, and on a loaded machine its spin-waits made
+    # one inference in 20 take 20 ms of CPU (a --quick run: 655 CPU-s in all); training does the same (--threads)
+    torch.set_num_threads(1)
 
     mode = QUICK if args.quick else FULL
     n = args.traces or mode["traces"]
@@ -411,7 +441,7 @@ def main(argv: list[str]) -> int:
     progress = not args.json and sys.stderr.isatty()
     old_term = signal.signal(signal.SIGTERM, stop) if hasattr(signal, "SIGTERM") else None
     try:
-        with Heartbeat(cpu * stretch, enabled=not progress) as beat:    # a terminal has the progress bars
+        with Heartbeat(cpu, enabled=not progress) as beat:    # a terminal has the progress bars
             beat.phase, beat.count = "simulations", lambda: _count_rows(out_dir / "dl2.jsonl")
             out.update(summarise_suite(run_suite(sims, out_dir / "dl2.jsonl", progress=progress), sims))
             out["phases_done"].append("simulations")
@@ -486,7 +516,9 @@ def report(out: dict, n: int, n_jobs: int, n_servers: int) -> None:
     if out.get("agreement_with_teacher") is not None:
         print(f"  agreement with the teacher (held-out, shipped model): {100 * out['agreement_with_teacher']:.1f} %")
     if out["inference_ms_p50"] is not None:
-        print(f"  inference: median {out['inference_ms_p50']:.3f} ms, p95 {out['inference_ms_p95']:.3f} ms")
+        cpu = (f" (CPU: median {out['inference_cpu_ms_p50']:.3f} ms, p95 {out['inference_cpu_ms_p95']:.3f} ms)"
+               if out.get("inference_cpu_ms_p50") is not None else "")
+        print(f"  inference: median {out['inference_ms_p50']:.3f} ms, p95 {out['inference_ms_p95']:.3f} ms of wall time{cpu}")
     if out.get("small") and out["small"].get("gap_to_optimum") is not None:
         print(f"  small traces: DL2 {100 * out['small']['gap_to_optimum']:.1f} % above the time-indexed optimum, "
               f"which is {out['small']['opt_over_bound']:.2f} x the lower bound")

@@ -66,6 +66,16 @@ class Model:
         part of its network's input, so a model trained at DL2's slots may go on training at events."""
         self.shape = self.policy.shape = self.value.shape = replace(self.shape, spec=replace(self.spec, decide_at=decide_at))
 
+    def read_load(self) -> None:
+        """Let the row prior Θ read the window's load from now on (``Spec.prior_load``): its new row, Θ's last,
+        starts at 0, so the decisions are the same until a search moves it, and a search that had converged
+        in Θ's other rows can go on in one more (docs/dl2.md, round 18). A CMA state the model carried was over
+        the old coordinates and is dropped."""
+        self.shape = self.policy.shape = self.value.shape = replace(self.shape, spec=replace(self.spec, prior_load=True))
+        if self.policy.prior is not None:
+            self.policy.prior = torch.cat([self.policy.prior, self.policy.prior.new_zeros(1, self.policy.prior.shape[1])])
+        self.es_optimizer = None
+
 
 def save_checkpoint(model: Model, path: str | Path) -> None:
     path = Path(path)
@@ -202,8 +212,10 @@ class DL2Policy:
     """DL2: a neural policy warmed up on an existing scheduler, fine-tuned by actor-critic, deciding per slot (MODELS.md §6).
 
     ``checkpoint`` is a file (the shipped model if None) or a :class:`Model`. ``inference_seconds``
-    collects the wall time of every network inference (one action) in memory; results store only
-    their summary, :meth:`inference_stats`.
+    and ``inference_cpu_seconds`` collect the wall and the CPU time of every network inference (one
+    action) in memory; results store only their summary, :meth:`inference_stats`. The CPU time is
+    the process's (every thread torch uses), so on a shared machine it is the inference's own cost
+    where the wall time also counts the time slices other processes took.
     """
 
     name = "dl2"
@@ -216,20 +228,26 @@ class DL2Policy:
         self.slot_seconds = self.spec.slot_seconds
         self.inferences = 0
         self.inference_seconds: list[float] = []
+        self.inference_cpu_seconds: list[float] = []
 
     def _choose(self, obs: np.ndarray, mask: np.ndarray) -> int:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         a = choose(self.model, obs, mask)
+        self.inference_cpu_seconds.append(time.process_time() - c0)
         self.inference_seconds.append(time.perf_counter() - t0)
         return a
 
     def inference_stats(self) -> dict:
-        """Count, median, 95th percentile, mean and largest wall time of one inference (ms) so far."""
+        """Count, median, 95th percentile, mean and largest wall time of one inference (ms) so far, and
+        the median, 95th percentile and largest CPU time (``cpu_p50``, ``cpu_p95``, ``cpu_max``)."""
         ms = np.asarray(self.inference_seconds, dtype=float) * 1e3
+        cpu = np.asarray(self.inference_cpu_seconds, dtype=float) * 1e3
         if not ms.size:
-            return {"count": 0, "p50": None, "p95": None, "mean": None, "max": None}
+            return {"count": 0, "p50": None, "p95": None, "mean": None, "max": None,
+                    "cpu_p50": None, "cpu_p95": None, "cpu_max": None}
         return {"count": int(ms.size), "p50": float(np.median(ms)), "p95": float(np.percentile(ms, 95)),
-                "mean": float(ms.mean()), "max": float(ms.max())}
+                "mean": float(ms.mean()), "max": float(ms.max()),
+                "cpu_p50": float(np.median(cpu)), "cpu_p95": float(np.percentile(cpu, 95)), "cpu_max": float(cpu.max())}
 
     def reset(self, ctx: PolicyContext) -> None:
         self.previous: dict[int, Placement] = {}

@@ -870,8 +870,10 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
                               "held_out_by_action": agreement_by_kind(model, Xh, Mh, Ah)}}
     else:
         model = load_checkpoint(cfg.init)
-        if model.spec.decide_at != spec.decide_at and replace(model.spec, decide_at=spec.decide_at) == spec:
+        if model.spec.decide_at != spec.decide_at and replace(model.spec, decide_at=spec.decide_at, prior_load=spec.prior_load) == spec:
             model.decide_at(spec.decide_at)
+        if spec.prior_load and not model.spec.prior_load and replace(model.spec, prior_load=True) == spec:
+            model.read_load()
         if model.spec != spec or model.shape.hidden != tuple(cfg.hidden):
             raise InputError(cfg.init, "spec", f"a checkpoint with J={cfg.J}, hidden {list(cfg.hidden)}, decisions at "
                              f"{cfg.decide_at}, rows by {cfg.rows}, {cfg.actions} actions, leave_out {cfg.leave_out} and prior_load {cfg.prior_load} (as the flags ask)",
@@ -1241,7 +1243,8 @@ def parser():
                         "waits only when the rows before it took the room (recorded in the checkpoint's spec)")
     p.add_argument("--prior-load", action="store_true",
                    help="with --actions jobs: the row prior also reads the window's number of jobs, so the sizes it "
-                        "prefers can follow the load (recorded in the checkpoint's spec)")
+                        "prefers can follow the load (recorded in the checkpoint's spec); with --init of a checkpoint "
+                        "without it, its row is added at 0 (the same decisions) and a new search starts")
     p.add_argument("--horizon", type=int, default=d.horizon,
                    help="--baseline forks: slots each fork is continued for (0, the default: to the end of the "
                         "episode; a short horizon is biased, docs/dl2.md round 9)")

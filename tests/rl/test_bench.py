@@ -26,6 +26,7 @@ def test_bench_dl2_json_has_the_acceptance_keys(tmp_path, capsys, decide_at, tea
     for key in ("jct_reduction_vs_drf", "jct_reduction_vs_optimus", "traces", "inference_ms_p50"):
         assert key in out
     assert out["traces"] == 1 and 0 < out["inference_ms_p50"] <= out["inference_ms_p95"] <= out["inference_ms_max"]
+    assert 0 <= out["inference_cpu_ms_p50"] <= out["inference_cpu_ms_p95"] <= out["inference_cpu_ms_max"]
     assert out["inferences"] > 0
     d, b = out["per_trace_jct"]["dl2"][0], out["per_trace_jct"]["drf"][0]
     assert abs(out["jct_reduction_vs_drf"] - (1 - d / b)) < 1e-12
@@ -88,15 +89,32 @@ def test_the_heartbeat_prints_a_line_while_a_phase_runs(capsys):
         beat.phase, beat.count = "simulations", lambda: 7
         time.sleep(0.3)
     err = capsys.readouterr().err.splitlines()
-    assert len(err) >= 2 and err[-1].startswith("bench dl2: simulations, 7 cells written;") and "left" in err[-1]
+    assert len(err) >= 2 and err[-1].startswith("bench dl2: simulations, 7 cells written;") and "min elapsed" in err[-1]
+
+
+def test_the_heartbeat_estimates_the_time_left_from_the_cpu_share_the_run_has_had():
+    from dlsched.bench.dl2 import Heartbeat
+
+    clock = [100.0]
+    beat = Heartbeat(600.0, enabled=False, clock=lambda: clock[0])
+    beat.t0 -= 400.0                             # 400 s elapsed, 100 CPU-s used: a quarter of a core
+    clock[0] = 200.0
+    assert beat.line().endswith("estimate 33.3 min left at the 0.25 of a core it has had")   # 500 CPU-s / 0.25
+    clock[0] = 800.0                             # more CPU than estimated: never "0 min left" while it runs
+    assert beat.line().endswith("past its estimate of 10.0 CPU-min (11.7 used)")
+    clock[0] = 100.0
+    assert "no CPU time yet" in beat.line()
 
 
 def test_latency_is_pooled_from_per_run_summaries():
-    runs = [{"count": 10, "p50": 1.0, "p95": 2.0, "max": 5.0}, {"count": 4, "p50": 3.0, "p95": 4.0, "max": 4.5},
-            {"count": 1, "p50": 2.0, "p95": 2.5, "max": 2.5}]
+    runs = [{"count": 10, "p50": 1.0, "p95": 2.0, "max": 5.0, "cpu_p50": 0.5, "cpu_p95": 0.9, "cpu_max": 3.0},
+            {"count": 4, "p50": 3.0, "p95": 4.0, "max": 4.5, "cpu_p50": 0.7, "cpu_p95": 1.1, "cpu_max": 1.2},
+            {"count": 1, "p50": 2.0, "p95": 2.5, "max": 2.5}]     # a row written before CPU time was recorded
     assert pooled_latency(runs) == {"inference_ms_p50": 2.0, "inference_ms_p95": 2.5, "inference_ms_max": 5.0,
-                                    "inferences": 15}
-    assert pooled_latency([])["inference_ms_p50"] is None
+                                    "inference_cpu_ms_p50": 0.6, "inference_cpu_ms_p95": 1.0,
+                                    "inference_cpu_ms_max": 3.0, "inferences": 15}
+    assert pooled_latency([])["inference_ms_p50"] is None and "inference_cpu_ms_p50" not in pooled_latency([])
+    assert "inference_cpu_ms_p50" not in pooled_latency(runs[2:])                    # only rows without CPU time
 
 
 def test_studies_run_as_suite_cells_and_pool_the_agreement(tmp_path):

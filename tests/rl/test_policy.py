@@ -52,7 +52,8 @@ def test_dl2_policy_fills_slots_through_the_engine_and_keeps_unchanged_jobs_in_p
     assert res.status == "completed" and res.completed.all()
     assert pol.inferences > 0
     st = pol.inference_stats()
-    assert st["count"] == len(pol.inference_seconds) > 0 and 0 < st["p50"] <= st["p95"] <= st["max"]
+    assert st["count"] == len(pol.inference_seconds) == len(pol.inference_cpu_seconds) > 0
+    assert 0 < st["p50"] <= st["p95"] <= st["max"] and 0 <= st["cpu_p50"] <= st["cpu_p95"] <= st["cpu_max"]
     # every decision is made at a slot boundary or keeps the last one
     for (t0, a), (t1, b) in zip(decisions, decisions[1:]):
         if t1 % pol.slot_seconds > 1e-6:

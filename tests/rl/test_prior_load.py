@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from dlsched.errors import InputError
-from dlsched.rl.es import es_features, with_prior
+from dlsched.rl.es import es_features, theta, with_prior
 from dlsched.rl.networks import prior_shape, row_features
 from dlsched.rl.policy import Model, load_checkpoint, save_checkpoint
 from dlsched.rl.slot import Spec
@@ -84,3 +84,30 @@ def test_the_load_row_needs_job_level_actions(tmp_path):
                           "--out", str(tmp_path / "x.pt")], capture_output=True, text=True)
     assert run.returncode == 2 and "--prior-load" in run.stderr and "--actions tasks" in run.stderr and "Traceback" not in run.stderr
     assert not (tmp_path / "x.pt").exists()
+
+
+def test_a_search_without_the_load_row_goes_on_with_it_from_the_same_decisions(tmp_path):
+    """``--init`` of a checkpoint without the load row and ``--prior-load``: Θ gains a zero row (the same
+    greedy decisions: the first tuning evaluation equals the checkpoint's own), the carried CMA state is
+    dropped and a new search runs over the 33-direction Θ."""
+    from dlsched.rl.train import TrainConfig, train
+
+    base = dict(J=5, hidden=(16,), train_seeds=(1, 3), tune_seeds=(2,), n_jobs=5, n_servers=3, warmup_epochs=2,
+                eval_every=1, batch=16, actions="jobs", baseline="es", es_pairs=2, es_traces=1, es_sigma=1.0,
+                max_slots=60, es_features=True, leave_out=False, es_optimizer="cma")
+    first = train(TrainConfig(rl_episodes=2, **base), tmp_path / "a.pt", command="test", progress=False)
+    model = load_checkpoint(tmp_path / "a.pt")
+    assert not model.spec.prior_load and model.es_optimizer is not None
+    prov = train(TrainConfig(rl_episodes=2, init=str(tmp_path / "a.pt"), prior_load=True, **base), tmp_path / "b.pt",
+                 command="test", progress=False)
+    out = load_checkpoint(tmp_path / "b.pt")
+    assert out.spec.prior_load and out.policy.prior.shape == prior_shape(out.spec)
+    assert prov["curve"][0]["tune_jct"] == pytest.approx(first["best_tune_jct"], rel=1e-12)
+    search = out.es_optimizer                            # a new search over Θ with its load row (3 level features searched)
+    assert len(search["mean"]) == es_features(out.spec).shape[1] == es_features(model.spec).shape[1] + 3
+    assert len(search["origin"]) == len(theta(out)) == len(theta(model)) + prior_shape(out.spec)[1]
+    # any other difference of the spec is still refused
+    with pytest.raises(InputError) as e:
+        train(TrainConfig(rl_episodes=1, init=str(tmp_path / "a.pt"), **{**base, "leave_out": True}), tmp_path / "c.pt",
+              command="test", progress=False)
+    assert e.value.where == "spec"
