@@ -76,6 +76,7 @@ from dlsched.models.placement import alone_jct, evaluate, jct_counts, workloads
 from dlsched.policies.budget import BudgetMs, DecisionRecord
 from dlsched.policies.bundles import take_in_order
 from dlsched.policies.fifo import waiting_jobs
+from dlsched.policies import type_exchange
 from dlsched.sim.placement import (EPS, ConsolidatedPool, EmptyCluster, PlacerName, consolidated, fill_in_order, make_placer,
                                    task_slots, usage)
 from dlsched.sim.policy import ChangePolicy, Changes, ClusterState, Placement, PolicyContext
@@ -146,7 +147,8 @@ class HetPlace(ChangePolicy):
                  placer: PlacerName = "consolidated", budget_ms: BudgetMs | None = None,
                  order: Literal["arrival", "srpt"] | None = None, incremental: bool = False,
                  refresh: Annotated[int, Range(ge=1)] = 50, refresh_gap: Annotated[float, Range(ge=0, finite=True)] = 0.05,
-                 pop_k: Annotated[int, Range(ge=1)] = 1, pop_min: Annotated[int, Range(ge=0)] = 0):
+                 pop_k: Annotated[int, Range(ge=1)] = 1, pop_min: Annotated[int, Range(ge=0)] = 0,
+                 exchange: bool = True):
         order = order or ("arrival" if incremental else "srpt")
         if incremental and order != "arrival":
             raise InputError("<argument>", "incremental", "false with order='srpt' (the incremental decision keeps "
@@ -155,6 +157,7 @@ class HetPlace(ChangePolicy):
         self.incremental, self.refresh, self.refresh_gap = bool(incremental), int(refresh), float(refresh_gap)
         self.decision_record = DecisionRecord(budget_ms)
         self.pop_k, self.pop_min = int(pop_k), int(pop_min)
+        self.exchange = bool(exchange)
 
     def reset(self, ctx: PolicyContext) -> None:
         if "gpu" not in ctx.cluster.resources:
@@ -378,31 +381,19 @@ class HetPlace(ChangePolicy):
         there), leaving the V100s to 8-GPU jobs of 9-15 h there, where the V100s would have been free again
         after 1.8 h (docs/results/gavel.md)."""
         rho = self._rho_rows(state, take, per)
-        rank = np.argsort(-rho, axis=1, kind="stable")
-        ranked = np.c_[np.take_along_axis(rho, rank, axis=1), np.zeros(take.size)]
-        rem = np.asarray(state.remaining)[take]
-        p = rem / (per * ranked[:, 0])
-        out: dict[int, Placement] = {}
-        left = np.arange(take.size)
-        for k in range(len(self.types)):
-            lost = (ranked[left, k] - ranked[left, k + 1]) * per[left]
-            kappa = np.full(left.size, np.inf)
-            np.divide(rem[left], lost, out=kappa, where=lost > 0)
-            wait = []
-            for a in left[np.lexsort((p[left], kappa))].tolist():        # ties by p_j
-                if self._placement_over(out):
-                    return out              # the whole call's budget is spent: the others wait (:meth:`_place_chosen`)
-                j, g = int(take[a]), int(rank[a, k])
-                job = state.jobs[j]
-                size = min(max(chosen[a].n_workers, job.min_workers), job.max_workers)
-                pl = None if rho[a, g] <= NEGLIGIBLE else self._on_type(state, free, j, size, g)
-                if pl is None:
-                    wait.append(a)
-                    continue
-                at, rows = usage(pl, state.demand_w[j], state.demand_p[j])
-                free[at] -= rows
-                out[j] = pl
-            left = np.sort(np.array(wait, dtype=np.int64))
+        sizes = [min(max(pl.n_workers, self._min_w[j]), self._max_w[j]) for j, pl in zip(take.tolist(), chosen)]
+        first: list[tuple[int, int]] = []
+        if self.exchange and take.size > 1:
+            first = self._exchange(state, free, take, per, rho, sizes)
+        if first:
+            before = free.copy()
+            out, left = self._rounds(state, free, take, per, rho, sizes, first)
+            if any(take[a] not in out or not self.on_type[g][next(iter(out[int(take[a])].workers))] for a, g in first):
+                # the servers did not hold a promotion the pooled GPUs did (fragments): the rule's own types
+                free[:] = before
+                out, left = self._rounds(state, free, take, per, rho, sizes, [])
+        else:
+            out, left = self._rounds(state, free, take, per, rho, sizes, [])
         for a in left.tolist():
             if self._placement_over(out):
                 break
@@ -411,6 +402,62 @@ class HetPlace(ChangePolicy):
             if pl is not None:
                 out[j] = pl
         return out
+
+    def _exchange(self, state: ClusterState, free: np.ndarray, take: np.ndarray, per: np.ndarray, rho: np.ndarray,
+                  sizes: list[int]) -> list[tuple[int, int]]:
+        r"""The promotions (position in ``take``, type) that :meth:`_rounds` places first: the exchange of
+        :func:`~dlsched.policies.type_exchange.exchange` on the admitted jobs at their sizes, each type's GPUs
+        pooled (its free GPUs in ``free``), which lowers the projected sum of their completion times
+        (docs/hetplace.md, "Exchanges between types"). None where every job has its fastest type by the rounds
+        alone, or where the whole call's budget is spent."""
+        if self._placing is not None and self._placing.expired():
+            return []
+        cap = np.array([free[srv, self.g].sum() for srv in self.type_servers])
+        model = type_exchange.TypeModel(np.asarray(state.remaining)[take], np.array(sizes) * per, rho, per, cap, NEGLIGIBLE)
+        # cheap first: the rounds' pooled types; no job below its fastest type, nothing to exchange
+        t0 = type_exchange.rounds(model, model.rem, np.ones(take.size, dtype=bool))
+        if (t0 == model.rank[:, 0]).all():
+            return []
+        return type_exchange.exchange(model)[0]
+
+    def _rounds(self, state: ClusterState, free: np.ndarray, take: np.ndarray, per: np.ndarray, rho: np.ndarray,
+                sizes: list[int], first: list[tuple[int, int]]) -> tuple[dict[int, Placement], np.ndarray]:
+        """:meth:`_by_type`'s rounds on the servers: the jobs of ``first`` (position in ``take``, type) placed on
+        their types before the rounds, then the rounds; the placements and the positions of the jobs no single
+        type held. Updates ``free``."""
+        rank = np.argsort(-rho, axis=1, kind="stable")
+        ranked = np.c_[np.take_along_axis(rho, rank, axis=1), np.zeros(take.size)]
+        rem = np.asarray(state.remaining)[take]
+        p = rem / (per * ranked[:, 0])
+        out: dict[int, Placement] = {}
+        for a, g in first:
+            j = int(take[a])
+            pl = self._on_type(state, free, j, sizes[a], g)
+            if pl is not None:
+                at, rows = usage(pl, state.demand_w[j], state.demand_p[j])
+                free[at] -= rows
+                out[j] = pl
+        placed = {a for a, _ in first if int(take[a]) in out}
+        left = np.array([a for a in range(take.size) if a not in placed], dtype=np.int64)
+        for k in range(len(self.types)):
+            lost = (ranked[left, k] - ranked[left, k + 1]) * per[left]
+            kappa = np.full(left.size, np.inf)
+            np.divide(rem[left], lost, out=kappa, where=lost > 0)
+            wait = []
+            for a in left[np.lexsort((p[left], kappa))].tolist():        # ties by p_j
+                if self._placement_over(out):
+                    # the whole call's budget is spent: the others wait (:meth:`_place_chosen`)
+                    return out, np.zeros(0, dtype=np.int64)
+                j, g = int(take[a]), int(rank[a, k])
+                pl = None if rho[a, g] <= NEGLIGIBLE else self._on_type(state, free, j, sizes[a], g)
+                if pl is None:
+                    wait.append(a)
+                    continue
+                at, rows = usage(pl, state.demand_w[j], state.demand_p[j])
+                free[at] -= rows
+                out[j] = pl
+            left = np.sort(np.array(wait, dtype=np.int64))
+        return out, left
 
     def _place_kept(self, state: ClusterState, free: np.ndarray, take: np.ndarray, per: np.ndarray,
                     start: np.ndarray, srv: np.ndarray, cnt: np.ndarray) -> dict[int, Placement]:
