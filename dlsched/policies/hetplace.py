@@ -207,6 +207,7 @@ class HetPlace(ChangePolicy):
         self._srpt_cost: deque[float] = deque(maxlen=SRPT_MEASURES)
         self._full_whole: tuple[float, int] | None = None     # the last full decision's wall seconds, active jobs
         self.srpt_answers = 0
+        self.exchanges = 0          # decisions whose types came from a kept exchange (:meth:`_exchange`)
 
     def _only_type(self, capacity: np.ndarray, g: int) -> np.ndarray:
         """A copy of ``capacity`` (servers x resources) whose GPUs are those of type g only (other resources stay)."""
@@ -392,6 +393,8 @@ class HetPlace(ChangePolicy):
                 # the servers did not hold a promotion the pooled GPUs did (fragments): the rule's own types
                 free[:] = before
                 out, left = self._rounds(state, free, take, per, rho, sizes, [])
+            else:
+                self.exchanges += 1
         else:
             out, left = self._rounds(state, free, take, per, rho, sizes, [])
         for a in left.tolist():
