@@ -21,7 +21,9 @@ r"""Heterogeneous placement (MODELS.md §4) on the simulator: converter, speed s
   rule (:meth:`HetPlace._by_type`: round k, the k-th fastest type of each job, in increasing
   remaining work over the pace it loses falling to its next type), each on one type (a synchronous
   job runs at its slowest worker's pace), the pipeline's placement kept only for a job that no
-  single type holds. With ``order="arrival"`` (the paper's order) the pipeline gets the first
+  single type holds; then (``exchange``, on by default) a local search over sets of jobs moved between types
+  keeps a promotion where the projected sum of the admitted jobs' completion times falls
+  (:mod:`dlsched.policies.type_exchange`). With ``order="arrival"`` (the paper's order) the pipeline gets the first
   active jobs, one GPU each, and the later arrivals wait: it only optimises where the first jobs go
   (on Gavel's msr trace 0e4a51 an average JCT more than twice srpt's, on ITP cluster 02 nearly ten
   times: docs/hetplace.md).
@@ -92,6 +94,11 @@ NEGLIGIBLE = 1e-9
 #: placement is descheduled for whole time slices (on Gavel's msr trace 0e4a51 at 10 ms, load 5-6 on 2 cores: 1.1 ms
 #: of CPU at the 90th percentile took 109 ms of wall time), which says nothing of the next placement's work
 SRPT_MEASURES = 8
+
+#: the most admitted jobs :meth:`HetPlace._exchange` searches over: a projection replays every completion through
+#: the rounds, so a candidate costs O(n^2 G) (about 1 ms of CPU at 30 jobs, 40 ms at 100, pure Python); over Gavel's
+#: msr 0e4a51 (up to 108 admitted 1-GPU jobs) the unbounded search took the run's CPU from 32 s to more than 118 s
+EXCHANGE_MAX_JOBS = 32
 
 #: the placement of a job that holds nothing yet (:meth:`HetPlace._srpt_answer`): its size is its smallest
 _NOWHERE = Placement({}, {})
@@ -366,7 +373,8 @@ class HetPlace(ChangePolicy):
 
         :math:`R_j` the remaining iterations, :math:`g_j` the GPUs per worker, :math:`\rho_{j,(k)}` the job's
         k-th largest rate (ties by :math:`p_j` below). A job that no single type holds keeps the pipeline's
-        placement where it fits, else is placed again (:meth:`_place_one`), after the others. Updates ``free``.
+        placement where it fits, else is placed again (:meth:`_place_one`), after the others. With ``exchange``
+        the jobs of :meth:`_exchange`'s promotions take their types first (:meth:`_rounds`). Updates ``free``.
 
         Why (Smith's rule): a job that loses its k-th type in round k falls to its (k+1)-th, where, with free
         migration, it progresses all the while and moves up once the type frees: held there D seconds, it ends
@@ -389,7 +397,7 @@ class HetPlace(ChangePolicy):
         if first:
             before = free.copy()
             out, left = self._rounds(state, free, take, per, rho, sizes, first)
-            if any(take[a] not in out or not self.on_type[g][next(iter(out[int(take[a])].workers))] for a, g in first):
+            if any(int(take[a]) not in out or not self.on_type[g][next(iter(out[int(take[a])].workers))] for a, g in first):
                 # the servers did not hold a promotion the pooled GPUs did (fragments): the rule's own types
                 free[:] = before
                 out, left = self._rounds(state, free, take, per, rho, sizes, [])
@@ -412,8 +420,8 @@ class HetPlace(ChangePolicy):
         :func:`~dlsched.policies.type_exchange.exchange` on the admitted jobs at their sizes, each type's GPUs
         pooled (its free GPUs in ``free``), which lowers the projected sum of their completion times
         (docs/hetplace.md, "Exchanges between types"). None where every job has its fastest type by the rounds
-        alone, or where the whole call's budget is spent."""
-        if self._placing is not None and self._placing.expired():
+        alone, over :data:`EXCHANGE_MAX_JOBS` admitted jobs (its cost), or where the whole call's budget is spent."""
+        if take.size > EXCHANGE_MAX_JOBS or (self._placing is not None and self._placing.expired()):
             return []
         cap = np.array([free[srv, self.g].sum() for srv in self.type_servers])
         model = type_exchange.TypeModel(np.asarray(state.remaining)[take], np.array(sizes) * per, rho, per, cap, NEGLIGIBLE)

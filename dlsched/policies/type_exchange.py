@@ -89,15 +89,19 @@ def rounds(m: TypeModel, rem: np.ndarray, alive: np.ndarray, first: list[tuple[i
     return t
 
 
-def projected(m: TypeModel, t0: np.ndarray) -> float:
+def projected(m: TypeModel, t0: np.ndarray, stop: float = np.inf) -> float:
     r""":math:`F(t^0)`: the sum of the jobs' completion times (seconds from now) when they start on the types
     ``t0`` and, at each completion, the types are decided again by :func:`rounds`; inf if the jobs left cannot
-    progress."""
+    progress. Once :math:`F` is sure to reach ``stop`` (each job left ends no earlier than now plus its remaining
+    work at its fastest pace), inf: a candidate that cannot win is not replayed to its end (the same answers)."""
     rem = m.rem.copy()
     alive = np.ones(rem.size, dtype=bool)
     t, now, total = t0.copy(), 0.0, 0.0
     idx = np.arange(rem.size)
+    fastest = m.pace.max(axis=1)
     while alive.any():
+        if stop < np.inf and total + np.sum(now + rem[alive] / fastest[alive]) >= stop:
+            return float("inf")
         on = alive & (t >= 0)
         if not on.any():
             return float("inf")
@@ -145,8 +149,9 @@ def exchange(m: TypeModel, limit: int | None = None) -> tuple[list[tuple[int, in
                 t = rounds(m, m.rem, alive, cand)
                 if t[a] != g or np.array_equal(t, cur):
                     continue
-                f = projected(m, t)
-                if f < (f_cur if best is None else best[0]) * (1 - 1e-12):
+                bar = (f_cur if best is None else best[0]) * (1 - 1e-12)
+                f = projected(m, t, bar)
+                if f < bar:
                     best = (f, cand, t)
         if best is None:
             return first, f0, f_cur
