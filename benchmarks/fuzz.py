@@ -19,7 +19,8 @@ through ``dlsched check``.
 A *surface trial* (``--surfaces``) mutates one input of the simulator and the harness (issue
 25): a trace of every format (Tiresias, Gavel, OpenB, Microsoft ITP, Pollux; a field made odd,
 dropped or added, a row duplicated, the file cut, bytes that are not UTF-8) run by ``dlsched
-simulate`` on a cluster it fits; a cluster (a JSON spec, Gavel's ``cluster_specs.json``, a
+simulate`` on a cluster it fits, or a generated Gavel trace spec (``gavel:N:SEED:KEY=VALUE,...``
+with odd fields, keys and values); a cluster (a JSON spec, Gavel's ``cluster_specs.json``, a
 Tiresias cluster CSV, an OpenB node list, an ``SxG`` / ``V:P:K`` spec with odd numbers); a policy
 option (``-P key=value`` of a random policy, an odd value or a misspelt name); the scaling flags
 (``--arrival-scale``, ``--inflate``, ``--speed-noise``, ...); a suite file (a value replaced by
@@ -60,6 +61,7 @@ from pathlib import Path
 from dlsched.cli import main as cli_main
 from dlsched.data import data_dir, project_root
 from dlsched.errors import InputError
+from dlsched.instance.gavel_gen import OPTIONS as GAVEL_OPTIONS
 from dlsched.registry import FAMILIES
 
 OUTCOMES = ("clean error", "rejected", "accepted", "traceback", "hang")
@@ -680,6 +682,18 @@ def surface_trial(rng: random.Random, seeds: SurfaceSeeds, work: Path, k: int, s
     folder = work / f"s{k}"
     folder.mkdir(parents=True, exist_ok=True)
     if surface == "trace":
+        if rng.random() < 0.2:
+            # a generated Gavel trace (dlsched/instance/gavel_gen.py): ``gavel:N:SEED[:KEY=VALUE,...]`` with odd fields
+            def field(sound: str) -> str:             # half of the fields sound, so that some specs run
+                return sound if rng.random() < 0.5 else rng.choice(ODD_FIELDS[:14])
+
+            fields = [field("6"), field("1")]
+            if rng.random() < 0.7:
+                keys = rng.sample(sorted(GAVEL_OPTIONS) + ["burst", "x"], rng.choice([1, 2]))
+                fields.append(",".join(f"{key}={field(rng.choice(['1', '0.5']))}" for key in keys))
+            spec = "gavel:" + ":".join(fields)
+            return Trial("trace", "gavel-spec", [spec], ["simulate", spec, "--cluster", "4:4:4", "--policy",
+                                                        rng.choice(["fifo", "hetplace", "gavel-fifo-perf"]), *SIM], False)
         fmt = rng.choice(sorted(seeds.traces))
         path, cluster = seeds.traces[fmt]
         body, edit, must = edit_csv(rng, path.read_text(), csv_like=fmt != "gavel")

@@ -409,6 +409,15 @@ def trace_format(path: str | Path) -> str:
                      f"(or give the format: {', '.join(TRACE_FORMATS)})", first[:80])
 
 
+def _names_file(path: str | Path) -> bool:
+    """Whether ``path`` names an existing file; a name the system cannot hold (longer than a file name may be,
+    as a generated trace's spec with a field of 400 digits) names none."""
+    try:
+        return Path(path).exists()
+    except OSError:
+        return False
+
+
 def load_trace(path: str | Path, format: str | None = None, *, time_scale: float = 1.0) -> Trace:
     """Any supported trace (``format`` one of :data:`TRACE_FORMATS`, else detected from the file);
     ``dl2:N[:SEED]`` and ``poisson:N[:SEED]`` name the seeded synthetic traces of
@@ -418,10 +427,10 @@ def load_trace(path: str | Path, format: str | None = None, *, time_scale: float
     the arrivals (:func:`scale_arrivals`)."""
     m = _SYNTHETIC.match(str(path))
     g = _GAVEL.match(str(path))
-    if m and not Path(path).exists():
+    if m and not _names_file(path):
         gen = dl2_trace if m.group(1) == "dl2" else poisson_trace
         trace = gen(int(m.group(2)), int(m.group(3) or 0))
-    elif str(path).startswith("gavel:") and not Path(path).exists():
+    elif str(path).startswith("gavel:") and not _names_file(path):
         if g is None:
             raise InputError("<argument>", "trace", "gavel:N[:SEED[:KEY=VALUE,...]] (N jobs, seed and options "
                              "rate, bursts, burst_jobs, burst_seconds)", str(path))

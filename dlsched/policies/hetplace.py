@@ -21,7 +21,9 @@ r"""Heterogeneous placement (MODELS.md §4) on the simulator: converter, speed s
   rule (:meth:`HetPlace._by_type`: round k, the k-th fastest type of each job, in increasing
   remaining work over the pace it loses falling to its next type), each on one type (a synchronous
   job runs at its slowest worker's pace), the pipeline's placement kept only for a job that no
-  single type holds. With ``order="arrival"`` (the paper's order) the pipeline gets the first
+  single type holds; then (``exchange``, on by default) a local search over sets of jobs moved between types
+  keeps a promotion where the projected sum of the admitted jobs' completion times falls
+  (:mod:`dlsched.policies.type_exchange`). With ``order="arrival"`` (the paper's order) the pipeline gets the first
   active jobs, one GPU each, and the later arrivals wait: it only optimises where the first jobs go
   (on Gavel's msr trace 0e4a51 an average JCT more than twice srpt's, on ITP cluster 02 nearly ten
   times: docs/hetplace.md).
@@ -76,6 +78,7 @@ from dlsched.models.placement import alone_jct, evaluate, jct_counts, workloads
 from dlsched.policies.budget import BudgetMs, DecisionRecord
 from dlsched.policies.bundles import take_in_order
 from dlsched.policies.fifo import waiting_jobs
+from dlsched.policies import type_exchange
 from dlsched.sim.placement import (EPS, ConsolidatedPool, EmptyCluster, PlacerName, consolidated, fill_in_order, make_placer,
                                    task_slots, usage)
 from dlsched.sim.policy import ChangePolicy, Changes, ClusterState, Placement, PolicyContext
@@ -91,6 +94,11 @@ NEGLIGIBLE = 1e-9
 #: placement is descheduled for whole time slices (on Gavel's msr trace 0e4a51 at 10 ms, load 5-6 on 2 cores: 1.1 ms
 #: of CPU at the 90th percentile took 109 ms of wall time), which says nothing of the next placement's work
 SRPT_MEASURES = 8
+
+#: the most admitted jobs :meth:`HetPlace._exchange` searches over: a projection replays every completion through
+#: the rounds, so a candidate costs O(n^2 G) (about 1 ms of CPU at 30 jobs, 40 ms at 100, pure Python); over Gavel's
+#: msr 0e4a51 (up to 108 admitted 1-GPU jobs) the unbounded search took the run's CPU from 32 s to more than 118 s
+EXCHANGE_MAX_JOBS = 32
 
 #: the placement of a job that holds nothing yet (:meth:`HetPlace._srpt_answer`): its size is its smallest
 _NOWHERE = Placement({}, {})
@@ -146,7 +154,8 @@ class HetPlace(ChangePolicy):
                  placer: PlacerName = "consolidated", budget_ms: BudgetMs | None = None,
                  order: Literal["arrival", "srpt"] | None = None, incremental: bool = False,
                  refresh: Annotated[int, Range(ge=1)] = 50, refresh_gap: Annotated[float, Range(ge=0, finite=True)] = 0.05,
-                 pop_k: Annotated[int, Range(ge=1)] = 1, pop_min: Annotated[int, Range(ge=0)] = 0):
+                 pop_k: Annotated[int, Range(ge=1)] = 1, pop_min: Annotated[int, Range(ge=0)] = 0,
+                 exchange: bool = True):
         order = order or ("arrival" if incremental else "srpt")
         if incremental and order != "arrival":
             raise InputError("<argument>", "incremental", "false with order='srpt' (the incremental decision keeps "
@@ -155,6 +164,7 @@ class HetPlace(ChangePolicy):
         self.incremental, self.refresh, self.refresh_gap = bool(incremental), int(refresh), float(refresh_gap)
         self.decision_record = DecisionRecord(budget_ms)
         self.pop_k, self.pop_min = int(pop_k), int(pop_min)
+        self.exchange = bool(exchange)
 
     def reset(self, ctx: PolicyContext) -> None:
         if "gpu" not in ctx.cluster.resources:
@@ -205,6 +215,7 @@ class HetPlace(ChangePolicy):
         self._srpt_cost: deque[float] = deque(maxlen=SRPT_MEASURES)
         self._full_whole: tuple[float, int] | None = None     # the last full decision's wall seconds, active jobs
         self.srpt_answers = 0
+        self.exchanges = 0          # decisions whose types came from a kept exchange (:meth:`_exchange`)
 
     def _only_type(self, capacity: np.ndarray, g: int) -> np.ndarray:
         """A copy of ``capacity`` (servers x resources) whose GPUs are those of type g only (other resources stay)."""
@@ -363,7 +374,8 @@ class HetPlace(ChangePolicy):
 
         :math:`R_j` the remaining iterations, :math:`g_j` the GPUs per worker, :math:`\rho_{j,(k)}` the job's
         k-th largest rate (ties by :math:`p_j` below). A job that no single type holds keeps the pipeline's
-        placement where it fits, else is placed again (:meth:`_place_one`), after the others. Updates ``free``.
+        placement where it fits, else is placed again (:meth:`_place_one`), after the others. With ``exchange``
+        the jobs of :meth:`_exchange`'s promotions take their types first (:meth:`_rounds`). Updates ``free``.
 
         Why (Smith's rule): a job that loses its k-th type in round k falls to its (k+1)-th, where, with free
         migration, it progresses all the while and moves up once the type frees: held there D seconds, it ends
@@ -379,31 +391,21 @@ class HetPlace(ChangePolicy):
         there), leaving the V100s to 8-GPU jobs of 9-15 h there, where the V100s would have been free again
         after 1.8 h (docs/results/gavel.md)."""
         rho = self._rho_rows(state, take, per)
-        rank = np.argsort(-rho, axis=1, kind="stable")
-        ranked = np.c_[np.take_along_axis(rho, rank, axis=1), np.zeros(take.size)]
-        rem = np.asarray(state.remaining)[take]
-        p = rem / (per * ranked[:, 0])
-        out: dict[int, Placement] = {}
-        left = np.arange(take.size)
-        for k in range(len(self.types)):
-            lost = (ranked[left, k] - ranked[left, k + 1]) * per[left]
-            kappa = np.full(left.size, np.inf)
-            np.divide(rem[left], lost, out=kappa, where=lost > 0)
-            wait = []
-            for a in left[np.lexsort((p[left], kappa))].tolist():        # ties by p_j
-                if self._placement_over(out):
-                    return out              # the whole call's budget is spent: the others wait (:meth:`_place_chosen`)
-                j, g = int(take[a]), int(rank[a, k])
-                job = state.jobs[j]
-                size = min(max(chosen[a].n_workers, job.min_workers), job.max_workers)
-                pl = None if rho[a, g] <= NEGLIGIBLE else self._on_type(state, free, j, size, g)
-                if pl is None:
-                    wait.append(a)
-                    continue
-                at, rows = usage(pl, state.demand_w[j], state.demand_p[j])
-                free[at] -= rows
-                out[j] = pl
-            left = np.sort(np.array(wait, dtype=np.int64))
+        sizes = [min(max(pl.n_workers, self._min_w[j]), self._max_w[j]) for j, pl in zip(take.tolist(), chosen)]
+        first: list[tuple[int, int]] = []
+        if self.exchange and take.size > 1:
+            first = self._exchange(state, free, take, per, rho, sizes)
+        if first:
+            before = free.copy()
+            out, left = self._rounds(state, free, take, per, rho, sizes, first)
+            if any(int(take[a]) not in out or not self.on_type[g][next(iter(out[int(take[a])].workers))] for a, g in first):
+                # the servers did not hold a promotion the pooled GPUs did (fragments): the rule's own types
+                free[:] = before
+                out, left = self._rounds(state, free, take, per, rho, sizes, [])
+            else:
+                self.exchanges += 1
+        else:
+            out, left = self._rounds(state, free, take, per, rho, sizes, [])
         for a in left.tolist():
             if self._placement_over(out):
                 break
@@ -412,6 +414,64 @@ class HetPlace(ChangePolicy):
             if pl is not None:
                 out[j] = pl
         return out
+
+    def _exchange(self, state: ClusterState, free: np.ndarray, take: np.ndarray, per: np.ndarray, rho: np.ndarray,
+                  sizes: list[int]) -> list[tuple[int, int]]:
+        r"""The promotions (position in ``take``, type) that :meth:`_rounds` places first: the exchange of
+        :func:`~dlsched.policies.type_exchange.exchange` on the admitted jobs at their sizes, each type's GPUs
+        pooled (its free GPUs in ``free``), which lowers the projected sum of their completion times
+        (docs/hetplace.md, "Exchanges between types"). None where every job has its fastest type by the rounds
+        alone, over :data:`EXCHANGE_MAX_JOBS` admitted jobs (its cost), or where the whole call's budget is spent."""
+        if take.size > EXCHANGE_MAX_JOBS or (self._placing is not None and self._placing.expired()):
+            return []
+        cap = np.array([free[srv, self.g].sum() for srv in self.type_servers])
+        model = type_exchange.TypeModel(np.asarray(state.remaining)[take], np.array(sizes) * per, rho, per, cap, NEGLIGIBLE)
+        # cheap first: the rounds' pooled types; no job below its fastest type, nothing to exchange
+        t0 = type_exchange.rounds(model, model.rem, np.ones(take.size, dtype=bool))
+        if (t0 == model.rank[:, 0]).all():
+            return []
+        # under a budget the search stops with the best promotions found when the call's placement clock runs out
+        expired = None if self._placing is None else self._placing.expired
+        return type_exchange.exchange(model, stop=expired)[0]
+
+    def _rounds(self, state: ClusterState, free: np.ndarray, take: np.ndarray, per: np.ndarray, rho: np.ndarray,
+                sizes: list[int], first: list[tuple[int, int]]) -> tuple[dict[int, Placement], np.ndarray]:
+        """:meth:`_by_type`'s rounds on the servers: the jobs of ``first`` (position in ``take``, type) placed on
+        their types before the rounds, then the rounds; the placements and the positions of the jobs no single
+        type held. Updates ``free``."""
+        rank = np.argsort(-rho, axis=1, kind="stable")
+        ranked = np.c_[np.take_along_axis(rho, rank, axis=1), np.zeros(take.size)]
+        rem = np.asarray(state.remaining)[take]
+        p = rem / (per * ranked[:, 0])
+        out: dict[int, Placement] = {}
+        for a, g in first:
+            j = int(take[a])
+            pl = self._on_type(state, free, j, sizes[a], g)
+            if pl is not None:
+                at, rows = usage(pl, state.demand_w[j], state.demand_p[j])
+                free[at] -= rows
+                out[j] = pl
+        placed = {a for a, _ in first if int(take[a]) in out}
+        left = np.array([a for a in range(take.size) if a not in placed], dtype=np.int64)
+        for k in range(len(self.types)):
+            lost = (ranked[left, k] - ranked[left, k + 1]) * per[left]
+            kappa = np.full(left.size, np.inf)
+            np.divide(rem[left], lost, out=kappa, where=lost > 0)
+            wait = []
+            for a in left[np.lexsort((p[left], kappa))].tolist():        # ties by p_j
+                if self._placement_over(out):
+                    # the whole call's budget is spent: the others wait (:meth:`_place_chosen`)
+                    return out, np.zeros(0, dtype=np.int64)
+                j, g = int(take[a]), int(rank[a, k])
+                pl = None if rho[a, g] <= NEGLIGIBLE else self._on_type(state, free, j, sizes[a], g)
+                if pl is None:
+                    wait.append(a)
+                    continue
+                at, rows = usage(pl, state.demand_w[j], state.demand_p[j])
+                free[at] -= rows
+                out[j] = pl
+            left = np.sort(np.array(wait, dtype=np.int64))
+        return out, left
 
     def _place_kept(self, state: ClusterState, free: np.ndarray, take: np.ndarray, per: np.ndarray,
                     start: np.ndarray, srv: np.ndarray, cnt: np.ndarray) -> dict[int, Placement]:
