@@ -504,12 +504,9 @@ class FluidPolicy(SRPTGreedyPolicy):
         view = greedy_view(inst, active)
         if self.previous is None and self.running_sizes:
             # a first budgeted decision on a state with running jobs (a budget set on a policy that decided without
-            # one, or a library call): their sizes are the last answer's, so that an answer cut to what its placement
-            # can place keeps them running instead of counting them as waiting (it stopped 1,716 of 2,000 DL2 jobs)
-            run = np.fromiter(self.running_sizes, dtype=np.int64)
-            self.previous = np.zeros((inst.n_jobs, 2), dtype=np.int64)
-            self.previous[self.index[run]] = np.array(list(self.running_sizes.values()), dtype=np.int64)
-            self.previous_jobs = np.sort(self.index[run])
+            # one, or a library call): their sizes are the last answer's
+            self.previous = self.held_previous(inst.n_jobs)
+            self.previous_jobs = np.flatnonzero(self.previous[:, 0] > 0)       # a running job has a worker
         was = (np.zeros(view.jobs.size, dtype=bool) if self.previous_jobs is None
                else np.isin(view.jobs, self.previous_jobs, assume_unique=True))
         # placed anew: the jobs that arrived since, and as many as the last answer resized

@@ -159,11 +159,8 @@ class SMDPolicy(AllocationPolicy):
         opts = replace(self.opts, time_limit=self.decision_record.seconds, budget=self.clock)
         if self.previous is None and self.running_sizes:
             # a first budgeted decision on a state with running jobs (a budget set on a policy that decided without
-            # one, or a library call): their sizes are the last answer's, kept where the answer cannot be placed in
-            # time; with nothing kept the answer cut to what its placement can place stopped 198 of 199 running jobs
-            run = np.fromiter(self.running_sizes, dtype=np.int64)
-            self.previous = np.zeros((view.n_jobs, 2), dtype=np.int64)
-            self.previous[self.index[run]] = np.array(list(self.running_sizes.values()), dtype=np.int64)
+            # one, or a library call): their sizes are the last answer's, kept where the answer cannot be placed in time
+            self.previous = self.held_previous(view.n_jobs)
         fresh = (self.previous is None or not self.incremental or self.since_scratch + 1 >= self.refresh
                  or self.decision_record.last_gap(self.refresh_gap))
         pop = self.pop_k if len(active) >= self.pop_min else 1

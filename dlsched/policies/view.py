@@ -130,6 +130,16 @@ class AllocationPolicy:
         _, _, _, uses_ps = self.limits(state)
         return {j: (pl.n_workers, pl.n_ps if uses_ps[j] else 1) for j, pl in state.allocation.items()}
 
+    def held_previous(self, n_jobs: int) -> np.ndarray:
+        """The last answer's sizes (``n_jobs`` x 2, by view index) that a first budgeted decision on a state with
+        running jobs starts from (``fluid``'s, ``smd``'s): theirs, as :meth:`held_sizes` gave them into
+        ``running_sizes``, and 0 for the others. Without them an answer cut to what its placement can place
+        counts the running jobs as waiting and stops them (1,716 of 2,000 DL2 jobs in fluid's, 198 of 199 in smd's)."""
+        run = np.fromiter(self.running_sizes, dtype=np.int64)
+        previous = np.zeros((n_jobs, 2), dtype=np.int64)
+        previous[self.index[run]] = np.array(list(self.running_sizes.values()), dtype=np.int64)
+        return previous
+
     def kept_start(self, state: ClusterState, time_left: float, place_rate: float) -> tuple[dict[int, Placement], np.ndarray, np.ndarray]:
         r"""The cheapest sound answer of a budgeted decision whose view alone would not fit its budget
         (:meth:`dlsched.policies.fluid.FluidPolicy.schedule`, :meth:`dlsched.policies.smd.SMDPolicy.schedule`):
