@@ -383,8 +383,9 @@ def load_itp_elastic(path: str | Path) -> Trace:
 
 TRACE_FORMATS = {"gavel": load_gavel_trace, "tiresias": load_tiresias_trace, "openb": load_openb_pods,
                  "pollux": load_pollux_trace, "itp": load_itp_trace, "itp-elastic": load_itp_elastic}
-_SYNTHETIC = re.compile(r"^(dl2|poisson):(\d{1,12})(?::(\d{1,12}))?$")
-_GAVEL = re.compile(r"^gavel:(\d{1,12})(?::(\d{1,12}))?(?::(.*))?$")
+# ASCII digits only: \d would take the digits of every script, which int() then reads (gavel:\u0663:1 ran as gavel:3:1)
+_SYNTHETIC = re.compile(r"^(dl2|poisson):(\d{1,12})(?::(\d{1,12}))?$", re.ASCII)
+_GAVEL = re.compile(r"^gavel:(\d{1,12})(?::(\d{1,12}))?(?::(.*))?$", re.ASCII)
 
 
 def trace_format(path: str | Path) -> str:

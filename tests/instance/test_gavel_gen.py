@@ -105,6 +105,8 @@ def test_bad_arguments_name_the_option(kwargs, where):
                                         ("gavel:10:1:rate=0", "gavel trace option rate: expected a finite number > 0"),
                                         ("gavel:10:1:bursts=2", "bursts x burst_jobs at most the 10 jobs"),
                                         ("gavel:ten", "gavel:N[:SEED[:KEY=VALUE,...]]"),
+                                        # digits of another script are not a count (Python's int() reads them)
+                                        ("gavel:\u0663:1", "gavel:N[:SEED[:KEY=VALUE,...]]"),
                                         ("gavel:0", "1 to 1,000,000 jobs"),
                                         # longer than a file name may be: once a traceback from the check for a file
                                         ("gavel:6:1:bursts=1" + "0" * 400, "gavel trace option bursts")])
