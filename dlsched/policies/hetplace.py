@@ -430,9 +430,7 @@ class HetPlace(ChangePolicy):
         t0 = type_exchange.rounds(model, model.rem, np.ones(take.size, dtype=bool))
         if (t0 == model.rank[:, 0]).all():
             return []
-        # under a budget the search stops with the best promotions found when the call's placement clock runs out
-        expired = None if self._placing is None else self._placing.expired
-        return type_exchange.exchange(model, stop=expired)[0]
+        return type_exchange.exchange(model)[0]
 
     def _rounds(self, state: ClusterState, free: np.ndarray, take: np.ndarray, per: np.ndarray, rho: np.ndarray,
                 sizes: list[int], first: list[tuple[int, int]]) -> tuple[dict[int, Placement], np.ndarray]:

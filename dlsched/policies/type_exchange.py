@@ -28,8 +28,6 @@ rollout): :math:`F` of the answer is never above :math:`F(t^0)`.
 
 from __future__ import annotations
 
-from typing import Callable
-
 import numpy as np
 
 #: a completion within this share of the remaining work of the job (float residue of the replay's steps)
@@ -124,12 +122,10 @@ def projected(m: TypeModel, t0: np.ndarray, stop: float = np.inf) -> float:
     return total
 
 
-def exchange(m: TypeModel, limit: int | None = None,
-             stop: Callable[[], bool] | None = None) -> tuple[list[tuple[int, int]], float, float]:
+def exchange(m: TypeModel, limit: int | None = None) -> tuple[list[tuple[int, int]], float, float]:
     r"""The promotions (job, type), in order, that :func:`rounds` takes first, found by the local search of the
     module docstring, with :math:`F` of the rule's assignment and of the answer (equal, and no promotion, where
-    none lowers it). ``limit``: at most this many promotions tried in all (None: every one). ``stop`` (a budget's
-    clock): once it says so, the search ends with the best answer found so far, every step of which lowered F."""
+    none lowers it). ``limit``: at most this many promotions tried in all (None: every one)."""
     alive = np.ones(m.rem.size, dtype=bool)
     base = rounds(m, m.rem, alive)
     f0 = projected(m, base)
@@ -148,8 +144,6 @@ def exchange(m: TypeModel, limit: int | None = None,
                     continue
                 if limit is not None and tried >= limit:
                     break
-                if stop is not None and stop():
-                    return (best[1], f0, best[0]) if best is not None else (first, f0, f_cur)
                 tried += 1
                 cand = first + [(a, int(g))]
                 t = rounds(m, m.rem, alive, cand)

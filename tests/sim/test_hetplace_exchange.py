@@ -48,26 +48,6 @@ def test_the_exchange_never_raises_the_projected_sum_and_its_types_fit_the_gpus(
     assert all(m.ok[a, t[a]] for a in np.flatnonzero(t >= 0))
 
 
-@settings(max_examples=60, deadline=None)
-@given(models(), st.integers(0, 6))
-def test_a_stopped_search_answers_the_best_found_so_far(m, calls):
-    # the budget's clock says stop after `calls` tries: the answer is still a set of promotions that lowered F
-    # (none, the rule's own types, when it stops at once), and its F is what it claims
-    left = [calls]
-
-    def stop():
-        left[0] -= 1
-        return left[0] < 0
-
-    first, f0, f = tx.exchange(m, stop=stop)
-    full = tx.exchange(m)
-    assert f0 == full[1] and full[2] <= f <= f0
-    everyone = np.ones(m.rem.size, dtype=bool)
-    assert f == tx.projected(m, tx.rounds(m, m.rem, everyone, first))
-    if calls == 0:
-        assert first == [] and f == f0
-
-
 def test_the_projection_replays_the_rounds_at_each_completion():
     # one fast and one slow GPU; a (2 iterations) and b (4), both at 1 a second on the fast GPU, 0.5 on the slow.
     # By kappa a takes the fast GPU (2 / 0.5 < 4 / 0.5): a ends at 2; b does 1 on the slow GPU, then moves up: 5.
