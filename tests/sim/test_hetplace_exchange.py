@@ -93,6 +93,14 @@ def test_a_large_job_takes_the_fast_gpus_of_several_small_ones_where_the_sum_fal
     assert sum(got.values()) < sum(old.values())
 
 
+def test_a_budgeted_decision_takes_the_rule_alone():
+    # the exchange's search is not bounded by a clock: under a budget (however generous) the rule's types
+    tr, cl, speed = burst()
+    got, pol = run(tr, cl, speed, budget_ms=100000)
+    old, _ = run(tr, cl, speed, exchange=False)
+    assert pol.exchanges == 0 and got == pytest.approx(old)
+
+
 @pytest.mark.parametrize("seed", [6, 18])
 def test_exchanges_on_generated_bursts_keep_every_placement_feasible(seed):
     tr = load_trace(f"gavel:14:{seed}:bursts=1,burst_jobs=14")
