@@ -432,7 +432,7 @@ class HetPlace(ChangePolicy):
         t0 = type_exchange.rounds(model, model.rem, np.ones(take.size, dtype=bool))
         if (t0 == model.rank[:, 0]).all():
             return []
-        return type_exchange.exchange(model)[0]
+        return type_exchange.exchange(model, base=t0)[0]
 
     def _rounds(self, state: ClusterState, free: np.ndarray, take: np.ndarray, per: np.ndarray, rho: np.ndarray,
                 sizes: list[int], first: list[tuple[int, int]]) -> tuple[dict[int, Placement], np.ndarray]:

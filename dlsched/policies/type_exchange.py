@@ -122,12 +122,14 @@ def projected(m: TypeModel, t0: np.ndarray, stop: float = np.inf) -> float:
     return total
 
 
-def exchange(m: TypeModel, limit: int | None = None) -> tuple[list[tuple[int, int]], float, float]:
+def exchange(m: TypeModel, limit: int | None = None,
+             base: np.ndarray | None = None) -> tuple[list[tuple[int, int]], float, float]:
     r"""The promotions (job, type), in order, that :func:`rounds` takes first, found by the local search of the
     module docstring, with :math:`F` of the rule's assignment and of the answer (equal, and no promotion, where
-    none lowers it). ``limit``: at most this many promotions tried in all (None: every one)."""
+    none lowers it). ``limit``: at most this many promotions tried in all (None: every one). ``base``: the rule's
+    assignment, :func:`rounds` of every job, where the caller has it already."""
     alive = np.ones(m.rem.size, dtype=bool)
-    base = rounds(m, m.rem, alive)
+    base = rounds(m, m.rem, alive) if base is None else base
     f0 = projected(m, base)
     first: list[tuple[int, int]] = []
     cur, f_cur = base, f0
