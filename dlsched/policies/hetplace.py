@@ -42,7 +42,10 @@ answer instead (:meth:`HetPlace._over_budget`): under ``order="srpt"`` srpt's de
 (:meth:`HetPlace._srpt_answer`: which jobs run, and their types by the same rounds, from the empty cluster where
 that placement is predicted to fit the budget, else with the admitted running jobs kept); under
 ``order="arrival"`` the running jobs kept and the waiting ones started as an incremental decision starts them
-(:meth:`HetPlace._step`); each with the gap of what runs against each job alone.
+(:meth:`HetPlace._step`); each with the gap of what runs against each job alone. The jobs without GPUs (outside
+the §4 model) are placed after the GPU jobs in a pass that no clock stops, its time kept back from theirs
+(:meth:`HetPlace._place_rest`). Unbudgeted full decisions are measured too, so that a budget set later in a run
+predicts its first decision.
 
 ``pop_k`` > 1 (default 1: off) decides by POP once at least ``pop_min`` jobs are active (docs/hetplace.md,
 "POP"): the jobs the pipeline places dealt at random into k groups, the GPU servers into k groups with equal
@@ -205,10 +208,12 @@ class HetPlace(ChangePolicy):
         self._step_gap: float | None = None        # the last incremental decision's gap (None after a full one)
         self._pace = self._tried = self._shape = self._last_free = None
         self._placing = None             # under a budget, the clock the placement of a full answer stops at
+        self._rest_cost = 0.0            # seconds per GPU-less job of the last full decision's pass (:meth:`_place_rest`)
         self._placement_cut = False      # whether that placement stopped at its clock (:meth:`_placement_over`)
         # under a budget (not ``incremental``): the last full decision's measured least work (:meth:`_predicted`),
         # and the answers that were :meth:`_step`'s because the pipeline could not hold the budget (:meth:`_over_budget`)
         self._full_cost: tuple[float, float, int] | None = None    # (least, after, active jobs)
+        self._unkept: np.ndarray | None = None    # an unbudgeted full decision's type prices (:meth:`_timed_full`)
         self.kept_answers, self.last_answer = 0, None
         # under a budget with ``order="srpt"``: the wall seconds per admitted job of the last placements of srpt's
         # admitted jobs (a full decision's or :meth:`_srpt_answer`'s); the answers that were srpt's
@@ -737,6 +742,11 @@ class HetPlace(ChangePolicy):
         if (self.incremental or budgeted) and self._pace is None:
             self._full_setup(state)
             self._setup_incremental(state)
+        if budgeted and self._unkept is not None:
+            # the decisions before were unbudgeted (a budget set during a run, as dlsched.bench.decision sets it): what
+            # :meth:`_after_full` keeps, from the last one's prices and the allocation now
+            self._after_full(state, state.allocation, self._unkept)
+            self._unkept = None
         if not self.incremental:
             if budgeted and self._over_budget(state):
                 if self.order == "srpt":
@@ -745,7 +755,7 @@ class HetPlace(ChangePolicy):
                 self.last_answer, self.kept_answers = "kept", self.kept_answers + 1
                 return self._step(state)
             self.last_answer = "full"
-            return self._timed_full(state) if budgeted else self._full(state)[0]
+            return self._timed_full(state)
         if (self._prices is not None and self.since_full + 1 < self.refresh
                 and not (self._step_gap is not None and self._step_gap > self.full_gap + self.refresh_gap)):
             self.since_full += 1
@@ -804,8 +814,11 @@ class HetPlace(ChangePolicy):
         srpt's unbudgeted decisions good, which jobs run and on which type, are re-decided, and only the
         pipeline's sizing of elastic jobs is lost. Otherwise (``last_answer`` "srpt kept") the admitted running
         jobs keep their placements and the admitted waiting ones are placed the same way on the room the others
-        leave, until the budget's placement clock ends (the rest wait; a preempted job whose room no new job took
-        runs on): srpt's order at a cost in the jobs that change, but no job moves to a faster type. GPU-less jobs
+        leave, until the budget's placement clock ends, placed or not (the rest wait; a preempted job whose room no
+        new job took runs on; on one GPU type a job whose shape found no room is not tried again, as in
+        :meth:`_step`): srpt's order at a cost in the jobs that change, but no job moves to a faster type. A waiting
+        elastic job is priced when the placement reaches it, each request on the room before it tried once
+        (:meth:`_priced`'s ``memo``). GPU-less jobs
         keep theirs and the waiting ones start as :meth:`_step` starts them. Records the :meth:`_linear_jct` gap
         of the GPU jobs that run, as :meth:`_step` does."""
         clock = self.decision_record.clock()
@@ -836,22 +849,36 @@ class HetPlace(ChangePolicy):
             new, per = take[pick], per[pick]
             self._placing = Budget(self.decision_record.seconds - clock.margin, start=clock.start, margin=0.0)
         # a waiting elastic job's size: the kept answer's, least JCT plus the last full decision's type prices on
-        # the room before the placement (:meth:`_priced`; the smallest size cost DL2's mix 7 %: docs/hetplace.md)
-        chosen = [alloc.get(j) or (self._priced(state, free, j) if self._min_w[j] < self._max_w[j] else None) or _NOWHERE
-                  for j in new.tolist()]
+        # the room before the placement (:meth:`_priced`; the smallest size cost DL2's mix 7 %: docs/hetplace.md),
+        # priced only for the jobs the placement reaches (on one GPU type) or before its clock ends (on several)
+        room, fits = free.copy(), {}
+
+        def size_of(j: int) -> Placement:
+            return alloc.get(j) or (self._priced(state, room, j, fits) if self._min_w[j] < self._max_w[j] else None) or _NOWHERE
+        tried = new.size
         if len(self.types) > 1:
+            chosen = [_NOWHERE if self._placing is not None and self._placing.expired() else size_of(j) for j in new.tolist()]
             out = self._by_type(state, free, new, per, chosen)
+            if self._placement_cut:
+                tried = max(len(out), 1)
         else:
-            out = {}
-            for j, pl in zip(new.tolist(), chosen):
-                if self._placement_over(out):
+            out, tried, full = {}, 0, set()
+            for j in new.tolist():
+                # the kept running jobs run whatever this pass places: it may stop before placing any (a pass over
+                # 364 waiting DL2 jobs that no longer fit took 0.2 s of CPU under a 10-ms budget)
+                if self._placement_over(out or keep):
                     break
-                pl = self._place_one(state, free, j, pl, False)
+                if not whole and self._shape[j] in full:
+                    continue        # the room only shrinks in this pass: as in :meth:`_step`, one failed try a shape
+                tried += 1
+                pl = self._place_one(state, free, j, size_of(j), False)
                 if pl is not None:
                     out[j] = pl
+                else:
+                    full.add(self._shape[j])
         self._placing = None
-        if new.size:       # both measure the placement per job (one that is never tried would never be re-measured)
-            self._srpt_cost.append((time.perf_counter() - t) / new.size)
+        if tried:       # both measure the placement per job tried (one never tried would never be re-measured)
+            self._srpt_cost.append((time.perf_counter() - t) / tried)
         placed = np.fromiter(out, dtype=np.int64, count=len(out))
         self._pace[placed] = self._paces(state, placed, list(out.values()))
         stop = []
@@ -881,11 +908,18 @@ class HetPlace(ChangePolicy):
         return Changes(out, stop)
 
     def _timed_full(self, state: ClusterState) -> dict[int, Placement]:
-        """:meth:`_full` under a budget, with what the anytime answer needs after it (:meth:`_after_full`), and its
-        least work measured (``_full_cost``: :meth:`_predicted`'s): the wall time outside the solver, and the
-        solver's own ``least_seconds`` (:meth:`_pop`'s: all but its groups' parts that the budget ends)."""
+        """:meth:`_full` with its least work measured (``_full_cost``: :meth:`_predicted`'s): the wall time outside the
+        solver, and the solver's own ``least_seconds`` (:meth:`_pop`'s: all but its groups' parts that the budget
+        ends; without a budget the solver's whole time). Under a budget, with what the anytime answer needs after it
+        (:meth:`_after_full`); without one its prices are kept aside (``_unkept``), so that a budget set later in the
+        run predicts its first decision from this one (:meth:`changes`) rather than overrun it with nothing measured
+        (a 100-ms decision over 2,000 DL2 jobs after an unbudgeted one took 134 ms of CPU). Nothing of an unbudgeted
+        decision changes: it reads the clock twice more."""
         out, lam = self._full(state)
-        self._after_full(state, out, lam)
+        if self.decision_record.seconds is not None:
+            self._after_full(state, out, lam)
+        else:
+            self._unkept = lam
         start, call, back, stats = self._full_times
         end = time.perf_counter()
         self._full_whole = (end - start, len(state.active))
@@ -907,8 +941,7 @@ class HetPlace(ChangePolicy):
 
     def _full(self, state: ClusterState) -> tuple[dict[int, Placement], np.ndarray]:
         r"""The §4.3 pipeline over the active jobs (module docstring): the whole allocation, and the type prices
-        :math:`\lambda_g` of its Lagrangian step in the order of ``self.types`` (``incremental`` only: zeros
-        otherwise and without GPU jobs)."""
+        :math:`\lambda_g` of its Lagrangian step in the order of ``self.types`` (zeros without GPU jobs)."""
         # the budget runs from here: building the §4 view counts against it
         clock = self.decision_record.clock()
         # the solver's cut leaves room for what follows it (its packing, the placement: as measured last time)
@@ -937,9 +970,8 @@ class HetPlace(ChangePolicy):
             back = time.perf_counter()
             stats = res.stats if clock.limited else {}          # a budget's measures (:meth:`_timed_full`)
             self.calls += 1
-            if self.incremental or self.decision_record.seconds is not None:
-                price = dict(zip(view.gpu_types, res.stats["prices"]))
-                lam = np.array([price.get(t or "gpu", 0.0) for t in self.types])
+            price = dict(zip(view.gpu_types, res.stats["prices"]))
+            lam = np.array([price.get(t or "gpu", 0.0) for t in self.types])
             # each job's GPUs per server, servers ascending: one sort of the (job, server) pairs
             S, gpu_job = state.cluster.n_servers, res.solution.gpu_job
             held = gpu_job >= 0
@@ -949,18 +981,24 @@ class HetPlace(ChangePolicy):
             whole = (self.order == "arrival" and self.placer_name == "consolidated" and self.whole_cluster
                      and self._whole_gpus(state)[take].all())
             place = self._place_whole if whole else self._place_kept if self.order == "arrival" else self._place_chosen
-            # the placement of the answer stops at the whole call's budget (:meth:`_place_chosen`)
-            self._placing = (Budget(self.decision_record.seconds - clock.margin, start=clock.start, margin=0.0)
-                             if clock.limited else None)
+            # the placement of the answer stops at the whole call's budget (:meth:`_place_chosen`), less the time of
+            # the GPU-less jobs' pass after it, which no clock stops (as long a job as at the last pass)
+            rest = self._rest_cost * other.size
+            self._placing = (Budget(max(self.decision_record.seconds - clock.margin - rest, 0.0), start=clock.start,
+                                    margin=0.0) if clock.limited else None)
             t = time.perf_counter()
             self._placement_cut = False
             out = place(state, free, take, per, start, srv, cnt)
-            if clock.limited and self.order == "srpt":
+            if self.order == "srpt":
                 self._srpt_cost.append((time.perf_counter() - t) / take.size)     # :meth:`_srpt_answer`'s prior
             self._record_full(state, res, out)
-        if other.size and not self._placement_over(out):
-            out.update(self._place_rest(state, free, other))
         self._placing = None
+        if other.size:
+            # every GPU-less job that fits runs, as without a budget: its placement is cheap (no GPU type to choose)
+            # and its time was kept back from the GPU jobs' (a cut here had left DL2's 496 waiting at 100 ms)
+            t = time.perf_counter()
+            out.update(self._place_rest(state, free, other))
+            self._rest_cost = (time.perf_counter() - t) / other.size
         self._last_free = free
         self._full_times = (clock.start, call, back, stats)
         return out, lam
@@ -981,16 +1019,24 @@ class HetPlace(ChangePolicy):
         updates ``free``. A one-worker job without PSs under the consolidated placer goes to the first
         server with the most slots for it, as :func:`~dlsched.sim.placement.consolidated` puts it,
         without building its placement and usage anew (OpenB's CPU-only and small-GPU pods, a third of
-        the active jobs: this loop was 14 % of a run's CPU). Under a budget the jobs not yet placed when its
-        placement clock ends wait, as in :meth:`_place_chosen` (at least one job runs)."""
+        the active jobs: this loop was 14 % of a run's CPU). Once a job has not fitted, a job whose request
+        (its workers' and PSs' demands, each resource summed) exceeds the cluster's free room summed over the
+        servers is not tried: no placer fits it (a server counts a task where its room is within
+        :data:`~dlsched.sim.placement.EPS` of the task's, hence the slack). On DL2's mix 302 of 495 GPU-less
+        jobs of 34 CPUs each were tried on 4 free CPUs, each a pass of the placer. Never stopped by a budget's
+        placement clock: :meth:`_full` keeps this pass's time back from the GPU jobs' placement."""
         out: dict[int, Placement] = {}
         alone = self.placer_name == "consolidated"
         pool = None                  # several jobs placed by the placer: a :meth:`_pool` (DL2's GPU-less PS jobs)
+        room = None                  # after a job that did not fit: the free room summed over the servers
         for j in other.tolist():
-            if self._placement_over(out):
-                break
             lo, hi, ps = int(self._min_w[j]), int(self._max_w[j]), 1 if self._ps[j] else 0
             size = lo if lo == hi else self._empty.largest(state.demand_w[j], state.demand_p[j], lo, hi, ps)[0]
+            if room is not None:
+                need = size * state.demand_w[j] + ps * state.demand_p[j]
+                if ((need > 0) & (room < need * (1.0 - 2 * EPS) - EPS)).any():
+                    continue
+            n = len(out)
             if alone and size == 1 and not ps:
                 slots = task_slots(free, state.demand_w[j])
                 s = int(np.argmax(slots))
@@ -999,20 +1045,21 @@ class HetPlace(ChangePolicy):
                     out[j] = self._placement({s: 1})
                     if pool is not None:
                         pool.refresh([s])
-                continue
-            if pool is None and other.size > 1:
-                pool = self._pool(free)
-            if pool is not None:
-                pl = pool.fit(state.demand_w[j], state.demand_p[j], size, ps)
-                if pl is not None:
-                    pool.hold(pl, state.demand_w[j], state.demand_p[j])
-                    out[j] = pl
-                continue
-            pl = self.placer.fit(free, state.demand_w[j], state.demand_p[j], size, ps)
-            if pl is not None:
-                srv, rows = usage(pl, state.demand_w[j], state.demand_p[j])
-                free[srv] -= rows
-                out[j] = pl
+            else:
+                if pool is None and other.size > 1:
+                    pool = self._pool(free)
+                if pool is not None:
+                    pl = pool.fit(state.demand_w[j], state.demand_p[j], size, ps)
+                    if pl is not None:
+                        pool.hold(pl, state.demand_w[j], state.demand_p[j])
+                        out[j] = pl
+                else:
+                    pl = self.placer.fit(free, state.demand_w[j], state.demand_p[j], size, ps)
+                    if pl is not None:
+                        srv, rows = usage(pl, state.demand_w[j], state.demand_p[j])
+                        free[srv] -= rows
+                        out[j] = pl
+            room = free.sum(axis=0) if len(out) == n else None
         return out
 
     # ------------------------------------------------------------------ incremental decisions
@@ -1154,14 +1201,26 @@ class HetPlace(ChangePolicy):
             fits[k] = task_slots(free, self._class_w[cls[k]]).sum() >= self._class_min[cls[k]]
         return fits[inv.reshape(-1)]
 
-    def _priced(self, state: ClusterState, free: np.ndarray, j: int) -> Placement | None:
+    def _priced(self, state: ClusterState, free: np.ndarray, j: int, memo: dict | None = None) -> Placement | None:
         r"""Job j on ``free`` at the kept type prices: its (size n, type g) pairs in increasing
         :math:`T_j / (n g_j \rho_{j,g}) + \lambda_g n g_j` (the §4 view's JCT plus the GPUs' price, the order
         of the Lagrangian step's pick), the first that fits: one worker without PSs on the server of type g
         with the least free GPUs that holds it (the pipeline's best fit), more on the fewest servers of the
-        type; else the placer at the smallest size, over any types. None if nothing fits."""
+        type; else the placer at the smallest size, over any types. None if nothing fits. ``memo``: a dict the
+        caller keeps while ``free`` does not change, holding each placement tried per request (demands, size, PSs,
+        type), which depends on ``free`` and the request alone: :meth:`_srpt_answer` prices every waiting job on one
+        room, and DL2's waiting PS jobs, a few shapes, tried each of their sizes on all 3,250 servers (3.3 ms of
+        CPU a job, 1.2 s a decision)."""
         dw, dp = state.demand_w[j], state.demand_p[j]
         gpw, ps = int(round(dw[self.g])), bool(self._ps[j])
+        memo = {} if memo is None else memo
+        shape = (dw.tobytes(), dp.tobytes())
+
+        def tried(key: tuple, place):
+            key = (shape, *key)
+            if key not in memo:
+                memo[key] = place()
+            return memo[key]
         rho = self._rho_of(state, j)
         sizes = np.arange(int(self._min_w[j]), int(self._max_w[j]) + 1)
         m = (sizes * gpw)[:, None]
@@ -1169,24 +1228,27 @@ class HetPlace(ChangePolicy):
         if ps:
             # the §4 model has no PS: the sizes in that order (each at its cheapest type), wherever the placer puts them
             for n in sizes[np.argsort(cost.min(axis=1), kind="stable")].tolist():
-                pl = self.placer.fit(free, dw, dp, n, n_ps(state.jobs[j], n))
+                k = n_ps(state.jobs[j], n)
+                pl = tried(("placer", n, k), lambda: self.placer.fit(free, dw, dp, n, k))
                 if pl is not None:
                     return pl
             return None
-        fits = None
         for k in np.argsort(cost, axis=None, kind="stable").tolist():
             n, g = int(sizes[k // len(self.types)]), k % len(self.types)
             if n == 1:
-                if fits is None:
-                    fits = (free >= dw - 1e-9).all(axis=1)
-                ok = np.flatnonzero(fits & self.on_type[g])
-                if ok.size:
-                    return self._placement({int(ok[np.argmin(free[ok, self.g])]): 1})
-                continue
-            pl = consolidated(self._only_type(free, g), dw, dp, n, 0)
+                pl = tried(("one", g), lambda: self._best_fit_one(free, dw, g))
+            else:
+                pl = tried(("type", n, g), lambda: consolidated(self._only_type(free, g), dw, dp, n, 0))
             if pl is not None:
                 return pl
-        return self.placer.fit(free, dw, dp, int(self._min_w[j]), 0)
+        n = int(self._min_w[j])
+        return tried(("placer", n, 0), lambda: self.placer.fit(free, dw, dp, n, 0))
+
+    def _best_fit_one(self, free: np.ndarray, dw: np.ndarray, g: int) -> Placement | None:
+        """One worker of demand ``dw`` (no PS) on the server of GPU type g with the least free GPUs that holds it
+        (ties by index); None if none does."""
+        ok = np.flatnonzero((free >= dw - 1e-9).all(axis=1) & self.on_type[g])
+        return self._placement({int(ok[np.argmin(free[ok, self.g])]): 1}) if ok.size else None
 
 
 def _workers(srv: list[int], cnt: list[int], lo: int, hi: int) -> dict[int, int]:
