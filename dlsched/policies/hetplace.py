@@ -1022,8 +1022,8 @@ class HetPlace(ChangePolicy):
         the active jobs: this loop was 14 % of a run's CPU). Once a job has not fitted, a job whose request
         (its workers' and PSs' demands, each resource summed) exceeds the cluster's free room summed over the
         servers is not tried: no placer fits it (a server counts a task where its room is within
-        :data:`~dlsched.sim.placement.EPS` of the task's, hence the slack). On DL2's mix 302 of 495 GPU-less
-        jobs of 34 CPUs each were tried on 4 free CPUs, each a pass of the placer. Never stopped by a budget's
+        :data:`~dlsched.sim.placement.EPS` of the task's, hence the slack). On DL2's mix 303 of 495 GPU-less
+        jobs of 34 CPUs each were tried once the free CPUs had fallen below 34, each a pass of the placer. Never stopped by a budget's
         placement clock: :meth:`_full` keeps this pass's time back from the GPU jobs' placement."""
         out: dict[int, Placement] = {}
         alone = self.placer_name == "consolidated"

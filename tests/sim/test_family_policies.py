@@ -266,7 +266,8 @@ def test_hetplace_srpt_moves_a_job_the_pipeline_spread_over_types_onto_one(monke
         # a pipeline that puts the job's two workers on one GPU of each server (one K80, one V100)
         gpu_job = np.where(np.r_[0, np.diff(view.gpu_server)] != 0, 0, -1)
         gpu_job[0] = 0
-        return types.SimpleNamespace(solution=types.SimpleNamespace(gpu_job=gpu_job), objective=1.0, bound=1.0)
+        return types.SimpleNamespace(solution=types.SimpleNamespace(gpu_job=gpu_job), objective=1.0, bound=1.0,
+                                     stats={"prices": [0.0] * view.n_types})   # the type prices every full decision keeps
 
     monkeypatch.setattr(ph, "hetplace", spread)
     done = {}
