@@ -128,7 +128,7 @@ def projected(m: TypeModel, t0: np.ndarray, stop: float = np.inf) -> float:
 
 def projected_many(m: TypeModel, ts: np.ndarray, stop: float = np.inf) -> np.ndarray:
     r""":func:`projected` of C assignments ``ts`` (C, n) replayed side by side, one event of each a step (the
-    per-event work of a replay is a few array operations, the same for one state as for C: 4.8 times less CPU on
+    per-event work of a replay is a few array operations, the same for one state as for C: 5.0 times less CPU on
     Gavel's 0e4a51 at 33-108 admitted jobs, results/gavel.md). inf for a replay whose :math:`F` is sure to reach
     ``stop``, or, strictly, to exceed :math:`F/(1 - 10^{-12})` of one already ended: neither can be the one
     :func:`exchange` keeps, which is at most :math:`10^{-12}` above every other's."""
