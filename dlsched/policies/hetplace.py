@@ -98,10 +98,12 @@ NEGLIGIBLE = 1e-9
 #: of CPU at the 90th percentile took 109 ms of wall time), which says nothing of the next placement's work
 SRPT_MEASURES = 8
 
-#: the most admitted jobs :meth:`HetPlace._exchange` searches over: a projection replays every completion through
-#: the rounds, so a candidate costs O(n^2 G) (about 1 ms of CPU at 30 jobs, 40 ms at 100, pure Python); over Gavel's
-#: msr 0e4a51 (up to 108 admitted 1-GPU jobs) the unbounded search took the run's CPU from 32 s to more than 118 s
-EXCHANGE_MAX_JOBS = 32
+#: the most admitted jobs :meth:`HetPlace._exchange` searches over: a step of the search replays every try, each
+#: completion through the rounds (:func:`~dlsched.policies.type_exchange.projected_many`), so its cost grows with the
+#: square of the jobs; 64 holds every state of the generated loaded streams ``gavel:300:SEED:rate=3`` (at most 57
+#: admitted), where searching past the former 32 lowered the average JCT on 8 seeds of 8 (results/gavel.md), while
+#: Gavel's msr 0e4a51 (up to 108 admitted 1-GPU jobs) keeps a bounded tail
+EXCHANGE_MAX_JOBS = 64
 
 #: the placement of a job that holds nothing yet (:meth:`HetPlace._srpt_answer`): its size is its smallest
 _NOWHERE = Placement({}, {})

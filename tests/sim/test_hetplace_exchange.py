@@ -19,7 +19,7 @@ from tests.sim.test_hetplace_types import PerWorkerSpeed
 @st.composite
 def models(draw):
     G = draw(st.integers(2, 3))
-    n = draw(st.integers(2, 7))
+    n = draw(st.integers(2, 9))
     need = draw(st.lists(st.sampled_from([1, 2, 4, 8]), min_size=n, max_size=n))
     per = [1] * n
     cap = draw(st.lists(st.integers(0, 16), min_size=G, max_size=G))
@@ -46,6 +46,123 @@ def test_the_exchange_never_raises_the_projected_sum_and_its_types_fit_the_gpus(
     for g in range(m.cap.size):
         assert m.need[t == g].sum() <= m.cap[g] + 1e-9
     assert all(m.ok[a, t[a]] for a in np.flatnonzero(t >= 0))
+
+
+# The replay one job and one event at a time, as first built (before the tries were replayed side by side): the
+# reference the array version must equal (and benchmarks/exchange_replay.py's old side).
+def ref_rounds(m, rem, alive, first=()):
+    n, G = m.rho.shape
+    t = np.full(n, -1, dtype=np.int64)
+    cap = m.cap.copy()
+    for a, g in first:
+        if alive[a] and m.ok[a, g] and m.need[a] <= cap[g] + 1e-9:
+            t[a] = g
+            cap[g] -= m.need[a]
+    left = np.flatnonzero(alive & (t < 0))
+    p = rem / m.best
+    for k in range(G):
+        lost = m.lost[left, k]
+        kappa = np.full(left.size, np.inf)
+        np.divide(rem[left], lost, out=kappa, where=lost > 0)
+        wait = []
+        for a in left[np.lexsort((p[left], kappa))].tolist():
+            g = int(m.rank[a, k])
+            if m.ok[a, g] and m.need[a] <= cap[g] + 1e-9:
+                t[a] = g
+                cap[g] -= m.need[a]
+            else:
+                wait.append(a)
+        left = np.sort(np.array(wait, dtype=np.int64))
+    return t
+
+
+def ref_projected(m, t0, stop=np.inf):
+    rem = m.rem.copy()
+    alive = np.ones(rem.size, dtype=bool)
+    t, now, total = t0.copy(), 0.0, 0.0
+    idx = np.arange(rem.size)
+    fastest = m.pace.max(axis=1)
+    while alive.any():
+        if stop < np.inf and total + np.sum(now + rem[alive] / fastest[alive]) >= stop:
+            return float("inf")
+        on = alive & (t >= 0)
+        if not on.any():
+            return float("inf")
+        at = idx[on]
+        pace = m.pace[at, t[on]]
+        left = rem[at] / pace
+        first = int(np.argmin(left))
+        dt = float(left[first])
+        now += dt
+        rem[at] -= pace * dt
+        done = on & (rem <= tx._DONE * m.rem)
+        done[at[first]] = True
+        total += now * int(done.sum())
+        alive &= ~done
+        rem[done] = 0.0
+        if alive.any():
+            t = ref_rounds(m, rem, alive)
+    return total
+
+
+def ref_exchange(m, base=None):
+    alive = np.ones(m.rem.size, dtype=bool)
+    cur = ref_rounds(m, m.rem, alive) if base is None else base
+    f0 = f_cur = ref_projected(m, cur)
+    first = []
+    while True:
+        fixed = {a for a, _ in first}
+        best = None
+        for a in np.flatnonzero(cur >= 0).tolist():
+            if a in fixed:
+                continue
+            pos = int(np.flatnonzero(m.rank[a] == cur[a])[0])
+            for g in m.rank[a, :pos].tolist():
+                if not m.ok[a, g]:
+                    continue
+                cand = first + [(a, int(g))]
+                t = ref_rounds(m, m.rem, alive, cand)
+                if t[a] != g or np.array_equal(t, cur):
+                    continue
+                bar = (f_cur if best is None else best[0]) * (1 - 1e-12)
+                f = ref_projected(m, t, bar)
+                if f < bar:
+                    best = (f, cand, t)
+        if best is None:
+            return first, f0, f_cur
+        f_cur, first, cur = best
+
+
+@settings(max_examples=150, deadline=None)
+@given(models(), st.data())
+def test_the_side_by_side_replay_equals_one_job_and_one_event_at_a_time(m, data):
+    n = m.rem.size
+    everyone = np.ones(n, dtype=bool)
+    # a few states mid-replay (some jobs done, the others' work partly done) and forced promotions
+    rows = data.draw(st.integers(1, 4))
+    rem = np.array([[m.rem[a] * data.draw(st.sampled_from([1.0, 0.5, 0.25])) for a in range(n)] for _ in range(rows)])
+    alive = np.array([[data.draw(st.booleans()) or a == 0 for a in range(n)] for _ in range(rows)])
+    first = [(a, g) for a, g in data.draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, m.cap.size - 1)),
+                                                  max_size=2))]
+    got = tx.rounds_many(m, rem, alive, first)
+    for c in range(rows):
+        assert got[c].tolist() == ref_rounds(m, rem[c], alive[c], first).tolist()
+    # each job promoted on its own: the tries of one search step
+    job = np.array([data.draw(st.integers(0, n - 1)) for _ in range(rows)])
+    to = np.array([data.draw(st.integers(0, m.cap.size - 1)) for _ in range(rows)])
+    got = tx.rounds_many(m, np.tile(m.rem, (rows, 1)), np.ones((rows, n), dtype=bool), first, (job, to))
+    for c in range(rows):
+        assert got[c].tolist() == ref_rounds(m, m.rem, everyone, first + [(int(job[c]), int(to[c]))]).tolist()
+    f = tx.projected_many(m, got)
+    for c in range(rows):
+        want = ref_projected(m, got[c])
+        if f[c] < np.inf:
+            assert f[c] == pytest.approx(want, rel=1e-9, abs=0)
+        else:                                      # cannot progress, or sure to be above one that ended
+            assert want == np.inf or want > f.min() / (1 - 1e-12)
+        assert tx.projected(m, got[c]) == pytest.approx(want, rel=1e-9, abs=0)
+    assert tx.exchange(m)[0] == ref_exchange(m)[0]
+    assert tx.exchange(m)[2] == pytest.approx(ref_exchange(m)[2], rel=1e-9)
 
 
 def test_the_projection_replays_the_rounds_at_each_completion():
