@@ -208,6 +208,15 @@ def fill_slot(slot: Slot, pick) -> int:
             return n
 
 
+def one_inference_thread() -> None:
+    """One torch thread, for a command that runs ``dl2`` in a process of its own (``simulate``, a bench suite's
+    cell): an inference is a batch of one through a small MLP, and a second intra-op thread spin-waits
+    (``simulate dl2:60:3 --policy dl2`` at load 2.6: 92.4 CPU-s and 118 s of wall with torch's two threads,
+    7.1 CPU-s and 7.5 s with one, the same decisions). Not set by the policy itself, which would change the
+    threads of a library caller's process."""
+    torch.set_num_threads(1)
+
+
 class DL2Policy:
     """DL2: a neural policy warmed up on an existing scheduler, fine-tuned by actor-critic, deciding per slot (MODELS.md §6).
 
