@@ -994,7 +994,9 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
         """True if a time budget will end the run before the next episode (so its last model is evaluated)."""
         return ((cfg.time_budget_s is not None and time.monotonic() - wall0 > cfg.time_budget_s)
                 or (cfg.cpu_budget_s is not None and cpu_seconds() > cfg.cpu_budget_s))
-    with bar("dl2 actor-critic", cfg.rl_episodes, enabled=progress) as tick, ForkPool(cfg.workers, env, model) as pool:
+    # ES (--baseline es) is no actor-critic: the line names what runs
+    stage = "dl2 evolution strategies" if cfg.baseline == "es" else "dl2 actor-critic"
+    with bar(stage, cfg.rl_episodes, enabled=progress) as tick, ForkPool(cfg.workers, env, model) as pool:
         for ep in range(1, cfg.rl_episodes + 1):
             if stop_after(ep - 1):
                 break
