@@ -32,6 +32,10 @@ def cmd_simulate(args) -> int:
     if args.plot and Path(args.plot).exists() and not Path(args.plot).is_dir():
         raise InputError("<argument>", "--plot", "a folder for the figures", f"'{args.plot}' is not a folder")
     names = policy_list(args.policy)
+    if "dl2" in names:
+        from dlsched.rl.policy import one_inference_thread
+
+        one_inference_thread()
     policies = [checked_policy(name, _with_budget(args.decision_budget, name, params))   # every name and parameter
                 for name in names]                                                  # checked before any run
     trace = load_trace(args.trace, args.trace_format)

@@ -271,6 +271,10 @@ def simulate_cell(ref: TraceRef, policy: PolicySpec, rep: int, settings: SimSett
     """The SimResult of one cell and the policy object (for its own statistics)."""
     trace = trace if trace is not None else ref.load_scaled(settings)[0]
     pol = make_policy(policy.name, **policy.params)
+    if policy.name == "dl2":
+        from dlsched.rl.policy import one_inference_thread
+
+        one_inference_thread()
     cluster, speed = settings.load_cluster(), make_speed(settings.speed)
     scaling = {}
     if settings.target_load is not None and not ref.scaling:   # a trace set's own scaling comes first

@@ -186,3 +186,20 @@ def test_the_policy_decides_when_and_as_the_environment_does(decide_at, rows):
         assert np.allclose(env.result().jct, res.jct)
     # the option overrides the checkpoint's timing
     assert DL2Policy(model, decide_at="slots").spec.decide_at == "slots"
+
+
+def test_simulate_with_dl2_runs_torch_on_one_thread_and_the_library_policy_leaves_threads_alone(capsys):
+    """`dlsched simulate --policy dl2` pins one torch thread (a second one spin-waits: 13 times the CPU at
+    load 2.6, dlsched.rl.policy.one_inference_thread); making the policy in a library caller's process does not."""
+    from dlsched.cli import main
+
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        make_policy("dl2")
+        assert torch.get_num_threads() == 2
+        assert main(["simulate", "dl2:3:1", "--policy", "dl2", "--json"]) == 0
+        capsys.readouterr()
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)

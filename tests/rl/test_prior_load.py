@@ -111,3 +111,40 @@ def test_a_search_without_the_load_row_goes_on_with_it_from_the_same_decisions(t
         train(TrainConfig(rl_episodes=1, init=str(tmp_path / "a.pt"), **{**base, "leave_out": True}), tmp_path / "c.pt",
               command="test", progress=False)
     assert e.value.where == "spec"
+
+
+CROSS = dataclasses.replace(SPEC, prior_cross=True)
+
+
+def test_the_cross_columns_are_the_type_one_hot_times_the_log_rank_after_the_others():
+    _, slot = slots(seed=3)
+    x = torch.from_numpy(slot.observation()).float()[None]
+    with_cross, without = row_features(x, CROSS), row_features(x, SPEC)
+    L = SPEC.n_types
+    assert with_cross.shape[-1] == without.shape[-1] + L == prior_shape(CROSS)[0]
+    assert torch.equal(with_cross[..., :-L], without)
+    rank = (torch.log2(torch.arange(1, SPEC.J + 1, dtype=torch.float32)) - 2.5) / 1.5
+    assert torch.allclose(with_cross[0, :, -L:], x[0, :, :L] * rank[:, None])
+    assert Spec.from_dict(CROSS.to_dict()) == CROSS and "prior_cross" not in SPEC.to_dict()
+    with pytest.raises(InputError) as e:
+        Spec(J=6, prior_cross=True)
+    assert e.value.where == "prior_cross"
+
+
+@pytest.mark.parametrize("first, then", [("read_cross", "read_load"), ("read_load", "read_cross")])
+def test_rows_added_at_zero_in_either_order_keep_every_logit(first, then):
+    """Θ's rows follow row_features' columns (type, remaining, rank, load, cross): a row added at 0, in its
+    column's place, changes no logit, whatever weights the rows added before it carry."""
+    _, slot = slots(seed=3)
+    x = torch.from_numpy(slot.observation()).float()[None]
+    mask = torch.ones(1, SPEC.J * SPEC.n_levels)
+    model = with_prior(Model.new(dataclasses.replace(SPEC, prior_load=False), (16,), seed=2))
+    gen = torch.Generator().manual_seed(0)
+    for add in (first, then):
+        with torch.no_grad():
+            model.policy.prior.normal_(generator=gen)
+        before = model.policy.levels(x, mask)
+        getattr(model, add)()
+        assert model.policy.prior.shape == prior_shape(model.spec)
+        assert torch.allclose(model.policy.levels(x, mask), before, atol=1e-5)
+    assert model.spec == CROSS and model.es_optimizer is None

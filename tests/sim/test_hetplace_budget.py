@@ -60,11 +60,13 @@ def _decide(mix: str, k: int | None):
     clocks = [FakeClock(None), FakeClock(k)]
     clock = clocks[1]
     pol.decision_record.clock = lambda: clocks.pop(0)
-    sim.apply(pol.schedule(sim.state(), sim.advance(None)), pol.name)
+    events = sim.advance(None)         # first: the state after the arrivals at 0 (arguments run left to right)
+    sim.apply(pol.schedule(sim.state(), events), pol.name)
     # nothing measured: the pipeline decides (the first decision's 2,000 jobs would predict that 10 ms
     # cannot buy it, and the decision would be the anytime answer, test_hetplace_anytime.py)
     pol._full_cost = pol._full_whole = None
-    decision = pol.schedule(sim.state(), sim.advance(1.0))
+    events = sim.advance(1.0)
+    decision = pol.schedule(sim.state(), events)
     sim.apply(decision, pol.name)                 # the engine checks capacity and sizes
     rec = pol.decision_record
     return decision, rec.objectives[-1], rec.gaps[-1], clock
