@@ -277,7 +277,8 @@ def add_parsers(sub) -> None:
     p.add_argument("--deadline", type=float, default=None, metavar="S", help="wall-clock budget (s)")
     p.add_argument("--decision-budget", type=float, default=None, metavar="MS",
                    help="per-decision time budget in ms, passed as budget_ms to a policy that takes one "
-                        "(smd, hetplace, fluid): the best answer found in it, and its certified gap in --json")
+                        "(smd, hetplace, fluid, optimus, Gavel's LP policies, oasis, dorm): the best answer found in it, and "
+                        "its certified gap in --json")
     p.add_argument("--bound", choices=("simple", "lp", "none"), default="simple",
                    help="the lower bound on the average JCT reported beside the run (sim/bounds.py): alone + "
                         "capacity (default), also the time-indexed LP (slower), or none")
