@@ -340,3 +340,25 @@ def test_simulate_refuses_a_bad_budget_for_a_gavel_policy(capsys):
                        "gavel-max-sum-throughput",
                        "-P", "budget_ms=0")
     assert code == 2 and "at budget_ms: expected a finite number > 0" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("name", ["gavel-max-min-fairness", "gavel-max-min-fairness-perf", "gavel-max-sum-throughput",
+                                  "gavel-min-total-duration", "gavel-finish-time-fairness"])
+def test_gavel_policies_whose_every_lp_is_cut_keep_the_policy_contract(monkeypatch, name):
+    from dlsched.instance.cluster import Cluster
+    from dlsched.policies.budget import DecisionRecord
+    from dlsched.solvers.options import Budget
+    from dlsched.testing import LinearSpeed, check_policy, generic_trace
+
+    # every decision's clock spent from its start: every LP is cut (deterministically, unlike a 1-ms budget on
+    # LPs that take less), so every allocation is the kept one (finish-time fairness: the isolated one)
+    monkeypatch.setattr(DecisionRecord, "clock", lambda self: Budget(1e-12, margin=0.0))
+    tr = generic_trace([(0, 9, 1, 3, 0, 0), (0, 4, 2, 2, 0, 1), (1, 7, 1, 4, 1, 0), (2, 3, 1, 1, 0, 2), (2, 12, 2, 2, 2, 1)])
+    made = []
+    check_policy(lambda: made.append(make_policy(name, budget_ms=1)) or made[-1],
+                 cases=[(tr, Cluster.homogeneous(2, {"gpu": 4, "cpu": 8}), LinearSpeed())])
+    recs = [p.decision_record for p in made]
+    if name == "gavel-finish-time-fairness":     # certified by its lower end even with no LP
+        assert sum(len(r.gaps) for r in recs) > 0 and all(r.uncertified == 0 for r in recs)
+    else:
+        assert sum(r.uncertified for r in recs) > 0 and all(r.gaps == [] for r in recs)
