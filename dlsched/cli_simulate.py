@@ -14,7 +14,7 @@ from dlsched.arguments import checked_policy
 from dlsched.console import EXIT_STOPPED, number, seconds, stop_requests, table_console
 from dlsched.errors import InputError
 from dlsched.instance.traces import TRACE_FORMATS, load_trace
-from dlsched.registry import describe_policy, policy_accepts, policy_names
+from dlsched.registry import describe_policy, load_target, policy_accepts, policy_names
 from dlsched.sim.bounds import certified_bound
 from dlsched.sim.engine import simulate
 from dlsched.sim.load import low_load_warning, offered_load
@@ -34,7 +34,6 @@ def cmd_simulate(args) -> int:
     names = policy_list(args.policy)
     policies = [checked_policy(name, _with_budget(args.decision_budget, name, params))   # every name and parameter
                 for name in names]                                                  # checked before any run
-    from dlsched.policies.oasis import _OnOasisSlots     # here: `dlsched policies` loads no policy module
     inst = oasis_instance(args.trace, args.trace_format)
     if inst is None:
         trace, oasis = load_trace(args.trace, args.trace_format), None
@@ -42,7 +41,7 @@ def cmd_simulate(args) -> int:
     else:
         trace, cluster, oasis = _oasis_setting(args, inst)
     for name, policy in zip(names, policies):
-        if isinstance(policy, _OnOasisSlots) and oasis is None:
+        if getattr(policy, "trace_family", None) == "oasis" and oasis is None:
             raise InputError("<argument>", "--policy", f"an OASiS instance (a dlsched/1 file of family oasis) as the trace "
                              f"for policy '{name}'", args.trace)
     runs, warned, bounds = [], False, {}
@@ -100,6 +99,9 @@ def policy_list(text: str) -> list[str]:
     return names
 
 
+#: named, not imported: `dlsched policies` loads no policy module
+OASIS_TO_TRACE = "dlsched.policies.oasis:to_trace"
+
 #: what an OASiS instance brings itself: options that would reshape it are refused beside one
 _OASIS_OWN = (("--cluster", "cluster", "its servers"), ("--speed", "speed", "its speed source"),
               ("--speed-param", "speed_param", "its speed source"), ("--speed-noise", "speed_noise", "its speed source"),
@@ -114,9 +116,7 @@ def _oasis_setting(args, inst):
     for flag, attr, what in _OASIS_OWN:
         if getattr(args, attr) not in (None, [], 0.0):
             raise InputError("<argument>", flag, f"none with an OASiS instance (it brings {what})", getattr(args, attr))
-    from dlsched.policies.oasis import to_trace
-
-    trace, cluster, speed = to_trace(inst, slot_seconds=1.0)
+    trace, cluster, speed = load_target(OASIS_TO_TRACE, "trace")(inst, slot_seconds=1.0)
     return trace, cluster, (speed, float(inst.horizon))
 
 

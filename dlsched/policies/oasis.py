@@ -344,6 +344,9 @@ def run(inst: OasisInstance, policy, deadline: float | None = None) -> tuple[Oas
 class _OnOasisSlots(Slotted):
     """A slot-level OASiS policy as an engine policy on a trace from :func:`to_trace` (slots of that trace's Δ)."""
 
+    #: the family whose instances (through :func:`to_trace`) it runs on: ``dlsched simulate`` refuses any other trace
+    trace_family = "oasis"
+
     def __init__(self, inner):
         super().__init__(inner, 1.0, replan="slots")
 
