@@ -14,12 +14,12 @@ from dlsched.arguments import checked_policy
 from dlsched.console import EXIT_STOPPED, number, seconds, stop_requests, table_console
 from dlsched.errors import InputError
 from dlsched.instance.traces import TRACE_FORMATS, load_trace
-from dlsched.registry import describe_policy, policy_accepts, policy_names
+from dlsched.registry import describe_policy, load_target, policy_accepts, policy_names
 from dlsched.sim.bounds import certified_bound
 from dlsched.sim.engine import simulate
 from dlsched.sim.load import low_load_warning, offered_load
 from dlsched.sim.plots import write_figures
-from dlsched.sim.run import load_cluster, parse_params, pick_speed, rescale
+from dlsched.sim.run import load_cluster, oasis_instance, parse_params, pick_speed, rescale
 
 
 def cmd_simulate(args) -> int:
@@ -38,12 +38,20 @@ def cmd_simulate(args) -> int:
         one_inference_thread()
     policies = [checked_policy(name, _with_budget(args.decision_budget, name, params))   # every name and parameter
                 for name in names]                                                  # checked before any run
-    trace = load_trace(args.trace, args.trace_format)
-    cluster = load_cluster(args.cluster, trace)
+    inst = oasis_instance(args.trace, args.trace_format)
+    if inst is None:
+        trace, oasis = load_trace(args.trace, args.trace_format), None
+        cluster = load_cluster(args.cluster, trace)
+    else:
+        trace, cluster, oasis = _oasis_setting(args, inst)
+    for name, policy in zip(names, policies):
+        if getattr(policy, "trace_family", None) == "oasis" and oasis is None:
+            raise InputError("<argument>", "--policy", f"an OASiS instance (a dlsched/1 file of family oasis) as the trace "
+                             f"for policy '{name}'", args.trace)
     runs, warned, bounds = [], False, {}
     with stop_requests() as stop:     # Ctrl-C or SIGTERM: the run in progress ends with what it has
         for policy in policies:
-            runs.append(_run(args, policy, trace, cluster, warn=not warned, stop=stop))
+            runs.append(_run(args, policy, trace, cluster, warn=not warned, stop=stop, oasis=oasis))
             warned = True
             if stop.is_set():
                 break
@@ -95,19 +103,45 @@ def policy_list(text: str) -> list[str]:
     return names
 
 
-def _run(args, policy, trace, cluster, *, warn: bool, stop=None):
+#: named, not imported: `dlsched policies` loads no policy module
+OASIS_TO_TRACE = "dlsched.policies.oasis:to_trace"
+
+#: what an OASiS instance brings itself: options that would reshape it are refused beside one
+_OASIS_OWN = (("--cluster", "cluster", "its servers"), ("--speed", "speed", "its speed source"),
+              ("--speed-param", "speed_param", "its speed source"), ("--speed-noise", "speed_noise", "its speed source"),
+              ("--max-time", "max_time", "its horizon T"), ("--arrival-scale", "arrival_scale", "its arrival slots"),
+              ("--target-load", "target_load", "its arrival slots"), ("--target-peak", "target_peak", "its arrival slots"),
+              ("--inflate", "inflate", "its jobs"))
+
+
+def _oasis_setting(args, inst):
+    """The trace, cluster and (speed source, horizon) of an OASiS instance, as :func:`dlsched.policies.oasis.run`
+    sets them up: slots of Δ = 1 s in the engine (work, whole worker-slots, is done exactly), ``max_time`` = T."""
+    for flag, attr, what in _OASIS_OWN:
+        if getattr(args, attr) not in (None, [], 0.0):
+            raise InputError("<argument>", flag, f"none with an OASiS instance (it brings {what})", getattr(args, attr))
+    trace, cluster, speed = load_target(OASIS_TO_TRACE, "trace")(inst, slot_seconds=1.0)
+    return trace, cluster, (speed, float(inst.horizon))
+
+
+def _run(args, policy, trace, cluster, *, warn: bool, stop=None, oasis=None):
     """One policy on the trace as the options shape it (speed source and scaling made afresh, so
-    that a policy's run is the run it gets alone); returns the result, the speed source, the trace run."""
-    speed = pick_speed(args.speed, trace, cluster, noise=args.speed_noise, seed=args.seed,
-                       params=parse_params(args.speed_param, "--speed-param"))
-    used, scaling = rescale(trace, cluster, speed, arrival_scale=args.arrival_scale, target_load=args.target_load,
-                            target_peak=args.target_peak, inflation=args.inflate, inflation_seed=args.seed)
+    that a policy's run is the run it gets alone); returns the result, the speed source, the trace run.
+    ``oasis``: the speed source and horizon of an OASiS instance (:func:`_oasis_setting`), used as they are."""
+    if oasis is None:
+        speed = pick_speed(args.speed, trace, cluster, noise=args.speed_noise, seed=args.seed,
+                           params=parse_params(args.speed_param, "--speed-param"))
+        used, scaling = rescale(trace, cluster, speed, arrival_scale=args.arrival_scale, target_load=args.target_load,
+                                target_peak=args.target_peak, inflation=args.inflate, inflation_seed=args.seed)
+        max_time = args.max_time
+    else:
+        (speed, max_time), used, scaling = oasis, trace, {}
     load = scaling.get("offered_load") or offered_load(used, cluster, speed)
     warning = low_load_warning(load)
     if warning and warn:
         print(f"warning: {warning}", file=sys.stderr)
     res = simulate(used, cluster, policy, speed, seed=args.seed, restart_seconds=args.restart_seconds,
-                   max_time=args.max_time, deadline=args.deadline, progress=True, stop=stop)
+                   max_time=max_time, deadline=args.deadline, progress=True, stop=stop)
     res.extra.update(scaling)
     res.extra.update({"offered_load": load, "warnings": [warning] if warning else []})
     return res, speed, used
@@ -252,7 +286,8 @@ def cmd_policies(args) -> int:
 def add_parsers(sub) -> None:
     """The ``simulate`` and ``policies`` subcommands (called from dlsched/cli.py)."""
     p = sub.add_parser("simulate", help="replay a job trace on a cluster under a policy")
-    p.add_argument("trace", help="a trace file (Gavel, Tiresias, OpenB, Pollux, Microsoft ITP) or dl2:N[:SEED] / poisson:N[:SEED] / gavel:N[:SEED[:rate=R,bursts=B,...]]")
+    p.add_argument("trace", help="a trace file (Gavel, Tiresias, OpenB, Pollux, Microsoft ITP), an OASiS instance (dlsched/1 JSON of "
+                        "family oasis: its own cluster, speed and horizon T) or dl2:N[:SEED] / poisson:N[:SEED] / gavel:N[:SEED[:rate=R,bursts=B,...]]")
     p.add_argument("--trace-format", default=None, metavar="FORMAT",
                    help=f"the trace's format ({', '.join(TRACE_FORMATS)}; default: detected); itp-elastic: Microsoft ITP "
                         "jobs that may run on 1..num_gpu GPUs")
@@ -281,7 +316,8 @@ def add_parsers(sub) -> None:
     p.add_argument("--deadline", type=float, default=None, metavar="S", help="wall-clock budget (s)")
     p.add_argument("--decision-budget", type=float, default=None, metavar="MS",
                    help="per-decision time budget in ms, passed as budget_ms to a policy that takes one "
-                        "(smd, hetplace, fluid): the best answer found in it, and its certified gap in --json")
+                        "(smd, hetplace, fluid, optimus, Gavel's LP policies, oasis, dorm): the best answer found in it, and "
+                        "its certified gap in --json")
     p.add_argument("--bound", choices=("simple", "lp", "none"), default="simple",
                    help="the lower bound on the average JCT reported beside the run (sim/bounds.py): alone + "
                         "capacity (default), also the time-indexed LP (slower), or none")

@@ -47,6 +47,8 @@ import numpy as np
 from dlsched.arguments import MIN_SLOT_SECONDS, Range, checked
 from dlsched.errors import InputError
 from dlsched.policies import gavel_lp
+from dlsched.policies.budget import BudgetMs, DecisionRecord
+from dlsched.policies.gavel_prices import LPCut
 from dlsched.sim.placement import consolidated, hold, usage
 from dlsched.sim.policy import ClusterState, Event, Placement, PolicyContext
 
@@ -238,57 +240,126 @@ class GavelPolicy:
         return out
 
 
-class GavelMaxMinFairness(GavelPolicy):
+class GavelLPPolicy(GavelPolicy):
+    """A Gavel policy whose allocation solves an LP (:mod:`dlsched.policies.gavel_lp`), within ``budget_ms`` per
+    decision (docs/simulator.md, "Decision budgets and certified gaps"; default none: every LP solved to
+    optimality, as without the option).
+
+    The budget runs from the call (:meth:`schedule`); every LP of the allocation gets what remains less a tenth of
+    the budget as HiGHS's time limit. A solved allocation records its value against the bound its LPs prove
+    (``Allocation.bound``: the optimum itself, gap 0, for a single LP solved to optimality; the prices' Lagrangian
+    bound for the max-min LP through them; the bisection's lower end for finish-time fairness, also when the
+    budget stops it). An allocation whose LP the budget cut answers :meth:`kept` instead, uncertified (HiGHS
+    gives no dual bound short of optimality). ``sense``: whether the problem's value is maximised (recorded
+    negated: :meth:`~dlsched.policies.budget.DecisionRecord.record` takes a minimisation) or minimised."""
+
+    sense = "max"
+
+    @checked
+    def __init__(self, round_seconds: Annotated[float, Range(ge=MIN_SLOT_SECONDS, finite=True)] = ROUND_SECONDS,
+                 reset_seconds: Annotated[float, Range(ge=0, finite=True)] = 0.0, budget_ms: BudgetMs | None = None):
+        super().__init__(round_seconds, reset_seconds)
+        self.decision_record = DecisionRecord(budget_ms)
+
+    def reset(self, ctx: PolicyContext) -> None:
+        super().reset(ctx)
+        self.decision_record.reset()
+        self.clock = self.decision_record.clock()
+
+    def schedule(self, state: ClusterState, events: Sequence[Event]) -> dict[int, Placement]:
+        self.clock = self.decision_record.clock()
+        return super().schedule(state, events)
+
+    def allocate(self, state, jobs, T, z):
+        try:
+            got = self.solve(state, jobs, T, z)
+        except LPCut:
+            self.decision_record.record_uncertified()
+            return self.kept(jobs, z)
+        self.certify(got.value, got.bound)
+        return got.X
+
+    def solve(self, state: ClusterState, jobs: np.ndarray, T: np.ndarray, z: np.ndarray) -> gavel_lp.Allocation:
+        """The allocation problem's answer for the active ``jobs``, its LPs within ``self.clock``."""
+        raise NotImplementedError
+
+    def certify(self, value: float, bound: float | None) -> None:
+        """Record a solved allocation's value against its bound (none: no LP ran, nothing to certify)."""
+        if bound is not None:
+            sign = -1.0 if self.sense == "max" else 1.0
+            self.decision_record.record(sign * value, sign * bound)
+
+    def kept(self, jobs: np.ndarray, z: np.ndarray) -> np.ndarray:
+        r"""The answer of a decision whose LP the budget cut: the allocation in force for the jobs it had, and for
+        the others :func:`~dlsched.policies.gavel_lp.isolated_share` of the GPUs it leaves on each type.
+        Feasible for the base constraints: the kept rows are the old allocation's restricted to fewer jobs, and
+        the m' new jobs put at most :math:`\sum_j z_{jk} r_k / (m' z_{jk}) = r_k` on type k with :math:`r_k` what
+        the kept rows leave (the rows scaled to sum at most 1)."""
+        X = np.zeros(z.shape)
+        new = np.array([j not in self.X for j in jobs.tolist()], dtype=bool)
+        for a in np.flatnonzero(~new).tolist():
+            X[a] = self.X[int(jobs[a])]
+        if new.any():
+            left = np.maximum(self.cap - (z * X).sum(axis=0), 0.0)
+            X[new] = gavel_lp.isolated_share(z[new], left)
+        return X
+
+
+class GavelMaxMinFairness(GavelLPPolicy):
     """Gavel's max-min fairness (LAS), heterogeneity-agnostic: max min_j z_j sum_k X_jk, time even over the types, in rounds."""
 
     name = "gavel-max-min-fairness"
     perf = False
 
-    def allocate(self, state, jobs, T, z):
+    def solve(self, state, jobs, T, z):
         W = np.where(T > 0, z, 0.0)
-        return gavel_lp.even_over_types(gavel_lp.max_min_fairness(W, z, self.cap).X, W, self.cap)
+        # the even split keeps every job's sum of z X, so the value and its bound stand (even_over_types)
+        got = gavel_lp.max_min_fairness(W, z, self.cap, budget=self.clock)
+        return gavel_lp.Allocation(gavel_lp.even_over_types(got.X, W, self.cap), got.value, got.lps, got.bound)
 
 
-class GavelMaxMinFairnessPerf(GavelPolicy):
+class GavelMaxMinFairnessPerf(GavelLPPolicy):
     """Gavel's heterogeneity-aware max-min fairness: max min_j of z_j tau_j(X) over an equal share's throughput, in rounds."""
 
     name = "gavel-max-min-fairness-perf"
 
-    def allocate(self, state, jobs, T, z):
+    def solve(self, state, jobs, T, z):
         share = (T * self.cap).sum(axis=1) / self.cap.sum()
         W = np.where(share[:, None] > 0, z * T / np.where(share > 0, share, 1.0)[:, None], 0.0)
-        return gavel_lp.max_min_fairness(W, z, self.cap).X
+        return gavel_lp.max_min_fairness(W, z, self.cap, budget=self.clock)
 
 
-class GavelMaxSumThroughput(GavelPolicy):
+class GavelMaxSumThroughput(GavelLPPolicy):
     """Gavel's max-sum-throughput: max sum_jk T_jk X_jk (steps/s), in rounds."""
 
     name = "gavel-max-sum-throughput"
 
-    def allocate(self, state, jobs, T, z):
-        return gavel_lp.max_sum_throughput(T, z, self.cap).X
+    def solve(self, state, jobs, T, z):
+        return gavel_lp.max_sum_throughput(T, z, self.cap, budget=self.clock)
 
 
-class GavelMinTotalDuration(GavelPolicy):
+class GavelMinTotalDuration(GavelLPPolicy):
     """Gavel's min-total-duration: the allocation that finishes the active jobs soonest (makespan), one LP, in rounds."""
 
     name = "gavel-min-total-duration"
+    sense = "min"
 
-    def allocate(self, state, jobs, T, z):
-        return gavel_lp.min_total_duration(T, z, self.cap, np.asarray(state.remaining)[jobs]).X
+    def solve(self, state, jobs, T, z):
+        return gavel_lp.min_total_duration(T, z, self.cap, np.asarray(state.remaining)[jobs], budget=self.clock)
 
 
-class GavelFinishTimeFairness(GavelPolicy):
+class GavelFinishTimeFairness(GavelLPPolicy):
     """Gavel's finish-time fairness (Themis's rho): min max_j finish time over the isolated one, in rounds."""
 
     name = "gavel-finish-time-fairness"
+    sense = "min"
 
     def reset(self, ctx: PolicyContext) -> None:
         super().reset(ctx)
         self.isolated_time: dict[int, float] = {}     # I_j: progress so far at the isolated throughput
         self._prev: dict[int, tuple[float, float]] = {}   # j -> (remaining, isolated throughput) at the last solve
 
-    def allocate(self, state, jobs, T, z):
+    def solve(self, state, jobs, T, z):
         R = np.asarray(state.remaining, float)[jobs]
         iso = (gavel_lp.isolated_share(z, self.cap) * T).sum(axis=1)
         for a, j in enumerate(jobs.tolist()):
@@ -298,7 +369,7 @@ class GavelFinishTimeFairness(GavelPolicy):
         I = np.array([self.isolated_time[j] for j in jobs.tolist()])
         E = I + np.where(iso > 0, R / np.where(iso > 0, iso, 1.0), np.inf)
         elapsed = state.time - np.asarray(state.arrival)[jobs]
-        return gavel_lp.finish_time_fairness(T, z, self.cap, R, elapsed, E).X
+        return gavel_lp.finish_time_fairness(T, z, self.cap, R, elapsed, E, budget=self.clock)
 
 
 class GavelFIFOPerf(GavelPolicy):

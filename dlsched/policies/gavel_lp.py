@@ -45,19 +45,27 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from dlsched.policies.gavel_prices import max_min_by_prices, max_min_matrix, optimal_lp
+from dlsched.policies.gavel_prices import LPCut, max_min_by_prices, max_min_matrix, optimal_lp
 from dlsched.result import Status
 from dlsched.solvers.highs import translate
+from dlsched.solvers.options import Budget
 
 
 @dataclass
 class Allocation:
-    """``X[j, k]`` the time fractions, ``value`` the problem's optimal value (see each function), and
-    ``lps`` how many LPs were solved to get it."""
+    """``X[j, k]`` the time fractions, ``value`` the problem's optimal value (see each function), ``lps``
+    how many LPs were solved to get it, and ``bound`` a bound on the optimal value proven by them, on the
+    other side of ``value`` (above it for a maximisation, below for a minimisation; equal to it where the LP
+    was solved to optimality)."""
 
     X: np.ndarray
     value: float
     lps: int = 1
+    bound: float | None = None
+
+    def __post_init__(self):
+        if self.bound is None and self.lps:
+            self.bound = self.value
 
 
 def base_rows(z: np.ndarray, cap: np.ndarray, count: np.ndarray | None = None) -> tuple[sp.csr_matrix, np.ndarray]:
@@ -112,7 +120,8 @@ PRICED_CLASSES = 128
 SECOND_LP_GAIN = 1e-7
 
 
-def max_min_fairness(W: np.ndarray, z: np.ndarray, cap: np.ndarray, *, pareto: bool = True) -> Allocation:
+def max_min_fairness(W: np.ndarray, z: np.ndarray, cap: np.ndarray, *, pareto: bool = True,
+                     budget: Budget | None = None) -> Allocation:
     """:math:`\\max_X \\min_j \\sum_k W_{jk} X_{jk}` under the base constraints (module docstring);
     ``value`` is that maximum. Jobs whose row of W is 0 get nothing and do not count in the minimum.
     ``pareto``: then maximise :math:`\\sum W X` keeping every job at the maximum (the second LP), solved
@@ -124,7 +133,12 @@ def max_min_fairness(W: np.ndarray, z: np.ndarray, cap: np.ndarray, *, pareto: b
     (:func:`dlsched.policies.gavel_prices.max_min_by_prices`: proven optimal by a Lagrangian bound B, in a
     few small LPs where jobs are distinct); that answer stands where the bound shows that the second
     LP could add at most :data:`SECOND_LP_GAIN` of :math:`\\sum W X` (:func:`_second_lp_gain`), else (or
-    without a proof) the two LPs above are solved."""
+    without a proof) the two LPs above are solved.
+
+    ``budget``: a decision's clock, every LP's time limit (:func:`~dlsched.policies.gavel_prices.optimal_lp`
+    raises :class:`~dlsched.policies.gavel_prices.LPCut` when it ends before the first LP's optimum); the second
+    LP is skipped when it is spent, or stops at it with the first LP's optimum kept (the minimum, the value, is
+    the same). ``bound``: B where the prices proved the answer, else the first LP's optimum."""
     m, K = W.shape
     live = W > 0
     X = np.zeros((m, K))
@@ -136,14 +150,15 @@ def max_min_fairness(W: np.ndarray, z: np.ndarray, cap: np.ndarray, *, pareto: b
     Wc, Zc = W[rows][first] / scale, z[rows][first] * count[:, None]  # Wc: t of order 1 for HiGHS's tolerances
     C = first.size
     n = C * K
-    priced = max_min_by_prices(Wc, Zc, cap) if C >= PRICED_CLASSES else None
+    priced = max_min_by_prices(Wc, Zc, cap, budget=budget) if C >= PRICED_CLASSES else None
     if priced is not None and (not pareto or _second_lp_gain(priced, count) <= SECOND_LP_GAIN * priced.t * count.sum()):
         X[rows] = priced.X[inverse]
-        return Allocation(X, priced.t * scale, priced.lps)
+        return Allocation(X, priced.t * scale, priced.lps, priced.B * scale)
     M, row_upper = max_min_matrix(Wc, Zc, cap)
-    out = optimal_lp(np.r_[np.zeros(n), -1.0], M, row_upper, np.append((Wc > 0).ravel().astype(float), np.inf))
+    out = optimal_lp(np.r_[np.zeros(n), -1.0], M, row_upper, np.append((Wc > 0).ravel().astype(float), np.inf),
+                     budget=budget)
     t, x, lps = float(out.x[-1]), out.x[:n], 1
-    if pareto and t > 0:
+    if pareto and t > 0 and _second_lp_time(out.highs, budget):
         # keep every job at t, use what is left: same model, new costs, t at least its optimum
         h = out.highs
         h.changeColsCost(n + 1, np.arange(n + 1, dtype=np.int32), np.append(-(Wc * count[:, None]).ravel(), 0.0))
@@ -154,6 +169,18 @@ def max_min_fairness(W: np.ndarray, z: np.ndarray, cap: np.ndarray, *, pareto: b
             x = np.asarray(h.getSolution().col_value, dtype=float)[:n]
     X[rows] = np.clip(x.reshape(C, K), 0.0, 1.0)[inverse]
     return Allocation(X, t * scale, lps)
+
+
+def _second_lp_time(h, budget: Budget | None) -> bool:
+    """Whether the second LP of a max-min problem runs, on HiGHS model ``h`` of the first: always without a
+    budget; under one while it lasts (HiGHS's time limit set to what remains) and where the first LP ran in this
+    process (a large model under a time limit runs in a forked child, which keeps no model)."""
+    if budget is None or not budget.limited:
+        return True
+    if h is None or budget.expired():
+        return False
+    h.setOptionValue("time_limit", budget.seconds_for_solver())
+    return True
 
 
 def _second_lp_gain(priced, count: np.ndarray) -> float:
@@ -191,8 +218,9 @@ def even_over_types(X: np.ndarray, z: np.ndarray, cap: np.ndarray) -> np.ndarray
     return X
 
 
-def max_sum_throughput(T: np.ndarray, z: np.ndarray, cap: np.ndarray) -> Allocation:
-    """:math:`\\max_X \\sum_{jk} T_{jk} X_{jk}` under the base constraints; ``value`` is that sum."""
+def max_sum_throughput(T: np.ndarray, z: np.ndarray, cap: np.ndarray, budget: Budget | None = None) -> Allocation:
+    """:math:`\\max_X \\sum_{jk} T_{jk} X_{jk}` under the base constraints; ``value`` is that sum. ``budget``: the LP's
+    time limit (:func:`~dlsched.policies.gavel_prices.optimal_lp`)."""
     m, K = T.shape
     if m == 0 or not (T > 0).any():
         return Allocation(np.zeros((m, K)), 0.0, 0)
@@ -200,14 +228,16 @@ def max_sum_throughput(T: np.ndarray, z: np.ndarray, cap: np.ndarray) -> Allocat
     first, inverse, count = classes(T, z)
     A, b = base_rows(z[first], cap, count)
     c = -(T[first] / scale * count[:, None]).ravel()
-    x = optimal_lp(c, A, b, (T[first] > 0).ravel().astype(float)).x
+    x = optimal_lp(c, A, b, (T[first] > 0).ravel().astype(float), budget=budget).x
     return Allocation(np.clip(x.reshape(first.size, K), 0.0, 1.0)[inverse], -float(c @ x) * scale)
 
 
-def min_total_duration(T: np.ndarray, z: np.ndarray, cap: np.ndarray, R: np.ndarray) -> Allocation:
+def min_total_duration(T: np.ndarray, z: np.ndarray, cap: np.ndarray, R: np.ndarray,
+                       budget: Budget | None = None) -> Allocation:
     """The smallest M such that every job can finish its remaining ``R[j]`` steps within M seconds at the
     steady rate :math:`\\tau_j(X)`: one LP in :math:`(X, s = R_{\\max}/M)` (Charnes–Cooper, module
-    docstring). ``value`` is M in seconds (inf if a job with work left runs nowhere)."""
+    docstring). ``value`` is M in seconds (inf if a job with work left runs nowhere). ``budget``: the LP's
+    time limit (:func:`~dlsched.policies.gavel_prices.optimal_lp`)."""
     m, K = T.shape
     X = np.zeros((m, K))
     rows = np.flatnonzero(np.asarray(R) > 0)
@@ -221,7 +251,7 @@ def min_total_duration(T: np.ndarray, z: np.ndarray, cap: np.ndarray, R: np.ndar
     n = rows.size * K
     A, b, ub = _with_scalar(A0, b0, (T[rows] > 0).ravel().astype(float), -_per_job(T[rows]), Rr / Rmax,
                             np.zeros(rows.size))
-    sol = optimal_lp(np.r_[np.zeros(n), -1.0], A, b, ub).x
+    sol = optimal_lp(np.r_[np.zeros(n), -1.0], A, b, ub, budget=budget).x
     X[rows] = np.clip(sol[:n].reshape(rows.size, K), 0.0, 1.0)
     s = float(sol[-1])
     return Allocation(X, Rmax / s if s > 0 else float("inf"))
@@ -244,13 +274,17 @@ def ftf_ratios(X: np.ndarray, T: np.ndarray, R: np.ndarray, elapsed: np.ndarray,
 
 
 def finish_time_fairness(T: np.ndarray, z: np.ndarray, cap: np.ndarray, R: np.ndarray, elapsed: np.ndarray,
-                         E: np.ndarray, *, rtol: float = 1e-9, max_lps: int = 80) -> Allocation:
+                         E: np.ndarray, *, rtol: float = 1e-9, max_lps: int = 80, budget: Budget | None = None) -> Allocation:
     """:math:`\\min_X \\max_j \\rho_j(X)` (module docstring), ``E[j]`` :math:`= I_j + R_j/\\tau^{iso}_j` the
     job's expected isolated finish time. Bisection on ρ between :math:`\\max_j t_j/E_j` (below it no
     allocation works) and the best ρ of the allocations found so far (the isolated one first); at each
     ρ the LP :math:`\\max \\lambda` s.t. :math:`\\tau_j(X) \\ge \\lambda R_j/(\\rho E_j - t_j)` says whether
     ρ is reachable (λ ≥ 1), and its X is an allocation whose ρ tightens the upper end. Stops when the
-    ends are within ``rtol``; ``value`` is ρ of the returned X (an upper bound within ``rtol`` of ρ*)."""
+    ends are within ``rtol``; ``value`` is ρ of the returned X (an upper bound within ``rtol`` of ρ*), ``bound``
+    the lower end (no allocation reaches a ρ below it: none has :math:`\rho_j < t_j/E_j`, and each LP that
+    raised it was solved to optimality with λ < 1). ``budget``: the bisection stops when an LP's time limit,
+    what remains of it, ends first, with the best allocation so far (the isolated one at least, always
+    feasible) and the lower end it reached, still a certified bound."""
     m, K = T.shape
     X = np.zeros((m, K))
     R = np.asarray(R, float)
@@ -270,7 +304,10 @@ def finish_time_fairness(T: np.ndarray, z: np.ndarray, cap: np.ndarray, R: np.nd
         d = Rr / (rho * Er - tr)
         dmax = d.max()
         A, b, ubv = _with_scalar(A0, b0, ub, -_per_job(Tr), d / dmax, np.zeros(rows.size))
-        sol = optimal_lp(np.r_[np.zeros(n), -1.0], A, b, ubv).x
+        try:
+            sol = optimal_lp(np.r_[np.zeros(n), -1.0], A, b, ubv, budget=budget).x
+        except LPCut:
+            break
         lps += 1
         x = np.clip(sol[:n].reshape(rows.size, K), 0.0, 1.0)
         got = float(ftf_ratios(x, Tr, Rr, tr, Er).max())
@@ -282,7 +319,7 @@ def finish_time_fairness(T: np.ndarray, z: np.ndarray, cap: np.ndarray, R: np.nd
             lo = rho
         hi = min(hi, val)
     X[rows] = best
-    return Allocation(X, val, lps)
+    return Allocation(X, val, lps, lo)
 
 
 def srpt_perf(T: np.ndarray, z: np.ndarray, cap: np.ndarray, R: np.ndarray) -> Allocation:
@@ -335,7 +372,8 @@ class PackedAllocation:
 
 
 def max_min_fairness_packed(W: np.ndarray, z: np.ndarray, cap: np.ndarray, pairs: np.ndarray, Va: np.ndarray,
-                            Vb: np.ndarray, count: np.ndarray | None = None, *, pareto: bool = True) -> PackedAllocation:
+                            Vb: np.ndarray, count: np.ndarray | None = None, *, pareto: bool = True,
+                            budget: Budget | None = None) -> PackedAllocation:
     r"""Gavel's max-min fairness with space sharing (``MaxMinFairnessPolicyWithPacking``; Narayanan et
     al., OSDI'20, §4.1 "Space sharing"): time fractions over combinations, each job alone (X, m × K)
     or a pair p = (a, b) of jobs together on the same GPUs (Y, P × K),
@@ -362,6 +400,8 @@ def max_min_fairness_packed(W: np.ndarray, z: np.ndarray, cap: np.ndarray, pairs
     problem is symmetric in the jobs of a class, so an optimum with equal fractions for them exists
     and this LP over classes has the value of the LP over jobs (Gavel's
     ``get_allocation_using_job_type_throughputs`` reduces by job type alike).
+
+    ``budget``: as for :func:`max_min_fairness` (the first LP's optimum is ``value``, its own bound).
     """
     m, K = W.shape
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
@@ -400,9 +440,9 @@ def max_min_fairness_packed(W: np.ndarray, z: np.ndarray, cap: np.ndarray, pairs
     A = sp.csc_matrix((vals[keep], (rows[keep], cols[keep])), shape=(K + 2 * m, n))
     b_up = np.concatenate([np.asarray(cap, float), np.ones(m), np.zeros(m)])
     ub = np.concatenate([(W > 0).ravel().astype(float), okY.ravel().astype(float), [np.inf]])
-    out = optimal_lp(np.r_[np.zeros(n - 1), -1.0], A, b_up, ub)
+    out = optimal_lp(np.r_[np.zeros(n - 1), -1.0], A, b_up, ub, budget=budget)
     t, x, lps = float(out.x[-1]), out.x[:n - 1], 1
-    if pareto and t > 0:
+    if pareto and t > 0 and _second_lp_time(out.highs, budget):
         # every job kept at t, the rest used: the same model with new costs (the sum over all jobs of
         # their throughputs), t at least its optimum
         h = out.highs

@@ -37,12 +37,13 @@ import numpy as np
 
 from dlsched.errors import InputError
 from dlsched.policies import gavel_lp
-from dlsched.policies.gavel import GavelPolicy, fastest_first, lease_order
+from dlsched.policies.gavel import GavelLPPolicy, fastest_first, lease_order
+from dlsched.policies.gavel_prices import LPCut
 from dlsched.sim.placement import consolidated, hold, usage
 from dlsched.sim.policy import ClusterState, Event, Placement, PolicyContext
 
 
-class GavelMaxMinFairnessPacked(GavelPolicy):
+class GavelMaxMinFairnessPacked(GavelLPPolicy):
     """Gavel's heterogeneity-aware max-min fairness with space sharing: jobs alone or in pairs on the same GPUs, in rounds."""
 
     name = "gavel-max-min-fairness-packed"
@@ -104,12 +105,20 @@ class GavelMaxMinFairnessPacked(GavelPolicy):
         div = np.where(share > 0, share, 1.0)[:, None]
         W = np.where(share[:, None] > 0, z * T / div, 0.0)      # as gavel-max-min-fairness-perf's
         pairs, Y, count, inverse = self._class_pairs(state, active, T, z, div)
-        if pairs.size:
-            first = np.unique(inverse, return_index=True)[1]
-            sol = gavel_lp.max_min_fairness_packed(W[first], z[first], self.cap, pairs, *Y, count)
-            X, Yc = sol.X[inverse], sol.Y
-        else:   # no pair can share: the problem is gavel-max-min-fairness-perf's, and so are the decisions
-            X, Yc = gavel_lp.max_min_fairness(W, z, self.cap).X, np.zeros((0, K))
+        try:
+            if pairs.size:
+                first = np.unique(inverse, return_index=True)[1]
+                sol = gavel_lp.max_min_fairness_packed(W[first], z[first], self.cap, pairs, *Y, count, budget=self.clock)
+                X, Yc = sol.X[inverse], sol.Y
+                self.certify(sol.value, sol.value if sol.lps else None)   # the first LP's optimum, its own bound
+            else:   # no pair can share: the problem is gavel-max-min-fairness-perf's, and so are the decisions
+                got = gavel_lp.max_min_fairness(W, z, self.cap, budget=self.clock)
+                X, Yc = got.X, np.zeros((0, K))
+                self.certify(got.value, got.bound)
+        except LPCut:
+            # the budget cut the LP: every job alone as kept (GavelLPPolicy.kept), no pair shares until the next
+            self.decision_record.record_uncertified()
+            X, Yc = self.kept(active, z), np.zeros((0, K))
         X = np.where(T > 0, X, 0.0)
         # the combinations: every job alone, then each pair of jobs of a pair of classes given time
         members = [np.flatnonzero(inverse == c) for c in range(count.size)]
@@ -165,6 +174,7 @@ class GavelMaxMinFairnessPacked(GavelPolicy):
 
     # -- rounds --------------------------------------------------------------------------------
     def schedule(self, state: ClusterState, events: Sequence[Event]) -> dict[int, Placement]:
+        self.clock = self.decision_record.clock()
         timer = any(e.kind == "timer" for e in events)
         if state.allocation and not timer:
             return dict(state.allocation)             # leases hold until the round ends

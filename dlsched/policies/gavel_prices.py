@@ -55,7 +55,7 @@ from dlsched.errors import SolverError
 from dlsched.models.mcmdk import MatrixForm
 from dlsched.result import Status
 from dlsched.solvers.highs import MatrixOutcome, solve_matrix
-from dlsched.solvers.options import SolveOptions
+from dlsched.solvers.options import Budget, SolveOptions
 
 
 #: HiGHS's options for this module's LPs: tight feasibility tolerances (the reduced costs are of order
@@ -65,17 +65,32 @@ HIGHS_OPTIONS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolera
                  "simplex_strategy": 4}
 
 
-def optimal_lp(c, A, b, ub, lb=None, *, want_duals: bool = False, raw: dict | None = None) -> MatrixOutcome:
+class LPCut(Exception):
+    """A decision's budget (``budget`` of :func:`optimal_lp`) ended before an LP of it was solved to optimality:
+    the caller answers without it (:class:`dlsched.policies.gavel.GavelLPPolicy`)."""
+
+
+def optimal_lp(c, A, b, ub, lb=None, *, want_duals: bool = False, raw: dict | None = None,
+               budget: Budget | None = None) -> MatrixOutcome:
     """min c·x, A x ≤ b, lb ≤ x ≤ ub (lb 0 by default) by HiGHS (the house's matrix path), where an
     optimum must exist: Gavel's problems are never infeasible (x = 0 is feasible) nor unbounded, so
     anything else is a backend failure. The outcome keeps the HiGHS model (``highs``) for a re-solve
-    from its basis, the rows' duals with ``want_duals``; ``raw``: HiGHS options."""
+    from its basis, the rows' duals with ``want_duals``; ``raw``: HiGHS options. ``budget``: a decision's
+    clock; HiGHS gets what remains of it, and :class:`LPCut` is raised when it is spent before the LP starts
+    or HiGHS stops at its time limit."""
     n = len(c)
     mf = MatrixForm(np.asarray(c, float), A, np.full(A.shape[0], -np.inf), np.asarray(b, float),
                     np.zeros(n) if lb is None else np.asarray(lb, float), np.asarray(ub, float),
                     np.zeros(n, dtype=np.int32), "min", 0)
-    out = solve_matrix(mf, SolveOptions(raw=raw or {}), want_duals=want_duals)
+    opts = SolveOptions(raw=raw or {})
+    if budget is not None and budget.limited:
+        if budget.expired():
+            raise LPCut
+        opts = opts.within(budget)
+    out = solve_matrix(mf, opts, want_duals=want_duals)
     if out.status != Status.OPTIMAL:
+        if out.termination == "time_limit":
+            raise LPCut
         raise SolverError("HiGHS did not solve a Gavel allocation LP to optimality")
     return out
 
@@ -119,7 +134,8 @@ def coarse_classes(W: np.ndarray, Z: np.ndarray, step: float) -> np.ndarray:
     return np.asarray(inverse).reshape(-1)
 
 
-def coarse_prices(W: np.ndarray, Z: np.ndarray, cap: np.ndarray, inverse: np.ndarray) -> tuple[np.ndarray, float]:
+def coarse_prices(W: np.ndarray, Z: np.ndarray, cap: np.ndarray, inverse: np.ndarray,
+                  budget: Budget | None = None) -> tuple[np.ndarray, float]:
     """(p, t) of the LP over the coarse classes ``inverse``, each with its members' mean W and summed Z."""
     G, K = int(inverse.max()) + 1, W.shape[1]
     size = np.bincount(inverse, minlength=G).astype(float)
@@ -127,17 +143,17 @@ def coarse_prices(W: np.ndarray, Z: np.ndarray, cap: np.ndarray, inverse: np.nda
     Zg = np.stack([np.bincount(inverse, Z[:, k], G) for k in range(K)], axis=1)
     M, b = max_min_matrix(Wg, Zg, cap)
     out = optimal_lp(np.r_[np.zeros(Wg.size), -1.0], M, b, np.append((Wg > 0).ravel().astype(float), np.inf),
-                     want_duals=True, raw=HIGHS_OPTIONS)
+                     want_duals=True, raw=HIGHS_OPTIONS, budget=budget)
     return np.maximum(-out.row_dual[:K], 0.0), float(out.x[-1])
 
 
-def whole(W: np.ndarray, Z: np.ndarray, cap: np.ndarray, gap: float) -> Priced | None:
+def whole(W: np.ndarray, Z: np.ndarray, cap: np.ndarray, gap: float, budget: Budget | None = None) -> Priced | None:
     """The whole LP (every column) with its duals, and B from them: where rounding merges few classes
     the coarse LP would be about as large."""
     C, K = W.shape
     M, b = max_min_matrix(W, Z, cap)
     out = optimal_lp(np.r_[np.zeros(W.size), -1.0], M, b, np.append((W > 0).ravel().astype(float), np.inf),
-                     want_duals=True, raw=HIGHS_OPTIONS)
+                     want_duals=True, raw=HIGHS_OPTIONS, budget=budget)
     d = np.maximum(-out.row_dual, 0.0)
     X = np.clip(out.x[:-1].reshape(C, K), 0.0, np.where(W > 0, 1.0, 0.0))
     reach, B, _ = _judge(X, W, Z, cap, d[:K], d[K + C:], d[K:K + C])
@@ -211,20 +227,22 @@ def bound(W, Z, cap, p, u, v) -> tuple[float, np.ndarray]:
 
 
 def max_min_by_prices(W: np.ndarray, Z: np.ndarray, cap: np.ndarray, *, step: float = 0.1, doubt: float = 0.005,
-                      gap: float = 1e-9, rounds: int = 4, most: float = 0.5, shrink: float = 0.25) -> Priced | None:
+                      gap: float = 1e-9, rounds: int = 4, most: float = 0.5, shrink: float = 0.25,
+                      budget: Budget | None = None) -> Priced | None:
     """The max-min LP over classes (``W``, ``Z``: C × K, W scaled to order 1) by prices (module
     docstring), proven optimal within a relative ``gap``; None where that does not happen within
-    ``rounds`` small LPs or where more than ``most`` of the classes are in doubt."""
+    ``rounds`` small LPs or where more than ``most`` of the classes are in doubt. ``budget``: every LP's
+    (:func:`optimal_lp`: :class:`LPCut` when it ends first)."""
     C, K = W.shape
     for coarser in (1, 3, 10):
         inverse = coarse_classes(W, Z, step * coarser)
         if inverse.max() + 1 <= C * shrink:
             break
     else:
-        return whole(W, Z, cap, gap)
+        return whole(W, Z, cap, gap, budget)
     doubt *= coarser                       # coarser prices, more doubt
     first_doubt = doubt
-    p, t = coarse_prices(W, Z, cap, inverse)
+    p, t = coarse_prices(W, Z, cap, inverse, budget)
     lps = 1
     doubtful = np.zeros(C, dtype=bool)
     for _ in range(rounds):
@@ -247,7 +265,7 @@ def max_min_by_prices(W: np.ndarray, Z: np.ndarray, cap: np.ndarray, *, step: fl
             lps += 1
             try:
                 out = optimal_lp(np.r_[np.zeros(n), -1.0], M, rhs, np.append((W[amb] > 0).ravel().astype(float), t_hi),
-                                 np.append(np.zeros(n), t_lo), want_duals=True, raw=HIGHS_OPTIONS)
+                                 np.append(np.zeros(n), t_lo), want_duals=True, raw=HIGHS_OPTIONS, budget=budget)
             except SolverError:
                 pass
         if out is None:

@@ -37,6 +37,7 @@ from dlsched.sim.placement import fill_in_order, task_slots
 from dlsched.sim.slots import completion_slot, slot_of
 from dlsched.policies.slotted import Slotted, deadline_left
 from dlsched.sim.policy import ClusterState, Placement, PolicyContext
+from dlsched.policies.budget import BudgetMs, DecisionRecord
 from dlsched.solvers.oasis import Prices, admit, price_params
 
 ROLES = ("oasis_worker", "oasis_ps")
@@ -218,18 +219,31 @@ def _slot(ctx: PolicyContext) -> float:
 # ----------------------------------------------------------------------------- OASiS online primal-dual
 
 class OasisPolicy:
-    """OASiS (MODELS.md §3.2) as a policy: price, admit and plan each arrival; run the committed plans.
+    r"""OASiS (MODELS.md §3.2) as a policy: price, admit and plan each arrival; run the committed plans.
 
     ``params`` are U and L (:class:`dlsched.solvers.oasis.PriceParams`); by default the formula's
     values over the whole instance times ``u_scale``/``l_scale`` (the estimates of §3.2).
+
+    What a call solves is the pricing of each job that arrives: the best surplus
+    :math:`\max(0, \max_s f_i(s) - \text{cost}(s))` over its schedules s at the current prices (0: rejected), by
+    the exact DP of :func:`~dlsched.solvers.oasis.dual_subroutine`. ``record`` (a
+    :class:`~dlsched.policies.budget.DecisionRecord`) gets, per call with arrivals, the sum over them of the surplus
+    committed against the sum of the passes' bounds (:attr:`~dlsched.solvers.oasis.DualResult.bound`), both
+    negated (the record takes a minimisation): gap 0 where every pass ran to its end or its pruning. Under a budget
+    (``record.seconds``; ``clock`` gives the running call's) a pass stops when the call's clock is spent and its job
+    is judged by the best schedule found so far (``anytime``), the bound then counting what the unexamined
+    completion slots could earn.
     """
 
     name = "oasis"
     slot_seconds = None
 
-    def __init__(self, u_scale: float = 1.0, l_scale: float = 1.0, l_min_share: float = 0.0, params=None):
+    def __init__(self, u_scale: float = 1.0, l_scale: float = 1.0, l_min_share: float = 0.0, params=None,
+                 record: DecisionRecord | None = None, clock=None):
         self.u_scale, self.l_scale, self.l_min_share = float(u_scale), float(l_scale), float(l_min_share)
         self.params = params
+        self.record = record if record is not None else DecisionRecord()
+        self.clock = clock if clock is not None else self.record.clock
 
     def reset(self, ctx: PolicyContext) -> None:
         self.ctx = ctx
@@ -246,22 +260,30 @@ class OasisPolicy:
         self.decision = np.zeros(n)
         self.surplus = np.full(n, np.nan)
 
-    def admit(self, i: int) -> None:
-        """The dual subroutine for job i at current prices; its plan is committed if the surplus is positive."""
+    def admit(self, i: int, budget=None, bounds: list | None = None) -> float:
+        """The dual subroutine for job i at current prices, within ``budget`` (anytime); its plan is committed if the
+        surplus is positive. Returns the surplus committed (0 for a job rejected); the pass's bound is appended to
+        ``bounds``."""
         t_start = time.perf_counter()
-        why, plan, self.surplus[i] = admit(self.state, i)
+        why, plan, self.surplus[i] = admit(self.state, i, budget, anytime=True, bounds=bounds)
         if plan is not None:
             self.plans[i] = plan
         if why is not None:
             self.reasons[i] = why
         self.decision[i] = time.perf_counter() - t_start
+        return float(self.surplus[i]) if plan is not None else 0.0
 
     def schedule(self, state: ClusterState, events) -> dict[int, Placement]:
         if self.state is None:
             self._start(state.jobs)
+        clock = self.clock()
+        budget = clock if clock.limited else None
+        won, bounds = [], []
         for e in events:
             if e.kind == "arrival":
-                self.admit(int(self.index[e.job]))
+                won.append(self.admit(int(self.index[e.job]), budget, bounds))
+        if won:
+            self.record.record(-sum(won), -sum(bounds))
         t = slot_of(state.time, _slot(self.ctx)) + 1
         H = self.inst.n_worker_servers
         out = {}
@@ -322,6 +344,9 @@ def run(inst: OasisInstance, policy, deadline: float | None = None) -> tuple[Oas
 class _OnOasisSlots(Slotted):
     """A slot-level OASiS policy as an engine policy on a trace from :func:`to_trace` (slots of that trace's Δ)."""
 
+    #: the family whose instances (through :func:`to_trace`) it runs on: ``dlsched simulate`` refuses any other trace
+    trace_family = "oasis"
+
     def __init__(self, inner):
         super().__init__(inner, 1.0, replan="slots")
 
@@ -341,5 +366,15 @@ class OASiS(_OnOasisSlots):
     @checked
     def __init__(self, u_scale: Annotated[float, Range(gt=0, finite=True)] = 1.0,
                  l_scale: Annotated[float, Range(gt=0, finite=True)] = 1.0,
-                 l_min_share: Annotated[float, Range(ge=0, le=1)] = 0.0):
-        super().__init__(OasisPolicy(u_scale, l_scale, l_min_share))
+                 l_min_share: Annotated[float, Range(ge=0, le=1)] = 0.0, budget_ms: BudgetMs | None = None):
+        self.decision_record = DecisionRecord(budget_ms)
+        self.clock = self.decision_record.clock()
+        super().__init__(OasisPolicy(u_scale, l_scale, l_min_share, record=self.decision_record, clock=lambda: self.clock))
+
+    def reset(self, ctx: PolicyContext) -> None:
+        super().reset(ctx)
+        self.decision_record.reset()
+
+    def schedule(self, state: ClusterState, events):
+        self.clock = self.decision_record.clock()     # the budget is the whole call's (OasisPolicy)
+        return super().schedule(state, events)

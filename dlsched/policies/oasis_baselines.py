@@ -30,6 +30,7 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 
 from dlsched.arguments import Range, checked
 from dlsched.instance.oasis import OasisInstance
+from dlsched.policies.budget import BudgetMs, DecisionRecord
 from dlsched.sim.placement import task_slots
 from dlsched.sim.slots import slot_of
 from dlsched.policies.drf import DRF
@@ -262,15 +263,27 @@ class DormPolicy(_EventPolicy):
         \max \sum_i \sum_r \frac{w_i^r y_i + s_i^r z_i}{C^r} + \lambda\,|J|\,u
         \quad\text{s.t.}\quad \sum_i w_i^r y_i \le \sum_h c_h^r,\;
         \sum_i s_i^r z_i \le \sum_k c_k^r,\; b_i y_i \le B_i z_i,\; z_i \le y_i \le N_i,\;
-        u \le \sigma_i y_i
+        u \le \sigma_i y_i,\; u \le 1
 
     with :math:`\sigma_i` the dominant share of one worker of job i and :math:`C^r` the
     cluster's total capacity (``lam`` = :math:`\lambda`, default 1).
+
+    ``record`` (a :class:`~dlsched.policies.budget.DecisionRecord`) and ``clock`` (the running decision's
+    :class:`~dlsched.solvers.options.Budget`, read when the MILP starts) come from :class:`Dorm`. Without a
+    budget the MILP has ``time_limit`` seconds (1, as always); under one, what remains of the decision's clock less
+    its margin. Each allocation records the objective above of what runs (the counts placed, each job with the
+    PSs its workers need), negated (the record takes a minimisation), against the MILP's dual bound (HiGHS's
+    ``mip_dual_bound``, of the negated objective over aggregate capacities: a relaxation of the placement, so a
+    bound for what runs too). Its gap is the MILP's own (``mip_rel_gap`` 1e-3, or the time limit's) plus what the
+    placement loses: PSs the MILP gave beyond the :math:`\lceil b_i y_i / B_i \rceil` a job's workers need (they
+    raise its utilisation term and run nothing) and counts that do not pack. With no incumbent in time the counts
+    are :meth:`fallback`'s; a decision with no finite bound either is counted uncertified.
     """
 
     name = "dorm"
 
-    def __init__(self, inst: OasisInstance, lam: float = 1.0, time_limit: float = 1.0):
+    def __init__(self, inst: OasisInstance, lam: float = 1.0, time_limit: float = 1.0, record: DecisionRecord | None = None,
+                 clock=None):
         super().__init__(inst)
         self.lam = float(lam)
         self.time_limit = float(time_limit)
@@ -278,12 +291,16 @@ class DormPolicy(_EventPolicy):
         total = inst.worker_cap.sum(axis=0) + inst.ps_cap.sum(axis=0)
         self.total = np.where(total > 0, total, 1.0)
         self.solves = 0
+        self.record = record if record is not None else DecisionRecord()
+        self.clock = clock if clock is not None else self.record.clock
+        self.placed: dict[int, int] = {}       # job -> workers placed by the last allocation
 
     def allocate(self, t, sim):
         inst = self.inst
         J = list(self.active)
         if not J:
             return
+        clock = self.clock()
         n = len(J)
         w, s = inst.worker_demand[J], inst.ps_demand[J]
         Rn = w.shape[1]
@@ -301,16 +318,36 @@ class DormPolicy(_EventPolicy):
         ub_rows = np.concatenate([cap, np.zeros(3 * n)])
         ub = np.concatenate([inst.chunks[J], [int(inst.ps_needed(i, int(inst.chunks[i]))) for i in J], [1.0]])
         integ = np.concatenate([np.ones(2 * n), [0]])
+        limit = self.time_limit if clock.limit is None else clock.seconds_for_solver()
         res = milp(-c, constraints=LinearConstraint(A, -np.inf, ub_rows), bounds=Bounds(0, ub),
-                   integrality=integ, options={"time_limit": self.time_limit, "mip_rel_gap": 1e-3})
+                   integrality=integ, options={"time_limit": limit, "mip_rel_gap": 1e-3})
         self.solves += 1
-        y = np.zeros(n, np.int64) if res.x is None else np.rint(res.x[:n]).astype(np.int64)
+        y = self.fallback(J) if res.x is None else np.rint(res.x[:n]).astype(np.int64)
         # place the counts first fit, largest first; what does not pack is trimmed
         for k in np.argsort(-y, kind="stable"):
             if y[k] > 0:
                 b = _largest_bundle(sim, J[k], int(y[k]))
                 if b is not None:
                     sim.assign(J[k], *b)
+        self.placed = {i: int(sim.alloc[i][0].sum()) for i in J if i in sim.alloc}
+        bound = getattr(res, "mip_dual_bound", None)
+        self.record.record(-self.value(J, sim, c), None if bound is None else float(bound))
+
+    def fallback(self, J: list[int]) -> np.ndarray:
+        """Counts for a MILP with no incumbent in time: each job's last placed workers, N_i for a job with none.
+        The placement turns any counts into a feasible allocation (each job gets the largest bundle up to its count
+        that fits what the jobs before it left), so this is feasible, and it is not empty where one bundle of some
+        active job fits the cluster the active jobs have released (that job is tried and gets at least one)."""
+        return np.array([self.placed.get(i, int(self.inst.chunks[i])) for i in J], dtype=np.int64)
+
+    def value(self, J: list[int], sim: SlotView, c: np.ndarray) -> float:
+        r"""The MILP's objective at the counts placed (``c`` its costs over (y, z, u)): u at its largest,
+        :math:`\min(1, \min_i \sigma_i y_i)`."""
+        y = np.array([sim.alloc[i][0].sum() if i in sim.alloc else 0 for i in J], dtype=float)
+        z = np.array([sim.alloc[i][1].sum() if i in sim.alloc else 0 for i in J], dtype=float)
+        n = len(J)
+        u = min(1.0, float((self.ws[J] * y).min()))
+        return float(c[:n] @ y + c[n:2 * n] @ z + c[-1] * u)
 
 
 class RiskReward(_OnOasisSlots):
@@ -324,10 +361,22 @@ class RiskReward(_OnOasisSlots):
 
 
 class Dorm(_OnOasisSlots):
-    """Dorm-like utilisation-maximising MILP with a fairness term, re-solved at events (OASiS baseline, MODELS.md §3.3)."""
+    """Dorm-like utilisation-maximising MILP with a fairness term, re-solved at events (OASiS baseline, MODELS.md §3.3);
+    ``budget_ms`` bounds each call (:class:`DormPolicy`; default none: the MILP's one second, as without it)."""
 
     name = "dorm"
 
     @checked
-    def __init__(self, lam: Annotated[float, Range(ge=0, finite=True)] = 1.0):
-        super().__init__(SlotDecide(lambda inst: DormPolicy(inst, float(lam)), "dorm"))
+    def __init__(self, lam: Annotated[float, Range(ge=0, finite=True)] = 1.0, budget_ms: BudgetMs | None = None):
+        self.decision_record = DecisionRecord(budget_ms)
+        self.clock = self.decision_record.clock()
+        super().__init__(SlotDecide(lambda inst: DormPolicy(inst, float(lam), record=self.decision_record,
+                                                            clock=lambda: self.clock), "dorm"))
+
+    def reset(self, ctx) -> None:
+        super().reset(ctx)
+        self.decision_record.reset()
+
+    def schedule(self, state, events):
+        self.clock = self.decision_record.clock()     # the budget is the whole call's
+        return super().schedule(state, events)

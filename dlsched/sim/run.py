@@ -4,18 +4,20 @@ source, the trace inflated and its arrivals scaled, the policy's ``-P`` paramete
 Traces and clusters come from the importers (``instance.traces.load_trace``,
 ``instance.cluster_spec.load_cluster``); the speed source from ``dlsched.sim.speed.make_speed``.
 Without ``--speed``, the first of ``AUTO_SPEEDS`` that gives every job type of the trace a
-positive rate at one worker (and one PS) is used.
+positive rate at one worker (and one PS) is used. An OASiS instance (a dlsched/1 file of the ``oasis``
+family, :func:`oasis_instance`) brings its own trace, cluster, speed source and horizon.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 from dlsched.errors import InputError
-from dlsched.instance import cluster_spec
+from dlsched.instance import cluster_spec, jsonio
 from dlsched.instance.synthetic import dl2_cluster
-from dlsched.instance.traces import scale_arrivals
+from dlsched.instance.traces import _names_file, scale_arrivals
 from dlsched.instance.workload import Trace
 from dlsched.sim.load import arrival_scale_for_load, arrival_scale_for_peak, inflate, job_work, offered_load, peak_of
 from dlsched.sim.placement import EmptyCluster
@@ -23,6 +25,31 @@ from dlsched.sim.speed import make_speed
 
 #: tried in order when --speed is not given
 AUTO_SPEEDS = ("duration", "table", "throughput")
+
+
+def oasis_instance(path: str, trace_format: str | None):
+    """The OASiS instance in file ``path`` (a dlsched/1 JSON file of family ``oasis``, MODELS.md §3.1), or None
+    for anything else ``dlsched simulate`` takes (a trace file, a generator spec, or any file with ``--trace-format``).
+
+    A dlsched/1 file of another family is an error: it is no trace."""
+    if trace_format is not None or not _names_file(path):
+        return None
+    p = Path(path)
+    if p.suffix.lower() != ".json" and not _head(p).lstrip().startswith(b"{"):
+        return None
+    inst = jsonio.load_json(p)
+    if getattr(inst, "family", None) != "oasis":
+        raise InputError(str(path), "family", "an OASiS instance (family oasis) or a trace file", getattr(inst, "family", None))
+    return inst
+
+
+def _head(path: Path) -> bytes:
+    """The first bytes of a file (a trace may be large; one it cannot read is load_trace's to report)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(4096)
+    except OSError:
+        return b""
 
 
 def load_cluster(spec: str | None, trace):

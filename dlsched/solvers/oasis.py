@@ -243,6 +243,9 @@ class DualResult:
     cost: float
     utility: float
     slots_examined: int
+    #: an upper bound on max(0, the best surplus of any schedule): max(0, surplus) where the pass examined every
+    #: completion slot or pruned the rest, else also the best the unexamined ones could reach (dual_subroutine)
+    bound: float = np.inf
 
 
 def dual_subroutine(inst: OasisInstance, i: int, sc: SlotCosts, prune: bool = True,
@@ -254,6 +257,11 @@ def dual_subroutine(inst: OasisInstance, i: int, sc: SlotCosts, prune: bool = Tr
     (up to 1e-9 of the bound, for rounding): any positive surplus is unchanged, but a surplus <= 0 may then be
     reported as -inf (no schedule examined further). The pass also stops once ``budget`` is spent
     (one job's pass took up to 0.7 s on 500 jobs x 300 slots; :func:`admit` then rejects the job).
+
+    ``bound``: the pass computes, for each completion slot t it examines, the least cost of R worker-slots done
+    by t, so the best over them is exact; a completion at an unexamined slot t or later earns at most
+    :math:`f_i(t - a_i + 1) - LB` (f_i non-increasing, LB the work's cost bound), which the pruning has
+    shown to be at most max(best, 0) (to 1e-9 of LB) and which a pass the budget stopped adds to the bound.
     """
     R = int(inst.work()[i])
     N = sc.cost.shape[1] - 1
@@ -267,12 +275,14 @@ def dual_subroutine(inst: OasisInstance, i: int, sc: SlotCosts, prune: bool = Tr
     pad = np.full(N, np.inf)
     examined = 0
     rows = np.arange(R + 1)
+    rest = 0.0                                    # the most a completion at an unexamined slot could earn
     for k in range(Tw):
         t = sc.t0 + k
         f_t = float(inst.utility_of(i, t - a + 1))
         if prune and f_t - lb <= max(best[0], 0.0) + 1e-9 * lb:
             break                                 # no completion at t or later beats the best (or 0)
         if budget is not None and budget.expired():
+            rest = f_t - (lb if prune else sc.work_lower_bound(R))
             break
         examined += 1
         # cand[r, y] = c_t(y) + C[r - y]  (C[negative] = inf through the padding)
@@ -284,8 +294,9 @@ def dual_subroutine(inst: OasisInstance, i: int, sc: SlotCosts, prune: bool = Tr
         if np.isfinite(C[R]) and f_t - C[R] > best[0]:
             best = (f_t - C[R], k + 1, f_t)
     surplus, kk, util = best
+    bound = max(surplus, rest, 0.0)
     if kk == 0:
-        return DualResult(-np.inf, 0, np.zeros(Tw, np.int64), np.inf, 0.0, examined)
+        return DualResult(-np.inf, 0, np.zeros(Tw, np.int64), np.inf, 0.0, examined, bound)
     y = np.zeros(Tw, np.int64)
     r = R
     for k in range(kk - 1, -1, -1):
@@ -296,7 +307,7 @@ def dual_subroutine(inst: OasisInstance, i: int, sc: SlotCosts, prune: bool = Tr
     completion = sc.t0 + int(active[-1])
     cost = float(sum(sc.cost[k, y[k]] for k in active))
     true_util = float(inst.utility_of(i, completion - a + 1))
-    return DualResult(true_util - cost, completion, y, cost, true_util, examined)
+    return DualResult(true_util - cost, completion, y, cost, true_util, examined, bound)
 
 
 def place(sc: SlotCosts, y_total: np.ndarray, H: int, K: int):
@@ -317,19 +328,30 @@ def place(sc: SlotCosts, y_total: np.ndarray, H: int, K: int):
 STOPPED = "not considered: the time limit was reached"
 
 
-def admit(state: Prices, i: int, budget: Budget | None = None):
+def admit(state: Prices, i: int, budget: Budget | None = None, anytime: bool = False, bounds: list | None = None):
     """The dual subroutine for job i at the current prices (MODELS.md §3.2): commit its schedule iff the surplus is > 0.
 
     Returns (reason it was rejected or None, (t0, y[t, h], z[t, k]) from slot t0 or None, surplus).
-    A job whose pass ``budget`` cut short is rejected (the schedule stays feasible).
+    A job whose pass ``budget`` cut short is rejected (the schedule stays feasible), or with ``anytime`` judged by
+    the best schedule the pass found (each is feasible at the current capacity: an unavailable unit costs inf).
+    ``bounds``: :attr:`DualResult.bound` of the pass is appended to it (0 for a job that runs none).
     """
     inst = state.inst
     why = state.blocked[i]
     if why is not None:
+        if bounds is not None:
+            bounds.append(0.0)
         return why, None, np.nan
+    if anytime and budget is not None and budget.expired():
+        # nothing of the pass fits: no schedule costs less than 0, so f_i at duration 1 bounds its surplus
+        if bounds is not None:
+            bounds.append(max(float(inst.utility_of(i, 1)), 0.0))
+        return STOPPED, None, np.nan
     sc = slot_costs(state, i)
     d = dual_subroutine(inst, i, sc, budget=budget)
-    if budget is not None and budget.expired():
+    if bounds is not None:
+        bounds.append(d.bound)
+    if budget is not None and budget.expired() and not (anytime and d.completion > 0):
         return STOPPED, None, np.nan
     if d.completion == 0 and d.slots_examined < sc.cost.shape[0]:
         return "utility cannot cover the cheapest prices of its work", None, d.surplus
