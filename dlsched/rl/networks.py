@@ -25,8 +25,7 @@ from torch import nn
 from dlsched.rl.slot import Spec
 
 
-#: φ's columns after the job type's one-hot (:func:`row_features`; then "log window jobs" with ``Spec.prior_load``
-#: and the one-hot times the log rank with ``Spec.prior_cross``)
+#: φ's columns after the job type's one-hot (:func:`row_features`; and "log window jobs" last with ``Spec.prior_load``)
 ROW_FEATURES = ("log remaining epochs", "log rank")
 #: ψ's columns (:func:`level_features`)
 LEVEL_FEATURES = ("leave out", "u", "v", "curvature")
@@ -49,8 +48,7 @@ def row_features(x: torch.Tensor, spec: Spec) -> torch.Tensor:
     row's index (by remaining time with ``rows="remaining"``). The centring and scale keep both
     within about ±2 over DL2's mix (1,000–30,000 epochs, J = 40), as the one-hot's 0/1, so that a
     perturbation of Θ moves every direction's logits alike. With ``spec.prior_load`` one more column,
-    (log₂(1 + n) − 4) / 1.5, n the window's jobs (the same in every row of a state). With ``spec.prior_cross``
-    L more, the one-hot times the log-rank column (a rank slope per job type)."""
+    (log₂(1 + n) − 4) / 1.5, n the window's jobs (the same in every row of a state)."""
     L = spec.n_types
     rem = x[..., L + 1] * spec.epochs_norm
     rank = torch.log2(torch.arange(1, spec.J + 1, dtype=x.dtype)).expand_as(rem)
@@ -60,16 +58,12 @@ def row_features(x: torch.Tensor, spec: Spec) -> torch.Tensor:
         # row's preferred size with the load, as the best sizes of SRPT-like schedules shrink with more jobs
         n = x[..., :L].sum(dim=(-1, -2))
         cols.append(((torch.log2(1 + n) - 4) / 1.5)[:, None, None].expand(*rem.shape, 1))
-    if spec.prior_cross:
-        # an SRPT-like schedule's sizes fall with the rank as fast as the job's speedup curve allows (heSRPT's
-        # shares follow its exponent), so the slope is the job type's, which the additive columns cannot give
-        cols.append(cols[0] * cols[2])
     return torch.cat(cols, dim=-1)
 
 
 def prior_shape(spec: Spec) -> tuple[int, int]:
     """Θ's shape (P, Q): the row features of :func:`row_features` by the level features of :func:`level_features`."""
-    return spec.n_types * (1 + spec.prior_cross) + len(ROW_FEATURES) + spec.prior_load, len(LEVEL_FEATURES)
+    return spec.n_types + len(ROW_FEATURES) + spec.prior_load, len(LEVEL_FEATURES)
 
 
 def mlp(n_in: int, hidden: tuple[int, ...], n_out: int) -> nn.Sequential:

@@ -30,7 +30,7 @@ import torch
 
 from dlsched.arguments import checked
 from dlsched.errors import InputError
-from dlsched.rl.networks import ROW_FEATURES, NetShape, PolicyNet, ValueNet, prior_shape
+from dlsched.rl.networks import NetShape, PolicyNet, ValueNet, prior_shape
 from dlsched.rl.slot import Slot, Spec, fastest_rate
 from dlsched.sim.policy import ClusterState, Decision, Event, Placement, PolicyContext
 
@@ -71,20 +71,9 @@ class Model:
         starts at 0, so the decisions are the same until a search moves it, and a search that had converged
         in Θ's other rows can go on in one more (docs/dl2.md, round 18). A CMA state the model carried was over
         the old coordinates and is dropped."""
-        self._add_rows(self.spec.n_types + len(ROW_FEATURES), 1, prior_load=True)
-
-    def read_cross(self) -> None:
-        """Let the row prior Θ read a rank slope per job type from now on (``Spec.prior_cross``): its L new rows, Θ's
-        last, start at 0, as :meth:`read_load`'s (docs/dl2.md, round 19)."""
-        self._add_rows(self.spec.n_types + len(ROW_FEATURES) + self.spec.prior_load, self.spec.n_types, prior_cross=True)
-
-    def _add_rows(self, at: int, rows: int, **spec) -> None:
-        """The spec with ``spec``'s flags set and ``rows`` zero rows inserted in Θ at row ``at`` (where
-        :func:`~dlsched.rl.networks.row_features` puts their columns); a CMA state over the old coordinates is dropped."""
-        self.shape = self.policy.shape = self.value.shape = replace(self.shape, spec=replace(self.spec, **spec))
-        prior = self.policy.prior
-        if prior is not None:
-            self.policy.prior = torch.cat([prior[:at], prior.new_zeros(rows, prior.shape[1]), prior[at:]])
+        self.shape = self.policy.shape = self.value.shape = replace(self.shape, spec=replace(self.spec, prior_load=True))
+        if self.policy.prior is not None:
+            self.policy.prior = torch.cat([self.policy.prior, self.policy.prior.new_zeros(1, self.policy.prior.shape[1])])
         self.es_optimizer = None
 
 

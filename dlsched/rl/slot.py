@@ -82,9 +82,7 @@ class Spec:
     then waits only when the rows before it took the room (:meth:`Slot.level_mask`; docs/dl2.md, round 16).
     ``prior_load`` (``actions="jobs"``): whether the row prior's features (:func:`dlsched.rl.networks.row_features`)
     also carry the window's number of jobs, so that the size a row prior prefers can follow the load
-    (docs/dl2.md, round 17). ``prior_cross`` (``actions="jobs"``): whether they also carry the job type's one-hot
-    times the row's log rank, so that how fast the preferred size falls with the rank can differ by job type
-    (docs/dl2.md, round 19).
+    (docs/dl2.md, round 17).
     """
 
     job_types: tuple[str, ...] = DL2_JOB_TYPES
@@ -99,7 +97,6 @@ class Spec:
     configs: tuple[tuple[int, int], ...] = CONFIGS
     leave_out: bool = True
     prior_load: bool = False
-    prior_cross: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.J, bool) or not isinstance(self.J, int) or not 1 <= self.J <= MAX_WINDOW:
@@ -126,8 +123,6 @@ class Spec:
             raise InputError("<argument>", "leave_out", 'True, or False with actions="jobs"', self.leave_out)
         if not isinstance(self.prior_load, bool) or (self.prior_load and self.actions != "jobs"):
             raise InputError("<argument>", "prior_load", 'False, or True with actions="jobs"', self.prior_load)
-        if not isinstance(self.prior_cross, bool) or (self.prior_cross and self.actions != "jobs"):
-            raise InputError("<argument>", "prior_cross", 'False, or True with actions="jobs"', self.prior_cross)
 
     @property
     def n_types(self) -> int:
@@ -156,8 +151,7 @@ class Spec:
                 "decide_at": self.decide_at, "rows": self.rows, "actions": self.actions,
                 "configs": [list(c) for c in self.configs],
                 # written only where it differs from the default, so that earlier checkpoints' specs stay as they were
-                **({} if self.leave_out else {"leave_out": False}), **({"prior_load": True} if self.prior_load else {}),
-                **({"prior_cross": True} if self.prior_cross else {})}
+                **({} if self.leave_out else {"leave_out": False}), **({"prior_load": True} if self.prior_load else {})}
 
     def next_boundary(self, t: float) -> float:
         """The first slot boundary kΔ after time ``t`` (a time within 1e-9 slots of a boundary counts as on it)."""

@@ -84,8 +84,6 @@ class TrainConfig:
     leave_out: bool = True
     #: (:attr:`dlsched.rl.slot.Spec.prior_load`; True: the row prior also reads the window's load, docs/dl2.md round 17)
     prior_load: bool = False
-    #: (:attr:`dlsched.rl.slot.Spec.prior_cross`; True: the row prior also reads a rank slope per job type, docs/dl2.md round 19)
-    prior_cross: bool = False
     seed: int = 0
     J: int = 40
     hidden: tuple[int, ...] = (256, 256)
@@ -218,9 +216,8 @@ class TrainConfig:
             bad("warmup_lr_final", "a finite number > 0, or None")
         if not isinstance(self.leave_out, bool) or not (self.leave_out or self.actions == "jobs"):
             bad("leave_out", "True, or False with job-level actions (actions jobs)")
-        for name in ("prior_load", "prior_cross"):
-            if not isinstance(getattr(self, name), bool) or (getattr(self, name) and self.actions != "jobs"):
-                bad(name, "False, or True with job-level actions (actions jobs)")
+        if not isinstance(self.prior_load, bool) or (self.prior_load and self.actions != "jobs"):
+            bad("prior_load", "False, or True with job-level actions (actions jobs)")
         if (self.actions == "jobs") != (self.baseline in ("forks", "es")):
             bad("baseline", "forks or es, with job-level actions (actions jobs) and only with them")
         if self.es_groups + self.es_basis + self.es_features > 1:
@@ -847,7 +844,7 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     out = Path(out)
     torch.manual_seed(cfg.seed)
     spec = Spec(J=cfg.J, decide_at=cfg.decide_at, rows=cfg.rows, actions=cfg.actions, leave_out=cfg.leave_out,
-                prior_load=cfg.prior_load, prior_cross=cfg.prior_cross)
+                prior_load=cfg.prior_load)
 
     def teacher():
         return make_policy(cfg.teacher, **cfg.teacher_params)
@@ -873,20 +870,15 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
                               "held_out_by_action": agreement_by_kind(model, Xh, Mh, Ah)}}
     else:
         model = load_checkpoint(cfg.init)
-        grown = replace(model.spec, decide_at=spec.decide_at, prior_load=model.spec.prior_load or spec.prior_load,
-                        prior_cross=model.spec.prior_cross or spec.prior_cross)
-        if grown == spec:     # what --init may change: when the policy decides, rows the row prior gains at 0
-            if model.spec.decide_at != spec.decide_at:
-                model.decide_at(spec.decide_at)
-            if spec.prior_load and not model.spec.prior_load:
-                model.read_load()
-            if spec.prior_cross and not model.spec.prior_cross:
-                model.read_cross()
+        if model.spec.decide_at != spec.decide_at and replace(model.spec, decide_at=spec.decide_at, prior_load=spec.prior_load) == spec:
+            model.decide_at(spec.decide_at)
+        if spec.prior_load and not model.spec.prior_load and replace(model.spec, prior_load=True) == spec:
+            model.read_load()
         if model.spec != spec or model.shape.hidden != tuple(cfg.hidden):
             raise InputError(cfg.init, "spec", f"a checkpoint with J={cfg.J}, hidden {list(cfg.hidden)}, decisions at "
-                             f"{cfg.decide_at}, rows by {cfg.rows}, {cfg.actions} actions, leave_out {cfg.leave_out}, prior_load {cfg.prior_load} and prior_cross {cfg.prior_cross} (as the flags ask)",
+                             f"{cfg.decide_at}, rows by {cfg.rows}, {cfg.actions} actions, leave_out {cfg.leave_out} and prior_load {cfg.prior_load} (as the flags ask)",
                              f"J={model.spec.J}, hidden {list(model.shape.hidden)}, decisions at {model.spec.decide_at}, "
-                             f"rows by {model.spec.rows}, {model.spec.actions} actions, leave_out {model.spec.leave_out}, prior_load {model.spec.prior_load} and prior_cross {model.spec.prior_cross}")
+                             f"rows by {model.spec.rows}, {model.spec.actions} actions, leave_out {model.spec.leave_out} and prior_load {model.spec.prior_load}")
         warm = {k: model.provenance.get(k) for k in ("warmup_samples", "warmup_loss", "agreement")}
         warm["init"] = {"path": str(cfg.init), **{k: model.provenance.get(k) for k in
                                                    ("command", "training_seconds", "total_training_seconds",
@@ -1255,9 +1247,6 @@ def parser():
                    help="with --actions jobs: the row prior also reads the window's number of jobs, so the sizes it "
                         "prefers can follow the load (recorded in the checkpoint's spec); with --init of a checkpoint "
                         "without it, its row is added at 0 (the same decisions) and a new search starts")
-    p.add_argument("--prior-cross", action="store_true",
-                   help="with --actions jobs: the row prior also reads a rank slope per job type (the type's one-hot "
-                        "times the log rank; recorded in the checkpoint's spec); with --init, as --prior-load")
     p.add_argument("--horizon", type=int, default=d.horizon,
                    help="--baseline forks: slots each fork is continued for (0, the default: to the end of the "
                         "episode; a short horizon is biased, docs/dl2.md round 9)")
@@ -1327,8 +1316,7 @@ def main(argv: Sequence[str]) -> int:
 
     args = parser().parse_args(list(argv))
 
-    for flag, on in (("--work-conserving", args.work_conserving), ("--prior-load", args.prior_load),
-                     ("--prior-cross", args.prior_cross)):
+    for flag, on in (("--work-conserving", args.work_conserving), ("--prior-load", args.prior_load)):
         if on and args.actions != "jobs":
             raise InputError("<argument>", flag, "--actions jobs beside it", f"--actions {args.actions}")
     try:
@@ -1339,7 +1327,7 @@ def main(argv: Sequence[str]) -> int:
     try:
         cfg = TrainConfig(teacher=args.teacher, teacher_params=parse_params(args.teacher_param, "--teacher-param"),
                           decide_at=args.decide_at, rows=args.rows, actions=args.actions,
-                          leave_out=not args.work_conserving, prior_load=args.prior_load, prior_cross=args.prior_cross,
+                          leave_out=not args.work_conserving, prior_load=args.prior_load,
                           horizon=args.horizon, hold=args.hold, seed=args.seed, J=args.window, hidden=hidden,
                           train_seeds=_seeds(args.traces), tune_seeds=_seeds(args.tune), n_jobs=args.jobs,
                           n_servers=args.servers, warmup_epochs=args.warmup_epochs, warmup_lr_final=args.warmup_lr_final,
