@@ -265,7 +265,10 @@ def _gap_row(gap: dict | None, uncertified: int | None) -> str:
     left = f"; {uncertified} decisions with no gap" if uncertified else ""
     if gap is None:
         return f"none certified{left}"
-    return f"{gap['mean']:.3g} / {gap['max']:.3g} (relative, over {gap['decisions']} decisions{left})"
+    inf = f", {gap['infinite']} of them infinite" if gap["infinite"] else ""
+    if gap["mean"] is None:
+        return f"infinite (over {gap['decisions']} decisions{left})"
+    return f"{gap['mean']:.3g} / {gap['max']:.3g} (relative, over {gap['decisions']} decisions{inf}{left})"
 
 
 def _bound_row(extra: dict, f) -> str:

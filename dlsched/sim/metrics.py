@@ -13,7 +13,7 @@ J = (Σ x_j)² / (n Σ x_j²) ∈ (0, 1], 1 when every job is slowed down equall
 C^r the cluster total, over the intervals k between events (``segments``).
 
 Decision latency is the wall time of each ``policy.schedule`` call (``decision_latency_ms``: median,
-p99, max); ``decision_gap`` (mean, max, how many) summarises the certified gaps of the decisions of
+p99, max); ``decision_gap`` (mean and max of the finite ones, how many, how many infinite) summarises the certified gaps of the decisions of
 a policy that records them (dlsched/policies/budget.py), None otherwise, and ``decisions_uncertified`` how many
 of its decisions answered with no gap (left out of ``decision_gap``; None for a policy that records none); engine overhead is the
 engine's own time (state, apply, advance) per event, apart from the policy's. Peak memory is the
@@ -39,6 +39,17 @@ def _q(x: np.ndarray, q: float) -> float | None:
 
 def _mean(x: np.ndarray) -> float | None:
     return float(x.mean()) if x.size else None
+
+
+def _gap_summary(gap: np.ndarray) -> dict | None:
+    """``decision_gap``: mean and max of the finite gaps, how many decisions carry a gap, and how many of those gaps
+    are infinite (a decision that ran nothing of its model against a positive bound: oasis's cut pricing). Apart,
+    since JSON has no infinity: an infinite max was written as null, which reads as no gap at all."""
+    if not gap.size:
+        return None
+    finite = gap[np.isfinite(gap)]
+    return {"mean": _mean(finite), "max": float(finite.max()) if finite.size else None, "decisions": int(gap.size),
+            "infinite": int(gap.size - finite.size)}
 
 
 @dataclass
@@ -134,7 +145,7 @@ class SimResult:
             "decision_calls": int(dec.size), "decision_median_s": _q(dec, 50), "decision_p95_s": _q(dec, 95),
             "decision_latency_ms": {"median": _q(dec * 1e3, 50), "p99": _q(dec * 1e3, 99),
                                     "max": float(dec.max() * 1e3) if dec.size else None},
-            "decision_gap": ({"mean": _mean(gap), "max": float(gap.max()), "decisions": int(gap.size)} if gap.size else None),
+            "decision_gap": _gap_summary(gap),
             "decisions_uncertified": self.decisions_uncertified,
             "engine_seconds": self.engine_seconds, "events": self.n_events,
             "engine_per_event_s": self.engine_seconds / self.n_events if self.n_events else None,

@@ -28,3 +28,22 @@ def test_bounds_and_scale_invariance(x):
         return
     assert 1 / len(x) - 1e-12 <= j <= 1 + 1e-12
     assert jain([3.5 * v for v in x]) == pytest.approx(j)
+
+
+def test_infinite_decision_gaps_are_counted_apart_and_the_json_keeps_the_finite_figures():
+    """JSON has no infinity: an infinite gap in the mean or max was written as null, which reads as "no gap"."""
+    import dataclasses
+    import json
+
+    from dlsched.policies.fifo import FIFO
+    from dlsched.sim.engine import simulate
+
+    from tests.sim.helpers import LinearSpeed, cluster, job, trace
+
+    res = simulate(trace(job("a", 0.0, 10.0)), cluster(2, gpus=4), FIFO(), LinearSpeed())
+    assert res.summary()["decision_gap"] is None
+    mixed = dataclasses.replace(res, decision_gaps=np.array([0.1, math.inf, 0.3]))
+    assert json.loads(mixed.to_json())["decision_gap"] == {"mean": pytest.approx(0.2), "max": 0.3, "decisions": 3,
+                                                          "infinite": 1}
+    only = dataclasses.replace(res, decision_gaps=np.array([math.inf]))
+    assert json.loads(only.to_json())["decision_gap"] == {"mean": None, "max": None, "decisions": 1, "infinite": 1}
