@@ -17,9 +17,10 @@ from dlsched.instance.core import SENSES, Reference
 from dlsched.instance.families import FAMILIES
 from dlsched.instance.traces import load_trace
 from dlsched.instance.workload import Trace
+from dlsched.registry import OASIS_ENGINE, load_target
 from dlsched.result import Result
 from dlsched.sim import engine
-from dlsched.sim.run import load_cluster, pick_speed
+from dlsched.sim.run import load_cluster, oasis_instance, pick_speed
 from dlsched.solvers import registry
 from dlsched.solvers.options import Budget, SolveOptions
 
@@ -127,7 +128,9 @@ def simulate(trace, cluster=None, policy="fifo", *, speed=None, seed: int = 0, p
     :class:`~dlsched.sim.metrics.SimResult` (docs/simulator.md), as ``dlsched simulate`` does.
 
     ``trace``: a :class:`~dlsched.instance.workload.Trace`, a trace file (Gavel, Tiresias, OpenB,
-    Pollux, Microsoft ITP) or ``"dl2:N[:SEED]"`` / ``"poisson:N[:SEED]"`` / ``"gavel:N[:SEED[:KEY=VALUE,...]]"``; ``cluster``: a
+    Pollux, Microsoft ITP), an OASiS instance file (its own cluster, speed source and horizon: ``cluster``, ``speed``
+    and ``max_time`` are refused beside it; :func:`dlsched.policies.oasis.engine_setting`) or ``"dl2:N[:SEED]"`` /
+    ``"poisson:N[:SEED]"`` / ``"gavel:N[:SEED[:KEY=VALUE,...]]"``; ``cluster``: a
     :class:`~dlsched.instance.cluster.Cluster` or a cluster spec (None: DL2's cluster for a DL2
     trace); ``policy``: a name (``dlsched policies``, an installed plug-in, or
     ``"package.module:Class"``) or a policy object; ``params``: the named policy's options (checked
@@ -135,11 +138,21 @@ def simulate(trace, cluster=None, policy="fifo", *, speed=None, seed: int = 0, p
     detected from the trace as the CLI does); ``options``: the engine's keyword arguments
     (``restart_seconds``, ``max_time``, ``deadline``, ``progress``).
     """
-    if not isinstance(trace, Trace):
+    named = not isinstance(trace, Trace)      # a file or a spec: whether it is an OASiS instance is known here
+    inst = None
+    if named:
         if not isinstance(trace, (str, os.PathLike)):
             raise InputError("<argument>", "trace", "a Trace, a trace file or a generator spec (dl2:N, poisson:N, gavel:N)",
                              type(trace).__name__)
-        trace = load_trace(str(trace))
+        inst = oasis_instance(str(trace), None)
+        if inst is not None:
+            for name, given, what in (("cluster", cluster, "its servers"), ("speed", speed, "its speed source"),
+                                      ("max_time", options.get("max_time"), "its horizon T")):
+                if given is not None:
+                    raise InputError("<argument>", name, f"none with an OASiS instance (it brings {what})", shown(given))
+            trace, cluster, speed, options["max_time"] = load_target(OASIS_ENGINE, "trace")(inst)
+        else:
+            trace = load_trace(str(trace))
     if not isinstance(cluster, Cluster):
         if cluster is not None and not isinstance(cluster, (str, os.PathLike)):
             raise InputError("<argument>", "cluster", "a Cluster or a cluster spec", type(cluster).__name__)
@@ -154,6 +167,9 @@ def simulate(trace, cluster=None, policy="fifo", *, speed=None, seed: int = 0, p
     elif not callable(getattr(policy, "schedule", None)) or not callable(getattr(policy, "reset", None)):
         raise InputError("<argument>", "policy", "a policy name or an object with reset(ctx) and schedule(state, events)",
                          type(policy).__name__)
+    if getattr(policy, "trace_family", None) == "oasis" and named and inst is None:
+        raise InputError("<argument>", "policy", f"an OASiS instance file as the trace for policy '{getattr(policy, 'name', type(policy).__name__)}'",
+                         trace.source)
     if speed is None or isinstance(speed, str):
         speed = pick_speed(speed, trace, cluster, seed=seed)
     return engine.simulate(trace, cluster, policy, speed, seed=seed, **options)

@@ -14,7 +14,7 @@ from dlsched.arguments import checked_policy
 from dlsched.console import EXIT_STOPPED, number, seconds, stop_requests, table_console
 from dlsched.errors import InputError
 from dlsched.instance.traces import TRACE_FORMATS, load_trace
-from dlsched.registry import describe_policy, load_target, policy_accepts, policy_names
+from dlsched.registry import OASIS_ENGINE, describe_policy, load_target, policy_accepts, policy_names
 from dlsched.sim.bounds import certified_bound
 from dlsched.sim.engine import simulate
 from dlsched.sim.load import low_load_warning, offered_load
@@ -103,9 +103,6 @@ def policy_list(text: str) -> list[str]:
     return names
 
 
-#: named, not imported: `dlsched policies` loads no policy module
-OASIS_TO_TRACE = "dlsched.policies.oasis:to_trace"
-
 #: what an OASiS instance brings itself: options that would reshape it are refused beside one
 _OASIS_OWN = (("--cluster", "cluster", "its servers"), ("--speed", "speed", "its speed source"),
               ("--speed-param", "speed_param", "its speed source"), ("--speed-noise", "speed_noise", "its speed source"),
@@ -120,8 +117,8 @@ def _oasis_setting(args, inst):
     for flag, attr, what in _OASIS_OWN:
         if getattr(args, attr) not in (None, [], 0.0):
             raise InputError("<argument>", flag, f"none with an OASiS instance (it brings {what})", getattr(args, attr))
-    trace, cluster, speed = load_target(OASIS_TO_TRACE, "trace")(inst, slot_seconds=1.0)
-    return trace, cluster, (speed, float(inst.horizon))
+    trace, cluster, speed, horizon = load_target(OASIS_ENGINE, "trace")(inst)
+    return trace, cluster, (speed, horizon)
 
 
 def _run(args, policy, trace, cluster, *, warn: bool, stop=None, oasis=None):

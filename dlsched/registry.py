@@ -84,6 +84,10 @@ METHODS: dict[str, tuple[str, ...]] = {
     "hetplace": ("dlsched.solvers.hetplace",),
 }
 
+#: an OASiS instance's engine setting (trace, cluster, speed source, horizon) for ``dlsched simulate`` and
+#: :func:`dlsched.simulate`: named, not imported, so that listing the policies loads no policy module
+OASIS_ENGINE = "dlsched.policies.oasis:engine_setting"
+
 #: policy name -> "module:Class" (the simulator's policies, docs/simulator.md)
 POLICIES: dict[str, str] = {
     "fifo": "dlsched.policies.fifo:FIFO",

@@ -297,6 +297,14 @@ class OasisPolicy:
 
 # ----------------------------------------------------------------------------- the family runner
 
+def engine_setting(inst: OasisInstance) -> tuple[Trace, Cluster, OasisSpeed, float]:
+    """The engine's trace, cluster, speed source and horizon (its ``max_time``) for ``inst``: time in slots (Δ = 1 s
+    in the engine), so that work, a whole number of worker-slots, is done exactly, over slots 1..T. What
+    :func:`run`, ``dlsched simulate INSTANCE.json`` and :func:`dlsched.simulate` give the engine."""
+    trace, cluster, speed = to_trace(inst, slot_seconds=1.0)
+    return trace, cluster, speed, float(inst.horizon)
+
+
 def run(inst: OasisInstance, policy, deadline: float | None = None) -> tuple[OasisSchedule, dict]:
     """Simulate ``policy`` over slots 1..T on ``inst``; the schedule (finished jobs only) and statistics.
 
@@ -305,9 +313,9 @@ def run(inst: OasisInstance, policy, deadline: float | None = None) -> tuple[Oas
     runs from this call, the set-up before the engine included.
     """
     until = None if deadline is None else time.monotonic() + deadline
-    trace, cluster, speed = to_trace(inst, slot_seconds=1.0)
+    trace, cluster, speed, horizon = engine_setting(inst)
     slotted = Slotted(policy, 1.0, replan="slots")
-    res = simulate(trace, cluster, slotted, speed, max_time=float(inst.horizon), deadline=deadline_left(until))
+    res = simulate(trace, cluster, slotted, speed, max_time=horizon, deadline=deadline_left(until))
     index = np.array([int(j.meta["index"]) for j in trace.jobs], dtype=np.int64)
     n, H = inst.n_jobs, inst.n_worker_servers
     done = np.zeros(n, bool)

@@ -80,3 +80,25 @@ def test_an_oasis_policy_on_a_trace_and_a_non_oasis_instance_are_refused(capsys,
     smd = str(instances_dir / "smd-small.json")
     code, _, err = run(capsys, "simulate", smd, "--policy", "oasis")
     assert code == 2 and smd in err and "family oasis" in err and "found smd" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("policy", ["oasis", "dorm"])
+def test_the_library_call_on_an_oasis_instance_file_is_the_cli_run(capsys, instance_file, policy):
+    """``dlsched.simulate(PATH, policy=...)`` takes an OASiS instance file as ``dlsched simulate PATH`` does."""
+    _, path = instance_file
+    code, out, _ = run(capsys, "simulate", path, "--policy", policy, "--json", "--jobs")
+    res = dlsched.simulate(path, policy=policy, params={"budget_ms": 100000.0})
+    assert code == 0 and res.max_time == json.loads(out)["max_time"]
+    assert [(j["name"], j["first_start"], j["completion"]) for j in json.loads(out)["job_results"]] == \
+        [(j["name"], j["first_start"], j["completion"]) for j in json.loads(res.to_json(jobs=True))["job_results"]]
+
+
+def test_the_library_call_refuses_what_an_oasis_instance_brings_and_an_oasis_policy_elsewhere(instance_file):
+    _, path = instance_file
+    for kw, where in (({"cluster": "dl2:4"}, "cluster"), ({"speed": "table"}, "speed"), ({"max_time": 10.0}, "max_time")):
+        with pytest.raises(dlsched.InputError) as e:
+            dlsched.simulate(path, policy="oasis", **kw)
+        assert e.value.where == where and "OASiS instance" in e.value.expected
+    with pytest.raises(dlsched.InputError) as e:
+        dlsched.simulate("dl2:5", policy="dorm")
+    assert e.value.where == "policy" and "OASiS instance" in e.value.expected
