@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
 
 import numpy as np
 
+from dlsched.data import data_dir
 from dlsched.instance.oasis_gen import generate
 from dlsched.instance.traces import load_trace
-from dlsched.policies.oasis import to_trace
+from dlsched.policies.oasis import engine_setting
 from dlsched.registry import make_policy
 from dlsched.sim.engine import simulate
 from dlsched.sim.run import load_cluster, pick_speed
@@ -51,10 +51,10 @@ def main() -> None:
     ap.add_argument("--json")
     args = ap.parse_args()
     budgets = [None if b == "none" else float(b) for b in args.budgets.split(",")]
-    data = os.environ.get("DLSCHED_DATA", "/work/shared/data")
+    data = data_dir()
     inst = generate(args.oasis_jobs, seed=args.oasis_seed)
-    cases = [(f"oasis paper n={args.oasis_jobs} seed={args.oasis_seed}", p, *to_trace(inst, slot_seconds=1.0),
-              float(inst.horizon)) for p in filter(None, args.oasis.split(","))]
+    cases = [(f"oasis paper n={args.oasis_jobs} seed={args.oasis_seed}", p, *engine_setting(inst))
+             for p in filter(None, args.oasis.split(","))]
     if args.gavel:
         trace = load_trace(f"{data}/gavel/msr_seed0_0e4a51.trace", None)
         cluster = load_cluster("36:36:36", trace)

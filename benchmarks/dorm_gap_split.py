@@ -7,7 +7,7 @@ and counts that did not pack (a job trimmed to no worker zeroes the fairness ter
 import sys, numpy as np
 from dlsched.instance.oasis_gen import generate
 from dlsched.policies import oasis_baselines as ob
-from dlsched.policies.oasis import to_trace
+from dlsched.policies.oasis import engine_setting
 from dlsched.registry import make_policy
 from dlsched.sim.engine import simulate
 n, seed = int(sys.argv[1]), int(sys.argv[2])
@@ -31,8 +31,8 @@ def alloc(self, t, sim):
     rows.append((res.mip_gap, -res.fun, -res.mip_dual_bound, -self.record.objectives[-1], int((z > need).sum()),
                  int((placed_y < y).sum()), int(((placed_y == 0) & (y > 0)).sum()), nJ))
 ob.DormPolicy.allocate = alloc
-trace, cluster, speed = to_trace(inst, slot_seconds=1.0)
-simulate(trace, cluster, make_policy("dorm"), speed, max_time=float(inst.horizon))
+trace, cluster, speed, horizon = engine_setting(inst)
+simulate(trace, cluster, make_policy("dorm"), speed, max_time=horizon)
 a = np.array(rows)
 print("decisions", len(a), "milp gap mean/max", a[:, 0].mean(), a[:, 0].max())
 print("placed objective / milp objective: mean", (a[:, 3] / a[:, 1]).mean(), "min", (a[:, 3] / a[:, 1]).min())

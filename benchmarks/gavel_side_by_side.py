@@ -5,7 +5,7 @@ alternated twice, each in its own process (docs/results/budgets-lp.md: what reco
 """
 import os, resource, subprocess, sys, time
 trees = {"old": sys.argv[1], "new": sys.argv[2]}
-cmd = [sys.executable, "-m", "dlsched", "simulate", os.environ.get("DLSCHED_DATA", "/work/shared/data") + "/gavel/msr_seed0_0e4a51.trace", "--cluster", "36:36:36",
+cmd = [sys.executable, "-m", "dlsched", "simulate", os.environ.get("DLSCHED_DATA", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")) + "/gavel/msr_seed0_0e4a51.trace", "--cluster", "36:36:36",
        "--policy", "gavel-max-min-fairness-perf", "--bound", "none", "--json"]
 out = {k: [] for k in trees}
 for rep in range(2):

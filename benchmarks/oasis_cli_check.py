@@ -5,17 +5,16 @@ decision digests (each job's first start and completion, hashed), calls, jobs fi
 
     cd TREE && PYTHONPATH=$PWD nice -n 10 python benchmarks/oasis_cli_check.py "oasis,dorm,oasis@100000,dorm@100000"
 """
-import hashlib, json, subprocess, sys, time
+import json, subprocess, sys, time
 import dlsched
+from digests import digest as dig
 from dlsched.instance.oasis_gen import generate
-from dlsched.policies.oasis import to_trace
+from dlsched.policies.oasis import engine_setting
 from dlsched.registry import make_policy
 from dlsched.sim.engine import simulate
 inst = generate(300, seed=2)
 path = "/tmp/oasis-paper300.json"
 dlsched.save(inst, path)
-def dig(rows):
-    return hashlib.blake2b(repr([(j["name"], round(j["first_start"] or -1, 6), round(j["completion"] or -1, 6)) for j in rows]).encode(), digest_size=8).hexdigest()
 for spec in sys.argv[1].split(","):
     pol, *b = spec.split("@")
     extra = ["--decision-budget", b[0]] if b else []
@@ -24,8 +23,8 @@ for spec in sys.argv[1].split(","):
                        capture_output=True, text=True, check=True)
     cli_wall = time.perf_counter() - t0
     d = json.loads(p.stdout)
-    trace, cluster, speed = to_trace(inst, slot_seconds=1.0)
-    r = simulate(trace, cluster, make_policy(pol, **({"budget_ms": float(b[0])} if b else {})), speed, max_time=float(inst.horizon))
+    trace, cluster, speed, horizon = engine_setting(inst)
+    r = simulate(trace, cluster, make_policy(pol, **({"budget_ms": float(b[0])} if b else {})), speed, max_time=horizon)
     l = json.loads(r.to_json(jobs=True))
     print(spec, "cli", dig(d["job_results"]), "lib", dig(l["job_results"]), "calls", d["decision_calls"], l["decision_calls"],
           "done", d["completed"], l["completed"], "utility", d["total_utility"], l["total_utility"], "gap", d["decision_gap"],
