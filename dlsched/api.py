@@ -172,4 +172,7 @@ def simulate(trace, cluster=None, policy="fifo", *, speed=None, seed: int = 0, p
                          trace.source)
     if speed is None or isinstance(speed, str):
         speed = pick_speed(speed, trace, cluster, seed=seed)
-    return engine.simulate(trace, cluster, policy, speed, seed=seed, **options)
+    res = engine.simulate(trace, cluster, policy, speed, seed=seed, **options)
+    if inst is not None:
+        res.extra["time_unit"] = "slot"     # as the command records it: simulated times are slots
+    return res

@@ -132,7 +132,7 @@ def _run(args, policy, trace, cluster, *, warn: bool, stop=None, oasis=None):
                                 target_peak=args.target_peak, inflation=args.inflate, inflation_seed=args.seed)
         max_time = args.max_time
     else:
-        (speed, max_time), used, scaling = oasis, trace, {}
+        (speed, max_time), used, scaling = oasis, trace, {"time_unit": "slot"}
     load = scaling.get("offered_load") or offered_load(used, cluster, speed)
     warning = low_load_warning(load)
     if warning and warn:
@@ -179,11 +179,11 @@ def comparison_json(runs, *, jobs: bool) -> str:
     return json.dumps({"policies": [d["policy"] for d in docs], **shared, "environment": env, "runs": docs})
 
 
-#: the comparison table: heading, summary key (or a function of the summary and the run's extra), decimals
-_COMPARISON = (("avg JCT\n(s)", "avg_jct", 0), ("p50 JCT\n(s)", "median_jct", 0), ("p95 JCT\n(s)", "p95_jct", 0),
-               ("makespan\n(s)", "makespan", 0), ("queueing\navg (s)", "avg_queueing_delay", 0),
+#: the comparison table: heading ({t}: the unit of simulated time), summary key (or a function of the summary and the run's extra), decimals
+_COMPARISON = (("avg JCT\n({t})", "avg_jct", 0), ("p50 JCT\n({t})", "median_jct", 0), ("p95 JCT\n({t})", "p95_jct", 0),
+               ("makespan\n({t})", "makespan", 0), ("queueing\navg ({t})", "avg_queueing_delay", 0),
                ("GPU\nutil", lambda s, x: s["utilisation"].get("gpu", next(iter(s["utilisation"].values()), None)), 3),
-               ("wall (s)", "wall_seconds", 2), ("bound on\navg JCT (s)", lambda s, x: x.get("lower_bound"), 0),
+               ("wall (s)", "wall_seconds", 2), ("bound on\navg JCT ({t})", lambda s, x: x.get("lower_bound"), 0),
                ("avg JCT\n/ bound", lambda s, x: x.get("ratio_to_bound"), 3))
 
 
@@ -196,8 +196,9 @@ def print_comparison(results, cluster: str | None = None) -> None:
                     f"cluster {cluster or first['cluster']}")
     t.add_column("policy", no_wrap=True)
     t.add_column("completed", justify="right")
+    unit = "slots" if results[0].extra.get("time_unit") == "slot" else "s"
     for head, _, _ in _COMPARISON:
-        t.add_column(head, justify="right")
+        t.add_column(head.format(t=unit), justify="right")
     notes = []
     for res in results:
         s = res.summary()
@@ -219,10 +220,14 @@ def print_summary(res) -> None:
     s = res.summary()
     t = Table(title=f"{s['policy']} on {s['trace']}", show_header=False)
 
+    slots = res.extra.get("time_unit") == "slot"    # an OASiS instance: simulated time in slots (Δ = 1 s in the engine)
+
     def f(x, unit=""):
         if x is None:
             return "-"
-        if unit == " s":
+        if unit == " t" and slots:
+            return f"{x:.6g} slots"
+        if unit in (" s", " t"):
             return seconds(x)
         if unit in (" ms", " MiB"):
             return number(x, 3 if unit == " ms" else 1) + unit
@@ -230,10 +235,10 @@ def print_summary(res) -> None:
 
     rows = [("status", s["status"] + (f" ({s['message']})" if s["message"] else "")),
             ("jobs completed", f"{s['completed']} / {s['jobs']}" + (f", {s['unschedulable']} unschedulable" if s["unschedulable"] else "")),
-            ("JCT avg / median", f"{f(s['avg_jct'], ' s')} / {f(s['median_jct'], ' s')}"),
-            ("JCT p95 / p99", f"{f(s['p95_jct'], ' s')} / {f(s['p99_jct'], ' s')}"),
+            ("JCT avg / median", f"{f(s['avg_jct'], ' t')} / {f(s['median_jct'], ' t')}"),
+            ("JCT p95 / p99", f"{f(s['p95_jct'], ' t')} / {f(s['p99_jct'], ' t')}"),
             ("lower bound on avg JCT", _bound_row(res.extra, f)),
-            ("makespan", f(s["makespan"], " s")), ("queueing delay avg", f(s["avg_queueing_delay"], " s")),
+            ("makespan", f(s["makespan"], " t")), ("queueing delay avg", f(s["avg_queueing_delay"], " t")),
             ("Jain fairness", f(s["jain_fairness"]) + "  (of JCT_iso/JCT)"),
             ("utilisation", ", ".join(f"{k} {f(v)}" for k, v in s["utilisation"].items())),
             ("total utility", f(s["total_utility"])),
@@ -274,7 +279,7 @@ def _bound_row(extra: dict, f) -> str:
     if extra["lower_bound"] is None:
         return extra.get("lower_bound_note", "-")
     ratio = extra["ratio_to_bound"]
-    return f"{f(extra['lower_bound'], ' s')}" + (f" (avg JCT / bound {ratio:.4g})" if ratio is not None else "")
+    return f"{f(extra['lower_bound'], ' t')}" + (f" (avg JCT / bound {ratio:.4g})" if ratio is not None else "")
 
 
 def cmd_policies(args) -> int:

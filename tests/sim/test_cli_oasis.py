@@ -65,6 +65,24 @@ def test_the_bundled_tiny_instance_reaches_its_optimum_under_oasis(capsys, insta
     assert doc["completed"] == 2 and doc["total_utility"] == pytest.approx(12.310585786300049)
 
 
+def test_an_oasis_run_reads_its_simulated_times_in_slots(capsys, instances_dir):
+    """Time in an OASiS run is slots (Δ = 1 s in the engine): the summary, the table and the JSON say so; the wall
+    time and the decision latency stay seconds. A trace's run keeps seconds."""
+    path = str(instances_dir / "oasis-tiny.json")
+    code, out, _ = run(capsys, "simulate", path, "--policy", "oasis")
+    rows = {line.split("│")[1].strip(): line.split("│")[2].strip() for line in out.splitlines() if line.count("│") == 3}
+    assert code == 0 and rows["JCT avg / median"] == "1.5 slots / 1.5 slots" and rows["makespan"] == "3 slots"
+    assert rows["lower bound on avg JCT"].startswith("1.5 slots") and rows["wall"].endswith(" ms")
+    code, out, _ = run(capsys, "simulate", path, "--policy", "oasis,dorm")
+    assert code == 0 and "(slots)" in out and "wall (s)" in out and "JCT\n(s)" not in out
+    code, out, _ = run(capsys, "simulate", path, "--policy", "oasis", "--json")
+    assert code == 0 and json.loads(out)["time_unit"] == "slot"
+    assert dlsched.simulate(path, policy="oasis").extra["time_unit"] == "slot"
+    code, out, _ = run(capsys, "simulate", "dl2:3:1", "--policy", "fifo", "--bound", "none")
+    assert code == 0 and "slots" not in out
+    assert "time_unit" not in dlsched.simulate("dl2:3:1", policy="fifo").extra
+
+
 @pytest.mark.parametrize("extra,flag", [(["--cluster", "dl2:4"], "--cluster"), (["--speed", "table"], "--speed"),
                                         (["--max-time", "100"], "--max-time"), (["--inflate", "2"], "--inflate"),
                                         (["--target-load", "0.5"], "--target-load")])
