@@ -880,7 +880,7 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
                              f"J={model.spec.J}, hidden {list(model.shape.hidden)}, decisions at {model.spec.decide_at}, "
                              f"rows by {model.spec.rows}, {model.spec.actions} actions, leave_out {model.spec.leave_out} and prior_load {model.spec.prior_load}")
         warm = {k: model.provenance.get(k) for k in ("warmup_samples", "warmup_loss", "agreement")}
-        warm["init"] = {"path": str(cfg.init), **{k: model.provenance.get(k) for k in
+        warm["init"] = {"path": Path(cfg.init).name, **{k: model.provenance.get(k) for k in
                                                    ("command", "training_seconds", "total_training_seconds",
                                                     "warmup_seconds", "curve", "best_episode", "best_tune_jct",
                                                     "init")}}
@@ -938,7 +938,9 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
 
     def provenance(finished: bool) -> dict:
         wall = time.monotonic() - wall0
-        return {"command": command, "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items()},
+        config = {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items()}
+        config["init"] = None if cfg.init is None else Path(cfg.init).name     # where it lay is this machine's, not the model's
+        return {"command": command, "config": config,
                 "seed": cfg.seed, "torch": str(torch.__version__), "numpy": str(np.__version__), "finished": finished,
                 "training_seconds": wall, "total_training_seconds": earlier + wall, "warmup_seconds": warmup_seconds,
                 **warm,
@@ -1184,6 +1186,22 @@ def _seeds(text: str) -> tuple[int, ...]:
     return tuple(out)
 
 
+def portable_command(argv: Sequence[str]) -> str:
+    """The command as the provenance records it: the checkpoints ``--out`` and ``--init`` name by their file name only,
+    so that a shipped model's record holds no path of the machine it was trained on (``--out /tmp/x/W.pt`` → ``--out
+    W.pt``)."""
+    words, named = [], False
+    for word in argv:
+        flag, eq, value = word.partition("=")
+        if named:
+            word = Path(word).name
+        elif eq and flag in ("--out", "--init"):
+            word = f"{flag}={Path(value).name}"
+        named = word in ("--out", "--init")
+        words.append(word)
+    return " ".join(words)
+
+
 def _minutes(text: str) -> tuple[float, ...]:
     """``"30,60"`` as (30.0, 60.0); "" as ()."""
     try:
@@ -1349,7 +1367,7 @@ def main(argv: Sequence[str]) -> int:
         raise InputError(exc.source, flag, exc.expected, exc.found) from None
 
     make_policy(cfg.teacher, **cfg.teacher_params)   # an unknown teacher or option fails before any work
-    prov = train(cfg, args.out, command=" ".join(["dlsched train dl2", *argv]), progress=not args.quiet)
+    prov = train(cfg, args.out, command=portable_command(["dlsched train dl2", *argv]), progress=not args.quiet)
     print(json.dumps({k: prov[k] for k in ("agreement", "teacher_tune_jct", "best_tune_jct", "best_episode",
                                             "episodes_run", "training_seconds")}))
     return 0

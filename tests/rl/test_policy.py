@@ -73,16 +73,22 @@ def test_the_shipped_checkpoint_loads_through_the_policy_table():
     assert simulate(traces[0], cl, pol, speed).completed.all()
 
 
-def test_the_model_trained_from_drf_alone_loads_as_a_checkpoint_option():
-    """`--policy dl2 -P checkpoint=...dl2-rl-from-drf.pt`: DRF its only teacher, no temporary paths."""
+@pytest.mark.parametrize("name", ["dl2-default", "dl2-rl-from-drf"])
+def test_a_shipped_checkpoint_records_no_path_of_the_machine_it_was_trained_on(name):
     import json
 
+    path = DEFAULT_CHECKPOINT.parent / f"{name}.pt"
+    text = path.with_suffix(".json").read_text()
+    assert not any(p in text for p in ("/tmp", "/work", "/home", "/root"))
+    assert json.loads(text) == load_checkpoint(path).provenance
+
+
+def test_the_model_trained_from_drf_alone_loads_as_a_checkpoint_option():
+    """`--policy dl2 -P checkpoint=...dl2-rl-from-drf.pt`: DRF its only teacher (its record: the test above)."""
     path = DEFAULT_CHECKPOINT.parent / "dl2-rl-from-drf.pt"
     pol = make_policy("dl2", checkpoint=str(path))
     prov = pol.model.provenance
     assert prov["config"]["teacher"] == "drf" and prov["command"].startswith("dlsched train dl2")
-    assert json.loads(path.with_suffix(".json").read_text()) == prov
-    assert not any(p in json.dumps(prov) for p in ("/tmp", "/work", "/home"))
     # every run of the chain it came from (--init) was taught by DRF and nothing else
     link, commands = prov, []
     while isinstance(link, dict) and "command" in link:

@@ -396,6 +396,24 @@ def test_training_settings_out_of_range_are_refused_before_any_work(capsys, flag
     assert f"at {flag}" in capsys.readouterr().err
 
 
+def test_the_provenance_names_checkpoints_without_the_folders_they_lay_in(capsys, tmp_path):
+    """A shipped model's record holds no path of the machine it was trained on (issue: "provenance without temporary
+    paths"): ``--out`` and ``--init`` by file name in the command, the config and the chain's link."""
+    from dlsched.cli import main
+
+    tiny = ["--traces", "1000", "--tune", "2000", "--jobs", "6", "--servers", "4", "--warmup-epochs", "1",
+            "--hidden", "16,16", "--quiet", "--seed", "3"]
+    assert main(["train", "dl2", *tiny, "--episodes", "0", "--out", str(tmp_path / "warm.pt")]) == 0
+    assert main(["train", "dl2", *tiny, "--episodes", "1", "--init", str(tmp_path / "warm.pt"),
+                 f"--out={tmp_path / 'rl.pt'}"]) == 0
+    capsys.readouterr()
+    prov = json.loads((tmp_path / "rl.json").read_text())
+    assert str(tmp_path) not in json.dumps(prov)
+    assert "--init warm.pt" in prov["command"] and "--out=rl.pt" in prov["command"]
+    assert prov["config"]["init"] == prov["init"]["path"] == "warm.pt"
+    assert prov["init"]["command"].endswith("--out warm.pt")
+
+
 def test_a_model_trained_at_the_slots_goes_on_training_at_events_and_nothing_else_changes(tmp_path):
     cfg = TrainConfig(J=5, hidden=(16,), train_seeds=(1,), tune_seeds=(2,), n_jobs=5, n_servers=3,
                       warmup_epochs=1, rl_episodes=1, eval_every=1, batch=64, updates_per_episode=1, max_slots=60)
