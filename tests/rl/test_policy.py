@@ -9,7 +9,7 @@ import torch
 from dlsched.errors import InputError
 from dlsched.rl.policy import DEFAULT_CHECKPOINT, DL2Policy, Model, load_checkpoint, save_checkpoint
 from dlsched.rl.slot import Spec
-from dlsched.sim.engine import PolicyError, simulate
+from dlsched.sim.engine import simulate
 from dlsched.registry import make_policy
 
 from tests.sim.helpers import LinearSpeed, cluster, job, trace

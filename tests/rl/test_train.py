@@ -138,7 +138,6 @@ def test_returns_are_discounted_per_slot():
     traces, cluster, speed = small(4, (2,), 2)
     env = DL2Env(traces, cluster, speed, Spec(J=4))
     stop = env.dl2_spec.stop
-    rewards = []
 
     def act(obs, info, slot_start):
         return 2 * env.dl2_spec.J if info["action_mask"][2 * env.dl2_spec.J] else stop
