@@ -131,3 +131,29 @@ except KeyboardInterrupt:
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
                          env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
     assert run.stdout.strip() == "interrupted after the fork" and "Exception ignored" not in run.stderr, run.stderr
+
+
+@pytest.mark.parametrize("backend", ["pyomo", "cvxpy"])
+def test_an_unlimited_front_end_solve_imports_its_package_once_for_every_child(backend):
+    """Without a limit the caller imports Pyomo or CVXPY before forking its guarded child, so that the next solves'
+    children have it (each imported it afresh: 3.45 s for five tiny Pyomo solves, 0.94 s after); the first call's build
+    still counts the import. With a limit the import stays in the child, where the deadline can stop it."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent(f"""
+        import sys, dlsched
+        from dlsched.instance.generate import random_mcmdk
+        from dlsched.solvers.backends import FRONT_END_MODULE
+        inst, module = random_mcmdk(6, 2, 2, seed=1), FRONT_END_MODULE[{backend!r}]
+        limited = dlsched.solve(inst, "exact", backend={backend!r}, time_limit=60.0)
+        after_limited = module in sys.modules
+        first = dlsched.solve(inst, "exact", backend={backend!r})
+        second = dlsched.solve(inst, "exact", backend={backend!r})
+        print(after_limited, module in sys.modules, first.build_seconds > second.build_seconds,
+              limited.objective == first.objective == second.objective)
+    """)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["False", "True", "True", "True"]
