@@ -395,3 +395,28 @@ def test_gavel_policies_whose_every_lp_is_cut_keep_the_policy_contract(monkeypat
         assert sum(len(r.gaps) for r in recs) > 0 and all(r.uncertified == 0 for r in recs)
     else:
         assert sum(r.uncertified for r in recs) > 0 and all(r.gaps == [] for r in recs)
+
+
+def test_a_dorm_milp_cut_by_its_limit_measures_its_fixed_cost_beyond_the_limit(monkeypatch):
+    """A call given 50 ms that takes 52 ms (a fake clock) measures 2 ms of fixed cost, so a run of calls cut at the
+    budget does not set the fixed cost at the budget (and stop calling the MILP); a call that ends before its limit
+    measures all it took."""
+    import types
+
+    inst, sim, arrived = dorm_state()
+    now = [0.0]
+    real = oasis_baselines.milp
+    took = iter([0.052, 0.003])
+
+    def slow(*a, **k):
+        now[0] += next(took)
+        return real(*a, **k)
+
+    monkeypatch.setattr(oasis_baselines, "milp", slow)
+    monkeypatch.setattr(oasis_baselines, "time", types.SimpleNamespace(perf_counter=lambda: now[0]))
+    pol = DormPolicy(inst, clock=lambda: Left(0.05))
+    pol.decide(1, sim, arrived, [])
+    assert list(pol.milp_seconds) == [pytest.approx(0.002)]
+    other = DormPolicy(inst, clock=lambda: Left(0.05))
+    other.decide(1, SlotView(inst), arrived, [])
+    assert list(other.milp_seconds) == [pytest.approx(0.003)]
