@@ -423,8 +423,8 @@ class FluidPolicy(SRPTGreedyPolicy):
     solved. The LP's size grows with the square of its jobs (a phase per job): with DL2's mix HiGHS takes 0.3 s at 25 jobs, 5 s at 50 and 78 s at 100
     (docs/results/decision-scale.md), so a decision over thousands of active jobs takes ``lp_jobs``.
     The decision's objective and gap are then those of that LP: its ``lp_jobs`` jobs and the
-    aggregate of the others (gap 0 certifies that this LP was solved, not the decision over every
-    job). Under a budget without ``lp_jobs`` (and without POP) the count adapts from decision to decision
+    aggregate of the others (the gap certifies the sizes that run against that LP's optimum, not the
+    decision over every job). Under a budget without ``lp_jobs`` (and without POP) the count adapts from decision to decision
     (:meth:`adapt_lp_jobs`), so that the LP is built and solved within its share of the budget; without
     a budget it is every job.
 
