@@ -52,6 +52,7 @@ the next completion: the shares :func:`fluid_shares` returns.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Annotated, Sequence
 
@@ -445,6 +446,9 @@ class FluidPolicy(SRPTGreedyPolicy):
         self.lp_jobs = None if lp_jobs is None else int(lp_jobs)
         self.incremental = bool(incremental)
         self.pop_k = int(pop_k)
+        # a decision's marks (:meth:`schedule`) and the certificate's rate (:meth:`record_run`), also for an
+        # :meth:`allocate` called without :meth:`reset` (as srpt-greedy's may be)
+        self.marks, self.value_rate = {}, VALUE_PRIOR
 
     def reset(self, ctx) -> None:
         super().reset(ctx)
@@ -690,9 +694,9 @@ class FluidPolicy(SRPTGreedyPolicy):
             self.decision_record.record_uncertified()
             self.value_rate *= VALUE_DECAY
             return
-        started = self.clock.elapsed()
+        started = time.perf_counter()
         self.record_kept(view, lp_order, *self.marks["lp"], sizes=alloc[view.jobs][:, ::-1], bound=bound)
-        self.value_rate = (self.clock.elapsed() - started) / max(len(lp_order), 1)
+        self.value_rate = (time.perf_counter() - started) / max(len(lp_order), 1)
 
     def record_kept(self, view: GreedyView, lp_order: list, times: list, configs: list, rest: Rest | None,
                     theta: np.ndarray | None = None, sizes: np.ndarray | None = None, bound: float | None = None) -> None:
