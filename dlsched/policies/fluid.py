@@ -52,6 +52,7 @@ the next completion: the shares :func:`fluid_shares` returns.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Annotated, Sequence
 
@@ -321,6 +322,12 @@ def pareto_of(inst: SMDInstance, j: int) -> np.ndarray:
 #: 2,000 DL2 jobs, 2026-11-28)
 LP_PRIOR, FILL_PRIOR = 4e-9, 4e-6
 
+#: under a budget, before a decision has measured its own: seconds per LP job of the certificate of what runs
+#: (:meth:`FluidPolicy.record_run`: :func:`fluid_value` of the sizes after the fill; 13-17 µs a job at 20 LP jobs of
+#: a 2,000-job DL2 state, 2026-11-28), and the factor its rate is lowered by after a decision it did not fit, so that
+#: one slow evaluation (a machine's hiccup: 220 µs a job seen once) does not leave every decision after it uncertified
+VALUE_PRIOR, VALUE_DECAY = 2e-5, 0.8
+
 #: the decisions (those that placed a job) whose placement seconds per job the next placement is predicted from
 PLACE_WINDOW = 8
 
@@ -402,9 +409,13 @@ class FluidPolicy(SRPTGreedyPolicy):
     ``incremental`` (default on; under a budget only, so that unbudgeted decisions are those solved
     from nothing) the LP starts from the last LP's solution (:meth:`FluidLP.start_from`: the columns of
     the jobs both hold; consecutive decisions differ by one arrival or completion). The policy's model
-    is the LP, which HiGHS solves to optimality: a decision taken from the LP records gap 0 (and the
-    LP's value as its objective); a kept answer records the LP's value of its first sizes
-    (:func:`fluid_value`) against :func:`fluid_bound` (:meth:`record_kept`).
+    is the LP, which HiGHS solves to optimality, but what runs is not its phase 0: it is the first sizes
+    within θ after the fill. A decision taken from the LP records the LP's value of the sizes that run
+    (:func:`fluid_value`: each LP job at its size until it completes) against the LP's optimum
+    (:meth:`record_run`; before 2026-11-28 the optimum against itself, gap 0 whatever ran); under a
+    budget, where that evaluation is predicted not to fit what the placement leaves of the budget, the
+    decision is counted as uncertified instead. A kept answer records the LP's value of its first sizes
+    against :func:`fluid_bound` (:meth:`record_kept`).
 
     ``lp_jobs`` (default none: every active job) limits the LP to that many jobs, the first in the
     order (the shortest remaining at their fastest size); the others enter it as one aggregate job
@@ -413,13 +424,13 @@ class FluidPolicy(SRPTGreedyPolicy):
     solved. The LP's size grows with the square of its jobs (a phase per job): with DL2's mix HiGHS takes 0.3 s at 25 jobs, 5 s at 50 and 78 s at 100
     (docs/results/decision-scale.md), so a decision over thousands of active jobs takes ``lp_jobs``.
     The decision's objective and gap are then those of that LP: its ``lp_jobs`` jobs and the
-    aggregate of the others (gap 0 certifies that this LP was solved, not the decision over every
-    job). Under a budget without ``lp_jobs`` (and without POP) the count adapts from decision to decision
+    aggregate of the others (the gap certifies the sizes that run against that LP's optimum, not the
+    decision over every job). Under a budget without ``lp_jobs`` (and without POP) the count adapts from decision to decision
     (:meth:`adapt_lp_jobs`), so that the LP is built and solved within its share of the budget; without
     a budget it is every job.
 
     ``pop_k`` > 1 (default 1: off) solves that LP by POP (:meth:`pop_shares`): its jobs in k random
-    groups, each on 1/k of the cluster; the gap is then against :func:`fluid_bound` of the whole LP.
+    groups, each on 1/k of the cluster; the gap of what runs is then against :func:`fluid_bound` of the whole LP.
     """
 
     name = "fluid"
@@ -435,6 +446,9 @@ class FluidPolicy(SRPTGreedyPolicy):
         self.lp_jobs = None if lp_jobs is None else int(lp_jobs)
         self.incremental = bool(incremental)
         self.pop_k = int(pop_k)
+        # a decision's marks (:meth:`schedule`) and the certificate's rate (:meth:`record_run`), also for an
+        # :meth:`allocate` called without :meth:`reset` (as srpt-greedy's may be)
+        self.marks, self.value_rate = {}, VALUE_PRIOR
 
     def reset(self, ctx) -> None:
         super().reset(ctx)
@@ -450,7 +464,7 @@ class FluidPolicy(SRPTGreedyPolicy):
         # under a budget, what the decisions have measured of their own costs, for the next to predict from
         # (:meth:`lp_time`): seconds of the LP per square of its columns, of the fill per active job, of the
         # placement per job placed at a new size (the priors until one is measured)
-        self.lp_rate, self.fill_rate = LP_PRIOR, FILL_PRIOR
+        self.lp_rate, self.fill_rate, self.value_rate = LP_PRIOR, FILL_PRIOR, VALUE_PRIOR
         self.place = PlaceRate(len(ctx.cluster.names), PLACE_WINDOW)
         # the last answer's sizes (jobs of the view, (w, p)) and its jobs, the jobs it resized that were there
         # before it, and this decision's expected placements and its times (:meth:`schedule`)
@@ -496,9 +510,15 @@ class FluidPolicy(SRPTGreedyPolicy):
         where the answer's expected placement does not fit what remains, the first of the kept answers
         (:meth:`kept_answers`) whose placement does, else the one placed soonest
         (:func:`~dlsched.solvers.anytime.placeable`; never an empty one where another runs a job). It records
-        the LP's value of its sizes (:meth:`record_kept`)."""
+        the LP's value of the sizes it answers against the LP's optimum where its LP was solved (:meth:`record_run`),
+        else against :func:`fluid_bound` (:meth:`record_kept`)."""
         if self.decision_record.seconds is None:
-            return super().allocate(inst, active)
+            view = greedy_view(inst, active)
+            alloc = np.zeros((inst.n_jobs, 2), dtype=np.int64)
+            alloc[view.jobs] = greedy_allocation(view, **{**self.options, "shares": self.shares(inst)})
+            if "bound" in self.marks:
+                self.record_run(view, alloc, self.marks.pop("bound"))
+            return alloc
         rec, clock = self.decision_record, self.clock
         recorded = rec.mark()
         view = greedy_view(inst, active)
@@ -531,12 +551,18 @@ class FluidPolicy(SRPTGreedyPolicy):
                 # the decision's record is the kept answer's, not that of the allocation it replaces
                 rec.undo(recorded)
                 if "lp" in self.marks:
-                    self.record_kept(view, self.marks["lp_order"], *self.marks["lp"], sizes=alloc[view.jobs][:, ::-1])
+                    # against the LP's optimum where it was solved (a fluid schedule in its order), else fluid_bound
+                    self.record_kept(view, self.marks["lp_order"], *self.marks["lp"], sizes=alloc[view.jobs][:, ::-1],
+                                     bound=self.marks.pop("bound", None))
                 self.last_answer = "kept start" if n_moved else "kept"
+        if "bound" in self.marks:
+            # the answer taken from the LP: its value of what runs, if that fits what the placement leaves
+            self.record_run(view, alloc, self.marks.pop("bound"), clock.remaining() - self.place.rate * n_moved)
         if rec.mark() == recorded and (alloc[view.jobs, 0] > 0).any():
             # an answer that runs jobs with no LP behind it (every job of one size: srpt-greedy's alone) is not certified
             rec.record_uncertified()
-        self.marks.update(answered=answered, moved=n_moved)
+        # the placement's time (PlaceRate) runs from here: the certificate above is the decision's own
+        self.marks.update(answered=clock.elapsed(), moved=n_moved)
         self.previous, self.previous_jobs, self.resized = alloc, view.jobs, int(np.count_nonzero(moved & was))
         return alloc
 
@@ -593,8 +619,11 @@ class FluidPolicy(SRPTGreedyPolicy):
                 out = self.pop_shares(view, lp_order, times, configs, rest)
             elif not budgeted:
                 lp = fluid_shares(times, view.d, view.e, view.capacity, lp_order, configs, rest=rest)
-                if lp is not None:
-                    self.decision_record.record(lp[1], lp[1])     # an LP optimum is its own bound
+                if lp is not None and lp[1] == 0.0:
+                    self.decision_record.record(0.0, 0.0)         # no job of the LP can run: nothing to certify
+                elif lp is not None:
+                    # what runs is certified after the fill (allocate), against the LP's optimum
+                    self.marks.update(lp_order=lp_order, lp=(times, configs, rest), bound=lp[1])
                 return None if lp is None else lp[0]
             else:
                 self.marks.update(lp_order=lp_order, lp=(times, configs, rest))
@@ -636,7 +665,7 @@ class FluidPolicy(SRPTGreedyPolicy):
             # an LP not built because nothing was left for it (the view took the budget) says nothing of m
             self.adapt_lp_jobs(len(lp_order), solved, self.clock.elapsed() - started, share)
         if solved:
-            self.decision_record.record(out.value, out.value)     # an LP optimum is its own bound
+            self.marks["bound"] = out.value       # what runs is certified after the fill (allocate)
             self.last_theta = (view.jobs, out.theta)
             self.last_answer = "lp"
             return out.theta
@@ -652,11 +681,28 @@ class FluidPolicy(SRPTGreedyPolicy):
         at = np.minimum(np.searchsorted(held, jobs), max(held.size - 1, 0))
         return np.where(held[at] == jobs, theta[at], 0.0) if held.size else np.zeros(jobs.size)
 
+    def record_run(self, view: GreedyView, alloc: np.ndarray, bound: float, time_left: float = np.inf) -> None:
+        """Record a decision taken from its LP (or POP's LPs) with the certified gap of what runs: the LP's value
+        (:func:`fluid_value`) of the sizes ``alloc`` gives its jobs ((w, p) per job of the instance: the first
+        sizes within θ after the fill) against ``bound``, the LP's optimum (no fluid schedule in the LP's order
+        does better, and fluid_value's is one) or, for POP, :func:`fluid_bound`. Under a budget, where
+        that evaluation is predicted (seconds per LP job, measured at the last one) not to fit ``time_left``
+        (what remains of the budget less the answer's predicted placement), the decision is counted as
+        uncertified instead of overrunning its budget (and the rate lowered by :data:`VALUE_DECAY`)."""
+        lp_order = self.marks["lp_order"]
+        if self.value_rate * len(lp_order) > time_left:
+            self.decision_record.record_uncertified()
+            self.value_rate *= VALUE_DECAY
+            return
+        started = time.perf_counter()
+        self.record_kept(view, lp_order, *self.marks["lp"], sizes=alloc[view.jobs][:, ::-1], bound=bound)
+        self.value_rate = (time.perf_counter() - started) / max(len(lp_order), 1)
+
     def record_kept(self, view: GreedyView, lp_order: list, times: list, configs: list, rest: Rest | None,
-                    theta: np.ndarray | None = None, sizes: np.ndarray | None = None) -> None:
-        """Record a decision that did not answer from its LP with its certified gap: the LP's value of the LP's
-        jobs at the first sizes the decision gives them (:func:`fluid_value`) against :func:`fluid_bound`. The
-        sizes are ``sizes`` ((p, w) per job of the view; a job at none starts at one PS and the fewest workers)
+                    theta: np.ndarray | None = None, sizes: np.ndarray | None = None, bound: float | None = None) -> None:
+        """Record a decision with the certified gap of its first sizes: the LP's value of the LP's jobs at the first
+        sizes the decision gives them (:func:`fluid_value`) against ``bound`` when given, else :func:`fluid_bound`.
+        The sizes are ``sizes`` ((p, w) per job of the view; a job at none starts at one PS and the fewest workers)
         or the fastest within ``theta``, else that first size."""
         i = np.asarray(lp_order, dtype=np.int64)
         first = np.zeros((view.jobs.size, 2), dtype=np.int64)
@@ -670,8 +716,9 @@ class FluidPolicy(SRPTGreedyPolicy):
             found = fit[:, 0] >= 0
             first[i[found]] = fit[found]
         value = fluid_value(times, view.d, view.e, view.capacity, lp_order, configs, first, rest)
-        self.decision_record.record(value, None if value is None else
-                                    fluid_bound(times, view.d, view.e, view.capacity, lp_order, configs, rest))
+        if value is not None and bound is None:
+            bound = fluid_bound(times, view.d, view.e, view.capacity, lp_order, configs, rest)
+        self.decision_record.record(value, None if value is None else bound)
 
     @staticmethod
     def rest(view: GreedyView, behind: Sequence[int]) -> Rest | None:
@@ -723,19 +770,18 @@ class FluidPolicy(SRPTGreedyPolicy):
         greedy that only places, and dealing it too would leave each group's leftovers idle.
 
         With ``rest`` (the jobs behind the LP's, :class:`Rest`) each group holds A/k: a k-th of its jobs
-        and of its work, the same share of the group's 1/k of the cluster. The objective is the sum of the
-        groups' LP values (the sum of completion times of the same jobs as the unsplit LP's, A's counted
-        as there); the bound is :func:`fluid_bound` of the unsplit problem (with ``rest``), valid for every fluid
-        schedule on the whole cluster, the unsplit LP's included (its value is no longer its own bound, as
-        the groups' schedule may complete in another order than the LP's; run side by side on the whole
-        cluster it is a fluid schedule, so the gap is at least 0). Under a budget a group whose LP is not solved
+        and of its work, the same share of the group's 1/k of the cluster. The objective is the unsplit LP's value of
+        the sizes that run after the fill (:meth:`record_run`; before 2026-11-28 the sum of the groups' LP values,
+        which no size that runs need reach); the bound is :func:`fluid_bound` of the unsplit problem (with
+        ``rest``), valid for every fluid schedule on the whole cluster, the unsplit LP's included (the LP's own
+        optimum is not solved here). Under a budget a group whose LP is not solved
         in time, or not built (not predicted to fit), leaves its jobs the last θ they
         had, and the decision records the kept answer's value and gap (:meth:`record_kept`), as without POP."""
         groups = pop_groups(len(order), self.pop_k, self.pop_rng)
         k, budget = len(groups), self.decision_record.seconds
         # the jobs behind the LP's, dealt too: A/k in each group (on 1/k of the cluster, its area as a share is A's)
         share = None if rest is None else Rest(rest.jobs / k, rest.area, rest.rate)
-        theta, value, solved = np.zeros(view.jobs.size), 0.0, True
+        theta, solved = np.zeros(view.jobs.size), True
         for gi, g in enumerate(groups):
             jobs = [order[a] for a in g.tolist()]
             if budget is not None and self.lp_rate * lp_columns(times, jobs, configs) ** 2 > self.lp_time(view) / (k - gi):
@@ -758,9 +804,9 @@ class FluidPolicy(SRPTGreedyPolicy):
                 theta[held] = self.kept_theta(view.jobs[held])
                 continue
             theta += out.theta / k
-            value += out.value
         if solved:
-            self.decision_record.record(value, fluid_bound(times, view.d, view.e, view.capacity, order, configs, rest))
+            # what runs is certified after the fill (allocate), against the bound of the unsplit problem
+            self.marks["bound"] = fluid_bound(times, view.d, view.e, view.capacity, order, configs, rest)
         elif budget is not None:
             self.record_kept(view, order, times, configs, rest, theta)
         if budget is not None:

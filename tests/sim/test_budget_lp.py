@@ -246,14 +246,47 @@ def test_a_dorm_milp_with_no_incumbent_answers_a_feasible_non_empty_allocation(m
     assert pol.record.uncertified == 1 and pol.record.gaps == []
 
 
+class Left(Clock):
+    """A fake clock with ``left`` seconds remaining (no margin)."""
+
+    def __init__(self, left: float):
+        super().__init__(1)
+        self.left = left
+
+    def remaining(self) -> float:
+        return self.left
+
+    def seconds_for_solver(self) -> float:
+        return self.left
+
+
 def test_a_budgeted_dorm_gives_the_milp_what_remains_of_the_decision(monkeypatch):
     inst, sim, arrived = dorm_state()
     limits = []
     real = oasis_baselines.milp
     monkeypatch.setattr(oasis_baselines, "milp", lambda *a, **k: limits.append(k["options"]["time_limit"]) or real(*a, **k))
     DormPolicy(inst).decide(1, SlotView(inst), arrived, [])
-    DormPolicy(inst, clock=lambda: Clock(0)).decide(1, sim, arrived, [])
-    assert limits == [1.0, 1e-3]
+    DormPolicy(inst, clock=lambda: Left(0.05)).decide(1, sim, arrived, [])
+    assert limits == [1.0, 0.05]
+
+
+def test_a_dorm_budget_below_the_milp_fixed_cost_answers_the_last_placed_counts_uncertified(monkeypatch):
+    """What remains (1 ms) is below the MILP's fixed cost (its prior, then the least of its measured calls): the MILP
+    is not called, the last placed counts (N_i for a new job) are placed and recorded without a bound; a measured
+    fixed cost below what remains lets the next decision call it."""
+    inst, sim, arrived = dorm_state()
+    calls = []
+    real = oasis_baselines.milp
+    monkeypatch.setattr(oasis_baselines, "milp", lambda *a, **k: calls.append(1) or real(*a, **k))
+    pol = DormPolicy(inst, clock=lambda: Left(1e-3))
+    pol.decide(1, sim, arrived, [])
+    assert not calls and sim.alloc and (sim.free_w >= -1e-9).all() and (sim.free_p >= -1e-9).all()
+    assert pol.record.uncertified == 1 and pol.record.gaps == []
+    assert pol.record.objectives == [pytest.approx(-dorm_value(inst, sim, list(pol.active)))]
+    fast = DormPolicy(inst, clock=lambda: Left(1e-3))
+    fast.milp_seconds.append(5e-4)                 # a MILP call measured at 0.5 ms
+    fast.decide(1, SlotView(inst), arrived, [])
+    assert calls == [1] and fast.record.uncertified == 0 and len(fast.record.gaps) == 1
 
 
 # ----------------------------------------------------------------------------- oasis
@@ -362,3 +395,28 @@ def test_gavel_policies_whose_every_lp_is_cut_keep_the_policy_contract(monkeypat
         assert sum(len(r.gaps) for r in recs) > 0 and all(r.uncertified == 0 for r in recs)
     else:
         assert sum(r.uncertified for r in recs) > 0 and all(r.gaps == [] for r in recs)
+
+
+def test_a_dorm_milp_cut_by_its_limit_measures_its_fixed_cost_beyond_the_limit(monkeypatch):
+    """A call given 50 ms that takes 52 ms (a fake clock) measures 2 ms of fixed cost, so a run of calls cut at the
+    budget does not set the fixed cost at the budget (and stop calling the MILP); a call that ends before its limit
+    measures all it took."""
+    import types
+
+    inst, sim, arrived = dorm_state()
+    now = [0.0]
+    real = oasis_baselines.milp
+    took = iter([0.052, 0.003])
+
+    def slow(*a, **k):
+        now[0] += next(took)
+        return real(*a, **k)
+
+    monkeypatch.setattr(oasis_baselines, "milp", slow)
+    monkeypatch.setattr(oasis_baselines, "time", types.SimpleNamespace(perf_counter=lambda: now[0]))
+    pol = DormPolicy(inst, clock=lambda: Left(0.05))
+    pol.decide(1, sim, arrived, [])
+    assert list(pol.milp_seconds) == [pytest.approx(0.002)]
+    other = DormPolicy(inst, clock=lambda: Left(0.05))
+    other.decide(1, SlotView(inst), arrived, [])
+    assert list(other.milp_seconds) == [pytest.approx(0.003)]
