@@ -432,6 +432,11 @@ def test_a_sweep_off_a_terminal_prints_lines_and_says_where_it_stopped(tmp_path,
 
 
 PYOMO_SUITE = SUITE.replace('name = "exact"\n', 'name = "exact"\nparams = { backend = "pyomo" }\n')
+#: the sweep a signal stops: PYOMO_SUITE six times over (60 cells, half of them Pyomo's exact path at 1-2 s each).
+#: With the tiny suite's 10 cells the sweep ended within 2 s of its second row, so a test process slowed that much
+#: by the machine's load signalled a finished sweep (all 10 rows, or exit 0); now the test would have to be slowed
+#: for the time of about 55 cells (tens of seconds on 2 workers, and they slow down with the same load).
+STOPPED_SUITE = PYOMO_SUITE.replace("seed = 3\n", "seed = 3\nrepetitions = 6\n")
 
 
 @pytest.mark.parametrize("executor", [[], pytest.param(["--executor", "dask", "--scheduler", "local"], id="dask",
@@ -447,7 +452,7 @@ def test_sigterm_stops_a_parallel_sweep_cleanly(tmp_path, executor):
     import sys
     import time
 
-    suite, out = write(tmp_path, PYOMO_SUITE), tmp_path / "r.jsonl"
+    suite, out = write(tmp_path, STOPPED_SUITE), tmp_path / "r.jsonl"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     proc = subprocess.Popen([sys.executable, "-m", "dlsched", "bench", "run", str(suite), "--jobs", "2", "--out", str(out),
                              *executor],
@@ -460,4 +465,5 @@ def test_sigterm_stops_a_parallel_sweep_cleanly(tmp_path, executor):
     err = proc.communicate(timeout=120)[1]
     head, rows = read_results(out)
     assert proc.returncode == 130 and "leaked" not in err and "Traceback" not in err, err
-    assert 2 <= len(rows) < 10 and f"stopped: {len(rows)} cells of this run written to {out}" in err
+    assert len(cells_of(load_suite(suite))[1]) == 60
+    assert 2 <= len(rows) < 60 and f"stopped: {len(rows)} cells of this run written to {out} ({len(rows)} of 60)" in err
