@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from dlsched.instance.cluster import Cluster
 from dlsched.instance.traces import load_trace
+from dlsched.policies import hetplace as hp
 from dlsched.policies import type_exchange as tx
 from dlsched.registry import make_policy
 from dlsched.sim.engine import simulate
@@ -257,6 +258,16 @@ def test_a_generous_budget_exchanges_as_without_one_on_a_clock_within_it(monkeyp
     assert clocks and all(c is not None and 0 < c.limit <= 90.0 for c in clocks)
     free, _ = run(tr, cl, speed)
     assert pol.exchanges == 1 and got == pytest.approx(free)
+
+
+def test_no_search_under_a_budget_below_the_least(monkeypatch):
+    calls = []
+    monkeypatch.setattr(tx, "exchange", lambda *a, **k: calls.append(1) or ([], 0.0, 0.0))
+    tr, cl, speed = burst()
+    _, pol = run(tr, cl, speed, budget_ms=hp.EXCHANGE_MIN_BUDGET * 1000 * 0.99)
+    assert not calls and pol.exchanges == 0
+    run(tr, cl, speed, budget_ms=hp.EXCHANGE_MIN_BUDGET * 1000)
+    assert calls
 
 
 @pytest.mark.parametrize("seed", [6, 18])
