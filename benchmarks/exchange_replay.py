@@ -85,8 +85,9 @@ def main(argv=None) -> None:
         new.append(c2 - c1)
     sizes = [pool[i].rem.size for i in pick]
     print(f"{a.trace}: {len(pick)} states of {min(sizes)}-{max(sizes)} admitted jobs (of {len(pool)} in {a.jobs}), "
-          f"the same promotions and F; CPU s one at a time {sum(old):.3f} (largest {max(old):.3f}), "
-          f"side by side {sum(new):.3f} (largest {max(new):.3f}): {sum(old) / sum(new):.2f} times less")
+          f"the same promotions and F; CPU s {'base' if a.base else 'one at a time'} {sum(old):.3f} (largest "
+          f"{max(old):.3f}), {'this' if a.base else 'side by side'} {sum(new):.3f} (largest {max(new):.3f}): "
+          f"{sum(old) / sum(new):.2f} times less")
     if a.base:
         q = [50, 90, 99]
         print(f"single searches, ms at percentiles {q}: base {np.round(np.percentile(old, q) * 1e3, 1).tolist()}, "
