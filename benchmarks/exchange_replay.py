@@ -51,6 +51,14 @@ def states(spec: str) -> list[tx.TypeModel]:
     return out
 
 
+def base_search(tree: str):
+    """The search of ``tree``'s ``dlsched/policies/type_exchange.py`` on a model of this tree's."""
+    spec = importlib.util.spec_from_file_location("base_type_exchange", Path(tree) / "dlsched/policies/type_exchange.py")
+    base = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(base)
+    return lambda m: base.exchange(base.TypeModel(m.rem, m.need, m.rho, m.per, m.cap, m.slow))
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--trace", required=True)
@@ -59,15 +67,7 @@ def main(argv=None) -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--base", help="another tree whose type_exchange.py is the old side")
     a = ap.parse_args(argv)
-    reference = ref_exchange
-    if a.base:
-        spec = importlib.util.spec_from_file_location("base_type_exchange",
-                                                      Path(a.base) / "dlsched/policies/type_exchange.py")
-        base = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(base)
-
-        def reference(m):
-            return base.exchange(base.TypeModel(m.rem, m.need, m.rho, m.per, m.cap, m.slow))
+    reference = base_search(a.base) if a.base else ref_exchange
     lo, hi = (int(x) for x in a.jobs.split("-"))
     pool = [m for m in states(a.trace) if lo <= m.rem.size <= hi]
     rng = np.random.default_rng(a.seed)
