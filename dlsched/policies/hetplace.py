@@ -22,7 +22,8 @@ r"""Heterogeneous placement (MODELS.md §4) on the simulator: converter, speed s
   remaining work over the pace it loses falling to its next type), each on one type (a synchronous
   job runs at its slowest worker's pace), the pipeline's placement kept only for a job that no
   single type holds; then (``exchange``, on by default; under a decision budget of at least
-  :data:`EXCHANGE_MIN_BUDGET`, stopped by a clock) a local search over sets of jobs moved between types keeps a promotion where the projected sum of the admitted jobs' completion times falls
+  :data:`EXCHANGE_MIN_BUDGET`, stopped by a clock) a local search over sets of jobs moved between types keeps a
+  promotion where the projected sum of the admitted jobs' completion times falls
   (:mod:`dlsched.policies.type_exchange`). With ``order="arrival"`` (the paper's order) the pipeline gets the first
   active jobs, one GPU each, and the later arrivals wait: it only optimises where the first jobs go
   (on Gavel's msr trace 0e4a51 an average JCT more than twice srpt's, on ITP cluster 02 nearly ten
