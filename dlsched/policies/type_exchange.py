@@ -208,12 +208,13 @@ def exchange(m: TypeModel, limit: int | None = None, base: np.ndarray | None = N
     by side (:func:`projected_many`); the one kept is the first, in the order of the jobs and then their types
     fastest first, whose :math:`F` is below the best before it by a share of :math:`10^{-12}`. ``clock`` (anything
     with ``expired()``; None: none) ends the search where it runs out (module docstring): after the step it ends
-    in, with the best found so far; before :math:`F(t^0)` is known, with no promotion and both :math:`F` inf."""
+    in, with the best found so far; before the first step, with no promotion (both :math:`F` inf where the clock
+    ran out before :math:`F(t^0)` was known)."""
     n = m.rem.size
     base = rounds(m, m.rem, np.ones(n, dtype=bool)) if base is None else base
     f0 = projected(m, base, clock=clock)
     if clock is not None and clock.expired():
-        return [], np.inf, np.inf
+        return [], f0, f0
     first: list[tuple[int, int]] = []
     cur, f_cur = base, f0
     tried = 0
