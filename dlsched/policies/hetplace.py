@@ -107,8 +107,9 @@ SRPT_MEASURES = 8
 EXCHANGE_MAX_JOBS = 64
 
 #: the least budget (seconds) under which :meth:`HetPlace._exchange` searches: on Gavel's 0e4a51 at 100 ms the search
-#: on its clock lowered the average JCT in 3 runs of 3 beside main's (mean -0.25 %, latency p99 63-71 ms), at 10 ms
-#: it did not (mean +0.3 % over 7 runs, 4 worse, by up to 1.2 %; docs/hetplace.md, "Exchanges between types")
+#: on its clock lowered the average JCT in 3 runs of 4 beside main's (mean -0.07 %, latency p99 63-71 ms), at 10 ms
+#: it did not (mean +0.3 % over 7 runs, 4 worse); both within the runs' spread (the same code differed by 0.6 % at
+#: 10 ms): docs/hetplace.md, "Exchanges between types"
 EXCHANGE_MIN_BUDGET = 0.1
 
 #: the placement of a job that holds nothing yet (:meth:`HetPlace._srpt_answer`): its size is its smallest
