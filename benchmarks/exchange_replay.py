@@ -9,13 +9,17 @@ The states are the exchange's inputs (the admitted jobs' pooled model) at every 
 that no cap on the jobs applies); ``--states`` of those with a number of admitted jobs in ``--jobs`` are drawn with
 ``--seed``. For each, both searches run in turn in this process (``time.process_time``) and must return the same
 promotions and F (to 1e-9 relative): the sums of CPU seconds, and the largest single search, for each.
+``--base TREE``: the old side is ``TREE``'s ``dlsched/policies/type_exchange.py`` (another checkout, e.g. main's)
+instead of the one-at-a-time reference, and the percentiles of the single searches are printed for both.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -33,7 +37,7 @@ def states(spec: str) -> list[tx.TypeModel]:
     """The exchange's models at every decision of hetplace on ``spec``, along the rule's run."""
     out: list[tx.TypeModel] = []
 
-    def record(m, limit=None, base=None):
+    def record(m, limit=None, base=None, clock=None):
         out.append(m)
         return [], 0.0, 0.0
 
@@ -47,13 +51,23 @@ def states(spec: str) -> list[tx.TypeModel]:
     return out
 
 
+def base_search(tree: str):
+    """The search of ``tree``'s ``dlsched/policies/type_exchange.py`` on a model of this tree's."""
+    spec = importlib.util.spec_from_file_location("base_type_exchange", Path(tree) / "dlsched/policies/type_exchange.py")
+    base = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(base)
+    return lambda m: base.exchange(base.TypeModel(m.rem, m.need, m.rho, m.per, m.cap, m.slow))
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--trace", required=True)
     ap.add_argument("--jobs", default="0-999", help="LO-HI admitted jobs")
     ap.add_argument("--states", type=int, default=40)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--base", help="another tree whose type_exchange.py is the old side")
     a = ap.parse_args(argv)
+    reference = base_search(a.base) if a.base else ref_exchange
     lo, hi = (int(x) for x in a.jobs.split("-"))
     pool = [m for m in states(a.trace) if lo <= m.rem.size <= hi]
     rng = np.random.default_rng(a.seed)
@@ -62,7 +76,7 @@ def main(argv=None) -> None:
     for i in pick:
         m = pool[i]
         c0 = time.process_time()
-        want = ref_exchange(m)
+        want = reference(m)
         c1 = time.process_time()
         got = tx.exchange(m)
         c2 = time.process_time()
@@ -71,8 +85,13 @@ def main(argv=None) -> None:
         new.append(c2 - c1)
     sizes = [pool[i].rem.size for i in pick]
     print(f"{a.trace}: {len(pick)} states of {min(sizes)}-{max(sizes)} admitted jobs (of {len(pool)} in {a.jobs}), "
-          f"the same promotions and F; CPU s one at a time {sum(old):.3f} (largest {max(old):.3f}), "
-          f"side by side {sum(new):.3f} (largest {max(new):.3f}): {sum(old) / sum(new):.2f} times less")
+          f"the same promotions and F; CPU s {'base' if a.base else 'one at a time'} {sum(old):.3f} (largest "
+          f"{max(old):.3f}), {'this' if a.base else 'side by side'} {sum(new):.3f} (largest {max(new):.3f}): "
+          f"{sum(old) / sum(new):.2f} times less")
+    if a.base:
+        q = [50, 90, 99]
+        print(f"single searches, ms at percentiles {q}: base {np.round(np.percentile(old, q) * 1e3, 1).tolist()}, "
+              f"this {np.round(np.percentile(new, q) * 1e3, 1).tolist()}")
 
 
 if __name__ == "__main__":

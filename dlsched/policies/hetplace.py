@@ -21,8 +21,9 @@ r"""Heterogeneous placement (MODELS.md §4) on the simulator: converter, speed s
   rule (:meth:`HetPlace._by_type`: round k, the k-th fastest type of each job, in increasing
   remaining work over the pace it loses falling to its next type), each on one type (a synchronous
   job runs at its slowest worker's pace), the pipeline's placement kept only for a job that no
-  single type holds; then (``exchange``, on by default, without a decision budget) a local search over sets of
-  jobs moved between types keeps a promotion where the projected sum of the admitted jobs' completion times falls
+  single type holds; then (``exchange``, on by default; under a decision budget of at least
+  :data:`EXCHANGE_MIN_BUDGET`, stopped by a clock) a local search over sets of jobs moved between types keeps a
+  promotion where the projected sum of the admitted jobs' completion times falls
   (:mod:`dlsched.policies.type_exchange`). With ``order="arrival"`` (the paper's order) the pipeline gets the first
   active jobs, one GPU each, and the later arrivals wait: it only optimises where the first jobs go
   (on Gavel's msr trace 0e4a51 an average JCT more than twice srpt's, on ITP cluster 02 nearly ten
@@ -109,6 +110,12 @@ SRPT_MEASURES = 8
 #: admitted), where searching past the former 32 lowered the average JCT on 8 seeds of 8 (results/gavel.md), while
 #: Gavel's msr 0e4a51 (up to 108 admitted 1-GPU jobs) keeps a bounded tail
 EXCHANGE_MAX_JOBS = 64
+
+#: the least budget (seconds) under which :meth:`HetPlace._exchange` searches: on Gavel's 0e4a51 at 100 ms the search
+#: on its clock lowered the average JCT in 3 runs of 4 beside main's (mean -0.07 %, latency p99 63-71 ms), at 10 ms
+#: it did not (mean +0.3 % over 7 runs, 4 worse); both within the runs' spread (the same code differed by 0.6 % at
+#: 10 ms): docs/hetplace.md, "Exchanges between types"
+EXCHANGE_MIN_BUDGET = 0.1
 
 #: the placement of a job that holds nothing yet (:meth:`HetPlace._srpt_answer`): its size is its smallest
 _NOWHERE = Placement({}, {})
@@ -228,6 +235,9 @@ class HetPlace(ChangePolicy):
         self._full_whole: tuple[float, int] | None = None     # the last full decision's wall seconds, active jobs
         self.srpt_answers = 0
         self.exchanges = 0          # decisions whose types came from a kept exchange (:meth:`_exchange`)
+        # the start of the decision being made (its budget's) and the wall seconds of its exchange search
+        self._decided, self._exchange_s = 0.0, 0.0
+        self._search_rate = 0.0     # under a budget, wall seconds per admitted job squared of a search (:meth:`_exchange`)
 
     def _only_type(self, capacity: np.ndarray, g: int) -> np.ndarray:
         """A copy of ``capacity`` (servers x resources) whose GPUs are those of type g only (other resources stay)."""
@@ -405,9 +415,8 @@ class HetPlace(ChangePolicy):
         rho = self._rho_rows(state, take, per)
         sizes = [min(max(pl.n_workers, self._min_w[j]), self._max_w[j]) for j, pl in zip(take.tolist(), chosen)]
         first: list[tuple[int, int]] = []
-        if self.exchange and take.size > 1 and self.decision_record.seconds is None:
-            # without a budget only: its search is not bounded by a clock, and under one it took the placement's
-            # time (Gavel's 0e4a51 at 10 ms: +18 % average JCT, latency p99 107 ms; at 100 ms +13 %)
+        budget = self.decision_record.seconds
+        if self.exchange and take.size > 1 and (budget is None or budget >= EXCHANGE_MIN_BUDGET):
             first = self._exchange(state, free, take, per, rho, sizes)
         if first:
             before = free.copy()
@@ -435,16 +444,53 @@ class HetPlace(ChangePolicy):
         :func:`~dlsched.policies.type_exchange.exchange` on the admitted jobs at their sizes, each type's GPUs
         pooled (its free GPUs in ``free``), which lowers the projected sum of their completion times
         (docs/hetplace.md, "Exchanges between types"). None where every job has its fastest type by the rounds
-        alone, or over :data:`EXCHANGE_MAX_JOBS` admitted jobs (its cost). Only without a budget (:meth:`_by_type`)."""
+        alone, or over :data:`EXCHANGE_MAX_JOBS` admitted jobs (its cost). Under a budget the search stops at
+        :meth:`_exchange_clock` with the best found so far, and is not started where that clock is predicted not to
+        hold it whole (its cost grows with the square of the jobs: the wall seconds per job squared of the last
+        search its clock did not stop, ``_search_rate``). Its wall seconds are kept in ``_exchange_s``, which the
+        measures of the placement leave out."""
         if take.size > EXCHANGE_MAX_JOBS:
             return []
+        clock = self._exchange_clock(take.size)
+        if clock is not None and (clock.expired() or self._search_rate * take.size ** 2 > clock.remaining()):
+            # a search its clock would cut in its first step spends the time and finds nothing (Gavel's 0e4a51 at
+            # 10 ms, before the least budget, without this: latency p99 11.7-12.9 ms in 4 runs, main's 7.7-10.1 ms)
+            return []
+        t = time.perf_counter()
+        first, searched = self._search(state, free, take, per, rho, sizes, clock)
+        spent = time.perf_counter() - t
+        self._exchange_s += spent
+        if searched and clock is not None and not clock.expired():
+            self._search_rate = spent / take.size ** 2
+        return first
+
+    def _exchange_clock(self, admitted: int) -> Budget | None:
+        """The clock :meth:`_exchange` stops at under a budget (None without one): half of the time from now to
+        the latest start of the placement of ``admitted`` jobs, which is what the placement's clock leaves
+        (``_placing``'s limit, else the budget less its margin) less that placement, predicted at the least cost
+        per job of the last placements (``_srpt_cost``, the exchange's own time left out; none measured: nothing
+        kept back). The other half is slack for the placement: on a loaded machine a placement is descheduled
+        for whole time slices, and where it meets its clock the jobs not yet placed wait (the search up to the
+        latest start: Gavel's 0e4a51 at 100 ms, 6.04e6 s average JCT against main's 2.25e5 s)."""
+        if self.decision_record.seconds is None:
+            return None
+        whole = self.decision_record.clock()
+        end = self._placing.limit if self._placing is not None else whole.limit - whole.margin
+        place = min(self._srpt_cost) * admitted if self._srpt_cost else 0.0
+        spent = time.perf_counter() - self._decided
+        return Budget(spent + max(end - place - spent, 0.0) / 2, start=self._decided, margin=0.0)
+
+    def _search(self, state: ClusterState, free: np.ndarray, take: np.ndarray, per: np.ndarray, rho: np.ndarray,
+                sizes: list[int], clock: Budget | None) -> tuple[list[tuple[int, int]], bool]:
+        """:meth:`_exchange`'s search on the pooled model, stopped at ``clock`` (None: not stopped), and whether
+        it searched (not where the rounds give every job its fastest type)."""
         cap = np.array([free[srv, self.g].sum() for srv in self.type_servers])
         model = type_exchange.TypeModel(np.asarray(state.remaining)[take], np.array(sizes) * per, rho, per, cap, NEGLIGIBLE)
         # cheap first: the rounds' pooled types; no job below its fastest type, nothing to exchange
         t0 = type_exchange.rounds(model, model.rem, np.ones(take.size, dtype=bool))
         if (t0 == model.rank[:, 0]).all():
-            return []
-        return type_exchange.exchange(model, base=t0)[0]
+            return [], False
+        return type_exchange.exchange(model, base=t0, clock=clock)[0], True
 
     def _rounds(self, state: ClusterState, free: np.ndarray, take: np.ndarray, per: np.ndarray, rho: np.ndarray,
                 sizes: list[int], first: list[tuple[int, int]]) -> tuple[dict[int, Placement], np.ndarray]:
@@ -834,6 +880,7 @@ class HetPlace(ChangePolicy):
         keep theirs and the waiting ones start as :meth:`_step` starts them. Records the :meth:`_linear_jct` gap
         of the GPU jobs that run, as :meth:`_step` does."""
         clock = self.decision_record.clock()
+        self._decided, self._exchange_s = clock.start, 0.0
         active = np.asarray(state.active, dtype=np.int64)
         gpw = np.rint(state.demand_w[active, self.g]).astype(np.int64)
         K = int(state.cluster.capacity[:, self.g].astype(np.int64).sum())
@@ -890,7 +937,7 @@ class HetPlace(ChangePolicy):
                     full.add(self._shape[j])
         self._placing = None
         if tried:       # both measure the placement per job tried (one never tried would never be re-measured)
-            self._srpt_cost.append((time.perf_counter() - t) / tried)
+            self._srpt_cost.append((time.perf_counter() - t - self._exchange_s) / tried)
         placed = np.fromiter(out, dtype=np.int64, count=len(out))
         self._pace[placed] = self._paces(state, placed, list(out.values()))
         stop = []
@@ -933,7 +980,8 @@ class HetPlace(ChangePolicy):
         else:
             self._unkept = lam
         start, call, back, stats = self._full_times
-        end = time.perf_counter()
+        # the exchange's search fills what its clock leaves: not the least work (it would cut the next solver)
+        end = time.perf_counter() - self._exchange_s
         self._full_whole = (end - start, len(state.active))
         if call is None:                              # nothing for the solver: the view's jobs are none
             self._full_cost = (end - start, end - start, len(state.active))
@@ -956,6 +1004,7 @@ class HetPlace(ChangePolicy):
         :math:`\lambda_g` of its Lagrangian step in the order of ``self.types`` (zeros without GPU jobs)."""
         # the budget runs from here: building the §4 view counts against it
         clock = self.decision_record.clock()
+        self._decided, self._exchange_s = clock.start, 0.0
         # the solver's cut leaves room for what follows it (its packing, the placement: as measured last time)
         # and the record's margin (a tenth of the budget: a market round or an exchange runs past the cut)
         reserve = self._predicted(state)[1] + clock.margin if clock.limited else 0.0
@@ -1002,7 +1051,8 @@ class HetPlace(ChangePolicy):
             self._placement_cut = False
             out = place(state, free, take, per, start, srv, cnt)
             if self.order == "srpt":
-                self._srpt_cost.append((time.perf_counter() - t) / take.size)     # :meth:`_srpt_answer`'s prior
+                # :meth:`_srpt_answer`'s prior
+                self._srpt_cost.append((time.perf_counter() - t - self._exchange_s) / take.size)
             self._record_full(state, res, out)
         self._placing = None
         if other.size:

@@ -24,6 +24,11 @@ type g: the job placed there first and the rounds deciding the rest around it (t
 their next types), and keeps the assignment of least :math:`F`, strictly below :math:`F(t^0)`; then tries again
 from there, each job promoted at most once. A one-step improvement of the rule by its own rollout (Bertsekas's
 rollout): :math:`F` of the answer is never above :math:`F(t^0)`.
+
+Under a decision budget the search takes a clock (:func:`exchange`'s ``clock``): it is read at every event of a
+step's replay, and where it has run out the step ends with the tries replayed to their end (their :math:`F` exact),
+the best of them kept if it lowers :math:`F`, and the search stops there: the answer is the best found so far, its
+:math:`F` still never above :math:`F(t^0)`.
 """
 
 from __future__ import annotations
@@ -118,20 +123,23 @@ def rounds_many(m: TypeModel, rem: np.ndarray, alive: np.ndarray, first: list[tu
     return t
 
 
-def projected(m: TypeModel, t0: np.ndarray, stop: float = np.inf) -> float:
+def projected(m: TypeModel, t0: np.ndarray, stop: float = np.inf, clock=None) -> float:
     r""":math:`F(t^0)`: the sum of the jobs' completion times (seconds from now) when they start on the types
     ``t0`` and, at each completion, the types are decided again by :func:`rounds`; inf if the jobs left cannot
     progress. Once :math:`F` is sure to reach ``stop`` (each job left ends no earlier than now plus its remaining
-    work at its fastest pace), inf: a candidate that cannot win is not replayed to its end (the same answers)."""
-    return float(projected_many(m, t0[None], stop)[0])
+    work at its fastest pace), inf: a candidate that cannot win is not replayed to its end (the same answers).
+    ``clock``: as :func:`projected_many`'s."""
+    return float(projected_many(m, t0[None], stop, clock)[0])
 
 
-def projected_many(m: TypeModel, ts: np.ndarray, stop: float = np.inf) -> np.ndarray:
+def projected_many(m: TypeModel, ts: np.ndarray, stop: float = np.inf, clock=None) -> np.ndarray:
     r""":func:`projected` of C assignments ``ts`` (C, n) replayed side by side, one event of each a step (the
     per-event work of a replay is a few array operations, the same for one state as for C: 5.0 times less CPU on
     Gavel's 0e4a51 at 33-108 admitted jobs, results/gavel.md). inf for a replay whose :math:`F` is sure to reach
     ``stop``, or, strictly, to exceed :math:`F/(1 - 10^{-12})` of one already ended: neither can be the one
-    :func:`exchange` keeps, which is at most :math:`10^{-12}` above every other's."""
+    :func:`exchange` keeps, which is at most :math:`10^{-12}` above every other's. ``clock`` (anything with
+    ``expired()``, e.g. a :class:`~dlsched.solvers.options.Budget`; None: none) is read before each event: once it
+    has run out, the replays not yet ended are inf (unknown), those ended keep their exact :math:`F`."""
     C, n = ts.shape
     out = np.full(C, np.inf)
     ids = np.arange(C)
@@ -143,6 +151,8 @@ def projected_many(m: TypeModel, ts: np.ndarray, stop: float = np.inf) -> np.nda
     jobs = np.arange(n)
     ended = np.inf
     while ids.size:
+        if clock is not None and clock.expired():
+            break
         keep = np.ones(ids.size, dtype=bool)
         if stop < np.inf or ended < np.inf:
             least = total + np.where(alive, now[:, None] + rem / fastest, 0.0).sum(axis=1)
@@ -151,6 +161,17 @@ def projected_many(m: TypeModel, ts: np.ndarray, stop: float = np.inf) -> np.nda
         keep &= on.any(axis=1)                       # the jobs left cannot progress: inf
         if not keep.all():
             ids, t, rem, alive, now, total, on = ids[keep], t[keep], rem[keep], alive[keep], now[keep], total[keep], on[keep]
+            if not ids.size:
+                break
+        # every job left on its fastest type: so it stays (those jobs fit their fastest types together, and so does
+        # any subset at the next rounds), each ending at now + its remaining work at its fastest pace, the bound
+        # above: F without the events left (the same F to float rounding; CPU in docs/hetplace.md, "Exchanges")
+        calm = (~alive | (t == m.rank[:, 0])).all(axis=1)
+        if calm.any():
+            out[ids[calm]] = f = total[calm] + np.where(alive[calm], now[calm, None] + rem[calm] / fastest, 0.0).sum(axis=1)
+            ended = min(ended, f.min())
+            go = ~calm
+            ids, t, rem, alive, now, total, on = ids[go], t[go], rem[go], alive[go], now[go], total[go], on[go]
             if not ids.size:
                 break
         rows = np.arange(ids.size)
@@ -178,17 +199,22 @@ def projected_many(m: TypeModel, ts: np.ndarray, stop: float = np.inf) -> np.nda
     return out
 
 
-def exchange(m: TypeModel, limit: int | None = None,
-             base: np.ndarray | None = None) -> tuple[list[tuple[int, int]], float, float]:
+def exchange(m: TypeModel, limit: int | None = None, base: np.ndarray | None = None,
+             clock=None) -> tuple[list[tuple[int, int]], float, float]:
     r"""The promotions (job, type), in order, that :func:`rounds` takes first, found by the local search of the
     module docstring, with :math:`F` of the rule's assignment and of the answer (equal, and no promotion, where
     none lowers it). ``limit``: at most this many promotions tried in all (None: every one). ``base``: the rule's
     assignment, :func:`rounds` of every job, where the caller has it already. Each step's tries are replayed side
     by side (:func:`projected_many`); the one kept is the first, in the order of the jobs and then their types
-    fastest first, whose :math:`F` is below the best before it by a share of :math:`10^{-12}`."""
+    fastest first, whose :math:`F` is below the best before it by a share of :math:`10^{-12}`. ``clock`` (anything
+    with ``expired()``; None: none) ends the search where it runs out (module docstring): after the step it ends
+    in, with the best found so far; before the first step, with no promotion (both :math:`F` inf where the clock
+    ran out before :math:`F(t^0)` was known)."""
     n = m.rem.size
     base = rounds(m, m.rem, np.ones(n, dtype=bool)) if base is None else base
-    f0 = projected(m, base)
+    f0 = projected(m, base, clock=clock)
+    if clock is not None and clock.expired():
+        return [], f0, f0
     first: list[tuple[int, int]] = []
     cur, f_cur = base, f0
     tried = 0
@@ -213,12 +239,13 @@ def exchange(m: TypeModel, limit: int | None = None,
         new = (ts[np.arange(job.size), job] == to) & ~(ts == cur).all(axis=1)
         f = np.full(job.size, np.inf)
         if new.any():
-            f[new] = projected_many(m, ts[new], f_cur * (1 - 1e-12))
+            f[new] = projected_many(m, ts[new], f_cur * (1 - 1e-12), clock)
         best = None
         for i in np.flatnonzero(f < np.inf).tolist():
             if f[i] < (f_cur if best is None else f[best]) * (1 - 1e-12):
                 best = i
-        if best is None:
+        if best is not None:
+            first = first + [tries[best]]
+            f_cur, cur = float(f[best]), ts[best]
+        if best is None or (clock is not None and clock.expired()):
             return first, f0, f_cur
-        first = first + [tries[best]]
-        f_cur, cur = float(f[best]), ts[best]

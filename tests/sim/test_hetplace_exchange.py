@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from dlsched.instance.cluster import Cluster
 from dlsched.instance.traces import load_trace
+from dlsched.policies import hetplace as hp
 from dlsched.policies import type_exchange as tx
 from dlsched.registry import make_policy
 from dlsched.sim.engine import simulate
@@ -103,6 +104,38 @@ def ref_projected(m, t0, stop=np.inf):
         if alive.any():
             t = ref_rounds(m, rem, alive)
     return total
+
+
+class FakeClock:
+    """A clock that has run out from its ``after``-th reading on; counts the readings after that."""
+
+    def __init__(self, after):
+        self.after, self.reads, self.late = after, 0, 0
+
+    def expired(self):
+        self.reads += 1
+        self.late += self.reads > self.after
+        return self.reads > self.after
+
+
+@settings(max_examples=150, deadline=None)
+@given(models(), st.integers(0, 40))
+def test_the_exchange_stopped_by_a_clock_is_never_above_the_rule_and_stops_at_it(m, after):
+    everyone = np.ones(m.rem.size, dtype=bool)
+    base = tx.rounds(m, m.rem, everyone)
+    f_rule = tx.projected(m, base)
+    clock = FakeClock(after)
+    first, f0, f = tx.exchange(m, clock=clock)
+    assert clock.late <= 2                          # once run out: the step's replay and the search end there
+    t = tx.rounds(m, m.rem, everyone, first)
+    if f0 < np.inf:
+        assert f0 == f_rule
+        assert f <= f0 and f == tx.projected(m, t)  # the value claimed is the answer's, never above the rule's
+    else:                                           # out before the rule's F was known, or no progress: none
+        assert not first and (clock.late or f_rule == np.inf)
+    assert tx.projected(m, t) <= f_rule
+    # a clock that never runs out is no clock
+    assert tx.exchange(m, clock=FakeClock(np.inf)) == tx.exchange(m)
 
 
 def ref_exchange(m, base=None):
@@ -210,12 +243,31 @@ def test_a_large_job_takes_the_fast_gpus_of_several_small_ones_where_the_sum_fal
     assert sum(got.values()) < sum(old.values())
 
 
-def test_a_budgeted_decision_takes_the_rule_alone():
-    # the exchange's search is not bounded by a clock: under a budget (however generous) the rule's types
+def test_a_generous_budget_exchanges_as_without_one_on_a_clock_within_it(monkeypatch):
+    # under a budget the search runs on a clock that ends before the placement's (here far from binding): the same
+    # exchange and completions as without a budget
+    clocks = []
+    search = tx.exchange
+
+    def spy(m, limit=None, base=None, clock=None):
+        clocks.append(clock)
+        return search(m, limit, base, clock)
+    monkeypatch.setattr(tx, "exchange", spy)
     tr, cl, speed = burst()
     got, pol = run(tr, cl, speed, budget_ms=100000)
-    old, _ = run(tr, cl, speed, exchange=False)
-    assert pol.exchanges == 0 and got == pytest.approx(old)
+    assert clocks and all(c is not None and 0 < c.limit <= 90.0 for c in clocks)
+    free, _ = run(tr, cl, speed)
+    assert pol.exchanges == 1 and got == pytest.approx(free)
+
+
+def test_no_search_under_a_budget_below_the_least(monkeypatch):
+    calls = []
+    monkeypatch.setattr(tx, "exchange", lambda *a, **k: calls.append(1) or ([], 0.0, 0.0))
+    tr, cl, speed = burst()
+    _, pol = run(tr, cl, speed, budget_ms=hp.EXCHANGE_MIN_BUDGET * 1000 * 0.99)
+    assert not calls and pol.exchanges == 0
+    run(tr, cl, speed, budget_ms=hp.EXCHANGE_MIN_BUDGET * 1000)
+    assert calls
 
 
 @pytest.mark.parametrize("seed", [6, 18])

@@ -60,9 +60,9 @@ JOBS = trace(job("a", 0.0, 1.0), job("b", 0.0, 2.0), job("c", 0.0, 4.0), job("s"
 
 def test_the_srpt_answer_decides_as_the_unbudgeted_policy_on_rigid_jobs():
     # every decision after the first is the srpt answer, placed from the empty cluster: on rigid jobs the solver
-    # only sized them, so the run is the unbudgeted one with the types rule alone (under a budget there is no
-    # exchange between types) (the kept answer ran b on the K80 to its end)
-    want = run(JOBS, TYPES, RATES, make_policy("hetplace", order="srpt", exchange=False))
+    # only sized them, so the run is the unbudgeted one, its exchanges between types too (a budget of 1 s holds
+    # their search) (the kept answer ran b on the K80 to its end)
+    want = run(JOBS, TYPES, RATES, make_policy("hetplace", order="srpt"))
     pol = over_budget(0.0)
     got = run(JOBS, TYPES, RATES, pol)
     assert got == pytest.approx(want)
