@@ -47,11 +47,12 @@ def test_solve_off_a_terminal_prints_a_line_a_minute(capsys, monkeypatch, data):
 
 def test_the_solve_spinner_clock_ticks_between_improvements(data):
     """Issue 24: on a terminal the spinner's clock froze at the last improvement. Run on a pseudo-
-    terminal, the elapsed clock must pass 0:00:02 while the incumbent shown was found before 2 s."""
+    terminal, the elapsed clock must pass 0:00:02 while the incumbent shown was found before it. (A 3-s limit failed
+    once at load 4: its last improvement came at 2.05 s, and the run ended before the clock showed 0:00:03.)"""
     master, slave = pty.openpty()
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "160"}
     proc = subprocess.Popen([sys.executable, "-m", "dlsched", "solve", str(data / "orlib/mkp/mknapcb4.txt"), "--method",
-                             "exact", "--time-limit", "3", "--threads", "1"], stdin=subprocess.DEVNULL,
+                             "exact", "--time-limit", "5", "--threads", "1"], stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=slave, env=env)
     os.close(slave)
     chunks = []
