@@ -329,7 +329,8 @@ LP_PRIOR, FILL_PRIOR = 4e-9, 4e-6
 VALUE_PRIOR, VALUE_DECAY = 2e-5, 0.8
 
 #: the same for :func:`fluid_bound`, which a kept answer's certificate (no LP solved: no optimum) and POP's add to
-#: fluid_value's (one pass over each LP job's Pareto sizes, as fluid_value's; lowered by :data:`VALUE_DECAY` too)
+#: fluid_value's (every Pareto size of each LP job: 12-14 µs a job at 6 and 20 LP jobs of a 2,000-job DL2 state, CPU,
+#: fluid_value 7-10 µs there, 2026-11-28; lowered by :data:`VALUE_DECAY` too)
 BOUND_PRIOR = 2e-5
 
 #: the decisions (those that placed a job) whose placement seconds per job the next placement is predicted from
