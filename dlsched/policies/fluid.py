@@ -63,7 +63,7 @@ from dlsched.arguments import Range, checked
 from dlsched.instance.smd import SMDInstance
 from dlsched.models.mcmdk import MatrixForm
 from dlsched.policies.budget import BudgetMs, DecisionRecord, Floor, PlaceRate
-from dlsched.policies.greedy import (MAX_ALPHA, GreedyView, SRPTGreedyPolicy, fastest_within, greedy_allocation,
+from dlsched.policies.greedy import (MAX_ALPHA, GreedyView, SRPTGreedyPolicy, greedy_allocation,
                                      greedy_view, tau_grid)
 from dlsched.policies.optimus import admit_in_order
 from dlsched.result import Status
@@ -328,6 +328,11 @@ LP_PRIOR, FILL_PRIOR = 4e-9, 4e-6
 #: one slow evaluation (a machine's hiccup: 220 µs a job seen once) does not leave every decision after it uncertified
 VALUE_PRIOR, VALUE_DECAY = 2e-5, 0.8
 
+#: the same for :func:`fluid_bound`, which a kept answer's certificate (no LP solved: no optimum) and POP's add to
+#: fluid_value's (every Pareto size of each LP job: 12-14 µs a job at 6 and 20 LP jobs of a 2,000-job DL2 state, CPU,
+#: fluid_value 7-10 µs there, 2026-11-28; lowered by :data:`VALUE_DECAY` too)
+BOUND_PRIOR = 2e-5
+
 #: the decisions (those that placed a job) whose placement seconds per job the next placement is predicted from
 PLACE_WINDOW = 8
 
@@ -414,8 +419,8 @@ class FluidPolicy(SRPTGreedyPolicy):
     (:func:`fluid_value`: each LP job at its size until it completes) against the LP's optimum
     (:meth:`record_run`; before 2026-11-28 the optimum against itself, gap 0 whatever ran); under a
     budget, where that evaluation is predicted not to fit what the placement leaves of the budget, the
-    decision is counted as uncertified instead. A kept answer records the LP's value of its first sizes
-    against :func:`fluid_bound` (:meth:`record_kept`).
+    decision is counted as uncertified instead. A kept answer records the LP's value of the sizes that run
+    after the fill too, against :func:`fluid_bound`, under the same clock (:meth:`record_run`).
 
     ``lp_jobs`` (default none: every active job) limits the LP to that many jobs, the first in the
     order (the shortest remaining at their fastest size); the others enter it as one aggregate job
@@ -448,7 +453,7 @@ class FluidPolicy(SRPTGreedyPolicy):
         self.pop_k = int(pop_k)
         # a decision's marks (:meth:`schedule`) and the certificate's rate (:meth:`record_run`), also for an
         # :meth:`allocate` called without :meth:`reset` (as srpt-greedy's may be)
-        self.marks, self.value_rate = {}, VALUE_PRIOR
+        self.marks, self.value_rate, self.bound_rate = {}, VALUE_PRIOR, BOUND_PRIOR
 
     def reset(self, ctx) -> None:
         super().reset(ctx)
@@ -463,8 +468,9 @@ class FluidPolicy(SRPTGreedyPolicy):
         self.auto_jobs, self.auto_fast = AUTO_START, 0
         # under a budget, what the decisions have measured of their own costs, for the next to predict from
         # (:meth:`lp_time`): seconds of the LP per square of its columns, of the fill per active job, of the
-        # placement per job placed at a new size (the priors until one is measured)
-        self.lp_rate, self.fill_rate, self.value_rate = LP_PRIOR, FILL_PRIOR, VALUE_PRIOR
+        # placement per job placed at a new size, of the certificate's fluid_value and fluid_bound per LP job (the
+        # priors until one is measured)
+        self.lp_rate, self.fill_rate, self.value_rate, self.bound_rate = LP_PRIOR, FILL_PRIOR, VALUE_PRIOR, BOUND_PRIOR
         self.place = PlaceRate(len(ctx.cluster.names), PLACE_WINDOW)
         # the last answer's sizes (jobs of the view, (w, p)) and its jobs, the jobs it resized that were there
         # before it, and this decision's expected placements and its times (:meth:`schedule`)
@@ -510,8 +516,8 @@ class FluidPolicy(SRPTGreedyPolicy):
         where the answer's expected placement does not fit what remains, the first of the kept answers
         (:meth:`kept_answers`) whose placement does, else the one placed soonest
         (:func:`~dlsched.solvers.anytime.placeable`; never an empty one where another runs a job). It records
-        the LP's value of the sizes it answers against the LP's optimum where its LP was solved (:meth:`record_run`),
-        else against :func:`fluid_bound` (:meth:`record_kept`)."""
+        the LP's value of the sizes it answers against the LP's optimum where its LP was solved, else against
+        :func:`fluid_bound`, where that fits what the placement leaves of the budget (:meth:`record_run`)."""
         if self.decision_record.seconds is None:
             view = greedy_view(inst, active)
             alloc = np.zeros((inst.n_jobs, 2), dtype=np.int64)
@@ -552,11 +558,10 @@ class FluidPolicy(SRPTGreedyPolicy):
                 rec.undo(recorded)
                 if "lp" in self.marks:
                     # against the LP's optimum where it was solved (a fluid schedule in its order), else fluid_bound
-                    self.record_kept(view, self.marks["lp_order"], *self.marks["lp"], sizes=alloc[view.jobs][:, ::-1],
-                                     bound=self.marks.pop("bound", None))
+                    self.marks.setdefault("bound", None)
                 self.last_answer = "kept start" if n_moved else "kept"
         if "bound" in self.marks:
-            # the answer taken from the LP: its value of what runs, if that fits what the placement leaves
+            # the LP's value of what runs, if that fits what the placement leaves
             self.record_run(view, alloc, self.marks.pop("bound"), clock.remaining() - self.place.rate * n_moved)
         if rec.mark() == recorded and (alloc[view.jobs, 0] > 0).any():
             # an answer that runs jobs with no LP behind it (every job of one size: srpt-greedy's alone) is not certified
@@ -638,7 +643,8 @@ class FluidPolicy(SRPTGreedyPolicy):
         predicted time (:data:`LP_PRIOR` until measured: seconds per square of its columns, :func:`lp_columns`,
         from the last LP's) fits :meth:`lp_time`, within that time and from the last LP (``incremental``: its
         basis when the LP is the same, else its columns by key); else, or when it is not solved in time, the
-        kept answer (:meth:`kept_theta`), with its certified gap (:meth:`record_kept`)."""
+        kept answer (:meth:`kept_theta`), whose sizes after the fill are certified against :func:`fluid_bound`
+        (:meth:`record_run`)."""
         share, started = self.lp_time(view), self.clock.elapsed()
         cols = lp_columns(times, lp_order, configs)
         solved, out = False, None
@@ -670,8 +676,8 @@ class FluidPolicy(SRPTGreedyPolicy):
             self.last_answer = "lp"
             return out.theta
         self.last_answer = "kept shares"
+        self.marks["bound"] = None        # what runs is certified after the fill (allocate), against fluid_bound
         kept = self.kept_theta(view.jobs)
-        self.record_kept(view, lp_order, times, configs, rest, kept)
         return kept if kept.any() else None
 
     def kept_theta(self, jobs: np.ndarray) -> np.ndarray:
@@ -681,43 +687,37 @@ class FluidPolicy(SRPTGreedyPolicy):
         at = np.minimum(np.searchsorted(held, jobs), max(held.size - 1, 0))
         return np.where(held[at] == jobs, theta[at], 0.0) if held.size else np.zeros(jobs.size)
 
-    def record_run(self, view: GreedyView, alloc: np.ndarray, bound: float, time_left: float = np.inf) -> None:
-        """Record a decision taken from its LP (or POP's LPs) with the certified gap of what runs: the LP's value
-        (:func:`fluid_value`) of the sizes ``alloc`` gives its jobs ((w, p) per job of the instance: the first
-        sizes within θ after the fill) against ``bound``, the LP's optimum (no fluid schedule in the LP's order
-        does better, and fluid_value's is one) or, for POP, :func:`fluid_bound`. Under a budget, where
-        that evaluation is predicted (seconds per LP job, measured at the last one) not to fit ``time_left``
-        (what remains of the budget less the answer's predicted placement), the decision is counted as
-        uncertified instead of overrunning its budget (and the rate lowered by :data:`VALUE_DECAY`)."""
+    def record_run(self, view: GreedyView, alloc: np.ndarray, bound: float | None, time_left: float = np.inf) -> None:
+        """Record a decision with the certified gap of what runs: the LP's value (:func:`fluid_value`) of the sizes
+        ``alloc`` gives the LP's jobs ((w, p) per job of the instance: the first sizes within θ after the fill; a
+        job that waits is valued at one PS and the fewest workers, as it would start) against ``bound``, the LP's
+        optimum (no fluid schedule in the LP's order does better, and fluid_value's is one), or where None (a kept
+        answer: no LP solved; POP) against :func:`fluid_bound`. Under a budget, where that evaluation is predicted
+        (seconds per LP job of each, measured at the last one) not to fit ``time_left`` (what remains of the budget
+        less the answer's predicted placement), the decision is counted as uncertified instead of overrunning its
+        budget (and the rates lowered by :data:`VALUE_DECAY`)."""
         lp_order = self.marks["lp_order"]
-        if self.value_rate * len(lp_order) > time_left:
+        times, configs, rest = self.marks["lp"]
+        m = max(len(lp_order), 1)
+        if (self.value_rate + (self.bound_rate if bound is None else 0.0)) * len(lp_order) > time_left:
             self.decision_record.record_uncertified()
             self.value_rate *= VALUE_DECAY
+            if bound is None:
+                self.bound_rate *= VALUE_DECAY
             return
-        started = time.perf_counter()
-        self.record_kept(view, lp_order, *self.marks["lp"], sizes=alloc[view.jobs][:, ::-1], bound=bound)
-        self.value_rate = (time.perf_counter() - started) / max(len(lp_order), 1)
-
-    def record_kept(self, view: GreedyView, lp_order: list, times: list, configs: list, rest: Rest | None,
-                    theta: np.ndarray | None = None, sizes: np.ndarray | None = None, bound: float | None = None) -> None:
-        """Record a decision with the certified gap of its first sizes: the LP's value of the LP's jobs at the first
-        sizes the decision gives them (:func:`fluid_value`) against ``bound`` when given, else :func:`fluid_bound`.
-        The sizes are ``sizes`` ((p, w) per job of the view; a job at none starts at one PS and the fewest workers)
-        or the fastest within ``theta``, else that first size."""
         i = np.asarray(lp_order, dtype=np.int64)
+        sizes = alloc[view.jobs][:, ::-1]
         first = np.zeros((view.jobs.size, 2), dtype=np.int64)
         first[i, 0], first[i, 1] = 1, view.min_workers[i]
-        if sizes is not None:
-            given = sizes[i, 1] > 0
-            first[i[given]] = sizes[i[given]]
-        elif i.size:
-            fit = fastest_within(view.remaining[i, None, None] * view.tau_of(i), view.d[i], view.e[i], view.capacity,
-                                 theta[i])
-            found = fit[:, 0] >= 0
-            first[i[found]] = fit[found]
+        given = sizes[i, 1] > 0
+        first[i[given]] = sizes[i[given]]
+        started = time.perf_counter()
         value = fluid_value(times, view.d, view.e, view.capacity, lp_order, configs, first, rest)
+        valued = time.perf_counter()
+        self.value_rate = (valued - started) / m
         if value is not None and bound is None:
             bound = fluid_bound(times, view.d, view.e, view.capacity, lp_order, configs, rest)
+            self.bound_rate = (time.perf_counter() - valued) / m
         self.decision_record.record(value, None if value is None else bound)
 
     @staticmethod
@@ -774,9 +774,9 @@ class FluidPolicy(SRPTGreedyPolicy):
         the sizes that run after the fill (:meth:`record_run`; before 2026-11-28 the sum of the groups' LP values,
         which no size that runs need reach); the bound is :func:`fluid_bound` of the unsplit problem (with
         ``rest``), valid for every fluid schedule on the whole cluster, the unsplit LP's included (the LP's own
-        optimum is not solved here). Under a budget a group whose LP is not solved
-        in time, or not built (not predicted to fit), leaves its jobs the last θ they
-        had, and the decision records the kept answer's value and gap (:meth:`record_kept`), as without POP."""
+        optimum is not solved here), both evaluated under the decision's clock. Under a budget a group whose LP is
+        not solved in time, or not built (not predicted to fit), leaves its jobs the last θ they had, and the
+        decision is certified in the same way, as a kept answer without POP is."""
         groups = pop_groups(len(order), self.pop_k, self.pop_rng)
         k, budget = len(groups), self.decision_record.seconds
         # the jobs behind the LP's, dealt too: A/k in each group (on 1/k of the cluster, its area as a share is A's)
@@ -804,11 +804,9 @@ class FluidPolicy(SRPTGreedyPolicy):
                 theta[held] = self.kept_theta(view.jobs[held])
                 continue
             theta += out.theta / k
-        if solved:
-            # what runs is certified after the fill (allocate), against the bound of the unsplit problem
-            self.marks["bound"] = fluid_bound(times, view.d, view.e, view.capacity, order, configs, rest)
-        elif budget is not None:
-            self.record_kept(view, order, times, configs, rest, theta)
+        if solved or budget is not None:
+            # what runs is certified after the fill (allocate), against fluid_bound of the unsplit problem
+            self.marks["bound"] = None
         if budget is not None:
             self.last_theta = (view.jobs, theta)
         return theta

@@ -292,25 +292,28 @@ def _spent_clock(monkeypatch):
                         lambda self: Budget(self.seconds, start=time.perf_counter() - self.seconds, margin=self.seconds / 10))
 
 
-def test_a_decision_whose_budget_is_spent_builds_no_lp_and_certifies_its_kept_answer(monkeypatch):
+def test_a_decision_whose_budget_is_spent_builds_no_lp_and_counts_its_kept_answer_uncertified(monkeypatch):
     """With the budget spent when the policy is asked, the LP is not built (the budget runs from the call,
     and nothing is left for it): the decision over 2,000 active jobs is the kept answer, srpt-greedy's first
-    sizes (no LP solved before it), runs jobs, and records the LP's value of those sizes with its gap against
-    fluid_bound (an upper bound of the LP's optimum, so at least the unbudgeted LP's value on that state)."""
+    sizes (no LP solved before it), and runs jobs. Its certificate (fluid_value and fluid_bound of the sizes that
+    run) is under the same clock, which has nothing left: neither is evaluated and the decision is counted
+    uncertified (before, both were evaluated past the spent budget)."""
     from dlsched.bench.decision import one_decision, scene
     from dlsched.policies import fluid
     from dlsched.registry import make_policy
 
     trace, cluster, speed = scene("dl2", 2000)
     _spent_clock(monkeypatch)
-    built = []
-    build = fluid.fluid_lp
+    built, evaluated = [], []
+    build, value, bound = fluid.fluid_lp, fluid.fluid_value, fluid.fluid_bound
     monkeypatch.setattr(fluid, "fluid_lp", lambda *a, **kw: built.append(1) or build(*a, **kw))
+    monkeypatch.setattr(fluid, "fluid_value", lambda *a, **kw: evaluated.append("value") or value(*a, **kw))
+    monkeypatch.setattr(fluid, "fluid_bound", lambda *a, **kw: evaluated.append("bound") or bound(*a, **kw))
     policy = make_policy("fluid", lp_jobs=20, budget_ms=20_000, incremental=False)
     got = one_decision(policy, trace, cluster, speed)
     assert got["active"] == 2000 and got["running"] > 0 and not built
     assert policy.last_answer in ("kept shares", "kept")
-    assert 0 < got["gap"] < 1 and got["objective"] > 0
+    assert got["uncertified"] and got["gap"] is None and got["objective"] is None and not evaluated
 
 
 @settings(max_examples=15, deadline=None)

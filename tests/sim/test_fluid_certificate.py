@@ -110,3 +110,102 @@ def test_a_certificate_predicted_not_to_fit_the_budget_is_not_computed_and_count
     fits = fluid.FluidPolicy(budget_ms=100_000, lp_jobs=10)
     got = one_decision(fits, trace, cluster, speed, first_ms=None)
     assert fits.last_answer == "lp" and not got["uncertified"] and got["gap"] >= 0 and len(values) == 2
+
+
+def _kept_run(monkeypatch, value_rate=None, bound_rate=None, n_jobs=12, seed=1):
+    """fluid under a 100 s budget (the LP of 6 jobs, from nothing) on ``dl2_trace(n_jobs, seed)`` on one DL2 node,
+    whose every third LP is not solved (a kept answer: the last LP's shares), with a fake clock that stands still
+    (the certificate's prediction is all that decides whether it fits). With ``value_rate`` / ``bound_rate`` each
+    decision starts with those certificate rates (seconds per LP job). Per decision: its answer, the sizes that run
+    ((p, w) per job of the view, a waiting job at one PS and the fewest workers), the LP's arguments, the record's
+    objective, gap and uncertified count, what of the certificate it evaluated, and its rates after."""
+    from dlsched.instance.synthetic import dl2_cluster, dl2_trace
+    from dlsched.policies import fluid
+    from dlsched.policies.budget import DecisionRecord
+    from dlsched.policies.greedy import greedy_view
+    from dlsched.sim.engine import simulate
+    from dlsched.sim.speed import make_speed
+    from dlsched.solvers.options import Budget
+
+    class StillBudget(Budget):
+        def elapsed(self):
+            return 0.0
+
+    solve, value, bound, allocate = fluid.FluidLP.solve, fluid.fluid_value, fluid.fluid_bound, fluid.FluidPolicy.allocate
+    solves, evaluated, seen = [0], [], []
+
+    def every_third_unsolved(self, time_limit=None, start=None, basis=None):
+        solves[0] += 1
+        return fluid.FluidSolve(None, None, {}, None) if solves[0] % 3 == 0 else solve(self, time_limit, start, basis)
+
+    def spy_allocate(self, inst, active):
+        evaluated.clear()
+        mark = self.decision_record.mark()
+        alloc = allocate(self, inst, active)
+        view = greedy_view(inst, active)
+        rec = self.decision_record
+        sizes = alloc[view.jobs][:, ::-1].copy()
+        waits = sizes[:, 1] == 0
+        sizes[waits, 0], sizes[waits, 1] = 1, view.min_workers[waits]
+        seen.append({"answer": self.last_answer, "sizes": sizes, "view": view,
+                     "lp": (self.marks.get("lp_order"), self.marks.get("lp")),
+                     "objectives": rec.objectives[mark[0]:], "gaps": rec.gaps[mark[1]:],
+                     "uncertified": rec.uncertified - mark[2], "evaluated": list(evaluated),
+                     "rates": (self.value_rate, getattr(self, "bound_rate", None))})
+        return alloc
+
+    class Rated(fluid.FluidPolicy):
+        def schedule(self, state, events):
+            if value_rate is not None:
+                self.value_rate, self.bound_rate = value_rate, bound_rate
+            return super().schedule(state, events)
+
+    monkeypatch.setattr(DecisionRecord, "clock", lambda self: StillBudget(self.seconds, margin=self.seconds / 10))
+    monkeypatch.setattr(fluid.FluidLP, "solve", every_third_unsolved)
+    monkeypatch.setattr(fluid, "fluid_value", lambda *a, **kw: evaluated.append("value") or value(*a, **kw))
+    monkeypatch.setattr(fluid, "fluid_bound", lambda *a, **kw: evaluated.append("bound") or bound(*a, **kw))
+    monkeypatch.setattr(fluid.FluidPolicy, "allocate", spy_allocate)
+    policy = Rated(budget_ms=100_000, lp_jobs=6, incremental=False)
+    result = simulate(dl2_trace(n_jobs, seed), dl2_cluster(1), policy, make_speed("table"))
+    assert result.status == "completed"
+    return policy, seen
+
+
+def test_a_kept_answer_records_the_lp_value_of_what_runs_after_the_fill_against_fluid_bound(monkeypatch):
+    """A decision whose LP was not solved answers the last LP's shares and the fill; it records fluid_value of the
+    sizes that run (recomputed here from the LP's arguments) against fluid_bound, as a decision from the LP records
+    what runs against the LP's optimum (before, the kept answer's record was of the fastest sizes within its shares
+    before the fill: the same as what runs at most decisions, not at 2 of the 13 kept answers of this trace)."""
+    from dlsched.policies.fluid import fluid_bound, fluid_value
+    from dlsched.result import relative_gap
+
+    policy, seen = _kept_run(monkeypatch, n_jobs=20, seed=2)
+    kept = [s for s in seen if s["answer"] == "kept shares"]
+    assert len(kept) >= 3
+    for s in kept:
+        order, (times, configs, rest) = s["lp"]
+        view = s["view"]
+        value = fluid_value(times, view.d, view.e, view.capacity, order, configs, s["sizes"], rest)
+        low = fluid_bound(times, view.d, view.e, view.capacity, order, configs, rest)
+        assert s["objectives"] == [pytest.approx(value, rel=1e-12)]
+        assert s["gaps"] == [pytest.approx(relative_gap(value, low, "min"), abs=1e-12)]
+        assert s["uncertified"] == 0 and s["evaluated"] == ["value", "bound"]
+    assert policy.decision_record.uncertified == 0
+
+
+def test_a_kept_certificate_predicted_not_to_fit_the_budget_is_not_evaluated_and_counts_uncertified(monkeypatch):
+    """With fluid_value at 5 s per LP job (30 s for the LP's 6) and fluid_bound at 45 s more, against the 100 s the
+    still clock leaves: a decision from the LP (value alone, against the optimum) is certified; a kept answer
+    (value and bound: 300 s) is counted uncertified with neither evaluated, and both rates lowered by VALUE_DECAY."""
+    from dlsched.policies import fluid
+
+    _, seen = _kept_run(monkeypatch, value_rate=5.0, bound_rate=45.0)
+    kept = [s for s in seen if s["answer"] == "kept shares"]
+    from_lp = [s for s in seen if s["answer"] == "lp" and len(s["lp"][0]) == 6]
+    assert len(kept) >= 3 and len(from_lp) >= 3
+    for s in kept:
+        assert s["uncertified"] == 1 and s["objectives"] == [] and s["gaps"] == [] and s["evaluated"] == []
+        assert s["rates"] == pytest.approx((5.0 * fluid.VALUE_DECAY, 45.0 * fluid.VALUE_DECAY))
+    for s in from_lp:
+        assert s["uncertified"] == 0 and len(s["gaps"]) == 1 and s["evaluated"] == ["value"]
+        assert s["rates"][1] == 45.0
