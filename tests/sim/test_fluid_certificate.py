@@ -7,6 +7,15 @@ import numpy as np
 import pytest
 
 
+def run_sizes(alloc, view):
+    """(p, w) per job of ``view`` as the certificate values what runs: a job that waits at its first size, one PS and
+    the fewest workers (FluidPolicy.record_run)."""
+    sizes = alloc[view.jobs][:, ::-1].copy()
+    waits = sizes[:, 1] == 0
+    sizes[waits, 0], sizes[waits, 1] = 1, view.min_workers[waits]
+    return sizes
+
+
 def _certified_run(monkeypatch, budget_ms=None, n_jobs=12, seed=1, **params):
     """fluid on ``dl2_trace(n_jobs, seed)`` on one DL2 node (contended: the LP's shares and the fill differ), each
     decision's allocation and what its LP was (the arguments and value of the LP solved, or None) kept beside the
@@ -32,11 +41,7 @@ def _certified_run(monkeypatch, budget_ms=None, n_jobs=12, seed=1, **params):
         alloc = allocate(self, inst, active)
         view = greedy_view(inst, active)
         rec = self.decision_record
-        sizes = alloc[view.jobs][:, ::-1].copy()
-        # a job that waits is valued at its first size, one PS and the fewest workers (FluidPolicy.record_kept)
-        waits = sizes[:, 1] == 0
-        sizes[waits, 0], sizes[waits, 1] = 1, view.min_workers[waits]
-        seen.append({"sizes": sizes, "lp": lps[-1] if lps else None,
+        seen.append({"sizes": run_sizes(alloc, view), "lp": lps[-1] if lps else None,
                      "objectives": rec.objectives[mark[0]:], "gaps": rec.gaps[mark[1]:],
                      "uncertified": rec.uncertified - mark[2]})
         return alloc
@@ -144,10 +149,7 @@ def _kept_run(monkeypatch, value_rate=None, bound_rate=None, n_jobs=12, seed=1):
         alloc = allocate(self, inst, active)
         view = greedy_view(inst, active)
         rec = self.decision_record
-        sizes = alloc[view.jobs][:, ::-1].copy()
-        waits = sizes[:, 1] == 0
-        sizes[waits, 0], sizes[waits, 1] = 1, view.min_workers[waits]
-        seen.append({"answer": self.last_answer, "sizes": sizes, "view": view,
+        seen.append({"answer": self.last_answer, "sizes": run_sizes(alloc, view), "view": view,
                      "lp": (self.marks.get("lp_order"), self.marks.get("lp")),
                      "objectives": rec.objectives[mark[0]:], "gaps": rec.gaps[mark[1]:],
                      "uncertified": rec.uncertified - mark[2], "evaluated": list(evaluated),
