@@ -16,7 +16,8 @@ none of them shipped; docs/hetplace.md, "What is left of the gap"):
   live (the shipped projection lets the rounds re-decide them);
 * ``waiting``: the jobs srpt's admission leaves waiting go through the rounds (and the exchange) too, each at
   its smallest size, so that a type may go to a waiting job before an admitted one falls to it (an admitted job
-  that no single type then holds spans types as before, a waiting one waits);
+  that no single type then holds spans types as before, a waiting one waits); ``waitrounds``: the same, the
+  exchange over the admitted jobs alone;
 * ``slotS``: the policy re-decided every S seconds as well as at arrivals and completions (Gavel's rounds);
 * ``threshD`` / ``hystD``: the exchange's answer kept only where it lowers F by a share D / the incumbent kept
   unless the new types lower F by a share D (migrations held).
@@ -129,7 +130,7 @@ class Candidate(HetPlace):
 
     def _admitted(self, state, jobs, gpw, k):
         take, per = super()._admitted(state, jobs, gpw, k)
-        if self.mode == "waiting":
+        if self.mode in ("waiting", "waitrounds"):
             rest = ~np.isin(jobs, take)
             best = self._rho_rows(state, jobs[rest], gpw[rest]).max(axis=1) * gpw[rest]
             order = np.argsort(np.asarray(state.remaining)[jobs[rest]] / best, kind="stable")
@@ -138,19 +139,22 @@ class Candidate(HetPlace):
         return take, per
 
     def _by_type(self, state, free, take, per, chosen):
-        if self.mode != "waiting":
+        if self.mode not in ("waiting", "waitrounds"):
             return super()._by_type(state, free, take, per, chosen)
         extra, gpw = self._waiting
         return super()._by_type(state, free, np.r_[take, extra], np.r_[per, gpw],
                                 chosen + [Placement({}, {})] * extra.size)
 
     def _place_one(self, state, free, j, pl, spans, pool=None):
-        if self.mode == "waiting" and spans and j not in self._took:
+        if self.mode in ("waiting", "waitrounds") and spans and j not in self._took:
             return None                             # a waiting job no single type holds waits
         return super()._place_one(state, free, j, pl, spans, pool)
 
     def _search(self, state, free, take, per, rho, sizes, clock):
         mode = self.mode.rstrip("0123456789.")
+        if mode == "waitrounds":                    # the exchange over the admitted jobs alone
+            n = len(self._took)
+            return super()._search(state, free, take[:n], per[:n], rho[:n], sizes[:n], clock)
         if mode in ("shipped", "slot", "waiting"):
             return super()._search(state, free, take, per, rho, sizes, clock)
         cap = np.array([free[srv, self.g].sum() for srv in self.type_servers])
