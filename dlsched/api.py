@@ -17,10 +17,9 @@ from dlsched.instance.core import SENSES, Reference
 from dlsched.instance.families import FAMILIES
 from dlsched.instance.traces import load_trace
 from dlsched.instance.workload import Trace
-from dlsched.registry import OASIS_ENGINE, load_target
 from dlsched.result import Result
 from dlsched.sim import engine
-from dlsched.sim.run import load_cluster, oasis_instance, pick_speed
+from dlsched.sim.run import load_cluster, oasis_instance, oasis_setting, pick_speed
 from dlsched.solvers import registry
 from dlsched.solvers.options import Budget, SolveOptions
 
@@ -146,11 +145,9 @@ def simulate(trace, cluster=None, policy="fifo", *, speed=None, seed: int = 0, p
                              type(trace).__name__)
         inst = oasis_instance(str(trace), None)
         if inst is not None:
-            for name, given, what in (("cluster", cluster, "its servers"), ("speed", speed, "its speed source"),
-                                      ("max_time", options.get("max_time"), "its horizon T")):
-                if given is not None:
-                    raise InputError("<argument>", name, f"none with an OASiS instance (it brings {what})", shown(given))
-            trace, cluster, speed, options["max_time"] = load_target(OASIS_ENGINE, "trace")(inst)
+            trace, cluster, speed, options["max_time"] = oasis_setting(inst, (
+                ("cluster", cluster, "its servers"), ("speed", speed, "its speed source"),
+                ("max_time", options.get("max_time"), "its horizon T")))
         else:
             trace = load_trace(str(trace))
     if not isinstance(cluster, Cluster):

@@ -14,12 +14,12 @@ from dlsched.arguments import checked_policy
 from dlsched.console import EXIT_STOPPED, number, seconds, stop_requests, table_console
 from dlsched.errors import InputError
 from dlsched.instance.traces import TRACE_FORMATS, load_trace
-from dlsched.registry import OASIS_ENGINE, describe_policy, load_target, policy_accepts, policy_names
+from dlsched.registry import describe_policy, policy_accepts, policy_names
 from dlsched.sim.bounds import certified_bound
 from dlsched.sim.engine import simulate
 from dlsched.sim.load import low_load_warning, offered_load
 from dlsched.sim.plots import write_figures
-from dlsched.sim.run import load_cluster, oasis_instance, parse_params, pick_speed, rescale
+from dlsched.sim.run import load_cluster, oasis_instance, oasis_setting, parse_params, pick_speed, rescale
 
 
 def cmd_simulate(args) -> int:
@@ -112,12 +112,10 @@ _OASIS_OWN = (("--cluster", "cluster", "its servers"), ("--speed", "speed", "its
 
 
 def _oasis_setting(args, inst):
-    """The trace, cluster and (speed source, horizon) of an OASiS instance, as :func:`dlsched.policies.oasis.run`
-    sets them up: slots of Δ = 1 s in the engine (work, whole worker-slots, is done exactly), ``max_time`` = T."""
-    for flag, attr, what in _OASIS_OWN:
-        if getattr(args, attr) not in (None, [], 0.0):
-            raise InputError("<argument>", flag, f"none with an OASiS instance (it brings {what})", getattr(args, attr))
-    trace, cluster, speed, horizon = load_target(OASIS_ENGINE, "trace")(inst)
+    """The trace, cluster and (speed source, horizon) of an OASiS instance (:func:`oasis_setting`)."""
+    given = ((flag, getattr(args, attr), what) for flag, attr, what in _OASIS_OWN)
+    trace, cluster, speed, horizon = oasis_setting(inst, [(flag, None if value in (None, [], 0.0) else value, what)
+                                                          for flag, value, what in given])    # the defaults: not given
     return trace, cluster, (speed, horizon)
 
 

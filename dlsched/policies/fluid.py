@@ -63,7 +63,7 @@ from dlsched.arguments import Range, checked
 from dlsched.instance.smd import SMDInstance
 from dlsched.models.mcmdk import MatrixForm
 from dlsched.policies.budget import BudgetMs, DecisionRecord, Floor, PlaceRate
-from dlsched.policies.greedy import (MAX_ALPHA, GreedyView, SRPTGreedyPolicy, greedy_allocation,
+from dlsched.policies.greedy import (MAX_ALPHA, GreedyView, SRPTGreedyPolicy,
                                      greedy_view, tau_grid)
 from dlsched.policies.optimus import admit_in_order
 from dlsched.result import Status
@@ -520,8 +520,7 @@ class FluidPolicy(SRPTGreedyPolicy):
         :func:`fluid_bound`, where that fits what the placement leaves of the budget (:meth:`record_run`)."""
         if self.decision_record.seconds is None:
             view = greedy_view(inst, active)
-            alloc = np.zeros((inst.n_jobs, 2), dtype=np.int64)
-            alloc[view.jobs] = greedy_allocation(view, **{**self.options, "shares": self.shares(inst)})
+            alloc = self.filled(view, inst)
             if "bound" in self.marks:
                 self.record_run(view, alloc, self.marks.pop("bound"))
             return alloc
@@ -538,8 +537,7 @@ class FluidPolicy(SRPTGreedyPolicy):
         # placed anew: the jobs that arrived since, and as many as the last answer resized
         self.expect_moved = int(np.count_nonzero(~was)) + self.resized
         fill = Budget(max(clock.limit - clock.margin, 0.0), start=clock.start, margin=clock.margin)
-        alloc = np.zeros((inst.n_jobs, 2), dtype=np.int64)
-        alloc[view.jobs] = greedy_allocation(view, **{**self.options, "shares": self.shares(inst), "budget": fill})
+        alloc = self.filled(view, inst, budget=fill)
         answered = clock.elapsed()
         if "shared" in self.marks:
             self.fill_rate = (answered - self.marks["shared"]) / view.jobs.size

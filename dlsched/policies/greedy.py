@@ -314,9 +314,13 @@ class OptimusGreedyPolicy(AllocationPolicy):
         return self.options.get("shares")
 
     def allocate(self, inst: SMDInstance, active: np.ndarray) -> np.ndarray:
-        view = greedy_view(inst, active)
+        return self.filled(greedy_view(inst, active), inst)
+
+    def filled(self, view, inst: SMDInstance, **extra) -> np.ndarray:
+        """(workers, PSs) of every job of ``inst``: :func:`greedy_allocation` over ``view``'s jobs with this
+        policy's options and shares (and ``extra``, e.g. a budget), 0 for the others."""
         alloc = np.zeros((inst.n_jobs, 2), dtype=np.int64)
-        alloc[view.jobs] = greedy_allocation(view, **{**self.options, "shares": self.shares(inst)})
+        alloc[view.jobs] = greedy_allocation(view, **{**self.options, "shares": self.shares(inst), **extra})
         return alloc
 
 

@@ -160,7 +160,7 @@ def projected_many(m: TypeModel, ts: np.ndarray, stop: float = np.inf, clock=Non
         on = alive & (t >= 0)
         keep &= on.any(axis=1)                       # the jobs left cannot progress: inf
         if not keep.all():
-            ids, t, rem, alive, now, total, on = ids[keep], t[keep], rem[keep], alive[keep], now[keep], total[keep], on[keep]
+            ids, t, rem, alive, now, total, on = _replays(keep, ids, t, rem, alive, now, total, on)
             if not ids.size:
                 break
         # every job left on its fastest type: so it stays (those jobs fit their fastest types together, and so does
@@ -171,7 +171,7 @@ def projected_many(m: TypeModel, ts: np.ndarray, stop: float = np.inf, clock=Non
             out[ids[calm]] = f = total[calm] + np.where(alive[calm], now[calm, None] + rem[calm] / fastest, 0.0).sum(axis=1)
             ended = min(ended, f.min())
             go = ~calm
-            ids, t, rem, alive, now, total, on = ids[go], t[go], rem[go], alive[go], now[go], total[go], on[go]
+            ids, t, rem, alive, now, total, on = _replays(go, ids, t, rem, alive, now, total, on)
             if not ids.size:
                 break
         rows = np.arange(ids.size)
@@ -192,11 +192,16 @@ def projected_many(m: TypeModel, ts: np.ndarray, stop: float = np.inf, clock=Non
             out[ids[end]] = total[end]
             ended = min(ended, total[end].min())
             go = ~end
-            ids, t, rem, alive, now, total = ids[go], t[go], rem[go], alive[go], now[go], total[go]
+            ids, t, rem, alive, now, total = _replays(go, ids, t, rem, alive, now, total)
             if not ids.size:
                 break
         t = rounds_many(m, rem, alive)
     return out
+
+
+def _replays(kept: np.ndarray, *arrays: np.ndarray) -> tuple:
+    """The rows ``kept`` of each of :func:`projected_many`'s parallel arrays (one row a replay)."""
+    return tuple(x[kept] for x in arrays)
 
 
 def exchange(m: TypeModel, limit: int | None = None, base: np.ndarray | None = None,

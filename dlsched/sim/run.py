@@ -14,11 +14,13 @@ import json
 from pathlib import Path
 
 import numpy as np
+from dlsched.arguments import shown
 from dlsched.errors import InputError
 from dlsched.instance import cluster_spec, jsonio
 from dlsched.instance.synthetic import dl2_cluster
 from dlsched.instance.traces import _names_file, scale_arrivals
 from dlsched.instance.workload import Trace
+from dlsched.registry import OASIS_ENGINE, load_target
 from dlsched.sim.load import arrival_scale_for_load, arrival_scale_for_peak, inflate, job_work, offered_load, peak_of
 from dlsched.sim.placement import EmptyCluster
 from dlsched.sim.speed import make_speed
@@ -41,6 +43,17 @@ def oasis_instance(path: str, trace_format: str | None):
     if getattr(inst, "family", None) != "oasis":
         raise InputError(str(path), "family", "an OASiS instance (family oasis) or a trace file", getattr(inst, "family", None))
     return inst
+
+
+def oasis_setting(inst, given) -> tuple:
+    """The trace, cluster, speed source and horizon T of OASiS instance ``inst``, as
+    :func:`dlsched.policies.oasis.engine_setting` sets them up (slots of Δ = 1 s in the engine), for
+    ``dlsched simulate`` and :func:`dlsched.simulate` alike. ``given``: (option, value, what the instance
+    brings) of each option that would reshape the instance; one that is not None is refused."""
+    for name, value, what in given:
+        if value is not None:
+            raise InputError("<argument>", name, f"none with an OASiS instance (it brings {what})", shown(value))
+    return load_target(OASIS_ENGINE, "trace")(inst)
 
 
 def _head(path: Path) -> bytes:
