@@ -54,8 +54,9 @@ def seeds(text: str) -> list[int]:
     return list(range(int(lo), int(hi or lo) + 1))
 
 
-def projected_held(m: tx.TypeModel, t: np.ndarray, held: list[tuple[int, int]]) -> float:
-    """F of ``t`` where the rounds at each completion place ``held`` (job, type) first while they live."""
+def replay(m: tx.TypeModel, t: np.ndarray, assign) -> float:
+    """F of the replay from types ``t`` that ``assign(rem, alive)`` decides again at every completion (as
+    :func:`type_exchange.projected`, one replay at a time); inf if the jobs left cannot run."""
     n = m.rem.size
     rem, alive, now, total = m.rem.copy(), np.ones(n, dtype=bool), 0.0, 0.0
     while alive.any():
@@ -73,8 +74,13 @@ def projected_held(m: tx.TypeModel, t: np.ndarray, held: list[tuple[int, int]]) 
         total += now * done.sum()
         alive &= ~done
         rem[done] = 0.0
-        t = tx.rounds(m, rem, alive, held)
+        t = assign(rem, alive)
     return total
+
+
+def projected_held(m: tx.TypeModel, t: np.ndarray, held: list[tuple[int, int]]) -> float:
+    """F of ``t`` where the rounds at each completion place ``held`` (job, type) first while they live."""
+    return replay(m, t, lambda rem, alive: tx.rounds(m, rem, alive, held))
 
 
 def exchange_from(m: tx.TypeModel, pins: list[tuple[int, int]], held: bool) -> list[tuple[int, int]]:
@@ -216,29 +222,16 @@ def pooled_model(trace, cluster, speed) -> tx.TypeModel:
 
 def list_sum(m: tx.TypeModel, order: list[int]) -> float:
     """The sum of completion times of the static list ``order`` (module docstring); inf if jobs left cannot run."""
-    n = m.rem.size
-    rem, alive, now, total = m.rem.copy(), np.ones(n, dtype=bool), 0.0, 0.0
-    while alive.any():
-        cap, t = m.cap.copy(), np.full(n, -1)
+
+    def by_list(rem, alive):
+        cap, t = m.cap.copy(), np.full(m.rem.size, -1)
         for a in order:
             g = next((g for g in m.rank[a].tolist() if alive[a] and m.ok[a, g] and m.need[a] <= cap[g] + 1e-9), None)
             if g is not None:
                 t[a], cap[g] = g, cap[g] - m.need[a]
-        on = alive & (t >= 0)
-        if not on.any():
-            return np.inf
-        pace = np.where(on, m.pace[np.arange(n), np.maximum(t, 0)], 0.0)
-        left = np.full(n, np.inf)
-        np.divide(rem, pace, out=left, where=on)
-        f = int(np.argmin(left))
-        now += left[f]
-        rem = rem - pace * left[f]
-        done = on & (rem <= tx._DONE * m.rem)
-        done[f] = True
-        total += now * done.sum()
-        alive &= ~done
-        rem[done] = 0.0
-    return total
+        return t
+
+    return replay(m, by_list(m.rem, np.ones(m.rem.size, dtype=bool)), by_list)
 
 
 def best_list(m: tx.TypeModel, rng: np.random.Generator, starts: int = 20) -> float:
