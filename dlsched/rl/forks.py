@@ -125,9 +125,11 @@ def fork_episode(env: DL2Env, model: Model, rng: np.random.Generator, *, trace: 
     job keeps its candidate level for ``hold`` slots (0: for the whole continuation).
 
     Returns the states, masks, chosen rows, levels, their log-probabilities under π and their
-    advantages of every fork whose candidates' returns differ, and the greedy episode's return."""
+    advantages of every fork whose candidates' returns differ, the fork each sample belongs to (its
+    first sample is the greedy level), and the greedy episode's return."""
     obs, info = env.reset(options={"trace": trace})
-    X, M, I, K, LP, ADV = [], [], [], [], [], []
+    X, M, I, K, LP, ADV, F = [], [], [], [], [], [], []
+    forks = 0
     greedy, done = 0.0, False
     while not done:
         mask = info["action_mask"]
@@ -149,13 +151,15 @@ def fork_episode(env: DL2Env, model: Model, rng: np.random.Generator, *, trace: 
                 K += list(ks)
                 LP += list(np.log(np.maximum(p[ks], 1e-12)))
                 ADV += list(adv)
+                F += [forks] * len(R)
+                forks += 1
         obs, r, term, trunc, info = env.step(levels)
         greedy += r
         done = term or trunc
     J = env.dl2_spec.J
     return (np.array(X, np.float32).reshape(-1, *env.observation_space.shape),
             np.array(M, np.int8).reshape(-1, J, env.dl2_spec.n_levels), np.array(I, np.int64),
-            np.array(K, np.int64), np.array(LP, np.float32), np.array(ADV, np.float64), greedy)
+            np.array(K, np.int64), np.array(LP, np.float32), np.array(ADV, np.float64), np.array(F, np.int64), greedy)
 
 
 def fork_update(model: Model, opt: torch.optim.Optimizer, X, M, I, K, LP, adv, *, clip: float, epochs: int,

@@ -47,6 +47,7 @@ from torch import nn
 from dlsched.rl.env import DL2Env
 from dlsched.rl.cmaes import KIND as CMA, CmaSearch
 from dlsched.rl.es import Adam as EsAdam, at_scale, es_basis, es_features, es_gradient, rank_groups, theta, with_prior
+from dlsched.rl.api import Labels, api_update, fork_targets
 from dlsched.rl.forks import ForkPool, fork, fork_update
 from dlsched.errors import InputError
 from dlsched.rl.policy import (MAX_HIDDEN, MAX_LAYERS, DL2Policy, Model, choose, load_checkpoint, save_checkpoint,
@@ -114,14 +115,20 @@ class TrainConfig:
     #: policy's return on the same trace, the self-critical baseline), "branch" (A of a sampled
     #: slot = the return of the greedy episode forked there minus the greedy one, :func:`branch_episode`)
     #: or "rollouts" (the best of ``candidates`` sampled slots per fork, if better than greedy, as a target);
-    #: with ``actions="jobs"`` only "forks" (one row's level per fork, :mod:`dlsched.rl.forks`) or "es"
-    #: (evolution strategies on the output bias, :mod:`dlsched.rl.es`)
+    #: with ``actions="jobs"`` only "forks" (one row's level per fork, :mod:`dlsched.rl.forks`), "es"
+    #: (evolution strategies on the output bias, :mod:`dlsched.rl.es`) or "api" (approximate policy
+    #: iteration: the forks' best levels as labels of the whole network, :mod:`dlsched.rl.api`)
     baseline: str = "critic"
     #: ``baseline="gae"``: λ of the generalised advantage estimate (per slot), the passes over each
-    #: episode's decisions, and the weight of the KL penalty towards the warm-up policy
+    #: episode's decisions, and the weight of the KL penalty towards the warm-up policy (``baseline="api"``:
+    #: κ, towards the policy before each update)
     gae_lambda: float = 0.9
     ppo_epochs: int = 4
     kl: float = 0.0
+    #: ``baseline="api"``: the return (job-slots) a fork's best level must gain over the greedy one to
+    #: become its label, and the most recent labels the updates fit (:mod:`dlsched.rl.api`)
+    api_margin: float = 1.0
+    api_memory: int = 20000
     #: ``baseline="rollouts"``: sampled slots per fork, the best of which (if it beats the greedy one) is the target;
     #: ``baseline="forks"``: levels tried per fork
     candidates: int = 4
@@ -195,7 +202,8 @@ class TrainConfig:
         for name, low in (("J", 1), ("n_jobs", 1), ("n_servers", 1), ("warmup_epochs", 0), ("rl_episodes", 0),
                           ("candidates", 1), ("updates_per_episode", 0), ("eval_every", 1), ("dagger_rounds", 0),
                           ("dagger_epochs", 0), ("max_slots", 1), ("replay", 1), ("batch", 1), ("ppo_epochs", 1), ("threads", 1),
-                          ("horizon", 0), ("hold", 0), ("workers", 1), ("es_pairs", 1), ("es_traces", 1)):
+                          ("horizon", 0), ("hold", 0), ("workers", 1), ("es_pairs", 1), ("es_traces", 1),
+                          ("api_memory", 1)):
             if not whole(getattr(self, name)) or getattr(self, name) < low:
                 bad(name, f"an integer >= {low}")
         for name, high in (("J", MAX_WINDOW), ("n_jobs", MAX_TRAINING_JOBS), ("n_servers", MAX_TRAINING_SERVERS)):
@@ -206,7 +214,7 @@ class TrainConfig:
         for name in ("gamma", "p_branch", "epsilon", "warmup_smoothing", "gae_lambda"):
             if not real(getattr(self, name)) or not 0 <= getattr(self, name) <= 1:
                 bad(name, "a number in [0, 1]")
-        for name in ("beta", "clip", "kl"):
+        for name in ("beta", "clip", "kl", "api_margin"):
             if not real(getattr(self, name)) or getattr(self, name) < 0:
                 bad(name, "a finite number >= 0")
         for name in ("warmup_lr", "rl_lr", "dagger_lr", "temperature", "es_sigma"):
@@ -218,8 +226,8 @@ class TrainConfig:
             bad("leave_out", "True, or False with job-level actions (actions jobs)")
         if not isinstance(self.prior_load, bool) or (self.prior_load and self.actions != "jobs"):
             bad("prior_load", "False, or True with job-level actions (actions jobs)")
-        if (self.actions == "jobs") != (self.baseline in ("forks", "es")):
-            bad("baseline", "forks or es, with job-level actions (actions jobs) and only with them")
+        if (self.actions == "jobs") != (self.baseline in ("forks", "es", "api")):
+            bad("baseline", "forks, es or api, with job-level actions (actions jobs) and only with them")
         if self.es_groups + self.es_basis + self.es_features > 1:
             bad("es_features" if self.es_features else "es_basis",
                 "one of es_groups, es_basis and es_features, not two (each is a basis of what ES searches)")
@@ -232,11 +240,11 @@ class TrainConfig:
             bad("es_optimizer", "adam or cma")
         if self.es_optimizer != "adam" and self.baseline != "es":
             bad("es_optimizer", "adam unless the baseline is es (the optimizer of evolution strategies' search)")
-        if self.workers > 1 and self.baseline not in ("forks", "es"):
-            bad("workers", "1, unless the baseline is forks or es")
+        if self.workers > 1 and self.baseline not in ("forks", "es", "api"):
+            bad("workers", "1, unless the baseline is forks, es or api")
         if not isinstance(self.snapshots_cpu_min, tuple) or not all(real(m) and m > 0 for m in self.snapshots_cpu_min):
             bad("snapshots_cpu_min", "a tuple of CPU minutes > 0")
-        if self.baseline == "forks" and self.candidates < 2:
+        if self.baseline in ("forks", "api") and self.candidates < 2:
             bad("candidates", "at least 2 levels per fork (the advantage compares them)")
         for name in ("time_budget_s", "cpu_budget_s"):
             if getattr(self, name) is not None and (not real(getattr(self, name)) or getattr(self, name) <= 0):
@@ -924,7 +932,7 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
     basis = (rank_groups(spec.J, spec.n_levels) if cfg.es_groups else es_basis(spec, cfg.es_scale) if cfg.es_basis
              else es_features(spec, cfg.es_scale) if cfg.es_features else None)
 
-    search, cma_curve = None, []
+    search, cma_curve, api_curve, labels = None, [], [], Labels(cfg.api_memory)
     if cfg.baseline == "es" and cfg.es_optimizer == "cma":
         search = cma_search(cfg, model, basis)
         model.es_optimizer = search.state()
@@ -949,6 +957,7 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
                 "curve": [{"seconds": s, "cpu_seconds": c, "episode": e, "tune_jct": finite(j)} for s, e, j, c in curve],
                 "episodes_run": len(rewards),
                 **({"cma": cma_curve} if search is not None else {}),
+                **({"api": api_curve} if cfg.baseline == "api" else {}),
                 "critic_explained_variance": [round(r[2], 4) if np.isfinite(r[2]) else None for r in rewards]}
 
     def write(prov: dict) -> None:
@@ -989,7 +998,7 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
         return ((cfg.time_budget_s is not None and time.monotonic() - wall0 > cfg.time_budget_s)
                 or (cfg.cpu_budget_s is not None and cpu_seconds() > cfg.cpu_budget_s))
     # ES (--baseline es) is no actor-critic: the line names what runs
-    stage = "dl2 evolution strategies" if cfg.baseline == "es" else "dl2 actor-critic"
+    stage = {"es": "dl2 evolution strategies", "api": "dl2 policy iteration"}.get(cfg.baseline, "dl2 actor-critic")
     with bar(stage, cfg.rl_episodes, enabled=progress) as tick, ForkPool(cfg.workers, env, model) as pool:
         for ep in range(1, cfg.rl_episodes + 1):
             if stop_after(ep - 1):
@@ -1022,6 +1031,22 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
                     adv_scale = ms2 if adv_scale is None else 0.9 * adv_scale + 0.1 * ms2
                     fork_update(model, opt_pi, Xe, Me, Ie, Ke, LPe, ADVe / np.sqrt(max(adv_scale, 1e-12)),
                                 clip=cfg.clip if cfg.clip > 0 else 0.2, epochs=cfg.ppo_epochs, batch=cfg.batch, rng=rng)
+            elif cfg.baseline == "api":
+                done, cpu = pool.episodes(model, rng, rng.integers(len(train_traces), size=cfg.workers),
+                                          p_fork=cfg.p_branch, candidates=cfg.candidates,
+                                          temperature=cfg.temperature, horizon=cfg.horizon, hold=cfg.hold)
+                worker_cpu += cpu
+                forked = improved = 0
+                for Xe, Me, Ie, Ke, _, ADVe, Fe, R in done:
+                    running = R if running is None else 0.9 * running + 0.1 * R
+                    rewards.append((time.monotonic() - wall0, R, float("nan")))
+                    first, target, gain = fork_targets(Ke, ADVe, Fe, cfg.api_margin)
+                    labels.add(Xe[first], Me[first], Ie[first], target)
+                    forked, improved = forked + len(first), improved + int((gain > 0).sum())
+                stats = api_update(model, opt_pi, labels, kl=cfg.kl, steps=cfg.updates_per_episode, batch=cfg.batch,
+                                   rng=rng)
+                api_curve.append({"iteration": ep, "forks": forked, "improved": improved, "labels": len(labels),
+                                  "cpu_seconds": cpu_seconds(), **stats})
             elif search is not None:
                 d, R, cpu = search.generation(env, model, rng, traces=cfg.es_traces, pool=pool)
                 worker_cpu += cpu
@@ -1247,7 +1272,13 @@ def parser():
                    help="label smoothing of the warm-up over the valid actions (keeps the copy exploring)")
     p.add_argument("--gae-lambda", type=float, default=d.gae_lambda, help="--baseline gae: λ per slot")
     p.add_argument("--ppo-epochs", type=int, default=d.ppo_epochs, help="--baseline gae: passes over each episode")
-    p.add_argument("--kl", type=float, default=d.kl, help="--baseline gae: weight of KL(warm-up policy || policy)")
+    p.add_argument("--kl", type=float, default=d.kl, help="--baseline gae: weight of KL(warm-up policy || policy); "
+                   "--baseline api: weight of KL(policy before the update || policy) over the labelled states' rows")
+    p.add_argument("--api-margin", type=float, default=d.api_margin,
+                   help="--baseline api: return (job-slots) a fork's best level must gain over the greedy one to be "
+                        "its label (default 1)")
+    p.add_argument("--api-memory", type=int, default=d.api_memory,
+                   help="--baseline api: the most recent labels the updates fit (default 20000)")
     p.add_argument("--budget-cpu-min", type=float, default=None, help="stop fine-tuning after this many CPU minutes")
     p.add_argument("--threads", type=int, default=d.threads, help="torch threads (default 1)")
     p.add_argument("--workers", type=int, default=d.workers,
@@ -1293,12 +1324,13 @@ def parser():
                    help="--baseline es: Adam at --rl-lr on the estimated gradient (default), or CMA-ES with its step "
                         "adapted by the evolution path, 2 x --es-pairs mirrored points a generation, its state in the "
                         "checkpoint so that --init continues it (docs/dl2.md round 15)")
-    p.add_argument("--baseline", choices=["critic", "greedy", "branch", "rollouts", "gae", "forks", "es"], default=d.baseline,
+    p.add_argument("--baseline", choices=["critic", "greedy", "branch", "rollouts", "gae", "forks", "es", "api"], default=d.baseline,
                    help="actor's baseline: the critic V(s) (default), the greedy policy's return on the same trace, "
                         "per sampled slot the greedy episode forked there (branch), or the best of --candidates "
                         "sampled slots per fork as a target (rollouts), or one row's candidate levels per fork with "
                         "--actions jobs (forks; docs/dl2.md), or evolution strategies on the output bias with "
-                        "--actions jobs (es)")
+                        "--actions jobs (es), or policy iteration: each fork's best level as a label of the whole "
+                        "network, --actions jobs (api; docs/dl2.md round 20)")
     p.add_argument("--candidates", type=int, default=d.candidates,
                    help="--baseline rollouts: sampled slots per fork")
     p.add_argument("--p-branch", type=float, default=d.p_branch, help="--baseline branch: probability of forking at a slot")
@@ -1357,7 +1389,7 @@ def main(argv: Sequence[str]) -> int:
                           time_budget_s=None if args.budget_min is None else 60 * args.budget_min, init=args.init,
                           cpu_budget_s=None if args.budget_cpu_min is None else 60 * args.budget_cpu_min,
                           warmup_smoothing=args.warmup_smoothing, gae_lambda=args.gae_lambda, ppo_epochs=args.ppo_epochs,
-                          kl=args.kl, threads=args.threads, workers=args.workers, batch=args.batch,
+                          kl=args.kl, api_margin=args.api_margin, api_memory=args.api_memory, threads=args.threads, workers=args.workers, batch=args.batch,
                           es_pairs=args.es_pairs, es_traces=args.es_traces, es_sigma=args.es_sigma, es_groups=args.es_groups,
                           es_basis=args.es_basis, es_features=args.es_features, es_optimizer=args.es_optimizer,
                           es_scale=not (args.es_hold_scale or args.es_scale is not None), es_held_scale=args.es_scale,

@@ -59,7 +59,7 @@ def test_the_horizon_study_plays_the_forks_of_fork_episode_and_cuts_their_return
     assert len(played) == 3 and all(len(f["levels"]) == C == len(f["rewards"]) for f in played)
     R_H = [np.array([r[:H].sum() for r in f["rewards"]]) for f in played]
     kept = [(f["levels"], R) for f, R in zip(played, R_H) if np.ptp(R) > 0]
-    X, M, I, K, LP, ADV, _ = fork_episode(env, model, np.random.default_rng(5), trace=0, p_fork=1.0, candidates=C,
+    X, M, I, K, LP, ADV, _, _ = fork_episode(env, model, np.random.default_rng(5), trace=0, p_fork=1.0, candidates=C,
                                           temperature=1.0, horizon=H)
     assert len(kept) and len(K) >= C * len(kept)
     for n, (levels, R) in enumerate(kept):

@@ -108,9 +108,10 @@ def test_forked_candidates_differ_only_in_one_rows_level_and_their_advantages_ar
     rows = decisive_rows(env, levels)
     assert len(rows) and rows[0] == 0
     rng = np.random.default_rng(0)
-    X, M, I, K, LP, ADV, greedy = fork_episode(env, model, rng, trace=0, p_fork=1.0, candidates=3,
+    X, M, I, K, LP, ADV, F, greedy = fork_episode(env, model, rng, trace=0, p_fork=1.0, candidates=3,
                                                temperature=1.0, horizon=4)
     assert len(K) and len(K) % 3 == 0 and np.isfinite(greedy)
+    assert np.array_equal(F, np.repeat(np.arange(len(K) // 3), 3))      # each fork's samples, numbered in order
     # leave-one-out advantages of each fork sum to zero; the first candidate is the greedy level
     assert np.allclose(ADV.reshape(-1, 3).sum(axis=1), 0.0, atol=1e-6)
     for x, m, i in zip(X[::3], M[::3], I[::3]):
@@ -190,7 +191,7 @@ def test_each_candidates_return_is_its_own_replay_and_the_advantages_are_leave_o
         return r
     monkeypatch.setattr(forks, "continue_greedy", recorded)
     H, C = 3, 3
-    X, M, I, K, LP, ADV, greedy = fork_episode(env, model, np.random.default_rng(5), trace=0, p_fork=1.0,
+    X, M, I, K, LP, ADV, F, greedy = fork_episode(env, model, np.random.default_rng(5), trace=0, p_fork=1.0,
                                                candidates=C, temperature=1.0, horizon=H)
     assert len(calls) >= 2 * C
     # leave-one-out: A_c = R_c − mean of the other candidates' returns, for every fork kept
