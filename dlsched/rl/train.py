@@ -1282,7 +1282,7 @@ def parser():
     p.add_argument("--budget-cpu-min", type=float, default=None, help="stop fine-tuning after this many CPU minutes")
     p.add_argument("--threads", type=int, default=d.threads, help="torch threads (default 1)")
     p.add_argument("--workers", type=int, default=d.workers,
-                   help="--baseline forks: episodes played at once in as many processes; --baseline es: processes "
+                   help="--baseline forks or api: episodes played at once in as many processes; --baseline es: processes "
                         "a generation's episodes are split over, the same result as one (default 1)")
     p.add_argument("--snapshots", default="", metavar="MINUTES",
                    help="CPU minutes, e.g. 30,60: when the run's CPU passes each, the best model so far is also "
@@ -1297,10 +1297,10 @@ def parser():
                         "prefers can follow the load (recorded in the checkpoint's spec); with --init of a checkpoint "
                         "without it, its row is added at 0 (the same decisions) and a new search starts")
     p.add_argument("--horizon", type=int, default=d.horizon,
-                   help="--baseline forks: slots each fork is continued for (0, the default: to the end of the "
+                   help="--baseline forks or api: slots each fork is continued for (0, the default: to the end of the "
                         "episode; a short horizon is biased, docs/dl2.md round 9)")
     p.add_argument("--hold", type=int, default=d.hold,
-                   help="--baseline forks: slots the forked job keeps its candidate level (default 15; 0: the whole continuation)")
+                   help="--baseline forks or api: slots the forked job keeps its candidate level (default 15; 0: the whole continuation)")
     p.add_argument("--es-pairs", type=int, default=d.es_pairs, help="--baseline es: antithetic pairs per generation")
     p.add_argument("--es-traces", type=int, default=d.es_traces,
                    help="--baseline es: training traces every member of a generation plays")
@@ -1332,8 +1332,8 @@ def parser():
                         "--actions jobs (es), or policy iteration: each fork's best level as a label of the whole "
                         "network, --actions jobs (api; docs/dl2.md round 20)")
     p.add_argument("--candidates", type=int, default=d.candidates,
-                   help="--baseline rollouts: sampled slots per fork")
-    p.add_argument("--p-branch", type=float, default=d.p_branch, help="--baseline branch: probability of forking at a slot")
+                   help="--baseline rollouts: sampled slots per fork; --baseline forks or api: levels tried per fork")
+    p.add_argument("--p-branch", type=float, default=d.p_branch, help="--baseline branch, forks or api: probability of forking at a slot")
     p.add_argument("--temperature", type=float, default=d.temperature,
                    help="--baseline branch: temperature of the forked slot's sampling")
     p.add_argument("--dagger", type=int, default=d.dagger_rounds, metavar="ROUNDS",
