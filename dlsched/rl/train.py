@@ -47,7 +47,7 @@ from torch import nn
 from dlsched.rl.env import DL2Env
 from dlsched.rl.cmaes import KIND as CMA, CmaSearch
 from dlsched.rl.es import Adam as EsAdam, at_scale, es_basis, es_features, es_gradient, rank_groups, theta, with_prior
-from dlsched.rl.api import Labels, api_update, fork_targets
+from dlsched.rl.policy_iteration import Labels, api_update, fork_targets
 from dlsched.rl.forks import ForkPool, fork, fork_update
 from dlsched.errors import InputError
 from dlsched.rl.policy import (MAX_HIDDEN, MAX_LAYERS, DL2Policy, Model, choose, load_checkpoint, save_checkpoint,
@@ -117,7 +117,7 @@ class TrainConfig:
     #: or "rollouts" (the best of ``candidates`` sampled slots per fork, if better than greedy, as a target);
     #: with ``actions="jobs"`` only "forks" (one row's level per fork, :mod:`dlsched.rl.forks`), "es"
     #: (evolution strategies on the output bias, :mod:`dlsched.rl.es`) or "api" (approximate policy
-    #: iteration: the forks' best levels as labels of the whole network, :mod:`dlsched.rl.api`)
+    #: iteration: the forks' best levels as labels of the whole network, :mod:`dlsched.rl.policy_iteration`)
     baseline: str = "critic"
     #: ``baseline="gae"``: λ of the generalised advantage estimate (per slot), the passes over each
     #: episode's decisions, and the weight of the KL penalty towards the warm-up policy (``baseline="api"``:
@@ -126,7 +126,7 @@ class TrainConfig:
     ppo_epochs: int = 4
     kl: float = 0.0
     #: ``baseline="api"``: the return (job-slots) a fork's best level must gain over the greedy one to
-    #: become its label, and the most recent labels the updates fit (:mod:`dlsched.rl.api`)
+    #: become its label, and the most recent labels the updates fit (:mod:`dlsched.rl.policy_iteration`)
     api_margin: float = 1.0
     api_memory: int = 20000
     #: ``baseline="rollouts"``: sampled slots per fork, the best of which (if it beats the greedy one) is the target;

@@ -1,4 +1,4 @@
-"""Approximate policy iteration by exact forks (``--baseline api``, :mod:`dlsched.rl.api`), each tiny."""
+"""Approximate policy iteration by exact forks (``--baseline api``, :mod:`dlsched.rl.policy_iteration`), each tiny."""
 
 import json
 
@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from dlsched.errors import InputError
-from dlsched.rl.api import Labels, api_update, fork_targets
+from dlsched.rl.policy_iteration import Labels, api_update, fork_targets
 from dlsched.rl.env import DL2Env
 from dlsched.rl.forks import fork_episode
 from dlsched.rl.policy import DL2Policy, Model, choose, load_checkpoint
