@@ -13,9 +13,7 @@ from dlsched.rl.train import TrainConfig, agreement, teacher_levels, teacher_sam
 from dlsched.registry import make_policy
 from dlsched.sim.engine import Simulation, simulate
 
-from .helpers import small
-
-JOBS = Spec(J=6, actions="jobs", configs=((0, 0), (1, 1), (2, 2), (4, 4), (1, 3)))
+from .helpers import JOBS, greedy_state, small
 
 
 def busy_slot(spec: Spec = JOBS) -> Slot:
@@ -240,12 +238,8 @@ def test_runs_from_different_checkpoints_draw_different_streams_with_one_seed():
 
 
 def test_a_hold_of_one_slot_is_the_forked_slot_alone_and_a_long_hold_the_whole_continuation():
-    traces, cluster, speed = small(8, (1,), 3)
-    env = DL2Env(traces, cluster, speed, JOBS, reward="jct", max_slots=200)
     model = Model.new(JOBS, (16,), seed=3)
-    obs, info = env.reset(options={"trace": 0})
-    for _ in range(2):
-        obs, *_, info = env.step(choose(model, obs, info["action_mask"]))
+    env, obs, info = greedy_state(8, 1, model)
     levels = choose(model, obs, info["action_mask"])
     job = int(env.slot.jobs[0])
     for k in range(JOBS.n_levels):

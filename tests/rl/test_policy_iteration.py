@@ -11,12 +11,9 @@ from dlsched.rl.policy_iteration import Labels, api_update, fork_targets
 from dlsched.rl.env import DL2Env
 from dlsched.rl.forks import fork_episode
 from dlsched.rl.policy import DL2Policy, Model, choose, load_checkpoint
-from dlsched.rl.slot import Spec
 from dlsched.rl.train import TrainConfig, train
 
-from .helpers import small
-
-JOBS = Spec(J=6, actions="jobs", configs=((0, 0), (1, 1), (2, 2), (4, 4), (1, 3)))
+from .helpers import JOBS, greedy_state, small
 
 
 def leave_one_out(R):
@@ -63,12 +60,8 @@ def test_the_memory_keeps_the_most_recent_labels():
 
 
 def one_state():
-    traces, cluster, speed = small(10, (5,), 3)
-    env = DL2Env(traces, cluster, speed, JOBS, reward="jct", max_slots=200)
     model = Model.new(JOBS, (16,), seed=1)
-    obs, info = env.reset(options={"trace": 0})
-    for _ in range(2):
-        obs, *_, info = env.step(choose(model, obs, info["action_mask"]))
+    _, obs, info = greedy_state(10, 5, model)
     return model, obs, info["action_mask"]
 
 
