@@ -155,7 +155,7 @@ def projected_many(m: TypeModel, ts: np.ndarray, stop: float = np.inf, clock=Non
             break
         keep = np.ones(ids.size, dtype=bool)
         if stop < np.inf or ended < np.inf:
-            least = total + np.where(alive, now[:, None] + rem / fastest, 0.0).sum(axis=1)
+            least = _least(total, now, rem, alive, fastest)
             keep &= (least < stop) & ~(least > ended / (1 - 1e-12))
         on = alive & (t >= 0)
         keep &= on.any(axis=1)                       # the jobs left cannot progress: inf
@@ -168,7 +168,7 @@ def projected_many(m: TypeModel, ts: np.ndarray, stop: float = np.inf, clock=Non
         # above: F without the events left (the same F to float rounding; CPU in docs/hetplace.md, "Exchanges")
         calm = (~alive | (t == m.rank[:, 0])).all(axis=1)
         if calm.any():
-            out[ids[calm]] = f = total[calm] + np.where(alive[calm], now[calm, None] + rem[calm] / fastest, 0.0).sum(axis=1)
+            out[ids[calm]] = f = _least(total[calm], now[calm], rem[calm], alive[calm], fastest)
             ended = min(ended, f.min())
             go = ~calm
             ids, t, rem, alive, now, total, on = _replays(go, ids, t, rem, alive, now, total, on)
@@ -197,6 +197,12 @@ def projected_many(m: TypeModel, ts: np.ndarray, stop: float = np.inf, clock=Non
                 break
         t = rounds_many(m, rem, alive)
     return out
+
+
+def _least(total: np.ndarray, now: np.ndarray, rem: np.ndarray, alive: np.ndarray, fastest: np.ndarray) -> np.ndarray:
+    """The least :math:`F` each replay can reach: its jobs ended so far (``total``) and each job left ending at
+    ``now`` plus its remaining work at its fastest pace (exact where every job left is on its fastest type)."""
+    return total + np.where(alive, now[:, None] + rem / fastest, 0.0).sum(axis=1)
 
 
 def _replays(kept: np.ndarray, *arrays: np.ndarray) -> tuple:
