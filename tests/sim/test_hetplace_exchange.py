@@ -77,6 +77,22 @@ def ref_rounds(m, rem, alive, first=()):
     return t
 
 
+def ref_spans(m, alive, t):
+    # each job without a type, in turn, on the GPUs left, its fastest types first: (its GPUs by type) or None
+    room = m.cap.astype(float) - np.array([m.need[alive & (t == g)].sum() for g in range(m.cap.size)])
+    out = {}
+    for a in np.flatnonzero(alive & (t < 0)).tolist():
+        took, need = np.zeros(m.cap.size), float(m.need[a])
+        for g in m.rank[a].tolist():
+            if m.ok[a, g]:
+                took[g] = np.floor(min(room[g], need) / m.per[a] + 1e-9) * m.per[a]
+                need -= took[g]
+        if need <= 1e-9:
+            room -= took
+            out[a] = took
+    return out
+
+
 def ref_projected(m, t0, stop=np.inf):
     rem = m.rem.copy()
     alive = np.ones(rem.size, dtype=bool)
@@ -86,11 +102,13 @@ def ref_projected(m, t0, stop=np.inf):
     while alive.any():
         if stop < np.inf and total + np.sum(now + rem[alive] / fastest[alive]) >= stop:
             return float("inf")
+        span = ref_spans(m, alive, t)
         on = alive & (t >= 0)
+        on[list(span)] = True
         if not on.any():
             return float("inf")
         at = idx[on]
-        pace = m.pace[at, t[on]]
+        pace = np.array([span[a] @ m.rho[a] if a in span else m.pace[a, t[a]] for a in at.tolist()])
         left = rem[at] / pace
         first = int(np.argmin(left))
         dt = float(left[first])
@@ -146,10 +164,11 @@ def ref_exchange(m, base=None):
     while True:
         fixed = {a for a, _ in first}
         best = None
-        for a in np.flatnonzero(cur >= 0).tolist():
+        span = ref_spans(m, alive, cur)
+        for a in np.flatnonzero((cur >= 0) | np.isin(np.arange(cur.size), list(span))).tolist():
             if a in fixed:
                 continue
-            pos = int(np.flatnonzero(m.rank[a] == cur[a])[0])
+            pos = int(np.flatnonzero(m.rank[a] == cur[a])[0]) if cur[a] >= 0 else m.cap.size
             for g in m.rank[a, :pos].tolist():
                 if not m.ok[a, g]:
                     continue
@@ -196,6 +215,25 @@ def test_the_side_by_side_replay_equals_one_job_and_one_event_at_a_time(m, data)
         assert tx.projected(m, got[c]) == pytest.approx(want, rel=1e-9, abs=0)
     assert tx.exchange(m)[0] == ref_exchange(m)[0]
     assert tx.exchange(m)[2] == pytest.approx(ref_exchange(m)[2], rel=1e-9)
+
+
+def test_a_job_no_type_holds_spans_the_gpus_left_in_the_projection():
+    # 6 fast and 6 slow GPUs; a, b, c of 4 GPUs each, 1 an iteration a second per GPU on the fast, 0.5 on the slow.
+    # The rounds: a (4 iterations) the fast GPUs, b (8) the slow, c (12) neither: c spans 2 fast and 2 slow GPUs
+    # at 2 + 1 = 3 a second. At 1 a ends; b (6 left) takes the fast GPUs before c (9 left) by kappa, c the slow
+    # at 2 a second; at 2.5 b ends, c has 6 left and takes the fast GPUs: 4.0. F = 1 + 2.5 + 4 = 7.5
+    # (c waiting until a ends would give 8.25).
+    m = tx.TypeModel([4.0, 8.0, 12.0], [4, 4, 4], [[1.0, 0.5]] * 3, [1, 1, 1], [6, 6], 1e-9)
+    everyone = np.ones(3, dtype=bool)
+    t = tx.rounds(m, m.rem, everyone)
+    assert t.tolist() == [0, 1, -1]
+    typed, pace = tx.spans(m, m.rem[None], everyone[None], t[None])
+    assert typed[0].tolist() == [0, 1, 2] and pace[0].tolist() == [0.0, 0.0, 3.0]
+    assert tx.projected(m, t) == pytest.approx(1.0 + 2.5 + 4.0)
+    # a job that the GPUs left do not hold waits: c needs 6
+    m = tx.TypeModel([4.0, 8.0, 12.0], [4, 4, 6], [[1.0, 0.5]] * 3, [1, 1, 1], [6, 6], 1e-9)
+    typed, pace = tx.spans(m, m.rem[None], everyone[None], tx.rounds(m, m.rem, everyone)[None])
+    assert typed[0].tolist() == [0, 1, -1] and not pace.any()
 
 
 def test_the_projection_replays_the_rounds_at_each_completion():
