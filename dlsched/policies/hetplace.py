@@ -24,7 +24,9 @@ r"""Heterogeneous placement (MODELS.md §4) on the simulator: converter, speed s
   single type holds; then (``exchange``, on by default; under a decision budget of at least
   :data:`EXCHANGE_MIN_BUDGET`, stopped by a clock) a local search over sets of jobs moved between types keeps a
   promotion where the projected sum of the admitted jobs' completion times falls
-  (:mod:`dlsched.policies.type_exchange`). With ``order="arrival"`` (the paper's order) the pipeline gets the first
+  (:mod:`dlsched.policies.type_exchange`); then (``span_up``, on by default) a job on a type slower than the
+  GPUs left of faster types moves to them where, spanning types at the speed source's pace, it runs faster
+  (:meth:`HetPlace._span_up`). With ``order="arrival"`` (the paper's order) the pipeline gets the first
   active jobs, one GPU each, and the later arrivals wait: it only optimises where the first jobs go
   (on Gavel's msr trace 0e4a51 an average JCT more than twice srpt's, on ITP cluster 02 nearly ten
   times: docs/hetplace.md).
@@ -172,7 +174,7 @@ class HetPlace(ChangePolicy):
                  order: Literal["arrival", "srpt"] | None = None, incremental: bool = False,
                  refresh: Annotated[int, Range(ge=1)] = 50, refresh_gap: Annotated[float, Range(ge=0, finite=True)] = 0.05,
                  pop_k: Annotated[int, Range(ge=1)] = 1, pop_min: Annotated[int, Range(ge=0)] = 0,
-                 exchange: bool = True):
+                 exchange: bool = True, span_up: bool = True):
         order = order or ("arrival" if incremental else "srpt")
         if incremental and order != "arrival":
             raise InputError("<argument>", "incremental", "false with order='srpt' (the incremental decision keeps "
@@ -181,7 +183,7 @@ class HetPlace(ChangePolicy):
         self.incremental, self.refresh, self.refresh_gap = bool(incremental), int(refresh), float(refresh_gap)
         self.decision_record = DecisionRecord(budget_ms)
         self.pop_k, self.pop_min = int(pop_k), int(pop_min)
-        self.exchange = bool(exchange)
+        self.exchange, self.span_up = bool(exchange), bool(span_up)
 
     def reset(self, ctx: PolicyContext) -> None:
         if "gpu" not in ctx.cluster.resources:
@@ -206,6 +208,10 @@ class HetPlace(ChangePolicy):
         self.server_type = np.full(ctx.cluster.n_servers, -1, dtype=np.int64)
         self.server_type[servers] = self.type_of
         self.on_type = [self.server_type == g for g in range(len(self.types))]
+        # how the speed source paces a job across types (``ThroughputSpeed``'s reading; the sum of its GPUs' rates
+        # for a source that does not say): the exchange's projection of a job that spans types
+        speed = getattr(ctx.speed, "source", ctx.speed)
+        self._mixed = getattr(speed, "mixed", "average")
         self.type_servers = [np.flatnonzero(t) for t in self.on_type]
         self.type_capacity = [self._only_type(ctx.cluster.capacity, g) for g in range(len(self.types))]
         cap = ctx.cluster.capacity[:, self.g]
@@ -436,7 +442,65 @@ class HetPlace(ChangePolicy):
             pl = self._place_one(state, free, j, chosen[a], True)
             if pl is not None:
                 out[j] = pl
+        if self.span_up:
+            self._span_up(state, free, take, per, rho, out)
         return out
+
+    def _movable(self, state: ClusterState, take: np.ndarray) -> np.ndarray:
+        """Per admitted job: whether :meth:`_span_up` may move it (``span_up``, and its workers hold whole GPUs and
+        nothing else on a cluster of whole GPUs: its placement is its GPUs alone)."""
+        return self._whole_gpus(state)[take] & (self.span_up and self.whole_cluster)
+
+    def _span_up(self, state: ClusterState, free: np.ndarray, take: np.ndarray, per: np.ndarray, rho: np.ndarray,
+                 out: dict[int, Placement]) -> None:
+        r"""Step 2 of :func:`~dlsched.policies.type_exchange.spans` on the servers, after the rounds and the jobs
+        no type holds: each :meth:`_movable` job placed on one type slower than its fastest, in increasing
+        :math:`p_j = R_j / (g_j \rho_{j,(1)})`, is given its GPUs back and takes the free GPUs of its fastest types
+        first (on each type the servers with the most free workers' room first, :meth:`_fastest_span`); it moves
+        there where the speed source runs it faster there, else stays. Updates ``out`` and ``free``.
+
+        The rounds keep each job on one type and leave the GPUs that no whole job fits (Gavel's 8-GPU jobs on
+        4-GPU servers leave 4 GPUs of a type): a job on K80s that moves to 4 V100s and 4 P100s runs at least at the
+        P100s' pace, even where the slowest GPU sets a synchronous job's pace (``--speed-param mixed=slowest``)."""
+        movable = self._movable(state, take)
+        if not movable.any():
+            return
+        speed, cl = self.ctx.speed, state.cluster
+        p = np.asarray(state.remaining)[take] / (per * rho.max(axis=1))
+        for a in np.argsort(p, kind="stable").tolist():
+            j = int(take[a])
+            pl = out.get(j)
+            if not movable[a] or pl is None or not pl.workers or self._placement_over(out):
+                continue
+            kinds = set(self.server_type[list(pl.workers)].tolist())
+            if len(kinds) != 1 or rho[a, next(iter(kinds))] >= rho[a].max():
+                continue
+            gpw = state.demand_w[j, self.g]
+            for s, k in pl.workers.items():
+                free[s, self.g] += k * gpw
+            span = self._fastest_span(free, rho[a], gpw, pl.n_workers)
+            job = state.jobs[j]
+            if span is not None and speed.rate(job, span, cl) > speed.rate(job, pl, cl) * (1 + 1e-9):
+                pl = out[j] = span
+            for s, k in pl.workers.items():
+                free[s, self.g] -= k * gpw
+
+    def _fastest_span(self, free: np.ndarray, rho: np.ndarray, gpw: float, n: int) -> Placement | None:
+        """``n`` workers of ``gpw`` GPUs on the ``free`` GPUs of the types by decreasing ``rho`` (a type where the
+        job cannot progress skipped), on each type the servers with the most room first (ties by index); None if
+        they do not hold them."""
+        workers, left = {}, n
+        for g in np.argsort(-rho, kind="stable").tolist():
+            if rho[g] <= NEGLIGIBLE or not left:
+                continue
+            srv = self.type_servers[g]
+            slots = np.maximum(np.floor(free[srv, self.g] / gpw + EPS), 0).astype(np.int64)
+            for i in np.argsort(-slots, kind="stable").tolist():
+                if not left or not slots[i]:
+                    break
+                workers[int(srv[i])] = k = min(int(slots[i]), left)
+                left -= k
+        return None if left else Placement(workers, {})
 
     def _exchange(self, state: ClusterState, free: np.ndarray, take: np.ndarray, per: np.ndarray, rho: np.ndarray,
                   sizes: list[int]) -> list[tuple[int, int]]:
@@ -485,7 +549,8 @@ class HetPlace(ChangePolicy):
         """:meth:`_exchange`'s search on the pooled model, stopped at ``clock`` (None: not stopped), and whether
         it searched (not where the rounds give every job its fastest type)."""
         cap = np.array([free[srv, self.g].sum() for srv in self.type_servers])
-        model = type_exchange.TypeModel(np.asarray(state.remaining)[take], np.array(sizes) * per, rho, per, cap, NEGLIGIBLE)
+        model = type_exchange.TypeModel(np.asarray(state.remaining)[take], np.array(sizes) * per, rho, per, cap, NEGLIGIBLE,
+                                        mixed=self._mixed, movable=self._movable(state, take))
         # cheap first: the rounds' pooled types; no job below its fastest type, nothing to exchange
         t0 = type_exchange.rounds(model, model.rem, np.ones(take.size, dtype=bool))
         if (t0 == model.rank[:, 0]).all():

@@ -44,9 +44,12 @@ class TypeModel:
     r"""The admitted jobs in the pooled model: remaining iterations ``rem`` (n,), GPUs ``need`` (n,), rates per
     GPU ``rho`` (n, G) (at most ``slow`` where the job cannot progress: never tried there), GPUs per worker
     ``per`` (n,) and GPUs of each type ``cap`` (G,). ``rank[a]`` the types by decreasing rate (ties by index, as
-    :func:`numpy.argsort` stable), ``lost[a, k]`` :math:`g_a(\rho_{a,(k)} - \rho_{a,(k+1)})` (0 after the last)."""
+    :func:`numpy.argsort` stable), ``lost[a, k]`` :math:`g_a(\rho_{a,(k)} - \rho_{a,(k+1)})` (0 after the last).
+    ``mixed``: the pace of a job that spans types (:func:`spans`), "average" (the sum of its GPUs' rates) or
+    "slowest" (its GPUs all at the slowest one's rate: synchronous training), as the speed source reads it;
+    ``movable`` (n,) bool: the jobs that move up from a type to a faster span (:func:`spans`; None: none)."""
 
-    def __init__(self, rem, need, rho, per, cap, slow: float):
+    def __init__(self, rem, need, rho, per, cap, slow: float, mixed: str = "average", movable=None):
         self.rem = np.asarray(rem, dtype=float)
         self.need = np.asarray(need, dtype=float)
         self.rho = np.asarray(rho, dtype=float)
@@ -60,6 +63,8 @@ class TypeModel:
         self.best = ranked[:, 0] * self.per
         self.pace = self.need[:, None] * self.rho          # iterations a second on each type
         self.ok = self.rho > slow
+        self.mixed = mixed
+        self.movable = np.zeros(n, dtype=bool) if movable is None else np.asarray(movable, dtype=bool)
 
 
 def rounds(m: TypeModel, rem: np.ndarray, alive: np.ndarray, first: list[tuple[int, int]] = ()) -> np.ndarray:
@@ -125,40 +130,79 @@ def rounds_many(m: TypeModel, rem: np.ndarray, alive: np.ndarray, first: list[tu
 
 
 def spans(m: TypeModel, rem: np.ndarray, alive: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    r"""The jobs that span types in C states (``rem``, ``alive``, types ``t`` of :func:`rounds_many`, all (C, n)): each
-    alive job without a type, in the order of the jobs (as :meth:`~dlsched.policies.hetplace.HetPlace._by_type`
-    places them after the rounds), takes the GPUs that the jobs before it leave, its fastest types first, whole
-    workers (``per[a]`` GPUs each), where they hold its :math:`n_a` GPUs: :math:`m_{a,g}` GPUs of type g, pace
-    :math:`\sum_g m_{a,g} \rho_{a,g}` iterations a second, the proportional rule of the speed source
-    (``ThroughputSpeed``'s ``mixed="average"``; the policy places such a job on the pipeline's servers where they
-    are free, which the model does not follow). Returns the types, G (one past the last type) for each job that spans,
-    and the pace of each that spans (0 elsewhere).
+    r"""The jobs that span types in C states (``rem``, ``alive``, types ``t`` of :func:`rounds_many`, all (C, n)), as
+    :meth:`~dlsched.policies.hetplace.HetPlace._by_type` places them after the rounds:
 
-    Why: without them a job that no type holds waits in the projection while the policy runs it at most of its
-    pace, and a try that sends it to a slow type looks better than it is (a generated burst, seed 6: the exchange
-    moved a 32-GPU job from V100s and P100s to K80s and lost 2.4 % of the average JCT; docs/hetplace.md)."""
+    1. each alive job without a type, in the order of the jobs, takes the GPUs the jobs before it leave, its fastest
+       types first, whole workers (``per[a]`` GPUs each), where they hold its :math:`n_a` GPUs: :math:`m_{a,g}` of
+       type g (the policy places such a job on the pipeline's servers where they are free, which the model does
+       not follow);
+    2. then each ``movable`` job on a type slower than its fastest, in increasing :math:`p_a = R_a / (g_a
+       \rho_{a,(1)})` (the rounds' tie order), takes the span of the GPUs left and its own, fastest types first,
+       where that span holds it at a greater pace than its type (:meth:`~dlsched.policies.hetplace.HetPlace._span_up`).
+
+    A span's pace, iterations a second, as the speed source reads a job across types (``m.mixed``):
+    :math:`\sum_g m_{a,g} \rho_{a,g}` ("average") or :math:`n_a \min_{g: m_{a,g} > 0} \rho_{a,g}` ("slowest").
+    Returns the types, G (one past the last type) for each job that spans, and the pace of each that spans
+    (0 elsewhere).
+
+    Why (1): without it a job that no type holds waits in the projection while the policy runs it, and a try
+    that sends it to a slow type looks better than it is (a generated burst, seed 6: the exchange moved a 32-GPU
+    job from V100s and P100s to K80s and lost 2.4 % of the average JCT; docs/hetplace.md). Why (2): where the
+    jobs of 8 GPUs on 4-GPU servers leave 4 GPUs of each type, a job on K80s runs faster on the V100s and P100s
+    left, at the P100s' pace even when the slowest GPU sets it."""
+    C, n = t.shape
     G = m.cap.size
+    rows = np.arange(C)
     t = t.copy()
-    pace = np.zeros(t.shape)
-    cand = alive & (t < 0)
-    if not cand.any():
-        return t, pace
-    room = np.tile(m.cap, (t.shape[0], 1)).astype(float)
+    pace = np.zeros((C, n))
+    room = np.tile(m.cap, (C, 1)).astype(float)
     typed = alive & (t >= 0)
     for g in range(G):
         room[:, g] -= np.where(typed & (t == g), m.need, 0.0).sum(axis=1)
+    cand = alive & (t < 0)
     for a in np.flatnonzero(cand.any(axis=0)).tolist():
-        need = np.where(cand[:, a], m.need[a], 0.0)
-        took = np.zeros(room.shape)
-        for g in m.rank[a].tolist():
-            if m.ok[a, g]:
-                took[:, g] = np.floor(np.minimum(room[:, g], need) / m.per[a] + 1e-9) * m.per[a]
-                need = need - took[:, g]
-        held = cand[:, a] & (need <= 1e-9)
-        room[held] -= took[held]
-        t[held, a] = G
-        pace[held, a] = took[held] @ m.rho[a]
+        took, fits, span = _span(m, np.full(C, a), room, cand[:, a])
+        room[fits] -= took[fits]
+        t[fits, a] = G
+        pace[fits, a] = span[fits]
+    up = typed & m.movable & (t != m.rank[:, 0])
+    if up.any():
+        order = np.argsort(np.where(up, rem / m.best, np.inf), axis=1, kind="stable")
+        for i in range(int(up.sum(axis=1).max())):
+            a = order[:, i]
+            on = up[rows, a]
+            g0 = np.where(on, t[rows, a], 0)
+            own = room.copy()
+            own[rows, g0] += np.where(on, m.need[a], 0.0)
+            took, fits, span = _span(m, a, own, on)
+            moves = fits & (span > m.pace[a, g0] * (1 + 1e-9))
+            room[moves] = own[moves] - took[moves]
+            t[rows[moves], a[moves]] = G
+            pace[rows[moves], a[moves]] = span[moves]
     return t, pace
+
+
+def _span(m: TypeModel, a: np.ndarray, room: np.ndarray, want: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Job ``a[c]`` (C,) on ``room[c]`` (C, G), its fastest types first, whole workers, in each state c where ``want``:
+    the GPUs it takes of each type (C, G), whether they hold it, and their pace (:func:`spans`)."""
+    C, G = room.shape
+    rows = np.arange(C)
+    need = np.where(want, m.need[a], 0.0)
+    took = np.zeros((C, G))
+    slowest = np.full(C, np.inf)
+    for k in range(G):
+        g = m.rank[a, k]
+        ok = m.ok[a, g]
+        took[rows, g] = np.where(ok, np.floor(np.minimum(room[rows, g], need) / m.per[a] + 1e-9) * m.per[a], 0.0)
+        need = need - took[rows, g]
+        slowest = np.where(took[rows, g] > 0, np.minimum(slowest, m.rho[a, g]), slowest)
+    fits = want & (need <= 1e-9)
+    if m.mixed == "slowest":
+        span = np.where(fits, m.need[a] * slowest, 0.0)
+    else:
+        span = (took * m.rho[a]).sum(axis=1)
+    return took, fits, span
 
 
 def projected(m: TypeModel, t0: np.ndarray, stop: float = np.inf, clock=None) -> float:

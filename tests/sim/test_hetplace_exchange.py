@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from dlsched.instance.cluster import Cluster
 from dlsched.instance.traces import load_trace
+from dlsched.instance.workload import Job
 from dlsched.policies import hetplace as hp
 from dlsched.policies import type_exchange as tx
 from dlsched.registry import make_policy
@@ -27,7 +28,8 @@ def models(draw):
     rho = draw(st.lists(st.lists(st.sampled_from([1e-9, 0.1, 0.25, 0.5, 0.9, 0.95, 1.0]), min_size=G, max_size=G),
                         min_size=n, max_size=n))
     rem = draw(st.lists(st.floats(1.0, 100.0), min_size=n, max_size=n))
-    return tx.TypeModel(rem, need, rho, per, cap, 1e-9)
+    movable = draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    return tx.TypeModel(rem, need, rho, per, cap, 1e-9, mixed=draw(st.sampled_from(["average", "slowest"])), movable=movable)
 
 
 @settings(max_examples=150, deadline=None)
@@ -77,20 +79,39 @@ def ref_rounds(m, rem, alive, first=()):
     return t
 
 
-def ref_spans(m, alive, t):
-    # each job without a type, in turn, on the GPUs left, its fastest types first: (its GPUs by type) or None
+def ref_spans(m, rem, alive, t):
+    # {job: its GPUs by type} of the jobs that span: each job without a type, in turn, on the GPUs left, its fastest
+    # types first; then each movable job below its fastest type, shortest p first, where the span beats its type
     room = m.cap.astype(float) - np.array([m.need[alive & (t == g)].sum() for g in range(m.cap.size)])
-    out = {}
-    for a in np.flatnonzero(alive & (t < 0)).tolist():
+
+    def span(a, room):
         took, need = np.zeros(m.cap.size), float(m.need[a])
         for g in m.rank[a].tolist():
             if m.ok[a, g]:
                 took[g] = np.floor(min(room[g], need) / m.per[a] + 1e-9) * m.per[a]
                 need -= took[g]
-        if need <= 1e-9:
+        return took, need <= 1e-9
+
+    out = {}
+    for a in np.flatnonzero(alive & (t < 0)).tolist():
+        took, fits = span(a, room)
+        if fits:
             room -= took
             out[a] = took
+    for a in sorted(np.flatnonzero(alive & (t >= 0) & m.movable & (t != m.rank[:, 0])).tolist(), key=lambda a: rem[a] / m.best[a]):
+        own = room.copy()
+        own[t[a]] += m.need[a]
+        took, fits = span(a, own)
+        if fits and ref_pace(m, a, took) > m.pace[a, t[a]] * (1 + 1e-9):
+            room = own - took
+            out[a] = took
     return out
+
+
+def ref_pace(m, a, took):
+    if m.mixed == "slowest":
+        return m.need[a] * min(m.rho[a, g] for g in np.flatnonzero(took > 0))
+    return float(took @ m.rho[a])
 
 
 def ref_projected(m, t0, stop=np.inf):
@@ -102,13 +123,13 @@ def ref_projected(m, t0, stop=np.inf):
     while alive.any():
         if stop < np.inf and total + np.sum(now + rem[alive] / fastest[alive]) >= stop:
             return float("inf")
-        span = ref_spans(m, alive, t)
+        span = ref_spans(m, rem, alive, t)
         on = alive & (t >= 0)
         on[list(span)] = True
         if not on.any():
             return float("inf")
         at = idx[on]
-        pace = np.array([span[a] @ m.rho[a] if a in span else m.pace[a, t[a]] for a in at.tolist()])
+        pace = np.array([ref_pace(m, a, span[a]) if a in span else m.pace[a, t[a]] for a in at.tolist()])
         left = rem[at] / pace
         first = int(np.argmin(left))
         dt = float(left[first])
@@ -164,7 +185,7 @@ def ref_exchange(m, base=None):
     while True:
         fixed = {a for a, _ in first}
         best = None
-        span = ref_spans(m, alive, cur)
+        span = ref_spans(m, m.rem, alive, cur)
         for a in np.flatnonzero((cur >= 0) | np.isin(np.arange(cur.size), list(span))).tolist():
             if a in fixed:
                 continue
@@ -234,6 +255,57 @@ def test_a_job_no_type_holds_spans_the_gpus_left_in_the_projection():
     m = tx.TypeModel([4.0, 8.0, 12.0], [4, 4, 6], [[1.0, 0.5]] * 3, [1, 1, 1], [6, 6], 1e-9)
     typed, pace = tx.spans(m, m.rem[None], everyone[None], tx.rounds(m, m.rem, everyone)[None])
     assert typed[0].tolist() == [0, 1, -1] and not pace.any()
+
+
+def test_a_movable_job_on_a_slow_type_moves_to_the_faster_span_of_the_gpus_left():
+    # fast (rate 1 a GPU), mid (0.8) and slow (0.2) GPUs, 6, 2 and 4 of them; a and b of 4 GPUs. The rounds: a the
+    # fast GPUs, b (neither fast nor mid holds it) the slow: 0.8 a second. The span of the 2 fast and 2 mid GPUs left
+    # runs b at 2 + 1.6 = 3.6 a second (the sum of its GPUs' rates), or 4 x 0.8 = 3.2 (all at the slowest's).
+    rho = [[1.0, 0.8, 0.2]] * 2
+    everyone = np.ones(2, dtype=bool)
+    for mixed, pace in (("average", 3.6), ("slowest", 3.2)):
+        m = tx.TypeModel([4.0, 40.0], [4, 4], rho, [1, 1], [6, 2, 4], 1e-9, mixed=mixed, movable=[True, True])
+        t = tx.rounds(m, m.rem, everyone)
+        assert t.tolist() == [0, 2]
+        typed, span = tx.spans(m, m.rem[None], everyone[None], t[None])
+        assert typed[0].tolist() == [0, 3] and span[0].tolist() == pytest.approx([0.0, pace])
+        # a ends at 1; then b (40 - pace left) takes the fast GPUs at 4 a second
+        assert tx.projected(m, t) == pytest.approx(1.0 + 1.0 + (40.0 - pace) / 4.0)
+    # not movable, or a span no faster than its type (the mid GPUs as slow as the slow ones, all at the slowest's)
+    m = tx.TypeModel([4.0, 40.0], [4, 4], rho, [1, 1], [6, 2, 4], 1e-9, movable=[True, False])
+    assert tx.spans(m, m.rem[None], everyone[None], t[None])[0][0].tolist() == [0, 2]
+    m = tx.TypeModel([4.0, 40.0], [4, 4], [[1.0, 0.2, 0.2]] * 2, [1, 1], [6, 2, 4], 1e-9, mixed="slowest", movable=[True, True])
+    assert tx.spans(m, m.rem[None], everyone[None], tx.rounds(m, m.rem, everyone)[None])[0][0].tolist() == [0, 2]
+
+
+class SlowestSpeed(PerWorkerSpeed):
+    """Every worker at the pace of the job's slowest GPU type (synchronous training across types)."""
+
+    mixed = "slowest"
+
+    def rate(self, job, placement, cluster):
+        n = sum(placement.workers.values())
+        return n * min(self.rates[job.name][cluster.gpu_type[s]] for s, k in placement.workers.items() if k)
+
+
+@pytest.mark.parametrize("speed_class, b_ends", [(PerWorkerSpeed, 1.0 + (60.0 - 6.0) / 8.0),
+                                                  (SlowestSpeed, 1.0 + (60.0 - 4.0) / 8.0)])
+def test_hetplace_moves_a_job_from_k80s_to_the_v100s_and_p100s_left(speed_class, b_ends):
+    # 12 V100s, 4 P100s and 8 K80s on servers of 4 GPUs; a (8 iterations) and b (60) of 8 one-GPU workers (GPUs
+    # alone, as Gavel's jobs: what hetplace moves to a span), per worker
+    # 1 a second on a V100, 0.5 on a P100, 0.1 on a K80. a takes 8 V100s and ends at 1; b fits only the K80s
+    # (0.8 a second: 1 + 59.2 / 8 = 8.4 s), but the 4 V100s and 4 P100s left run it at 4 + 2 = 6 a second (the sum
+    # of its workers' rates) or 8 x 0.5 = 4 (the slowest's): 7.75 or 8 s; it moves to the 8 free V100s at 1.
+    cl = Cluster.from_groups([(3, {"gpu": 4, "cpu": 16}, "v100"), (1, {"gpu": 4, "cpu": 16}, "p100"),
+                              (2, {"gpu": 4, "cpu": 16}, "k80")])
+    rates = {"a": {"v100": 1.0, "p100": 0.5, "k80": 0.1}, "b": {"v100": 1.0, "p100": 0.5, "k80": 0.1}}
+    tr = trace(*(Job(name, 0.0, "toy", work, {"gpu": 1}, {}, min_workers=8, max_workers=8) for name, work in (("a", 8.0), ("b", 60.0))))
+    for span_up, want in ((True, b_ends), (False, 1.0 + 59.2 / 8.0)):
+        audit = Audit(make_policy("hetplace", order="srpt", span_up=span_up))
+        res = simulate(tr, cl, audit, speed_class(rates))
+        assert not audit.problems and res.status == "completed"
+        done = dict(zip(res.names, res.completion.tolist()))
+        assert done["a"] == pytest.approx(1.0) and done["b"] == pytest.approx(want)
 
 
 def test_the_projection_replays_the_rounds_at_each_completion():
