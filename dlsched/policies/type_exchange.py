@@ -160,27 +160,60 @@ def spans(m: TypeModel, rem: np.ndarray, alive: np.ndarray, t: np.ndarray) -> tu
     typed = alive & (t >= 0)
     for g in range(G):
         room[:, g] -= np.where(typed & (t == g), m.need, 0.0).sum(axis=1)
+    if not (room >= 1e-9).any():
+        return t, pace                               # no GPU left in any state: nothing spans
     cand = alive & (t < 0)
     for a in np.flatnonzero(cand.any(axis=0)).tolist():
-        took, fits, span = _span(m, np.full(C, a), room, cand[:, a])
-        room[fits] -= took[fits]
-        t[fits, a] = G
-        pace[fits, a] = span[fits]
+        c = np.flatnonzero(cand[:, a] & (room @ m.ok[a] >= m.need[a] - 1e-9))     # the GPUs left may hold it
+        if not c.size:
+            continue
+        took, fits, span = _span(m, np.full(c.size, a), room[c], np.ones(c.size, dtype=bool))
+        c = c[fits]
+        room[c] -= took[fits]
+        t[c, a] = G
+        pace[c, a] = span[fits]
     up = typed & m.movable & (t != m.rank[:, 0])
-    if up.any():
-        order = np.argsort(np.where(up, rem / m.best, np.inf), axis=1, kind="stable")
-        for i in range(int(up.sum(axis=1).max())):
-            a = order[:, i]
-            on = up[rows, a]
-            g0 = np.where(on, t[rows, a], 0)
-            own = room.copy()
-            own[rows, g0] += np.where(on, m.need[a], 0.0)
-            took, fits, span = _span(m, a, own, on)
-            moves = fits & (span > m.pace[a, g0] * (1 + 1e-9))
-            room[moves] = own[moves] - took[moves]
-            t[rows[moves], a[moves]] = G
-            pace[rows[moves], a[moves]] = span[moves]
+    if not up.any():
+        return t, pace
+    # in increasing p, each such job with a worker's room on a faster type (no other can make a faster span): each
+    # state's next one at a time, its flags recomputed where a move changed its room
+    flag = _faster_room(m, t, room, up)
+    if not flag.any():
+        return t, pace
+    rank = np.empty((C, n), dtype=np.int64)
+    np.put_along_axis(rank, np.argsort(np.where(up, rem / m.best, np.inf), axis=1, kind="stable"), np.arange(n), axis=1)
+    last = np.full(C, -1)
+    while True:
+        after = np.where(flag & (rank > last[:, None]), rank, n)
+        a = after.argmin(axis=1)
+        on = after[rows, a] < n
+        if not on.any():
+            break
+        c, a = rows[on], a[on]
+        last[c] = rank[c, a]
+        g0 = t[c, a]
+        own = room[c]
+        own[np.arange(c.size), g0] += m.need[a]
+        took, fits, span = _span(m, a, own, np.ones(c.size, dtype=bool))
+        moves = fits & (span > m.pace[a, g0] * (1 + 1e-9))
+        c, a = c[moves], a[moves]
+        room[c] = own[moves] - took[moves]
+        t[c, a] = G
+        pace[c, a] = span[moves]
+        up[c, a] = False
+        flag[c] = _faster_room(m, t[c], room[c], up[c])
     return t, pace
+
+
+def _faster_room(m: TypeModel, t: np.ndarray, room: np.ndarray, which: np.ndarray) -> np.ndarray:
+    """(C, n): for each job of ``which`` (C, n), whether ``room`` (C, G) has a worker's room on a type faster than
+    its type ``t`` (C, n); False for the others."""
+    c, a = np.nonzero(which)
+    out = np.zeros(which.shape, dtype=bool)
+    if c.size:
+        rate = m.rho[a, t[c, a]]
+        out[c, a] = ((m.rho[a] > rate[:, None]) * room[c]).sum(axis=1) >= m.per[a]
+    return out
 
 
 def _span(m: TypeModel, a: np.ndarray, room: np.ndarray, want: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
