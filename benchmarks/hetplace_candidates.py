@@ -56,7 +56,8 @@ def seeds(text: str) -> list[int]:
 
 def replay(m: tx.TypeModel, t: np.ndarray, assign) -> float:
     """F of the replay from types ``t`` that ``assign(rem, alive)`` decides again at every completion (as
-    :func:`type_exchange.projected`, one replay at a time); inf if the jobs left cannot run."""
+    :func:`type_exchange.projected` before its spans, one replay at a time: a job without a type waits, as these
+    variants were measured); inf if the jobs left cannot run."""
     n = m.rem.size
     rem, alive, now, total = m.rem.copy(), np.ones(n, dtype=bool), 0.0, 0.0
     while alive.any():
@@ -164,7 +165,8 @@ class Candidate(HetPlace):
         if mode in ("shipped", "slot", "waiting"):
             return super()._search(state, free, take, per, rho, sizes, clock)
         cap = np.array([free[srv, self.g].sum() for srv in self.type_servers])
-        m = tx.TypeModel(np.asarray(state.remaining)[take], np.array(sizes) * per, rho, per, cap, NEGLIGIBLE)
+        m = tx.TypeModel(np.asarray(state.remaining)[take], np.array(sizes) * per, rho, per, cap, NEGLIGIBLE,
+                         mixed=self._mixed, movable=self._movable(state, take))
         everyone = np.ones(take.size, dtype=bool)
         t0 = tx.rounds(m, m.rem, everyone)
         calm = bool((t0 == m.rank[:, 0]).all())
