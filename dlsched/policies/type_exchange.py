@@ -21,10 +21,11 @@ migrations free. The objective is the projected
 
 the sum of the admitted jobs' completion times from now (:func:`projected`). The rule's own assignment is
 :math:`t^0` = :func:`rounds`; :func:`exchange` tries, for each job on a type slower than its fastest or spanning
-types, each faster type g (every type, for a job that spans): the job placed there first and the rounds deciding the rest around it (the jobs it displaces fall to
-their next types), and keeps the assignment of least :math:`F`, strictly below :math:`F(t^0)`; then tries again
-from there, each job promoted at most once. A one-step improvement of the rule by its own rollout (Bertsekas's
-rollout): :math:`F` of the answer is never above :math:`F(t^0)`.
+types, each faster type g (every type, for a job that spans): the job placed there first and the rounds deciding
+the rest around it (the jobs it displaces fall to their next types), and keeps the assignment of least
+:math:`F`, strictly below :math:`F(t^0)`; then tries again from there, each job promoted at most once. A one-step
+improvement of the rule by its own rollout (Bertsekas's rollout): :math:`F` of the answer is never above
+:math:`F(t^0)`.
 
 Under a decision budget the search takes a clock (:func:`exchange`'s ``clock``): it is read at every event of a
 step's replay, and where it has run out the step ends with the tries replayed to their end (their :math:`F` exact),
