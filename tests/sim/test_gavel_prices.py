@@ -96,9 +96,10 @@ def test_max_min_fairness_by_prices_keeps_both_lps(inst):
         a = gavel_lp.max_min_fairness(W, z, cap)
     finally:
         gavel_lp.PRICED_CLASSES = old
-    # rel 1e-6 as in test_gavel.py: the two LPs run at HiGHS's default tolerances (1e-7 absolute),
-    # which moved a minimum of 0.075 by 1.6e-7 relative (the priced path is held to 1e-7 above)
-    assert a.value == pytest.approx(whole(W, z, cap), rel=1e-6)
+    # rel 1e-6 as in test_gavel.py, or 2e-7 absolute: the two LPs run at HiGHS's default tolerances (1e-7
+    # absolute), which moved a minimum of 0.075 by 1.6e-7 relative, and one of 0.082 by 9.2e-8 (1.1e-6 relative;
+    # a random draw outside CI's derandomised examples, 2026-11-28) (the priced path is held to 1e-7 above)
+    assert a.value == pytest.approx(whole(W, z, cap), rel=1e-6, abs=2e-7)
     assert feasible(a.X, W, z, cap)
     m, K = W.shape
     A = np.vstack([np.kron(np.ones(m), np.eye(K)) * z.ravel(), np.kron(np.eye(m), np.ones(K)),
