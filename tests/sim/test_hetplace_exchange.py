@@ -29,7 +29,8 @@ def models(draw):
                         min_size=n, max_size=n))
     rem = draw(st.lists(st.floats(1.0, 100.0), min_size=n, max_size=n))
     movable = draw(st.lists(st.booleans(), min_size=n, max_size=n))
-    return tx.TypeModel(rem, need, rho, per, cap, 1e-9, mixed=draw(st.sampled_from(["average", "slowest"])), movable=movable)
+    mixed = draw(st.sampled_from(["average", "slowest"]))
+    return tx.TypeModel(rem, need, rho, per, cap, 1e-9, mixed=mixed, movable=movable)
 
 
 @settings(max_examples=150, deadline=None)
@@ -98,7 +99,8 @@ def ref_spans(m, rem, alive, t):
         if fits:
             room -= took
             out[a] = took
-    for a in sorted(np.flatnonzero(alive & (t >= 0) & m.movable & (t != m.rank[:, 0])).tolist(), key=lambda a: rem[a] / m.best[a]):
+    movable = np.flatnonzero(alive & (t >= 0) & m.movable & (t != m.rank[:, 0])).tolist()
+    for a in sorted(movable, key=lambda a: rem[a] / m.best[a]):
         own = room.copy()
         own[t[a]] += m.need[a]
         took, fits = span(a, own)
@@ -274,7 +276,8 @@ def test_a_movable_job_on_a_slow_type_moves_to_the_faster_span_of_the_gpus_left(
     # not movable, or a span no faster than its type (the mid GPUs as slow as the slow ones, all at the slowest's)
     m = tx.TypeModel([4.0, 40.0], [4, 4], rho, [1, 1], [6, 2, 4], 1e-9, movable=[True, False])
     assert tx.spans(m, m.rem[None], everyone[None], t[None])[0][0].tolist() == [0, 2]
-    m = tx.TypeModel([4.0, 40.0], [4, 4], [[1.0, 0.2, 0.2]] * 2, [1, 1], [6, 2, 4], 1e-9, mixed="slowest", movable=[True, True])
+    m = tx.TypeModel([4.0, 40.0], [4, 4], [[1.0, 0.2, 0.2]] * 2, [1, 1], [6, 2, 4], 1e-9, mixed="slowest",
+                     movable=[True, True])
     assert tx.spans(m, m.rem[None], everyone[None], tx.rounds(m, m.rem, everyone)[None])[0][0].tolist() == [0, 2]
 
 
@@ -292,14 +295,15 @@ class SlowestSpeed(PerWorkerSpeed):
                                                   (SlowestSpeed, 1.0 + (60.0 - 4.0) / 8.0)])
 def test_hetplace_moves_a_job_from_k80s_to_the_v100s_and_p100s_left(speed_class, b_ends):
     # 12 V100s, 4 P100s and 8 K80s on servers of 4 GPUs; a (8 iterations) and b (60) of 8 one-GPU workers (GPUs
-    # alone, as Gavel's jobs: what hetplace moves to a span), per worker
-    # 1 a second on a V100, 0.5 on a P100, 0.1 on a K80. a takes 8 V100s and ends at 1; b fits only the K80s
+    # alone, as Gavel's jobs: what hetplace moves to a span), per worker 1 a second on a V100, 0.5 on a P100, 0.1
+    # on a K80. a takes 8 V100s and ends at 1; b fits only the K80s
     # (0.8 a second: 1 + 59.2 / 8 = 8.4 s), but the 4 V100s and 4 P100s left run it at 4 + 2 = 6 a second (the sum
     # of its workers' rates) or 8 x 0.5 = 4 (the slowest's): 7.75 or 8 s; it moves to the 8 free V100s at 1.
     cl = Cluster.from_groups([(3, {"gpu": 4, "cpu": 16}, "v100"), (1, {"gpu": 4, "cpu": 16}, "p100"),
                               (2, {"gpu": 4, "cpu": 16}, "k80")])
     rates = {"a": {"v100": 1.0, "p100": 0.5, "k80": 0.1}, "b": {"v100": 1.0, "p100": 0.5, "k80": 0.1}}
-    tr = trace(*(Job(name, 0.0, "toy", work, {"gpu": 1}, {}, min_workers=8, max_workers=8) for name, work in (("a", 8.0), ("b", 60.0))))
+    tr = trace(*(Job(name, 0.0, "toy", work, {"gpu": 1}, {}, min_workers=8, max_workers=8)
+                 for name, work in (("a", 8.0), ("b", 60.0))))
     for span_up, want in ((True, b_ends), (False, 1.0 + 59.2 / 8.0)):
         audit = Audit(make_policy("hetplace", order="srpt", span_up=span_up))
         res = simulate(tr, cl, audit, speed_class(rates))
