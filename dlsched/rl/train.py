@@ -1016,7 +1016,7 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
                 ppo_episode_update(model, ref, Xe, Me, Ae, LPe, adv, adv + v, opt_pi, opt_v, beta=cfg.beta,
                                    clip=cfg.clip if cfg.clip > 0 else 0.2, kl=cfg.kl, epochs=cfg.ppo_epochs,
                                    batch=cfg.batch, rng=rng)
-            elif cfg.baseline == "forks":
+            elif cfg.baseline in ("forks", "api"):
                 done, cpu = pool.episodes(model, rng, rng.integers(len(train_traces), size=cfg.workers),
                                           p_fork=cfg.p_branch, candidates=cfg.candidates,
                                           temperature=cfg.temperature, horizon=cfg.horizon, hold=cfg.hold)
@@ -1024,29 +1024,25 @@ def train(cfg: TrainConfig, out: str | Path, *, command: str = "", progress: boo
                 for *_, R in done:
                     running = R if running is None else 0.9 * running + 0.1 * R
                     rewards.append((time.monotonic() - wall0, R, float("nan")))
-                Xe, Me, Ie, Ke, LPe, ADVe = (np.concatenate([d[i] for d in done]) for i in range(6))
-                if len(Ke):
-                    # one scale for all episodes: a running mean square of the advantages
-                    ms2 = float(np.mean(ADVe ** 2))
-                    adv_scale = ms2 if adv_scale is None else 0.9 * adv_scale + 0.1 * ms2
-                    fork_update(model, opt_pi, Xe, Me, Ie, Ke, LPe, ADVe / np.sqrt(max(adv_scale, 1e-12)),
-                                clip=cfg.clip if cfg.clip > 0 else 0.2, epochs=cfg.ppo_epochs, batch=cfg.batch, rng=rng)
-            elif cfg.baseline == "api":
-                done, cpu = pool.episodes(model, rng, rng.integers(len(train_traces), size=cfg.workers),
-                                          p_fork=cfg.p_branch, candidates=cfg.candidates,
-                                          temperature=cfg.temperature, horizon=cfg.horizon, hold=cfg.hold)
-                worker_cpu += cpu
-                forked = improved = 0
-                for Xe, Me, Ie, Ke, _, ADVe, Fe, R in done:
-                    running = R if running is None else 0.9 * running + 0.1 * R
-                    rewards.append((time.monotonic() - wall0, R, float("nan")))
-                    first, target, gain = fork_targets(Ke, ADVe, Fe, cfg.api_margin)
-                    labels.add(Xe[first], Me[first], Ie[first], target)
-                    forked, improved = forked + len(first), improved + int((gain > 0).sum())
-                stats = api_update(model, opt_pi, labels, kl=cfg.kl, steps=cfg.updates_per_episode, batch=cfg.batch,
-                                   rng=rng)
-                api_curve.append({"iteration": ep, "forks": forked, "improved": improved, "labels": len(labels),
-                                  "cpu_seconds": cpu_seconds(), **stats})
+                if cfg.baseline == "forks":
+                    Xe, Me, Ie, Ke, LPe, ADVe = (np.concatenate([d[i] for d in done]) for i in range(6))
+                    if len(Ke):
+                        # one scale for all episodes: a running mean square of the advantages
+                        ms2 = float(np.mean(ADVe ** 2))
+                        adv_scale = ms2 if adv_scale is None else 0.9 * adv_scale + 0.1 * ms2
+                        fork_update(model, opt_pi, Xe, Me, Ie, Ke, LPe, ADVe / np.sqrt(max(adv_scale, 1e-12)),
+                                    clip=cfg.clip if cfg.clip > 0 else 0.2, epochs=cfg.ppo_epochs, batch=cfg.batch,
+                                    rng=rng)
+                else:
+                    forked = improved = 0
+                    for Xe, Me, Ie, Ke, _, ADVe, Fe, _ in done:
+                        first, target, gain = fork_targets(Ke, ADVe, Fe, cfg.api_margin)
+                        labels.add(Xe[first], Me[first], Ie[first], target)
+                        forked, improved = forked + len(first), improved + int((gain > 0).sum())
+                    stats = api_update(model, opt_pi, labels, kl=cfg.kl, steps=cfg.updates_per_episode,
+                                       batch=cfg.batch, rng=rng)
+                    api_curve.append({"iteration": ep, "forks": forked, "improved": improved, "labels": len(labels),
+                                      "cpu_seconds": cpu_seconds(), **stats})
             elif search is not None:
                 d, R, cpu = search.generation(env, model, rng, traces=cfg.es_traces, pool=pool)
                 worker_cpu += cpu
