@@ -475,32 +475,29 @@ class HetPlace(ChangePolicy):
             kinds = set(self.server_type[list(pl.workers)].tolist())
             if len(kinds) != 1 or rho[a, next(iter(kinds))] >= rho[a].max():
                 continue
-            gpw = state.demand_w[j, self.g]
-            for s, k in pl.workers.items():
-                free[s, self.g] += k * gpw
-            span = self._fastest_span(free, rho[a], gpw, pl.n_workers)
+            at, rows = usage(pl, state.demand_w[j], state.demand_p[j])
+            free[at] += rows
+            span = self._fastest_span(free, rho[a], state.demand_w[j, self.g], pl.n_workers)
             job = state.jobs[j]
             if span is not None and speed.rate(job, span, cl) > speed.rate(job, pl, cl) * (1 + 1e-9):
                 pl = out[j] = span
-            for s, k in pl.workers.items():
-                free[s, self.g] -= k * gpw
+            at, rows = usage(pl, state.demand_w[j], state.demand_p[j])
+            free[at] -= rows
 
     def _fastest_span(self, free: np.ndarray, rho: np.ndarray, gpw: float, n: int) -> Placement | None:
         """``n`` workers of ``gpw`` GPUs on the ``free`` GPUs of the types by decreasing ``rho`` (a type where the
         job cannot progress skipped), on each type the servers with the most room first (ties by index); None if
         they do not hold them."""
-        workers, left = {}, n
+        srv, room = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
         for g in np.argsort(-rho, kind="stable").tolist():
-            if rho[g] <= NEGLIGIBLE or not left:
-                continue
-            srv = self.type_servers[g]
-            slots = np.maximum(np.floor(free[srv, self.g] / gpw + EPS), 0).astype(np.int64)
-            for i in np.argsort(-slots, kind="stable").tolist():
-                if not left or not slots[i]:
-                    break
-                workers[int(srv[i])] = k = min(int(slots[i]), left)
-                left -= k
-        return None if left else Placement(workers, {})
+            if rho[g] > NEGLIGIBLE:
+                slots = np.maximum(np.floor(free[self.type_servers[g], self.g] / gpw + EPS), 0).astype(np.int64)
+                most = np.argsort(-slots, kind="stable")
+                srv.append(self.type_servers[g][most])
+                room.append(slots[most])
+        srv = np.concatenate(srv)
+        got = fill_in_order(np.concatenate(room), n)
+        return None if got is None else Placement({int(srv[i]): int(got[i]) for i in np.flatnonzero(got)}, {})
 
     def _exchange(self, state: ClusterState, free: np.ndarray, take: np.ndarray, per: np.ndarray, rho: np.ndarray,
                   sizes: list[int]) -> list[tuple[int, int]]:
