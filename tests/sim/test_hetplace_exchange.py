@@ -14,6 +14,7 @@ from dlsched.registry import make_policy
 from dlsched.sim.engine import simulate
 from dlsched.sim.run import load_cluster
 from dlsched.sim.speed import make_speed
+from dlsched.testing import check_policy
 from tests.sim.helpers import Audit, job, trace
 from tests.sim.test_hetplace_types import PerWorkerSpeed
 
@@ -392,3 +393,22 @@ def test_exchanges_on_generated_bursts_keep_every_placement_feasible(seed):
     res = simulate(tr, cl, audit, make_speed("throughput"), seed=0)
     assert not audit.problems and res.status == "completed"
     assert audit.inner.exchanges > 0
+
+
+@settings(max_examples=12, deadline=None)
+@given(servers=st.lists(st.integers(1, 2), min_size=3, max_size=3),
+       jobs=st.lists(st.tuples(st.integers(0, 20), st.integers(5, 60), st.sampled_from([1, 2, 4, 8]),
+                               st.lists(st.sampled_from([0.1, 0.3, 0.5, 0.8, 1.0]), min_size=3, max_size=3)),
+                     min_size=2, max_size=7),
+       slowest=st.booleans(), budget=st.sampled_from([None, 60_000]))
+def test_hetplace_keeps_the_policy_contract_on_typed_clusters(servers, jobs, slowest, budget):
+    # the shipped policy kit (dlsched.testing.check_policy: the audit, every job done and never sooner than alone,
+    # same seed same schedule, reset) on three GPU types of 4-GPU servers and GPU-only jobs with their own rates per
+    # type: what the rounds, the exchange and span_up decide (the homogeneous suite never reaches them)
+    cl = Cluster.from_groups([(n, {"gpu": 4}, kind) for n, kind in zip(servers, ("v100", "p100", "k80"))])
+    jobs = sorted(jobs, key=lambda x: x[0])
+    tr = trace(*(Job(f"j{i}", float(a), "toy", float(it), {"gpu": 1}, {}, min_workers=w, max_workers=w)
+                 for i, (a, it, w, _) in enumerate(jobs)))      # 8 workers: more than some types hold
+    rates = {f"j{i}": dict(zip(("v100", "p100", "k80"), r)) for i, (*_, r) in enumerate(jobs)}
+    speed = (SlowestSpeed if slowest else PerWorkerSpeed)(rates)
+    check_policy(lambda: make_policy("hetplace", budget_ms=budget), cases=[(tr, cl, speed)])
