@@ -402,13 +402,16 @@ def test_exchanges_on_generated_bursts_keep_every_placement_feasible(seed):
                      min_size=2, max_size=7),
        slowest=st.booleans(), budget=st.sampled_from([None, 60_000]))
 def test_hetplace_keeps_the_policy_contract_on_typed_clusters(servers, jobs, slowest, budget):
-    # the shipped policy kit (dlsched.testing.check_policy: the audit, every job done and never sooner than alone,
-    # same seed same schedule, reset) on three GPU types of 4-GPU servers and GPU-only jobs with their own rates per
-    # type: what the rounds, the exchange and span_up decide (the homogeneous suite never reaches them)
+    # the shipped policy kit (dlsched.testing.check_policy: the audit, every job done, same seed same schedule,
+    # reset) on three GPU types of 4-GPU servers and GPU-only jobs with their own rates per type: what the rounds,
+    # the exchange and span_up decide (the homogeneous suite never reaches them). Not "isolation": the engine's
+    # time alone tries each type alone and one consolidated placement on the whole cluster, not every mix of types,
+    # so a job that spans types can beat it (8 workers at 0.3 on 4 V100s and 4 K80s, 2.4 a second, where the
+    # reference took the 8 P100s at 0.1: 0.8)
     cl = Cluster.from_groups([(n, {"gpu": 4}, kind) for n, kind in zip(servers, ("v100", "p100", "k80"))])
     jobs = sorted(jobs, key=lambda x: x[0])
     tr = trace(*(Job(f"j{i}", float(a), "toy", float(it), {"gpu": 1}, {}, min_workers=w, max_workers=w)
                  for i, (a, it, w, _) in enumerate(jobs)))      # 8 workers: more than some types hold
     rates = {f"j{i}": dict(zip(("v100", "p100", "k80"), r)) for i, (*_, r) in enumerate(jobs)}
     speed = (SlowestSpeed if slowest else PerWorkerSpeed)(rates)
-    check_policy(lambda: make_policy("hetplace", budget_ms=budget), cases=[(tr, cl, speed)])
+    check_policy(lambda: make_policy("hetplace", budget_ms=budget), cases=[(tr, cl, speed)], exclude=("isolation",))
